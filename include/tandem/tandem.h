@@ -1,0 +1,553 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tandem.h — the public API of tandem, and its manual.
+ *
+ * tandem runs GPU kernels (Vulkan compute) and, later, NPU kernels (XRT) as one
+ * coordinated pipeline. You allocate buffers with an explicit placement, load
+ * kernels together with a contract that says which bytes each binding reads or
+ * writes, record a graph of fills, copies and dispatches, prepare it once and
+ * submit it many times. tandem infers the ordering between nodes from the
+ * contracts and the byte ranges they touch.
+ *
+ * Read this file top to bottom: conventions first, then one banner per object
+ * in the order a program meets them (status, budget, runtime, device, buffer,
+ * host map, kernel, graph, executable graph, completion, statistics).
+ */
+#ifndef TANDEM_TANDEM_H_
+#define TANDEM_TANDEM_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TANDEM_API
+#else
+#define TANDEM_API __attribute__((visibility("default")))
+#endif
+
+#define TANDEM_VERSION_MAJOR 0
+#define TANDEM_VERSION_MINOR 1
+#define TANDEM_VERSION_PATCH 0
+
+/*============================================================================
+ * Conventions
+ *============================================================================
+ *
+ * Results.  Every function that can fail returns a tandem_status_t: 0
+ * (TANDEM_OK) on success, a negative TANDEM_ERROR_* code otherwise. On failure
+ * the calling thread's error message (tandem_error_message()) says what went
+ * wrong in words a user can act on, naming the object and the numbers, e.g.
+ *   "binding 2 of 'saxpy': view is 64 bytes, contract needs 4096".
+ * Nothing is ever printed by the library.
+ *
+ * Outputs.  Parameters named out_* are written on success and set to NULL
+ * (or zeroed) on failure, so a failed call never leaves a half-made object.
+ *
+ * Ownership.  Objects are opaque and reference-counted. A *_create function
+ * returns an object with one reference that the caller owns and must give up
+ * with the matching *_release (or *_destroy for the runtime). Accessors return
+ * borrowed values that live as long as the object. An object that is in use by
+ * the device (recorded in a graph, bound to in-flight work) is kept alive by
+ * tandem until that use ends: releasing it early is always safe.
+ *
+ * Threads.  Functions documented as thread-safe may be called from any thread
+ * at the same time. A function whose documentation says nothing about threads
+ * is not thread-safe for the same object: serialise calls on that object.
+ *
+ * Blocking.  Only functions whose names or documentation say so block: the
+ * blocking map functions and the completion waits. try_* functions never block
+ * and return TANDEM_ERROR_BUSY when they would.
+ *
+ * Sizes.  Buffer sizes are 1 .. SIZE_MAX/2 bytes. Byte ranges are (offset,
+ * length) pairs; every range is bounds-checked when it is made.
+ */
+
+/*============================================================================
+ * Status
+ *============================================================================*/
+
+/* One list makes both the enum and tandem_status_name(). */
+#define TANDEM_STATUS_LIST(X)                                                     \
+  X(OK, 0, "success")                                                           \
+  X(ERROR_INVALID_ARGUMENT, -1, "an argument is invalid")                       \
+  X(ERROR_OUT_OF_RANGE, -2, "a size, offset or index is out of range")          \
+  X(ERROR_UNSUPPORTED, -3, "not supported by this placement or device")         \
+  X(ERROR_BUSY, -4, "would have to wait, or a fixed capacity is exhausted")     \
+  X(ERROR_OVER_BUDGET, -5, "the memory budget would be exceeded")               \
+  X(ERROR_OUT_OF_MEMORY, -6, "host or device memory is exhausted")              \
+  X(ERROR_CONTRACT, -7, "a kernel contract and its code or views disagree")     \
+  X(ERROR_INVALID_KERNEL, -8, "kernel code is malformed or unusable")           \
+  X(ERROR_NO_DEVICE, -9, "no usable device")                                    \
+  X(ERROR_DEVICE_LOST, -10, "the device was lost")                              \
+  X(ERROR_TIMEOUT, -11, "the wait timed out")                                   \
+  X(ERROR_CANCELLED, -12, "the work was cancelled")                             \
+  X(ERROR_FAILED_DEPENDENCY, -13, "work this depends on failed")                \
+  X(ERROR_IO, -14, "a file could not be read")                                  \
+  X(ERROR_UNIMPLEMENTED, -15, "not implemented by this backend")                \
+  X(ERROR_INTERNAL, -16, "a native API call failed unexpectedly")
+
+typedef enum tandem_status {
+#define TANDEM__STATUS_ENUM(name, value, text) TANDEM_##name = value,
+  TANDEM_STATUS_LIST(TANDEM__STATUS_ENUM)
+#undef TANDEM__STATUS_ENUM
+} tandem_status_t;
+
+/* The constant's name without prefix ("ERROR_BUSY"), or "UNKNOWN".
+ * Thread-safe; the string is static. */
+TANDEM_API const char *tandem_status_name(tandem_status_t status);
+
+/* A one-line description of the code itself ("the wait timed out").
+ * Thread-safe; the string is static. */
+TANDEM_API const char *tandem_status_describe(tandem_status_t status);
+
+/* The message of the last failure on the calling thread, with the source
+ * location that raised it; "" when this thread has seen no failure. The text
+ * stays valid until the next tandem call on this thread. Thread-safe (each
+ * thread has its own). */
+TANDEM_API const char *tandem_error_message(void);
+
+/*============================================================================
+ * Memory budget
+ *============================================================================
+ *
+ * A byte ceiling that one or more runtimes share. Every tracked allocation
+ * reserves its size from the budget before it allocates device memory, and
+ * gives it back when the buffer's last reference goes. A reservation that would
+ * pass the limit fails with TANDEM_ERROR_OVER_BUDGET and allocates nothing.
+ */
+
+typedef struct tandem_budget tandem_budget_t;
+
+/* Makes a budget of |limit_bytes| (1 .. SIZE_MAX/2). The caller owns one
+ * reference. Errors: INVALID_ARGUMENT (out_budget NULL), OUT_OF_RANGE (limit),
+ * OUT_OF_MEMORY. Thread-safe. */
+TANDEM_API tandem_status_t tandem_budget_create(uint64_t limit_bytes,
+                                                tandem_budget_t **out_budget);
+/* Reference counting. NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_budget_retain(tandem_budget_t *budget);
+TANDEM_API void tandem_budget_release(tandem_budget_t *budget);
+/* The limit, and the bytes reserved right now. Thread-safe. */
+TANDEM_API uint64_t tandem_budget_limit(const tandem_budget_t *budget);
+TANDEM_API uint64_t tandem_budget_used(const tandem_budget_t *budget);
+
+/*============================================================================
+ * Runtime
+ *============================================================================
+ *
+ * The allocation and scheduling domain: it owns the GPU device (opened lazily,
+ * on the first call that needs it), the lanes, the statistics and the limits
+ * below. Objects made from a runtime belong to it and cannot be mixed with
+ * another runtime's.
+ */
+
+typedef struct tandem_runtime tandem_runtime_t;
+
+/* Severity of a message from the Vulkan validation layer. */
+typedef enum tandem_validation_severity {
+  TANDEM_VALIDATION_INFO = 0,
+  TANDEM_VALIDATION_WARNING = 1,
+  TANDEM_VALIDATION_ERROR = 2,
+} tandem_validation_severity_t;
+
+/* Called for every validation message of warning or error severity, on the
+ * thread that made the Vulkan call. |message| is valid during the call only. */
+typedef void (*tandem_validation_callback_t)(void *user_data,
+                                             tandem_validation_severity_t severity,
+                                             const char *message);
+
+typedef struct tandem_runtime_options {
+  /* Which Vulkan physical device, in the loader's enumeration order.
+   * Default 0. Checked when the GPU opens (NO_DEVICE if absent). */
+  uint32_t gpu_index;
+  /* How many submissions may be in flight at once across the runtime. A
+   * submission beyond it fails with BUSY; nothing grows. 1 .. 65536, default 64. */
+  uint32_t max_submissions;
+  /* In-flight instances per executable graph (1 .. 1024, default 2). */
+  uint32_t graph_slots;
+  /* Optional shared budget; the runtime keeps a reference. NULL: unlimited. */
+  tandem_budget_t *budget;
+  /* Enable the Khronos validation layer with synchronization validation.
+   * Also enabled by the environment variable TANDEM_VALIDATION=1. Opening the
+   * GPU fails with UNSUPPORTED when the layer is not installed. */
+  bool validation;
+  /* Receives validation messages (warning and error severity). May be NULL;
+   * the messages are counted either way (tandem_runtime_validation_messages). */
+  tandem_validation_callback_t validation_callback;
+  void *validation_user_data;
+} tandem_runtime_options_t;
+
+/* Fills |options| with the defaults above. */
+TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
+
+/* Makes a runtime. The GPU is not opened yet. |options| may be NULL for the
+ * defaults. Errors: INVALID_ARGUMENT (a limit out of range, with its name and
+ * the allowed range), OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
+                                                 tandem_runtime_t **out_runtime);
+
+/* Gives up the caller's reference. Buffers, kernels, graphs and completions
+ * made from the runtime keep it alive; the device closes when the last of them
+ * is released. Waits for nothing: release completions to let it close. NULL is
+ * ignored. */
+TANDEM_API void tandem_runtime_destroy(tandem_runtime_t *runtime);
+
+/* Number of validation messages of warning or error severity seen so far.
+ * Thread-safe. */
+TANDEM_API uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime);
+
+/*============================================================================
+ * Devices
+ *============================================================================*/
+
+#define TANDEM_MAX_QUEUE_FAMILIES 16
+
+typedef enum tandem_queue_caps {
+  TANDEM_QUEUE_GRAPHICS = 1u << 0,
+  TANDEM_QUEUE_COMPUTE = 1u << 1,
+  TANDEM_QUEUE_TRANSFER = 1u << 2,
+  TANDEM_QUEUE_TIMESTAMPS = 1u << 3,
+} tandem_queue_caps_t;
+
+/* Extensions and features tandem uses or negotiates, as queried from the device. */
+typedef enum tandem_gpu_feature {
+  TANDEM_GPU_TIMELINE_SEMAPHORE = 1u << 0,
+  TANDEM_GPU_SYNCHRONIZATION2 = 1u << 1,
+  TANDEM_GPU_EXTERNAL_MEMORY_FD = 1u << 2,
+  TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF = 1u << 3,
+  TANDEM_GPU_EXTERNAL_MEMORY_HOST = 1u << 4,
+  TANDEM_GPU_EXTERNAL_SEMAPHORE_FD = 1u << 5,
+  TANDEM_GPU_CALIBRATED_TIMESTAMPS = 1u << 6,
+  TANDEM_GPU_BUFFER_DEVICE_ADDRESS = 1u << 7,
+} tandem_gpu_feature_t;
+
+typedef struct tandem_queue_family_info {
+  uint32_t caps;        /* tandem_queue_caps_t bits */
+  uint32_t queue_count; /* queues in the family */
+} tandem_queue_family_info_t;
+
+typedef struct tandem_device_info {
+  uint32_t index; /* enumeration index (the runtime option gpu_index) */
+  char name[256];
+  char driver_name[256];   /* e.g. "llvmpipe", "NVIDIA" */
+  char driver_info[256];   /* driver version string as the driver reports it */
+  uint32_t api_version;    /* Vulkan version; see TANDEM_VERSION_* below */
+  uint32_t vendor_id, device_id;
+  bool is_cpu;             /* a software implementation (lavapipe) */
+  uint32_t features;       /* tandem_gpu_feature_t bits */
+  uint32_t queue_family_count;
+  tandem_queue_family_info_t queue_families[TANDEM_MAX_QUEUE_FAMILIES];
+  uint64_t device_local_bytes; /* largest device-local heap */
+  double timestamp_period_ns;  /* GPU timestamp tick, 0 if none */
+} tandem_device_info_t;
+
+#define TANDEM_VERSION_MAJOR_OF(v) (((uint32_t)(v) >> 22) & 0x7Fu)
+#define TANDEM_VERSION_MINOR_OF(v) (((uint32_t)(v) >> 12) & 0x3FFu)
+#define TANDEM_VERSION_PATCH_OF(v) ((uint32_t)(v) & 0xFFFu)
+
+/* Number of Vulkan devices the loader reports. Does not open the runtime's GPU.
+ * Errors: NO_DEVICE (no Vulkan loader or driver). */
+TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime,
+                                                    uint32_t *out_count);
+/* Describes device |index| (not necessarily the runtime's own).
+ * Errors: OUT_OF_RANGE (index), NO_DEVICE. */
+TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
+                                                   tandem_device_info_t *out_info);
+/* Opens the runtime's GPU if it is not open yet. Every call that needs the GPU
+ * does this itself; calling it first moves the cost (and any NO_DEVICE error)
+ * to a place of your choosing. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
+
+/*============================================================================
+ * Buffers and views
+ *============================================================================
+ *
+ * A buffer is device memory with a placement:
+ *   GPU_LOCAL     device memory, never mapped by the host; move data in and out
+ *                 with copy nodes through a HOST_VISIBLE buffer.
+ *   HOST_VISIBLE  coherent memory the host maps and the GPU reads and writes.
+ *   SHARED        one allocation seen by GPU and NPU (arrives with the NPU lane).
+ *   NPU_LOCAL     an NPU buffer object, host-mapped (arrives with the NPU lane).
+ * Every buffer starts zero-filled. A view names a byte range of a buffer; views
+ * are plain values that borrow the buffer (they do not retain it).
+ */
+
+typedef struct tandem_buffer tandem_buffer_t;
+
+typedef enum tandem_placement {
+  TANDEM_PLACEMENT_GPU_LOCAL = 0,
+  TANDEM_PLACEMENT_HOST_VISIBLE = 1,
+  TANDEM_PLACEMENT_SHARED = 2,
+  TANDEM_PLACEMENT_NPU_LOCAL = 3,
+} tandem_placement_t;
+
+/* "GPU_LOCAL", "HOST_VISIBLE", ... or "UNKNOWN". Thread-safe. */
+TANDEM_API const char *tandem_placement_name(tandem_placement_t placement);
+
+typedef struct tandem_view {
+  tandem_buffer_t *buffer;
+  uint64_t offset;
+  uint64_t length;
+} tandem_view_t;
+
+/* Allocates |size| bytes (1 .. SIZE_MAX/2) with |placement|, zero-filled. Opens
+ * the GPU if needed. The budget is charged before device memory is touched.
+ * Errors: OUT_OF_RANGE (size), INVALID_ARGUMENT (placement), UNSUPPORTED
+ * (SHARED and NPU_LOCAL until the NPU lane exists), OVER_BUDGET, OUT_OF_MEMORY,
+ * NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
+                                                tandem_placement_t placement,
+                                                tandem_buffer_t **out_buffer);
+/* Reference counting. The memory (and its budget reservation) goes back when
+ * the last reference is dropped and no in-flight work uses it. NULL is ignored.
+ * Thread-safe. */
+TANDEM_API void tandem_buffer_retain(tandem_buffer_t *buffer);
+TANDEM_API void tandem_buffer_release(tandem_buffer_t *buffer);
+/* Size and placement. Thread-safe. */
+TANDEM_API uint64_t tandem_buffer_size(const tandem_buffer_t *buffer);
+TANDEM_API tandem_placement_t tandem_buffer_placement(const tandem_buffer_t *buffer);
+
+/* Makes the view (buffer, offset, length). length must be ≥ 1 and the range
+ * inside the buffer. Errors: INVALID_ARGUMENT (NULL), OUT_OF_RANGE (with the
+ * numbers). Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_view(tandem_buffer_t *buffer, uint64_t offset,
+                                              uint64_t length, tandem_view_t *out_view);
+/* The view of the whole buffer. Thread-safe. */
+TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
+
+/*============================================================================
+ * Host maps (read and write guards)
+ *============================================================================
+ *
+ * A map gives the host a pointer to a view of a HOST_VISIBLE buffer for as long
+ * as it lives. Read maps are shared, write maps exclusive:
+ *   - a read map conflicts with overlapping write maps and with in-flight
+ *     device work that writes the range;
+ *   - a write map conflicts with any overlapping map and with in-flight device
+ *     work that reads or writes the range.
+ * The blocking forms wait for exactly the conflicting device work; a
+ * conflicting live map is reported as BUSY even then, because waiting for
+ * another host map could deadlock the caller. The try_ forms never block.
+ * While a map lives, a submission that touches its range in a conflicting way
+ * fails with BUSY and is not started.
+ * Mapping a GPU_LOCAL buffer fails with UNSUPPORTED: copy it to a HOST_VISIBLE
+ * buffer with a copy node and map that.
+ */
+
+typedef struct tandem_map {
+  void *data;      /* first byte of the view; const for read maps */
+  uint64_t length; /* the view's length */
+  /* private */
+  tandem_buffer_t *buffer_;
+  uint64_t offset_;
+  int mode_;
+} tandem_map_t;
+
+/* Blocking maps. |out_map| is caller storage. Errors: INVALID_ARGUMENT,
+ * UNSUPPORTED (placement), BUSY (a conflicting live map), DEVICE_LOST and
+ * FAILED_DEPENDENCY (the work that last wrote the range failed; the bytes are
+ * poisoned). Thread-safe. */
+TANDEM_API tandem_status_t tandem_map_read(tandem_view_t view, tandem_map_t *out_map);
+TANDEM_API tandem_status_t tandem_map_write(tandem_view_t view, tandem_map_t *out_map);
+/* As above, but BUSY instead of waiting for device work. Never block. */
+TANDEM_API tandem_status_t tandem_try_map_read(tandem_view_t view, tandem_map_t *out_map);
+TANDEM_API tandem_status_t tandem_try_map_write(tandem_view_t view, tandem_map_t *out_map);
+/* Ends the map; |map| is zeroed. Unmapping a zeroed map does nothing.
+ * Thread-safe. */
+TANDEM_API void tandem_unmap(tandem_map_t *map);
+
+/*============================================================================
+ * Kernels and contracts
+ *============================================================================
+ *
+ * A GPU kernel is a SPIR-V compute shader with one entry point, a fixed
+ * workgroup count, and a contract. Binding i of the contract is descriptor
+ * (set 0, binding i), a storage buffer. The contract states per binding the
+ * bytes the kernel may touch, the required offset alignment of the view bound
+ * there and whether it reads, writes or both; and the exact push-constant size.
+ * At load, tandem reflects the SPIR-V and rejects any disagreement: binding
+ * count or numbering, push-constant size, a READ binding the shader may write
+ * (not decorated NonWritable). At record time each view is checked against its
+ * binding: length ≥ bytes, offset a multiple of alignment.
+ * The contract is trusted for what the kernel does inside the declared bytes.
+ */
+
+typedef struct tandem_kernel tandem_kernel_t;
+
+typedef enum tandem_access {
+  TANDEM_ACCESS_READ = 1,
+  TANDEM_ACCESS_WRITE = 2,
+  TANDEM_ACCESS_READ_WRITE = 3,
+} tandem_access_t;
+
+typedef struct tandem_binding_contract {
+  uint64_t bytes;     /* bytes the kernel touches from the view's start, ≥ 1 */
+  uint64_t alignment; /* required view offset alignment, a power of two ≥ 1;
+                         also raised to the device's storage-buffer alignment */
+  tandem_access_t access;
+} tandem_binding_contract_t;
+
+#define TANDEM_MAX_BINDINGS 32
+#define TANDEM_MAX_PUSH_CONSTANT_BYTES 128
+
+typedef struct tandem_kernel_desc {
+  const char *name;        /* used in messages; defaults to the entry point */
+  const void *spirv;       /* SPIR-V words; or NULL and spirv_path */
+  size_t spirv_size;       /* bytes, a multiple of 4 */
+  const char *spirv_path;  /* file to read when spirv is NULL */
+  const char *entry_point; /* default "main" */
+  uint32_t workgroups[3];  /* dispatch size in workgroups, each ≥ 1 */
+  const tandem_binding_contract_t *bindings;
+  uint32_t binding_count;       /* 0 .. TANDEM_MAX_BINDINGS */
+  uint32_t push_constant_bytes; /* exact size, 0 .. TANDEM_MAX_PUSH_CONSTANT_BYTES */
+} tandem_kernel_desc_t;
+
+/* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
+ * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
+ * named), IO (spirv_path unreadable), INVALID_KERNEL (malformed SPIR-V, missing
+ * entry point, not a compute shader), CONTRACT (reflection disagrees, naming the
+ * binding and both values), NO_DEVICE, OUT_OF_MEMORY. Thread-safe. */
+TANDEM_API tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime,
+                                                const tandem_kernel_desc_t *desc,
+                                                tandem_kernel_t **out_kernel);
+/* Reference counting; NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_kernel_retain(tandem_kernel_t *kernel);
+TANDEM_API void tandem_kernel_release(tandem_kernel_t *kernel);
+/* The kernel's name (borrowed). Thread-safe. */
+TANDEM_API const char *tandem_kernel_name(const tandem_kernel_t *kernel);
+
+/*============================================================================
+ * Graphs
+ *============================================================================
+ *
+ * A graph records nodes: fills, copies and dispatches. Recording checks every
+ * view against the node's needs; a failed add leaves the graph unchanged.
+ * Nodes are ordered only where their byte ranges conflict (read-after-write,
+ * write-after-read, write-after-write; read/read never orders). Each node runs
+ * on a lane: copies from HOST_VISIBLE to device-only memory on the upload lane,
+ * the reverse on the download lane, everything else on the compute lane,
+ * unless the node names a lane. A graph retains the buffers and kernels its
+ * nodes use until it is released.
+ */
+
+typedef struct tandem_graph tandem_graph_t;
+
+typedef enum tandem_lane {
+  TANDEM_LANE_AUTO = -1, /* choose from the placements (see above) */
+  TANDEM_LANE_UPLOAD = 0,
+  TANDEM_LANE_COMPUTE = 1,
+  TANDEM_LANE_DOWNLOAD = 2,
+  TANDEM_LANE_COUNT_GPU = 3,
+} tandem_lane_t;
+
+/* "upload", "compute", "download" or "unknown". Thread-safe. */
+TANDEM_API const char *tandem_lane_name(tandem_lane_t lane);
+
+/* Makes an empty graph. Errors: INVALID_ARGUMENT, OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_create(tandem_runtime_t *runtime,
+                                               tandem_graph_t **out_graph);
+/* Reference counting; NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_graph_retain(tandem_graph_t *graph);
+TANDEM_API void tandem_graph_release(tandem_graph_t *graph);
+
+/* Fills |view| with the 32-bit |pattern| repeated. The view's offset and length
+ * must be multiples of 4 (Vulkan's rule for fills). Errors: INVALID_ARGUMENT,
+ * OUT_OF_RANGE (alignment, with the numbers), OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst,
+                                                 uint32_t pattern, tandem_lane_t lane);
+/* Copies src to dst. Lengths must be equal; the ranges must not overlap when
+ * both are in one buffer. Errors: INVALID_ARGUMENT, OUT_OF_RANGE, OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src,
+                                                 tandem_view_t dst, tandem_lane_t lane);
+/* Dispatches |kernel| with |views| bound to bindings 0..view_count-1 and
+ * |push_constants| (exactly the contract's push-constant bytes; NULL when 0).
+ * Checks: view_count equals the contract's binding count; each view's length ≥
+ * the binding's bytes and its offset aligned; two views that overlap in one
+ * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT,
+ * CONTRACT (naming the binding and the numbers), OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
+                                                     tandem_kernel_t *kernel,
+                                                     const tandem_view_t *views,
+                                                     uint32_t view_count,
+                                                     const void *push_constants,
+                                                     uint32_t push_constant_bytes);
+/* Number of nodes recorded. */
+TANDEM_API uint32_t tandem_graph_node_count(const tandem_graph_t *graph);
+
+/*============================================================================
+ * Executable graphs
+ *============================================================================
+ *
+ * prepare turns a graph into an executable: dependencies inferred, command
+ * buffers recorded once, waits and signals computed once, graph_slots
+ * completion slots made. Submitting then allocates nothing.
+ */
+
+typedef struct tandem_exec tandem_exec_t;
+typedef struct tandem_completion tandem_completion_t;
+
+/* Prepares |graph|. The graph may be changed or released afterwards; the
+ * executable keeps what it needs. Errors: INVALID_ARGUMENT (empty graph),
+ * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (a Vulkan call, named). */
+TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
+                                                tandem_exec_t **out_exec);
+/* Reference counting. Releasing an executable with work in flight is safe: the
+ * work finishes first. NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_exec_retain(tandem_exec_t *exec);
+TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
+
+/* Submits one run of |exec|, ordered after every earlier in-flight submission
+ * whose byte ranges conflict with it (on any lane, from any graph). Returns a
+ * completion the caller owns. Does not wait for the GPU; allocates nothing.
+ * Errors: BUSY (all graph_slots of |exec| in flight, max_submissions reached,
+ * or a live conflicting host map: nothing was started), FAILED_DEPENDENCY
+ * (a buffer it reads is poisoned by a failed run), DEVICE_LOST.
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
+                                              tandem_completion_t **out_completion);
+
+/*============================================================================
+ * Completions
+ *============================================================================*/
+
+/* Blocks until the submission finished (successfully or not) and returns its
+ * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
+ * CANCELLED ...). Waits on the lanes' timeline semaphores on the calling
+ * thread. Thread-safe. */
+TANDEM_API tandem_status_t tandem_completion_wait(tandem_completion_t *completion);
+/* As wait, but gives up after |timeout_ns| with TIMEOUT; the work goes on. */
+TANDEM_API tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
+                                                          uint64_t timeout_ns);
+/* Never blocks. Thread-safe. */
+TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
+/* Gives up the caller's reference. The slot returns to its executable when the
+ * work is done. NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
+
+/*============================================================================
+ * Statistics
+ *============================================================================*/
+
+typedef struct tandem_statistics {
+  uint64_t allocations;   /* buffers created */
+  uint64_t live_bytes;    /* bytes of buffers alive now */
+  uint64_t peak_bytes;    /* highest live_bytes seen */
+  uint64_t submissions;   /* successful submits */
+  uint64_t completions;   /* submissions observed finished */
+  uint64_t copied_bytes;  /* bytes moved by copy nodes, all lanes */
+  uint64_t copied_bytes_per_lane[TANDEM_LANE_COUNT_GPU];
+} tandem_statistics_t;
+
+/* A snapshot of the counters. Thread-safe. */
+TANDEM_API void tandem_runtime_statistics(const tandem_runtime_t *runtime,
+                                          tandem_statistics_t *out_statistics);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_TANDEM_H_ */

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs the Debian 12 packages tandem needs to build and test, and nothing else.
+# Called by the Makefile before every build. Skipped when TANDEM_SKIP_DEPS=1 (the
+# GPU machine, where ../shared/device carries the packages) or when every package
+# is already installed. Only apt-get with Debian package names; nothing downloaded.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libvulkan-dev libvulkan-volk-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
+  glslang-tools spirv-tools libspirv-cross-c-shared-dev
+  libdrm-dev libxrt-dev uuid-dev
+  libcmocka-dev libjansson-dev
+  librsvg2-bin
+)
+
+if [ "${TANDEM_SKIP_DEPS:-0}" = 1 ]; then
+  echo "install-deps: TANDEM_SKIP_DEPS=1, not installing packages"
+  exit 0
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" != 0 ]; then
+  sudo=sudo
+else
+  sudo=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
