@@ -51,19 +51,19 @@ tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line,
   va_end(ap);
   const char *base = strrchr(file, '/');
   base = base ? base + 1 : file;
-  snprintf(tandem__message, sizeof tandem__message, "%s [%s, %s:%d]", text,
+  snprintf(tandem__message, sizeof tandem__message, "%.900s [%s, %s:%d]", text,
            tandem_status_name(code), base, line);
   return code;
 }
 
 tandem_status_t tandem__annotate(tandem_status_t code, const char *fmt, ...) {
-  char prefix[TANDEM__MESSAGE_BYTES];
+  char prefix[256];
   char old[TANDEM__MESSAGE_BYTES];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, tandem__message, sizeof old);
-  snprintf(tandem__message, sizeof tandem__message, "%s: %s", prefix, old);
+  snprintf(tandem__message, sizeof tandem__message, "%s: %.760s", prefix, old);
   return code;
 }

@@ -341,9 +341,9 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
 typedef struct tandem_map {
   void *data;      /* first byte of the view; const for read maps */
   uint64_t length; /* the view's length */
-  /* private */
+  /* private: which buffer, which registration, read or write */
   tandem_buffer_t *buffer_;
-  uint64_t offset_;
+  uint64_t id_;
   int mode_;
 } tandem_map_t;
 

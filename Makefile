@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: MIT
+# Entry points: `make test` (what CI runs via .ci/run), `make demo`,
+# `make asan` / `make tsan` (sanitizer builds of the suite), `make clean`.
+# `make deps` installs missing Debian packages (skipped with TANDEM_SKIP_DEPS=1).
+
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= $(shell nproc)
+CTEST_JOBS ?= 2
+CMAKE ?= cmake
+CTEST ?= ctest
+
+.PHONY: all deps build test demo asan tsan clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	$(CMAKE) -S . -B build -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	$(CMAKE) --build build -j$(JOBS)
+
+test: deps
+	$(MAKE) build
+	$(CTEST) --test-dir build --output-on-failure -j$(CTEST_JOBS)
+
+demo: deps
+	$(MAKE) build
+	./build/examples/tandem_example_saxpy
+
+asan: deps
+	$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTANDEM_ASAN=ON
+	$(CMAKE) --build build-asan -j$(JOBS)
+	$(CTEST) --test-dir build-asan --output-on-failure -j$(CTEST_JOBS)
+
+tsan: deps
+	$(CMAKE) -S . -B build-tsan -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTANDEM_TSAN=ON
+	$(CMAKE) --build build-tsan -j$(JOBS)
+	$(CTEST) --test-dir build-tsan --output-on-failure -j$(CTEST_JOBS)
+
+clean:
+	rm -rf build build-asan build-tsan

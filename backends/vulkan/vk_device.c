@@ -1,0 +1,520 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_device.c — opening a Vulkan device for tandem: instance, validation,
+ * physical-device choice, queues for the lanes, timeline semaphores, and the
+ * device description that `tandem devices` and the runtime report.
+ *
+ * Features are decided from what the device reports (vkGetPhysicalDevice-
+ * Features2, extension lists), never from whether a function pointer loaded.
+ * Requirements: Vulkan 1.3 (timeline semaphores and synchronization2 core).
+ * volk loads the loader at run time; nothing links against libvulkan.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vk_internal.h"
+#include "backends/vulkan/vk_reflect.h"
+
+static pthread_mutex_t tandem_vk_loader_mutex = PTHREAD_MUTEX_INITIALIZER;
+static bool tandem_vk_loader_ready;        /* [tandem_vk_loader_mutex] */
+static bool tandem_vk_instance_loaded;     /* [tandem_vk_loader_mutex] */
+
+const char *tandem_vk_result_name(VkResult r) {
+  switch (r) {
+#define C(x) case x: return #x;
+    C(VK_SUCCESS) C(VK_NOT_READY) C(VK_TIMEOUT) C(VK_INCOMPLETE)
+    C(VK_ERROR_OUT_OF_HOST_MEMORY) C(VK_ERROR_OUT_OF_DEVICE_MEMORY)
+    C(VK_ERROR_INITIALIZATION_FAILED) C(VK_ERROR_DEVICE_LOST) C(VK_ERROR_MEMORY_MAP_FAILED)
+    C(VK_ERROR_LAYER_NOT_PRESENT) C(VK_ERROR_EXTENSION_NOT_PRESENT)
+    C(VK_ERROR_FEATURE_NOT_PRESENT) C(VK_ERROR_INCOMPATIBLE_DRIVER) C(VK_ERROR_TOO_MANY_OBJECTS)
+    C(VK_ERROR_FORMAT_NOT_SUPPORTED) C(VK_ERROR_FRAGMENTED_POOL) C(VK_ERROR_UNKNOWN)
+    C(VK_ERROR_OUT_OF_POOL_MEMORY) C(VK_ERROR_INVALID_EXTERNAL_HANDLE)
+    C(VK_ERROR_INVALID_SHADER_NV)
+#undef C
+    default: return "VkResult(?)";
+  }
+}
+
+tandem_status_t tandem_vk_fail(VkResult r, const char *call, const char *file, int line) {
+  tandem_status_t code;
+  switch (r) {
+    case VK_ERROR_OUT_OF_HOST_MEMORY:
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY:
+    case VK_ERROR_OUT_OF_POOL_MEMORY:
+    case VK_ERROR_TOO_MANY_OBJECTS:
+    case VK_ERROR_FRAGMENTED_POOL: code = TANDEM_ERROR_OUT_OF_MEMORY; break;
+    case VK_ERROR_DEVICE_LOST: code = TANDEM_ERROR_DEVICE_LOST; break;
+    case VK_ERROR_INCOMPATIBLE_DRIVER:
+    case VK_ERROR_INITIALIZATION_FAILED: code = TANDEM_ERROR_NO_DEVICE; break;
+    case VK_ERROR_LAYER_NOT_PRESENT:
+    case VK_ERROR_EXTENSION_NOT_PRESENT:
+    case VK_ERROR_FEATURE_NOT_PRESENT: code = TANDEM_ERROR_UNSUPPORTED; break;
+    case VK_TIMEOUT: code = TANDEM_ERROR_TIMEOUT; break;
+    default: code = TANDEM_ERROR_INTERNAL; break;
+  }
+  const char *paren = strchr(call, '(');
+  int name_len = paren ? (int)(paren - call) : (int)strlen(call);
+  /* "vk.vkQueueSubmit2" → "vkQueueSubmit2" for table calls */
+  const char *dot = memchr(call, '.', (size_t)name_len);
+  if (dot) {
+    name_len -= (int)(dot + 1 - call);
+    call = dot + 1;
+  }
+  return tandem__fail(code, file, line, "%.*s failed: %s", name_len, call,
+                      tandem_vk_result_name(r));
+}
+
+static tandem_status_t tandem_vk_loader_init(void) {
+  pthread_mutex_lock(&tandem_vk_loader_mutex);
+  VkResult r = VK_SUCCESS;
+  if (!tandem_vk_loader_ready) {
+    r = volkInitialize();
+    tandem_vk_loader_ready = r == VK_SUCCESS;
+  }
+  pthread_mutex_unlock(&tandem_vk_loader_mutex);
+  if (r != VK_SUCCESS)
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                       "the Vulkan loader (libvulkan.so.1) could not be loaded: install "
+                       "libvulkan1 and a Vulkan driver (mesa-vulkan-drivers for lavapipe)");
+  return TANDEM_OK;
+}
+
+static void tandem_vk_load_instance(VkInstance instance) {
+  /* The loader's instance-level entry points are trampolines valid for every
+   * instance, so they are loaded once per process. */
+  pthread_mutex_lock(&tandem_vk_loader_mutex);
+  if (!tandem_vk_instance_loaded) {
+    volkLoadInstanceOnly(instance);
+    tandem_vk_instance_loaded = true;
+  }
+  pthread_mutex_unlock(&tandem_vk_loader_mutex);
+}
+
+static bool tandem_vk_has_layer(const char *name) {
+  uint32_t n = 0;
+  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+  VkLayerProperties *props = calloc(n, sizeof *props);
+  if (!props) return false;
+  bool found = false;
+  if (vkEnumerateInstanceLayerProperties(&n, props) >= 0)
+    for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].layerName, name) == 0;
+  free(props);
+  return found;
+}
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL tandem_vk_messenger(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
+  tandem_vk_gpu_t *g = user;
+  if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
+    return VK_FALSE;
+  atomic_fetch_add(g->validation_counter, 1);
+  if (g->validation_callback)
+    g->validation_callback(g->validation_user_data,
+                           (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)
+                               ? TANDEM_VALIDATION_ERROR
+                               : TANDEM_VALIDATION_WARNING,
+                           data && data->pMessage ? data->pMessage : "(no message)");
+  return VK_FALSE;
+}
+
+/* Creates an instance; with |g| non-NULL and validation asked, with the layer,
+ * synchronization validation and the messenger. */
+static tandem_status_t tandem_vk_instance_create(bool validation, tandem_vk_gpu_t *g,
+                                                 VkInstance *out) {
+  *out = VK_NULL_HANDLE;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_loader_init());
+  if (volkGetInstanceVersion() < VK_API_VERSION_1_3)
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE, "the Vulkan loader supports %u.%u; tandem needs 1.3",
+                       VK_API_VERSION_MAJOR(volkGetInstanceVersion()),
+                       VK_API_VERSION_MINOR(volkGetInstanceVersion()));
+  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+                           .pApplicationName = "tandem",
+                           .pEngineName = "tandem",
+                           .engineVersion = VK_MAKE_API_VERSION(0, TANDEM_VERSION_MAJOR,
+                                                                TANDEM_VERSION_MINOR,
+                                                                TANDEM_VERSION_PATCH),
+                           .apiVersion = VK_API_VERSION_1_3};
+  const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
+  const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
+                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
+  VkValidationFeatureEnableEXT enables[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkDebugUtilsMessengerCreateInfoEXT messenger = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = tandem_vk_messenger,
+      .pUserData = g};
+  /* The messenger create-info must not carry VkValidationFeaturesEXT: chain
+   * features → messenger, each with its own pNext. */
+  VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+                                      .pNext = &messenger,
+                                      .enabledValidationFeatureCount = 1,
+                                      .pEnabledValidationFeatures = enables};
+  VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                             .pApplicationInfo = &app};
+  if (validation) {
+    if (!tandem_vk_has_layer(layers[0]))
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "validation was requested but VK_LAYER_KHRONOS_validation is not "
+                         "installed (Debian package vulkan-validationlayers)");
+    ci.enabledLayerCount = 1;
+    ci.ppEnabledLayerNames = layers;
+    ci.enabledExtensionCount = 2;
+    ci.ppEnabledExtensionNames = extensions;
+    ci.pNext = &features;
+  }
+  VkResult r = vkCreateInstance(&ci, NULL, out);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE, "no Vulkan driver is installed (vkCreateInstance: "
+                                               "VK_ERROR_INCOMPATIBLE_DRIVER)");
+  if (r < 0) return tandem_vk_fail(r, "vkCreateInstance", __FILE__, __LINE__);
+  tandem_vk_load_instance(*out);
+  if (validation && g) {
+    r = vkCreateDebugUtilsMessengerEXT(*out, &messenger, NULL, &g->messenger);
+    if (r < 0) {
+      vkDestroyInstance(*out, NULL);
+      *out = VK_NULL_HANDLE;
+      return tandem_vk_fail(r, "vkCreateDebugUtilsMessengerEXT", __FILE__, __LINE__);
+    }
+  }
+  return TANDEM_OK;
+}
+
+static bool tandem_vk_has_ext(const VkExtensionProperties *exts, uint32_t n, const char *name) {
+  for (uint32_t i = 0; i < n; i++)
+    if (strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_device_info_t *info) {
+  memset(info, 0, sizeof *info);
+  info->index = index;
+  VkPhysicalDeviceDriverProperties driver = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &driver};
+  vkGetPhysicalDeviceProperties2(pd, &props);
+  snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
+  snprintf(info->driver_name, sizeof info->driver_name, "%s", driver.driverName);
+  snprintf(info->driver_info, sizeof info->driver_info, "%s", driver.driverInfo);
+  info->api_version = props.properties.apiVersion;
+  info->vendor_id = props.properties.vendorID;
+  info->device_id = props.properties.deviceID;
+  info->is_cpu = props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+  info->timestamp_period_ns = props.properties.limits.timestampPeriod;
+
+  VkPhysicalDeviceVulkan13Features f13 = {.sType =
+                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
+  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                 .pNext = &f12};
+  if (props.properties.apiVersion >= VK_API_VERSION_1_3) {
+    vkGetPhysicalDeviceFeatures2(pd, &f);
+    if (f12.timelineSemaphore) info->features |= TANDEM_GPU_TIMELINE_SEMAPHORE;
+    if (f12.bufferDeviceAddress) info->features |= TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
+    if (f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
+  }
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+  VkExtensionProperties *exts = calloc(n ? n : 1, sizeof *exts);
+  if (exts && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, exts) >= 0) {
+    static const struct {
+      const char *name;
+      uint32_t bit;
+    } known[] = {
+        {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
+        {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
+        {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
+        {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+        {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+      if (tandem_vk_has_ext(exts, n, known[k].name)) info->features |= known[k].bit;
+  }
+  free(exts);
+
+  uint32_t qn = 0;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, NULL);
+  VkQueueFamilyProperties q[TANDEM_MAX_QUEUE_FAMILIES];
+  if (qn > TANDEM_MAX_QUEUE_FAMILIES) qn = TANDEM_MAX_QUEUE_FAMILIES;
+  vkGetPhysicalDeviceQueueFamilyProperties(pd, &qn, q);
+  info->queue_family_count = qn;
+  for (uint32_t i = 0; i < qn; i++) {
+    uint32_t caps = 0;
+    if (q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT) caps |= TANDEM_QUEUE_GRAPHICS;
+    if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) caps |= TANDEM_QUEUE_COMPUTE;
+    /* Graphics and compute queues support transfers implicitly. */
+    if (q[i].queueFlags & (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))
+      caps |= TANDEM_QUEUE_TRANSFER;
+    if (q[i].timestampValidBits) caps |= TANDEM_QUEUE_TIMESTAMPS;
+    info->queue_families[i] = (tandem_queue_family_info_t){caps, q[i].queueCount};
+  }
+  VkPhysicalDeviceMemoryProperties mem;
+  vkGetPhysicalDeviceMemoryProperties(pd, &mem);
+  for (uint32_t i = 0; i < mem.memoryHeapCount; i++)
+    if ((mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        mem.memoryHeaps[i].size > info->device_local_bytes)
+      info->device_local_bytes = mem.memoryHeaps[i].size;
+}
+
+/* Enumerates physical devices of |instance| into a malloc'd array. */
+static tandem_status_t tandem_vk_physical_devices(VkInstance instance, VkPhysicalDevice **out,
+                                                  uint32_t *out_count) {
+  *out = NULL;
+  *out_count = 0;
+  uint32_t n = 0;
+  TANDEM_VK_RETURN_IF_ERROR(vkEnumeratePhysicalDevices(instance, &n, NULL));
+  if (n == 0) return TANDEM_OK;
+  VkPhysicalDevice *pds = calloc(n, sizeof *pds);
+  if (!pds) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "listing physical devices");
+  VkResult r = vkEnumeratePhysicalDevices(instance, &n, pds);
+  if (r < 0) {
+    free(pds);
+    return tandem_vk_fail(r, "vkEnumeratePhysicalDevices", __FILE__, __LINE__);
+  }
+  *out = pds;
+  *out_count = n;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_gpu_count(uint32_t *out_count) {
+  VkInstance instance;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_instance_create(false, NULL, &instance));
+  VkPhysicalDevice *pds;
+  tandem_status_t s = tandem_vk_physical_devices(instance, &pds, out_count);
+  free(pds);
+  vkDestroyInstance(instance, NULL);
+  return s;
+}
+
+tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info) {
+  VkInstance instance;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_instance_create(false, NULL, &instance));
+  VkPhysicalDevice *pds;
+  uint32_t n;
+  tandem_status_t s = tandem_vk_physical_devices(instance, &pds, &n);
+  if (s == TANDEM_OK && index >= n)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU index %u: the loader reports %u device%s",
+                    index, n, n == 1 ? "" : "s");
+  if (s == TANDEM_OK) tandem_vk_describe(pds[index], index, out_info);
+  free(pds);
+  vkDestroyInstance(instance, NULL);
+  return s;
+}
+
+/*--------------------------------------------------------------------------*/
+
+static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  if (g->device) {
+    g->vk.vkDeviceWaitIdle(g->device);
+    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+      tandem_vk_lane_t *lane = &g->lanes[l];
+      if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
+      if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
+      pthread_mutex_destroy(&lane->pool_mutex);
+    }
+    g->vk.vkDestroyDevice(g->device, NULL);
+  }
+  for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
+  if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
+  if (g->instance) vkDestroyInstance(g->instance, NULL);
+  free(g);
+}
+
+static tandem_status_t tandem_vk_test_control(tandem__gpu_t *base, tandem_test_op_t op) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  if (op != TANDEM_TEST_INJECT_VALIDATION_ERROR)
+    return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "test operation %d", (int)op);
+  /* usage 0 violates VUID-VkBufferCreateInfo-usage-requiredbitmask. */
+  VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .size = 16,
+                           .usage = 0,
+                           .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkResult r = g->vk.vkCreateBuffer(g->device, &ci, NULL, &buffer);
+  if (r == VK_SUCCESS && buffer) g->vk.vkDestroyBuffer(g->device, buffer, NULL);
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem_vk_reflect_entry(tandem__gpu_t *gpu, const void *code,
+                                               size_t code_bytes, const char *entry_point,
+                                               const char *name,
+                                               tandem__kernel_interface_t *out_iface) {
+  (void)gpu;
+  return tandem_vk_reflect(code, code_bytes, entry_point, name, out_iface);
+}
+
+static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
+    .destroy = tandem_vk_gpu_destroy,
+    .buffer_create = tandem_vk_buffer_create,
+    .buffer_destroy = tandem_vk_buffer_destroy,
+    .kernel_reflect = tandem_vk_reflect_entry,
+    .kernel_create = tandem_vk_kernel_create,
+    .kernel_destroy = tandem_vk_kernel_destroy,
+    .program_create = tandem_vk_program_create,
+    .program_destroy = tandem_vk_program_destroy,
+    .program_submit = tandem_vk_program_submit,
+    .wait = tandem_vk_wait,
+    .query = tandem_vk_query,
+    .test_control = tandem_vk_test_control,
+};
+
+/* Picks families and queue indices for the lanes (see vk_internal.h). */
+static void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
+                                  uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                  uint32_t index[TANDEM_LANE_COUNT_GPU]) {
+  uint32_t compute = UINT32_MAX, transfer = UINT32_MAX;
+  for (uint32_t i = 0; i < qn && compute == UINT32_MAX; i++)
+    if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) compute = i;
+  for (uint32_t i = 0; i < qn && transfer == UINT32_MAX; i++)
+    if ((q[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
+        !(q[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
+      transfer = i;
+  family[TANDEM_LANE_COMPUTE] = compute;
+  index[TANDEM_LANE_COMPUTE] = 0;
+  if (transfer != UINT32_MAX) {
+    family[TANDEM_LANE_UPLOAD] = family[TANDEM_LANE_DOWNLOAD] = transfer;
+    index[TANDEM_LANE_UPLOAD] = 0;
+    index[TANDEM_LANE_DOWNLOAD] = q[transfer].queueCount > 1 ? 1 : 0;
+  } else {
+    family[TANDEM_LANE_UPLOAD] = family[TANDEM_LANE_DOWNLOAD] = compute;
+    uint32_t n = q[compute].queueCount;
+    index[TANDEM_LANE_UPLOAD] = n > 1 ? 1 : 0;
+    index[TANDEM_LANE_DOWNLOAD] = n > 2 ? 2 : index[TANDEM_LANE_UPLOAD];
+  }
+}
+
+tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                   atomic_uint_fast64_t *validation_counter,
+                                   tandem__gpu_t **out_gpu) {
+  *out_gpu = NULL;
+  tandem_vk_gpu_t *g = calloc(1, sizeof *g);
+  if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
+  g->base.vtable = &tandem_vk_gpu_vtable;
+  g->validation_counter = validation_counter;
+  g->validation_callback = options->validation_callback;
+  g->validation_user_data = options->validation_user_data;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+
+  tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);
+  VkPhysicalDevice *pds = NULL;
+  uint32_t n = 0;
+  if (s == TANDEM_OK) s = tandem_vk_physical_devices(g->instance, &pds, &n);
+  if (s == TANDEM_OK && options->gpu_index >= n)
+    s = TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                    "runtime option gpu_index is %u but the Vulkan loader reports %u device%s",
+                    options->gpu_index, n, n == 1 ? "" : "s");
+  if (s != TANDEM_OK) {
+    free(pds);
+    tandem_vk_gpu_destroy(&g->base);
+    return s;
+  }
+  g->physical = pds[options->gpu_index];
+  free(pds);
+  tandem_vk_describe(g->physical, options->gpu_index, &g->base.info);
+  const tandem_device_info_t *info = &g->base.info;
+  uint32_t need = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2;
+  if (info->api_version < VK_API_VERSION_1_3 || (info->features & need) != need) {
+    tandem_vk_gpu_destroy(&g->base);
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                       "GPU %u ('%s') offers Vulkan %u.%u; tandem needs 1.3 with timeline "
+                       "semaphores and synchronization2",
+                       options->gpu_index, info->name, VK_API_VERSION_MAJOR(info->api_version),
+                       VK_API_VERSION_MINOR(info->api_version));
+  }
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(g->physical, &props);
+  g->base.storage_alignment = props.limits.minStorageBufferOffsetAlignment;
+  g->max_storage_range = props.limits.maxStorageBufferRange;
+  vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
+
+  uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
+  VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
+  vkGetPhysicalDeviceQueueFamilyProperties(g->physical, &qn, qprops);
+  uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
+  tandem_vk_pick_queues(qprops, qn, family, index);
+
+  /* One VkDeviceQueueCreateInfo per distinct family, enough queues for its lanes. */
+  VkDeviceQueueCreateInfo qci[TANDEM_LANE_COUNT_GPU];
+  float priorities[4] = {1, 1, 1, 1};
+  uint32_t qci_count = 0;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    uint32_t k = 0;
+    while (k < qci_count && qci[k].queueFamilyIndex != family[l]) k++;
+    if (k == qci_count) {
+      qci[qci_count++] = (VkDeviceQueueCreateInfo){
+          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+          .queueFamilyIndex = family[l],
+          .queueCount = 0,
+          .pQueuePriorities = priorities};
+      g->families[g->family_count++] = family[l];
+    }
+    if (index[l] + 1 > qci[k].queueCount) qci[k].queueCount = index[l] + 1;
+  }
+  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+                                          .synchronization2 = VK_TRUE};
+  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                          .pNext = &f13,
+                                          .timelineSemaphore = VK_TRUE};
+  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .pNext = &f12,
+                            .queueCreateInfoCount = qci_count,
+                            .pQueueCreateInfos = qci};
+  VkResult r = vkCreateDevice(g->physical, &dci, NULL, &g->device);
+  if (r < 0) {
+    g->device = VK_NULL_HANDLE;
+    tandem_vk_gpu_destroy(&g->base);
+    return tandem_vk_fail(r, "vkCreateDevice", __FILE__, __LINE__);
+  }
+  volkLoadDeviceTable(&g->vk, g->device);
+
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    VkQueue queue;
+    g->vk.vkGetDeviceQueue(g->device, family[l], index[l], &queue);
+    tandem_vk_queue_t *shared = NULL;
+    for (uint32_t k = 0; k < g->queue_count; k++)
+      if (g->queues[k].queue == queue) shared = &g->queues[k];
+    if (!shared) {
+      shared = &g->queues[g->queue_count++];
+      shared->queue = queue;
+      shared->family = family[l];
+      pthread_mutex_init(&shared->mutex, NULL);
+    }
+    tandem_vk_lane_t *lane = &g->lanes[l];
+    lane->queue = shared;
+    bool compute_capable = qprops[family[l]].queueFlags & VK_QUEUE_COMPUTE_BIT;
+    lane->stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+    lane->src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    lane->dst_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    if (compute_capable) {
+      lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+    }
+    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+                                      .initialValue = 0};
+    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+    r = g->vk.vkCreateSemaphore(g->device, &sci, NULL, &lane->timeline);
+    if (r >= 0) {
+      VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                     .queueFamilyIndex = family[l]};
+      r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
+    }
+    if (r < 0) {
+      tandem_vk_gpu_destroy(&g->base);
+      return tandem_vk_fail(r, "creating a lane's semaphore or command pool", __FILE__, __LINE__);
+    }
+  }
+  *out_gpu = &g->base;
+  return TANDEM_OK;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_internal.h — the Vulkan backend's objects, shared by its files.
+ *
+ * One tandem_vk_gpu per runtime: an instance (with the validation layer when
+ * asked), one device, up to three VkQueues serving the three GPU lanes, and one
+ * timeline semaphore per lane. Lanes that land on the same VkQueue share one
+ * tandem_vk_queue and its mutex (VkQueue is externally synchronised). Buffers
+ * use VK_SHARING_MODE_CONCURRENT over the families the lanes use, so no
+ * queue-family ownership transfers are needed between lanes: for buffers (no
+ * layouts, no compression) this costs nothing measurable and keeps every
+ * cross-lane edge a plain semaphore wait.
+ */
+#ifndef TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_
+#define TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "core/backend.h"
+#include "core/status.h"
+#include "volk.h"
+
+typedef struct tandem_vk_queue {
+  VkQueue queue;
+  uint32_t family;
+  pthread_mutex_t mutex; /* guards every use of |queue| */
+} tandem_vk_queue_t;
+
+typedef struct tandem_vk_lane {
+  tandem_vk_queue_t *queue;
+  VkSemaphore timeline;       /* signalled only by this lane's submissions (I2) */
+  VkCommandPool pool;         /* command buffers of this lane's regions */
+  pthread_mutex_t pool_mutex; /* guards |pool| */
+  VkPipelineStageFlags2 stages; /* what a barrier on this lane may name */
+  VkAccessFlags2 src_access, dst_access;
+} tandem_vk_lane_t;
+
+typedef struct tandem_vk_gpu {
+  tandem__gpu_t base;
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  VkPhysicalDevice physical;
+  VkDevice device;
+  struct VolkDeviceTable vk;
+  tandem_vk_queue_t queues[TANDEM_LANE_COUNT_GPU];
+  uint32_t queue_count;
+  tandem_vk_lane_t lanes[TANDEM_LANE_COUNT_GPU];
+  uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
+  uint32_t family_count;
+  VkPhysicalDeviceMemoryProperties memory;
+  VkDeviceSize max_storage_range;
+  /* validation messages go to the runtime's counter and callback */
+  atomic_uint_fast64_t *validation_counter;
+  tandem_validation_callback_t validation_callback;
+  void *validation_user_data;
+} tandem_vk_gpu_t;
+
+static inline tandem_vk_gpu_t *tandem_vk_gpu_cast(tandem__gpu_t *base) {
+  return (tandem_vk_gpu_t *)base;
+}
+
+/* Converts a failed VkResult into a status naming the call. */
+tandem_status_t tandem_vk_fail(VkResult result, const char *call, const char *file, int line);
+const char *tandem_vk_result_name(VkResult result);
+
+#define TANDEM_VK_RETURN_IF_ERROR(call)                                   \
+  do {                                                                    \
+    VkResult tandem__r = (call);                                          \
+    if (tandem__r < 0) return tandem_vk_fail(tandem__r, #call, __FILE__, __LINE__); \
+  } while (0)
+
+/* vk_buffer.c */
+tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *gpu, uint64_t size,
+                                        tandem_placement_t placement, void **out_native,
+                                        void **out_host);
+void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
+VkBuffer tandem_vk_buffer_handle(void *native);
+
+/* vk_kernel.c */
+tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
+                                         const char *entry_point, const char *name,
+                                         tandem__kernel_interface_t *out_iface);
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, const tandem_kernel_desc_t *desc,
+                                        const char *name, void **out_native);
+void tandem_vk_kernel_destroy(tandem__gpu_t *gpu, void *native);
+typedef struct tandem_vk_kernel {
+  VkShaderModule module;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  uint32_t binding_count;
+  uint32_t push_constant_bytes;
+} tandem_vk_kernel_t;
+
+/* vk_submit.c */
+tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                         uint32_t slot_count, void **out_native);
+void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
+tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                         const tandem__region_submit_t *regions,
+                                         uint32_t region_count);
+tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                               uint64_t timeout_ns);
+tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT_GPU]);
+/* Runs one command buffer recorded by |record| on |lane|'s queue and waits
+ * for it (used for zero-filling new memory, off the replay path). */
+tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *ctx),
+                                   void *ctx);
+
+#endif /* TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_ */

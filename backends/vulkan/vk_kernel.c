@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_kernel.c — compute pipelines for kernels whose contracts were checked.
+ *
+ * Layout: descriptor set 0 holds binding_count storage buffers (bindings
+ * 0..n-1, compute stage); one push-constant range of the contract's exact size.
+ * The reflection that core/kernel.c checks lives in vk_reflect.c.
+ */
+#include <stdlib.h>
+
+#include "backends/vulkan/vk_internal.h"
+
+void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_kernel_t *k = native;
+  if (!k) return;
+  if (k->pipeline) g->vk.vkDestroyPipeline(g->device, k->pipeline, NULL);
+  if (k->layout) g->vk.vkDestroyPipelineLayout(g->device, k->layout, NULL);
+  if (k->set_layout) g->vk.vkDestroyDescriptorSetLayout(g->device, k->set_layout, NULL);
+  if (k->module) g->vk.vkDestroyShaderModule(g->device, k->module, NULL);
+  free(k);
+}
+
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, const tandem_kernel_desc_t *desc,
+                                        const char *name, void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  tandem_vk_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
+  k->binding_count = desc->binding_count;
+  k->push_constant_bytes = desc->push_constant_bytes;
+  const char *step = "vkCreateShaderModule";
+  VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                   .codeSize = desc->spirv_size,
+                                   .pCode = desc->spirv};
+  VkResult r = g->vk.vkCreateShaderModule(g->device, &smci, NULL, &k->module);
+  if (r >= 0) {
+    step = "vkCreateDescriptorSetLayout";
+    VkDescriptorSetLayoutBinding bindings[TANDEM_MAX_BINDINGS];
+    for (uint32_t i = 0; i < desc->binding_count; i++)
+      bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
+                                                   .descriptorType =
+                                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                                   .descriptorCount = 1,
+                                                   .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+    VkDescriptorSetLayoutCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = desc->binding_count,
+        .pBindings = bindings};
+    r = g->vk.vkCreateDescriptorSetLayout(g->device, &dci, NULL, &k->set_layout);
+  }
+  if (r >= 0) {
+    step = "vkCreatePipelineLayout";
+    VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+                                 .offset = 0,
+                                 .size = desc->push_constant_bytes};
+    VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &k->set_layout,
+                                      .pushConstantRangeCount = desc->push_constant_bytes ? 1 : 0,
+                                      .pPushConstantRanges = &range};
+    r = g->vk.vkCreatePipelineLayout(g->device, &lci, NULL, &k->layout);
+  }
+  if (r >= 0) {
+    step = "vkCreateComputePipelines";
+    VkComputePipelineCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = k->module,
+                  .pName = desc->entry_point},
+        .layout = k->layout};
+    r = g->vk.vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline);
+  }
+  if (r < 0) {
+    tandem_status_t s = tandem_vk_fail(r, step, __FILE__, __LINE__);
+    tandem_vk_kernel_destroy(base, k);
+    return tandem__annotate(s, "kernel '%s'", name);
+  }
+  *out_native = k;
+  return TANDEM_OK;
+}

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_submit.c — prepared programs: command buffers recorded once per slot and
+ * region, submitted with timeline waits and signals; waiting and polling.
+ *
+ * Everything a submission needs (VkSubmitInfo2, semaphore and command-buffer
+ * infos) is allocated at program creation, one set per slot; submit only
+ * writes values into them, so replay allocates nothing. Consecutive regions
+ * that land on one VkQueue go to the driver in one vkQueueSubmit2 call.
+ * Command pools are externally synchronised, including while recording into
+ * their command buffers: recording holds the lane's pool_mutex.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vk_internal.h"
+#include "core/internal.h"
+
+typedef struct tandem_vk_program {
+  uint32_t slot_count, region_count;
+  VkDescriptorPool descriptor_pool;
+  VkCommandBuffer *cbs;                /* [slot * region_count + region] */
+  tandem_lane_t *region_lane;          /* [region] */
+  VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
+  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * lanes] */
+  VkSemaphoreSubmitInfo *signals;      /* [slot * region_count + region] */
+  VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
+} tandem_vk_program_t;
+
+void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_program_t *p = native;
+  if (!p) return;
+  if (p->cbs) {
+    for (uint32_t s = 0; s < p->slot_count; s++) {
+      for (uint32_t r = 0; r < p->region_count; r++) {
+        VkCommandBuffer cb = p->cbs[s * p->region_count + r];
+        if (!cb) continue;
+        tandem_vk_lane_t *lane = &g->lanes[p->region_lane[r]];
+        pthread_mutex_lock(&lane->pool_mutex);
+        g->vk.vkFreeCommandBuffers(g->device, lane->pool, 1, &cb);
+        pthread_mutex_unlock(&lane->pool_mutex);
+      }
+    }
+  }
+  if (p->descriptor_pool) g->vk.vkDestroyDescriptorPool(g->device, p->descriptor_pool, NULL);
+  free(p->cbs);
+  free(p->region_lane);
+  free(p->submits);
+  free(p->waits);
+  free(p->signals);
+  free(p->cb_infos);
+  free(p);
+}
+
+static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *lane,
+                                  VkCommandBuffer cb, const tandem__node_t *node,
+                                  VkDescriptorSet set) {
+  if (node->barrier_before) {
+    VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                           .srcStageMask = lane->stages,
+                           .srcAccessMask = lane->src_access,
+                           .dstStageMask = lane->stages,
+                           .dstAccessMask = lane->dst_access};
+    VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                            .memoryBarrierCount = 1,
+                            .pMemoryBarriers = &mb};
+    g->vk.vkCmdPipelineBarrier2(cb, &dep);
+  }
+  switch (node->kind) {
+    case TANDEM__NODE_FILL:
+      g->vk.vkCmdFillBuffer(cb, tandem_vk_buffer_handle(node->views[0].buffer->native),
+                            node->views[0].offset, node->views[0].length, node->pattern);
+      break;
+    case TANDEM__NODE_COPY: {
+      VkBufferCopy region = {.srcOffset = node->views[0].offset,
+                             .dstOffset = node->views[1].offset,
+                             .size = node->views[0].length};
+      g->vk.vkCmdCopyBuffer(cb, tandem_vk_buffer_handle(node->views[0].buffer->native),
+                            tandem_vk_buffer_handle(node->views[1].buffer->native), 1, &region);
+      break;
+    }
+    case TANDEM__NODE_DISPATCH: {
+      const tandem_vk_kernel_t *k = node->kernel->native;
+      g->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+      if (set)
+        g->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
+                                      NULL);
+      if (node->push_bytes)
+        g->vk.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, node->push_bytes,
+                                 node->push);
+      g->vk.vkCmdDispatch(cb, node->kernel->workgroups[0], node->kernel->workgroups[1],
+                        node->kernel->workgroups[2]);
+      break;
+    }
+  }
+}
+
+tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan_t *plan,
+                                         uint32_t slot_count, void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  tandem_vk_program_t *p = calloc(1, sizeof *p);
+  if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program");
+  uint32_t rc = plan->region_count, total = slot_count * rc;
+  p->slot_count = slot_count;
+  p->region_count = rc;
+  p->cbs = calloc(total, sizeof *p->cbs);
+  p->region_lane = calloc(rc, sizeof *p->region_lane);
+  p->submits = calloc(total, sizeof *p->submits);
+  p->waits = calloc((size_t)total * TANDEM_LANE_COUNT_GPU, sizeof *p->waits);
+  p->signals = calloc(total, sizeof *p->signals);
+  p->cb_infos = calloc(total, sizeof *p->cb_infos);
+  VkDescriptorSet *sets = calloc(plan->node_count, sizeof *sets);
+  tandem_status_t s = TANDEM_OK;
+  if (!p->cbs || !p->region_lane || !p->submits || !p->waits || !p->signals || !p->cb_infos ||
+      !sets)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
+  for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = plan->regions[r].lane;
+
+  /* Descriptor sets: one per dispatch with bindings, shared by all slots (they
+   * are written once here and never updated while in use). */
+  uint32_t set_count = 0, descriptor_count = 0;
+  for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+    const tandem__node_t *node = &plan->nodes[i];
+    if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+    set_count++;
+    descriptor_count += node->view_count;
+    for (uint32_t b = 0; b < node->view_count; b++)
+      if (node->kernel->bindings[b].bytes > g->max_storage_range)
+        s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                        "binding %u of '%s': contract bytes %llu exceed the device's "
+                        "maxStorageBufferRange %llu",
+                        b, node->kernel->name, (unsigned long long)node->kernel->bindings[b].bytes,
+                        (unsigned long long)g->max_storage_range);
+  }
+  if (s == TANDEM_OK && set_count) {
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_count};
+    VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                       .maxSets = set_count,
+                                       .poolSizeCount = 1,
+                                       .pPoolSizes = &size};
+    VkResult r = g->vk.vkCreateDescriptorPool(g->device, &dpci, NULL, &p->descriptor_pool);
+    if (r < 0) s = tandem_vk_fail(r, "vkCreateDescriptorPool", __FILE__, __LINE__);
+    for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+      const tandem__node_t *node = &plan->nodes[i];
+      if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+      const tandem_vk_kernel_t *k = node->kernel->native;
+      VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                        .descriptorPool = p->descriptor_pool,
+                                        .descriptorSetCount = 1,
+                                        .pSetLayouts = &k->set_layout};
+      r = g->vk.vkAllocateDescriptorSets(g->device, &ai, &sets[i]);
+      if (r < 0) {
+        s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
+        break;
+      }
+      VkDescriptorBufferInfo infos[TANDEM_MAX_BINDINGS];
+      VkWriteDescriptorSet writes[TANDEM_MAX_BINDINGS];
+      for (uint32_t b = 0; b < node->view_count; b++) {
+        /* Bind exactly the contract's bytes: the kernel sees no more. */
+        infos[b] = (VkDescriptorBufferInfo){tandem_vk_buffer_handle(node->views[b].buffer->native),
+                                            node->views[b].offset, node->kernel->bindings[b].bytes};
+        writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                           .dstSet = sets[i],
+                                           .dstBinding = b,
+                                           .descriptorCount = 1,
+                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                           .pBufferInfo = &infos[b]};
+      }
+      g->vk.vkUpdateDescriptorSets(g->device, node->view_count, writes, 0, NULL);
+    }
+  }
+
+  for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
+    for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) {
+      const tandem__region_t *region = &plan->regions[r];
+      tandem_vk_lane_t *lane = &g->lanes[region->lane];
+      uint32_t at = sl * rc + r;
+      pthread_mutex_lock(&lane->pool_mutex);
+      VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                        .commandPool = lane->pool,
+                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                        .commandBufferCount = 1};
+      VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, &p->cbs[at]);
+      if (vr < 0) {
+        p->cbs[at] = VK_NULL_HANDLE;
+      } else {
+        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
+        for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
+          uint32_t n = plan->order[region->first + k];
+          tandem_vk_record_node(g, lane, p->cbs[at], &plan->nodes[n], sets[n]);
+        }
+        if (vr >= 0) vr = g->vk.vkEndCommandBuffer(p->cbs[at]);
+      }
+      pthread_mutex_unlock(&lane->pool_mutex);
+      if (vr < 0) {
+        s = tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
+        break;
+      }
+      /* The submit infos that never change. */
+      p->cb_infos[at] = (VkCommandBufferSubmitInfo){
+          .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = p->cbs[at]};
+      p->signals[at] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                               .semaphore = lane->timeline,
+                                               .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+      p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                                       .pWaitSemaphoreInfos = &p->waits[at * TANDEM_LANE_COUNT_GPU],
+                                       .commandBufferInfoCount = 1,
+                                       .pCommandBufferInfos = &p->cb_infos[at],
+                                       .signalSemaphoreInfoCount = 1,
+                                       .pSignalSemaphoreInfos = &p->signals[at]};
+    }
+  }
+  free(sets);
+  if (s != TANDEM_OK) {
+    tandem_vk_program_destroy(base, p);
+    return s;
+  }
+  *out_native = p;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
+                                         const tandem__region_submit_t *regions,
+                                         uint32_t region_count) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_program_t *p = native;
+  uint32_t first = 0;
+  while (first < region_count) {
+    /* Gather the run of regions that share one VkQueue. */
+    tandem_vk_queue_t *queue = g->lanes[p->region_lane[regions[first].region]].queue;
+    uint32_t end = first;
+    while (end < region_count && g->lanes[p->region_lane[regions[end].region]].queue == queue) {
+      const tandem__region_submit_t *rs = &regions[end];
+      uint32_t at = slot * p->region_count + rs->region;
+      VkSemaphoreSubmitInfo *w = &p->waits[at * TANDEM_LANE_COUNT_GPU];
+      uint32_t wc = 0;
+      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+        if (!rs->wait_values[l]) continue;
+        w[wc++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = g->lanes[l].timeline,
+                                          .value = rs->wait_values[l],
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+      }
+      p->submits[at].waitSemaphoreInfoCount = wc;
+      p->signals[at].value = rs->signal_value;
+      end++;
+    }
+    /* The infos of one slot's regions are contiguous only when the regions
+     * are; they always are, because core submits them in region order. */
+    uint32_t at = slot * p->region_count + regions[first].region;
+    pthread_mutex_lock(&queue->mutex);
+    VkResult r = g->vk.vkQueueSubmit2(queue->queue, end - first, &p->submits[at], VK_NULL_HANDLE);
+    pthread_mutex_unlock(&queue->mutex);
+    if (r < 0) return tandem_vk_fail(r, "vkQueueSubmit2", __FILE__, __LINE__);
+    first = end;
+  }
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                               uint64_t timeout_ns) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  VkSemaphore sems[TANDEM_LANE_COUNT_GPU];
+  uint64_t vals[TANDEM_LANE_COUNT_GPU];
+  uint32_t n = 0;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    if (!values[l]) continue;
+    sems[n] = g->lanes[l].timeline;
+    vals[n++] = values[l];
+  }
+  if (n == 0) return TANDEM_OK;
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = n,
+                            .pSemaphores = sems,
+                            .pValues = vals};
+  VkResult r = g->vk.vkWaitSemaphores(g->device, &wi, timeout_ns);
+  if (r == VK_TIMEOUT) return TANDEM_ERROR_TIMEOUT;
+  if (r < 0) return tandem_vk_fail(r, "vkWaitSemaphores", __FILE__, __LINE__);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT_GPU]) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    VkResult r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
+    if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
+  }
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *ctx),
+                                   void *ctx) {
+  tandem_vk_lane_t *lane = &g->lanes[lane_id];
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  const char *step = "vkAllocateCommandBuffers";
+  pthread_mutex_lock(&lane->pool_mutex);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = lane->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkResult r = g->vk.vkAllocateCommandBuffers(g->device, &ai, &cb);
+  if (r >= 0) {
+    step = "vkBeginCommandBuffer";
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    r = g->vk.vkBeginCommandBuffer(cb, &bi);
+    if (r >= 0) {
+      record(g, cb, ctx);
+      step = "vkEndCommandBuffer";
+      r = g->vk.vkEndCommandBuffer(cb);
+    }
+  } else {
+    cb = VK_NULL_HANDLE;
+  }
+  pthread_mutex_unlock(&lane->pool_mutex);
+  if (r >= 0) {
+    step = "vkCreateFence";
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = g->vk.vkCreateFence(g->device, &fci, NULL, &fence);
+  }
+  if (r >= 0) {
+    step = "vkQueueSubmit2";
+    VkCommandBufferSubmitInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                    .commandBuffer = cb};
+    VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                        .commandBufferInfoCount = 1,
+                        .pCommandBufferInfos = &ci};
+    pthread_mutex_lock(&lane->queue->mutex);
+    r = g->vk.vkQueueSubmit2(lane->queue->queue, 1, &si, fence);
+    pthread_mutex_unlock(&lane->queue->mutex);
+  }
+  if (r >= 0) {
+    step = "vkWaitForFences";
+    r = g->vk.vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX);
+  }
+  if (fence) g->vk.vkDestroyFence(g->device, fence, NULL);
+  if (cb) {
+    pthread_mutex_lock(&lane->pool_mutex);
+    g->vk.vkFreeCommandBuffers(g->device, lane->pool, 1, &cb);
+    pthread_mutex_unlock(&lane->pool_mutex);
+  }
+  if (r < 0) return tandem_vk_fail(r, step, __FILE__, __LINE__);
+  return TANDEM_OK;
+}

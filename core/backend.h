@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * backend.h — the one interface through which core/ drives a GPU backend.
+ *
+ * core/ decides everything that is not device-specific: lanes, regions,
+ * dependencies, timeline values, slots, statistics. A backend turns those
+ * decisions into native objects and calls. The vtable starts with destroy; a
+ * backend's device object embeds tandem__gpu_t first. Capability bits in
+ * tandem__gpu_t.info are queried at open; core branches on them, never on
+ * NULL function pointers (every slot is filled).
+ */
+#ifndef TANDEM_CORE_BACKEND_H_
+#define TANDEM_CORE_BACKEND_H_
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "core/kernel_interface.h"
+#include "tandem/tandem.h"
+#include "tandem/tandem_testing.h"
+
+typedef struct tandem__gpu tandem__gpu_t;
+typedef struct tandem__plan tandem__plan_t;
+
+/* One region's submission: which prepared region, and the values it waits for
+ * on each lane (0 = no wait) and signals on its own lane. */
+typedef struct tandem__region_submit {
+  uint32_t region;
+  uint64_t wait_values[TANDEM_LANE_COUNT_GPU];
+  uint64_t signal_value;
+} tandem__region_submit_t;
+
+typedef struct tandem__gpu_vtable {
+  void (*destroy)(tandem__gpu_t *gpu);
+
+  /* Device memory. |out_host| is the persistent mapping for HOST_VISIBLE, else
+   * NULL. The memory is zero-filled and visible to every lane on return. */
+  tandem_status_t (*buffer_create)(tandem__gpu_t *gpu, uint64_t size,
+                                   tandem_placement_t placement, void **out_native,
+                                   void **out_host);
+  void (*buffer_destroy)(tandem__gpu_t *gpu, void *native);
+
+  /* Validates and reflects code for core/kernel.c to check the contract
+   * against, before any native object is made from it. */
+  tandem_status_t (*kernel_reflect)(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
+                                    const char *entry_point, const char *name,
+                                    tandem__kernel_interface_t *out_iface);
+  /* Builds the pipeline of a kernel whose contract was checked. |desc->spirv|
+   * is loaded (never a path here). */
+  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, const tandem_kernel_desc_t *desc,
+                                   const char *name, void **out_native);
+  void (*kernel_destroy)(tandem__gpu_t *gpu, void *native);
+
+  /* Records |plan| once per slot (command buffers, descriptors). */
+  tandem_status_t (*program_create)(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                    uint32_t slot_count, void **out_native);
+  /* Only called when no slot of the program is in flight. */
+  void (*program_destroy)(tandem__gpu_t *gpu, void *native);
+  /* Submits regions of slot |slot| in the given order (creation order, so every
+   * wait names a value already submitted). Caller holds runtime->mutex. Must
+   * not allocate. */
+  tandem_status_t (*program_submit)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                    const tandem__region_submit_t *regions,
+                                    uint32_t region_count);
+
+  /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
+   * passed (TIMEOUT). Thread-safe; takes no core lock. */
+  tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                          uint64_t timeout_ns);
+  /* Current value of every lane's timeline. Thread-safe. */
+  tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT_GPU]);
+
+  tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
+} tandem__gpu_vtable_t;
+
+struct tandem__gpu {
+  const tandem__gpu_vtable_t *vtable;
+  tandem_device_info_t info;
+  uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
+};
+
+/* Backend entry points (one per backend). */
+tandem_status_t tandem_vk_gpu_count(uint32_t *out_count);
+tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info);
+tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                   atomic_uint_fast64_t *validation_counter,
+                                   tandem__gpu_t **out_gpu);
+
+#endif /* TANDEM_CORE_BACKEND_H_ */

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffer.c — tracked buffers and bounds-checked views.
+ *
+ * Creation order is budget → device memory → counters, and a failure at any
+ * step undoes the earlier ones, so a failed create leaves no trace (live bytes,
+ * budget and allocations unchanged). Destruction happens at refcount 0, which
+ * by I1 (internal.h) means no graph, exec or in-flight work still uses it.
+ */
+#include <stdlib.h>
+
+#include "core/internal.h"
+
+const char *tandem_placement_name(tandem_placement_t placement) {
+  switch (placement) {
+    case TANDEM_PLACEMENT_GPU_LOCAL: return "GPU_LOCAL";
+    case TANDEM_PLACEMENT_HOST_VISIBLE: return "HOST_VISIBLE";
+    case TANDEM_PLACEMENT_SHARED: return "SHARED";
+    case TANDEM_PLACEMENT_NPU_LOCAL: return "NPU_LOCAL";
+  }
+  return "UNKNOWN";
+}
+
+tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
+                                     tandem_placement_t placement,
+                                     tandem_buffer_t **out_buffer) {
+  if (!out_buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_buffer is NULL");
+  *out_buffer = NULL;
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  if (size == 0 || size > TANDEM__MAX_BYTES)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "buffer size %llu is outside 1..%llu bytes",
+                       (unsigned long long)size, (unsigned long long)TANDEM__MAX_BYTES);
+  switch (placement) {
+    case TANDEM_PLACEMENT_GPU_LOCAL:
+    case TANDEM_PLACEMENT_HOST_VISIBLE:
+      break;
+    case TANDEM_PLACEMENT_SHARED:
+    case TANDEM_PLACEMENT_NPU_LOCAL:
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "placement %s needs an NPU lane, which this build does not have yet; "
+                         "use GPU_LOCAL or HOST_VISIBLE",
+                         tandem_placement_name(placement));
+    default:
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "placement %d is not a tandem_placement_t",
+                         (int)placement);
+  }
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+
+  tandem_buffer_t *buffer = calloc(1, sizeof *buffer);
+  if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer object");
+  tandem_status_t s = tandem__budget_reserve(runtime->options.budget, size);
+  if (s != TANDEM_OK) {
+    free(buffer);
+    return s;
+  }
+  s = gpu->vtable->buffer_create(gpu, size, placement, &buffer->native, &buffer->host);
+  if (s != TANDEM_OK) {
+    tandem__budget_unreserve(runtime->options.budget, size);
+    free(buffer);
+    return tandem__annotate(s, "creating a %s buffer of %llu bytes",
+                            tandem_placement_name(placement), (unsigned long long)size);
+  }
+  atomic_init(&buffer->refs, 1);
+  buffer->runtime = runtime;
+  buffer->size = size;
+  buffer->placement = placement;
+  tandem__runtime_retain(runtime);
+
+  atomic_fetch_add(&runtime->stats.allocations, 1);
+  uint_fast64_t live = atomic_fetch_add(&runtime->stats.live_bytes, size) + size;
+  uint_fast64_t peak = atomic_load(&runtime->stats.peak_bytes);
+  while (live > peak && !atomic_compare_exchange_weak(&runtime->stats.peak_bytes, &peak, live)) {
+  }
+  *out_buffer = buffer;
+  return TANDEM_OK;
+}
+
+void tandem_buffer_retain(tandem_buffer_t *buffer) {
+  if (buffer) atomic_fetch_add(&buffer->refs, 1);
+}
+
+void tandem_buffer_release(tandem_buffer_t *buffer) {
+  if (!buffer || atomic_fetch_sub(&buffer->refs, 1) != 1) return;
+  tandem_runtime_t *rt = buffer->runtime;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  /* I1: refcount 0 means no graph, exec or in-flight slot refers to it. */
+  gpu->vtable->buffer_destroy(gpu, buffer->native);
+  tandem__budget_unreserve(rt->options.budget, buffer->size);
+  atomic_fetch_sub(&rt->stats.live_bytes, buffer->size);
+  free(buffer->maps);
+  free(buffer);
+  tandem__runtime_release(rt);
+}
+
+uint64_t tandem_buffer_size(const tandem_buffer_t *buffer) { return buffer ? buffer->size : 0; }
+
+tandem_placement_t tandem_buffer_placement(const tandem_buffer_t *buffer) {
+  return buffer ? buffer->placement : (tandem_placement_t)-1;
+}
+
+tandem_status_t tandem_buffer_view(tandem_buffer_t *buffer, uint64_t offset, uint64_t length,
+                                   tandem_view_t *out_view) {
+  if (!out_view) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_view is NULL");
+  *out_view = (tandem_view_t){0};
+  if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "buffer is NULL");
+  if (length == 0)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "view length is 0; a view covers at least 1 byte");
+  if (offset >= buffer->size || length > buffer->size - offset)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "view (offset %llu, length %llu) runs past the end of a %llu-byte buffer",
+                       (unsigned long long)offset, (unsigned long long)length,
+                       (unsigned long long)buffer->size);
+  *out_view = (tandem_view_t){buffer, offset, length};
+  return TANDEM_OK;
+}
+
+tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer) {
+  return (tandem_view_t){buffer, 0, buffer ? buffer->size : 0};
+}

@@ -1,0 +1,301 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c — executable graphs, submission and completions.
+ *
+ * Slot state machine (one per graph slot, guarded by runtime->mutex):
+ *
+ *     FREE --submit--> IN_FLIGHT --retire (lanes passed)--> DONE --release--> FREE
+ *                          |                                   ^
+ *                          +--release (user lets go first)-----+-> FREE at retire
+ *
+ * Submission acquires everything fallible first (a free slot, a submission
+ * count, no conflicting host map, no poisoned input), computes the waits, and
+ * only then hands out timeline values and calls the backend: a BUSY answer
+ * leaves no trace. Nothing on this path allocates: records, submit
+ * descriptions and completions live in the slot, made at prepare.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_exec) {
+  if (!out_exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_exec is NULL");
+  *out_exec = NULL;
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  tandem_runtime_t *rt = graph->runtime;
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
+  tandem_exec_t *exec = calloc(1, sizeof *exec);
+  if (!exec) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an executable graph");
+  tandem_status_t s = tandem__plan_build(graph, &exec->plan);
+  if (s != TANDEM_OK) {
+    free(exec);
+    return s;
+  }
+  tandem__plan_t *plan = &exec->plan;
+  uint32_t count = 0;
+  for (uint32_t i = 0; i < plan->node_count; i++) {
+    const tandem__node_t *node = &plan->nodes[i];
+    count += node->kind == TANDEM__NODE_FILL ? 1 : node->view_count;
+    if (node->kind == TANDEM__NODE_COPY) exec->copied_per_lane[node->lane] += node->views[0].length;
+  }
+  exec->accesses = malloc(count * sizeof *exec->accesses);
+  exec->access_region = malloc(count * sizeof *exec->access_region);
+  exec->slot_count = rt->options.graph_slots;
+  exec->slots = calloc(exec->slot_count, sizeof *exec->slots);
+  bool ok = exec->accesses && exec->access_region && exec->slots;
+  for (uint32_t k = 0; ok && k < exec->slot_count; k++) {
+    tandem__slot_t *slot = &exec->slots[k];
+    slot->exec = exec;
+    slot->index = k;
+    slot->completion.slot = slot;
+    slot->records = calloc(count, sizeof *slot->records);
+    slot->submits = calloc(plan->region_count, sizeof *slot->submits);
+    ok = slot->records && slot->submits;
+  }
+  if (ok) {
+    uint32_t a = 0;
+    for (uint32_t r = 0; r < plan->region_count; r++) {
+      for (uint32_t k = 0; k < plan->regions[r].count; k++) {
+        const tandem__node_t *node = &plan->nodes[plan->order[plan->regions[r].first + k]];
+        uint32_t m = tandem__node_accesses(node, &exec->accesses[a]);
+        for (uint32_t x = 0; x < m; x++) exec->access_region[a + x] = r;
+        a += m;
+      }
+    }
+    exec->access_count = a;
+    s = gpu->vtable->program_create(gpu, plan, exec->slot_count, &exec->native);
+  } else {
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u graph slots", exec->slot_count);
+  }
+  atomic_init(&exec->refs, 1);
+  exec->runtime = rt;
+  tandem__runtime_retain(rt);
+  if (s != TANDEM_OK) {
+    tandem__exec_destroy(exec);
+    return s;
+  }
+  *out_exec = exec;
+  return TANDEM_OK;
+}
+
+void tandem__exec_destroy(tandem_exec_t *exec) {
+  tandem_runtime_t *rt = exec->runtime;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  if (exec->native) gpu->vtable->program_destroy(gpu, exec->native);
+  if (exec->slots) {
+    for (uint32_t k = 0; k < exec->slot_count; k++) {
+      free(exec->slots[k].records);
+      free(exec->slots[k].submits);
+    }
+  }
+  free(exec->slots);
+  free(exec->accesses);
+  free(exec->access_region);
+  tandem__plan_free(&exec->plan);
+  free(exec);
+  tandem__runtime_release(rt);
+}
+
+void tandem_exec_retain(tandem_exec_t *exec) {
+  if (exec) atomic_fetch_add(&exec->refs, 1);
+}
+
+void tandem_exec_release(tandem_exec_t *exec) {
+  if (!exec || atomic_fetch_sub(&exec->refs, 1) != 1) return;
+  /* Nobody can submit any more and no completion is held (each holds a
+   * reference): wait for the slots still in flight, then free (I1). */
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  for (;;) {
+    tandem__poll_locked:
+    tandem__tracker_poll_locked(rt);
+    uint64_t waits[TANDEM_LANE_COUNT_GPU] = {0};
+    bool busy = false;
+    for (uint32_t k = 0; k < exec->slot_count; k++) {
+      const tandem__slot_t *slot = &exec->slots[k];
+      if (slot->state != TANDEM__SLOT_IN_FLIGHT) continue;
+      busy = true;
+      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+        if (slot->lane_values[l] > waits[l]) waits[l] = slot->lane_values[l];
+    }
+    if (!busy) break;
+    pthread_mutex_unlock(&rt->mutex);
+    tandem_status_t s = tandem__runtime_wait(rt, waits, TANDEM__WAIT_FOREVER);
+    pthread_mutex_lock(&rt->mutex);
+    if (s != TANDEM_OK) goto tandem__poll_locked; /* lost: poll retires everything */
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  tandem__clear_error();
+  tandem__exec_destroy(exec);
+}
+
+/* Fails with BUSY when a live host map conflicts with |a|. */
+static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  for (uint32_t i = 0; i < b->map_count; i++) {
+    const tandem__host_map_t *m = &b->maps[i];
+    if ((m->write || (a->access & TANDEM_ACCESS_WRITE)) &&
+        tandem__ranges_overlap(m->offset, m->length, a->offset, a->length))
+      return TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                         "bytes %llu..%llu of a %s buffer are held by a live host %s map; "
+                         "unmap it before submitting work that %s them",
+                         (unsigned long long)a->offset, (unsigned long long)(a->offset + a->length),
+                         tandem_placement_name(b->placement), m->write ? "write" : "read",
+                         (a->access & TANDEM_ACCESS_WRITE) ? "writes" : "reads");
+  }
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  if (!exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "exec is NULL");
+  tandem_runtime_t *rt = exec->runtime;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  const tandem__plan_t *plan = &exec->plan;
+  tandem_status_t s = TANDEM_OK;
+
+  pthread_mutex_lock(&rt->mutex);
+  if (rt->lost != TANDEM_OK) {
+    s = TANDEM_FAIL(rt->lost, "the runtime's GPU failed earlier (%s); nothing can be submitted",
+                    tandem_status_name(rt->lost));
+    goto out;
+  }
+  tandem__tracker_poll_locked(rt);
+  tandem__slot_t *slot = NULL;
+  for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
+    if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
+  if (!slot) {
+    s = TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                    "all %u graph slots of this executable are in use; wait for or release a "
+                    "completion (runtime option graph_slots)",
+                    exec->slot_count);
+    goto out;
+  }
+  if (rt->in_flight_count >= rt->options.max_submissions) {
+    s = TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                    "%u submissions are in flight, the runtime's max_submissions", rt->in_flight_count);
+    goto out;
+  }
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    const tandem__access_t *a = &exec->accesses[i];
+    s = tandem__maps_check_locked(a);
+    if (s != TANDEM_OK) goto out;
+    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK) {
+      s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
+                      "a buffer this graph reads was written by work that failed (%s)",
+                      tandem_status_name(a->buffer->poison));
+      goto out;
+    }
+  }
+  /* Values and waits, computed into the slot before anything is committed. */
+  uint64_t next[TANDEM_LANE_COUNT_GPU];
+  memcpy(next, rt->lane_next_value, sizeof next);
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    tandem__region_submit_t *sub = &slot->submits[r];
+    sub->region = r;
+    sub->signal_value = ++next[plan->regions[r].lane];
+    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+      int32_t w = plan->regions[r].wait_region[l];
+      sub->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
+    }
+  }
+  for (uint32_t i = 0; i < exec->access_count; i++)
+    tandem__tracker_conflicts_locked(rt, &exec->accesses[i],
+                                     slot->submits[exec->access_region[i]].wait_values);
+  s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
+                                  plan->region_count);
+  if (s != TANDEM_OK) {
+    rt->lost = s; /* values may be half-submitted: the lanes cannot be trusted */
+    goto out;
+  }
+  /* Committed: from here on nothing fails. */
+  memcpy(rt->lane_next_value, next, sizeof next);
+  memset(slot->lane_values, 0, sizeof slot->lane_values);
+  for (uint32_t r = 0; r < plan->region_count; r++)
+    slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    tandem__record_t *rec = &slot->records[i];
+    uint32_t r = exec->access_region[i];
+    rec->access = exec->accesses[i];
+    rec->lane = plan->regions[r].lane;
+    rec->value = slot->submits[r].signal_value;
+    rec->slot = slot;
+    tandem__tracker_link_locked(rec);
+  }
+  slot->state = TANDEM__SLOT_IN_FLIGHT;
+  slot->user_ref = true;
+  slot->result = TANDEM_OK;
+  slot->next_in_flight = rt->in_flight;
+  rt->in_flight = slot;
+  rt->in_flight_count++;
+  atomic_fetch_add(&rt->stats.submissions, 1);
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    if (!exec->copied_per_lane[l]) continue;
+    atomic_fetch_add(&rt->stats.copied_per_lane[l], exec->copied_per_lane[l]);
+    atomic_fetch_add(&rt->stats.copied_bytes, exec->copied_per_lane[l]);
+  }
+  atomic_fetch_add(&exec->refs, 1); /* the completion's reference */
+  *out_completion = &slot->completion;
+out:
+  pthread_mutex_unlock(&rt->mutex);
+  return s;
+}
+
+/*--------------------------------------------------------------------------*/
+
+tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
+                                               uint64_t timeout_ns) {
+  if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion is NULL");
+  tandem__slot_t *slot = completion->slot;
+  tandem_runtime_t *rt = slot->exec->runtime;
+  uint64_t values[TANDEM_LANE_COUNT_GPU];
+  pthread_mutex_lock(&rt->mutex);
+  bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
+  memcpy(values, slot->lane_values, sizeof values);
+  pthread_mutex_unlock(&rt->mutex);
+  if (in_flight) {
+    tandem_status_t s = tandem__runtime_wait(rt, values, timeout_ns);
+    if (s == TANDEM_ERROR_TIMEOUT)
+      return TANDEM_FAIL(s, "the submission did not finish within %llu ns",
+                         (unsigned long long)timeout_ns);
+    pthread_mutex_lock(&rt->mutex);
+    tandem__tracker_poll_locked(rt);
+    pthread_mutex_unlock(&rt->mutex);
+  }
+  pthread_mutex_lock(&rt->mutex);
+  tandem_status_t result = slot->result;
+  pthread_mutex_unlock(&rt->mutex);
+  if (result != TANDEM_OK)
+    return TANDEM_FAIL(result, "the submission failed: %s", tandem_status_describe(result));
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_completion_wait(tandem_completion_t *completion) {
+  return tandem_completion_wait_timeout(completion, TANDEM__WAIT_FOREVER);
+}
+
+bool tandem_completion_is_complete(tandem_completion_t *completion) {
+  if (!completion) return false;
+  tandem_runtime_t *rt = completion->slot->exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  tandem__tracker_poll_locked(rt);
+  bool done = completion->slot->state != TANDEM__SLOT_IN_FLIGHT;
+  pthread_mutex_unlock(&rt->mutex);
+  return done;
+}
+
+void tandem_completion_release(tandem_completion_t *completion) {
+  if (!completion) return;
+  tandem__slot_t *slot = completion->slot;
+  tandem_exec_t *exec = slot->exec;
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  slot->user_ref = false;
+  if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
+  pthread_mutex_unlock(&rt->mutex);
+  tandem_exec_release(exec);
+}

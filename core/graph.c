@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * graph.c — recording graphs and turning them into plans.
+ *
+ * Recording checks each node completely before appending it, so a failed add
+ * leaves the graph unchanged. Planning (tandem__plan_build) infers ordering
+ * from byte ranges and groups nodes into regions:
+ *   - a region is a run of nodes of one lane that starts after its waits;
+ *   - a node joins its lane's open region only if no other region waits on that
+ *     region yet and the node needs no wait the region lacks; otherwise it
+ *     opens a new region. This keeps independent chunks of a stream in
+ *     separate regions so the lanes overlap, and keeps independent dispatches
+ *     of one lane in one region with no barrier between them;
+ *   - inside a region a barrier goes before a node only when it conflicts with
+ *     a node since the region's last barrier.
+ * Region creation order is a topological order: every wait names an earlier
+ * region.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+const char *tandem_lane_name(tandem_lane_t lane) {
+  switch (lane) {
+    case TANDEM_LANE_UPLOAD: return "upload";
+    case TANDEM_LANE_COMPUTE: return "compute";
+    case TANDEM_LANE_DOWNLOAD: return "download";
+    default: return "unknown";
+  }
+}
+
+tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **out_graph) {
+  if (!out_graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_graph is NULL");
+  *out_graph = NULL;
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem_graph_t *graph = calloc(1, sizeof *graph);
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a graph");
+  atomic_init(&graph->refs, 1);
+  graph->runtime = runtime;
+  tandem__runtime_retain(runtime);
+  *out_graph = graph;
+  return TANDEM_OK;
+}
+
+static void tandem__node_retain(tandem__node_t *node) {
+  for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_retain(node->views[i].buffer);
+  tandem_kernel_retain(node->kernel);
+}
+
+static void tandem__node_release(tandem__node_t *node) {
+  for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_release(node->views[i].buffer);
+  tandem_kernel_release(node->kernel);
+}
+
+void tandem_graph_retain(tandem_graph_t *graph) {
+  if (graph) atomic_fetch_add(&graph->refs, 1);
+}
+
+void tandem_graph_release(tandem_graph_t *graph) {
+  if (!graph || atomic_fetch_sub(&graph->refs, 1) != 1) return;
+  for (uint32_t i = 0; i < graph->node_count; i++) tandem__node_release(&graph->nodes[i]);
+  free(graph->nodes);
+  tandem_runtime_t *rt = graph->runtime;
+  free(graph);
+  tandem__runtime_release(rt);
+}
+
+uint32_t tandem_graph_node_count(const tandem_graph_t *graph) {
+  return graph ? graph->node_count : 0;
+}
+
+static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node) {
+  if (graph->node_count == graph->node_capacity) {
+    if (graph->node_capacity >= (1u << 20))
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "a graph holds at most %u nodes",
+                         1u << 20);
+    uint32_t cap = graph->node_capacity ? graph->node_capacity * 2 : 16;
+    tandem__node_t *nodes = realloc(graph->nodes, cap * sizeof *nodes);
+    if (!nodes) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing a graph");
+    graph->nodes = nodes;
+    graph->node_capacity = cap;
+  }
+  graph->nodes[graph->node_count] = *node;
+  tandem__node_retain(&graph->nodes[graph->node_count]);
+  graph->node_count++;
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem__lane_check(tandem_lane_t lane, const char *what) {
+  if (lane != TANDEM_LANE_AUTO && (lane < 0 || lane >= TANDEM_LANE_COUNT_GPU))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: lane %d is not a tandem_lane_t", what,
+                       (int)lane);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, uint32_t pattern,
+                                      tandem_lane_t lane) {
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "fill"));
+  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, dst, "fill destination"));
+  if (dst.offset % 4 || dst.length % 4)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "fill: offset %llu and length %llu must both be multiples of 4",
+                       (unsigned long long)dst.offset, (unsigned long long)dst.length);
+  tandem__node_t node = {.kind = TANDEM__NODE_FILL,
+                         .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,
+                         .view_count = 1,
+                         .pattern = pattern};
+  node.views[0] = dst;
+  return tandem__graph_append(graph, &node);
+}
+
+tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
+                                      tandem_lane_t lane) {
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "copy"));
+  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, src, "copy source"));
+  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, dst, "copy destination"));
+  if (src.length != dst.length)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "copy: source is %llu bytes, destination %llu; they must be equal",
+                       (unsigned long long)src.length, (unsigned long long)dst.length);
+  if (src.buffer == dst.buffer &&
+      tandem__ranges_overlap(src.offset, src.length, dst.offset, dst.length))
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "copy: source bytes %llu..%llu and destination bytes %llu..%llu overlap "
+                       "in one buffer",
+                       (unsigned long long)src.offset,
+                       (unsigned long long)(src.offset + src.length),
+                       (unsigned long long)dst.offset,
+                       (unsigned long long)(dst.offset + dst.length));
+  if (lane == TANDEM_LANE_AUTO) {
+    bool src_host = src.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
+    bool dst_host = dst.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
+    lane = src_host && !dst_host   ? TANDEM_LANE_UPLOAD
+           : !src_host && dst_host ? TANDEM_LANE_DOWNLOAD
+                                   : TANDEM_LANE_COMPUTE;
+  }
+  tandem__node_t node = {.kind = TANDEM__NODE_COPY, .lane = lane, .view_count = 2};
+  node.views[0] = src;
+  node.views[1] = dst;
+  return tandem__graph_append(graph, &node);
+}
+
+tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t *kernel,
+                                          const tandem_view_t *views, uint32_t view_count,
+                                          const void *push_constants,
+                                          uint32_t push_constant_bytes) {
+  if (!graph || !kernel)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph or kernel is NULL");
+  tandem_runtime_t *rt = graph->runtime;
+  if (kernel->runtime != rt)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s' belongs to another runtime", kernel->name);
+  if (view_count != kernel->binding_count)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "dispatch of '%s': %u views given, the contract has %u bindings",
+                       kernel->name, view_count, kernel->binding_count);
+  if (view_count && !views)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "dispatch of '%s': views is NULL",
+                       kernel->name);
+  if (push_constant_bytes != kernel->push_constant_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "dispatch of '%s': %u push-constant bytes given, the contract needs %u",
+                       kernel->name, push_constant_bytes, kernel->push_constant_bytes);
+  if (push_constant_bytes && !push_constants)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "dispatch of '%s': push_constants is NULL", kernel->name);
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu); /* open: the kernel exists */
+  tandem__node_t node = {.kind = TANDEM__NODE_DISPATCH,
+                         .lane = TANDEM_LANE_COMPUTE,
+                         .kernel = kernel,
+                         .view_count = view_count,
+                         .push_bytes = push_constant_bytes};
+  for (uint32_t i = 0; i < view_count; i++) {
+    const tandem_binding_contract_t *b = &kernel->bindings[i];
+    tandem_view_t v = views[i];
+    tandem_status_t s = tandem__view_check(rt, v, "dispatch view");
+    if (s != TANDEM_OK) return tandem__annotate(s, "binding %u of '%s'", i, kernel->name);
+    if (v.length < b->bytes)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
+                         kernel->name, (unsigned long long)v.length,
+                         (unsigned long long)b->bytes);
+    uint64_t align = b->alignment > gpu->storage_alignment ? b->alignment : gpu->storage_alignment;
+    if (v.offset % align)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': view offset %llu is not a multiple of %llu", i,
+                         kernel->name, (unsigned long long)v.offset, (unsigned long long)align);
+    for (uint32_t j = 0; j < i; j++) {
+      const tandem_binding_contract_t *c = &kernel->bindings[j];
+      if (views[j].buffer == v.buffer && tandem__accesses_conflict(b->access, c->access) &&
+          tandem__ranges_overlap(views[j].offset, c->bytes, v.offset, b->bytes))
+        return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                           "bindings %u and %u of '%s' overlap in one buffer and at least one "
+                           "writes",
+                           j, i, kernel->name);
+    }
+    node.views[i] = v;
+  }
+  if (push_constant_bytes) memcpy(node.push, push_constants, push_constant_bytes);
+  return tandem__graph_append(graph, &node);
+}
+
+uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
+  switch (node->kind) {
+    case TANDEM__NODE_FILL:
+      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
+                                  node->views[0].length, TANDEM_ACCESS_WRITE};
+      return 1;
+    case TANDEM__NODE_COPY:
+      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
+                                  node->views[0].length, TANDEM_ACCESS_READ};
+      out[1] = (tandem__access_t){node->views[1].buffer, node->views[1].offset,
+                                  node->views[1].length, TANDEM_ACCESS_WRITE};
+      return 2;
+    case TANDEM__NODE_DISPATCH:
+      for (uint32_t i = 0; i < node->view_count; i++)
+        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
+                                    node->kernel->bindings[i].bytes,
+                                    node->kernel->bindings[i].access};
+      return node->view_count;
+  }
+  return 0;
+}
+
+/* Accesses of every node, computed once per plan. */
+typedef struct tandem__node_accesses {
+  tandem__access_t items[TANDEM_MAX_BINDINGS];
+  uint32_t count;
+} tandem__node_accesses_t;
+
+static bool tandem__nodes_conflict(const tandem__node_accesses_t *a,
+                                   const tandem__node_accesses_t *b) {
+  for (uint32_t i = 0; i < a->count; i++)
+    for (uint32_t j = 0; j < b->count; j++)
+      if (a->items[i].buffer == b->items[j].buffer &&
+          tandem__accesses_conflict(a->items[i].access, b->items[j].access) &&
+          tandem__ranges_overlap(a->items[i].offset, a->items[i].length, b->items[j].offset,
+                                 b->items[j].length))
+        return true;
+  return false;
+}
+
+void tandem__plan_free(tandem__plan_t *plan) {
+  for (uint32_t i = 0; i < plan->node_count; i++) tandem__node_release(&plan->nodes[i]);
+  free(plan->nodes);
+  free(plan->order);
+  free(plan->regions);
+  memset(plan, 0, sizeof *plan);
+}
+
+/* Builds |plan| from |graph| (see the file comment for the rules). */
+tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *plan) {
+  memset(plan, 0, sizeof *plan);
+  uint32_t n = graph->node_count;
+  if (n == 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the graph has no nodes; add a fill, copy or dispatch before preparing");
+  plan->nodes = malloc(n * sizeof *plan->nodes);
+  plan->order = malloc(n * sizeof *plan->order);
+  plan->regions = malloc(n * sizeof *plan->regions);
+  tandem__node_accesses_t *acc = malloc(n * sizeof *acc);
+  uint32_t *region_of = malloc(n * sizeof *region_of);
+  uint32_t *barrier_from = malloc(n * sizeof *barrier_from); /* per region: node index */
+  bool *depended = calloc(n, sizeof *depended);
+  if (!plan->nodes || !plan->order || !plan->regions || !acc || !region_of || !barrier_from ||
+      !depended) {
+    free(plan->nodes), free(plan->order), free(plan->regions);
+    memset(plan, 0, sizeof *plan);
+    free(acc), free(region_of), free(barrier_from), free(depended);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "planning a graph of %u nodes", n);
+  }
+  memcpy(plan->nodes, graph->nodes, n * sizeof *plan->nodes);
+  for (uint32_t i = 0; i < n; i++) {
+    tandem__node_retain(&plan->nodes[i]);
+    acc[i].count = tandem__node_accesses(&plan->nodes[i], acc[i].items);
+  }
+  plan->node_count = n;
+  tandem__region_t *regions = plan->regions;
+
+  int32_t open[TANDEM_LANE_COUNT_GPU] = {-1, -1, -1};
+  uint32_t region_count = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    tandem__node_t *node = &plan->nodes[i];
+    node->barrier_before = false;
+    int32_t need[TANDEM_LANE_COUNT_GPU] = {-1, -1, -1}; /* latest dep region per lane */
+    for (uint32_t j = 0; j < i; j++) {
+      if (!tandem__nodes_conflict(&acc[i], &acc[j])) continue;
+      uint32_t r = region_of[j];
+      tandem_lane_t l = regions[r].lane;
+      if ((int32_t)r > need[l]) need[l] = (int32_t)r;
+    }
+    int32_t o = open[node->lane];
+    bool join = o >= 0 && !depended[o];
+    for (int l = 0; join && l < TANDEM_LANE_COUNT_GPU; l++)
+      if (need[l] >= 0 && need[l] != o && need[l] > regions[o].wait_region[l]) join = false;
+    uint32_t r;
+    if (join) {
+      r = (uint32_t)o;
+      /* Barrier when it conflicts with a node since the region's last barrier. */
+      for (uint32_t j = barrier_from[r]; j < i; j++) {
+        if (region_of[j] == r && tandem__nodes_conflict(&acc[i], &acc[j])) {
+          node->barrier_before = true;
+          barrier_from[r] = i;
+          break;
+        }
+      }
+    } else {
+      r = region_count++;
+      regions[r].lane = node->lane;
+      regions[r].count = 0;
+      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) regions[r].wait_region[l] = need[l];
+      barrier_from[r] = i;
+      open[node->lane] = (int32_t)r;
+    }
+    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+      if (need[l] >= 0 && need[l] != (int32_t)r) depended[need[l]] = true;
+    region_of[i] = r;
+    regions[r].count++;
+  }
+  /* Lay the nodes out region by region (counting sort), record order inside. */
+  uint32_t pos = 0;
+  for (uint32_t r = 0; r < region_count; r++) {
+    regions[r].first = pos;
+    pos += regions[r].count;
+    regions[r].count = 0;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    tandem__region_t *reg = &regions[region_of[i]];
+    plan->order[reg->first + reg->count++] = i;
+  }
+  plan->region_count = region_count;
+  free(acc), free(region_of), free(barrier_from), free(depended);
+  return TANDEM_OK;
+}

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h — core's object layouts and the invariants that tie them.
+ *
+ * Lifetimes (who keeps whom alive):
+ *   buffer, kernel, graph, exec  → runtime   (one reference each)
+ *   graph, exec                  → buffers and kernels their nodes use
+ *   user-held completion         → its exec  (one exec reference each)
+ * and the exec's last release waits for its in-flight slots before freeing,
+ * so nothing a queue may touch is freed while it is in flight (I1).
+ *
+ * Locking: runtime->mutex ("the tracker lock") guards every field marked
+ * [mutex] below: lane values, in-flight slots and their access records, buffer
+ * record lists and host maps. Backend queue submission happens under it, which
+ * keeps each lane's timeline values submitted in increasing order (I2).
+ * Waiting on a timeline never holds it.
+ *
+ * Invariants:
+ *   I1  A buffer's memory is freed only when its refcount is 0, which implies no
+ *       graph, exec or in-flight slot refers to it.
+ *   I2  For each lane, signal values are handed out and submitted in strictly
+ *       increasing order under runtime->mutex.
+ *   I3  A tracker record is linked in its buffer's list iff its slot is in flight
+ *       (submitted and not yet retired).
+ *   I4  A slot is FREE iff it is not in flight and its completion has no user
+ *       reference.
+ */
+#ifndef TANDEM_CORE_INTERNAL_H_
+#define TANDEM_CORE_INTERNAL_H_
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/backend.h"
+#include "core/status.h"
+#include "tandem/tandem.h"
+
+#define TANDEM__MAX_BYTES ((uint64_t)(SIZE_MAX / 2))
+#define TANDEM__WAIT_FOREVER UINT64_MAX
+
+/*--------------------------------------------------------------------------*/
+struct tandem_budget {
+  atomic_uint_fast64_t refs;
+  uint64_t limit;
+  atomic_uint_fast64_t used;
+};
+
+tandem_status_t tandem__budget_reserve(tandem_budget_t *budget, uint64_t bytes);
+void tandem__budget_unreserve(tandem_budget_t *budget, uint64_t bytes);
+
+/*--------------------------------------------------------------------------*/
+typedef struct tandem__slot tandem__slot_t;
+
+struct tandem_runtime {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_options_t options; /* budget retained */
+
+  pthread_mutex_t open_mutex; /* guards gpu creation */
+  tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex */
+
+  pthread_mutex_t mutex;                            /* the tracker lock */
+  uint64_t lane_next_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last handed out */
+  uint64_t lane_done_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last seen reached */
+  tandem__slot_t *in_flight;                        /* [mutex] list via next_in_flight */
+  uint32_t in_flight_count;                         /* [mutex] ≤ max_submissions */
+  tandem_status_t lost;                             /* [mutex] sticky device failure */
+
+  atomic_uint_fast64_t validation_messages;
+
+  struct {
+    atomic_uint_fast64_t allocations, live_bytes, peak_bytes, submissions, completions,
+        copied_bytes;
+    atomic_uint_fast64_t copied_per_lane[TANDEM_LANE_COUNT_GPU];
+  } stats;
+};
+
+void tandem__runtime_retain(tandem_runtime_t *runtime);
+void tandem__runtime_release(tandem_runtime_t *runtime);
+/* Opens the GPU on first use; returns it (borrowed) in |out_gpu|. */
+tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **out_gpu);
+
+/*--------------------------------------------------------------------------*/
+typedef struct tandem__record tandem__record_t;
+
+/* One live host map of a buffer range. */
+typedef struct tandem__host_map {
+  uint64_t id, offset, length;
+  bool write;
+} tandem__host_map_t;
+
+struct tandem_buffer {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_t *runtime;
+  uint64_t size;
+  tandem_placement_t placement;
+  void *native; /* backend buffer */
+  void *host;   /* persistent mapping (HOST_VISIBLE) or NULL */
+
+  tandem__record_t *records;   /* [mutex] in-flight accesses (I3) */
+  tandem__host_map_t *maps;    /* [mutex] live host maps */
+  uint32_t map_count, map_capacity; /* [mutex] */
+  uint64_t next_map_id;        /* [mutex] */
+  tandem_status_t poison;      /* [mutex] failure of the last writer, or OK */
+};
+
+/*--------------------------------------------------------------------------*/
+struct tandem_kernel {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_t *runtime;
+  char name[128];
+  uint32_t workgroups[3];
+  uint32_t binding_count;
+  tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
+  uint32_t push_constant_bytes;
+  void *native;
+};
+
+/*--------------------------------------------------------------------------*/
+typedef enum tandem__node_kind {
+  TANDEM__NODE_FILL,
+  TANDEM__NODE_COPY,
+  TANDEM__NODE_DISPATCH,
+} tandem__node_kind_t;
+
+/* A byte range one node touches, and how. */
+typedef struct tandem__access {
+  tandem_buffer_t *buffer;
+  uint64_t offset, length;
+  tandem_access_t access;
+} tandem__access_t;
+
+typedef struct tandem__node {
+  tandem__node_kind_t kind;
+  tandem_lane_t lane;           /* resolved at record time */
+  tandem_kernel_t *kernel;      /* DISPATCH: retained */
+  uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n */
+  tandem_view_t views[TANDEM_MAX_BINDINGS]; /* buffers retained */
+  uint32_t pattern;             /* FILL */
+  uint32_t push_bytes;
+  uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
+  bool barrier_before;          /* set by prepare: barrier ahead of it in its region */
+} tandem__node_t;
+
+/* Accesses of a node, derived from its views and (for dispatches) contract. */
+uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out);
+
+struct tandem_graph {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_t *runtime;
+  tandem__node_t *nodes;
+  uint32_t node_count, node_capacity;
+};
+
+/* A prepared region: consecutive nodes of one lane (in order[]), the regions
+ * of this graph it must wait for (latest per lane, -1 none). */
+typedef struct tandem__region {
+  tandem_lane_t lane;
+  uint32_t first, count; /* into plan->order */
+  int32_t wait_region[TANDEM_LANE_COUNT_GPU];
+} tandem__region_t;
+
+/* What prepare computed; shared with the backend for recording. */
+struct tandem__plan {
+  tandem__node_t *nodes; /* copies, retaining buffers and kernels */
+  uint32_t node_count;
+  uint32_t *order;       /* node indices grouped by region */
+  tandem__region_t *regions;
+  uint32_t region_count;
+};
+
+/*--------------------------------------------------------------------------*/
+/* One access of an in-flight submission, linked into its buffer's list. */
+struct tandem__record {
+  tandem__record_t *next, *prev; /* [mutex] buffer->records */
+  tandem__access_t access;
+  tandem_lane_t lane;
+  uint64_t value; /* the region's signal value on |lane| */
+  tandem__slot_t *slot;
+};
+
+typedef enum tandem__slot_state {
+  TANDEM__SLOT_FREE,
+  TANDEM__SLOT_IN_FLIGHT, /* submitted, not retired */
+  TANDEM__SLOT_DONE,      /* retired; completion still referenced by the user */
+} tandem__slot_state_t;
+
+typedef struct tandem_exec tandem_exec_t;
+
+struct tandem_completion {
+  tandem__slot_t *slot;
+};
+
+struct tandem__slot {
+  tandem_exec_t *exec; /* not a reference: the completion holds one (see top) */
+  uint32_t index;
+  tandem__slot_state_t state;        /* [mutex] */
+  bool user_ref;                     /* [mutex] the completion is held by the user */
+  tandem_status_t result;            /* [mutex] final result once DONE */
+  uint64_t lane_values[TANDEM_LANE_COUNT_GPU]; /* [mutex] final value per lane, 0 none */
+  tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
+  tandem__record_t *records;         /* plan access count entries */
+  tandem__region_submit_t *submits;  /* region_count entries */
+  struct tandem_completion completion;
+};
+
+struct tandem_exec {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_t *runtime;
+  tandem__plan_t plan;
+  tandem__access_t *accesses;  /* all accesses, grouped by region */
+  uint32_t *access_region;     /* region of each access */
+  uint32_t access_count;
+  void *native;
+  tandem__slot_t *slots;
+  uint32_t slot_count;
+  uint64_t copied_per_lane[TANDEM_LANE_COUNT_GPU]; /* bytes one run copies */
+};
+
+/* Tracker (tracker.c). All _locked functions need runtime->mutex. */
+/* Reads the lanes' timelines and retires every in-flight slot they passed. */
+void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
+/* Largest in-flight value per lane that conflicts with |access|, into waits[]
+ * (kept when already larger). Returns true when any was found. */
+bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
+                                      uint64_t waits[TANDEM_LANE_COUNT_GPU]);
+void tandem__tracker_link_locked(tandem__record_t *record);
+/* Blocks until every lane reached |values| (0 = ignore); records device loss. */
+tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,
+                                     const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                                     uint64_t timeout_ns);
+/* Checks that |view| is well-formed and belongs to |runtime|; |what| names it. */
+tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
+                                   const char *what);
+bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len);
+bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b);
+
+tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *plan);
+void tandem__plan_free(tandem__plan_t *plan);
+void tandem__exec_destroy(tandem_exec_t *exec);
+
+#endif /* TANDEM_CORE_INTERNAL_H_ */

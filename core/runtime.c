@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.c — the runtime: options, lazy GPU open, lifetime, statistics.
+ *
+ * The runtime is reference-counted: the user's handle is one reference and
+ * every buffer, kernel, graph and executable made from it holds another, so
+ * tandem_runtime_destroy never pulls a device out from under live objects.
+ * The GPU is opened at most once, under open_mutex, and never replaced.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+void tandem_runtime_options_init(tandem_runtime_options_t *options) {
+  if (!options) return;
+  memset(options, 0, sizeof *options);
+  options->gpu_index = 0;
+  options->max_submissions = 64;
+  options->graph_slots = 2;
+}
+
+static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) {
+  if (o->max_submissions < 1 || o->max_submissions > 65536)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option max_submissions is %u, must be 1..65536",
+                       o->max_submissions);
+  if (o->graph_slots < 1 || o->graph_slots > 1024)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option graph_slots is %u, must be 1..1024", o->graph_slots);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
+                                      tandem_runtime_t **out_runtime) {
+  if (!out_runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_runtime is NULL");
+  *out_runtime = NULL;
+  tandem_runtime_options_t opts;
+  if (options) {
+    opts = *options;
+  } else {
+    tandem_runtime_options_init(&opts);
+  }
+  TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
+  const char *env = getenv("TANDEM_VALIDATION");
+  if (env && strcmp(env, "1") == 0) opts.validation = true;
+
+  tandem_runtime_t *rt = calloc(1, sizeof *rt);
+  if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
+  atomic_init(&rt->refs, 1);
+  rt->options = opts;
+  tandem_budget_retain(opts.budget);
+  pthread_mutex_init(&rt->open_mutex, NULL);
+  pthread_mutex_init(&rt->mutex, NULL);
+  atomic_init(&rt->gpu, NULL);
+  *out_runtime = rt;
+  return TANDEM_OK;
+}
+
+void tandem__runtime_retain(tandem_runtime_t *runtime) { atomic_fetch_add(&runtime->refs, 1); }
+
+void tandem__runtime_release(tandem_runtime_t *runtime) {
+  if (atomic_fetch_sub(&runtime->refs, 1) != 1) return;
+  tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
+  /* Every slot holds its exec, which holds the runtime: no work is in flight. */
+  if (gpu) gpu->vtable->destroy(gpu);
+  tandem_budget_release(runtime->options.budget);
+  pthread_mutex_destroy(&runtime->open_mutex);
+  pthread_mutex_destroy(&runtime->mutex);
+  free(runtime);
+}
+
+void tandem_runtime_destroy(tandem_runtime_t *runtime) {
+  if (runtime) tandem__runtime_release(runtime);
+}
+
+uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime) {
+  return runtime ? atomic_load(&((tandem_runtime_t *)runtime)->validation_messages) : 0;
+}
+
+tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **out_gpu) {
+  tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
+  if (!gpu) {
+    pthread_mutex_lock(&runtime->open_mutex);
+    gpu = atomic_load(&runtime->gpu);
+    tandem_status_t s = TANDEM_OK;
+    if (!gpu) {
+      s = tandem_vk_gpu_open(&runtime->options, &runtime->validation_messages, &gpu);
+      if (s == TANDEM_OK) atomic_store_explicit(&runtime->gpu, gpu, memory_order_release);
+    }
+    pthread_mutex_unlock(&runtime->open_mutex);
+    if (s != TANDEM_OK) {
+      *out_gpu = NULL;
+      return s;
+    }
+  }
+  *out_gpu = gpu;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime) {
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem__gpu_t *gpu;
+  return tandem__runtime_gpu(runtime, &gpu);
+}
+
+tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count) {
+  if (!runtime || !out_count)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_count is NULL");
+  *out_count = 0;
+  return tandem_vk_gpu_count(out_count);
+}
+
+tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
+                                        tandem_device_info_t *out_info) {
+  if (!runtime || !out_info)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
+  memset(out_info, 0, sizeof *out_info);
+  tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
+  if (gpu && index == runtime->options.gpu_index) {
+    *out_info = gpu->info;
+    return TANDEM_OK;
+  }
+  return tandem_vk_gpu_info(index, out_info);
+}
+
+void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistics_t *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!runtime) return;
+  tandem_runtime_t *rt = (tandem_runtime_t *)runtime;
+  out->allocations = atomic_load(&rt->stats.allocations);
+  out->live_bytes = atomic_load(&rt->stats.live_bytes);
+  out->peak_bytes = atomic_load(&rt->stats.peak_bytes);
+  out->submissions = atomic_load(&rt->stats.submissions);
+  out->completions = atomic_load(&rt->stats.completions);
+  out->copied_bytes = atomic_load(&rt->stats.copied_bytes);
+  for (int i = 0; i < TANDEM_LANE_COUNT_GPU; i++)
+    out->copied_bytes_per_lane[i] = atomic_load(&rt->stats.copied_per_lane[i]);
+}
+
+tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op) {
+#ifdef TANDEM_UNTESTABLE
+  (void)runtime;
+  (void)op;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  switch (op) {
+    case TANDEM_TEST_INJECT_VALIDATION_ERROR: {
+      tandem__gpu_t *gpu;
+      TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+      return gpu->vtable->test_control(gpu, op);
+    }
+  }
+  return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "unknown test operation %d", (int)op);
+#endif
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tracker.c — the runtime-wide record of in-flight accesses.
+ *
+ * Every submitted access (buffer, byte range, read/write, lane, value) is
+ * linked into its buffer's list until the lane passes its value (I3). New work
+ * and host maps look up the records that overlap them with a conflicting
+ * access and wait for exactly those values: two submissions touching disjoint
+ * ranges of one buffer never wait for each other. Retirement is lazy: whoever
+ * holds the tracker lock next polls the timelines. Nothing here allocates.
+ */
+#include "core/internal.h"
+
+bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
+  return a_off < b_off + b_len && b_off < a_off + a_len;
+}
+
+bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b) {
+  return (a & TANDEM_ACCESS_WRITE) || (b & TANDEM_ACCESS_WRITE);
+}
+
+void tandem__tracker_link_locked(tandem__record_t *record) {
+  tandem_buffer_t *buffer = record->access.buffer;
+  record->prev = NULL;
+  record->next = buffer->records;
+  if (buffer->records) buffer->records->prev = record;
+  buffer->records = record;
+}
+
+static void tandem__tracker_unlink_locked(tandem__record_t *record) {
+  if (record->prev) {
+    record->prev->next = record->next;
+  } else {
+    record->access.buffer->records = record->next;
+  }
+  if (record->next) record->next->prev = record->prev;
+  record->next = record->prev = NULL;
+}
+
+static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    if (slot->lane_values[l] > rt->lane_done_value[l]) return false;
+  return true;
+}
+
+static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
+  tandem_exec_t *exec = slot->exec;
+  for (uint32_t i = 0; i < exec->access_count; i++) tandem__tracker_unlink_locked(&slot->records[i]);
+  if (rt->lost != TANDEM_OK && slot->result == TANDEM_OK) slot->result = rt->lost;
+  slot->state = slot->user_ref ? TANDEM__SLOT_DONE : TANDEM__SLOT_FREE;
+  rt->in_flight_count--;
+  atomic_fetch_add(&rt->stats.completions, 1);
+}
+
+void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
+  if (!rt->in_flight) return;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  uint64_t values[TANDEM_LANE_COUNT_GPU];
+  tandem_status_t s = gpu->vtable->query(gpu, values);
+  if (s != TANDEM_OK) {
+    /* A lost device finishes nothing normally: fail every slot, release all. */
+    if (rt->lost == TANDEM_OK) rt->lost = s;
+    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) values[l] = UINT64_MAX;
+  }
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
+  tandem__slot_t **link = &rt->in_flight;
+  while (*link) {
+    tandem__slot_t *slot = *link;
+    if (tandem__slot_passed(rt, slot)) {
+      *link = slot->next_in_flight;
+      slot->next_in_flight = NULL;
+      tandem__slot_retire_locked(rt, slot);
+    } else {
+      link = &slot->next_in_flight;
+    }
+  }
+}
+
+bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access_t *access,
+                                      uint64_t waits[TANDEM_LANE_COUNT_GPU]) {
+  bool found = false;
+  for (const tandem__record_t *r = access->buffer->records; r; r = r->next) {
+    if (r->value <= rt->lane_done_value[r->lane]) continue;
+    if (!tandem__accesses_conflict(r->access.access, access->access)) continue;
+    if (!tandem__ranges_overlap(r->access.offset, r->access.length, access->offset,
+                                access->length))
+      continue;
+    if (r->value > waits[r->lane]) waits[r->lane] = r->value;
+    found = true;
+  }
+  return found;
+}
+
+tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
+                                     const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                                     uint64_t timeout_ns) {
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem_status_t s = gpu->vtable->wait(gpu, values, timeout_ns);
+  if (s != TANDEM_OK && s != TANDEM_ERROR_TIMEOUT) {
+    pthread_mutex_lock(&rt->mutex);
+    if (rt->lost == TANDEM_OK) rt->lost = s;
+    pthread_mutex_unlock(&rt->mutex);
+  }
+  return s;
+}
+
+tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
+                                   const char *what) {
+  if (!view.buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: view has no buffer", what);
+  if (view.buffer->runtime != runtime)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: the buffer belongs to another runtime", what);
+  if (view.length == 0 || view.offset >= view.buffer->size ||
+      view.length > view.buffer->size - view.offset)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "%s: view (offset %llu, length %llu) is not inside its %llu-byte buffer",
+                       what, (unsigned long long)view.offset, (unsigned long long)view.length,
+                       (unsigned long long)view.buffer->size);
+  return TANDEM_OK;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Runs on the GPU machine of the `device` tool (see ../shared/device/README.md):
+# builds tandem, runs the whole CTest suite with the validation layer on the
+# real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
+#   source .device/on-device.sh && scripts/device-run.sh [tests|bench|all]
+set -uo pipefail
+what=${1:-all}
+out=${OUT:-/tmp/tandem-out}
+mkdir -p "$out"
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(uname -srm)"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -6
+} | tee "$out/env.txt"
+cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build build-device -j16 > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
+rc=0
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  TANDEM_TEST_DEVICE=1 ctest --test-dir build-device --output-on-failure -j4 > "$out/ctest.log" 2>&1 || rc=1
+  tail -25 "$out/ctest.log"
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  if [ -x build-device/bench/tandem_bench ]; then
+    build-device/bench/tandem_bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
+  fi
+fi
+exit $rc

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * harness.h — what every tandem test shares: runtimes with the validation
+ * layer on and every message counted, assertion macros that print both values
+ * and the library's error message, and seeded random data.
+ *
+ * Rules the harness enforces (tests/README-style, see tests/CMakeLists.txt):
+ *   - GPU runtimes always run with the Khronos validation layer; a missing
+ *     layer fails the test, a missing device skips it (exit code 77).
+ *   - th_runtime_destroy() fails the test when any validation message arrived
+ *     or when buffers are still alive (statistics live_bytes != 0).
+ * Tests use only the public headers plus this one.
+ */
+#ifndef TANDEM_TESTS_HARNESS_H_
+#define TANDEM_TESTS_HARNESS_H_
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tandem/tandem.h"
+#include "tandem/tandem_testing.h"
+
+#define TH_EXIT_SKIP 77
+
+/*---------------------------------------------------------------------------
+ * Process set-up
+ *---------------------------------------------------------------------------*/
+
+/* Call first in main(): keeps the validation layer loaded for the whole
+ * process (RTLD_NODELETE) so LeakSanitizer can name its frames, and exits with
+ * a failure when the layer is not installed (validation is mandatory). */
+void th_init(void);
+
+/* True in ASan/TSan builds or when TANDEM_TEST_SMALL=1: tests shrink sizes. */
+int th_small(void);
+
+/*---------------------------------------------------------------------------
+ * Runtimes
+ *---------------------------------------------------------------------------*/
+
+/* Makes a runtime from |options| (NULL: defaults) with validation forced on
+ * and the harness's counting callback installed, then opens the GPU. Exits
+ * with 77 (skip) when open_gpu returns NO_DEVICE; fails the test on any other
+ * error. */
+tandem_runtime_t *th_runtime_create(const tandem_runtime_options_t *options);
+/* As above without opening the GPU (for tests that want the error). */
+tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *options);
+
+/* Fails the test unless live_bytes is 0 and no validation message arrived
+ * (unless th_expect_validation_messages() was called), then destroys. */
+void th_runtime_destroy(tandem_runtime_t *runtime);
+
+/* Validation messages the harness callback has counted since the last reset. */
+uint64_t th_validation_count(void);
+/* Resets the counter and the "messages expected" flag (each test's setup). */
+void th_validation_reset(void);
+/* The current test deliberately provokes validation messages: the zero check in
+ * th_runtime_destroy is skipped until the next th_validation_reset(). */
+void th_expect_validation_messages(void);
+
+/* cmocka fixtures: *state becomes a GPU runtime with default options. */
+int th_setup_gpu(void **state);
+int th_teardown_gpu(void **state);
+
+/*---------------------------------------------------------------------------
+ * Assertions
+ *---------------------------------------------------------------------------*/
+
+/* A copy of the error message taken by the last TH_ASSERT_STATUS* (the
+ * library's text lives only until the next tandem call). */
+const char *th_last_message(void);
+
+void th__check_ok(tandem_status_t status, const char *expr, const char *file, int line);
+void th__check_status(tandem_status_t status, tandem_status_t expected, const char *expr,
+                      const char *file, int line);
+void th__check_message_has(const char *needle, const char *file, int line);
+
+/* |expr| must return TANDEM_OK; otherwise prints the code and the message. */
+#define TH_ASSERT_OK(expr) th__check_ok((expr), #expr, __FILE__, __LINE__)
+/* |expr| must return |code| with a non-empty error message (saved for
+ * TH_ASSERT_MESSAGE_HAS). */
+#define TH_ASSERT_STATUS(expr, code) \
+  th__check_status((expr), (code), #expr, __FILE__, __LINE__)
+/* The message saved by the last TH_ASSERT_STATUS contains |needle|. */
+#define TH_ASSERT_MESSAGE_HAS(needle) th__check_message_has((needle), __FILE__, __LINE__)
+/* Both at once. */
+#define TH_ASSERT_STATUS_MSG(expr, code, needle) \
+  do {                                           \
+    TH_ASSERT_STATUS(expr, code);                \
+    TH_ASSERT_MESSAGE_HAS(needle);               \
+  } while (0)
+
+/* Integer equality that prints both values (in decimal and hex). */
+void th__check_u64_eq(uint64_t actual, uint64_t expected, const char *a, const char *e,
+                      const char *file, int line);
+#define TH_ASSERT_U64_EQ(actual, expected) \
+  th__check_u64_eq((uint64_t)(actual), (uint64_t)(expected), #actual, #expected, __FILE__, __LINE__)
+
+/* Element-by-element comparison; on mismatch prints the first bad index and
+ * both values, and how many differ. */
+void th__check_u32_array(const uint32_t *actual, const uint32_t *expected, size_t count,
+                         const char *what, const char *file, int line);
+#define TH_ASSERT_U32_ARRAY(actual, expected, count, what) \
+  th__check_u32_array((actual), (expected), (count), (what), __FILE__, __LINE__)
+/* Every element of |actual| equals |value|. */
+void th__check_u32_fill(const uint32_t *actual, uint32_t value, size_t count, const char *what,
+                        const char *file, int line);
+#define TH_ASSERT_U32_FILL(actual, value, count, what) \
+  th__check_u32_fill((actual), (value), (count), (what), __FILE__, __LINE__)
+
+/*---------------------------------------------------------------------------
+ * Random data
+ *---------------------------------------------------------------------------*/
+
+typedef struct th_rng {
+  uint64_t state;
+} th_rng_t;
+
+/* The process seed: TANDEM_TEST_SEED if set, else from the clock. Printed to
+ * stderr once, so a failing run can be repeated. */
+uint64_t th_seed(void);
+/* A generator seeded from th_seed() mixed with |stream| (one per test). */
+th_rng_t th_rng(uint64_t stream);
+uint32_t th_rand_u32(th_rng_t *rng);
+/* Uniform in [-1, 1). */
+float th_rand_float(th_rng_t *rng);
+void th_fill_random_u32(th_rng_t *rng, uint32_t *data, size_t count);
+void th_fill_random_float(th_rng_t *rng, float *data, size_t count);
+
+/*---------------------------------------------------------------------------
+ * Small helpers on top of the public API (each asserts success)
+ *---------------------------------------------------------------------------*/
+
+tandem_buffer_t *th_buffer(tandem_runtime_t *runtime, uint64_t size, tandem_placement_t placement);
+tandem_view_t th_view(tandem_buffer_t *buffer, uint64_t offset, uint64_t length);
+/* Copies |bytes| from |data| into a HOST_VISIBLE buffer (write map). */
+void th_write(tandem_buffer_t *buffer, uint64_t offset, const void *data, uint64_t bytes);
+/* Copies |bytes| out of a HOST_VISIBLE buffer (read map, blocking). */
+void th_read(tandem_buffer_t *buffer, uint64_t offset, void *data, uint64_t bytes);
+/* prepare + submit + wait (must be OK) + release, |times| times on one exec. */
+void th_run_graph(tandem_graph_t *graph, int times);
+
+/* Test entry point boilerplate. */
+#define TH_RUN_GROUP(tests) (th_init(), cmocka_run_group_tests((tests), NULL, NULL))
+
+#endif /* TANDEM_TESTS_HARNESS_H_ */
