@@ -63,6 +63,12 @@ typedef struct tandem__gpu_vtable {
                                     const tandem__region_submit_t *regions,
                                     uint32_t region_count);
 
+  /* GPU start and end of each region of |slot|'s last run, converted to the
+   * host's CLOCK_MONOTONIC: out[2r], out[2r+1]. The run must have finished.
+   * Returns false (and zeros) when the device cannot calibrate its clock. */
+  bool (*program_timestamps)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                             uint64_t *out_pairs);
+
   /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
    * passed (TIMEOUT). Thread-safe; takes no core lock. */
   tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],

@@ -44,7 +44,8 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
   exec->access_region = malloc(count * sizeof *exec->access_region);
   exec->slot_count = rt->options.graph_slots;
   exec->slots = calloc(exec->slot_count, sizeof *exec->slots);
-  bool ok = exec->accesses && exec->access_region && exec->slots;
+  exec->region_copied = calloc(plan->region_count, sizeof *exec->region_copied);
+  bool ok = exec->accesses && exec->access_region && exec->slots && exec->region_copied;
   for (uint32_t k = 0; ok && k < exec->slot_count; k++) {
     tandem__slot_t *slot = &exec->slots[k];
     slot->exec = exec;
@@ -52,13 +53,16 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     slot->completion.slot = slot;
     slot->records = calloc(count, sizeof *slot->records);
     slot->submits = calloc(plan->region_count, sizeof *slot->submits);
-    ok = slot->records && slot->submits;
+    slot->deps = calloc(rt->options.max_submissions, sizeof *slot->deps);
+    slot->timestamps = calloc(2 * (size_t)plan->region_count, sizeof *slot->timestamps);
+    ok = slot->records && slot->submits && slot->deps && slot->timestamps;
   }
   if (ok) {
     uint32_t a = 0;
     for (uint32_t r = 0; r < plan->region_count; r++) {
       for (uint32_t k = 0; k < plan->regions[r].count; k++) {
         const tandem__node_t *node = &plan->nodes[plan->order[plan->regions[r].first + k]];
+        if (node->kind == TANDEM__NODE_COPY) exec->region_copied[r] += node->views[0].length;
         uint32_t m = tandem__node_accesses(node, &exec->accesses[a]);
         for (uint32_t x = 0; x < m; x++) exec->access_region[a + x] = r;
         a += m;
@@ -88,11 +92,14 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
     for (uint32_t k = 0; k < exec->slot_count; k++) {
       free(exec->slots[k].records);
       free(exec->slots[k].submits);
+      free(exec->slots[k].deps);
+      free(exec->slots[k].timestamps);
     }
   }
   free(exec->slots);
   free(exec->accesses);
   free(exec->access_region);
+  free(exec->region_copied);
   tandem__plan_free(&exec->plan);
   free(exec);
   tandem__runtime_release(rt);
@@ -148,12 +155,24 @@ static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
+static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *const *after,
+                                      uint32_t after_count,
+                                      tandem_completion_t **out_completion) {
   if (!out_completion)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
   *out_completion = NULL;
   if (!exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "exec is NULL");
   tandem_runtime_t *rt = exec->runtime;
+  if (after_count && !after)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after is NULL with after_count %u",
+                       after_count);
+  for (uint32_t i = 0; i < after_count; i++) {
+    if (!after[i])
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after[%u] is NULL", i);
+    if (after[i]->slot->exec->runtime != rt)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "after[%u] belongs to another runtime", i);
+  }
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   const tandem__plan_t *plan = &exec->plan;
   tandem_status_t s = TANDEM_OK;
@@ -191,7 +210,17 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
       goto out;
     }
   }
+  for (uint32_t i = 0; i < after_count; i++) {
+    const tandem__slot_t *a = after[i]->slot;
+    if (a->state != TANDEM__SLOT_IN_FLIGHT && a->result != TANDEM_OK) {
+      s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
+                      "after[%u] ended with %s; work ordered after it cannot run", i,
+                      tandem_status_name(a->result));
+      goto out;
+    }
+  }
   /* Values and waits, computed into the slot before anything is committed. */
+  slot->dep_count = 0;
   uint64_t next[TANDEM_LANE_COUNT_GPU];
   memcpy(next, rt->lane_next_value, sizeof next);
   for (uint32_t r = 0; r < plan->region_count; r++) {
@@ -205,7 +234,16 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
   }
   for (uint32_t i = 0; i < exec->access_count; i++)
     tandem__tracker_conflicts_locked(rt, &exec->accesses[i],
-                                     slot->submits[exec->access_region[i]].wait_values);
+                                     slot->submits[exec->access_region[i]].wait_values, slot);
+  for (uint32_t i = 0; i < after_count; i++) {
+    tandem__slot_t *a = after[i]->slot;
+    if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
+    tandem__slot_add_dep_locked(slot, a);
+    for (uint32_t r = 0; r < plan->region_count; r++)
+      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+        if (a->lane_values[l] > slot->submits[r].wait_values[l])
+          slot->submits[r].wait_values[l] = a->lane_values[l];
+  }
   s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
                                   plan->region_count);
   if (s != TANDEM_OK) {
@@ -229,8 +267,21 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
   slot->state = TANDEM__SLOT_IN_FLIGHT;
   slot->user_ref = true;
   slot->result = TANDEM_OK;
-  slot->next_in_flight = rt->in_flight;
-  rt->in_flight = slot;
+  slot->generation++;
+  slot->submission = ++rt->submission_count;
+  slot->cancel_requested = false;
+  slot->dep_failed = false;
+  slot->inject_failure = rt->fail_next;
+  rt->fail_next = false;
+  slot->host_submit_ns = tandem__now_ns();
+  slot->host_observed_ns = 0;
+  slot->next_in_flight = NULL; /* FIFO: retirement follows submission order */
+  if (rt->in_flight_tail) {
+    rt->in_flight_tail->next_in_flight = slot;
+  } else {
+    rt->in_flight = slot;
+  }
+  rt->in_flight_tail = slot;
   rt->in_flight_count++;
   atomic_fetch_add(&rt->stats.submissions, 1);
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
@@ -243,6 +294,16 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
 out:
   pthread_mutex_unlock(&rt->mutex);
   return s;
+}
+
+tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
+  return tandem__submit(exec, NULL, 0, out_completion);
+}
+
+tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec, tandem_completion_t *const *after,
+                                         uint32_t after_count,
+                                         tandem_completion_t **out_completion) {
+  return tandem__submit(exec, after, after_count, out_completion);
 }
 
 /*--------------------------------------------------------------------------*/
@@ -298,4 +359,61 @@ void tandem_completion_release(tandem_completion_t *completion) {
   if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
   pthread_mutex_unlock(&rt->mutex);
   tandem_exec_release(exec);
+}
+
+tandem_status_t tandem_completion_cancel(tandem_completion_t *completion) {
+  if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion is NULL");
+  tandem__slot_t *slot = completion->slot;
+  tandem_runtime_t *rt = slot->exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  tandem__tracker_poll_locked(rt);
+  if (slot->state == TANDEM__SLOT_IN_FLIGHT) slot->cancel_requested = true;
+  pthread_mutex_unlock(&rt->mutex);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
+                                          tandem_completion_profile_t *out,
+                                          tandem_region_profile_t *regions, uint32_t capacity) {
+  if (!completion || !out)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion or out_profile is NULL");
+  memset(out, 0, sizeof *out);
+  if (capacity && !regions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
+                       capacity);
+  tandem__slot_t *slot = completion->slot;
+  tandem_exec_t *exec = slot->exec;
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  tandem__tracker_poll_locked(rt);
+  bool done = slot->state != TANDEM__SLOT_IN_FLIGHT;
+  out->host_submit_ns = slot->host_submit_ns;
+  out->host_observed_ns = slot->host_observed_ns;
+  const tandem__plan_t *plan = &exec->plan;
+  uint32_t rc = plan->region_count;
+  out->region_count = rc;
+  uint64_t *pairs = slot->timestamps;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  /* The slot is DONE and held by the caller: it cannot be reused meanwhile. */
+  if (done)
+    out->gpu_times_valid = gpu->vtable->program_timestamps(gpu, exec->native, slot->index, pairs);
+  if (!done) {
+    pthread_mutex_unlock(&rt->mutex);
+    memset(out, 0, sizeof *out);
+    return TANDEM_FAIL(TANDEM_ERROR_BUSY, "the submission has not finished; wait for it first");
+  }
+  uint64_t first = UINT64_MAX, last = 0;
+  for (uint32_t r = 0; r < rc; r++) {
+    if (pairs[2 * r] < first) first = pairs[2 * r];
+    if (pairs[2 * r + 1] > last) last = pairs[2 * r + 1];
+    if (r < capacity)
+      regions[r] = (tandem_region_profile_t){plan->regions[r].lane, plan->regions[r].count,
+                                             pairs[2 * r], pairs[2 * r + 1]};
+  }
+  if (out->gpu_times_valid) {
+    out->queue_ns = first > out->host_submit_ns ? first - out->host_submit_ns : 0;
+    out->execution_ns = last > first ? last - first : 0;
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  return TANDEM_OK;
 }

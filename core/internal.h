@@ -63,7 +63,11 @@ struct tandem_runtime {
   pthread_mutex_t mutex;                            /* the tracker lock */
   uint64_t lane_next_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last handed out */
   uint64_t lane_done_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last seen reached */
-  tandem__slot_t *in_flight;                        /* [mutex] list via next_in_flight */
+  tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
+  tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
+  uint64_t submission_count;                        /* [mutex] numbers submissions */
+  bool fail_next;                                   /* [mutex] test hook: fail the next one */
+  struct tandem_trace *trace;                       /* [mutex] running trace or NULL */
   uint32_t in_flight_count;                         /* [mutex] ≤ max_submissions */
   tandem_status_t lost;                             /* [mutex] sticky device failure */
 
@@ -192,9 +196,25 @@ struct tandem_completion {
   tandem__slot_t *slot;
 };
 
+/* A submission this slot's submission was ordered after; |generation| tells
+ * whether |slot| still holds that submission. */
+typedef struct tandem__dep {
+  tandem__slot_t *slot;
+  uint64_t generation;
+} tandem__dep_t;
+
 struct tandem__slot {
   tandem_exec_t *exec; /* not a reference: the completion holds one (see top) */
   uint32_t index;
+  uint64_t generation;               /* [mutex] bumped at every submit */
+  uint64_t submission;               /* [mutex] runtime-wide number */
+  tandem__dep_t *deps;               /* [mutex] max_submissions entries */
+  uint32_t dep_count;                /* [mutex] */
+  bool cancel_requested;             /* [mutex] */
+  bool inject_failure;               /* [mutex] test hook */
+  bool dep_failed;                   /* [mutex] a submission it was ordered after failed */
+  uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
+  uint64_t host_submit_ns, host_observed_ns; /* [mutex] CLOCK_MONOTONIC */
   tandem__slot_state_t state;        /* [mutex] */
   bool user_ref;                     /* [mutex] the completion is held by the user */
   tandem_status_t result;            /* [mutex] final result once DONE */
@@ -216,7 +236,18 @@ struct tandem_exec {
   tandem__slot_t *slots;
   uint32_t slot_count;
   uint64_t copied_per_lane[TANDEM_LANE_COUNT_GPU]; /* bytes one run copies */
+  uint64_t *region_copied;     /* bytes each region copies */
 };
+
+struct tandem_trace {
+  tandem_trace_event_t *events; /* ring of |capacity| */
+  uint32_t capacity;
+  uint64_t written;             /* events ever written; index = written % capacity */
+};
+
+uint64_t tandem__now_ns(void);
+/* Appends |slot|'s regions to the running trace (retire time). */
+void tandem__trace_slot_locked(tandem_runtime_t *runtime, tandem__slot_t *slot);
 
 /* Tracker (tracker.c). All _locked functions need runtime->mutex. */
 /* Reads the lanes' timelines and retires every in-flight slot they passed. */
@@ -224,7 +255,10 @@ void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT_GPU]);
+                                      uint64_t waits[TANDEM_LANE_COUNT_GPU],
+                                      tandem__slot_t *dependent);
+/* Records that |slot| is ordered after |on|'s current submission. */
+void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
 void tandem__tracker_link_locked(tandem__record_t *record);
 /* Blocks until every lane reached |values| (0 = ignore); records device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,

@@ -48,7 +48,7 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
     }
     tandem__tracker_poll_locked(rt);
     uint64_t waits[TANDEM_LANE_COUNT_GPU] = {0};
-    if (!tandem__tracker_conflicts_locked(rt, &access, waits)) break;
+    if (!tandem__tracker_conflicts_locked(rt, &access, waits, NULL)) break;
     pthread_mutex_unlock(&rt->mutex);
     if (!block)
       return TANDEM_FAIL(TANDEM_ERROR_BUSY,
@@ -58,7 +58,9 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
     TANDEM_RETURN_IF_ERROR(tandem__runtime_wait(rt, waits, TANDEM__WAIT_FOREVER));
     pthread_mutex_lock(&rt->mutex);
   }
-  if (buffer->poison != TANDEM_OK) {
+  if (write && view.offset == 0 && view.length == buffer->size) {
+    buffer->poison = TANDEM_OK; /* the host is about to rewrite every byte */
+  } else if (buffer->poison != TANDEM_OK) {
     tandem_status_t p = buffer->poison;
     pthread_mutex_unlock(&rt->mutex);
     return TANDEM_FAIL(p, "the buffer was last written by work that failed (%s)",

@@ -65,6 +65,10 @@ void tandem__runtime_release(tandem_runtime_t *runtime) {
   tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
   /* Every slot holds its exec, which holds the runtime: no work is in flight. */
   if (gpu) gpu->vtable->destroy(gpu);
+  if (runtime->trace) {
+    free(runtime->trace->events);
+    free(runtime->trace);
+  }
   tandem_budget_release(runtime->options.budget);
   pthread_mutex_destroy(&runtime->open_mutex);
   pthread_mutex_destroy(&runtime->mutex);
@@ -153,6 +157,11 @@ tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t 
       TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
       return gpu->vtable->test_control(gpu, op);
     }
+    case TANDEM_TEST_FAIL_NEXT_SUBMISSION:
+      pthread_mutex_lock(&runtime->mutex);
+      runtime->fail_next = true;
+      pthread_mutex_unlock(&runtime->mutex);
+      return TANDEM_OK;
   }
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "unknown test operation %d", (int)op);
 #endif

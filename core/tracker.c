@@ -9,6 +9,8 @@
  * ranges of one buffer never wait for each other. Retirement is lazy: whoever
  * holds the tracker lock next polls the timelines. Nothing here allocates.
  */
+#include <time.h>
+
 #include "core/internal.h"
 
 bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
@@ -27,6 +29,12 @@ void tandem__tracker_link_locked(tandem__record_t *record) {
   buffer->records = record;
 }
 
+uint64_t tandem__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void tandem__tracker_unlink_locked(tandem__record_t *record) {
   if (record->prev) {
     record->prev->next = record->next;
@@ -43,10 +51,42 @@ static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t
   return true;
 }
 
+/* The result a finished slot ends with; the first cause wins. */
+static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
+  if (rt->lost != TANDEM_OK) return rt->lost;
+  if (slot->inject_failure) return TANDEM_ERROR_INTERNAL;
+  if (slot->cancel_requested) return TANDEM_ERROR_CANCELLED;
+  if (slot->dep_failed) return TANDEM_ERROR_FAILED_DEPENDENCY;
+  return TANDEM_OK;
+}
+
+/* Retires |slot| (its lanes passed it). Slots retire in submission order, so
+ * every submission ordered after this one is still in flight behind it: a
+ * failure is passed on to exactly those that recorded it as a dependency. */
 static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   tandem_exec_t *exec = slot->exec;
-  for (uint32_t i = 0; i < exec->access_count; i++) tandem__tracker_unlink_locked(&slot->records[i]);
-  if (rt->lost != TANDEM_OK && slot->result == TANDEM_OK) slot->result = rt->lost;
+  slot->result = tandem__slot_outcome(rt, slot);
+  slot->host_observed_ns = tandem__now_ns();
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    tandem__record_t *rec = &slot->records[i];
+    tandem_buffer_t *b = rec->access.buffer;
+    if (rec->access.access & TANDEM_ACCESS_WRITE) {
+      if (slot->result != TANDEM_OK) {
+        b->poison = slot->result == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST
+                                                             : TANDEM_ERROR_FAILED_DEPENDENCY;
+      } else if (rec->access.offset == 0 && rec->access.length == b->size) {
+        b->poison = TANDEM_OK; /* wholly rewritten by work that succeeded */
+      }
+    }
+    tandem__tracker_unlink_locked(rec);
+  }
+  if (slot->result != TANDEM_OK) {
+    for (tandem__slot_t *t = rt->in_flight; t; t = t->next_in_flight)
+      for (uint32_t d = 0; d < t->dep_count; d++)
+        if (t->deps[d].slot == slot && t->deps[d].generation == slot->generation)
+          t->dep_failed = true;
+  }
+  if (rt->trace) tandem__trace_slot_locked(rt, slot);
   slot->state = slot->user_ref ? TANDEM__SLOT_DONE : TANDEM__SLOT_FREE;
   rt->in_flight_count--;
   atomic_fetch_add(&rt->stats.completions, 1);
@@ -64,21 +104,28 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   }
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
-  tandem__slot_t **link = &rt->in_flight;
-  while (*link) {
-    tandem__slot_t *slot = *link;
+  tandem__slot_t *prev = NULL, *slot = rt->in_flight;
+  while (slot) {
+    tandem__slot_t *next = slot->next_in_flight;
     if (tandem__slot_passed(rt, slot)) {
-      *link = slot->next_in_flight;
+      if (prev) {
+        prev->next_in_flight = next;
+      } else {
+        rt->in_flight = next;
+      }
+      if (rt->in_flight_tail == slot) rt->in_flight_tail = prev;
       slot->next_in_flight = NULL;
       tandem__slot_retire_locked(rt, slot);
     } else {
-      link = &slot->next_in_flight;
+      prev = slot;
     }
+    slot = next;
   }
 }
 
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT_GPU]) {
+                                      uint64_t waits[TANDEM_LANE_COUNT_GPU],
+                                      tandem__slot_t *dependent) {
   bool found = false;
   for (const tandem__record_t *r = access->buffer->records; r; r = r->next) {
     if (r->value <= rt->lane_done_value[r->lane]) continue;
@@ -87,9 +134,17 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
                                 access->length))
       continue;
     if (r->value > waits[r->lane]) waits[r->lane] = r->value;
+    if (dependent) tandem__slot_add_dep_locked(dependent, r->slot);
     found = true;
   }
   return found;
+}
+
+void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on) {
+  for (uint32_t d = 0; d < slot->dep_count; d++)
+    if (slot->deps[d].slot == on) return;
+  /* At most max_submissions slots are in flight, the capacity of deps. */
+  slot->deps[slot->dep_count++] = (tandem__dep_t){on, on->generation};
 }
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,

@@ -363,10 +363,36 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .program_create = tandem_vk_program_create,
     .program_destroy = tandem_vk_program_destroy,
     .program_submit = tandem_vk_program_submit,
+    .program_timestamps = tandem_vk_program_timestamps,
     .wait = tandem_vk_wait,
     .query = tandem_vk_query,
     .test_control = tandem_vk_test_control,
 };
+
+/* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,
+ * if the device offers both time domains. */
+static void tandem_vk_calibrate(tandem_vk_gpu_t *g) {
+  uint32_t n = 0;
+  if (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(g->physical, &n, NULL) < 0 || n == 0) return;
+  VkTimeDomainEXT domains[8];
+  if (n > 8) n = 8;
+  if (vkGetPhysicalDeviceCalibrateableTimeDomainsEXT(g->physical, &n, domains) < 0) return;
+  bool device = false, monotonic = false;
+  for (uint32_t i = 0; i < n; i++) {
+    device |= domains[i] == VK_TIME_DOMAIN_DEVICE_EXT;
+    monotonic |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
+  }
+  if (!device || !monotonic) return;
+  VkCalibratedTimestampInfoEXT info[2] = {
+      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+       .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  uint64_t values[2], deviation;
+  if (g->vk.vkGetCalibratedTimestampsEXT(g->device, 2, info, values, &deviation) < 0) return;
+  g->tick0 = values[0] & g->timestamp_mask;
+  g->host0_ns = values[1];
+  g->calibrated = true;
+}
 
 /* Picks families and queue indices for the lanes (see vk_internal.h). */
 static void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
@@ -465,10 +491,31 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
                                           .pNext = &f13,
                                           .timelineSemaphore = VK_TRUE};
+  /* Timestamps need a valid counter on every lane's family and host query
+   * reset (reset at submit, no command needed on transfer queues). */
+  VkPhysicalDeviceVulkan12Features have12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &have12};
+  vkGetPhysicalDeviceFeatures2(g->physical, &have);
+  uint32_t valid_bits = 64;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    if (qprops[family[l]].timestampValidBits < valid_bits)
+      valid_bits = qprops[family[l]].timestampValidBits;
+  g->timestamps = valid_bits > 0 && have12.hostQueryReset && props.limits.timestampPeriod > 0;
+  g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
+  g->timestamp_period = props.limits.timestampPeriod;
+  f12.hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
+  const char *dev_ext[1];
+  uint32_t dev_ext_count = 0;
+  bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
+  if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &f12,
                             .queueCreateInfoCount = qci_count,
-                            .pQueueCreateInfos = qci};
+                            .pQueueCreateInfos = qci,
+                            .enabledExtensionCount = dev_ext_count,
+                            .ppEnabledExtensionNames = dev_ext};
   VkResult r = vkCreateDevice(g->physical, &dci, NULL, &g->device);
   if (r < 0) {
     g->device = VK_NULL_HANDLE;
@@ -476,6 +523,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     return tandem_vk_fail(r, "vkCreateDevice", __FILE__, __LINE__);
   }
   volkLoadDeviceTable(&g->vk, g->device);
+  if (calibrate) tandem_vk_calibrate(g);
 
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
     VkQueue queue;

@@ -49,6 +49,13 @@ typedef struct tandem_vk_gpu {
   uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
   uint32_t family_count;
   VkPhysicalDeviceMemoryProperties memory;
+  /* GPU timestamps: valid on every lane's family, and mapped to CLOCK_MONOTONIC
+   * by one calibration at open (calibrated == false: times are not reported). */
+  bool timestamps;
+  bool calibrated;
+  uint64_t timestamp_mask;  /* from the smallest timestampValidBits of the lanes */
+  double timestamp_period;  /* ns per tick */
+  uint64_t tick0, host0_ns; /* one calibrated pair */
   VkDeviceSize max_storage_range;
   /* validation messages go to the runtime's counter and callback */
   atomic_uint_fast64_t *validation_counter;
@@ -100,6 +107,8 @@ void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          const tandem__region_submit_t *regions,
                                          uint32_t region_count);
+bool tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                  uint64_t *out_pairs);
 tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],
                                uint64_t timeout_ns);
 tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT_GPU]);

@@ -19,6 +19,7 @@
 typedef struct tandem_vk_program {
   uint32_t slot_count, region_count;
   VkDescriptorPool descriptor_pool;
+  VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
   VkCommandBuffer *cbs;                /* [slot * region_count + region] */
   tandem_lane_t *region_lane;          /* [region] */
   VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
@@ -44,6 +45,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
     }
   }
   if (p->descriptor_pool) g->vk.vkDestroyDescriptorPool(g->device, p->descriptor_pool, NULL);
+  if (p->queries) g->vk.vkDestroyQueryPool(g->device, p->queries, NULL);
   free(p->cbs);
   free(p->region_lane);
   free(p->submits);
@@ -172,6 +174,18 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
     }
   }
 
+  if (s == TANDEM_OK && g->timestamps) {
+    VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                 .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                 .queryCount = 2 * total};
+    VkResult r = g->vk.vkCreateQueryPool(g->device, &qci, NULL, &p->queries);
+    if (r < 0) {
+      p->queries = VK_NULL_HANDLE;
+      s = tandem_vk_fail(r, "vkCreateQueryPool", __FILE__, __LINE__);
+    } else {
+      g->vk.vkResetQueryPool(g->device, p->queries, 0, 2 * total);
+    }
+  }
   for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
     for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) {
       const tandem__region_t *region = &plan->regions[r];
@@ -188,10 +202,16 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
       } else {
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
+        if (vr >= 0 && p->queries)
+          g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries,
+                                     2 * at);
         for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
           uint32_t n = plan->order[region->first + k];
           tandem_vk_record_node(g, lane, p->cbs[at], &plan->nodes[n], sets[n]);
         }
+        if (vr >= 0 && p->queries)
+          g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
+                                     2 * at + 1);
         if (vr >= 0) vr = g->vk.vkEndCommandBuffer(p->cbs[at]);
       }
       pthread_mutex_unlock(&lane->pool_mutex);
@@ -227,6 +247,9 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
                                          uint32_t region_count) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
+  /* The slot's last run finished (it was FREE): its queries can be reset. */
+  if (p->queries)
+    g->vk.vkResetQueryPool(g->device, p->queries, 2 * slot * p->region_count, 2 * p->region_count);
   uint32_t first = 0;
   while (first < region_count) {
     /* Gather the run of regions that share one VkQueue. */
@@ -258,6 +281,27 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
     first = end;
   }
   return TANDEM_OK;
+}
+
+bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
+                                  uint64_t *out) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_program_t *p = native;
+  uint32_t n = 2 * p->region_count;
+  memset(out, 0, n * sizeof *out);
+  if (!p->queries || !g->calibrated) return false;
+  VkResult r = g->vk.vkGetQueryPoolResults(g->device, p->queries, 2 * slot * p->region_count, n,
+                                           n * sizeof *out, out, sizeof *out,
+                                           VK_QUERY_RESULT_64_BIT);
+  if (r != VK_SUCCESS) {
+    memset(out, 0, n * sizeof *out);
+    return false;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t ticks = (int64_t)((out[i] & g->timestamp_mask) - g->tick0);
+    out[i] = (uint64_t)((int64_t)g->host0_ns + (int64_t)((double)ticks * g->timestamp_period));
+  }
+  return true;
 }
 
 tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT_GPU],

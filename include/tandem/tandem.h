@@ -510,6 +510,17 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
 TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
                                               tandem_completion_t **out_completion);
 
+/* As tandem_exec_submit, and also ordered after every completion in |after|
+ * (after_count entries, each from this runtime; finished ones are ignored).
+ * The wait happens on the GPU through the lanes' semaphores: this call does not
+ * block. If one of them fails or is cancelled, this submission fails with
+ * FAILED_DEPENDENCY. Errors: as tandem_exec_submit, plus INVALID_ARGUMENT (a
+ * NULL or foreign completion). Thread-safe. */
+TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
+                                                    tandem_completion_t *const *after,
+                                                    uint32_t after_count,
+                                                    tandem_completion_t **out_completion);
+
 /*============================================================================
  * Completions
  *============================================================================*/
@@ -524,9 +535,84 @@ TANDEM_API tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *c
                                                           uint64_t timeout_ns);
 /* Never blocks. Thread-safe. */
 TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
+/* Cancels the submission. Work not yet handed to a device is skipped; GPU
+ * regions already queued run to the end (Vulkan cannot take them back) but
+ * their results are discarded: the completion's result becomes CANCELLED, the
+ * bytes it writes are poisoned (later reads fail with FAILED_DEPENDENCY until
+ * they are overwritten) and submissions ordered after it fail with
+ * FAILED_DEPENDENCY. Cancelling a finished submission changes nothing and
+ * returns OK. Does not block. Thread-safe. */
+TANDEM_API tandem_status_t tandem_completion_cancel(tandem_completion_t *completion);
+
+/* Timing of one region (a run of nodes of one lane between semaphore waits). */
+typedef struct tandem_region_profile {
+  tandem_lane_t lane;
+  uint32_t node_count;
+  uint64_t gpu_start_ns, gpu_end_ns; /* GPU timestamps on the host's CLOCK_MONOTONIC */
+} tandem_region_profile_t;
+
+typedef struct tandem_completion_profile {
+  uint64_t host_submit_ns;   /* CLOCK_MONOTONIC when submit handed it to the queues */
+  uint64_t host_observed_ns; /* CLOCK_MONOTONIC when tandem first saw it finished */
+  uint64_t queue_ns;         /* submit → first region started on the GPU */
+  uint64_t execution_ns;     /* first region start → last region end, on the GPU */
+  bool gpu_times_valid;      /* false when the device lacks calibrated timestamps */
+  uint32_t region_count;
+} tandem_completion_profile_t;
+
+/* The profile of a finished submission; fills up to |capacity| entries of
+ * |regions| (may be NULL with capacity 0). Errors: BUSY (not finished yet),
+ * INVALID_ARGUMENT. Thread-safe. */
+TANDEM_API tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
+                                                     tandem_completion_profile_t *out_profile,
+                                                     tandem_region_profile_t *regions,
+                                                     uint32_t capacity);
+
 /* Gives up the caller's reference. The slot returns to its executable when the
  * work is done. NULL is ignored. Thread-safe. */
 TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
+
+/*============================================================================
+ * Traces
+ *============================================================================
+ *
+ * An opt-in, bounded record of what ran: one event per region, with its lane,
+ * host submit time, GPU start and end (on the host clock) and bytes copied.
+ * The ring is allocated when tracing starts and never grows: once full, the
+ * oldest events are overwritten (the trace says how many were lost).
+ */
+
+typedef struct tandem_trace tandem_trace_t;
+
+typedef struct tandem_trace_event {
+  tandem_lane_t lane;
+  uint32_t region;        /* region index inside its executable */
+  uint64_t submission;    /* runtime-wide submission number, from 1 */
+  uint32_t node_count;
+  uint64_t copied_bytes;  /* bytes moved by copy nodes of the region */
+  uint64_t host_submit_ns;
+  uint64_t gpu_start_ns, gpu_end_ns; /* 0 when not calibrated */
+  tandem_status_t result;
+} tandem_trace_event_t;
+
+/* Starts recording up to |capacity| events (1 .. 1<<24). Errors: BUSY (a trace
+ * is already running), OUT_OF_RANGE, OUT_OF_MEMORY. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime,
+                                                      uint32_t capacity);
+/* Stops recording and hands the events over; the caller owns |out_trace|.
+ * Events of work still in flight are not included: wait for completions
+ * first. Errors: INVALID_ARGUMENT (no trace running). Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime,
+                                                     tandem_trace_t **out_trace);
+/* The events, oldest first (borrowed), their count, and how many were lost. */
+TANDEM_API const tandem_trace_event_t *tandem_trace_events(const tandem_trace_t *trace,
+                                                           uint32_t *out_count);
+TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
+/* Writes the trace as Chrome / Perfetto JSON (one track per lane). Errors:
+ * IO (with the path and the reason). */
+TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
+                                                   const char *path);
+TANDEM_API void tandem_trace_release(tandem_trace_t *trace);
 
 /*============================================================================
  * Statistics

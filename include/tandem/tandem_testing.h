@@ -22,6 +22,11 @@ typedef enum tandem_test_op {
    * (vkCreateBuffer with size 0), which the validation layer must report.
    * The runtime's GPU must be open. */
   TANDEM_TEST_INJECT_VALIDATION_ERROR = 1,
+  /* The next submission on this runtime fails when it finishes, as if its
+   * device had reported an error: its completion's result is
+   * TANDEM_ERROR_INTERNAL, the bytes it writes are poisoned, and every
+   * submission ordered after it fails with FAILED_DEPENDENCY. */
+  TANDEM_TEST_FAIL_NEXT_SUBMISSION = 2,
 } tandem_test_op_t;
 
 /* Runs test operation |op| on |runtime|. Errors: INVALID_ARGUMENT (unknown op),

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace.c — the opt-in execution trace and its Chrome/Perfetto JSON export.
+ *
+ * The ring is allocated once at start and written at retirement under
+ * runtime->mutex (one event per region); stop hands the ring to the caller.
+ * Nothing is allocated while tracing, so a trace does not disturb the
+ * allocation-free replay path. GPU times come from the backend's calibrated
+ * timestamps; without calibration they are 0 and the JSON uses host times.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t capacity) {
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  if (capacity == 0 || capacity > (1u << 24))
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "trace capacity %u is outside 1..%u", capacity,
+                       1u << 24);
+  tandem_trace_t *trace = calloc(1, sizeof *trace);
+  tandem_trace_event_t *events = calloc(capacity, sizeof *events);
+  if (!trace || !events) {
+    free(trace);
+    free(events);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a trace of %u events", capacity);
+  }
+  trace->events = events;
+  trace->capacity = capacity;
+  pthread_mutex_lock(&runtime->mutex);
+  bool busy = runtime->trace != NULL;
+  if (!busy) runtime->trace = trace;
+  pthread_mutex_unlock(&runtime->mutex);
+  if (busy) {
+    free(events);
+    free(trace);
+    return TANDEM_FAIL(TANDEM_ERROR_BUSY, "a trace is already running on this runtime");
+  }
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trace_t **out_trace) {
+  if (!out_trace) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_trace is NULL");
+  *out_trace = NULL;
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  pthread_mutex_lock(&runtime->mutex);
+  if (atomic_load(&runtime->gpu)) tandem__tracker_poll_locked(runtime);
+  tandem_trace_t *trace = runtime->trace;
+  runtime->trace = NULL;
+  pthread_mutex_unlock(&runtime->mutex);
+  if (!trace) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "no trace is running");
+  /* Rotate the ring so the events read oldest first. */
+  if (trace->written > trace->capacity) {
+    uint32_t start = (uint32_t)(trace->written % trace->capacity);
+    tandem_trace_event_t *sorted = malloc(trace->capacity * sizeof *sorted);
+    if (sorted) {
+      memcpy(sorted, trace->events + start, (trace->capacity - start) * sizeof *sorted);
+      memcpy(sorted + trace->capacity - start, trace->events, start * sizeof *sorted);
+      free(trace->events);
+      trace->events = sorted;
+    }
+  }
+  *out_trace = trace;
+  return TANDEM_OK;
+}
+
+void tandem__trace_slot_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
+  tandem_trace_t *trace = rt->trace;
+  tandem_exec_t *exec = slot->exec;
+  const tandem__plan_t *plan = &exec->plan;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  uint64_t *ts = slot->timestamps; /* scratch made at prepare: no allocation */
+  gpu->vtable->program_timestamps(gpu, exec->native, slot->index, ts);
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    tandem_trace_event_t *e = &trace->events[trace->written++ % trace->capacity];
+    *e = (tandem_trace_event_t){.lane = plan->regions[r].lane,
+                                .region = r,
+                                .submission = slot->submission,
+                                .node_count = plan->regions[r].count,
+                                .copied_bytes = exec->region_copied[r],
+                                .host_submit_ns = slot->host_submit_ns,
+                                .gpu_start_ns = ts[2 * r],
+                                .gpu_end_ns = ts[2 * r + 1],
+                                .result = slot->result};
+  }
+}
+
+const tandem_trace_event_t *tandem_trace_events(const tandem_trace_t *trace, uint32_t *out_count) {
+  if (out_count) *out_count = 0;
+  if (!trace) return NULL;
+  uint64_t n = trace->written < trace->capacity ? trace->written : trace->capacity;
+  if (out_count) *out_count = (uint32_t)n;
+  return trace->events;
+}
+
+uint64_t tandem_trace_dropped(const tandem_trace_t *trace) {
+  return trace && trace->written > trace->capacity ? trace->written - trace->capacity : 0;
+}
+
+void tandem_trace_release(tandem_trace_t *trace) {
+  if (!trace) return;
+  free(trace->events);
+  free(trace);
+}
+
+tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char *path) {
+  if (!trace || !path) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "trace or path is NULL");
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace '%s': %s", path, strerror(errno));
+  uint32_t n;
+  const tandem_trace_event_t *ev = tandem_trace_events(trace, &n);
+  uint64_t origin = UINT64_MAX;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t t = ev[i].gpu_start_ns ? ev[i].gpu_start_ns : ev[i].host_submit_ns;
+    if (ev[i].host_submit_ns < origin) origin = ev[i].host_submit_ns;
+    if (t < origin) origin = t;
+  }
+  fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped\":%llu},\"traceEvents\":[\n",
+          (unsigned long long)tandem_trace_dropped(trace));
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    fprintf(f,
+            "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s "
+            "lane\"}},\n",
+            l + 1, tandem_lane_name((tandem_lane_t)l));
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem_trace_event_t *e = &ev[i];
+    bool gpu = e->gpu_start_ns && e->gpu_end_ns >= e->gpu_start_ns;
+    uint64_t start = gpu ? e->gpu_start_ns : e->host_submit_ns;
+    uint64_t dur = gpu ? e->gpu_end_ns - e->gpu_start_ns : 0;
+    fprintf(f,
+            "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":\"region %u\",\"ts\":%.3f,\"dur\":%.3f,"
+            "\"args\":{\"submission\":%llu,\"nodes\":%u,\"copied_bytes\":%llu,"
+            "\"host_submit_us\":%.3f,\"result\":\"%s\",\"gpu_clock\":%s}}%s\n",
+            (int)e->lane + 1, e->region, (double)(start - origin) / 1000.0, (double)dur / 1000.0,
+            (unsigned long long)e->submission, e->node_count,
+            (unsigned long long)e->copied_bytes, (double)(e->host_submit_ns - origin) / 1000.0,
+            tandem_status_name(e->result), gpu ? "true" : "false", i + 1 < n ? "," : "");
+  }
+  fprintf(f, "]}\n");
+  bool failed = ferror(f);
+  if (fclose(f) != 0) failed = true;
+  if (failed) return TANDEM_FAIL(TANDEM_ERROR_IO, "error writing trace '%s'", path);
+  return TANDEM_OK;
+}
