@@ -45,6 +45,8 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0) opts.validation = true;
+  env = getenv("TANDEM_GPU_TIMESTAMPS");
+  if (env && strcmp(env, "1") == 0) opts.gpu_timestamps = true;
 
   tandem_runtime_t *rt = calloc(1, sizeof *rt);
   if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");

@@ -502,7 +502,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     if (qprops[family[l]].timestampValidBits < valid_bits)
       valid_bits = qprops[family[l]].timestampValidBits;
-  g->timestamps = valid_bits > 0 && have12.hostQueryReset && props.limits.timestampPeriod > 0;
+  g->timestamps = options->gpu_timestamps && valid_bits > 0 && have12.hostQueryReset && props.limits.timestampPeriod > 0;
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
   g->timestamp_period = props.limits.timestampPeriod;
   f12.hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;

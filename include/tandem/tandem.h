@@ -175,6 +175,11 @@ typedef struct tandem_runtime_options {
    * Also enabled by the environment variable TANDEM_VALIDATION=1. Opening the
    * GPU fails with UNSUPPORTED when the layer is not installed. */
   bool validation;
+  /* Record GPU timestamps at the start and end of every region, for
+   * tandem_completion_profile and traces. Costs two timestamp writes per region
+   * and a query reset per submission (about 40 µs per submission on lavapipe),
+   * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on. */
+  bool gpu_timestamps;
   /* Receives validation messages (warning and error severity). May be NULL;
    * the messages are counted either way (tandem_runtime_validation_messages). */
   tandem_validation_callback_t validation_callback;
@@ -556,7 +561,7 @@ typedef struct tandem_completion_profile {
   uint64_t host_observed_ns; /* CLOCK_MONOTONIC when tandem first saw it finished */
   uint64_t queue_ns;         /* submit → first region started on the GPU */
   uint64_t execution_ns;     /* first region start → last region end, on the GPU */
-  bool gpu_times_valid;      /* false when the device lacks calibrated timestamps */
+  bool gpu_times_valid;      /* false without the gpu_timestamps option or calibration */
   uint32_t region_count;
 } tandem_completion_profile_t;
 
