@@ -105,10 +105,7 @@ ${decls}
                 "(set TANDEM_SPIRV_VAL)")
       endif()
       foreach(stem spv IN ZIP_LISTS stems spvs)
-        set(test_name "spirv_val_${stem}")
-        if(TEST "${test_name}")
-          set(test_name "spirv_val_${target}_${stem}")
-        endif()
+        set(test_name "spirv_val_${target}_${stem}")
         add_test(NAME "${test_name}"
                  COMMAND "${TANDEM_SPIRV_VAL}" --target-env vulkan1.2 "${spv}")
         set_tests_properties("${test_name}" PROPERTIES LABELS "shaders")

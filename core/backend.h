@@ -83,6 +83,7 @@ struct tandem__gpu {
   const tandem__gpu_vtable_t *vtable;
   tandem_device_info_t info;
   uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
+  uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount */
 };
 
 /* Backend entry points (one per backend). */

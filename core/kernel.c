@@ -158,6 +158,12 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   tandem__gpu_t *gpu;
   tandem_status_t s = tandem__runtime_gpu(runtime, &gpu);
   tandem__kernel_interface_t iface;
+  for (int i = 0; s == TANDEM_OK && i < 3; i++)
+    if (d.workgroups[i] > gpu->max_workgroups[i])
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                      "kernel '%s': workgroups[%d] is %u, the device allows at most %u "
+                      "(maxComputeWorkGroupCount)",
+                      name, i, d.workgroups[i], gpu->max_workgroups[i]);
   if (s == TANDEM_OK)
     s = gpu->vtable->kernel_reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, &iface);
   if (s == TANDEM_OK) s = tandem__contract_check(&d, name, &iface);

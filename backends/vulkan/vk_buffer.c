@@ -84,6 +84,14 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
   if (type < 0) {
     s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the device has no memory type for %s buffers",
                     host ? "HOST_VISIBLE" : "GPU_LOCAL");
+  } else if (req.size > g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size ||
+             req.size > g->max_allocation) {
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                    "%llu bytes do not fit the device: its %s heap holds %llu bytes and one "
+                    "allocation may be at most %llu",
+                    (unsigned long long)req.size, host ? "host-visible" : "device-local",
+                    (unsigned long long)g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size,
+                    (unsigned long long)g->max_allocation);
   } else {
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                .allocationSize = req.size,

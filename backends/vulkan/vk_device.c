@@ -457,9 +457,15 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
                        options->gpu_index, info->name, VK_API_VERSION_MAJOR(info->api_version),
                        VK_API_VERSION_MINOR(info->api_version));
   }
-  VkPhysicalDeviceProperties props;
-  vkGetPhysicalDeviceProperties(g->physical, &props);
+  VkPhysicalDeviceVulkan11Properties p11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                        .pNext = &p11};
+  vkGetPhysicalDeviceProperties2(g->physical, &props2);
+  VkPhysicalDeviceProperties props = props2.properties;
+  g->max_allocation = p11.maxMemoryAllocationSize;
   g->base.storage_alignment = props.limits.minStorageBufferOffsetAlignment;
+  for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props.limits.maxComputeWorkGroupCount[i];
   g->max_storage_range = props.limits.maxStorageBufferRange;
   vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
 

@@ -57,6 +57,7 @@ typedef struct tandem_vk_gpu {
   double timestamp_period;  /* ns per tick */
   uint64_t tick0, host0_ns; /* one calibrated pair */
   VkDeviceSize max_storage_range;
+  VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   /* validation messages go to the runtime's counter and callback */
   atomic_uint_fast64_t *validation_counter;
   tandem_validation_callback_t validation_callback;

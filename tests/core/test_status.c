@@ -112,13 +112,18 @@ static void test_options_defaults(void **state) {
   TH_ASSERT_U64_EQ(o.graph_slots, 2);
   assert_null(o.budget);
   assert_false(o.validation);
+  assert_false(o.gpu_timestamps);
   assert_null(o.validation_callback);
   assert_null(o.validation_user_data);
 }
 
-static void expect_bad_option(tandem_runtime_options_t o, const char *field) {
+#define expect_bad_option(o, field) expect_bad_option_at((o), (field), __FILE__, __LINE__)
+static void expect_bad_option_at(tandem_runtime_options_t o, const char *field, const char *file,
+                                 int line) {
   tandem_runtime_t *rt = SENTINEL;
-  TH_ASSERT_STATUS_MSG(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, field);
+  th__check_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT,
+                   "tandem_runtime_create", file, line);
+  th__check_message_has(field, file, line);
   assert_null(rt); /* out_ is NULL on failure */
 }
 

@@ -18,10 +18,13 @@ static tandem_statistics_t stats(tandem_runtime_t *rt) {
   return s;
 }
 
-static void expect_create_fails(tandem_runtime_t *rt, uint64_t size, tandem_placement_t p,
-                                tandem_status_t code) {
+#define expect_create_fails(rt, size, p, code) \
+  expect_create_fails_at((rt), (size), (p), (code), __FILE__, __LINE__)
+static void expect_create_fails_at(tandem_runtime_t *rt, uint64_t size, tandem_placement_t p,
+                                   tandem_status_t code, const char *file, int line) {
   tandem_buffer_t *b = SENTINEL_BUFFER;
-  TH_ASSERT_STATUS(tandem_buffer_create(rt, size, p, &b), code);
+  tandem_status_t s = tandem_buffer_create(rt, size, p, &b);
+  th__check_status(s, code, "tandem_buffer_create", file, line);
   assert_null(b);
 }
 
@@ -53,9 +56,16 @@ static void test_create_bad_sizes(void **state) {
     expect_create_fails(rt, bad[i], TANDEM_PLACEMENT_GPU_LOCAL, TANDEM_ERROR_OUT_OF_RANGE);
     expect_create_fails(rt, bad[i], TANDEM_PLACEMENT_HOST_VISIBLE, TANDEM_ERROR_OUT_OF_RANGE);
   }
+  /* In range but far beyond any device: OUT_OF_MEMORY, nothing counted. */
+  const uint64_t huge[] = {(uint64_t)(SIZE_MAX / 2), 1ull << 40};
+  for (size_t i = 0; i < 2; ++i) {
+    expect_create_fails(rt, huge[i], TANDEM_PLACEMENT_GPU_LOCAL, TANDEM_ERROR_OUT_OF_MEMORY);
+    expect_create_fails(rt, huge[i], TANDEM_PLACEMENT_HOST_VISIBLE, TANDEM_ERROR_OUT_OF_MEMORY);
+  }
   tandem_statistics_t s = stats(rt);
   TH_ASSERT_U64_EQ(s.allocations, 0);
   TH_ASSERT_U64_EQ(s.live_bytes, 0);
+  TH_ASSERT_U64_EQ(s.peak_bytes, 0);
 }
 
 static void test_create_bad_placements(void **state) {
@@ -140,10 +150,14 @@ static void test_gpu_local_starts_zero(void **state) {
 
 /*---------------------------------------------------------------------------*/
 
-static void expect_bad_view(tandem_buffer_t *b, uint64_t offset, uint64_t length) {
+#define expect_bad_view(b, offset, length) \
+  expect_bad_view_at((b), (offset), (length), __FILE__, __LINE__)
+static void expect_bad_view_at(tandem_buffer_t *b, uint64_t offset, uint64_t length,
+                               const char *file, int line) {
   tandem_view_t v;
   memset(&v, 0x77, sizeof v);
-  TH_ASSERT_STATUS(tandem_buffer_view(b, offset, length, &v), TANDEM_ERROR_OUT_OF_RANGE);
+  th__check_status(tandem_buffer_view(b, offset, length, &v), TANDEM_ERROR_OUT_OF_RANGE,
+                   "tandem_buffer_view", file, line);
   assert_null(v.buffer); /* out_ zeroed on failure */
   TH_ASSERT_U64_EQ(v.offset, 0);
   TH_ASSERT_U64_EQ(v.length, 0);
@@ -283,6 +297,18 @@ static void test_budget_limits_allocations(void **state) {
   expect_zero(second);
   tandem_buffer_release(second);
   TH_ASSERT_U64_EQ(tandem_budget_used(budget), 0);
+
+  /* A reservation whose device allocation fails is given back. */
+  tandem_buffer_t *huge = SENTINEL_BUFFER;
+  tandem_budget_t *big = NULL;
+  TH_ASSERT_OK(tandem_budget_create(1ull << 62, &big));
+  tandem_runtime_t *rt_big = runtime_with_budget(big);
+  TH_ASSERT_STATUS(tandem_buffer_create(rt_big, 1ull << 40, TANDEM_PLACEMENT_GPU_LOCAL, &huge),
+                   TANDEM_ERROR_OUT_OF_MEMORY);
+  assert_null(huge);
+  TH_ASSERT_U64_EQ(tandem_budget_used(big), 0);
+  th_runtime_destroy(rt_big);
+  tandem_budget_release(big);
 
   th_runtime_destroy(rt);
   TH_ASSERT_U64_EQ(tandem_budget_used(budget), 0);

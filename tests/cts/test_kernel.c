@@ -55,30 +55,38 @@ static tandem_kernel_desc_t shader_desc(const char *name, const uint32_t *spirv,
   return d;
 }
 
-static void expect_ok(tandem_runtime_t *rt, const tandem_kernel_desc_t *d) {
+#define expect_ok(rt, d) expect_ok_at((rt), (d), __FILE__, __LINE__)
+#define expect_fail(rt, d, code) expect_fail_at((rt), (d), (code), __FILE__, __LINE__)
+#define expect_malformed(rt, d, what) expect_malformed_at((rt), (d), (what), __FILE__, __LINE__)
+
+static void expect_ok_at(tandem_runtime_t *rt, const tandem_kernel_desc_t *d, const char *file,
+                         int line) {
   tandem_kernel_t *k = NULL;
-  TH_ASSERT_OK(tandem_kernel_create(rt, d, &k));
+  th__check_ok(tandem_kernel_create(rt, d, &k), "tandem_kernel_create", file, line);
   assert_non_null(k);
   tandem_kernel_release(k);
 }
 
-static void expect_fail(tandem_runtime_t *rt, const tandem_kernel_desc_t *d,
-                        tandem_status_t code) {
+static void expect_fail_at(tandem_runtime_t *rt, const tandem_kernel_desc_t *d,
+                           tandem_status_t code, const char *file, int line) {
   tandem_kernel_t *k = SENTINEL_KERNEL;
-  TH_ASSERT_STATUS(tandem_kernel_create(rt, d, &k), code);
+  tandem_status_t s = tandem_kernel_create(rt, d, &k);
+  th__check_status(s, code, "tandem_kernel_create", file, line);
+  if (s == TANDEM_OK) tandem_kernel_release(k);
   assert_null(k);
 }
 
 /* Malformed input may be reported as INVALID_ARGUMENT (a descriptor field) or
  * INVALID_KERNEL (the code); anything else, or a crash, fails. */
-static void expect_malformed(tandem_runtime_t *rt, const tandem_kernel_desc_t *d,
-                             const char *what) {
+static void expect_malformed_at(tandem_runtime_t *rt, const tandem_kernel_desc_t *d,
+                                const char *what, const char *file, int line) {
   tandem_kernel_t *k = SENTINEL_KERNEL;
   tandem_status_t s = tandem_kernel_create(rt, d, &k);
   if (s != TANDEM_ERROR_INVALID_KERNEL && s != TANDEM_ERROR_INVALID_ARGUMENT) {
-    fail_msg("%s: tandem_kernel_create returned %s, expected INVALID_KERNEL or "
+    if (s == TANDEM_OK) tandem_kernel_release(k);
+    fail_msg("%s:%d: %s: tandem_kernel_create returned %s, expected INVALID_KERNEL or "
              "INVALID_ARGUMENT; message: %s",
-             what, tandem_status_name(s), tandem_error_message());
+             file, line, what, tandem_status_name(s), s ? tandem_error_message() : "(none)");
   }
   if (tandem_error_message()[0] == '\0') fail_msg("%s: empty error message", what);
   assert_null(k);
@@ -396,6 +404,27 @@ static void test_bad_descriptor_fields(void **state) {
   TH_ASSERT_STATUS(tandem_kernel_create(rt, &d, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
 }
 
+static void test_workgroups_over_device_limit(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_kernel_desc_t d;
+  /* Beyond the device's maxComputeWorkGroupCount (65535 for y and z on every
+   * device we know; x up to 2^31-1): a dispatch of it is invalid Vulkan, so
+   * the load must refuse it rather than let vkCmdDispatch break the rules. */
+  d = saxpy_desc();
+  d.workgroups[1] = 70000;
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_MESSAGE_HAS("workgroups");
+  TH_ASSERT_MESSAGE_HAS("70000");
+  d = saxpy_desc();
+  d.workgroups[2] = 65536;
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_MESSAGE_HAS("workgroups");
+  d = saxpy_desc();
+  d.workgroups[0] = UINT32_MAX;
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_MESSAGE_HAS("workgroups");
+}
+
 static void test_descriptor_is_copied(void **state) {
   tandem_runtime_t *rt = *state;
   /* Everything the descriptor points at lives on the heap and is destroyed
@@ -438,6 +467,7 @@ int main(void) {
       GPU_TEST(test_corrupt_spirv),
       GPU_TEST(test_spirv_from_file),
       GPU_TEST(test_bad_descriptor_fields),
+      GPU_TEST(test_workgroups_over_device_limit),
       GPU_TEST(test_descriptor_is_copied),
   };
   return TH_RUN_GROUP(tests);

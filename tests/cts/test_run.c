@@ -86,13 +86,15 @@ static tandem_statistics_t stats(tandem_runtime_t *rt) {
 }
 
 /* One of two statuses (the API documents both for the case). */
-static void expect_either(tandem_status_t s, tandem_status_t a, tandem_status_t b,
-                          const char *what) {
+#define expect_either(s, a, b, what) expect_either_at((s), (a), (b), (what), __FILE__, __LINE__)
+static void expect_either_at(tandem_status_t s, tandem_status_t a, tandem_status_t b,
+                             const char *what, const char *file, int line) {
   if (s != a && s != b) {
-    fail_msg("%s: returned %s, expected %s or %s; message: %s", what, tandem_status_name(s),
-             tandem_status_name(a), tandem_status_name(b), tandem_error_message());
+    fail_msg("%s:%d: %s: returned %s, expected %s or %s; message: %s", file, line, what,
+             tandem_status_name(s), tandem_status_name(a), tandem_status_name(b),
+             s ? tandem_error_message() : "(none)");
   }
-  if (tandem_error_message()[0] == '\0') fail_msg("%s: empty error message", what);
+  if (tandem_error_message()[0] == '\0') fail_msg("%s:%d: %s: empty error message", file, line, what);
 }
 
 /*---------------------------------------------------------------------------
@@ -741,6 +743,145 @@ static void test_live_map_blocks_conflicting_submit(void **state) {
   free(got);
 }
 
+/* Work submitted later that reads what earlier, still running work writes is
+ * ordered after it, across graphs and lanes, without the host waiting. */
+static void test_ordering_across_submissions(void **state) {
+  tandem_runtime_t *rt = *state;
+  chain_t ch = make_chain(rt); /* compute lane: buf += steps */
+  const uint64_t bytes = (uint64_t)ch.n * 4;
+  tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = new_graph(rt);
+  /* upload lane, then download lane */
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(ch.buf), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(out),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *copy = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &copy));
+  tandem_graph_release(g);
+
+  tandem_completion_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c1));
+  TH_ASSERT_OK(tandem_exec_submit(copy, &c2));  /* reads what c1 writes */
+  TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c3)); /* writes what c2 reads (WAR) */
+  TH_ASSERT_OK(tandem_completion_wait(c2));
+  check_all(out, ch.n, ch.steps, "copy ordered after the first chain, before the second");
+  TH_ASSERT_OK(tandem_completion_wait(c3));
+  TH_ASSERT_OK(tandem_completion_wait(c1));
+  assert_true(tandem_completion_is_complete(c1));
+  check_all(ch.buf, ch.n, 2 * ch.steps, "two chains");
+  tandem_completion_release(c1);
+  tandem_completion_release(c2);
+  tandem_completion_release(c3);
+  tandem_statistics_t st = stats(rt);
+  TH_ASSERT_U64_EQ(st.submissions, 3);
+  TH_ASSERT_U64_EQ(st.completions, 3);
+
+  tandem_exec_release(copy);
+  tandem_buffer_release(d);
+  tandem_buffer_release(out);
+  free_chain(&ch);
+}
+
+static void test_wait_timeout(void **state) {
+  tandem_runtime_t *rt = *state;
+  chain_t ch = make_chain(rt);
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c));
+  tandem_status_t s = tandem_completion_wait_timeout(c, 0);
+  bool done = tandem_completion_is_complete(c);
+  fprintf(stderr, "wait_timeout(0) during the chain: %s (complete after: %d)\n",
+          tandem_status_name(s), done);
+  if (!done) {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_TIMEOUT);
+  } else if (s != TANDEM_OK) {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_TIMEOUT);
+  }
+  /* A timeout does not cancel: the work still finishes, with its result. */
+  TH_ASSERT_OK(tandem_completion_wait_timeout(c, 60ull * 1000000000ull));
+  assert_true(tandem_completion_is_complete(c));
+  TH_ASSERT_OK(tandem_completion_wait_timeout(c, 0));
+  tandem_completion_release(c);
+  check_all(ch.buf, ch.n, ch.steps, "after a timed-out wait");
+  free_chain(&ch);
+}
+
+/* Fixed capacities: graph_slots per executable and max_submissions per
+ * runtime; exhaustion is BUSY with nothing started, never growth. */
+static void test_capacity_busy(void **state) {
+  (void)state;
+  th_validation_reset();
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.graph_slots = 1;
+  o.max_submissions = 1;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  chain_t ch = make_chain(rt);
+  tandem_buffer_t *other = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(other), 0x5EEDu, TANDEM_LANE_AUTO));
+  tandem_exec_t *fill = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &fill));
+  tandem_graph_release(g);
+
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c));
+  /* The same executable again: its only slot is in flight. */
+  tandem_completion_t *c2 = SENTINEL_COMPLETION;
+  tandem_status_t s = tandem_exec_submit(ch.exec, &c2);
+  bool done = tandem_completion_is_complete(c);
+  fprintf(stderr, "second submit with graph_slots=1: %s (first complete after: %d)\n",
+          tandem_status_name(s), done);
+  uint32_t expected_steps = ch.steps;
+  if (!done) {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
+    assert_null(c2);
+  } else if (s == TANDEM_OK) {
+    TH_ASSERT_OK(tandem_completion_wait(c2));
+    tandem_completion_release(c2);
+    expected_steps += ch.steps;
+  } else {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
+  }
+  /* Another executable, unrelated buffer: max_submissions = 1 is reached. */
+  tandem_completion_t *c3 = SENTINEL_COMPLETION;
+  s = tandem_exec_submit(fill, &c3);
+  done = tandem_completion_is_complete(c);
+  fprintf(stderr, "other submit with max_submissions=1: %s (first complete after: %d)\n",
+          tandem_status_name(s), done);
+  bool filled = false;
+  if (!done) {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
+    assert_null(c3);
+  } else if (s == TANDEM_OK) {
+    TH_ASSERT_OK(tandem_completion_wait(c3));
+    tandem_completion_release(c3);
+    filled = true;
+  } else {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
+  }
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+  check_all(ch.buf, ch.n, expected_steps, "chain");
+  if (!filled) check_all(other, 1024, 0, "BUSY fill started nothing");
+
+  /* Capacity is back once the work is done and released. */
+  TH_ASSERT_OK(tandem_exec_submit(fill, &c3));
+  TH_ASSERT_OK(tandem_completion_wait(c3));
+  tandem_completion_release(c3);
+  check_all(other, 1024, 0x5EEDu, "fill after capacity returned");
+  TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+  check_all(ch.buf, ch.n, expected_steps + ch.steps, "chain again");
+
+  tandem_exec_release(fill);
+  tandem_buffer_release(other);
+  free_chain(&ch);
+  th_runtime_destroy(rt);
+}
+
 int main(void) {
 #define GPU_TEST(f) cmocka_unit_test_setup_teardown(f, th_setup_gpu, th_teardown_gpu)
   const struct CMUnitTest tests[] = {
@@ -753,6 +894,9 @@ int main(void) {
       GPU_TEST(test_push_constants_reach_kernel),
       GPU_TEST(test_maps_vs_inflight_work),
       GPU_TEST(test_live_map_blocks_conflicting_submit),
+      GPU_TEST(test_ordering_across_submissions),
+      GPU_TEST(test_wait_timeout),
+      cmocka_unit_test(test_capacity_busy),
   };
   return TH_RUN_GROUP(tests);
 }
