@@ -183,10 +183,15 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
                     tandem_status_name(rt->lost));
     goto out;
   }
-  tandem__tracker_poll_locked(rt);
+  /* Retire finished work only when a limit is in the way: waits retire what
+   * they waited for, so the common replay path makes no timeline queries. */
   tandem__slot_t *slot = NULL;
-  for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
-    if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
+  for (int attempt = 0; attempt < 2; attempt++) {
+    for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
+      if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
+    if (slot && rt->in_flight_count < rt->options.max_submissions) break;
+    if (attempt == 0) tandem__tracker_poll_locked(rt);
+  }
   if (!slot) {
     s = TANDEM_FAIL(TANDEM_ERROR_BUSY,
                     "all %u graph slots of this executable are in use; wait for or release a "
@@ -324,10 +329,14 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
       return TANDEM_FAIL(s, "the submission did not finish within %llu ns",
                          (unsigned long long)timeout_ns);
     pthread_mutex_lock(&rt->mutex);
-    tandem__tracker_poll_locked(rt);
-    pthread_mutex_unlock(&rt->mutex);
+    if (s == TANDEM_OK) {
+      tandem__tracker_advance_locked(rt, values, TANDEM_OK); /* reached: no query */
+    } else {
+      tandem__tracker_poll_locked(rt);
+    }
+  } else {
+    pthread_mutex_lock(&rt->mutex);
   }
-  pthread_mutex_lock(&rt->mutex);
   tandem_status_t result = slot->result;
   pthread_mutex_unlock(&rt->mutex);
   if (result != TANDEM_OK)

@@ -252,6 +252,10 @@ void tandem__trace_slot_locked(tandem_runtime_t *runtime, tandem__slot_t *slot);
 /* Tracker (tracker.c). All _locked functions need runtime->mutex. */
 /* Reads the lanes' timelines and retires every in-flight slot they passed. */
 void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
+/* As poll, with lane values the caller already knows were reached (a finished
+ * wait), or a query failure |s|: saves the timeline queries. */
+void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
+                                    uint64_t values[TANDEM_LANE_COUNT_GPU], tandem_status_t s);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,

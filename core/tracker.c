@@ -97,6 +97,11 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t values[TANDEM_LANE_COUNT_GPU];
   tandem_status_t s = gpu->vtable->query(gpu, values);
+  tandem__tracker_advance_locked(rt, values, s);
+}
+
+void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM_LANE_COUNT_GPU],
+                                    tandem_status_t s) {
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     if (rt->lost == TANDEM_OK) rt->lost = s;
