@@ -155,6 +155,17 @@ static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   return TANDEM_OK;
 }
 
+/* True when in-flight work rewrites all of |b|: a reader submitted now is
+ * ordered after it (and fails with it, through its dependencies, if it fails),
+ * so the poison of earlier bytes no longer matters to that reader. */
+static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
+  for (const tandem__record_t *r = b->records; r; r = r->next)
+    if ((r->access.access & TANDEM_ACCESS_WRITE) && r->access.offset == 0 &&
+        r->access.length == b->size && !r->slot->cancel_requested && !r->slot->inject_failure)
+      return true;
+  return false;
+}
+
 static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *const *after,
                                       uint32_t after_count,
                                       tandem_completion_t **out_completion) {
@@ -208,7 +219,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     const tandem__access_t *a = &exec->accesses[i];
     s = tandem__maps_check_locked(a);
     if (s != TANDEM_OK) goto out;
-    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK) {
+    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK &&
+        !tandem__rewrite_in_flight_locked(a->buffer)) {
       s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
                       "a buffer this graph reads was written by work that failed (%s)",
                       tandem_status_name(a->buffer->poison));

@@ -1,0 +1,1665 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_graph.c — prepared graphs: ordering inferred from byte ranges (RAW, WAR,
+ * WAW) inside a graph, across lanes, across submissions, graphs and threads;
+ * replay through one slot; BUSY, timeout, cancel, injected failure and its
+ * propagation; submit_after; profiles and traces.
+ *
+ * The validation layer's synchronization validation (1.3.239) misses
+ * compute->compute hazards on storage buffers, so every ordering case here is
+ * checked on the data, element by element, with random inputs (the seed is
+ * printed; TANDEM_TEST_SEED=<n> repeats a run).
+ */
+#include "harness.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tandem_test_shaders.h"
+
+#define SENTINEL_COMPLETION ((tandem_completion_t *)(uintptr_t)0x5A5A5A5A)
+
+/*---------------------------------------------------------------------------
+ * Helpers
+ *---------------------------------------------------------------------------*/
+
+static tandem_kernel_t *load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
+                             size_t size, uint32_t groups, const tandem_binding_contract_t *b,
+                             uint32_t count, uint32_t push) {
+  tandem_kernel_desc_t d;
+  memset(&d, 0, sizeof d);
+  d.name = name;
+  d.spirv = spirv;
+  d.spirv_size = size;
+  d.workgroups[0] = groups;
+  d.workgroups[1] = 1;
+  d.workgroups[2] = 1;
+  d.bindings = b;
+  d.binding_count = count;
+  d.push_constant_bytes = push;
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  assert_non_null(k);
+  return k;
+}
+
+/* v[i] += 1 over |n| uints (binding 0 read-write). */
+static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
+  return load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
+              (n + 255) / 256, b, 1, 4);
+}
+
+/* dst[i] = src[i] over |n| uints (binding 0 read, binding 1 write). */
+static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
+                                          {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
+  return load(rt, "copy_u32", tandem_spv_copy_u32, tandem_spv_copy_u32_size, (n + 255) / 256,
+              b, 2, 4);
+}
+
+static tandem_status_t add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v,
+                                   uint32_t n) {
+  return tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n);
+}
+
+static tandem_status_t add_copy_u32(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t src,
+                                    tandem_view_t dst, uint32_t n) {
+  const tandem_view_t v[2] = {src, dst};
+  return tandem_graph_add_dispatch(g, k, v, 2, &n, sizeof n);
+}
+
+static tandem_graph_t *new_graph(tandem_runtime_t *rt) {
+  tandem_graph_t *g = NULL;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  assert_non_null(g);
+  return g;
+}
+
+static tandem_exec_t *prepare(tandem_graph_t *g) {
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  assert_non_null(e);
+  return e;
+}
+
+/* Prepares |g|, releases it, returns the executable. */
+static tandem_exec_t *prepare_release(tandem_graph_t *g) {
+  tandem_exec_t *e = prepare(g);
+  tandem_graph_release(g);
+  return e;
+}
+
+static tandem_completion_t *submit(tandem_exec_t *e) {
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c));
+  assert_non_null(c);
+  return c;
+}
+
+static void wait_release(tandem_completion_t *c) {
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+}
+
+static void run_once(tandem_exec_t *e) { wait_release(submit(e)); }
+
+static tandem_statistics_t stats(tandem_runtime_t *rt) {
+  tandem_statistics_t s;
+  memset(&s, 0xEE, sizeof s);
+  tandem_runtime_statistics(rt, &s);
+  return s;
+}
+
+static uint32_t *alloc_u32(size_t n) {
+  uint32_t *p = malloc(n * 4 + 4);
+  assert_non_null(p);
+  return p;
+}
+
+static tandem_runtime_t *runtime_opts(uint32_t graph_slots, uint32_t max_submissions,
+                                      bool gpu_timestamps) {
+  th_validation_reset();
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_timestamps = gpu_timestamps;
+  if (graph_slots) o.graph_slots = graph_slots;
+  if (max_submissions) o.max_submissions = max_submissions;
+  return th_runtime_create(&o);
+}
+
+static tandem_runtime_t *runtime_with(uint32_t graph_slots, uint32_t max_submissions) {
+  return runtime_opts(graph_slots, max_submissions, false);
+}
+
+/* Fixture: a runtime with GPU timestamps on (profiles, traces). */
+static int setup_timestamps(void **state) {
+  *state = runtime_opts(0, 0, true);
+  return 0;
+}
+
+/* One of two statuses (the API documents both for the case). */
+static void expect_either(tandem_status_t s, tandem_status_t a, tandem_status_t b,
+                          const char *what) {
+  if (s != a && s != b) {
+    fail_msg("%s: returned %s, expected %s or %s; message: %s", what, tandem_status_name(s),
+             tandem_status_name(a), tandem_status_name(b), tandem_error_message());
+  }
+  if (tandem_error_message()[0] == '\0') fail_msg("%s: empty error message", what);
+}
+
+/* A long chain of v[i] += 1 over a HOST_VISIBLE buffer: runs for a good
+ * fraction of a second on lavapipe, so that cancel and timeout find it in
+ * flight. */
+typedef struct longrun {
+  tandem_buffer_t *buf;
+  tandem_kernel_t *k;
+  tandem_exec_t *exec;
+  uint32_t n, steps;
+} longrun_t;
+
+static longrun_t make_long(tandem_runtime_t *rt, uint32_t steps) {
+  longrun_t L;
+  L.n = th_small() ? (1u << 20) : (4u << 20);
+  L.steps = steps;
+  L.buf = th_buffer(rt, (uint64_t)L.n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  L.k = add_one_kernel(rt, L.n);
+  tandem_graph_t *g = new_graph(rt);
+  for (uint32_t i = 0; i < steps; ++i)
+    TH_ASSERT_OK(add_add_one(g, L.k, tandem_buffer_whole(L.buf), L.n));
+  L.exec = prepare_release(g);
+  return L;
+}
+
+static void free_long(longrun_t *L) {
+  tandem_exec_release(L->exec);
+  tandem_kernel_release(L->k);
+  tandem_buffer_release(L->buf);
+}
+
+/* Rewrites the whole buffer from the host (clears a poison). */
+static void clear_whole(tandem_buffer_t *b) {
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(b), &m));
+  memset(m.data, 0, (size_t)m.length);
+  tandem_unmap(&m);
+}
+
+static void check_fill(tandem_buffer_t *b, uint64_t offset, uint32_t n, uint32_t value,
+                       const char *what) {
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_read(th_view(b, offset, (uint64_t)n * 4), &m));
+  TH_ASSERT_U32_FILL((const uint32_t *)m.data, value, n, what);
+  tandem_unmap(&m);
+}
+
+/*---------------------------------------------------------------------------
+ * Chains (RAW inside one graph)
+ *---------------------------------------------------------------------------*/
+
+static void test_chain_64_dispatches(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = th_small() ? (1u << 18) : (1u << 20);
+  const uint64_t bytes = (uint64_t)n * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+  th_fill_random_u32(&rng, in, n);
+
+  tandem_buffer_t *hin = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hout = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hout2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *d2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(hin, 0, in, bytes);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_kernel_t *kc = copy_kernel(rt, n);
+
+  /* upload -> 64 x (+1) -> download, all on one range. */
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  for (int i = 0; i < 64; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 66);
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  for (uint32_t i = 0; i < n; ++i) want[i] = in[i] + 64u;
+  th_read(hout, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, want, n, "upload, 64 dependent +1, download");
+  th_read(hin, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, in, n, "input untouched");
+
+  /* Dependent dispatches mixed with a kernel copy in the middle:
+   *   upload d; 32 x (+1 on d); copy_u32 d->d2 (RAW on d);
+   *   32 x (+1 on d) (WAR against the copy's read); 32 x (+1 on d2) (RAW);
+   *   download d and d2.  Both must hold in + 64. */
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  for (int i = 0; i < 32; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(d), tandem_buffer_whole(d2), n));
+  for (int i = 0; i < 32; ++i) {
+    TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+    TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d2), n));
+  }
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d2), tandem_buffer_whole(hout2),
+                                     TANDEM_LANE_AUTO));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(hout, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, want, n, "d after 32, copy, 32");
+  th_read(hout2, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, want, n, "d2 = copy after 32, then 32 more");
+
+  tandem_kernel_release(k);
+  tandem_kernel_release(kc);
+  tandem_buffer_release(hin);
+  tandem_buffer_release(hout);
+  tandem_buffer_release(hout2);
+  tandem_buffer_release(d);
+  tandem_buffer_release(d2);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/*---------------------------------------------------------------------------
+ * WAR, WAW, cross-lane streams
+ *---------------------------------------------------------------------------*/
+
+static void test_war(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = th_small() ? (1u << 16) : (1u << 20);
+  const uint64_t bytes = (uint64_t)n * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+  th_fill_random_u32(&rng, in, n);
+
+  tandem_buffer_t *h = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *ha = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hb = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *a = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *b = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(h, 0, in, bytes);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_kernel_t *kc = copy_kernel(rt, n);
+
+  /* Copy node (compute lane, GPU_LOCAL -> GPU_LOCAL) then a fill of its source. */
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(b),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0xF00DF00Du, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb),
+                                     TANDEM_LANE_AUTO));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(hb, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, in, n, "WAR (copy node): B holds A's old data");
+  th_read(ha, 0, got, bytes);
+  TH_ASSERT_U32_FILL(got, 0xF00DF00Du, n, "WAR (copy node): A holds the fill");
+
+  /* Kernel copy (copy_u32 reads A) then +1 on A (writes what was read). */
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(a), tandem_buffer_whole(b), n));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0x0u, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb),
+                                     TANDEM_LANE_AUTO));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(hb, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, in, n, "WAR (dispatch): B holds A before the +1");
+  th_read(ha, 0, got, bytes);
+  TH_ASSERT_U32_FILL(got, 1u, n, "A: +1, fill 0, +1");
+
+  /* Download lane reads A, then the compute lane overwrites A: the download
+   * must have read the old contents (WAR across lanes). */
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(hb),
+                                     TANDEM_LANE_DOWNLOAD));
+  for (int i = 0; i < 4; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
+                                     TANDEM_LANE_DOWNLOAD));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(hb, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, in, n, "WAR across lanes: download saw the old A");
+  for (uint32_t i = 0; i < n; ++i) want[i] = in[i] + 4u;
+  th_read(ha, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, want, n, "WAR across lanes: A after 4 x +1");
+
+  tandem_kernel_release(k);
+  tandem_kernel_release(kc);
+  tandem_buffer_release(h);
+  tandem_buffer_release(ha);
+  tandem_buffer_release(hb);
+  tandem_buffer_release(a);
+  tandem_buffer_release(b);
+  free(in);
+  free(got);
+  free(want);
+}
+
+static void test_waw(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = th_small() ? (1u << 16) : (1u << 20);
+  const uint64_t bytes = (uint64_t)n * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+  th_fill_random_u32(&rng, in, n);
+  const uint32_t p1 = th_rand_u32(&rng), p2 = th_rand_u32(&rng) ^ 0x1u, p3 = p1 ^ 0x80000000u;
+
+  tandem_buffer_t *h = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hs = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(hs, 0, in, bytes);
+
+  /* Same range three times: the last wins. */
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p1, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p2, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p3, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
+                                     TANDEM_LANE_AUTO));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(h, 0, got, bytes);
+  TH_ASSERT_U32_FILL(got, p3, n, "WAW: three fills, last wins");
+
+  /* Overlapping partial ranges and writers on different lanes:
+   *   fill all p1 (compute); upload random data into [n/4, n) (upload lane);
+   *   fill [n/2, 3n/4) p2 (compute); upload hs[0,n/8) into [7n/8, n) (upload);
+   *   download to h. */
+  const uint64_t q = bytes / 8; /* an eighth */
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p1, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hs, 2 * q, 6 * q), th_view(d, 2 * q, 6 * q),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 4 * q, 2 * q), p2, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hs, 0, q), th_view(d, 7 * q, q),
+                                     TANDEM_LANE_UPLOAD));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
+                                     TANDEM_LANE_AUTO));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  const uint32_t e = n / 8;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i < 2 * e) want[i] = p1;
+    else if (i >= 4 * e && i < 6 * e) want[i] = p2;
+    else if (i >= 7 * e) want[i] = in[i - 7 * e];
+    else want[i] = in[i];
+  }
+  th_read(h, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, want, n, "WAW: overlapping writers on compute and upload lanes");
+
+  tandem_buffer_release(h);
+  tandem_buffer_release(hs);
+  tandem_buffer_release(d);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/* upload chunk c -> (c+1) x (+1) -> download chunk c, for 8 chunks in one
+ * graph; once with a device range per chunk, once with one device staging
+ * range reused by every chunk (each upload must wait for the previous
+ * download: WAR across lanes). */
+static void test_chunked_stream(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t chunks = 8;
+  const uint32_t cn = th_small() ? (1u << 14) : (1u << 16); /* uints per chunk */
+  const uint64_t cb = (uint64_t)cn * 4;
+  const uint32_t n = chunks * cn;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+  th_fill_random_u32(&rng, in, n);
+  for (uint32_t c = 0; c < chunks; ++c)
+    for (uint32_t i = 0; i < cn; ++i) want[c * cn + i] = in[c * cn + i] + c + 1;
+
+  tandem_buffer_t *hin = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hout = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *stage = th_buffer(rt, cb, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(hin, 0, in, (uint64_t)n * 4);
+  tandem_kernel_t *k = add_one_kernel(rt, cn);
+
+  for (int shared = 0; shared < 2; ++shared) {
+    tandem_graph_t *g = new_graph(rt);
+    for (uint32_t c = 0; c < chunks; ++c) {
+      tandem_view_t dv = shared ? tandem_buffer_whole(stage) : th_view(d, c * cb, cb);
+      TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hin, c * cb, cb), dv, TANDEM_LANE_AUTO));
+      for (uint32_t j = 0; j <= c; ++j) TH_ASSERT_OK(add_add_one(g, k, dv, cn));
+      TH_ASSERT_OK(tandem_graph_add_copy(g, dv, th_view(hout, c * cb, cb), TANDEM_LANE_AUTO));
+    }
+    tandem_exec_t *e = prepare_release(g);
+    for (int run = 0; run < 2; ++run) {
+      tandem_map_t m;
+      TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(hout), &m));
+      memset(m.data, 0xAB, (size_t)n * 4);
+      tandem_unmap(&m);
+      uint64_t up0 = stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD];
+      uint64_t down0 = stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
+      run_once(e);
+      TH_ASSERT_U64_EQ(stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD] - up0,
+                       (uint64_t)n * 4);
+      TH_ASSERT_U64_EQ(stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] - down0,
+                       (uint64_t)n * 4);
+      th_read(hout, 0, got, (uint64_t)n * 4);
+      TH_ASSERT_U32_ARRAY(got, want, n,
+                          shared ? "chunked stream through one staging range"
+                                 : "chunked stream, a range per chunk");
+    }
+    tandem_exec_release(e);
+  }
+
+  tandem_kernel_release(k);
+  tandem_buffer_release(hin);
+  tandem_buffer_release(hout);
+  tandem_buffer_release(d);
+  tandem_buffer_release(stage);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/*---------------------------------------------------------------------------
+ * Replay through one slot
+ *---------------------------------------------------------------------------*/
+
+static void test_replay_256_one_slot(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = runtime_with(1, 0);
+  const uint32_t n = th_small() ? (1u << 12) : (1u << 16);
+  const uint64_t bytes = (uint64_t)n * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+
+  tandem_buffer_t *hin = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hout = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e = prepare_release(g);
+  uint64_t subs0 = stats(rt).submissions;
+
+  for (int run = 0; run < 256; ++run) {
+    tandem_map_t m;
+    TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(hin), &m));
+    th_fill_random_u32(&rng, (uint32_t *)m.data, n);
+    ((uint32_t *)m.data)[run % n] = (uint32_t)run; /* distinct per run for sure */
+    memcpy(in, m.data, (size_t)bytes);
+    tandem_unmap(&m);
+    tandem_completion_t *c = submit(e);
+    wait_release(c);
+    for (uint32_t i = 0; i < n; ++i) want[i] = in[i] + 1u;
+    th_read(hout, 0, got, bytes);
+    TH_ASSERT_U32_ARRAY(got, want, n, "replay through one slot");
+  }
+  TH_ASSERT_U64_EQ(stats(rt).submissions - subs0, 256);
+
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(hin);
+  tandem_buffer_release(hout);
+  tandem_buffer_release(d);
+  free(in);
+  free(got);
+  free(want);
+  th_runtime_destroy(rt);
+}
+
+/*---------------------------------------------------------------------------
+ * Across graphs
+ *---------------------------------------------------------------------------*/
+
+/* Three executables on one buffer B (HOST_VISIBLE, 2N uints), submitted back
+ * to back with no wait:
+ *   g1: 16 x (+1) over B[0, N)                       (compute lane)
+ *   g2: upload B[N/2, 3N/2) -> D (upload lane, RAW on g1's result),
+ *       +1 over B[N/2, 3N/2) (compute, after its own read),
+ *       download D -> C
+ *   g3: fill B[N/4, 3N/4) with P (WAR against g2's read, WAW against g1/g2)
+ * C proves g2 read after g1 and before g3; B proves the write order. */
+static void test_cross_graph_overlapping(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t N = th_small() ? (1u << 16) : (1u << 20);
+  const uint64_t nb = (uint64_t)N * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(2 * N), *got = alloc_u32(2 * N), *want = alloc_u32(2 * N);
+  th_fill_random_u32(&rng, in, 2 * N);
+  const uint32_t P = th_rand_u32(&rng);
+
+  tandem_buffer_t *b = th_buffer(rt, 2 * nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, nb, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *c = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  th_write(b, 0, in, 2 * nb);
+  tandem_kernel_t *k = add_one_kernel(rt, N);
+
+  tandem_graph_t *g = new_graph(rt);
+  for (int i = 0; i < 16; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, 0, nb), N));
+  tandem_exec_t *e1 = prepare_release(g);
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(b, nb / 2, nb), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_add_one(g, k, th_view(b, nb / 2, nb), N));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(c),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e2 = prepare_release(g);
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, nb / 4, nb / 2), P, TANDEM_LANE_AUTO));
+  tandem_exec_t *e3 = prepare_release(g);
+
+  tandem_completion_t *c1 = submit(e1), *c2 = submit(e2), *c3 = submit(e3);
+  wait_release(c3);
+  wait_release(c2);
+  wait_release(c1);
+
+  for (uint32_t i = 0; i < N; ++i) {
+    uint32_t j = N / 2 + i; /* the B index C[i] came from */
+    want[i] = in[j] + (j < N ? 16u : 0u);
+  }
+  th_read(c, 0, got, nb);
+  TH_ASSERT_U32_ARRAY(got, want, N, "g2 read B after g1 wrote it and before g3 filled it");
+  for (uint32_t i = 0; i < 2 * N; ++i) {
+    if (i >= N / 4 && i < 3 * N / 4) want[i] = P;
+    else if (i < N / 4) want[i] = in[i] + 16u;
+    else if (i < N) want[i] = in[i] + 17u;
+    else if (i < 3 * N / 2) want[i] = in[i] + 1u;
+    else want[i] = in[i];
+  }
+  th_read(b, 0, got, 2 * nb);
+  TH_ASSERT_U32_ARRAY(got, want, 2 * N, "B after g1, g2, g3 in submission order");
+
+  /* The same three again, twice over, still without waiting: the tracker must
+   * chain g1(2) after g3(1) and so on. */
+  memcpy(in, got, 2 * nb);
+  tandem_completion_t *cs[6];
+  for (int r = 0; r < 2; ++r) {
+    cs[3 * r + 0] = submit(e1);
+    cs[3 * r + 1] = submit(e2);
+    cs[3 * r + 2] = submit(e3);
+  }
+  for (int i = 5; i >= 0; --i) wait_release(cs[i]);
+  /* Simulate on the host. */
+  memcpy(want, in, 2 * nb);
+  uint32_t *sim_c = alloc_u32(N);
+  for (int r = 0; r < 2; ++r) {
+    for (uint32_t i = 0; i < N; ++i) want[i] += 16u;
+    memcpy(sim_c, want + N / 2, nb);
+    for (uint32_t i = N / 2; i < 3 * N / 2; ++i) want[i] += 1u;
+    for (uint32_t i = N / 4; i < 3 * N / 4; ++i) want[i] = P;
+  }
+  th_read(b, 0, got, 2 * nb);
+  TH_ASSERT_U32_ARRAY(got, want, 2 * N, "B after two more rounds");
+  th_read(c, 0, got, nb);
+  TH_ASSERT_U32_ARRAY(got, sim_c, N, "C after two more rounds");
+  free(sim_c);
+
+  tandem_exec_release(e1);
+  tandem_exec_release(e2);
+  tandem_exec_release(e3);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  tandem_buffer_release(c);
+  tandem_buffer_release(d);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/* Two executables on disjoint halves of one buffer, submitted back to back:
+ * both run, both results are right, nothing spills over. */
+static void test_cross_graph_disjoint(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t N = th_small() ? (1u << 16) : (1u << 20);
+  const uint64_t nb = (uint64_t)N * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(2 * N), *got = alloc_u32(2 * N), *want = alloc_u32(2 * N);
+  th_fill_random_u32(&rng, in, 2 * N);
+  tandem_buffer_t *b = th_buffer(rt, 2 * nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  th_write(b, 0, in, 2 * nb);
+  tandem_kernel_t *k = add_one_kernel(rt, N);
+  tandem_graph_t *g = new_graph(rt);
+  for (int i = 0; i < 8; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, 0, nb), N));
+  tandem_exec_t *lo = prepare_release(g);
+  g = new_graph(rt);
+  for (int i = 0; i < 3; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, nb, nb), N));
+  tandem_exec_t *hi = prepare_release(g);
+
+  tandem_completion_t *cs[4];
+  cs[0] = submit(lo);
+  cs[1] = submit(hi);
+  cs[2] = submit(hi);
+  cs[3] = submit(lo);
+  for (int i = 0; i < 4; ++i) wait_release(cs[i]);
+  for (uint32_t i = 0; i < 2 * N; ++i) want[i] = in[i] + (i < N ? 16u : 6u);
+  th_read(b, 0, got, 2 * nb);
+  TH_ASSERT_U32_ARRAY(got, want, 2 * N, "disjoint halves, both executables ran twice");
+
+  tandem_exec_release(lo);
+  tandem_exec_release(hi);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/*---------------------------------------------------------------------------
+ * Many threads
+ *---------------------------------------------------------------------------*/
+
+#define THREADS 4
+#define THREAD_SUBMITS 50
+
+typedef struct thread_arg {
+  tandem_exec_t *exec;
+  int index;
+  atomic_int *errors;
+  char message[512];
+} thread_arg_t;
+
+static void thread_error(thread_arg_t *a, const char *what, tandem_status_t s) {
+  if (atomic_fetch_add(a->errors, 1) == 0 || a->message[0] == '\0')
+    snprintf(a->message, sizeof a->message, "thread %d: %s returned %s: %s", a->index, what,
+             tandem_status_name(s), tandem_error_message());
+}
+
+static void *thread_main(void *p) {
+  thread_arg_t *a = p;
+  tandem_completion_t *inflight[2] = {NULL, NULL};
+  for (int i = 0; i < THREAD_SUBMITS; ++i) {
+    tandem_completion_t **slot = &inflight[i % 2];
+    if (*slot) { /* graph_slots is 2: keep at most two in flight */
+      tandem_status_t s = tandem_completion_wait(*slot);
+      if (s != TANDEM_OK) thread_error(a, "completion_wait", s);
+      tandem_completion_release(*slot);
+      *slot = NULL;
+    }
+    tandem_status_t s = tandem_exec_submit(a->exec, slot);
+    if (s != TANDEM_OK) {
+      thread_error(a, "exec_submit", s);
+      *slot = NULL;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (!inflight[i]) continue;
+    tandem_status_t s = tandem_completion_wait(inflight[i]);
+    if (s != TANDEM_OK) thread_error(a, "completion_wait", s);
+    tandem_completion_release(inflight[i]);
+  }
+  return NULL;
+}
+
+static void test_threads(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t R = th_small() ? (1u << 12) : (1u << 16); /* uints per range */
+  const uint64_t rb = (uint64_t)R * 4;
+  const uint32_t total = (THREADS + 1) * R; /* THREADS own ranges, then the common one */
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(total), *got = alloc_u32(total), *want = alloc_u32(total);
+  th_fill_random_u32(&rng, in, total);
+  tandem_buffer_t *b = th_buffer(rt, (uint64_t)total * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  th_write(b, 0, in, (uint64_t)total * 4);
+  tandem_kernel_t *k = add_one_kernel(rt, R);
+
+  tandem_exec_t *ex[THREADS];
+  for (int t = 0; t < THREADS; ++t) {
+    tandem_graph_t *g = new_graph(rt);
+    /* Own range: +1 twice; the common range: +1 once. */
+    TH_ASSERT_OK(add_add_one(g, k, th_view(b, t * rb, rb), R));
+    TH_ASSERT_OK(add_add_one(g, k, th_view(b, THREADS * rb, rb), R));
+    TH_ASSERT_OK(add_add_one(g, k, th_view(b, t * rb, rb), R));
+    ex[t] = prepare_release(g);
+  }
+  atomic_int errors = 0;
+  thread_arg_t args[THREADS];
+  pthread_t th[THREADS];
+  uint64_t subs0 = stats(rt).submissions;
+  for (int t = 0; t < THREADS; ++t) {
+    args[t].exec = ex[t];
+    args[t].index = t;
+    args[t].errors = &errors;
+    args[t].message[0] = '\0';
+    assert_int_equal(pthread_create(&th[t], NULL, thread_main, &args[t]), 0);
+  }
+  for (int t = 0; t < THREADS; ++t) assert_int_equal(pthread_join(th[t], NULL), 0);
+  for (int t = 0; t < THREADS; ++t)
+    if (args[t].message[0]) fprintf(stderr, "%s\n", args[t].message);
+  assert_int_equal(atomic_load(&errors), 0);
+  TH_ASSERT_U64_EQ(stats(rt).submissions - subs0, THREADS * THREAD_SUBMITS);
+
+  for (uint32_t i = 0; i < total; ++i)
+    want[i] = in[i] + (i < THREADS * R ? 2u * THREAD_SUBMITS : (uint32_t)THREADS * THREAD_SUBMITS);
+  th_read(b, 0, got, (uint64_t)total * 4);
+  TH_ASSERT_U32_ARRAY(got, want, total, "own ranges +100 each, common range +200");
+
+  for (int t = 0; t < THREADS; ++t) tandem_exec_release(ex[t]);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/*---------------------------------------------------------------------------
+ * BUSY
+ *---------------------------------------------------------------------------*/
+
+static void test_busy_graph_slots(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = runtime_with(1, 0);
+  const uint32_t n = 4096;
+  tandem_buffer_t *b = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(b), n));
+  tandem_exec_t *e = prepare_release(g);
+
+  tandem_completion_t *c1 = submit(e);
+  uint64_t subs = stats(rt).submissions;
+  tandem_completion_t *c2 = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph slots");
+  assert_null(c2);
+  TH_ASSERT_OK(tandem_completion_wait(c1));
+  /* Finished but not released: the slot is still the caller's. */
+  c2 = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph_slots");
+  assert_null(c2);
+  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  tandem_completion_release(c1);
+  c2 = submit(e);
+  wait_release(c2);
+  check_fill(b, 0, n, 2, "exactly two runs happened");
+
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  th_runtime_destroy(rt);
+}
+
+static void test_busy_max_submissions(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = runtime_with(0, 2);
+  longrun_t L = make_long(rt, 64);
+  /* e2 reads what L writes (ordered after it); e3 is unrelated. */
+  const uint32_t n = 4096;
+  tandem_buffer_t *o2 = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *o3 = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L.buf, 0, n * 4), tandem_buffer_whole(o2),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e2 = prepare_release(g);
+  g = new_graph(rt);
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(o3), n));
+  tandem_exec_t *e3 = prepare_release(g);
+
+  tandem_completion_t *c1 = submit(L.exec), *c2 = submit(e2);
+  tandem_completion_t *c3 = SENTINEL_COMPLETION;
+  tandem_status_t s = tandem_exec_submit(e3, &c3);
+  bool done = tandem_completion_is_complete(c1);
+  fprintf(stderr, "third submit with max_submissions=2: %s (first complete after: %d)\n",
+          tandem_status_name(s), done);
+  if (!done) {
+    TH_ASSERT_STATUS_MSG(s, TANDEM_ERROR_BUSY, "max_submissions");
+    assert_null(c3);
+  } else {
+    fail_msg("the long graph finished before the third submit; make it longer");
+  }
+  wait_release(c1);
+  wait_release(c2);
+  c3 = submit(e3);
+  wait_release(c3);
+  check_fill(o2, 0, n, L.steps, "e2 copied L's result");
+  check_fill(o3, 0, n, 1, "e3 ran once");
+
+  tandem_exec_release(e2);
+  tandem_exec_release(e3);
+  tandem_kernel_release(k);
+  tandem_buffer_release(o2);
+  tandem_buffer_release(o3);
+  free_long(&L);
+  th_runtime_destroy(rt);
+}
+
+static void test_busy_live_map(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 8192;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t in[8192], got[4096];
+  th_fill_random_u32(&rng, in, n);
+  tandem_buffer_t *h = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, n * 2, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *o = th_buffer(rt, n * 2, TANDEM_PLACEMENT_HOST_VISIBLE);
+  th_write(h, 0, in, n * 4);
+  /* The graph only reads h[0, n*2). */
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h, 0, n * 2), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e = prepare_release(g);
+
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(th_view(h, n * 2 - 4, 8), &m)); /* straddles the end */
+  uint64_t subs = stats(rt).submissions, comps = stats(rt).completions;
+  tandem_completion_t *c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(e, &c), TANDEM_ERROR_BUSY);
+  assert_null(c);
+  c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit_after(e, NULL, 0, &c), TANDEM_ERROR_BUSY);
+  assert_null(c);
+  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  TH_ASSERT_U64_EQ(stats(rt).completions, comps);
+  tandem_unmap(&m);
+
+  /* A write map on the half the graph does not touch: the submit runs. */
+  TH_ASSERT_OK(tandem_map_write(th_view(h, n * 2, n * 2), &m));
+  memset(m.data, 0, n * 2);
+  c = submit(e);
+  wait_release(c);
+  tandem_unmap(&m);
+  th_read(o, 0, got, n * 2);
+  TH_ASSERT_U32_ARRAY(got, in, n / 2, "copied while a disjoint write map lived");
+
+  tandem_exec_release(e);
+  tandem_buffer_release(h);
+  tandem_buffer_release(d);
+  tandem_buffer_release(o);
+}
+
+/*---------------------------------------------------------------------------
+ * Timeout, cancel, failure
+ *---------------------------------------------------------------------------*/
+
+static void test_wait_timeout(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, th_small() ? 64 : 200);
+  tandem_completion_t *c = submit(L.exec);
+  tandem_status_t s = tandem_completion_wait_timeout(c, 1000);
+  bool done = tandem_completion_is_complete(c);
+  fprintf(stderr, "wait_timeout(1 us): %s (complete after: %d)\n", tandem_status_name(s), done);
+  if (!done) {
+    TH_ASSERT_STATUS_MSG(s, TANDEM_ERROR_TIMEOUT, "1000");
+    /* Also a zero timeout: a poll. */
+    s = tandem_completion_wait_timeout(c, 0);
+    if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(s, TANDEM_ERROR_TIMEOUT);
+    tandem_completion_profile_t p;
+    s = tandem_completion_profile(c, &p, NULL, 0);
+    if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
+  } else {
+    fail_msg("the long graph finished within 1 us of its submit; make it longer");
+  }
+  TH_ASSERT_OK(tandem_completion_wait(c)); /* the timeout did not cancel */
+  assert_true(tandem_completion_is_complete(c));
+  TH_ASSERT_OK(tandem_completion_wait_timeout(c, 1000)); /* finished: OK at once */
+  tandem_completion_release(c);
+  check_fill(L.buf, 0, L.n, L.steps, "every step ran after the timeout");
+  free_long(&L);
+}
+
+/* Graph B reads X (written by A) into Y; graph C reads Y into Z. */
+typedef struct pipeline {
+  tandem_buffer_t *y, *z, *w;
+  tandem_exec_t *b, *c, *rx, *u;
+  tandem_kernel_t *k;
+  uint32_t n;
+} pipeline_t;
+
+static pipeline_t make_pipeline(tandem_runtime_t *rt, longrun_t *L) {
+  pipeline_t p;
+  p.n = 4096;
+  const uint64_t nb = (uint64_t)p.n * 4;
+  p.y = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.z = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.w = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.k = add_one_kernel(rt, p.n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L->buf, 0, nb), tandem_buffer_whole(p.y),
+                                     TANDEM_LANE_AUTO));
+  p.b = prepare_release(g);
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(p.y), tandem_buffer_whole(p.z),
+                                     TANDEM_LANE_AUTO));
+  p.c = prepare_release(g);
+  /* rx: reads a part of X that A writes, into Z. */
+  g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L->buf, nb, nb), tandem_buffer_whole(p.z),
+                                     TANDEM_LANE_AUTO));
+  p.rx = prepare_release(g);
+  /* u: unrelated, +1 on W. */
+  g = new_graph(rt);
+  TH_ASSERT_OK(add_add_one(g, p.k, tandem_buffer_whole(p.w), p.n));
+  p.u = prepare_release(g);
+  return p;
+}
+
+static void free_pipeline(pipeline_t *p) {
+  tandem_exec_release(p->b);
+  tandem_exec_release(p->c);
+  tandem_exec_release(p->rx);
+  tandem_exec_release(p->u);
+  tandem_kernel_release(p->k);
+  tandem_buffer_release(p->y);
+  tandem_buffer_release(p->z);
+  tandem_buffer_release(p->w);
+}
+
+/* After A failed with |a_result|: B and C failed; X and Y are poisoned until
+ * rewritten whole; the unrelated U is fine. */
+static void check_failure_aftermath(tandem_runtime_t *rt, longrun_t *L, pipeline_t *p,
+                                    tandem_completion_t *ca, tandem_completion_t *cb,
+                                    tandem_completion_t *cc, tandem_completion_t *cu,
+                                    tandem_status_t a_result) {
+  TH_ASSERT_STATUS(tandem_completion_wait(ca), a_result);
+  assert_true(tandem_completion_is_complete(ca));
+  TH_ASSERT_STATUS(tandem_completion_wait(ca), a_result); /* stable */
+  TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_completion_wait(cc), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_OK(tandem_completion_wait(cu));
+  /* Cancelling finished work changes nothing. */
+  TH_ASSERT_OK(tandem_completion_cancel(cu));
+  TH_ASSERT_OK(tandem_completion_wait(cu));
+  TH_ASSERT_OK(tandem_completion_cancel(ca));
+  TH_ASSERT_STATUS(tandem_completion_wait(ca), a_result);
+  tandem_completion_release(ca);
+  tandem_completion_release(cb);
+  tandem_completion_release(cc);
+  tandem_completion_release(cu);
+  check_fill(p->w, 0, p->n, 1, "the unrelated submission ran");
+
+  const uint64_t nb = (uint64_t)p->n * 4;
+  /* Reading X: at submit. */
+  uint64_t subs = stats(rt).submissions;
+  tandem_completion_t *c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(p->rx, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_null(c);
+  c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(p->b, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_null(c);
+  /* Y was written by B, which failed: poisoned too. */
+  c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(p->c, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_null(c);
+  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  /* Maps of poisoned bytes. */
+  tandem_map_t m;
+  memset(&m, 0, sizeof m);
+  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(L->buf), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_null(m.data);
+  TH_ASSERT_STATUS(tandem_try_map_read(th_view(L->buf, 0, 64), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_map_write(th_view(L->buf, 0, 64), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(p->y), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+
+  /* A write map of the whole of X clears it. */
+  TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(L->buf), &m));
+  uint32_t *x = m.data;
+  for (uint32_t i = 0; i < L->n; ++i) x[i] = i * 3u + 7u;
+  tandem_unmap(&m);
+  TH_ASSERT_OK(tandem_map_read(th_view(L->buf, 0, 64), &m));
+  tandem_unmap(&m);
+  /* Y is still poisoned (C reads it) until a GPU write of all of Y succeeds:
+   * B writes the whole of Y. */
+  c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(p->c, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
+  wait_release(submit(p->b));
+  tandem_completion_t *c2 = submit(p->c);
+  tandem_completion_t *c3 = submit(p->rx);
+  wait_release(c2);
+  wait_release(c3);
+  uint32_t *want = alloc_u32(p->n), *got = alloc_u32(p->n);
+  for (uint32_t i = 0; i < p->n; ++i) want[i] = i * 3u + 7u;
+  th_read(p->y, 0, got, nb);
+  TH_ASSERT_U32_ARRAY(got, want, p->n, "Y after recovery");
+  th_read(p->z, 0, got, nb);
+  for (uint32_t i = 0; i < p->n; ++i) want[i] = (p->n + i) * 3u + 7u;
+  TH_ASSERT_U32_ARRAY(got, want, p->n, "Z (from X's second block) after recovery");
+  /* And A itself works again. */
+  run_once(L->exec);
+  th_read(L->buf, 0, got, nb);
+  for (uint32_t i = 0; i < p->n; ++i) want[i] = i * 3u + 7u + L->steps;
+  TH_ASSERT_U32_ARRAY(got, want, p->n, "X after a clean run of A");
+  free(want);
+  free(got);
+}
+
+static void test_cancel(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, th_small() ? 64 : 128);
+  pipeline_t p = make_pipeline(rt, &L);
+
+  tandem_completion_t *ca = submit(L.exec);
+  tandem_completion_t *cb = submit(p.b); /* reads X: after A */
+  tandem_completion_t *cc = submit(p.c); /* reads Y: after B */
+  tandem_completion_t *cu = submit(p.u); /* unrelated */
+  bool done = tandem_completion_is_complete(ca);
+  if (done) fail_msg("the long graph finished before it could be cancelled; make it longer");
+  TH_ASSERT_OK(tandem_completion_cancel(ca));
+  TH_ASSERT_OK(tandem_completion_cancel(ca)); /* twice is fine */
+  check_failure_aftermath(rt, &L, &p, ca, cb, cc, cu, TANDEM_ERROR_CANCELLED);
+  free_pipeline(&p);
+  free_long(&L);
+}
+
+static void test_injected_failure(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, 64);
+  pipeline_t p = make_pipeline(rt, &L);
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 256));
+  TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  const uint64_t sub_a = stats(rt).submissions + 1;
+  tandem_completion_t *ca = submit(L.exec); /* the one that fails */
+  tandem_completion_t *cb = submit(p.b);
+  tandem_completion_t *cc = submit(p.c);
+  tandem_completion_t *cu = submit(p.u);
+  check_failure_aftermath(rt, &L, &p, ca, cb, cc, cu, TANDEM_ERROR_INTERNAL);
+  /* The trace records each region's result. */
+  tandem_trace_t *t = NULL;
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  uint32_t count = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(t, &count);
+  const tandem_status_t expect[4] = {TANDEM_ERROR_INTERNAL, TANDEM_ERROR_FAILED_DEPENDENCY,
+                                     TANDEM_ERROR_FAILED_DEPENDENCY, TANDEM_OK};
+  uint32_t matched = 0;
+  for (uint32_t i = 0; i < count; ++i) {
+    if (ev[i].submission < sub_a || ev[i].submission > sub_a + 3) continue;
+    TH_ASSERT_U64_EQ(ev[i].result, expect[ev[i].submission - sub_a]);
+    matched++;
+  }
+  TH_ASSERT_U64_EQ(matched, 4); /* one region each */
+  tandem_trace_release(t);
+
+  /* Only one submission was failed: the next ones are fine. */
+  tandem_completion_t *c = submit(p.u);
+  wait_release(c);
+  check_fill(p.w, 0, p.n, 2, "the unrelated submission ran again");
+  free_pipeline(&p);
+  free_long(&L);
+}
+
+
+/* After a failure poisons Y, the producer that rewrites all of Y and the
+ * consumer that reads Y are submitted back to back (the usual "run it again"
+ * pipeline). The consumer is ordered after the producer's full rewrite, so it
+ * reads only fresh bytes: it must be accepted and see the new data. */
+static void test_poison_rewrite_in_flight(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, 16);
+  pipeline_t p = make_pipeline(rt, &L);
+  TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  tandem_completion_t *cb = submit(p.b); /* fails: poisons Y */
+  TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_INTERNAL);
+  tandem_completion_release(cb);
+  tandem_map_t m;
+  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(p.y), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+
+  tandem_completion_t *ca = submit(L.exec); /* X += steps, a while */
+  cb = submit(p.b);                         /* Y = X[0, n): rewrites all of Y */
+  tandem_completion_t *cc = NULL;
+  tandem_status_t s = tandem_exec_submit(p.c, &cc); /* Z = Y */
+  if (s != TANDEM_OK) {
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s (%s)", tandem_status_name(s), tandem_error_message());
+    wait_release(ca); /* clean up so that only the finding is reported */
+    wait_release(cb);
+    free_pipeline(&p);
+    free_long(&L);
+    fail_msg("consumer of Y submitted right behind a graph that rewrites all of Y (after Y was "
+             "poisoned) was refused: %s; expected OK and Z = %u",
+             msg, L.steps);
+  }
+  wait_release(ca);
+  wait_release(cb);
+  wait_release(cc);
+  check_fill(p.z, 0, p.n, L.steps, "Z holds the rewritten Y");
+  free_pipeline(&p);
+  free_long(&L);
+}
+
+/*---------------------------------------------------------------------------
+ * submit_after
+ *---------------------------------------------------------------------------*/
+
+static uint64_t profile_end(tandem_completion_t *c, tandem_completion_profile_t *p,
+                            uint64_t *start) {
+  tandem_region_profile_t r[16];
+  TH_ASSERT_OK(tandem_completion_profile(c, p, r, 16));
+  assert_true(p->region_count >= 1 && p->region_count <= 16);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  for (uint32_t i = 0; i < p->region_count; ++i) {
+    if (r[i].gpu_start_ns > r[i].gpu_end_ns)
+      fail_msg("region %u: GPU start %" PRIu64 " > end %" PRIu64, i, r[i].gpu_start_ns,
+               r[i].gpu_end_ns);
+    if (r[i].gpu_start_ns < lo) lo = r[i].gpu_start_ns;
+    if (r[i].gpu_end_ns > hi) hi = r[i].gpu_end_ns;
+  }
+  *start = lo;
+  return hi;
+}
+
+static void test_submit_after(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, 32);
+  const uint32_t n = 4096;
+  tandem_buffer_t *y = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(y), n));
+  tandem_exec_t *eb = prepare_release(g);
+
+  /* B (unrelated buffers) after A, through submit_after. */
+  tandem_completion_t *ca = submit(L.exec);
+  tandem_completion_t *cb = NULL;
+  TH_ASSERT_OK(tandem_exec_submit_after(eb, &ca, 1, &cb));
+  assert_non_null(cb);
+  TH_ASSERT_OK(tandem_completion_wait(cb));
+  /* B finished, so A had (B waited for it on the GPU). */
+  assert_true(tandem_completion_is_complete(ca));
+  TH_ASSERT_OK(tandem_completion_wait(ca));
+  tandem_completion_profile_t pa, pb;
+  uint64_t a_start, b_start;
+  uint64_t a_end = profile_end(ca, &pa, &a_start);
+  uint64_t b_end = profile_end(cb, &pb, &b_start);
+  assert_true(pa.gpu_times_valid);
+  assert_true(pb.gpu_times_valid);
+  fprintf(stderr, "A: GPU %" PRIu64 "..%" PRIu64 " ns, B: GPU %" PRIu64 "..%" PRIu64 " ns\n",
+          a_start, a_end, b_start, b_end);
+  if (b_start < a_end)
+    fail_msg("B started on the GPU at %" PRIu64 ", before A ended at %" PRIu64, b_start, a_end);
+  tandem_completion_release(cb);
+
+  /* Finished completions in |after| are ignored. */
+  TH_ASSERT_OK(tandem_exec_submit_after(eb, &ca, 1, &cb));
+  wait_release(cb);
+  tandem_completion_release(ca);
+  check_fill(y, 0, n, 2, "B ran twice");
+
+  /* Invalid arguments. */
+  tandem_completion_t *none[1] = {NULL};
+  cb = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit_after(eb, none, 1, &cb), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_null(cb);
+  TH_ASSERT_STATUS(tandem_exec_submit_after(eb, NULL, 1, &cb), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_exec_submit_after(eb, NULL, 0, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+
+  /* A completion of another runtime. */
+  tandem_runtime_t *rt2 = th_runtime_create(NULL);
+  tandem_buffer_t *b2 = th_buffer(rt2, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  g = new_graph(rt2);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b2), 1, TANDEM_LANE_AUTO));
+  tandem_exec_t *e2 = prepare_release(g);
+  tandem_completion_t *c2 = submit(e2);
+  cb = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit_after(eb, &c2, 1, &cb), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "another runtime");
+  assert_null(cb);
+  wait_release(c2);
+  tandem_exec_release(e2);
+  tandem_buffer_release(b2);
+  th_runtime_destroy(rt2);
+
+  /* Failure of A propagates to B through submit_after alone. */
+  TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  ca = submit(L.exec);
+  TH_ASSERT_OK(tandem_exec_submit_after(eb, &ca, 1, &cb));
+  TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_completion_wait(ca), TANDEM_ERROR_INTERNAL);
+  tandem_completion_release(cb);
+  /* After a failed (finished) completion: fails, at submit or at the end.
+   * (Y, written by the failed B, is rewritten first so that only |after|
+   * can be the reason.) */
+  clear_whole(y);
+  cb = SENTINEL_COMPLETION;
+  tandem_status_t s = tandem_exec_submit_after(eb, &ca, 1, &cb);
+  if (s == TANDEM_OK) {
+    TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_FAILED_DEPENDENCY);
+    tandem_completion_release(cb);
+  } else {
+    TH_ASSERT_STATUS(s, TANDEM_ERROR_FAILED_DEPENDENCY);
+    assert_null(cb);
+  }
+  tandem_completion_release(ca);
+  /* A cancelled completion in |after| as well. */
+  clear_whole(L.buf);
+  clear_whole(y);
+  ca = submit(L.exec);
+  TH_ASSERT_OK(tandem_completion_cancel(ca));
+  TH_ASSERT_OK(tandem_exec_submit_after(eb, &ca, 1, &cb));
+  TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_completion_wait(ca), TANDEM_ERROR_CANCELLED);
+  tandem_completion_release(cb);
+  tandem_completion_release(ca);
+
+  tandem_exec_release(eb);
+  tandem_kernel_release(k);
+  tandem_buffer_release(y);
+  free_long(&L);
+}
+
+/*---------------------------------------------------------------------------
+ * Profiles and traces
+ *---------------------------------------------------------------------------*/
+
+static void test_profile_and_trace(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = th_small() ? (1u << 14) : (1u << 18);
+  const uint64_t nb = (uint64_t)n * 4;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t *in = alloc_u32(n), *got = alloc_u32(n), *want = alloc_u32(n);
+  th_fill_random_u32(&rng, in, n);
+  for (uint32_t i = 0; i < n; ++i) want[i] = in[i] + 2u;
+  tandem_buffer_t *hin = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *hout = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, nb, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(hin, 0, in, nb);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e = prepare_release(g);
+
+  /* Trace API errors. */
+  tandem_trace_t *t = (tandem_trace_t *)(uintptr_t)0x1;
+  TH_ASSERT_STATUS(tandem_runtime_trace_stop(rt, &t), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_runtime_trace_start(rt, 0), TANDEM_ERROR_OUT_OF_RANGE);
+  TH_ASSERT_STATUS(tandem_runtime_trace_start(rt, (1u << 24) + 1), TANDEM_ERROR_OUT_OF_RANGE);
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 1024));
+  TH_ASSERT_STATUS(tandem_runtime_trace_start(rt, 16), TANDEM_ERROR_BUSY);
+
+  enum { SUBS = 4 };
+  uint64_t subno[SUBS];
+  uint32_t region_count = 0;
+  tandem_region_profile_t regions[SUBS][8];
+  for (int s = 0; s < SUBS; ++s) {
+    uint64_t before = stats(rt).submissions;
+    tandem_completion_t *c = submit(e);
+    subno[s] = before + 1; /* runtime-wide numbering from 1; nothing else submits */
+    tandem_completion_profile_t p;
+    tandem_status_t ps = tandem_completion_profile(c, &p, NULL, 0);
+    if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(ps, TANDEM_ERROR_BUSY);
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    memset(&p, 0xEE, sizeof p);
+    TH_ASSERT_OK(tandem_completion_profile(c, &p, regions[s], 8));
+    if (s == 0) region_count = p.region_count;
+    TH_ASSERT_U64_EQ(p.region_count, region_count);
+    /* upload, compute, download: three lanes, so at least three regions. */
+    assert_true(p.region_count >= 3 && p.region_count <= 8);
+    assert_true(p.gpu_times_valid);
+    assert_true(p.host_submit_ns > 0);
+    assert_true(p.host_observed_ns >= p.host_submit_ns);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    uint32_t nodes = 0;
+    bool lanes[TANDEM_LANE_COUNT_GPU] = {false, false, false};
+    for (uint32_t r = 0; r < p.region_count; ++r) {
+      const tandem_region_profile_t *rp = &regions[s][r];
+      assert_true(rp->lane >= 0 && rp->lane < TANDEM_LANE_COUNT_GPU);
+      lanes[rp->lane] = true;
+      nodes += rp->node_count;
+      if (rp->gpu_start_ns > rp->gpu_end_ns || rp->gpu_start_ns == 0)
+        fail_msg("region %u: GPU %" PRIu64 "..%" PRIu64, r, rp->gpu_start_ns, rp->gpu_end_ns);
+      if (rp->gpu_start_ns < lo) lo = rp->gpu_start_ns;
+      if (rp->gpu_end_ns > hi) hi = rp->gpu_end_ns;
+    }
+    TH_ASSERT_U64_EQ(nodes, 4);
+    assert_true(lanes[TANDEM_LANE_UPLOAD] && lanes[TANDEM_LANE_COMPUTE] &&
+                lanes[TANDEM_LANE_DOWNLOAD]);
+    /* execution = first start .. last end; queue = submit .. first start. */
+    TH_ASSERT_U64_EQ(p.execution_ns, hi - lo);
+    const uint64_t slack = 2000000; /* 2 ms of clock calibration error */
+    if (lo + slack < p.host_submit_ns || hi > p.host_observed_ns + slack)
+      fail_msg("GPU times %" PRIu64 "..%" PRIu64 " outside submit %" PRIu64 " .. observed %" PRIu64,
+               lo, hi, p.host_submit_ns, p.host_observed_ns);
+    if (p.queue_ns > p.host_observed_ns - p.host_submit_ns + slack)
+      fail_msg("queue_ns %" PRIu64 " longer than submit..observed", p.queue_ns);
+    if (lo >= p.host_submit_ns && p.queue_ns + 1000 < lo - p.host_submit_ns)
+      fail_msg("queue_ns %" PRIu64 " but first start is %" PRIu64 " ns after submit", p.queue_ns,
+               lo - p.host_submit_ns);
+    /* A short capacity fills only part of the array. */
+    tandem_region_profile_t one[1];
+    TH_ASSERT_OK(tandem_completion_profile(c, &p, one, 1));
+    TH_ASSERT_U64_EQ(p.region_count, region_count);
+    TH_ASSERT_U64_EQ(one[0].lane, regions[s][0].lane);
+    TH_ASSERT_STATUS(tandem_completion_profile(c, &p, NULL, 4), TANDEM_ERROR_INVALID_ARGUMENT);
+    TH_ASSERT_STATUS(tandem_completion_profile(c, NULL, NULL, 0), TANDEM_ERROR_INVALID_ARGUMENT);
+    tandem_completion_release(c);
+    th_read(hout, 0, got, nb);
+    TH_ASSERT_U32_ARRAY(got, want, n, "profiled run");
+  }
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  assert_non_null(t);
+
+  uint32_t count = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(t, &count);
+  TH_ASSERT_U64_EQ(count, region_count * SUBS);
+  TH_ASSERT_U64_EQ(tandem_trace_dropped(t), 0);
+  assert_non_null(ev);
+  for (uint32_t i = 0; i < count; ++i) {
+    int s = -1;
+    for (int j = 0; j < SUBS; ++j)
+      if (ev[i].submission == subno[j]) s = j;
+    if (s < 0) fail_msg("event %u: submission %" PRIu64 " is not one of ours", i, ev[i].submission);
+    assert_true(ev[i].region < region_count);
+    const tandem_region_profile_t *rp = &regions[s][ev[i].region];
+    TH_ASSERT_U64_EQ(ev[i].lane, rp->lane);
+    TH_ASSERT_U64_EQ(ev[i].node_count, rp->node_count);
+    TH_ASSERT_U64_EQ(ev[i].gpu_start_ns, rp->gpu_start_ns);
+    TH_ASSERT_U64_EQ(ev[i].gpu_end_ns, rp->gpu_end_ns);
+    TH_ASSERT_U64_EQ(ev[i].result, TANDEM_OK);
+    assert_true(ev[i].host_submit_ns > 0);
+    TH_ASSERT_U64_EQ(ev[i].copied_bytes, rp->lane == TANDEM_LANE_COMPUTE ? 0 : nb);
+  }
+
+  char path[] = "/tmp/tandem_trace_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  TH_ASSERT_OK(tandem_trace_write_json(t, path));
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root) fail_msg("trace JSON %s does not parse: line %d: %s", path, jerr.line, jerr.text);
+  json_t *events = json_object_get(root, "traceEvents");
+  assert_true(json_is_array(events));
+  uint32_t x = 0;
+  bool named[TANDEM_LANE_COUNT_GPU + 1] = {false, false, false, false};
+  for (size_t i = 0; i < json_array_size(events); ++i) {
+    json_t *je = json_array_get(events, i);
+    const char *ph = json_string_value(json_object_get(je, "ph"));
+    assert_non_null(ph);
+    json_int_t tid = json_integer_value(json_object_get(je, "tid"));
+    if (strcmp(ph, "M") == 0) {
+      const char *name = json_string_value(json_object_get(je, "name"));
+      if (name && strcmp(name, "thread_name") == 0) {
+        assert_true(tid >= 1 && tid <= TANDEM_LANE_COUNT_GPU);
+        const char *lname =
+            json_string_value(json_object_get(json_object_get(je, "args"), "name"));
+        assert_non_null(lname);
+        if (!strstr(lname, tandem_lane_name((tandem_lane_t)(tid - 1))))
+          fail_msg("thread_name of tid %d is '%s'", (int)tid, lname);
+        named[tid] = true;
+      }
+    } else if (strcmp(ph, "X") == 0) {
+      assert_true(x < count);
+      /* Events are written oldest first, like tandem_trace_events. */
+      if (tid != (json_int_t)ev[x].lane + 1)
+        fail_msg("X event %u: tid %d, its region ran on lane %d", x, (int)tid, (int)ev[x].lane);
+      json_t *args = json_object_get(je, "args");
+      TH_ASSERT_U64_EQ(json_integer_value(json_object_get(args, "submission")), ev[x].submission);
+      assert_true(json_is_number(json_object_get(je, "ts")));
+      assert_true(json_number_value(json_object_get(je, "dur")) >= 0.0);
+      x++;
+    }
+  }
+  TH_ASSERT_U64_EQ(x, count);
+  for (int l = 1; l <= TANDEM_LANE_COUNT_GPU; ++l) assert_true(named[l]);
+  json_decref(root);
+  unlink(path);
+  TH_ASSERT_STATUS_MSG(tandem_trace_write_json(t, "/nonexistent-dir/x/trace.json"),
+                       TANDEM_ERROR_IO, "/nonexistent-dir/x/trace.json");
+  tandem_trace_release(t);
+
+  /* A small ring keeps the newest events and counts the lost ones. */
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 2));
+  uint64_t first = stats(rt).submissions + 1;
+  run_once(e);
+  run_once(e);
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  ev = tandem_trace_events(t, &count);
+  TH_ASSERT_U64_EQ(count, 2);
+  TH_ASSERT_U64_EQ(tandem_trace_dropped(t), 2 * region_count - 2);
+  TH_ASSERT_U64_EQ(ev[1].submission, first + 1); /* the newest survived */
+  tandem_trace_release(t);
+
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(hin);
+  tandem_buffer_release(hout);
+  tandem_buffer_release(d);
+  free(in);
+  free(got);
+  free(want);
+}
+
+/* An explicit lane override is honoured (visible in the profile) and the data
+ * is still right. */
+static void test_lane_override(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 4096;
+  th_rng_t rng = th_rng(__LINE__);
+  uint32_t in[4096], got[4096];
+  th_fill_random_u32(&rng, in, n);
+  tandem_buffer_t *h = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *o = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  th_write(h, 0, in, n * 4);
+  const tandem_lane_t order[3] = {TANDEM_LANE_DOWNLOAD, TANDEM_LANE_COMPUTE, TANDEM_LANE_UPLOAD};
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d), order[0]));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 0, 16), 0x12345678u, order[1]));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o), order[2]));
+  tandem_exec_t *e = prepare_release(g);
+  tandem_completion_t *c = submit(e);
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_profile_t p;
+  tandem_region_profile_t r[8];
+  TH_ASSERT_OK(tandem_completion_profile(c, &p, r, 8));
+  TH_ASSERT_U64_EQ(p.region_count, 3); /* one node per lane */
+  int seen[TANDEM_LANE_COUNT_GPU] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    assert_true(r[i].lane >= 0 && r[i].lane < TANDEM_LANE_COUNT_GPU);
+    seen[r[i].lane]++;
+    TH_ASSERT_U64_EQ(r[i].node_count, 1);
+  }
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; ++l) TH_ASSERT_U64_EQ(seen[l], 1);
+  tandem_completion_release(c);
+  for (int i = 0; i < 4; ++i) in[i] = 0x12345678u;
+  th_read(o, 0, got, n * 4);
+  TH_ASSERT_U32_ARRAY(got, in, n, "copies and fill on overridden lanes");
+  tandem_exec_release(e);
+  tandem_buffer_release(h);
+  tandem_buffer_release(o);
+  tandem_buffer_release(d);
+}
+
+/* Without the gpu_timestamps option a profile still has its regions and host
+ * times, and says the GPU times are not valid; traces still record. */
+static void test_profile_without_timestamps(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 4096;
+  tandem_buffer_t *h = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  tandem_exec_t *e = prepare_release(g);
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 64));
+  tandem_completion_t *c = submit(e);
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_profile_t p;
+  tandem_region_profile_t r[4];
+  memset(&p, 0xEE, sizeof p);
+  TH_ASSERT_OK(tandem_completion_profile(c, &p, r, 4));
+  assert_false(p.gpu_times_valid);
+  TH_ASSERT_U64_EQ(p.region_count, 2);
+  assert_true(p.host_submit_ns > 0 && p.host_observed_ns >= p.host_submit_ns);
+  tandem_completion_release(c);
+  tandem_trace_t *t = NULL;
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  uint32_t count = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(t, &count);
+  TH_ASSERT_U64_EQ(count, 2);
+  for (uint32_t i = 0; i < count; ++i) {
+    TH_ASSERT_U64_EQ(ev[i].gpu_start_ns, 0);
+    TH_ASSERT_U64_EQ(ev[i].gpu_end_ns, 0);
+    assert_true(ev[i].host_submit_ns > 0);
+  }
+  tandem_trace_release(t);
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(h);
+  tandem_buffer_release(d);
+}
+
+/*---------------------------------------------------------------------------
+ * Record-time errors (those test_run.c does not cover)
+ *---------------------------------------------------------------------------*/
+
+static void test_record_errors_more(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 1024;
+  tandem_buffer_t *b = th_buffer(rt, 64 * 1024, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_graph_t *g = new_graph(rt);
+  tandem_view_t ok = th_view(b, 0, n * 4);
+
+  /* NULL graph and NULL outputs. */
+  TH_ASSERT_STATUS(tandem_graph_create(rt, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  tandem_graph_t *gn = (tandem_graph_t *)(uintptr_t)0x1;
+  TH_ASSERT_STATUS(tandem_graph_create(NULL, &gn), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_null(gn);
+  TH_ASSERT_STATUS(tandem_graph_add_fill(NULL, ok, 0, TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_graph_add_copy(NULL, ok, th_view(b, 8192, n * 4), TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(add_add_one(NULL, k, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(add_add_one(g, NULL, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_graph_prepare(g, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  tandem_exec_t *en = (tandem_exec_t *)(uintptr_t)0x1;
+  TH_ASSERT_STATUS(tandem_graph_prepare(NULL, &en), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_null(en);
+
+  /* Hand-made views: NULL buffer, zero length, out of the buffer, overflow. */
+  tandem_view_t bad[4] = {{NULL, 0, 64}, {b, 0, 0}, {b, 64 * 1024 - 4, 8}, {b, UINT64_MAX - 3, 8}};
+  for (int i = 0; i < 4; ++i) {
+    char what[64];
+    snprintf(what, sizeof what, "fill of bad view %d", i);
+    expect_either(tandem_graph_add_fill(g, bad[i], 0, TANDEM_LANE_AUTO),
+                  TANDEM_ERROR_INVALID_ARGUMENT, TANDEM_ERROR_OUT_OF_RANGE, what);
+    snprintf(what, sizeof what, "copy from bad view %d", i);
+    expect_either(tandem_graph_add_copy(g, bad[i], th_view(b, 32768, bad[i].length ? 8 : 4),
+                                        TANDEM_LANE_AUTO),
+                  TANDEM_ERROR_INVALID_ARGUMENT, TANDEM_ERROR_OUT_OF_RANGE, what);
+    snprintf(what, sizeof what, "copy to bad view %d", i);
+    expect_either(tandem_graph_add_copy(g, th_view(b, 32768, bad[i].length ? 8 : 4), bad[i],
+                                        TANDEM_LANE_AUTO),
+                  TANDEM_ERROR_INVALID_ARGUMENT, TANDEM_ERROR_OUT_OF_RANGE, what);
+    snprintf(what, sizeof what, "dispatch on bad view %d", i);
+    tandem_status_t s = add_add_one(g, k, bad[i], n);
+    if (s != TANDEM_ERROR_INVALID_ARGUMENT && s != TANDEM_ERROR_OUT_OF_RANGE &&
+        s != TANDEM_ERROR_CONTRACT)
+      fail_msg("%s: returned %s", what, tandem_status_name(s));
+  }
+  /* Fill lane out of range. */
+  TH_ASSERT_STATUS(tandem_graph_add_fill(g, ok, 0, (tandem_lane_t)3),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_graph_add_fill(g, ok, 0, (tandem_lane_t)-2),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
+
+  /* Objects of another runtime. */
+  tandem_runtime_t *rt2 = th_runtime_create(NULL);
+  tandem_buffer_t *b2 = th_buffer(rt2, 64 * 1024, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k2 = add_one_kernel(rt2, n);
+  TH_ASSERT_STATUS_MSG(add_add_one(g, k2, ok, n), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "another runtime");
+  expect_either(add_add_one(g, k, th_view(b2, 0, n * 4), n), TANDEM_ERROR_INVALID_ARGUMENT,
+                TANDEM_ERROR_CONTRACT, "dispatch on another runtime's buffer");
+  TH_ASSERT_STATUS(tandem_graph_add_fill(g, th_view(b2, 0, 64), 0, TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_graph_add_copy(g, th_view(b2, 0, 64), th_view(b, 0, 64),
+                                         TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_graph_add_copy(g, th_view(b, 0, 64), th_view(b2, 0, 64),
+                                         TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
+  tandem_kernel_release(k2);
+  tandem_buffer_release(b2);
+  th_runtime_destroy(rt2);
+
+  /* An empty graph, again after failed adds, is still empty. */
+  tandem_exec_t *e = (tandem_exec_t *)(uintptr_t)0x1;
+  TH_ASSERT_STATUS(tandem_graph_prepare(g, &e), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_null(e);
+
+  /* Exec / completion API misuse. */
+  tandem_completion_t *c = SENTINEL_COMPLETION;
+  TH_ASSERT_STATUS(tandem_exec_submit(NULL, &c), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_null(c);
+  TH_ASSERT_OK(add_add_one(g, k, ok, n));
+  e = prepare(g);
+  TH_ASSERT_STATUS(tandem_exec_submit(e, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_completion_wait(NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_completion_wait_timeout(NULL, 5), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_completion_cancel(NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_false(tandem_completion_is_complete(NULL));
+  tandem_completion_release(NULL);
+  tandem_exec_release(NULL);
+  tandem_graph_release(NULL);
+  /* The graph, released before its executable runs, still runs right. */
+  tandem_graph_release(g);
+  run_once(e);
+  check_fill(b, 0, n, 1, "the one valid node ran");
+  check_fill(b, n * 4, n, 0, "nothing else ran");
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+}
+
+int main(void) {
+#define GPU_TEST(f) cmocka_unit_test_setup_teardown(f, th_setup_gpu, th_teardown_gpu)
+#define TS_TEST(f) cmocka_unit_test_setup_teardown(f, setup_timestamps, th_teardown_gpu)
+  const struct CMUnitTest tests[] = {
+      GPU_TEST(test_chain_64_dispatches),
+      GPU_TEST(test_war),
+      GPU_TEST(test_waw),
+      GPU_TEST(test_chunked_stream),
+      cmocka_unit_test(test_replay_256_one_slot),
+      GPU_TEST(test_cross_graph_overlapping),
+      GPU_TEST(test_cross_graph_disjoint),
+      GPU_TEST(test_threads),
+      cmocka_unit_test(test_busy_graph_slots),
+      cmocka_unit_test(test_busy_max_submissions),
+      GPU_TEST(test_busy_live_map),
+      GPU_TEST(test_wait_timeout),
+      GPU_TEST(test_cancel),
+      GPU_TEST(test_injected_failure),
+      GPU_TEST(test_poison_rewrite_in_flight),
+      TS_TEST(test_submit_after),
+      TS_TEST(test_profile_and_trace),
+      TS_TEST(test_lane_override),
+      GPU_TEST(test_profile_without_timestamps),
+      GPU_TEST(test_record_errors_more),
+  };
+  return TH_RUN_GROUP(tests);
+}
