@@ -149,4 +149,10 @@ void th_run_graph(tandem_graph_t *graph, int times);
 /* Test entry point boilerplate. */
 #define TH_RUN_GROUP(tests) (th_init(), cmocka_run_group_tests((tests), NULL, NULL))
 
+/* Loads a kernel with |groups| x 1 x 1 workgroups and the given contract,
+ * asserting success. */
+tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
+                                size_t size, uint32_t groups, const tandem_binding_contract_t *b,
+                                uint32_t count, uint32_t push);
+
 #endif /* TANDEM_TESTS_HARNESS_H_ */

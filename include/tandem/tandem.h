@@ -341,6 +341,11 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
  * fails with BUSY and is not started.
  * Mapping a GPU_LOCAL buffer fails with UNSUPPORTED: copy it to a HOST_VISIBLE
  * buffer with a copy node and map that.
+ * A buffer written by work that failed or was cancelled is poisoned: maps of
+ * it fail with FAILED_DEPENDENCY, except a write map of the whole buffer, which
+ * clears the poison (the host is rewriting every byte).
+ * The tandem_map_t is caller storage; copying it is fine, unmapping it twice
+ * is not.
  */
 
 typedef struct tandem_map {
@@ -617,6 +622,7 @@ TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
  * IO (with the path and the reason). */
 TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
                                                    const char *path);
+/* Frees a trace returned by tandem_runtime_trace_stop. NULL is ignored. */
 TANDEM_API void tandem_trace_release(tandem_trace_t *trace);
 
 /*============================================================================

@@ -28,30 +28,10 @@
  * Helpers
  *---------------------------------------------------------------------------*/
 
-static tandem_kernel_t *load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
-                             size_t size, uint32_t groups, const tandem_binding_contract_t *b,
-                             uint32_t count, uint32_t push) {
-  tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.name = name;
-  d.spirv = spirv;
-  d.spirv_size = size;
-  d.workgroups[0] = groups;
-  d.workgroups[1] = 1;
-  d.workgroups[2] = 1;
-  d.bindings = b;
-  d.binding_count = count;
-  d.push_constant_bytes = push;
-  tandem_kernel_t *k = NULL;
-  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
-  assert_non_null(k);
-  return k;
-}
-
 /* v[i] += 1 over |n| uints (binding 0 read-write). */
 static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
-  return load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
+  return th_kernel_load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
               (n + 255) / 256, b, 1, 4);
 }
 
@@ -59,7 +39,7 @@ static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
 static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
                                           {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
-  return load(rt, "copy_u32", tandem_spv_copy_u32, tandem_spv_copy_u32_size, (n + 255) / 256,
+  return th_kernel_load(rt, "copy_u32", tandem_spv_copy_u32, tandem_spv_copy_u32_size, (n + 255) / 256,
               b, 2, 4);
 }
 

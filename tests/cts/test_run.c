@@ -19,37 +19,17 @@
  * Kernels
  *---------------------------------------------------------------------------*/
 
-static tandem_kernel_t *load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
-                             size_t size, uint32_t groups, const tandem_binding_contract_t *b,
-                             uint32_t count, uint32_t push) {
-  tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.name = name;
-  d.spirv = spirv;
-  d.spirv_size = size;
-  d.workgroups[0] = groups;
-  d.workgroups[1] = 1;
-  d.workgroups[2] = 1;
-  d.bindings = b;
-  d.binding_count = count;
-  d.push_constant_bytes = push;
-  tandem_kernel_t *k = NULL;
-  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
-  assert_non_null(k);
-  return k;
-}
-
 /* saxpy over |n| floats (n a multiple of 256): y = a*x + y. */
 static tandem_kernel_t *saxpy_kernel(tandem_runtime_t *rt, uint32_t n, uint64_t alignment) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, alignment, TANDEM_ACCESS_READ},
                                           {(uint64_t)n * 4, alignment, TANDEM_ACCESS_READ_WRITE}};
-  return load(rt, "saxpy", tandem_spv_saxpy, tandem_spv_saxpy_size, n / 256, b, 2, 8);
+  return th_kernel_load(rt, "saxpy", tandem_spv_saxpy, tandem_spv_saxpy_size, n / 256, b, 2, 8);
 }
 
 /* v[i] += 1 over |n| uints. */
 static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
-  return load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
+  return th_kernel_load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
               (n + 255) / 256, b, 1, 4);
 }
 
@@ -399,7 +379,7 @@ static void test_record_errors(void **state) {
   /* Two reads may overlap. */
   const tandem_binding_contract_t tb[3] = {
       {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_t *k3 = load(rt, "three_bindings", tandem_spv_three_bindings,
+  tandem_kernel_t *k3 = th_kernel_load(rt, "three_bindings", tandem_spv_three_bindings,
                              tandem_spv_three_bindings_size, 4, tb, 3, 0);
   const tandem_view_t rr[3] = {th_view(c, 0, 4096), th_view(c, 1024, 4096),
                                th_view(c, 8192, 4096)};
@@ -546,7 +526,7 @@ static void test_push_constants_reach_kernel(void **state) {
   const uint32_t n = 1000;
   const tandem_binding_contract_t b[1] = {{n * 4, 4, TANDEM_ACCESS_WRITE}};
   tandem_kernel_t *k =
-      load(rt, "push16", tandem_spv_push16, tandem_spv_push16_size, 4, b, 1, 16);
+      th_kernel_load(rt, "push16", tandem_spv_push16, tandem_spv_push16_size, 4, b, 1, 16);
   tandem_buffer_t *h = th_buffer(rt, (n + 24) * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_graph_t *g = new_graph(rt);
   const uint32_t p[4] = {n, 7u, 3u, 1000000u};
