@@ -154,6 +154,29 @@ typedef enum tandem_validation_severity {
   TANDEM_VALIDATION_ERROR = 2,
 } tandem_validation_severity_t;
 
+/* Which NPU a runtime drives. The emulated NPU is a test and development
+ * device that runs kernels on the CPU through the same XRT code path; it is
+ * never chosen silently and always reports itself as emulated. */
+typedef enum tandem_npu_kind {
+  TANDEM_NPU_NONE = 0,     /* no NPU (default) */
+  TANDEM_NPU_XRT = 1,      /* the system's XRT and NPU device npu_index */
+  TANDEM_NPU_EMULATED = 2, /* tandem's emulated NPU (libtandem_npu_emu.so) */
+} tandem_npu_kind_t;
+
+/* How GPU and NPU see one SHARED buffer; negotiated per device pair, best
+ * first. Only STAGED copies bytes (counted in copied_bytes). */
+typedef enum tandem_sharing {
+  TANDEM_SHARING_AUTO = 0,         /* option value: the best path tandem can prove */
+  TANDEM_SHARING_DMABUF_TO_GPU = 1, /* NPU buffer exported as dma-buf, imported into Vulkan */
+  TANDEM_SHARING_DMABUF_TO_NPU = 2, /* Vulkan memory exported, imported into XRT (xrtBOImport) */
+  TANDEM_SHARING_HOST_POINTER = 3,  /* NPU buffer's mapping imported into Vulkan
+                                       (VK_EXT_external_memory_host) */
+  TANDEM_SHARING_STAGED = 4,        /* two allocations and explicit copies */
+} tandem_sharing_t;
+
+/* "auto", "dma-buf into GPU", ... Thread-safe. */
+TANDEM_API const char *tandem_sharing_name(tandem_sharing_t sharing);
+
 /* Called for every validation message of warning or error severity, on the
  * thread that made the Vulkan call. |message| is valid during the call only. */
 typedef void (*tandem_validation_callback_t)(void *user_data,
@@ -180,6 +203,17 @@ typedef struct tandem_runtime_options {
    * and a query reset per submission (about 40 µs per submission on lavapipe),
    * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on. */
   bool gpu_timestamps;
+  /* The NPU: kind (TANDEM_NPU=none|xrt|emulated overrides), device index,
+   * the emulated device's library (NULL: TANDEM_NPU_LIBRARY, else
+   * "libtandem_npu_emu.so.0" on the loader's path), the watchdog for one NPU
+   * run (default 10000 ms; a run that exceeds it fails and its dependents
+   * fail, the GPU never hangs), and the sharing path (AUTO or a forced one;
+   * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED). */
+  tandem_npu_kind_t npu;
+  uint32_t npu_index;
+  const char *npu_library;
+  uint32_t npu_timeout_ms;
+  tandem_sharing_t sharing;
   /* Receives validation messages (warning and error severity). May be NULL;
    * the messages are counted either way (tandem_runtime_validation_messages). */
   tandem_validation_callback_t validation_callback;
@@ -431,6 +465,70 @@ TANDEM_API void tandem_kernel_release(tandem_kernel_t *kernel);
 TANDEM_API const char *tandem_kernel_name(const tandem_kernel_t *kernel);
 
 /*============================================================================
+ * NPU device and programs
+ *============================================================================
+ *
+ * With the runtime option npu set, the runtime drives one NPU through XRT's C
+ * API (loaded at run time: tandem builds and runs without XRT) or through the
+ * emulated NPU, which implements the same API on the CPU for tests. Buffers
+ * the NPU touches are SHARED (one allocation seen by GPU and NPU) or NPU_LOCAL
+ * (an NPU buffer object the host can map, the GPU cannot use).
+ *
+ * An NPU program is an xclbin plus a kernel name (plus, for XDNA-style
+ * kernels, an instruction stream) with a contract, like a GPU kernel. Its
+ * kernel arguments are, in order: [instruction buffer, instruction word count]
+ * when instructions are given, then one buffer per binding, then scalar_count
+ * 32-bit scalars.
+ */
+
+typedef struct tandem_npu_program tandem_npu_program_t;
+
+typedef struct tandem_npu_info {
+  char name[128];    /* "emulated NPU (CPU test device)" or the XRT device */
+  char backend[192]; /* which library serves it */
+  bool emulated;
+  tandem_sharing_t sharing; /* the path used with this runtime's GPU */
+  uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
+  char drm_nodes[8][64];
+} tandem_npu_info_t;
+
+/* Opens the runtime's NPU (and its GPU) if not open yet, and negotiates the
+ * sharing path. Errors: NO_DEVICE ("no NPU: ..." saying what is missing: the
+ * option, XRT, the device), UNSUPPORTED (a forced sharing path the pair cannot
+ * do), OUT_OF_MEMORY. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
+/* Describes the runtime's NPU, opening it if needed. Errors: as open_npu. */
+TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
+                                                   tandem_npu_info_t *out_info);
+
+typedef struct tandem_npu_program_desc {
+  const char *name;         /* used in messages; defaults to kernel_name */
+  const char *xclbin_path;  /* the xclbin to load */
+  const char *kernel_name;  /* the kernel inside it */
+  const void *instructions; /* optional instruction stream (XDNA-style), copied */
+  size_t instruction_bytes; /* a multiple of 4 */
+  const tandem_binding_contract_t *bindings; /* one per buffer argument */
+  uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
+  uint32_t scalar_count;    /* 32-bit scalar arguments after the buffers, 0 .. 16 */
+} tandem_npu_program_desc_t;
+
+#define TANDEM_MAX_NPU_SCALARS 16
+
+/* Loads an NPU program, opening the NPU if needed. The kernel's arguments are
+ * checked against the contract: each binding must be a buffer argument and the
+ * scalars must not be. Errors: NO_DEVICE, INVALID_ARGUMENT (a field, named),
+ * IO (xclbin unreadable), INVALID_KERNEL (not an xclbin the device accepts,
+ * kernel missing), CONTRACT (argument kinds or count disagree, naming the
+ * argument). Thread-safe. */
+TANDEM_API tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
+                                                     const tandem_npu_program_desc_t *desc,
+                                                     tandem_npu_program_t **out_program);
+/* Reference counting; NULL is ignored. Thread-safe. */
+TANDEM_API void tandem_npu_program_retain(tandem_npu_program_t *program);
+TANDEM_API void tandem_npu_program_release(tandem_npu_program_t *program);
+TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *program);
+
+/*============================================================================
  * Graphs
  *============================================================================
  *
@@ -451,10 +549,12 @@ typedef enum tandem_lane {
   TANDEM_LANE_UPLOAD = 0,
   TANDEM_LANE_COMPUTE = 1,
   TANDEM_LANE_DOWNLOAD = 2,
-  TANDEM_LANE_COUNT_GPU = 3,
+  TANDEM_LANE_COUNT_GPU = 3, /* the GPU lanes are 0 .. 2 */
+  TANDEM_LANE_NPU = 3,       /* NPU runs; a host thread per NPU device */
+  TANDEM_LANE_COUNT = 4,
 } tandem_lane_t;
 
-/* "upload", "compute", "download" or "unknown". Thread-safe. */
+/* "upload", "compute", "download", "npu" or "unknown". Thread-safe. */
 TANDEM_API const char *tandem_lane_name(tandem_lane_t lane);
 
 /* Makes an empty graph. Errors: INVALID_ARGUMENT, OUT_OF_MEMORY. */
@@ -485,6 +585,17 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      uint32_t view_count,
                                                      const void *push_constants,
                                                      uint32_t push_constant_bytes);
+/* Runs |program| on the NPU lane with |views| bound to its buffer arguments
+ * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL;
+ * each is checked against its binding (length, alignment) as for dispatches.
+ * Errors: INVALID_ARGUMENT, CONTRACT (naming the binding and the numbers),
+ * OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph,
+                                                    tandem_npu_program_t *program,
+                                                    const tandem_view_t *views,
+                                                    uint32_t view_count,
+                                                    const uint32_t *scalars,
+                                                    uint32_t scalar_count);
 /* Number of nodes recorded. */
 TANDEM_API uint32_t tandem_graph_node_count(const tandem_graph_t *graph);
 
@@ -635,8 +746,11 @@ typedef struct tandem_statistics {
   uint64_t peak_bytes;    /* highest live_bytes seen */
   uint64_t submissions;   /* successful submits */
   uint64_t completions;   /* submissions observed finished */
-  uint64_t copied_bytes;  /* bytes moved by copy nodes, all lanes */
-  uint64_t copied_bytes_per_lane[TANDEM_LANE_COUNT_GPU];
+  uint64_t imports;       /* memory imported from another device (sharing) */
+  uint64_t copied_bytes;  /* bytes moved by copy nodes and staged sharing, all lanes */
+  uint64_t copied_bytes_per_lane[TANDEM_LANE_COUNT];
+  uint64_t cache_maintenance_bytes; /* bytes made visible to another engine (xrtBOSync) */
+  uint64_t npu_runs;      /* NPU kernel runs executed */
 } tandem_statistics_t;
 
 /* A snapshot of the counters. Thread-safe. */

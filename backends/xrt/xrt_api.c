@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xrt_api.c — dlopen-based loading of the XRT C API table (xrt_api.h).
+ *
+ * Libraries are opened RTLD_NOW | RTLD_LOCAL for the emulator and
+ * RTLD_GLOBAL for real XRT (its shims look each other up by symbol). Every
+ * symbol is resolved up front, so a missing one is an error at open, never a
+ * crash at first use.
+ */
+#include "backends/xrt/xrt_api.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#define TANDEM_XRT_SYMBOLS(X)                                                                \
+  X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) \
+  X(xrtXclbinGetUUID) X(xrtXclbinFreeHandle) X(xrtPLKernelOpen) X(xrtKernelClose)           \
+  X(xrtKernelArgGroupId) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOFree)          \
+  X(xrtBOSize) X(xrtBOMap) X(xrtBOSync) X(xrtRunOpen) X(xrtRunSetArg) X(xrtRunStart)       \
+  X(xrtRunWaitFor) X(xrtRunWait) X(xrtRunState) X(xrtRunClose)
+
+void tandem_xrt_api_unload(tandem_xrt_api_t *api) {
+  if (!api) return;
+  /* Close in reverse order of opening. */
+  for (int i = 1; i >= 0; i--)
+    if (api->libs[i]) dlclose(api->libs[i]);
+  memset(api, 0, sizeof *api);
+}
+
+tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emulator_path,
+                                    tandem_xrt_api_t *api) {
+  memset(api, 0, sizeof *api);
+  api->flavor = flavor;
+  void *lookup = NULL;
+  if (flavor == TANDEM_XRT_EMULATED) {
+    const char *path = emulator_path ? emulator_path : "libtandem_npu_emu.so.0";
+    api->libs[0] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!api->libs[0])
+      return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                         "no NPU: the emulated NPU device '%s' could not be loaded (%s); set "
+                         "the runtime option npu_library or TANDEM_NPU_LIBRARY to its path",
+                         path, dlerror());
+    lookup = api->libs[0];
+    snprintf(api->description, sizeof api->description, "emulated NPU (CPU test device, %s)",
+             path);
+  } else {
+    api->libs[0] = dlopen("libxrt_core.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (api->libs[0]) api->libs[1] = dlopen("libxrt_coreutil.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (!api->libs[0] || !api->libs[1]) {
+      const char *why = dlerror();
+      tandem_xrt_api_unload(api);
+      return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                         "no NPU: XRT is not installed (%s); install Debian's libxrt2 for "
+                         "real XRT, or choose the emulated NPU",
+                         why ? why : "dlopen failed");
+    }
+    lookup = api->libs[1];
+    snprintf(api->description, sizeof api->description, "XRT (libxrt_coreutil.so.2)");
+  }
+#define TANDEM_XRT_RESOLVE(name)                                                          \
+  *(void **)&api->name = dlsym(lookup, #name);                                            \
+  if (!api->name) {                                                                       \
+    tandem_xrt_api_unload(api);                                                           \
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no NPU: the XRT library lacks %s", #name); \
+  }
+  TANDEM_XRT_SYMBOLS(TANDEM_XRT_RESOLVE)
+#undef TANDEM_XRT_RESOLVE
+  return TANDEM_OK;
+}

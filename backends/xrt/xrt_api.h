@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xrt_api.h — the XRT C API subset tandem uses, as a table of function
+ * pointers loaded at run time (dlopen), like volk does for Vulkan.
+ *
+ * The same table is filled either from the real XRT 2.13 libraries
+ * (libxrt_core.so.2 + libxrt_coreutil.so.2, found through the loader's search
+ * path) or from tandem's emulated NPU device (libtandem_npu_emu.so, which
+ * implements these functions on the CPU). Types come from Debian's XRT
+ * headers (libxrt-dev), so a signature mismatch is a compile error.
+ * XRT 2.13 has no hardware-context API; AMD XDNA NPUs need XRT 2.19+'s C++
+ * xrt::hw_context. That difference lives behind tandem_xrt_api_t.open_kernel:
+ * a later loader can fill it with a hw-context-based implementation without
+ * touching core/ (docs/npu.md).
+ */
+#ifndef TANDEM_BACKENDS_XRT_XRT_API_H_
+#define TANDEM_BACKENDS_XRT_XRT_API_H_
+
+#include <stdbool.h>
+
+#include "core/status.h"
+#include "xrt/experimental/xrt_xclbin.h"
+#include "xrt/xrt_bo.h"
+#include "xrt/xrt_device.h"
+#include "xrt/xrt_kernel.h"
+
+typedef enum tandem_xrt_flavor {
+  TANDEM_XRT_REAL = 0,     /* the system's XRT libraries */
+  TANDEM_XRT_EMULATED = 1, /* tandem's emulated NPU (a test and development device) */
+} tandem_xrt_flavor_t;
+
+typedef struct tandem_xrt_api {
+  tandem_xrt_flavor_t flavor;
+  void *libs[2]; /* dlopen handles, closed by tandem_xrt_api_unload */
+  char description[128];
+
+  xrtDeviceHandle (*xrtDeviceOpen)(unsigned int index);
+  int (*xrtDeviceClose)(xrtDeviceHandle dhdl);
+  int (*xrtDeviceLoadXclbinHandle)(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl);
+  xrtXclbinHandle (*xrtXclbinAllocFilename)(const char *filename);
+  int (*xrtXclbinGetUUID)(xrtXclbinHandle xhdl, xuid_t ret_uuid);
+  int (*xrtXclbinFreeHandle)(xrtXclbinHandle xhdl);
+  /* The kernel-open seam: xrtPLKernelOpen on XRT 2.13 and the emulator. */
+  xrtKernelHandle (*xrtPLKernelOpen)(xrtDeviceHandle dhdl, const xuid_t xclbin_id,
+                                     const char *name);
+  int (*xrtKernelClose)(xrtKernelHandle khdl);
+  int (*xrtKernelArgGroupId)(xrtKernelHandle khdl, int argno);
+  xrtBufferHandle (*xrtBOAlloc)(xrtDeviceHandle dhdl, size_t size, xrtBufferFlags flags,
+                                xrtMemoryGroup grp);
+  xrtBufferHandle (*xrtBOImport)(xrtDeviceHandle dhdl, xclBufferExportHandle ehdl);
+  xclBufferExportHandle (*xrtBOExport)(xrtBufferHandle bhdl);
+  int (*xrtBOFree)(xrtBufferHandle bhdl);
+  size_t (*xrtBOSize)(xrtBufferHandle bhdl);
+  void *(*xrtBOMap)(xrtBufferHandle bhdl);
+  int (*xrtBOSync)(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size,
+                   size_t offset);
+  xrtRunHandle (*xrtRunOpen)(xrtKernelHandle khdl);
+  int (*xrtRunSetArg)(xrtRunHandle rhdl, int index, ...);
+  int (*xrtRunStart)(xrtRunHandle rhdl);
+  enum ert_cmd_state (*xrtRunWaitFor)(xrtRunHandle rhdl, unsigned int timeout_ms);
+  enum ert_cmd_state (*xrtRunWait)(xrtRunHandle rhdl);
+  enum ert_cmd_state (*xrtRunState)(xrtRunHandle rhdl);
+  int (*xrtRunClose)(xrtRunHandle rhdl);
+} tandem_xrt_api_t;
+
+/* Loads the table. |flavor| REAL: dlopen libxrt_core.so.2 then
+ * libxrt_coreutil.so.2 (RTLD_GLOBAL, core first: coreutil alone makes
+ * xrtDeviceOpen abort unless XILINX_XRT is set, see the brief). EMULATED:
+ * dlopen |emulator_path| (NULL: "libtandem_npu_emu.so.0" through the normal
+ * search path). Errors: NO_DEVICE with the dlerror() text and what to install
+ * or set; UNSUPPORTED when a symbol is missing (named). */
+tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emulator_path,
+                                    tandem_xrt_api_t *out_api);
+void tandem_xrt_api_unload(tandem_xrt_api_t *api);
+
+#endif /* TANDEM_BACKENDS_XRT_XRT_API_H_ */
