@@ -26,7 +26,7 @@ typedef struct tandem__plan tandem__plan_t;
  * on each lane (0 = no wait) and signals on its own lane. */
 typedef struct tandem__region_submit {
   uint32_t region;
-  uint64_t wait_values[TANDEM_LANE_COUNT_GPU];
+  uint64_t wait_values[TANDEM_LANE_COUNT];
   uint64_t signal_value;
 } tandem__region_submit_t;
 
@@ -71,10 +71,21 @@ typedef struct tandem__gpu_vtable {
 
   /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
    * passed (TIMEOUT). Thread-safe; takes no core lock. */
-  tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+  tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT],
                           uint64_t timeout_ns);
+  /* Signals |lane|'s timeline to |value| from the host (the NPU lane).
+   * Thread-safe. */
+  tandem_status_t (*signal)(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
+  /* Wraps memory another device owns as a GPU buffer usable by every lane:
+   * a host mapping (VK_EXT_external_memory_host; |host| and |size| aligned to
+   * host_import_alignment), or a dma-buf fd (the fd stays the caller's).
+   * Only called when can_import_host / can_import_dmabuf are set. */
+  tandem_status_t (*buffer_import_host)(tandem__gpu_t *gpu, void *host, uint64_t size,
+                                        void **out_native);
+  tandem_status_t (*buffer_import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size,
+                                          void **out_native);
   /* Current value of every lane's timeline. Thread-safe. */
-  tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT_GPU]);
+  tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
 
   tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
 } tandem__gpu_vtable_t;
@@ -84,6 +95,9 @@ struct tandem__gpu {
   tandem_device_info_t info;
   uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
   uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount */
+  bool can_import_host;       /* VK_EXT_external_memory_host enabled */
+  bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
+  uint64_t host_import_alignment; /* minImportedHostPointerAlignment */
 };
 
 /* Backend entry points (one per backend). */

@@ -36,10 +36,12 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
       break;
     case TANDEM_PLACEMENT_SHARED:
     case TANDEM_PLACEMENT_NPU_LOCAL:
-      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                         "placement %s needs an NPU lane, which this build does not have yet; "
-                         "use GPU_LOCAL or HOST_VISIBLE",
-                         tandem_placement_name(placement));
+      if (runtime->options.npu == TANDEM_NPU_NONE)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "placement %s needs an NPU, and this runtime has none (runtime "
+                           "option npu); use GPU_LOCAL or HOST_VISIBLE",
+                           tandem_placement_name(placement));
+      break;
     default:
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "placement %d is not a tandem_placement_t",
                          (int)placement);
@@ -54,7 +56,13 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
     free(buffer);
     return s;
   }
-  s = gpu->vtable->buffer_create(gpu, size, placement, &buffer->native, &buffer->host);
+  buffer->size = size;
+  buffer->placement = placement;
+  if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
+    s = tandem__npu_buffer_create(runtime, buffer);
+  } else {
+    s = gpu->vtable->buffer_create(gpu, size, placement, &buffer->native, &buffer->host);
+  }
   if (s != TANDEM_OK) {
     tandem__budget_unreserve(runtime->options.budget, size);
     free(buffer);
@@ -85,7 +93,11 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   tandem_runtime_t *rt = buffer->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* I1: refcount 0 means no graph, exec or in-flight slot refers to it. */
-  gpu->vtable->buffer_destroy(gpu, buffer->native);
+  if (buffer->npu_bo) {
+    tandem__npu_buffer_destroy(rt, buffer);
+  } else {
+    gpu->vtable->buffer_destroy(gpu, buffer->native);
+  }
   tandem__budget_unreserve(rt->options.budget, buffer->size);
   atomic_fetch_sub(&rt->stats.live_bytes, buffer->size);
   free(buffer->maps);

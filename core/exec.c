@@ -55,7 +55,10 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     slot->submits = calloc(plan->region_count, sizeof *slot->submits);
     slot->deps = calloc(rt->options.max_submissions, sizeof *slot->deps);
     slot->timestamps = calloc(2 * (size_t)plan->region_count, sizeof *slot->timestamps);
-    ok = slot->records && slot->submits && slot->deps && slot->timestamps;
+    slot->npu_jobs = calloc(plan->region_count, sizeof *slot->npu_jobs);
+    slot->npu_runs = calloc(plan->node_count, sizeof *slot->npu_runs);
+    ok = slot->records && slot->submits && slot->deps && slot->timestamps && slot->npu_jobs &&
+         slot->npu_runs;
   }
   if (ok) {
     uint32_t a = 0;
@@ -70,6 +73,19 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     }
     exec->access_count = a;
     s = gpu->vtable->program_create(gpu, plan, exec->slot_count, &exec->native);
+    /* NPU runs: one run handle per slot and node, every argument set now. */
+    tandem__npu_t *npu = atomic_load(&rt->npu);
+    for (uint32_t k = 0; s == TANDEM_OK && k < exec->slot_count; k++) {
+      for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+        const tandem__node_t *node = &plan->nodes[i];
+        if (node->kind != TANDEM__NODE_NPU_RUN) continue;
+        void *bos[TANDEM_MAX_BINDINGS];
+        for (uint32_t v = 0; v < node->view_count; v++) bos[v] = node->views[v].buffer->npu_bo;
+        s = npu->vtable->run_create(npu, node->program->native, bos, node->view_count,
+                                    node->scalars, node->scalar_count,
+                                    &exec->slots[k].npu_runs[i]);
+      }
+    }
   } else {
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u graph slots", exec->slot_count);
   }
@@ -94,6 +110,13 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
       free(exec->slots[k].submits);
       free(exec->slots[k].deps);
       free(exec->slots[k].timestamps);
+      free(exec->slots[k].npu_jobs);
+      if (exec->slots[k].npu_runs) {
+        tandem__npu_t *npu = atomic_load(&rt->npu);
+        for (uint32_t i = 0; i < exec->plan.node_count; i++)
+          if (exec->slots[k].npu_runs[i]) npu->vtable->run_destroy(npu, exec->slots[k].npu_runs[i]);
+        free(exec->slots[k].npu_runs);
+      }
     }
   }
   free(exec->slots);
@@ -118,13 +141,13 @@ void tandem_exec_release(tandem_exec_t *exec) {
   for (;;) {
     tandem__poll_locked:
     tandem__tracker_poll_locked(rt);
-    uint64_t waits[TANDEM_LANE_COUNT_GPU] = {0};
+    uint64_t waits[TANDEM_LANE_COUNT] = {0};
     bool busy = false;
     for (uint32_t k = 0; k < exec->slot_count; k++) {
       const tandem__slot_t *slot = &exec->slots[k];
       if (slot->state != TANDEM__SLOT_IN_FLIGHT) continue;
       busy = true;
-      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (slot->lane_values[l] > waits[l]) waits[l] = slot->lane_values[l];
     }
     if (!busy) break;
@@ -238,13 +261,13 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   }
   /* Values and waits, computed into the slot before anything is committed. */
   slot->dep_count = 0;
-  uint64_t next[TANDEM_LANE_COUNT_GPU];
+  uint64_t next[TANDEM_LANE_COUNT];
   memcpy(next, rt->lane_next_value, sizeof next);
   for (uint32_t r = 0; r < plan->region_count; r++) {
     tandem__region_submit_t *sub = &slot->submits[r];
     sub->region = r;
     sub->signal_value = ++next[plan->regions[r].lane];
-    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       int32_t w = plan->regions[r].wait_region[l];
       sub->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
     }
@@ -257,7 +280,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
     tandem__slot_add_dep_locked(slot, a);
     for (uint32_t r = 0; r < plan->region_count; r++)
-      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (a->lane_values[l] > slot->submits[r].wait_values[l])
           slot->submits[r].wait_values[l] = a->lane_values[l];
   }
@@ -288,6 +311,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   slot->submission = ++rt->submission_count;
   slot->cancel_requested = false;
   slot->dep_failed = false;
+  slot->npu_result = TANDEM_OK;
   slot->inject_failure = rt->fail_next;
   rt->fail_next = false;
   slot->host_submit_ns = tandem__now_ns();
@@ -301,10 +325,17 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   rt->in_flight_tail = slot;
   rt->in_flight_count++;
   atomic_fetch_add(&rt->stats.submissions, 1);
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
     if (!exec->copied_per_lane[l]) continue;
     atomic_fetch_add(&rt->stats.copied_per_lane[l], exec->copied_per_lane[l]);
     atomic_fetch_add(&rt->stats.copied_bytes, exec->copied_per_lane[l]);
+  }
+  /* NPU regions go to the lane thread last: the GPU regions that wait for
+   * them are queued already (wait-before-signal on the NPU timeline). */
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    if (plan->regions[r].lane != TANDEM_LANE_NPU) continue;
+    slot->npu_jobs[r] = (tandem__npu_job_t){.slot = slot, .region = r};
+    tandem__npu_lane_push(rt, &slot->npu_jobs[r]);
   }
   atomic_fetch_add(&exec->refs, 1); /* the completion's reference */
   *out_completion = &slot->completion;
@@ -330,7 +361,7 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion is NULL");
   tandem__slot_t *slot = completion->slot;
   tandem_runtime_t *rt = slot->exec->runtime;
-  uint64_t values[TANDEM_LANE_COUNT_GPU];
+  uint64_t values[TANDEM_LANE_COUNT];
   pthread_mutex_lock(&rt->mutex);
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
   memcpy(values, slot->lane_values, sizeof values);

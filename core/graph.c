@@ -26,6 +26,7 @@ const char *tandem_lane_name(tandem_lane_t lane) {
     case TANDEM_LANE_UPLOAD: return "upload";
     case TANDEM_LANE_COMPUTE: return "compute";
     case TANDEM_LANE_DOWNLOAD: return "download";
+    case TANDEM_LANE_NPU: return "npu";
     default: return "unknown";
   }
 }
@@ -46,11 +47,13 @@ tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **
 static void tandem__node_retain(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_retain(node->views[i].buffer);
   tandem_kernel_retain(node->kernel);
+  tandem__npu_program_retain(node->program);
 }
 
 static void tandem__node_release(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_release(node->views[i].buffer);
   tandem_kernel_release(node->kernel);
+  tandem_npu_program_release(node->program);
 }
 
 void tandem_graph_retain(tandem_graph_t *graph) {
@@ -94,11 +97,22 @@ static tandem_status_t tandem__lane_check(tandem_lane_t lane, const char *what) 
   return TANDEM_OK;
 }
 
+/* GPU nodes need a GPU side: every placement but NPU_LOCAL has one. */
+static tandem_status_t tandem__gpu_view_check(tandem_runtime_t *rt, tandem_view_t v,
+                                              const char *what) {
+  TANDEM_RETURN_IF_ERROR(tandem__view_check(rt, v, what));
+  if (v.buffer->placement == TANDEM_PLACEMENT_NPU_LOCAL)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "%s: an NPU_LOCAL buffer is not visible to the GPU; use a SHARED buffer",
+                       what);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, uint32_t pattern,
                                       tandem_lane_t lane) {
   if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
   TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "fill"));
-  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, dst, "fill destination"));
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, dst, "fill destination"));
   if (dst.offset % 4 || dst.length % 4)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "fill: offset %llu and length %llu must both be multiples of 4",
@@ -115,8 +129,8 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
                                       tandem_lane_t lane) {
   if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
   TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "copy"));
-  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, src, "copy source"));
-  TANDEM_RETURN_IF_ERROR(tandem__view_check(graph->runtime, dst, "copy destination"));
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, src, "copy source"));
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, dst, "copy destination"));
   if (src.length != dst.length)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "copy: source is %llu bytes, destination %llu; they must be equal",
@@ -176,7 +190,7 @@ tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t
   for (uint32_t i = 0; i < view_count; i++) {
     const tandem_binding_contract_t *b = &kernel->bindings[i];
     tandem_view_t v = views[i];
-    tandem_status_t s = tandem__view_check(rt, v, "dispatch view");
+    tandem_status_t s = tandem__gpu_view_check(rt, v, "dispatch view");
     if (s != TANDEM_OK) return tandem__annotate(s, "binding %u of '%s'", i, kernel->name);
     if (v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
@@ -203,6 +217,61 @@ tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t
   return tandem__graph_append(graph, &node);
 }
 
+tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_program_t *program,
+                                         const tandem_view_t *views, uint32_t view_count,
+                                         const uint32_t *scalars, uint32_t scalar_count) {
+  if (!graph || !program)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph or program is NULL");
+  tandem_runtime_t *rt = graph->runtime;
+  if (program->runtime != rt)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU program '%s' belongs to another runtime",
+                       program->name);
+  if (view_count != program->binding_count || (view_count && !views))
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "NPU run of '%s': %u views given, the contract has %u bindings",
+                       program->name, view_count, program->binding_count);
+  if (scalar_count != program->scalar_count || (scalar_count && !scalars))
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "NPU run of '%s': %u scalars given, the contract has %u", program->name,
+                       scalar_count, program->scalar_count);
+  tandem__node_t node = {.kind = TANDEM__NODE_NPU_RUN,
+                         .lane = TANDEM_LANE_NPU,
+                         .program = program,
+                         .view_count = view_count,
+                         .scalar_count = scalar_count};
+  for (uint32_t i = 0; i < view_count; i++) {
+    const tandem_binding_contract_t *b = &program->bindings[i];
+    tandem_view_t v = views[i];
+    tandem_status_t s = tandem__view_check(rt, v, "NPU run view");
+    if (s != TANDEM_OK) return tandem__annotate(s, "binding %u of '%s'", i, program->name);
+    if (!v.buffer->npu_bo)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': a %s buffer has no NPU side; NPU runs need SHARED "
+                         "or NPU_LOCAL buffers",
+                         i, program->name, tandem_placement_name(v.buffer->placement));
+    if (v.offset != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': view offset %llu; an NPU kernel argument is a whole "
+                         "buffer object from its start (XRT 2.13's C API has no sub-buffers here)",
+                         i, program->name, (unsigned long long)v.offset);
+    if (v.length < b->bytes)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
+                         program->name, (unsigned long long)v.length,
+                         (unsigned long long)b->bytes);
+    for (uint32_t j = 0; j < i; j++) {
+      const tandem_binding_contract_t *c = &program->bindings[j];
+      if (views[j].buffer == v.buffer && tandem__accesses_conflict(b->access, c->access))
+        return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                           "bindings %u and %u of '%s' are one buffer and at least one writes",
+                           j, i, program->name);
+    }
+    node.views[i] = v;
+  }
+  if (scalar_count) memcpy(node.scalars, scalars, scalar_count * sizeof *scalars);
+  return tandem__graph_append(graph, &node);
+}
+
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
   switch (node->kind) {
     case TANDEM__NODE_FILL:
@@ -220,6 +289,12 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
         out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
                                     node->kernel->bindings[i].bytes,
                                     node->kernel->bindings[i].access};
+      return node->view_count;
+    case TANDEM__NODE_NPU_RUN:
+      for (uint32_t i = 0; i < node->view_count; i++)
+        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
+                                    node->program->bindings[i].bytes,
+                                    node->program->bindings[i].access};
       return node->view_count;
   }
   return 0;
@@ -280,12 +355,12 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   plan->node_count = n;
   tandem__region_t *regions = plan->regions;
 
-  int32_t open[TANDEM_LANE_COUNT_GPU] = {-1, -1, -1};
+  int32_t open[TANDEM_LANE_COUNT] = {-1, -1, -1, -1};
   uint32_t region_count = 0;
   for (uint32_t i = 0; i < n; i++) {
     tandem__node_t *node = &plan->nodes[i];
     node->barrier_before = false;
-    int32_t need[TANDEM_LANE_COUNT_GPU] = {-1, -1, -1}; /* latest dep region per lane */
+    int32_t need[TANDEM_LANE_COUNT] = {-1, -1, -1, -1}; /* latest dep region per lane */
     for (uint32_t j = 0; j < i; j++) {
       if (!tandem__nodes_conflict(&acc[i], &acc[j])) continue;
       uint32_t r = region_of[j];
@@ -294,7 +369,7 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
     }
     int32_t o = open[node->lane];
     bool join = o >= 0 && !depended[o];
-    for (int l = 0; join && l < TANDEM_LANE_COUNT_GPU; l++)
+    for (int l = 0; join && l < TANDEM_LANE_COUNT; l++)
       if (need[l] >= 0 && need[l] != o && need[l] > regions[o].wait_region[l]) join = false;
     uint32_t r;
     if (join) {
@@ -311,11 +386,11 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
       r = region_count++;
       regions[r].lane = node->lane;
       regions[r].count = 0;
-      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) regions[r].wait_region[l] = need[l];
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++) regions[r].wait_region[l] = need[l];
       barrier_from[r] = i;
       open[node->lane] = (int32_t)r;
     }
-    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
       if (need[l] >= 0 && need[l] != (int32_t)r) depended[need[l]] = true;
     region_of[i] = r;
     regions[r].count++;

@@ -34,6 +34,7 @@
 #include <stdint.h>
 
 #include "core/backend.h"
+#include "core/npu_backend.h"
 #include "core/status.h"
 #include "tandem/tandem.h"
 
@@ -52,6 +53,20 @@ void tandem__budget_unreserve(tandem_budget_t *budget, uint64_t bytes);
 
 /*--------------------------------------------------------------------------*/
 typedef struct tandem__slot tandem__slot_t;
+typedef struct tandem__npu_job tandem__npu_job_t;
+
+/* The NPU lane: one host thread running NPU regions in submission order.
+ * It waits for the GPU values a region depends on, syncs, runs, and signals
+ * the NPU lane's timeline from the host — always, even after a failure, so
+ * GPU work queued behind it never hangs. */
+typedef struct tandem__npu_lane {
+  pthread_mutex_t mutex;          /* guards the fields below */
+  pthread_cond_t wake;
+  tandem__npu_job_t *head, *tail; /* [mutex] FIFO of submitted NPU regions */
+  bool stop;                      /* [mutex] */
+  bool started;                   /* set once under runtime->open_mutex */
+  pthread_t thread;
+} tandem__npu_lane_t;
 
 struct tandem_runtime {
   atomic_uint_fast64_t refs;
@@ -59,10 +74,13 @@ struct tandem_runtime {
 
   pthread_mutex_t open_mutex; /* guards gpu creation */
   tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex */
+  tandem__npu_t *_Atomic npu; /* set once, under open_mutex */
+  tandem_sharing_t sharing;   /* negotiated when the NPU opens (before npu is set) */
+  tandem__npu_lane_t npu_lane;
 
   pthread_mutex_t mutex;                            /* the tracker lock */
-  uint64_t lane_next_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last handed out */
-  uint64_t lane_done_value[TANDEM_LANE_COUNT_GPU];  /* [mutex] last seen reached */
+  uint64_t lane_next_value[TANDEM_LANE_COUNT];  /* [mutex] last handed out */
+  uint64_t lane_done_value[TANDEM_LANE_COUNT];  /* [mutex] last seen reached */
   tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
   tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
   uint64_t submission_count;                        /* [mutex] numbers submissions */
@@ -76,7 +94,8 @@ struct tandem_runtime {
   struct {
     atomic_uint_fast64_t allocations, live_bytes, peak_bytes, submissions, completions,
         copied_bytes;
-    atomic_uint_fast64_t copied_per_lane[TANDEM_LANE_COUNT_GPU];
+    atomic_uint_fast64_t copied_per_lane[TANDEM_LANE_COUNT];
+    atomic_uint_fast64_t imports, cache_maintenance_bytes, npu_runs;
   } stats;
 };
 
@@ -99,8 +118,12 @@ struct tandem_buffer {
   tandem_runtime_t *runtime;
   uint64_t size;
   tandem_placement_t placement;
-  void *native; /* backend buffer */
-  void *host;   /* persistent mapping (HOST_VISIBLE) or NULL */
+  void *native; /* GPU backend buffer; NULL for NPU_LOCAL */
+  void *host;   /* what host maps see: HOST_VISIBLE and SHARED/NPU_LOCAL mappings */
+  void *npu_bo;   /* SHARED and NPU_LOCAL: the NPU buffer object */
+  void *npu_host; /* its mapping (equals host except for staged sharing) */
+  uint64_t npu_size;          /* BO size (rounded for host-pointer import) */
+  tandem_sharing_t sharing;   /* SHARED: the path this buffer uses */
 
   tandem__record_t *records;   /* [mutex] in-flight accesses (I3) */
   tandem__host_map_t *maps;    /* [mutex] live host maps */
@@ -126,7 +149,18 @@ typedef enum tandem__node_kind {
   TANDEM__NODE_FILL,
   TANDEM__NODE_COPY,
   TANDEM__NODE_DISPATCH,
+  TANDEM__NODE_NPU_RUN,
 } tandem__node_kind_t;
+
+
+struct tandem_npu_program {
+  atomic_uint_fast64_t refs;
+  tandem_runtime_t *runtime;
+  char name[128];
+  uint32_t binding_count, scalar_count;
+  tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
+  void *native;
+};
 
 /* A byte range one node touches, and how. */
 typedef struct tandem__access {
@@ -139,6 +173,9 @@ typedef struct tandem__node {
   tandem__node_kind_t kind;
   tandem_lane_t lane;           /* resolved at record time */
   tandem_kernel_t *kernel;      /* DISPATCH: retained */
+  tandem_npu_program_t *program; /* NPU_RUN: retained */
+  uint32_t scalar_count;        /* NPU_RUN */
+  uint32_t scalars[TANDEM_MAX_NPU_SCALARS];
   uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n */
   tandem_view_t views[TANDEM_MAX_BINDINGS]; /* buffers retained */
   uint32_t pattern;             /* FILL */
@@ -162,7 +199,7 @@ struct tandem_graph {
 typedef struct tandem__region {
   tandem_lane_t lane;
   uint32_t first, count; /* into plan->order */
-  int32_t wait_region[TANDEM_LANE_COUNT_GPU];
+  int32_t wait_region[TANDEM_LANE_COUNT];
 } tandem__region_t;
 
 /* What prepare computed; shared with the backend for recording. */
@@ -214,11 +251,14 @@ struct tandem__slot {
   bool inject_failure;               /* [mutex] test hook */
   bool dep_failed;                   /* [mutex] a submission it was ordered after failed */
   uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
+  tandem_status_t npu_result;        /* [mutex] first failure of an NPU region, or OK */
+  tandem__npu_job_t *npu_jobs;       /* one per NPU region, made at prepare */
+  void **npu_runs;                   /* run handle per plan node (NULL for GPU nodes) */
   uint64_t host_submit_ns, host_observed_ns; /* [mutex] CLOCK_MONOTONIC */
   tandem__slot_state_t state;        /* [mutex] */
   bool user_ref;                     /* [mutex] the completion is held by the user */
   tandem_status_t result;            /* [mutex] final result once DONE */
-  uint64_t lane_values[TANDEM_LANE_COUNT_GPU]; /* [mutex] final value per lane, 0 none */
+  uint64_t lane_values[TANDEM_LANE_COUNT]; /* [mutex] final value per lane, 0 none */
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
@@ -235,9 +275,24 @@ struct tandem_exec {
   void *native;
   tandem__slot_t *slots;
   uint32_t slot_count;
-  uint64_t copied_per_lane[TANDEM_LANE_COUNT_GPU]; /* bytes one run copies */
+  uint64_t copied_per_lane[TANDEM_LANE_COUNT]; /* bytes one run copies */
   uint64_t *region_copied;     /* bytes each region copies */
 };
+
+struct tandem__npu_job {
+  tandem__npu_job_t *next; /* [npu_lane.mutex] */
+  tandem__slot_t *slot;
+  uint32_t region;
+};
+
+/* npu.c */
+tandem_status_t tandem__runtime_npu(tandem_runtime_t *runtime, tandem__npu_t **out_npu);
+void tandem__npu_lane_push(tandem_runtime_t *runtime, tandem__npu_job_t *job);
+void tandem__npu_lane_stop(tandem_runtime_t *runtime);
+/* Makes the NPU and GPU sides of a SHARED or NPU_LOCAL buffer. */
+tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
+void tandem__npu_buffer_destroy(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
+void tandem__npu_program_retain(tandem_npu_program_t *program);
 
 struct tandem_trace {
   tandem_trace_event_t *events; /* ring of |capacity| */
@@ -255,18 +310,18 @@ void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
 /* As poll, with lane values the caller already knows were reached (a finished
  * wait), or a query failure |s|: saves the timeline queries. */
 void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
-                                    uint64_t values[TANDEM_LANE_COUNT_GPU], tandem_status_t s);
+                                    uint64_t values[TANDEM_LANE_COUNT], tandem_status_t s);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT_GPU],
+                                      uint64_t waits[TANDEM_LANE_COUNT],
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
 void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
 void tandem__tracker_link_locked(tandem__record_t *record);
 /* Blocks until every lane reached |values| (0 = ignore); records device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,
-                                     const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                                     const uint64_t values[TANDEM_LANE_COUNT],
                                      uint64_t timeout_ns);
 /* Checks that |view| is well-formed and belongs to |runtime|; |what| names it. */
 tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,

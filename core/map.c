@@ -24,7 +24,7 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
   tandem_buffer_t *buffer = view.buffer;
   tandem_runtime_t *rt = buffer->runtime;
   TANDEM_RETURN_IF_ERROR(tandem__view_check(rt, view, "map"));
-  if (buffer->placement != TANDEM_PLACEMENT_HOST_VISIBLE || !buffer->host)
+  if (buffer->placement == TANDEM_PLACEMENT_GPU_LOCAL || !buffer->host)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "a %s buffer cannot be mapped by the host; copy it to a HOST_VISIBLE "
                        "buffer with a copy node and map that",
@@ -47,7 +47,7 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
       }
     }
     tandem__tracker_poll_locked(rt);
-    uint64_t waits[TANDEM_LANE_COUNT_GPU] = {0};
+    uint64_t waits[TANDEM_LANE_COUNT] = {0};
     if (!tandem__tracker_conflicts_locked(rt, &access, waits, NULL)) break;
     pthread_mutex_unlock(&rt->mutex);
     if (!block)

@@ -19,6 +19,9 @@ void tandem_runtime_options_init(tandem_runtime_options_t *options) {
   options->gpu_index = 0;
   options->max_submissions = 64;
   options->graph_slots = 2;
+  options->npu = TANDEM_NPU_NONE;
+  options->npu_timeout_ms = 10000;
+  options->sharing = TANDEM_SHARING_AUTO;
 }
 
 static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) {
@@ -26,6 +29,15 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option max_submissions is %u, must be 1..65536",
                        o->max_submissions);
+  if (o->npu != TANDEM_NPU_NONE && o->npu != TANDEM_NPU_XRT && o->npu != TANDEM_NPU_EMULATED)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime option npu is %d, not a tandem_npu_kind_t",
+                       (int)o->npu);
+  if (o->npu != TANDEM_NPU_NONE && (o->npu_timeout_ms < 1 || o->npu_timeout_ms > 3600000))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option npu_timeout_ms is %u, must be 1..3600000", o->npu_timeout_ms);
+  if (o->sharing < TANDEM_SHARING_AUTO || o->sharing > TANDEM_SHARING_STAGED)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime option sharing is %d, not a tandem_sharing_t",
+                       (int)o->sharing);
   if (o->graph_slots < 1 || o->graph_slots > 1024)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option graph_slots is %u, must be 1..1024", o->graph_slots);
@@ -42,6 +54,10 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   } else {
     tandem_runtime_options_init(&opts);
   }
+  const char *npu_env = getenv("TANDEM_NPU");
+  if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
+  if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
+  if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0) opts.validation = true;
@@ -56,6 +72,7 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   pthread_mutex_init(&rt->open_mutex, NULL);
   pthread_mutex_init(&rt->mutex, NULL);
   atomic_init(&rt->gpu, NULL);
+  atomic_init(&rt->npu, NULL);
   *out_runtime = rt;
   return TANDEM_OK;
 }
@@ -65,7 +82,11 @@ void tandem__runtime_retain(tandem_runtime_t *runtime) { atomic_fetch_add(&runti
 void tandem__runtime_release(tandem_runtime_t *runtime) {
   if (atomic_fetch_sub(&runtime->refs, 1) != 1) return;
   tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
-  /* Every slot holds its exec, which holds the runtime: no work is in flight. */
+  tandem__npu_t *npu = atomic_load(&runtime->npu);
+  /* Every completion holds its exec, which holds the runtime: nothing is in
+   * flight, so the NPU lane is idle and can stop. */
+  tandem__npu_lane_stop(runtime);
+  if (npu) npu->vtable->destroy(npu);
   if (gpu) gpu->vtable->destroy(gpu);
   if (runtime->trace) {
     free(runtime->trace->events);
@@ -142,7 +163,10 @@ void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistic
   out->submissions = atomic_load(&rt->stats.submissions);
   out->completions = atomic_load(&rt->stats.completions);
   out->copied_bytes = atomic_load(&rt->stats.copied_bytes);
-  for (int i = 0; i < TANDEM_LANE_COUNT_GPU; i++)
+  out->imports = atomic_load(&rt->stats.imports);
+  out->cache_maintenance_bytes = atomic_load(&rt->stats.cache_maintenance_bytes);
+  out->npu_runs = atomic_load(&rt->stats.npu_runs);
+  for (int i = 0; i < TANDEM_LANE_COUNT; i++)
     out->copied_bytes_per_lane[i] = atomic_load(&rt->stats.copied_per_lane[i]);
 }
 

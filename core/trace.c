@@ -120,7 +120,7 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
   }
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped\":%llu},\"traceEvents\":[\n",
           (unsigned long long)tandem_trace_dropped(trace));
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     fprintf(f,
             "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s "
             "lane\"}},\n",

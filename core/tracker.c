@@ -46,7 +46,7 @@ static void tandem__tracker_unlink_locked(tandem__record_t *record) {
 }
 
 static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (slot->lane_values[l] > rt->lane_done_value[l]) return false;
   return true;
 }
@@ -55,6 +55,7 @@ static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t
 static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
   if (rt->lost != TANDEM_OK) return rt->lost;
   if (slot->inject_failure) return TANDEM_ERROR_INTERNAL;
+  if (slot->npu_result != TANDEM_OK) return slot->npu_result;
   if (slot->cancel_requested) return TANDEM_ERROR_CANCELLED;
   if (slot->dep_failed) return TANDEM_ERROR_FAILED_DEPENDENCY;
   return TANDEM_OK;
@@ -95,19 +96,19 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
 void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   if (!rt->in_flight) return;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  uint64_t values[TANDEM_LANE_COUNT_GPU];
+  uint64_t values[TANDEM_LANE_COUNT];
   tandem_status_t s = gpu->vtable->query(gpu, values);
   tandem__tracker_advance_locked(rt, values, s);
 }
 
-void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM_LANE_COUNT_GPU],
+void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM_LANE_COUNT],
                                     tandem_status_t s) {
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     if (rt->lost == TANDEM_OK) rt->lost = s;
-    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) values[l] = UINT64_MAX;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) values[l] = UINT64_MAX;
   }
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
   tandem__slot_t *prev = NULL, *slot = rt->in_flight;
   while (slot) {
@@ -129,7 +130,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
 }
 
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT_GPU],
+                                      uint64_t waits[TANDEM_LANE_COUNT],
                                       tandem__slot_t *dependent) {
   bool found = false;
   for (const tandem__record_t *r = access->buffer->records; r; r = r->next) {
@@ -153,7 +154,7 @@ void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on) {
 }
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
-                                     const uint64_t values[TANDEM_LANE_COUNT_GPU],
+                                     const uint64_t values[TANDEM_LANE_COUNT],
                                      uint64_t timeout_ns) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   tandem_status_t s = gpu->vtable->wait(gpu, values, timeout_ns);

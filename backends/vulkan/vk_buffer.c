@@ -11,8 +11,10 @@
  * by memset through the mapping, or by a fill on the compute queue that
  * finishes before the buffer is returned.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/vulkan/vk_internal.h"
 
@@ -131,4 +133,129 @@ void tandem_vk_buffer_destroy(tandem__gpu_t *base, void *native) {
   if (b->buffer) g->vk.vkDestroyBuffer(g->device, b->buffer, NULL);
   if (b->memory) g->vk.vkFreeMemory(g->device, b->memory, NULL); /* unmaps too */
   free(b);
+}
+
+/* Creates the VkBuffer of an imported allocation, with the external-memory
+ * handle type it will be bound to. */
+static tandem_status_t tandem_vk_import_buffer(tandem_vk_gpu_t *g, uint64_t size,
+                                               VkExternalMemoryHandleTypeFlagBits type,
+                                               tandem_vk_buffer_t *b, VkMemoryRequirements *req) {
+  VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          .handleTypes = type};
+  VkBufferCreateInfo ci = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .pNext = &ext,
+      .size = size,
+      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+      .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
+      .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
+  TANDEM_VK_RETURN_IF_ERROR(g->vk.vkCreateBuffer(g->device, &ci, NULL, &b->buffer));
+  g->vk.vkGetBufferMemoryRequirements(g->device, b->buffer, req);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, uint64_t size,
+                                             void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  const VkExternalMemoryHandleTypeFlagBits type =
+      VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  uint64_t align = base->host_import_alignment ? base->host_import_alignment : 1;
+  if ((uintptr_t)host % align || size % align)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "host-pointer import needs address and size aligned to %llu bytes",
+                       (unsigned long long)align);
+  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  VkMemoryRequirements req;
+  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  VkMemoryHostPointerPropertiesEXT hpp = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  if (s == TANDEM_OK) {
+    VkResult r = g->vk.vkGetMemoryHostPointerPropertiesEXT(g->device, type, host, &hpp);
+    if (r < 0) s = tandem_vk_fail(r, "vkGetMemoryHostPointerPropertiesEXT", __FILE__, __LINE__);
+  }
+  uint32_t bits = hpp.memoryTypeBits & req.memoryTypeBits;
+  if (s == TANDEM_OK && !bits)
+    s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                    "no memory type can hold both this host allocation and a storage buffer");
+  if (s == TANDEM_OK) {
+    uint32_t type_index = 0;
+    while (!(bits & (1u << type_index))) type_index++;
+    VkImportMemoryHostPointerInfoEXT import = {
+        .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+        .handleType = type,
+        .pHostPointer = host};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &import,
+                               .allocationSize = size,
+                               .memoryTypeIndex = type_index};
+    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
+    if (r < 0) {
+      b->memory = VK_NULL_HANDLE;
+      s = tandem_vk_fail(r, "vkAllocateMemory (host-pointer import)", __FILE__, __LINE__);
+    }
+  }
+  if (s == TANDEM_OK) {
+    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
+    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+  }
+  if (s != TANDEM_OK) {
+    tandem_vk_buffer_destroy(base, b);
+    return s;
+  }
+  *out_native = b;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint64_t size,
+                                               void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  const VkExternalMemoryHandleTypeFlagBits type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  VkMemoryRequirements req;
+  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  VkMemoryFdPropertiesKHR fdp = {.sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR};
+  if (s == TANDEM_OK) {
+    VkResult r = g->vk.vkGetMemoryFdPropertiesKHR(g->device, type, fd, &fdp);
+    if (r < 0) s = tandem_vk_fail(r, "vkGetMemoryFdPropertiesKHR (dma-buf)", __FILE__, __LINE__);
+  }
+  uint32_t bits = fdp.memoryTypeBits & req.memoryTypeBits;
+  if (s == TANDEM_OK && !bits)
+    s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no memory type can hold this dma-buf as a buffer");
+  /* Vulkan takes ownership of the fd it imports: give it a duplicate. */
+  int dup_fd = s == TANDEM_OK ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (s == TANDEM_OK && dup_fd < 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "duplicating dma-buf fd %d", fd);
+  if (s == TANDEM_OK) {
+    uint32_t type_index = 0;
+    while (!(bits & (1u << type_index))) type_index++;
+    VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+                                      .handleType = type,
+                                      .fd = dup_fd};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &import,
+                               .allocationSize = req.size > size ? req.size : size,
+                               .memoryTypeIndex = type_index};
+    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
+    if (r < 0) {
+      close(dup_fd); /* not consumed on failure */
+      b->memory = VK_NULL_HANDLE;
+      s = tandem_vk_fail(r, "vkAllocateMemory (dma-buf import)", __FILE__, __LINE__);
+    }
+  }
+  if (s == TANDEM_OK) {
+    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
+    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+  }
+  if (s != TANDEM_OK) {
+    tandem_vk_buffer_destroy(base, b);
+    return s;
+  }
+  *out_native = b;
+  return TANDEM_OK;
 }

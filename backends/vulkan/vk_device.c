@@ -316,14 +316,14 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (g->device) {
     g->vk.vkDeviceWaitIdle(g->device);
-    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       tandem_vk_lane_t *lane = &g->lanes[l];
       if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
       if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
-      pthread_mutex_destroy(&lane->pool_mutex);
     }
     g->vk.vkDestroyDevice(g->device, NULL);
   }
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
   if (g->instance) vkDestroyInstance(g->instance, NULL);
@@ -365,6 +365,9 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .program_submit = tandem_vk_program_submit,
     .program_timestamps = tandem_vk_program_timestamps,
     .wait = tandem_vk_wait,
+    .signal = tandem_vk_signal,
+    .buffer_import_host = tandem_vk_buffer_import_host,
+    .buffer_import_dmabuf = tandem_vk_buffer_import_dmabuf,
     .query = tandem_vk_query,
     .test_control = tandem_vk_test_control,
 };
@@ -429,7 +432,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->validation_counter = validation_counter;
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
 
   tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);
   VkPhysicalDevice *pds = NULL;
@@ -512,10 +515,28 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
   g->timestamp_period = props.limits.timestampPeriod;
   f12.hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
-  const char *dev_ext[1];
+  const char *dev_ext[4];
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
   if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+  /* Sharing with an NPU: enabled when the device offers them (decided from
+   * the extension list, never from loaded function pointers). */
+  g->base.can_import_host = info->features & TANDEM_GPU_EXTERNAL_MEMORY_HOST;
+  g->base.can_import_dmabuf = (info->features & TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF) &&
+                              (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
+  if (g->base.can_import_host) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  if (g->base.can_import_dmabuf) {
+    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+  }
+  if (g->base.can_import_host) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &hp};
+    vkGetPhysicalDeviceProperties2(g->physical, &pp);
+    g->base.host_import_alignment = hp.minImportedHostPointerAlignment;
+  }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &f12,
                             .queueCreateInfoCount = qci_count,
@@ -568,6 +589,16 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
       tandem_vk_gpu_destroy(&g->base);
       return tandem_vk_fail(r, "creating a lane's semaphore or command pool", __FILE__, __LINE__);
     }
+  }
+  /* The NPU lane's timeline: no queue, signalled from the host. */
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  r = g->vk.vkCreateSemaphore(g->device, &sci, NULL, &g->lanes[TANDEM_LANE_NPU].timeline);
+  if (r < 0) {
+    g->lanes[TANDEM_LANE_NPU].timeline = VK_NULL_HANDLE;
+    tandem_vk_gpu_destroy(&g->base);
+    return tandem_vk_fail(r, "vkCreateSemaphore (NPU lane)", __FILE__, __LINE__);
   }
   *out_gpu = &g->base;
   return TANDEM_OK;

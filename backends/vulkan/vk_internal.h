@@ -45,7 +45,9 @@ typedef struct tandem_vk_gpu {
   struct VolkDeviceTable vk;
   tandem_vk_queue_t queues[TANDEM_LANE_COUNT_GPU];
   uint32_t queue_count;
-  tandem_vk_lane_t lanes[TANDEM_LANE_COUNT_GPU];
+  /* GPU lanes own a queue and a pool; the NPU lane only its timeline, which
+   * the NPU lane thread signals from the host. */
+  tandem_vk_lane_t lanes[TANDEM_LANE_COUNT];
   uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
   uint32_t family_count;
   VkPhysicalDeviceMemoryProperties memory;
@@ -84,6 +86,11 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *gpu, uint64_t size,
                                         void **out_host);
 void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
 VkBuffer tandem_vk_buffer_handle(void *native);
+tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uint64_t size,
+                                             void **out_native);
+tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *gpu, int fd, uint64_t size,
+                                               void **out_native);
+tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
 
 /* vk_kernel.c */
 tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
@@ -110,9 +117,9 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint3
                                          uint32_t region_count);
 bool tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint64_t *out_pairs);
-tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT],
                                uint64_t timeout_ns);
-tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT_GPU]);
+tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
 /* Runs one command buffer recorded by |record| on |lane|'s queue and waits
  * for it (used for zero-filling new memory, off the replay path). */
 tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,

@@ -95,6 +95,8 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
                         node->kernel->workgroups[2]);
       break;
     }
+    case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
+      break;
   }
 }
 
@@ -110,7 +112,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
   p->cbs = calloc(total, sizeof *p->cbs);
   p->region_lane = calloc(rc, sizeof *p->region_lane);
   p->submits = calloc(total, sizeof *p->submits);
-  p->waits = calloc((size_t)total * TANDEM_LANE_COUNT_GPU, sizeof *p->waits);
+  p->waits = calloc((size_t)total * TANDEM_LANE_COUNT, sizeof *p->waits);
   p->signals = calloc(total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
   VkDescriptorSet *sets = calloc(plan->node_count, sizeof *sets);
@@ -189,6 +191,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
   for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
     for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) {
       const tandem__region_t *region = &plan->regions[r];
+      if (region->lane == TANDEM_LANE_NPU) continue; /* run by the NPU lane thread */
       tandem_vk_lane_t *lane = &g->lanes[region->lane];
       uint32_t at = sl * rc + r;
       pthread_mutex_lock(&lane->pool_mutex);
@@ -226,7 +229,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
                                                .semaphore = lane->timeline,
                                                .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                                       .pWaitSemaphoreInfos = &p->waits[at * TANDEM_LANE_COUNT_GPU],
+                                       .pWaitSemaphoreInfos = &p->waits[at * TANDEM_LANE_COUNT],
                                        .commandBufferInfoCount = 1,
                                        .pCommandBufferInfos = &p->cb_infos[at],
                                        .signalSemaphoreInfoCount = 1,
@@ -252,15 +255,20 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
     g->vk.vkResetQueryPool(g->device, p->queries, 2 * slot * p->region_count, 2 * p->region_count);
   uint32_t first = 0;
   while (first < region_count) {
-    /* Gather the run of regions that share one VkQueue. */
+    if (p->region_lane[regions[first].region] == TANDEM_LANE_NPU) { /* the NPU lane's */
+      first++;
+      continue;
+    }
+    /* Gather the run of GPU regions that share one VkQueue. */
     tandem_vk_queue_t *queue = g->lanes[p->region_lane[regions[first].region]].queue;
     uint32_t end = first;
-    while (end < region_count && g->lanes[p->region_lane[regions[end].region]].queue == queue) {
+    while (end < region_count && p->region_lane[regions[end].region] != TANDEM_LANE_NPU &&
+           g->lanes[p->region_lane[regions[end].region]].queue == queue) {
       const tandem__region_submit_t *rs = &regions[end];
       uint32_t at = slot * p->region_count + rs->region;
-      VkSemaphoreSubmitInfo *w = &p->waits[at * TANDEM_LANE_COUNT_GPU];
+      VkSemaphoreSubmitInfo *w = &p->waits[at * TANDEM_LANE_COUNT];
       uint32_t wc = 0;
-      for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
         if (!rs->wait_values[l]) continue;
         w[wc++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                           .semaphore = g->lanes[l].timeline,
@@ -304,13 +312,13 @@ bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t sl
   return true;
 }
 
-tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT_GPU],
+tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT],
                                uint64_t timeout_ns) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  VkSemaphore sems[TANDEM_LANE_COUNT_GPU];
-  uint64_t vals[TANDEM_LANE_COUNT_GPU];
+  VkSemaphore sems[TANDEM_LANE_COUNT];
+  uint64_t vals[TANDEM_LANE_COUNT];
   uint32_t n = 0;
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
     if (!values[l]) continue;
     sems[n] = g->lanes[l].timeline;
     vals[n++] = values[l];
@@ -326,9 +334,19 @@ tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT_GPU]) {
+tandem_status_t tandem_vk_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64_t value) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+  VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                              .semaphore = g->lanes[lane].timeline,
+                              .value = value};
+  VkResult r = g->vk.vkSignalSemaphore(g->device, &si);
+  if (r < 0) return tandem_vk_fail(r, "vkSignalSemaphore", __FILE__, __LINE__);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT]) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
     VkResult r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
     if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
   }

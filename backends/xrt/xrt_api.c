@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define TANDEM_XRT_SYMBOLS(X)                                                                \
@@ -45,7 +46,17 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
     snprintf(api->description, sizeof api->description, "emulated NPU (CPU test device, %s)",
              path);
   } else {
-    api->libs[0] = dlopen("libxrt_core.so.2", RTLD_NOW | RTLD_GLOBAL);
+    /* The first library is XRT's device shim: whichever shim is loaded first
+     * registers itself as XRT's device system, and XRT then never looks at
+     * XCL_EMULATION_MODE. So pick it the way XRT's own shim loader would:
+     * XCL_EMULATION_MODE=noop -> libxrt_noop.so.2 (a device that accepts
+     * everything and computes nothing; no XILINX_XRT needed), otherwise the
+     * hardware shim libxrt_core.so.2 (no device: xrtDeviceOpen returns NULL,
+     * errno ENOENT). tests/npu/README-noop.md has the experiments. */
+    const char *mode = getenv("XCL_EMULATION_MODE");
+    const char *shim =
+        mode && strcmp(mode, "noop") == 0 ? "libxrt_noop.so.2" : "libxrt_core.so.2";
+    api->libs[0] = dlopen(shim, RTLD_NOW | RTLD_GLOBAL);
     if (api->libs[0]) api->libs[1] = dlopen("libxrt_coreutil.so.2", RTLD_NOW | RTLD_GLOBAL);
     if (!api->libs[0] || !api->libs[1]) {
       const char *why = dlerror();
@@ -56,7 +67,8 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
                          why ? why : "dlopen failed");
     }
     lookup = api->libs[1];
-    snprintf(api->description, sizeof api->description, "XRT (libxrt_coreutil.so.2)");
+    snprintf(api->description, sizeof api->description, "XRT (%s + libxrt_coreutil.so.2)",
+             shim);
   }
 #define TANDEM_XRT_RESOLVE(name)                                                          \
   *(void **)&api->name = dlsym(lookup, #name);                                            \

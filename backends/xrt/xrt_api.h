@@ -63,9 +63,12 @@ typedef struct tandem_xrt_api {
   int (*xrtRunClose)(xrtRunHandle rhdl);
 } tandem_xrt_api_t;
 
-/* Loads the table. |flavor| REAL: dlopen libxrt_core.so.2 then
- * libxrt_coreutil.so.2 (RTLD_GLOBAL, core first: coreutil alone makes
- * xrtDeviceOpen abort unless XILINX_XRT is set, see the brief). EMULATED:
+/* Loads the table. |flavor| REAL: dlopen the device shim, then
+ * libxrt_coreutil.so.2 (RTLD_GLOBAL, shim first: coreutil alone makes
+ * xrtDeviceOpen abort unless XILINX_XRT is set, see the brief). The shim is
+ * libxrt_core.so.2 (hardware), or libxrt_noop.so.2 when XCL_EMULATION_MODE is
+ * "noop" — each shim registers itself as the device when loaded, so the
+ * choice must be made before loading (tests/npu/README-noop.md). EMULATED:
  * dlopen |emulator_path| (NULL: "libtandem_npu_emu.so.0" through the normal
  * search path). Errors: NO_DEVICE with the dlerror() text and what to install
  * or set; UNSUPPORTED when a symbol is missing (named). */

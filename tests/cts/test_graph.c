@@ -1369,7 +1369,7 @@ static void test_profile_and_trace(void **state) {
   json_t *events = json_object_get(root, "traceEvents");
   assert_true(json_is_array(events));
   uint32_t x = 0;
-  bool named[TANDEM_LANE_COUNT_GPU + 1] = {false, false, false, false};
+  bool named[TANDEM_LANE_COUNT + 1] = {false, false, false, false, false};
   for (size_t i = 0; i < json_array_size(events); ++i) {
     json_t *je = json_array_get(events, i);
     const char *ph = json_string_value(json_object_get(je, "ph"));
@@ -1378,7 +1378,7 @@ static void test_profile_and_trace(void **state) {
     if (strcmp(ph, "M") == 0) {
       const char *name = json_string_value(json_object_get(je, "name"));
       if (name && strcmp(name, "thread_name") == 0) {
-        assert_true(tid >= 1 && tid <= TANDEM_LANE_COUNT_GPU);
+        assert_true(tid >= 1 && tid <= TANDEM_LANE_COUNT); /* every lane is named, NPU too */
         const char *lname =
             json_string_value(json_object_get(json_object_get(je, "args"), "name"));
         assert_non_null(lname);

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xrt_npu.c — the NPU backend over XRT's C API (core/npu_backend.h).
+ *
+ * One code path serves the system's XRT and tandem's emulated NPU: only the
+ * library behind tandem_xrt_api_t differs (xrt_api.c). Buffer objects are
+ * allocated in memory group 0 with normal flags; kernels open through
+ * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
+ * watchdog is remembered and waited for before its handle (and, through core,
+ * its buffers) can go: nothing is freed under a running kernel.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "backends/xrt/xrt_api.h"
+#include "core/npu_backend.h"
+
+#define TANDEM_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", from linux/magic.h */
+
+typedef struct tandem_xrt_npu {
+  tandem__npu_t base;
+  tandem_xrt_api_t api;
+  xrtDeviceHandle device;
+} tandem_xrt_npu_t;
+
+typedef struct tandem_xrt_program {
+  xrtXclbinHandle xclbin;
+  xrtKernelHandle kernel;
+  xrtBufferHandle instructions; /* or NULL */
+  uint32_t instruction_words;
+  uint32_t binding_count, scalar_count;
+  char name[128];
+} tandem_xrt_program_t;
+
+typedef struct tandem_xrt_run {
+  xrtRunHandle run;
+  tandem_xrt_program_t *program;
+  bool still_running; /* the watchdog fired: wait before closing */
+} tandem_xrt_run_t;
+
+static tandem_xrt_npu_t *tandem_xrt_cast(tandem__npu_t *base) { return (tandem_xrt_npu_t *)base; }
+
+static void tandem_xrt_destroy(tandem__npu_t *base) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  if (n->device) n->api.xrtDeviceClose(n->device);
+  tandem_xrt_api_unload(&n->api);
+  free(n);
+}
+
+static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, void **out_bo,
+                                            void **out_host) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  *out_bo = *out_host = NULL;
+  xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, 0, 0);
+  if (!bo)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes failed: %s",
+                       (unsigned long long)size, strerror(errno));
+  void *host = n->api.xrtBOMap(bo);
+  if (!host) {
+    n->api.xrtBOFree(bo);
+    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOMap failed: %s", strerror(errno));
+  }
+  memset(host, 0, size);
+  int rc = n->api.xrtBOSync(bo, XCL_BO_SYNC_BO_TO_DEVICE, size, 0);
+  if (rc != 0) {
+    n->api.xrtBOFree(bo);
+    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOSync (zero fill) failed: %d", rc);
+  }
+  *out_bo = bo;
+  *out_host = host;
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem_xrt_bo_export(tandem__npu_t *base, void *bo, int *out_fd,
+                                            bool *out_is_dmabuf) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  *out_fd = -1;
+  *out_is_dmabuf = false;
+  xclBufferExportHandle fd = n->api.xrtBOExport(bo);
+  if (fd == XRT_NULL_BO_EXPORT || fd < 0)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOExport failed: %s", strerror(errno));
+  struct statfs fs;
+  *out_is_dmabuf = fstatfs(fd, &fs) == 0 && (uint64_t)fs.f_type == TANDEM_DMA_BUF_MAGIC;
+  *out_fd = fd;
+  return TANDEM_OK;
+}
+
+static void tandem_xrt_bo_destroy(tandem__npu_t *base, void *bo) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  if (bo) n->api.xrtBOFree(bo);
+}
+
+static tandem_status_t tandem_xrt_bo_sync(tandem__npu_t *base, void *bo, bool to_device,
+                                          uint64_t offset, uint64_t size) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  int rc = n->api.xrtBOSync(bo, to_device ? XCL_BO_SYNC_BO_TO_DEVICE : XCL_BO_SYNC_BO_FROM_DEVICE,
+                            size, offset);
+  if (rc != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOSync %s of bytes %llu..%llu failed: %d",
+                       to_device ? "to device" : "from device", (unsigned long long)offset,
+                       (unsigned long long)(offset + size), rc);
+  return TANDEM_OK;
+}
+
+static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  tandem_xrt_program_t *p = native;
+  if (!p) return;
+  if (p->instructions) n->api.xrtBOFree(p->instructions);
+  if (p->kernel) n->api.xrtKernelClose(p->kernel);
+  if (p->xclbin) n->api.xrtXclbinFreeHandle(p->xclbin);
+  free(p);
+}
+
+static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
+                                                 const tandem_npu_program_desc_t *d,
+                                                 const char *name, void **out) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  *out = NULL;
+  if (access(d->xclbin_path, R_OK) != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': cannot read xclbin '%s': %s", name,
+                       d->xclbin_path, strerror(errno));
+  tandem_xrt_program_t *p = calloc(1, sizeof *p);
+  if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU program");
+  snprintf(p->name, sizeof p->name, "%s", name);
+  p->binding_count = d->binding_count;
+  p->scalar_count = d->scalar_count;
+  tandem_status_t s = TANDEM_OK;
+  xuid_t uuid;
+  p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
+  if (!p->xclbin)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                    "NPU program '%s': '%s' is not an xclbin this NPU accepts (%s)", name,
+                    d->xclbin_path, strerror(errno));
+  if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': loading '%s' failed (%s)",
+                    name, d->xclbin_path, strerror(errno));
+  if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': the xclbin has no UUID", name);
+  if (s == TANDEM_OK) {
+    p->kernel = n->api.xrtPLKernelOpen(n->device, uuid, d->kernel_name);
+    if (!p->kernel)
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                      "NPU program '%s': kernel '%s' is not in '%s' (%s)", name, d->kernel_name,
+                      d->xclbin_path, strerror(errno));
+  }
+  /* Arguments: [instructions, words], buffers, scalars (tandem.h). */
+  int first = d->instructions ? 2 : 0;
+  for (uint32_t i = 0; s == TANDEM_OK && i < d->binding_count; i++) {
+    int arg = first + (int)i;
+    if (n->api.xrtKernelArgGroupId(p->kernel, arg) < 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "binding %u of NPU program '%s': kernel argument %d is not a buffer (or "
+                      "does not exist)",
+                      i, name, arg);
+  }
+  for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++) {
+    int arg = first + (int)d->binding_count + (int)i;
+    if (n->api.xrtKernelArgGroupId(p->kernel, arg) >= 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "scalar %u of NPU program '%s': kernel argument %d is a buffer, the "
+                      "contract says scalar",
+                      i, name, arg);
+  }
+  if (s == TANDEM_OK && d->instructions) {
+    void *host;
+    s = tandem_xrt_bo_create(base, d->instruction_bytes, (void **)&p->instructions, &host);
+    if (s == TANDEM_OK) {
+      memcpy(host, d->instructions, d->instruction_bytes);
+      s = tandem_xrt_bo_sync(base, p->instructions, true, 0, d->instruction_bytes);
+      p->instruction_words = (uint32_t)(d->instruction_bytes / 4);
+    }
+  }
+  if (s != TANDEM_OK) {
+    tandem_xrt_program_destroy(base, p);
+    return s;
+  }
+  *out = p;
+  return TANDEM_OK;
+}
+
+static void tandem_xrt_run_destroy(tandem__npu_t *base, void *native) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  tandem_xrt_run_t *r = native;
+  if (!r) return;
+  if (r->run) {
+    if (r->still_running) n->api.xrtRunWait(r->run);
+    n->api.xrtRunClose(r->run);
+  }
+  free(r);
+}
+
+static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program, void *const *bos,
+                                             uint32_t bo_count, const uint32_t *scalars,
+                                             uint32_t scalar_count, void **out) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  tandem_xrt_program_t *p = program;
+  *out = NULL;
+  tandem_xrt_run_t *r = calloc(1, sizeof *r);
+  if (!r) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU run");
+  r->program = p;
+  r->run = n->api.xrtRunOpen(p->kernel);
+  tandem_status_t s = TANDEM_OK;
+  if (!r->run)
+    s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunOpen of '%s' failed: %s", p->name,
+                    strerror(errno));
+  int arg = 0;
+  if (s == TANDEM_OK && p->instructions) {
+    if (n->api.xrtRunSetArg(r->run, arg++, p->instructions) != 0 ||
+        n->api.xrtRunSetArg(r->run, arg++, (unsigned int)p->instruction_words) != 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the instruction arguments of '%s'",
+                      p->name);
+  }
+  for (uint32_t i = 0; s == TANDEM_OK && i < bo_count; i++, arg++)
+    if (n->api.xrtRunSetArg(r->run, arg, (xrtBufferHandle)bos[i]) != 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s': xrtRunSetArg(%d) refused it",
+                      i, p->name, arg);
+  for (uint32_t i = 0; s == TANDEM_OK && i < scalar_count; i++, arg++)
+    if (n->api.xrtRunSetArg(r->run, arg, (unsigned int)scalars[i]) != 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "scalar %u of '%s': xrtRunSetArg(%d) refused it", i,
+                      p->name, arg);
+  if (s != TANDEM_OK) {
+    tandem_xrt_run_destroy(base, r);
+    return s;
+  }
+  *out = r;
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
+                                              uint32_t timeout_ms) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  tandem_xrt_run_t *r = native;
+  if (r->still_running) {
+    /* The watchdog fired on an earlier use; that run must end first. */
+    n->api.xrtRunWait(r->run);
+    r->still_running = false;
+  }
+  int rc = n->api.xrtRunStart(r->run);
+  if (rc != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d", r->program->name,
+                       rc);
+  enum ert_cmd_state state = n->api.xrtRunWaitFor(r->run, timeout_ms);
+  if (state == ERT_CMD_STATE_COMPLETED) return TANDEM_OK;
+  if (state == ERT_CMD_STATE_NEW || state == ERT_CMD_STATE_QUEUED ||
+      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED ||
+      state == ERT_CMD_STATE_TIMEOUT) {
+    r->still_running = true;
+    return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
+                       "NPU run of '%s' did not finish within the %u ms watchdog", r->program->name,
+                       timeout_ms);
+  }
+  return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
+                     r->program->name, (int)state,
+                     state == ERT_CMD_STATE_ERROR ? "ERROR" : "not COMPLETED");
+}
+
+static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
+    .destroy = tandem_xrt_destroy,
+    .bo_create = tandem_xrt_bo_create,
+    .bo_export = tandem_xrt_bo_export,
+    .bo_destroy = tandem_xrt_bo_destroy,
+    .bo_sync = tandem_xrt_bo_sync,
+    .program_create = tandem_xrt_program_create,
+    .program_destroy = tandem_xrt_program_destroy,
+    .run_create = tandem_xrt_run_create,
+    .run_execute = tandem_xrt_run_execute,
+    .run_destroy = tandem_xrt_run_destroy,
+};
+
+tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
+                                    tandem__npu_t **out_npu) {
+  *out_npu = NULL;
+  tandem_xrt_npu_t *n = calloc(1, sizeof *n);
+  if (!n) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the NPU device");
+  n->base.vtable = &tandem_xrt_npu_vtable;
+  bool emulated = options->npu == TANDEM_NPU_EMULATED;
+  const char *library = options->npu_library;
+  if (emulated && !library) library = getenv("TANDEM_NPU_LIBRARY");
+  tandem_status_t s =
+      tandem_xrt_api_load(emulated ? TANDEM_XRT_EMULATED : TANDEM_XRT_REAL, library, &n->api);
+  if (s != TANDEM_OK) {
+    free(n);
+    return s;
+  }
+  n->device = n->api.xrtDeviceOpen(options->npu_index);
+  if (!n->device) {
+    int err = errno;
+    tandem_xrt_api_unload(&n->api);
+    free(n);
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE, "no NPU: %s has no device %u (%s)",
+                       emulated ? "the emulated NPU" : "XRT", options->npu_index, strerror(err));
+  }
+  n->base.emulated = emulated;
+  snprintf(n->base.name, sizeof n->base.name, "%s %u",
+           emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
+  snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
+  *out_npu = &n->base;
+  return TANDEM_OK;
+}

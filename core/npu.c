@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu.c — the NPU side of a runtime: opening the device, negotiating how GPU
+ * and NPU share memory, NPU programs, and the NPU lane thread.
+ *
+ * Sharing is negotiated once per runtime (device pair), best path first, each
+ * proven by a probe allocation rather than assumed (docs/npu.md):
+ *   1. dma-buf into the GPU  — the NPU exports a real dma-buf, Vulkan imports it;
+ *   2. host pointer          — the NPU buffer's mapping imported into Vulkan;
+ *   3. staged                — two allocations, copies counted in copied_bytes.
+ * (dma-buf into the NPU — a Vulkan export imported with xrtBOImport — needs a
+ * GPU that exports dma-bufs; none here does, so it is not offered yet.)
+ *
+ * The lane thread (I5): runs jobs in submission order; for each NPU region it
+ * waits for the GPU values the region depends on, skips the work if the
+ * submission was cancelled or a dependency failed, syncs every input range to
+ * the device and every output range back (counted as cache-maintenance
+ * bytes), and signals the NPU timeline to the region's value, always — a
+ * failed, skipped or timed-out run still signals, and records its failure in
+ * the slot, which fails the completion and its dependents at retirement.
+ * After the signal the job is not touched again: the slot may be reused.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xf86drm.h>
+
+#include "core/internal.h"
+
+const char *tandem_sharing_name(tandem_sharing_t sharing) {
+  switch (sharing) {
+    case TANDEM_SHARING_AUTO: return "auto";
+    case TANDEM_SHARING_DMABUF_TO_GPU: return "dma-buf into GPU";
+    case TANDEM_SHARING_DMABUF_TO_NPU: return "dma-buf into NPU";
+    case TANDEM_SHARING_HOST_POINTER: return "host pointer into GPU";
+    case TANDEM_SHARING_STAGED: return "staged copies";
+  }
+  return "unknown";
+}
+
+static uint64_t tandem__round_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
+
+/* Makes the GPU side of a SHARED buffer whose BO exists, using |path|. */
+static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, tandem__npu_t *npu,
+                                     tandem_sharing_t path, tandem_buffer_t *b) {
+  switch (path) {
+    case TANDEM_SHARING_DMABUF_TO_GPU: {
+      if (!gpu->can_import_dmabuf)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "the GPU cannot import dma-bufs (no VK_EXT_external_memory_dma_buf)");
+      int fd;
+      bool is_dmabuf;
+      TANDEM_RETURN_IF_ERROR(npu->vtable->bo_export(npu, b->npu_bo, &fd, &is_dmabuf));
+      tandem_status_t s = TANDEM_OK;
+      if (!is_dmabuf)
+        s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                        "the NPU's exported buffer is not a dma-buf (the emulated NPU exports a "
+                        "memfd)");
+      if (s == TANDEM_OK) s = gpu->vtable->buffer_import_dmabuf(gpu, fd, b->npu_size, &b->native);
+      close(fd);
+      return s;
+    }
+    case TANDEM_SHARING_HOST_POINTER:
+      if (!gpu->can_import_host)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "the GPU cannot import host memory (no VK_EXT_external_memory_host)");
+      return gpu->vtable->buffer_import_host(gpu, b->npu_host, b->npu_size, &b->native);
+    case TANDEM_SHARING_STAGED:
+      return gpu->vtable->buffer_create(gpu, b->size, TANDEM_PLACEMENT_HOST_VISIBLE, &b->native,
+                                        &b->host);
+    default:
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "sharing path '%s' is not available",
+                         tandem_sharing_name(path));
+  }
+  (void)rt;
+}
+
+static uint64_t tandem__bo_size(const tandem__gpu_t *gpu, tandem_sharing_t path, uint64_t size) {
+  return path == TANDEM_SHARING_HOST_POINTER ? tandem__round_up(size, gpu->host_import_alignment)
+                                             : size;
+}
+
+/* Tries |path| with a one-page probe buffer. */
+static tandem_status_t tandem__probe(tandem_runtime_t *rt, tandem__gpu_t *gpu, tandem__npu_t *npu,
+                                     tandem_sharing_t path) {
+  tandem_buffer_t probe = {.size = 4096, .placement = TANDEM_PLACEMENT_SHARED};
+  probe.npu_size = tandem__bo_size(gpu, path, probe.size);
+  TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
+  tandem_status_t s = tandem__share(rt, gpu, npu, path, &probe);
+  if (probe.native) gpu->vtable->buffer_destroy(gpu, probe.native);
+  npu->vtable->bo_destroy(npu, probe.npu_bo);
+  return s;
+}
+
+static void *tandem__npu_lane_main(void *arg);
+
+tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_npu) {
+  tandem__npu_t *npu = atomic_load_explicit(&rt->npu, memory_order_acquire);
+  if (npu) {
+    *out_npu = npu;
+    return TANDEM_OK;
+  }
+  *out_npu = NULL;
+  if (rt->options.npu == TANDEM_NPU_NONE)
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                       "no NPU: the runtime was created without one (set the runtime option npu "
+                       "to TANDEM_NPU_XRT or TANDEM_NPU_EMULATED, or TANDEM_NPU=xrt|emulated)");
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
+  pthread_mutex_lock(&rt->open_mutex);
+  tandem_status_t s = TANDEM_OK;
+  npu = atomic_load(&rt->npu);
+  if (!npu) {
+    s = tandem_xrt_npu_open(&rt->options, &npu);
+    tandem_sharing_t chosen = TANDEM_SHARING_AUTO;
+    if (s == TANDEM_OK) {
+      if (rt->options.sharing != TANDEM_SHARING_AUTO) {
+        s = tandem__probe(rt, gpu, npu, rt->options.sharing);
+        if (s == TANDEM_OK) chosen = rt->options.sharing;
+        else
+          s = tandem__annotate(TANDEM_ERROR_UNSUPPORTED, "the forced sharing path '%s' failed",
+                               tandem_sharing_name(rt->options.sharing));
+      } else {
+        const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU,
+                                          TANDEM_SHARING_HOST_POINTER, TANDEM_SHARING_STAGED};
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++)
+          if (tandem__probe(rt, gpu, npu, order[i]) == TANDEM_OK) chosen = order[i];
+        tandem__clear_error(); /* failed probes are not the caller's failure */
+        if (chosen == TANDEM_SHARING_AUTO)
+          s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no sharing path works between this GPU and NPU");
+      }
+    }
+    if (s == TANDEM_OK) {
+      rt->sharing = chosen;
+      pthread_mutex_init(&rt->npu_lane.mutex, NULL);
+      pthread_cond_init(&rt->npu_lane.wake, NULL);
+      if (pthread_create(&rt->npu_lane.thread, NULL, tandem__npu_lane_main, rt) != 0) {
+        pthread_mutex_destroy(&rt->npu_lane.mutex);
+        pthread_cond_destroy(&rt->npu_lane.wake);
+        s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "starting the NPU lane thread");
+      } else {
+        rt->npu_lane.started = true;
+      }
+    }
+    if (s == TANDEM_OK) {
+      atomic_store_explicit(&rt->npu, npu, memory_order_release);
+    } else if (npu) {
+      npu->vtable->destroy(npu);
+      npu = NULL;
+    }
+  }
+  pthread_mutex_unlock(&rt->open_mutex);
+  *out_npu = npu;
+  return s;
+}
+
+tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime) {
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem__npu_t *npu;
+  return tandem__runtime_npu(runtime, &npu);
+}
+
+/* Lists /dev/accel and /dev/dri nodes (where NPUs and GPUs appear). */
+static void tandem__drm_nodes(tandem_npu_info_t *info);
+
+tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_info_t *out) {
+  if (!runtime || !out)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
+  memset(out, 0, sizeof *out);
+  tandem__npu_t *npu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(runtime, &npu));
+  snprintf(out->name, sizeof out->name, "%s", npu->name);
+  snprintf(out->backend, sizeof out->backend, "%s", npu->backend);
+  out->emulated = npu->emulated;
+  out->sharing = runtime->sharing;
+  tandem__drm_nodes(out);
+  return TANDEM_OK;
+}
+
+/*---------------------------------------------------------------- buffers --*/
+
+tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *rt, tandem_buffer_t *b) {
+  tandem__npu_t *npu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(rt, &npu));
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  bool shared = b->placement == TANDEM_PLACEMENT_SHARED;
+  b->sharing = shared ? rt->sharing : TANDEM_SHARING_AUTO;
+  b->npu_size = shared ? tandem__bo_size(gpu, rt->sharing, b->size) : b->size;
+  TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, b->npu_size, &b->npu_bo, &b->npu_host));
+  b->host = b->npu_host;
+  if (!shared) return TANDEM_OK;
+  tandem_status_t s = tandem__share(rt, gpu, npu, rt->sharing, b);
+  if (s != TANDEM_OK) {
+    npu->vtable->bo_destroy(npu, b->npu_bo);
+    b->npu_bo = NULL;
+    return s;
+  }
+  if (rt->sharing != TANDEM_SHARING_STAGED) atomic_fetch_add(&rt->stats.imports, 1);
+  return TANDEM_OK;
+}
+
+void tandem__npu_buffer_destroy(tandem_runtime_t *rt, tandem_buffer_t *b) {
+  tandem__npu_t *npu = atomic_load(&rt->npu);
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  /* The GPU side first: an import must not outlive the memory it wraps. */
+  if (b->native) gpu->vtable->buffer_destroy(gpu, b->native);
+  b->native = NULL;
+  if (b->npu_bo) npu->vtable->bo_destroy(npu, b->npu_bo);
+}
+
+/*--------------------------------------------------------------- programs --*/
+
+tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
+                                          const tandem_npu_program_desc_t *desc,
+                                          tandem_npu_program_t **out_program) {
+  if (!out_program) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_program is NULL");
+  *out_program = NULL;
+  if (!runtime || !desc)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
+  if (!desc->xclbin_path || !desc->kernel_name)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program: xclbin_path and kernel_name are required");
+  const char *name = desc->name ? desc->name : desc->kernel_name;
+  if (desc->binding_count < 1 || desc->binding_count > TANDEM_MAX_BINDINGS || !desc->bindings)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': binding_count %u outside 1..%u (or bindings NULL)", name,
+                       desc->binding_count, TANDEM_MAX_BINDINGS);
+  if (desc->scalar_count > TANDEM_MAX_NPU_SCALARS)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU program '%s': %u scalars, at most %u",
+                       name, desc->scalar_count, TANDEM_MAX_NPU_SCALARS);
+  if (desc->instructions && (desc->instruction_bytes == 0 || desc->instruction_bytes % 4))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': instruction_bytes %zu must be a positive multiple of 4",
+                       name, desc->instruction_bytes);
+  for (uint32_t i = 0; i < desc->binding_count; i++) {
+    const tandem_binding_contract_t *b = &desc->bindings[i];
+    if (b->bytes == 0 || b->alignment == 0 || (b->alignment & (b->alignment - 1)) ||
+        b->access < TANDEM_ACCESS_READ || b->access > TANDEM_ACCESS_READ_WRITE)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "binding %u of NPU program '%s': bytes must be ≥ 1, alignment a power "
+                         "of two, access READ, WRITE or READ_WRITE",
+                         i, name);
+  }
+  tandem__npu_t *npu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(runtime, &npu));
+  tandem_npu_program_t *p = calloc(1, sizeof *p);
+  if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU program");
+  tandem_status_t s = npu->vtable->program_create(npu, desc, name, &p->native);
+  if (s != TANDEM_OK) {
+    free(p);
+    return s;
+  }
+  atomic_init(&p->refs, 1);
+  p->runtime = runtime;
+  snprintf(p->name, sizeof p->name, "%s", name);
+  p->binding_count = desc->binding_count;
+  p->scalar_count = desc->scalar_count;
+  memcpy(p->bindings, desc->bindings, desc->binding_count * sizeof *desc->bindings);
+  tandem__runtime_retain(runtime);
+  *out_program = p;
+  return TANDEM_OK;
+}
+
+void tandem__npu_program_retain(tandem_npu_program_t *program) {
+  if (program) atomic_fetch_add(&program->refs, 1);
+}
+
+void tandem_npu_program_retain(tandem_npu_program_t *program) {
+  tandem__npu_program_retain(program);
+}
+
+void tandem_npu_program_release(tandem_npu_program_t *program) {
+  if (!program || atomic_fetch_sub(&program->refs, 1) != 1) return;
+  tandem_runtime_t *rt = program->runtime;
+  tandem__npu_t *npu = atomic_load(&rt->npu);
+  npu->vtable->program_destroy(npu, program->native);
+  free(program);
+  tandem__runtime_release(rt);
+}
+
+const char *tandem_npu_program_name(const tandem_npu_program_t *program) {
+  return program ? program->name : "";
+}
+
+/*------------------------------------------------------------- the lane --*/
+
+void tandem__npu_lane_push(tandem_runtime_t *rt, tandem__npu_job_t *job) {
+  tandem__npu_lane_t *lane = &rt->npu_lane;
+  pthread_mutex_lock(&lane->mutex);
+  job->next = NULL;
+  if (lane->tail) {
+    lane->tail->next = job;
+  } else {
+    lane->head = job;
+  }
+  lane->tail = job;
+  pthread_cond_signal(&lane->wake);
+  pthread_mutex_unlock(&lane->mutex);
+}
+
+void tandem__npu_lane_stop(tandem_runtime_t *rt) {
+  tandem__npu_lane_t *lane = &rt->npu_lane;
+  if (!lane->started) return;
+  pthread_mutex_lock(&lane->mutex);
+  lane->stop = true;
+  pthread_cond_signal(&lane->wake);
+  pthread_mutex_unlock(&lane->mutex);
+  pthread_join(lane->thread, NULL);
+  pthread_mutex_destroy(&lane->mutex);
+  pthread_cond_destroy(&lane->wake);
+  lane->started = false;
+}
+
+/* Moves the bytes of one binding between the GPU-visible and NPU sides
+ * (staged sharing only) and makes them visible to the consumer. */
+static tandem_status_t tandem__npu_make_visible(tandem_runtime_t *rt, tandem__npu_t *npu,
+                                                const tandem__access_t *a, bool to_npu) {
+  tandem_buffer_t *b = a->buffer;
+  bool staged = b->placement == TANDEM_PLACEMENT_SHARED && b->sharing == TANDEM_SHARING_STAGED;
+  if (to_npu && staged) {
+    memcpy((uint8_t *)b->npu_host + a->offset, (uint8_t *)b->host + a->offset, a->length);
+    atomic_fetch_add(&rt->stats.copied_bytes, a->length);
+    atomic_fetch_add(&rt->stats.copied_per_lane[TANDEM_LANE_NPU], a->length);
+  }
+  TANDEM_RETURN_IF_ERROR(npu->vtable->bo_sync(npu, b->npu_bo, to_npu, a->offset, a->length));
+  atomic_fetch_add(&rt->stats.cache_maintenance_bytes, a->length);
+  if (!to_npu && staged) {
+    memcpy((uint8_t *)b->host + a->offset, (uint8_t *)b->npu_host + a->offset, a->length);
+    atomic_fetch_add(&rt->stats.copied_bytes, a->length);
+    atomic_fetch_add(&rt->stats.copied_per_lane[TANDEM_LANE_NPU], a->length);
+  }
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_t *npu,
+                                              tandem__slot_t *slot, uint32_t region) {
+  const tandem__plan_t *plan = &slot->exec->plan;
+  const tandem__region_t *reg = &plan->regions[region];
+  for (uint32_t k = 0; k < reg->count; k++) {
+    uint32_t n = plan->order[reg->first + k];
+    const tandem__node_t *node = &plan->nodes[n];
+    tandem__access_t acc[TANDEM_MAX_BINDINGS];
+    uint32_t count = tandem__node_accesses(node, acc);
+    for (uint32_t i = 0; i < count; i++)
+      if (acc[i].access & TANDEM_ACCESS_READ)
+        TANDEM_RETURN_IF_ERROR(tandem__npu_make_visible(rt, npu, &acc[i], true));
+    TANDEM_RETURN_IF_ERROR(
+        npu->vtable->run_execute(npu, slot->npu_runs[n], rt->options.npu_timeout_ms));
+    atomic_fetch_add(&rt->stats.npu_runs, 1);
+    for (uint32_t i = 0; i < count; i++)
+      if (acc[i].access & TANDEM_ACCESS_WRITE)
+        TANDEM_RETURN_IF_ERROR(tandem__npu_make_visible(rt, npu, &acc[i], false));
+  }
+  return TANDEM_OK;
+}
+
+static void *tandem__npu_lane_main(void *arg) {
+  tandem_runtime_t *rt = arg;
+  tandem__npu_lane_t *lane = &rt->npu_lane;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  for (;;) {
+    pthread_mutex_lock(&lane->mutex);
+    while (!lane->head && !lane->stop) pthread_cond_wait(&lane->wake, &lane->mutex);
+    tandem__npu_job_t *job = lane->head;
+    if (!job) { /* stop requested and nothing left */
+      pthread_mutex_unlock(&lane->mutex);
+      return NULL;
+    }
+    lane->head = job->next;
+    if (!lane->head) lane->tail = NULL;
+    pthread_mutex_unlock(&lane->mutex);
+
+    tandem__slot_t *slot = job->slot;
+    uint32_t region = job->region;
+    const tandem__region_submit_t *sub = &slot->submits[region];
+    uint64_t signal = sub->signal_value;
+    /* I5: wait for the GPU lanes; earlier NPU values are ours, in order. */
+    uint64_t waits[TANDEM_LANE_COUNT];
+    memcpy(waits, sub->wait_values, sizeof waits);
+    waits[TANDEM_LANE_NPU] = 0;
+    tandem__npu_t *npu = atomic_load(&rt->npu);
+    tandem_status_t s = gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
+    pthread_mutex_lock(&rt->mutex);
+    bool skip = slot->cancel_requested || slot->dep_failed || slot->npu_result != TANDEM_OK ||
+                rt->lost != TANDEM_OK;
+    pthread_mutex_unlock(&rt->mutex);
+    if (s == TANDEM_OK && !skip) s = tandem__npu_run_region(rt, npu, slot, region);
+    if (s != TANDEM_OK) {
+      pthread_mutex_lock(&rt->mutex);
+      if (slot->npu_result == TANDEM_OK) slot->npu_result = s;
+      pthread_mutex_unlock(&rt->mutex);
+    }
+    tandem__clear_error();
+    /* Always signal: GPU work behind this region must never hang. */
+    if (gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal) != TANDEM_OK) {
+      pthread_mutex_lock(&rt->mutex);
+      if (rt->lost == TANDEM_OK) rt->lost = TANDEM_ERROR_DEVICE_LOST;
+      pthread_mutex_unlock(&rt->mutex);
+    }
+  }
+}
+
+/*------------------------------------------------------------ DRM nodes --*/
+
+/* DRM devices through libdrm (drmGetDevices2), and /dev/accel by listing it:
+ * Debian 12's libdrm (2.4.114) does not know accel nodes yet. Neither exists
+ * on the machines this was written on; absence is a normal, empty answer. */
+static void tandem__drm_nodes(tandem_npu_info_t *info) {
+  drmDevicePtr devices[8];
+  int n = drmGetDevices2(0, devices, 8);
+  for (int i = 0; i < n; i++) {
+    for (int t = 0; t < DRM_NODE_MAX; t++)
+      if ((devices[i]->available_nodes & (1 << t)) && info->drm_node_count < 8)
+        snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0], "%s",
+                 devices[i]->nodes[t]);
+  }
+  if (n > 0) drmFreeDevices(devices, n);
+  DIR *dir = opendir("/dev/accel");
+  if (!dir) return;
+  struct dirent *e;
+  while ((e = readdir(dir)) && info->drm_node_count < 8) {
+    if (e->d_name[0] == '.') continue;
+    snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0],
+             "/dev/accel/%.40s", e->d_name);
+  }
+  closedir(dir);
+}

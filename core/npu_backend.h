@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_backend.h — the one interface through which core/ drives an NPU.
+ *
+ * core/npu.c owns the NPU lane thread, the sharing negotiation and the order
+ * of syncs and runs; a backend (backends/xrt/, serving real XRT and the
+ * emulated NPU through one code path) turns them into native calls. The vtable
+ * starts with destroy; every slot is filled.
+ */
+#ifndef TANDEM_CORE_NPU_BACKEND_H_
+#define TANDEM_CORE_NPU_BACKEND_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tandem/tandem.h"
+
+typedef struct tandem__npu tandem__npu_t;
+
+typedef struct tandem__npu_vtable {
+  void (*destroy)(tandem__npu_t *npu);
+  /* A buffer object of |size| bytes, zero-filled on both sides, mapped at
+   * |out_host| (page aligned). */
+  tandem_status_t (*bo_create)(tandem__npu_t *npu, uint64_t size, void **out_bo, void **out_host);
+  /* An fd for the BO's memory (the caller closes it); |out_is_dmabuf| says
+   * whether it is a real dma-buf (only those may be imported into Vulkan). */
+  tandem_status_t (*bo_export)(tandem__npu_t *npu, void *bo, int *out_fd, bool *out_is_dmabuf);
+  void (*bo_destroy)(tandem__npu_t *npu, void *bo);
+  /* Cache maintenance of [offset, offset+size): host → device or back. */
+  tandem_status_t (*bo_sync)(tandem__npu_t *npu, void *bo, bool to_device, uint64_t offset,
+                             uint64_t size);
+  /* Loads the xclbin, opens the kernel and checks its arguments against the
+   * contract (desc->bindings and scalar_count). */
+  tandem_status_t (*program_create)(tandem__npu_t *npu, const tandem_npu_program_desc_t *desc,
+                                    const char *name, void **out_program);
+  void (*program_destroy)(tandem__npu_t *npu, void *program);
+  /* A run handle with every argument set: |bos| one per binding, |scalars|. */
+  tandem_status_t (*run_create)(tandem__npu_t *npu, void *program, void *const *bos,
+                                uint32_t bo_count, const uint32_t *scalars, uint32_t scalar_count,
+                                void **out_run);
+  /* Starts the run and waits at most |timeout_ms|: OK, TIMEOUT (the run goes
+   * on; run_destroy waits for it), or INTERNAL with the state reached. */
+  tandem_status_t (*run_execute)(tandem__npu_t *npu, void *run, uint32_t timeout_ms);
+  /* Waits for a run still going (after a timeout), then frees it. */
+  void (*run_destroy)(tandem__npu_t *npu, void *run);
+} tandem__npu_vtable_t;
+
+struct tandem__npu {
+  const tandem__npu_vtable_t *vtable;
+  char name[128];
+  char backend[192];
+  bool emulated;
+};
+
+/* Opens device |options->npu_index| through XRT or the emulated NPU. */
+tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
+                                    tandem__npu_t **out_npu);
+
+#endif /* TANDEM_CORE_NPU_BACKEND_H_ */
