@@ -61,9 +61,11 @@ typedef struct tandem__npu_job tandem__npu_job_t;
  * GPU work queued behind it never hangs. */
 typedef struct tandem__npu_lane {
   pthread_mutex_t mutex;          /* guards the fields below */
-  pthread_cond_t wake;
+  pthread_cond_t wake;            /* jobs arrived or stop */
+  pthread_cond_t done_changed;    /* done advanced (CLOCK_MONOTONIC timed waits) */
   tandem__npu_job_t *head, *tail; /* [mutex] FIFO of submitted NPU regions */
   bool stop;                      /* [mutex] */
+  uint64_t done;                  /* [mutex] last value signalled (after the call returned) */
   bool started;                   /* set once under runtime->open_mutex */
   pthread_t thread;
 } tandem__npu_lane_t;
@@ -289,6 +291,10 @@ struct tandem__npu_job {
 tandem_status_t tandem__runtime_npu(tandem_runtime_t *runtime, tandem__npu_t **out_npu);
 void tandem__npu_lane_push(tandem_runtime_t *runtime, tandem__npu_job_t *job);
 void tandem__npu_lane_stop(tandem_runtime_t *runtime);
+/* Waits until the NPU lane signalled |value| (TIMEOUT after |timeout_ns|). */
+tandem_status_t tandem__npu_lane_wait(tandem_runtime_t *runtime, uint64_t value, uint64_t timeout_ns);
+/* The NPU lane's last signalled value (0 without an NPU). */
+uint64_t tandem__npu_lane_done(tandem_runtime_t *runtime);
 /* Makes the NPU and GPU sides of a SHARED or NPU_LOCAL buffer. */
 tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
 void tandem__npu_buffer_destroy(tandem_runtime_t *runtime, tandem_buffer_t *buffer);

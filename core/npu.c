@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xf86drm.h>
 
@@ -136,9 +137,15 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
       rt->sharing = chosen;
       pthread_mutex_init(&rt->npu_lane.mutex, NULL);
       pthread_cond_init(&rt->npu_lane.wake, NULL);
+      pthread_condattr_t attr;
+      pthread_condattr_init(&attr);
+      pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+      pthread_cond_init(&rt->npu_lane.done_changed, &attr);
+      pthread_condattr_destroy(&attr);
       if (pthread_create(&rt->npu_lane.thread, NULL, tandem__npu_lane_main, rt) != 0) {
         pthread_mutex_destroy(&rt->npu_lane.mutex);
         pthread_cond_destroy(&rt->npu_lane.wake);
+        pthread_cond_destroy(&rt->npu_lane.done_changed);
         s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "starting the NPU lane thread");
       } else {
         rt->npu_lane.started = true;
@@ -300,6 +307,39 @@ void tandem__npu_lane_push(tandem_runtime_t *rt, tandem__npu_job_t *job) {
   pthread_mutex_unlock(&lane->mutex);
 }
 
+uint64_t tandem__npu_lane_done(tandem_runtime_t *rt) {
+  tandem__npu_lane_t *lane = &rt->npu_lane;
+  if (!atomic_load(&rt->npu)) return 0;
+  pthread_mutex_lock(&lane->mutex);
+  uint64_t done = lane->done;
+  pthread_mutex_unlock(&lane->mutex);
+  return done;
+}
+
+tandem_status_t tandem__npu_lane_wait(tandem_runtime_t *rt, uint64_t value, uint64_t timeout_ns) {
+  tandem__npu_lane_t *lane = &rt->npu_lane;
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  if (timeout_ns != TANDEM__WAIT_FOREVER) {
+    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
+    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    deadline.tv_nsec = (long)(ns % 1000000000u);
+  }
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&lane->mutex);
+  while (lane->done < value) {
+    if (timeout_ns == TANDEM__WAIT_FOREVER) {
+      pthread_cond_wait(&lane->done_changed, &lane->mutex);
+    } else if (pthread_cond_timedwait(&lane->done_changed, &lane->mutex, &deadline) != 0 &&
+               lane->done < value) {
+      s = TANDEM_ERROR_TIMEOUT;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&lane->mutex);
+  return s;
+}
+
 void tandem__npu_lane_stop(tandem_runtime_t *rt) {
   tandem__npu_lane_t *lane = &rt->npu_lane;
   if (!lane->started) return;
@@ -310,6 +350,7 @@ void tandem__npu_lane_stop(tandem_runtime_t *rt) {
   pthread_join(lane->thread, NULL);
   pthread_mutex_destroy(&lane->mutex);
   pthread_cond_destroy(&lane->wake);
+  pthread_cond_destroy(&lane->done_changed);
   lane->started = false;
 }
 
@@ -399,6 +440,10 @@ static void *tandem__npu_lane_main(void *arg) {
       if (rt->lost == TANDEM_OK) rt->lost = TANDEM_ERROR_DEVICE_LOST;
       pthread_mutex_unlock(&rt->mutex);
     }
+    pthread_mutex_lock(&lane->mutex);
+    lane->done = signal;
+    pthread_cond_broadcast(&lane->done_changed);
+    pthread_mutex_unlock(&lane->mutex);
   }
 }
 

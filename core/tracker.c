@@ -9,6 +9,7 @@
  * ranges of one buffer never wait for each other. Retirement is lazy: whoever
  * holds the tracker lock next polls the timelines. Nothing here allocates.
  */
+#include <string.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -98,6 +99,7 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t values[TANDEM_LANE_COUNT];
   tandem_status_t s = gpu->vtable->query(gpu, values);
+  values[TANDEM_LANE_NPU] = tandem__npu_lane_done(rt);
   tandem__tracker_advance_locked(rt, values, s);
 }
 
@@ -157,7 +159,19 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
                                      const uint64_t values[TANDEM_LANE_COUNT],
                                      uint64_t timeout_ns) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  tandem_status_t s = gpu->vtable->wait(gpu, values, timeout_ns);
+  uint64_t gpu_values[TANDEM_LANE_COUNT];
+  memcpy(gpu_values, values, sizeof gpu_values);
+  tandem_status_t s = TANDEM_OK;
+  if (values[TANDEM_LANE_NPU]) {
+    /* The NPU lane is host-signalled: wait for the lane thread's record of
+     * it (made after vkSignalSemaphore returned), not the semaphore. */
+    uint64_t start = tandem__now_ns();
+    s = tandem__npu_lane_wait(rt, values[TANDEM_LANE_NPU], timeout_ns);
+    uint64_t spent = tandem__now_ns() - start;
+    if (timeout_ns != TANDEM__WAIT_FOREVER) timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+    gpu_values[TANDEM_LANE_NPU] = 0;
+  }
+  if (s == TANDEM_OK) s = gpu->vtable->wait(gpu, gpu_values, timeout_ns);
   if (s != TANDEM_OK && s != TANDEM_ERROR_TIMEOUT) {
     pthread_mutex_lock(&rt->mutex);
     if (rt->lost == TANDEM_OK) rt->lost = s;

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emu_bo.c — buffer objects of tandem's emulated NPU device (a test and
+ * development device, not hardware). The host side is a memfd mapped
+ * MAP_SHARED (exportable as an fd, importable from one); the device side is a
+ * separate private copy, so the device is modelled as non-coherent: kernels
+ * see only what xrtBOSync(TO_DEVICE) copied, the host sees kernel results only
+ * after xrtBOSync(FROM_DEVICE). A BO in use by a queued or running run cannot
+ * be freed or synced (-EBUSY).
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emu_internal.h"
+
+emu_bo_t *emu_bo_from(xrtBufferHandle h) {
+  emu_bo_t *bo = h;
+  if (bo == NULL || bo->magic != EMU_MAGIC_BO) return NULL;
+  return bo;
+}
+
+bool emu_bo_put_locked(emu_bo_t *bo) {
+  if (--bo->refs > 0) return false;
+  bo->magic = EMU_MAGIC_DEAD;
+  return true;
+}
+
+void emu_bo_destroy(emu_bo_t *bo) {
+  emu_device_t *dev = bo->dev;
+  munmap(bo->host, bo->size);
+  munmap(bo->device_side, bo->size);
+  close(bo->fd);
+  free(bo);
+  pthread_mutex_lock(&dev->mu);
+  const bool last = emu_device_put_locked(dev);
+  pthread_mutex_unlock(&dev->mu);
+  if (last) emu_device_destroy(dev);
+}
+
+/* Builds a BO around |fd| (owned by the BO from here on, closed on failure). */
+static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size) {
+  emu_bo_t *bo = calloc(1, sizeof *bo);
+  void *host = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void *device_side = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (bo == NULL || host == MAP_FAILED || device_side == MAP_FAILED) {
+    const int err = bo == NULL ? ENOMEM : errno;
+    if (host != MAP_FAILED) munmap(host, size);
+    if (device_side != MAP_FAILED) munmap(device_side, size);
+    free(bo);
+    close(fd);
+    errno = err;
+    return NULL;
+  }
+  bo->magic = EMU_MAGIC_BO;
+  bo->dev = dev;
+  bo->refs = 1;
+  bo->size = size;
+  bo->fd = fd;
+  bo->host = host;
+  bo->device_side = device_side;
+  pthread_mutex_lock(&dev->mu);
+  emu_device_get_locked(dev);
+  pthread_mutex_unlock(&dev->mu);
+  return bo;
+}
+
+EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBufferFlags flags,
+                                      xrtMemoryGroup grp) {
+  (void)flags; /* every flag is accepted; all BOs behave alike here */
+  emu_device_t *dev = emu_device_from(dhdl);
+  if (dev == NULL || size == 0 || size > (size_t)INT64_MAX / 2 || (int32_t)grp < 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  int fd = memfd_create("tandem-npu-emu-bo", MFD_CLOEXEC);
+  if (fd < 0) return NULL;
+  if (ftruncate(fd, (off_t)size) != 0) {
+    const int err = errno;
+    close(fd);
+    errno = err;
+    return NULL;
+  }
+  return bo_create(dev, fd, size);
+}
+
+EMU_EXPORT xrtBufferHandle xrtBOImport(xrtDeviceHandle dhdl, xclBufferExportHandle ehdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  struct stat st;
+  if (dev == NULL || ehdl < 0 || fstat(ehdl, &st) != 0 || st.st_size <= 0) {
+    errno = EINVAL;
+    return NULL;
+  }
+  /* The caller keeps its fd; the BO holds its own duplicate. */
+  int fd = fcntl(ehdl, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) return NULL;
+  return bo_create(dev, fd, (size_t)st.st_size);
+}
+
+EMU_EXPORT xclBufferExportHandle xrtBOExport(xrtBufferHandle bhdl) {
+  emu_bo_t *bo = emu_bo_from(bhdl);
+  if (bo == NULL) {
+    errno = EINVAL;
+    return -1;
+  }
+  return fcntl(bo->fd, F_DUPFD_CLOEXEC, 0); /* the caller closes it */
+}
+
+EMU_EXPORT int xrtBOFree(xrtBufferHandle bhdl) {
+  emu_bo_t *bo = emu_bo_from(bhdl);
+  if (bo == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = bo->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (bo->user_freed) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EINVAL);
+  }
+  if (bo->busy > 0) { /* never free under running DMA */
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EBUSY);
+  }
+  bo->user_freed = true;
+  const bool dead = emu_bo_put_locked(bo);
+  pthread_mutex_unlock(&dev->mu);
+  if (dead) emu_bo_destroy(bo);
+  return 0;
+}
+
+EMU_EXPORT size_t xrtBOSize(xrtBufferHandle bhdl) {
+  emu_bo_t *bo = emu_bo_from(bhdl);
+  if (bo == NULL) {
+    errno = EINVAL;
+    return 0;
+  }
+  return bo->size;
+}
+
+EMU_EXPORT void *xrtBOMap(xrtBufferHandle bhdl) {
+  emu_bo_t *bo = emu_bo_from(bhdl);
+  if (bo == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return bo->host;
+}
+
+EMU_EXPORT int xrtBOSync(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size,
+                         size_t offset) {
+  emu_bo_t *bo = emu_bo_from(bhdl);
+  if (bo == NULL || offset > bo->size || size > bo->size - offset) return emu_fail(EINVAL);
+  if (dir != XCL_BO_SYNC_BO_TO_DEVICE && dir != XCL_BO_SYNC_BO_FROM_DEVICE) return emu_fail(EINVAL);
+  emu_device_t *dev = bo->dev;
+  /* The copy happens under the device lock so that it is ordered with the
+   * runs that use this BO (which make it busy until they finish). */
+  pthread_mutex_lock(&dev->mu);
+  if (bo->busy > 0) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EBUSY);
+  }
+  char *host = (char *)bo->host + offset;
+  char *device_side = (char *)bo->device_side + offset;
+  if (dir == XCL_BO_SYNC_BO_TO_DEVICE)
+    memcpy(device_side, host, size);
+  else
+    memcpy(host, device_side, size);
+  pthread_mutex_unlock(&dev->mu);
+  return 0;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emu_internal.h — internal objects of tandem's emulated NPU device (a test
+ * and development device that implements tandem's XRT C API subset on the
+ * CPU; it never pretends to be hardware). One mutex per device guards every
+ * mutable field of the device and of its buffer objects, kernels and runs.
+ * Objects are reference counted so nothing is freed under running work:
+ * a run holds its kernel and the buffer objects set as its arguments; a
+ * buffer object, kernel or loaded image holds its device.
+ */
+#ifndef TANDEM_NPU_EMU_EMU_INTERNAL_H_
+#define TANDEM_NPU_EMU_EMU_INTERNAL_H_
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tandem_emu_kernel.h"
+#include "xrt/experimental/xrt_xclbin.h"
+#include "xrt/xrt_bo.h"
+#include "xrt/xrt_device.h"
+#include "xrt/xrt_kernel.h"
+
+#define EMU_EXPORT __attribute__((visibility("default")))
+
+/* Handle tags: catch a handle of the wrong kind (or a freed one) early. */
+enum {
+  EMU_MAGIC_DEVICE = 0x7e4d4456u,
+  EMU_MAGIC_XCLBIN = 0x7e4d5842u,
+  EMU_MAGIC_BO = 0x7e4d424fu,
+  EMU_MAGIC_KERNEL = 0x7e4d4b4eu,
+  EMU_MAGIC_RUN = 0x7e4d524eu,
+  EMU_MAGIC_DEAD = 0xdeadu,
+};
+
+typedef struct emu_run emu_run_t;
+
+typedef struct emu_device {
+  uint32_t magic;
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv; /* worker: queue not empty or closing */
+  pthread_cond_t done_cv; /* waiters: some run reached a final state */
+  pthread_t worker;
+  bool worker_started;
+  bool closing;          /* xrtDeviceClose called: no new runs */
+  uint32_t refs;         /* user handle + each BO, kernel */
+  uint32_t live_kernels; /* kernels alive (user or run references) */
+  emu_run_t *head, *tail;
+  uint64_t delay_us; /* TANDEM_EMU_DELAY_US */
+  /* The loaded image (xrtDeviceLoadXclbinHandle). */
+  void *lib;
+  const tandem_emu_kernel_t *kernels;
+  uint32_t kernel_count;
+  xuid_t uuid;
+} emu_device_t;
+
+typedef struct emu_xclbin {
+  uint32_t magic;
+  char *library; /* resolved path of the kernels library */
+  xuid_t uuid;
+} emu_xclbin_t;
+
+typedef struct emu_bo {
+  uint32_t magic;
+  emu_device_t *dev;
+  uint32_t refs;      /* user (until xrtBOFree) + run argument slots + in-flight runs */
+  uint32_t busy;      /* queued or running runs using it */
+  bool user_freed;    /* xrtBOFree succeeded */
+  size_t size;
+  int fd;             /* memfd (own copy; exported as dup) */
+  void *host;         /* MAP_SHARED mapping of fd: the host side */
+  void *device_side;  /* private anonymous mapping: the device side */
+  struct emu_bo *next_dead;
+} emu_bo_t;
+
+typedef struct emu_kernel {
+  uint32_t magic;
+  emu_device_t *dev;
+  uint32_t refs; /* user (until xrtKernelClose) + runs */
+  bool user_closed;
+  const tandem_emu_kernel_t *desc;
+  uint32_t nargs;
+} emu_kernel_t;
+
+typedef struct emu_run_arg {
+  bool set;
+  emu_bo_t *bo; /* BO args: holds a reference */
+  uint64_t value;
+} emu_run_arg_t;
+
+struct emu_run {
+  uint32_t magic;
+  emu_kernel_t *kernel;
+  enum ert_cmd_state state;
+  uint32_t nargs;
+  emu_run_arg_t *args;     /* set by xrtRunSetArg */
+  tandem_emu_arg_t *exec;  /* snapshot taken by xrtRunStart, read by the worker */
+  emu_bo_t **exec_bos;     /* BOs the in-flight execution holds (busy + ref) */
+  emu_run_t *next;         /* device queue */
+};
+
+/* Returns -err and sets errno = err (the int-returning functions' convention). */
+static inline int emu_fail(int err) {
+  errno = err;
+  return -err;
+}
+
+/* Device reference counting (device.c). emu_device_put_locked returns true
+ * when the caller must call emu_device_destroy after unlocking. */
+void emu_device_get_locked(emu_device_t *dev);
+bool emu_device_put_locked(emu_device_t *dev);
+void emu_device_destroy(emu_device_t *dev);
+emu_device_t *emu_device_from(xrtDeviceHandle h);
+
+/* BO reference counting (emu_bo.c). Drop with the device lock held; when it
+ * returns true the BO is unlinked and must be released with emu_bo_destroy
+ * after unlocking. */
+bool emu_bo_put_locked(emu_bo_t *bo);
+void emu_bo_destroy(emu_bo_t *bo);
+emu_bo_t *emu_bo_from(xrtBufferHandle h);
+
+/* Parses an emulated xclbin (emu_xclbin.c). */
+emu_xclbin_t *emu_xclbin_from(xrtXclbinHandle h);
+
+#endif /* TANDEM_NPU_EMU_EMU_INTERNAL_H_ */

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emulator.c — tandem's emulated NPU device: a test and development device
+ * that implements the XRT C API subset tandem uses (backends/xrt/xrt_api.h) on
+ * the CPU. It never pretends to be hardware. A device is one worker thread
+ * that executes started runs asynchronously, in submission order; kernels
+ * come from the native library named by an emulated xclbin (emu_xclbin.c)
+ * and see the device side of buffer objects (emu_bo.c). The state machine of
+ * a run is NEW -> QUEUED -> RUNNING -> COMPLETED | ERROR, restartable once
+ * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md).
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "emu_internal.h"
+
+/* ---- device ---------------------------------------------------------- */
+
+emu_device_t *emu_device_from(xrtDeviceHandle h) {
+  emu_device_t *dev = h;
+  if (dev == NULL || dev->magic != EMU_MAGIC_DEVICE) return NULL;
+  return dev;
+}
+
+void emu_device_get_locked(emu_device_t *dev) { dev->refs++; }
+
+bool emu_device_put_locked(emu_device_t *dev) { return --dev->refs == 0; }
+
+/* Last reference gone: the worker was joined by xrtDeviceClose. */
+void emu_device_destroy(emu_device_t *dev) {
+  dev->magic = EMU_MAGIC_DEAD;
+  if (dev->lib != NULL) dlclose(dev->lib);
+  pthread_cond_destroy(&dev->work_cv);
+  pthread_cond_destroy(&dev->done_cv);
+  pthread_mutex_destroy(&dev->mu);
+  free(dev);
+}
+
+static void sleep_us(uint64_t us) {
+  struct timespec ts = {.tv_sec = (time_t)(us / 1000000u), .tv_nsec = (long)(us % 1000000u) * 1000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Releases an in-flight execution's hold on its BOs (device lock held);
+ * BOs whose last reference this was are chained onto *dead. */
+static void release_exec_locked(emu_run_t *run, emu_bo_t **dead) {
+  for (uint32_t i = 0; i < run->nargs; i++) {
+    emu_bo_t *bo = run->exec_bos[i];
+    if (bo == NULL) continue;
+    run->exec_bos[i] = NULL;
+    bo->busy--;
+    if (emu_bo_put_locked(bo)) {
+      bo->next_dead = *dead;
+      *dead = bo;
+    }
+  }
+}
+
+static void *worker_main(void *arg) {
+  emu_device_t *dev = arg;
+  pthread_mutex_lock(&dev->mu);
+  for (;;) {
+    while (dev->head == NULL && !dev->closing) pthread_cond_wait(&dev->work_cv, &dev->mu);
+    emu_run_t *run = dev->head;
+    if (run == NULL) break; /* closing and drained */
+    dev->head = run->next;
+    if (dev->head == NULL) dev->tail = NULL;
+    run->next = NULL;
+    run->state = ERT_CMD_STATE_RUNNING;
+    const uint64_t delay_us = dev->delay_us;
+    const tandem_emu_kernel_t *desc = run->kernel->desc;
+    pthread_mutex_unlock(&dev->mu);
+
+    if (delay_us > 0) sleep_us(delay_us);
+    const int rc = desc->run(run->exec, run->nargs);
+
+    pthread_mutex_lock(&dev->mu);
+    emu_bo_t *dead = NULL;
+    release_exec_locked(run, &dead);
+    run->state = rc == 0 ? ERT_CMD_STATE_COMPLETED : ERT_CMD_STATE_ERROR;
+    pthread_cond_broadcast(&dev->done_cv);
+    if (dead != NULL) {
+      pthread_mutex_unlock(&dev->mu);
+      while (dead != NULL) {
+        emu_bo_t *next = dead->next_dead;
+        emu_bo_destroy(dead);
+        dead = next;
+      }
+      pthread_mutex_lock(&dev->mu);
+    }
+  }
+  pthread_mutex_unlock(&dev->mu);
+  return NULL;
+}
+
+/* TANDEM_EMU_DELAY_US: unset or empty = 0; otherwise a decimal number of
+ * microseconds up to 10 s. Anything else makes xrtDeviceOpen fail (EINVAL). */
+static bool read_delay(uint64_t *out) {
+  const char *s = getenv("TANDEM_EMU_DELAY_US");
+  *out = 0;
+  if (s == NULL || s[0] == '\0') return true;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-' || v > 10000000ull) return false;
+  *out = v;
+  return true;
+}
+
+EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
+  if (index != 0) {
+    errno = ENOENT;
+    return NULL;
+  }
+  uint64_t delay_us = 0;
+  if (!read_delay(&delay_us)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  emu_device_t *dev = calloc(1, sizeof *dev);
+  if (dev == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_mutex_init(&dev->mu, NULL);
+  pthread_cond_init(&dev->work_cv, NULL);
+  pthread_cond_init(&dev->done_cv, &ca);
+  pthread_condattr_destroy(&ca);
+  dev->magic = EMU_MAGIC_DEVICE;
+  dev->refs = 1;
+  dev->delay_us = delay_us;
+  const int rc = pthread_create(&dev->worker, NULL, worker_main, dev);
+  if (rc != 0) {
+    emu_device_destroy(dev);
+    errno = rc;
+    return NULL;
+  }
+  dev->worker_started = true;
+  return dev;
+}
+
+EMU_EXPORT int xrtDeviceClose(xrtDeviceHandle dhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  if (dev == NULL) return emu_fail(EINVAL);
+  pthread_mutex_lock(&dev->mu);
+  if (dev->closing) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EINVAL);
+  }
+  dev->closing = true; /* the worker drains the queue, then exits */
+  pthread_cond_broadcast(&dev->work_cv);
+  pthread_mutex_unlock(&dev->mu);
+  pthread_join(dev->worker, NULL);
+  pthread_mutex_lock(&dev->mu);
+  dev->worker_started = false;
+  const bool last = emu_device_put_locked(dev);
+  pthread_mutex_unlock(&dev->mu);
+  if (last) emu_device_destroy(dev);
+  return 0;
+}
+
+EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  emu_xclbin_t *x = emu_xclbin_from(xhdl);
+  if (dev == NULL || x == NULL) return emu_fail(EINVAL);
+
+  pthread_mutex_lock(&dev->mu);
+  const bool same = dev->lib != NULL && memcmp(dev->uuid, x->uuid, sizeof(xuid_t)) == 0;
+  const bool closing = dev->closing;
+  pthread_mutex_unlock(&dev->mu);
+  if (closing) return emu_fail(ENODEV);
+  if (same) return 0;
+
+  void *lib = dlopen(x->library, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) return emu_fail(ENOENT);
+  tandem_emu_kernels_fn get = (tandem_emu_kernels_fn)dlsym(lib, TANDEM_EMU_KERNELS_SYMBOL);
+  uint32_t count = 0;
+  const tandem_emu_kernel_t *kernels = get != NULL ? get(&count) : NULL;
+  bool valid = kernels != NULL;
+  for (uint32_t i = 0; valid && i < count; i++) {
+    const tandem_emu_kernel_t *k = &kernels[i];
+    valid = k->name != NULL && k->arg_kinds != NULL && k->run != NULL;
+    for (const char *c = valid ? k->arg_kinds : ""; *c != '\0'; c++)
+      if (*c != TANDEM_EMU_ARG_BO && *c != TANDEM_EMU_ARG_U32 && *c != TANDEM_EMU_ARG_U64)
+        valid = false;
+  }
+  if (!valid) {
+    dlclose(lib);
+    return emu_fail(EINVAL);
+  }
+
+  pthread_mutex_lock(&dev->mu);
+  if (dev->live_kernels > 0) { /* kernels of the current image are still open */
+    pthread_mutex_unlock(&dev->mu);
+    dlclose(lib);
+    return emu_fail(EBUSY);
+  }
+  void *old = dev->lib;
+  dev->lib = lib;
+  dev->kernels = kernels;
+  dev->kernel_count = count;
+  memcpy(dev->uuid, x->uuid, sizeof(xuid_t));
+  pthread_mutex_unlock(&dev->mu);
+  if (old != NULL) dlclose(old);
+  return 0;
+}
+
+/* ---- kernels --------------------------------------------------------- */
+
+static emu_kernel_t *kernel_from(xrtKernelHandle h) {
+  emu_kernel_t *k = h;
+  if (k == NULL || k->magic != EMU_MAGIC_KERNEL) return NULL;
+  return k;
+}
+
+/* Drops a kernel reference (device lock held); true: destroy the device after unlocking. */
+static bool kernel_put_locked(emu_kernel_t *k) {
+  if (--k->refs > 0) return false;
+  emu_device_t *dev = k->dev;
+  k->magic = EMU_MAGIC_DEAD;
+  free(k);
+  dev->live_kernels--;
+  return emu_device_put_locked(dev);
+}
+
+EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xclbin_id,
+                                           const char *name) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  if (dev == NULL || xclbin_id == NULL || name == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  emu_kernel_t *k = calloc(1, sizeof *k);
+  if (k == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  pthread_mutex_lock(&dev->mu);
+  int err = 0;
+  const tandem_emu_kernel_t *desc = NULL;
+  if (dev->closing) {
+    err = ENODEV;
+  } else if (dev->lib == NULL || memcmp(dev->uuid, xclbin_id, sizeof(xuid_t)) != 0) {
+    err = EINVAL; /* that xclbin is not the one loaded */
+  } else {
+    for (uint32_t i = 0; i < dev->kernel_count && desc == NULL; i++)
+      if (strcmp(dev->kernels[i].name, name) == 0) desc = &dev->kernels[i];
+    if (desc == NULL) err = ENOENT;
+  }
+  if (err != 0) {
+    pthread_mutex_unlock(&dev->mu);
+    free(k);
+    errno = err;
+    return NULL;
+  }
+  k->magic = EMU_MAGIC_KERNEL;
+  k->dev = dev;
+  k->refs = 1;
+  k->desc = desc;
+  k->nargs = (uint32_t)strlen(desc->arg_kinds);
+  dev->live_kernels++;
+  emu_device_get_locked(dev);
+  pthread_mutex_unlock(&dev->mu);
+  return k;
+}
+
+EMU_EXPORT int xrtKernelClose(xrtKernelHandle khdl) {
+  emu_kernel_t *k = kernel_from(khdl);
+  if (k == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = k->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (k->user_closed) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EINVAL);
+  }
+  k->user_closed = true;
+  const bool last = kernel_put_locked(k);
+  pthread_mutex_unlock(&dev->mu);
+  if (last) emu_device_destroy(dev);
+  return 0;
+}
+
+EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
+  emu_kernel_t *k = kernel_from(khdl);
+  if (k == NULL || argno < 0 || (uint32_t)argno >= k->nargs ||
+      k->desc->arg_kinds[argno] != TANDEM_EMU_ARG_BO) {
+    errno = EINVAL;
+    return -1;
+  }
+  return 0; /* one memory group: the emulated device's host memory */
+}
+
+/* ---- runs ------------------------------------------------------------ */
+
+static emu_run_t *run_from(xrtRunHandle h) {
+  emu_run_t *r = h;
+  if (r == NULL || r->magic != EMU_MAGIC_RUN) return NULL;
+  return r;
+}
+
+static bool in_flight(const emu_run_t *r) {
+  return r->state == ERT_CMD_STATE_QUEUED || r->state == ERT_CMD_STATE_RUNNING;
+}
+
+EMU_EXPORT xrtRunHandle xrtRunOpen(xrtKernelHandle khdl) {
+  emu_kernel_t *k = kernel_from(khdl);
+  if (k == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  emu_run_t *r = calloc(1, sizeof *r);
+  const size_t n = k->nargs > 0 ? k->nargs : 1;
+  if (r != NULL) {
+    r->args = calloc(n, sizeof *r->args);
+    r->exec = calloc(n, sizeof *r->exec);
+    r->exec_bos = calloc(n, sizeof *r->exec_bos);
+  }
+  if (r == NULL || r->args == NULL || r->exec == NULL || r->exec_bos == NULL) {
+    if (r != NULL) {
+      free(r->args);
+      free(r->exec);
+      free(r->exec_bos);
+    }
+    free(r);
+    errno = ENOMEM;
+    return NULL;
+  }
+  emu_device_t *dev = k->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (k->user_closed) {
+    pthread_mutex_unlock(&dev->mu);
+    free(r->args);
+    free(r->exec);
+    free(r->exec_bos);
+    free(r);
+    errno = EINVAL;
+    return NULL;
+  }
+  k->refs++;
+  pthread_mutex_unlock(&dev->mu);
+  r->magic = EMU_MAGIC_RUN;
+  r->kernel = k;
+  r->nargs = k->nargs;
+  r->state = ERT_CMD_STATE_NEW;
+  return r;
+}
+
+EMU_EXPORT int xrtRunSetArg(xrtRunHandle rhdl, int index, ...) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL || index < 0 || (uint32_t)index >= r->nargs) return emu_fail(EINVAL);
+  emu_device_t *dev = r->kernel->dev;
+  const char kind = r->kernel->desc->arg_kinds[index];
+  emu_bo_t *bo = NULL;
+  uint64_t value = 0;
+  va_list ap;
+  va_start(ap, index);
+  if (kind == TANDEM_EMU_ARG_BO)
+    bo = emu_bo_from(va_arg(ap, xrtBufferHandle));
+  else if (kind == TANDEM_EMU_ARG_U32)
+    value = va_arg(ap, unsigned int);
+  else
+    value = va_arg(ap, uint64_t);
+  va_end(ap);
+  if (kind == TANDEM_EMU_ARG_BO && (bo == NULL || bo->dev != dev)) return emu_fail(EINVAL);
+
+  pthread_mutex_lock(&dev->mu);
+  if (bo != NULL && bo->user_freed) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EINVAL);
+  }
+  emu_run_arg_t *slot = &r->args[index];
+  emu_bo_t *old = slot->bo;
+  if (bo != NULL) bo->refs++;
+  slot->bo = bo;
+  slot->value = value;
+  slot->set = true;
+  const bool dead = old != NULL && emu_bo_put_locked(old);
+  pthread_mutex_unlock(&dev->mu);
+  if (dead) emu_bo_destroy(old);
+  return 0;
+}
+
+EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  int err = 0;
+  if (dev->closing)
+    err = ENODEV;
+  else if (in_flight(r))
+    err = EBUSY;
+  for (uint32_t i = 0; err == 0 && i < r->nargs; i++)
+    if (!r->args[i].set) err = EINVAL; /* every argument must be set */
+  if (err != 0) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(err);
+  }
+  for (uint32_t i = 0; i < r->nargs; i++) {
+    emu_bo_t *bo = r->args[i].bo;
+    r->exec_bos[i] = bo;
+    if (bo != NULL) {
+      bo->refs++;
+      bo->busy++;
+      r->exec[i] = (tandem_emu_arg_t){.ptr = bo->device_side, .size = bo->size, .value = 0};
+    } else {
+      r->exec[i] = (tandem_emu_arg_t){.ptr = NULL, .size = 0, .value = r->args[i].value};
+    }
+  }
+  r->state = ERT_CMD_STATE_QUEUED;
+  r->next = NULL;
+  if (dev->tail != NULL)
+    dev->tail->next = r;
+  else
+    dev->head = r;
+  dev->tail = r;
+  pthread_cond_signal(&dev->work_cv);
+  pthread_mutex_unlock(&dev->mu);
+  return 0;
+}
+
+/* Waits until |r| is final or |deadline| (NULL: forever) passes; lock held. */
+static enum ert_cmd_state wait_locked(emu_run_t *r, const struct timespec *deadline) {
+  emu_device_t *dev = r->kernel->dev;
+  while (in_flight(r)) {
+    if (deadline == NULL)
+      pthread_cond_wait(&dev->done_cv, &dev->mu);
+    else if (pthread_cond_timedwait(&dev->done_cv, &dev->mu, deadline) == ETIMEDOUT)
+      break;
+  }
+  return r->state;
+}
+
+/* Like XRT: the final state, or on timeout the current (non-final) state.
+ * timeout_ms 0 waits without limit, as XRT does. A run never started returns
+ * ERT_CMD_STATE_NEW at once. */
+EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int timeout_ms) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) {
+    errno = EINVAL;
+    return ERT_CMD_STATE_ABORT;
+  }
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += (time_t)(timeout_ms / 1000u);
+  deadline.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  const enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  pthread_mutex_unlock(&dev->mu);
+  return s;
+}
+
+EMU_EXPORT enum ert_cmd_state xrtRunWait(xrtRunHandle rhdl) { return xrtRunWaitFor(rhdl, 0); }
+
+EMU_EXPORT enum ert_cmd_state xrtRunState(xrtRunHandle rhdl) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) {
+    errno = EINVAL;
+    return ERT_CMD_STATE_ABORT;
+  }
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  const enum ert_cmd_state s = r->state;
+  pthread_mutex_unlock(&dev->mu);
+  return s;
+}
+
+/* Waits for an in-flight run first: nothing is freed under running work. */
+EMU_EXPORT int xrtRunClose(xrtRunHandle rhdl) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  wait_locked(r, NULL);
+  r->magic = EMU_MAGIC_DEAD;
+  emu_bo_t *dead = NULL;
+  for (uint32_t i = 0; i < r->nargs; i++) {
+    emu_bo_t *bo = r->args[i].bo;
+    if (bo != NULL && emu_bo_put_locked(bo)) {
+      bo->next_dead = dead;
+      dead = bo;
+    }
+  }
+  /* The BOs still hold the device, so only the kernel can be its last holder
+   * when no BO died; otherwise the last BO destroyed releases it. */
+  const bool last = kernel_put_locked(r->kernel);
+  pthread_mutex_unlock(&dev->mu);
+  while (dead != NULL) {
+    emu_bo_t *next = dead->next_dead;
+    emu_bo_destroy(dead);
+    dead = next;
+  }
+  if (last) emu_device_destroy(dev);
+  free(r->args);
+  free(r->exec);
+  free(r->exec_bos);
+  free(r);
+  return 0;
+}

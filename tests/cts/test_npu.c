@@ -1,0 +1,358 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_npu.c — the NPU lane end to end on the emulated NPU: a GPU → NPU → GPU
+ * pipeline (every element checked against the CPU, replayed with alternating
+ * random inputs, zero copied bytes and no growth of allocations or imports),
+ * the staged-copy fallback, NPU failure / watchdog timeout / cancel
+ * propagation, "no NPU" answers, and NPU contract mismatches. The emulated
+ * device keeps a separate "device side" per buffer object, so a missing
+ * xrtBOSync shows up here as wrong data.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tandem_test_shaders.h"
+
+enum { M = 48, N = 40, K = 32 };
+
+static tandem_runtime_t *npu_runtime(tandem_sharing_t sharing, uint32_t timeout_ms) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  o.sharing = sharing;
+  if (timeout_ms) o.npu_timeout_ms = timeout_ms;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  TH_ASSERT_OK(tandem_runtime_open_npu(rt));
+  return rt;
+}
+
+static tandem_kernel_t *scale_add_kernel(tandem_runtime_t *rt, uint32_t n) {
+  tandem_binding_contract_t b[3] = {{n * 4u, 4, TANDEM_ACCESS_READ},
+                                    {n * 4u, 4, TANDEM_ACCESS_READ},
+                                    {n * 4u, 4, TANDEM_ACCESS_WRITE}};
+  return th_kernel_load(rt, "scale_add", tandem_spv_scale_add, tandem_spv_scale_add_size,
+                        (n + 255) / 256, b, 3, 8);
+}
+
+static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
+  tandem_binding_contract_t b[3] = {{M * K * 4u, 4, TANDEM_ACCESS_READ},
+                                    {K * N * 4u, 4, TANDEM_ACCESS_READ},
+                                    {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
+  tandem_npu_program_desc_t d = {.name = "matmul",
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = "matmul_f32",
+                                 .bindings = b,
+                                 .binding_count = 3,
+                                 .scalar_count = 3};
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
+  return p;
+}
+
+static void add_scale(tandem_graph_t *g, tandem_kernel_t *k, tandem_buffer_t *a, tandem_buffer_t *b,
+                      tandem_buffer_t *c, float scale, uint32_t n) {
+  struct {
+    float scale;
+    uint32_t n;
+  } push = {scale, n};
+  tandem_view_t v[3] = {th_view(a, 0, n * 4u), th_view(b, 0, n * 4u), th_view(c, 0, n * 4u)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, v, 3, &push, sizeof push));
+}
+
+typedef struct pipeline {
+  tandem_buffer_t *host_a, *host_b, *zeros, *shared_a, *shared_b, *shared_c, *out;
+  tandem_kernel_t *scale;
+  tandem_npu_program_t *matmul;
+  tandem_exec_t *exec;
+} pipeline_t;
+
+/* host A, B → (GPU) SHARED 2A, B → (NPU) C = 2A·B → (GPU) out = C / 2, with
+ * no copy node anywhere: every byte crosses engines through sharing. */
+static pipeline_t make_pipeline(tandem_runtime_t *rt) {
+  pipeline_t p;
+  uint32_t big = M * N > M * K ? M * N : M * K;
+  if ((uint32_t)(K * N) > big) big = K * N;
+  p.host_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.host_b = th_buffer(rt, K * N * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.zeros = th_buffer(rt, big * 4u, TANDEM_PLACEMENT_GPU_LOCAL);
+  p.shared_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
+  p.shared_b = th_buffer(rt, K * N * 4u, TANDEM_PLACEMENT_SHARED);
+  p.shared_c = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_SHARED);
+  p.out = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
+  p.scale = scale_add_kernel(rt, big);
+  p.matmul = matmul_program(rt);
+  tandem_graph_t *g;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  tandem_kernel_t *ka = scale_add_kernel(rt, M * K), *kb = scale_add_kernel(rt, K * N),
+                  *kc = scale_add_kernel(rt, M * N);
+  add_scale(g, ka, p.host_a, p.zeros, p.shared_a, 2.0f, M * K);
+  add_scale(g, kb, p.host_b, p.zeros, p.shared_b, 1.0f, K * N);
+  tandem_view_t nv[3] = {tandem_buffer_whole(p.shared_a), tandem_buffer_whole(p.shared_b),
+                         tandem_buffer_whole(p.shared_c)};
+  uint32_t dims[3] = {M, N, K};
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, p.matmul, nv, 3, dims, 3));
+  add_scale(g, kc, p.shared_c, p.zeros, p.out, 0.5f, M * N);
+  TH_ASSERT_OK(tandem_graph_prepare(g, &p.exec));
+  tandem_graph_release(g);
+  tandem_kernel_release(ka);
+  tandem_kernel_release(kb);
+  tandem_kernel_release(kc);
+  return p;
+}
+
+static void free_pipeline(pipeline_t *p) {
+  tandem_exec_release(p->exec);
+  tandem_npu_program_release(p->matmul);
+  tandem_kernel_release(p->scale);
+  tandem_buffer_t *all[] = {p->host_a, p->host_b, p->zeros, p->shared_a, p->shared_b, p->shared_c, p->out};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tandem_buffer_release(all[i]);
+}
+
+static void run_and_check(pipeline_t *p, th_rng_t *rng) {
+  static float a[M * K], b[K * N], got[M * N];
+  th_fill_random_float(rng, a, M * K);
+  th_fill_random_float(rng, b, K * N);
+  th_write(p->host_a, 0, a, sizeof a);
+  th_write(p->host_b, 0, b, sizeof b);
+  tandem_completion_t *c;
+  TH_ASSERT_OK(tandem_exec_submit(p->exec, &c));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+  th_read(p->out, 0, got, sizeof got);
+  for (int i = 0; i < M; i++) {
+    for (int j = 0; j < N; j++) {
+      double ref = 0;
+      for (int k = 0; k < K; k++) ref += (double)a[i * K + k] * (double)b[k * N + j];
+      double err = fabs((double)got[i * N + j] - ref);
+      if (err > 1e-4 * (1.0 + fabs(ref)))
+        fail_msg("C[%d][%d] = %.7g, CPU reference %.7g", i, j, (double)got[i * N + j], ref);
+    }
+  }
+}
+
+static void test_gpu_npu_gpu_zero_copy(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_npu_info_t info;
+  TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
+  assert_true(info.emulated);
+  assert_non_null(strstr(info.name, "emulated"));
+  /* lavapipe and the H200 both import host memory; neither can import dma-bufs. */
+  assert_int_equal(info.sharing, TANDEM_SHARING_HOST_POINTER);
+  pipeline_t p = make_pipeline(rt);
+  th_rng_t rng = th_rng(41);
+  run_and_check(&p, &rng); /* warm-up run, then the counters must stand still */
+  tandem_statistics_t before, after;
+  tandem_runtime_statistics(rt, &before);
+  for (int i = 0; i < 6; i++) run_and_check(&p, &rng);
+  tandem_runtime_statistics(rt, &after);
+  TH_ASSERT_U64_EQ(after.copied_bytes, 0);
+  TH_ASSERT_U64_EQ(after.allocations, before.allocations);
+  TH_ASSERT_U64_EQ(after.imports, before.imports);
+  TH_ASSERT_U64_EQ(after.imports, 3); /* the three SHARED buffers */
+  TH_ASSERT_U64_EQ(after.npu_runs - before.npu_runs, 6);
+  /* Inputs to the device and the output back, once per run. */
+  TH_ASSERT_U64_EQ(after.cache_maintenance_bytes - before.cache_maintenance_bytes,
+                   6ull * 4 * (M * K + K * N + M * N));
+  free_pipeline(&p);
+  th_runtime_destroy(rt);
+}
+
+static void test_staged_fallback(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_STAGED, 0);
+  tandem_npu_info_t info;
+  TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
+  assert_int_equal(info.sharing, TANDEM_SHARING_STAGED);
+  pipeline_t p = make_pipeline(rt);
+  th_rng_t rng = th_rng(42);
+  tandem_statistics_t before, after;
+  tandem_runtime_statistics(rt, &before);
+  for (int i = 0; i < 3; i++) run_and_check(&p, &rng);
+  tandem_runtime_statistics(rt, &after);
+  TH_ASSERT_U64_EQ(after.copied_bytes - before.copied_bytes, 3ull * 4 * (M * K + K * N + M * N));
+  TH_ASSERT_U64_EQ(after.copied_bytes_per_lane[TANDEM_LANE_NPU] -
+                       before.copied_bytes_per_lane[TANDEM_LANE_NPU],
+                   3ull * 4 * (M * K + K * N + M * N));
+  TH_ASSERT_U64_EQ(after.imports, 0);
+  free_pipeline(&p);
+  th_runtime_destroy(rt);
+}
+
+/* A one-binding program of the emulated kernels (fail, sleep_ms). */
+static tandem_npu_program_t *one_buffer_program(tandem_runtime_t *rt, const char *kernel,
+                                                uint32_t scalars) {
+  tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = kernel,
+                                 .bindings = &b,
+                                 .binding_count = 1,
+                                 .scalar_count = scalars};
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
+  return p;
+}
+
+/* NPU run on |x|, then a GPU fill of |y| ordered after it via |x| (reads x). */
+static void failure_case(const char *kernel, uint32_t scalars, const uint32_t *scalar_values,
+                         uint32_t timeout_ms, tandem_status_t expected, bool cancel) {
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, timeout_ms);
+  tandem_npu_program_t *prog = one_buffer_program(rt, kernel, scalars);
+  tandem_buffer_t *x = th_buffer(rt, 4096, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *y = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g1, *g2;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g1));
+  tandem_view_t xv = tandem_buffer_whole(x);
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g1, prog, &xv, 1, scalar_values, scalars));
+  TH_ASSERT_OK(tandem_graph_create(rt, &g2));
+  TH_ASSERT_OK(tandem_graph_add_copy(g2, xv, tandem_buffer_whole(y), TANDEM_LANE_AUTO));
+  tandem_exec_t *e1, *e2;
+  TH_ASSERT_OK(tandem_graph_prepare(g1, &e1));
+  TH_ASSERT_OK(tandem_graph_prepare(g2, &e2));
+  tandem_completion_t *c1, *c2;
+  TH_ASSERT_OK(tandem_exec_submit(e1, &c1));
+  if (cancel) TH_ASSERT_OK(tandem_completion_cancel(c1));
+  TH_ASSERT_OK(tandem_exec_submit(e2, &c2)); /* queued behind the NPU lane */
+  TH_ASSERT_STATUS(tandem_completion_wait(c1), expected);
+  TH_ASSERT_STATUS(tandem_completion_wait(c2), TANDEM_ERROR_FAILED_DEPENDENCY);
+  tandem_completion_release(c1);
+  tandem_completion_release(c2);
+  /* x is poisoned: reading it again is refused at submit. */
+  tandem_completion_t *c3 = NULL;
+  TH_ASSERT_STATUS(tandem_exec_submit(e2, &c3), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_null(c3);
+  tandem_exec_release(e1);
+  tandem_exec_release(e2);
+  tandem_graph_release(g1);
+  tandem_graph_release(g2);
+  tandem_buffer_release(x);
+  tandem_buffer_release(y);
+  tandem_npu_program_release(prog);
+  th_runtime_destroy(rt);
+}
+
+static void test_npu_failure_propagates(void **state) {
+  (void)state;
+  failure_case("fail", 0, NULL, 0, TANDEM_ERROR_INTERNAL, false);
+}
+
+static void test_npu_watchdog(void **state) {
+  (void)state;
+  uint32_t ms = 400;
+  failure_case("sleep_ms", 1, &ms, 50, TANDEM_ERROR_TIMEOUT, false);
+}
+
+static void test_npu_cancel(void **state) {
+  (void)state;
+  uint32_t ms = 200;
+  failure_case("sleep_ms", 1, &ms, 0, TANDEM_ERROR_CANCELLED, true);
+}
+
+static void test_no_npu(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_open_npu(rt), TANDEM_ERROR_NO_DEVICE, "no NPU");
+  tandem_buffer_t *b = NULL;
+  TH_ASSERT_STATUS(tandem_buffer_create(rt, 64, TANDEM_PLACEMENT_SHARED, &b),
+                   TANDEM_ERROR_UNSUPPORTED);
+  th_runtime_destroy(rt);
+  /* Real XRT is installed here but no device: a clear "no NPU", never an abort. */
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_XRT;
+  rt = th_runtime_create(&o);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_open_npu(rt), TANDEM_ERROR_NO_DEVICE, "no NPU");
+  th_runtime_destroy(rt);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = "/nonexistent/libtandem_npu_emu.so";
+  rt = th_runtime_create(&o);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_open_npu(rt), TANDEM_ERROR_NO_DEVICE, "no NPU");
+  th_runtime_destroy(rt);
+}
+
+static void test_npu_contracts(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_binding_contract_t b[3] = {{64, 4, TANDEM_ACCESS_READ},
+                                    {64, 4, TANDEM_ACCESS_READ},
+                                    {64, 4, TANDEM_ACCESS_WRITE}};
+  tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = "matmul_f32",
+                                 .bindings = b,
+                                 .binding_count = 2, /* argument 2 is a buffer */
+                                 .scalar_count = 4};
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_CONTRACT, "argument 2");
+  assert_null(p);
+  d.binding_count = 4; /* argument 3 (M) is a scalar */
+  tandem_binding_contract_t b4[4] = {b[0], b[1], b[2], b[2]};
+  d.bindings = b4;
+  d.scalar_count = 2;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_CONTRACT, "argument 3");
+  d.bindings = b;
+  d.binding_count = 3;
+  d.scalar_count = 3;
+  d.kernel_name = "no_such_kernel";
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_KERNEL,
+                       "no_such_kernel");
+  d.kernel_name = "matmul_f32";
+  d.xclbin_path = "/nonexistent.xclbin";
+  TH_ASSERT_STATUS(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_IO);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
+  /* Record-time checks of NPU runs. */
+  tandem_buffer_t *shared = th_buffer(rt, 256, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *small = th_buffer(rt, 32, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *gpu = th_buffer(rt, 256, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *npu_local = th_buffer(rt, 256, TANDEM_PLACEMENT_NPU_LOCAL);
+  tandem_graph_t *g;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  uint32_t dims[3] = {4, 4, 4};
+  tandem_view_t v[3] = {tandem_buffer_whole(shared), tandem_buffer_whole(npu_local),
+                        tandem_buffer_whole(small)};
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_npu_run(g, p, v, 3, dims, 3), TANDEM_ERROR_CONTRACT,
+                       "binding 2 of 'matmul_f32': view is 32 bytes, contract needs 64");
+  v[2] = tandem_buffer_whole(gpu);
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_npu_run(g, p, v, 3, dims, 3), TANDEM_ERROR_CONTRACT,
+                       "NPU side");
+  v[2] = th_view(shared, 64, 64);
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_npu_run(g, p, v, 3, dims, 3), TANDEM_ERROR_CONTRACT,
+                       "offset");
+  TH_ASSERT_STATUS(tandem_graph_add_npu_run(g, p, v, 3, dims, 2), TANDEM_ERROR_CONTRACT);
+  /* The GPU cannot use NPU_LOCAL memory. */
+  TH_ASSERT_STATUS(tandem_graph_add_fill(g, tandem_buffer_whole(npu_local), 0, TANDEM_LANE_AUTO),
+                   TANDEM_ERROR_UNSUPPORTED);
+  assert_int_equal(tandem_graph_node_count(g), 0);
+  /* NPU_LOCAL is host-mapped and zero-initialised. */
+  uint8_t bytes[256];
+  th_read(npu_local, 0, bytes, sizeof bytes);
+  for (size_t i = 0; i < sizeof bytes; i++) assert_int_equal(bytes[i], 0);
+  tandem_graph_release(g);
+  tandem_buffer_release(shared);
+  tandem_buffer_release(small);
+  tandem_buffer_release(gpu);
+  tandem_buffer_release(npu_local);
+  tandem_npu_program_release(p);
+  th_runtime_destroy(rt);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpu_npu_gpu_zero_copy),
+      cmocka_unit_test(test_staged_fallback),
+      cmocka_unit_test(test_npu_failure_propagates),
+      cmocka_unit_test(test_npu_watchdog),
+      cmocka_unit_test(test_npu_cancel),
+      cmocka_unit_test(test_no_npu),
+      cmocka_unit_test(test_npu_contracts),
+  };
+  return TH_RUN_GROUP(tests);
+}

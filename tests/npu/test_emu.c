@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_emu.c — tests of tandem's emulated NPU device (a test and development
+ * device, not hardware) through its XRT C API, exactly as tandem's XRT backend
+ * uses it: the emulator library is dlopen'ed by path and every function is
+ * resolved by name into a pointer typed from Debian's XRT headers.
+ * Usage: test_emu <path of libtandem_npu_emu.so> <path of tandem_emu_kernels.xclbin>
+ * Exit 0 when every check passes, 1 otherwise. TANDEM_TEST_SEED=<n> repeats a
+ * random run.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xrt/experimental/xrt_xclbin.h"
+#include "xrt/xrt_bo.h"
+#include "xrt/xrt_device.h"
+#include "xrt/xrt_kernel.h"
+
+#define EMU_FUNCS(X)                                                                            \
+  X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
+  X(xrtXclbinGetUUID) X(xrtXclbinFreeHandle) X(xrtPLKernelOpen) X(xrtKernelClose)               \
+  X(xrtKernelArgGroupId) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOFree) X(xrtBOSize) \
+  X(xrtBOMap) X(xrtBOSync) X(xrtRunOpen) X(xrtRunSetArg) X(xrtRunStart) X(xrtRunWaitFor)        \
+  X(xrtRunWait) X(xrtRunState) X(xrtRunClose)
+
+static struct {
+#define MEMBER(f) __typeof__(&f) f;
+  EMU_FUNCS(MEMBER)
+#undef MEMBER
+} api;
+
+static int failures;
+static const char *xclbin_path;
+static xrtDeviceHandle dev;
+static xuid_t uuid;
+
+#define CHECK(cond)                                                      \
+  do {                                                                   \
+    if (!(cond)) {                                                       \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failures++;                                                        \
+    }                                                                    \
+  } while (0)
+#define CHECK_EQ(a, b)                                                                      \
+  do {                                                                                      \
+    const long long va_ = (long long)(a), vb_ = (long long)(b);                             \
+    if (va_ != vb_) {                                                                       \
+      fprintf(stderr, "%s:%d: %s == %s failed: %lld vs %lld\n", __FILE__, __LINE__, #a, #b, \
+              va_, vb_);                                                                    \
+      failures++;                                                                           \
+    }                                                                                       \
+  } while (0)
+
+static uint64_t rng_state;
+static uint32_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state >> 16);
+}
+
+static xrtBufferHandle bo_alloc(size_t size) {
+  xrtBufferHandle bo = api.xrtBOAlloc(dev, size, 0, 0);
+  CHECK(bo != NULL);
+  return bo;
+}
+
+static void to_device(xrtBufferHandle bo) {
+  CHECK_EQ(api.xrtBOSync(bo, XCL_BO_SYNC_BO_TO_DEVICE, api.xrtBOSize(bo), 0), 0);
+}
+static void from_device(xrtBufferHandle bo) {
+  CHECK_EQ(api.xrtBOSync(bo, XCL_BO_SYNC_BO_FROM_DEVICE, api.xrtBOSize(bo), 0), 0);
+}
+
+static xrtKernelHandle kernel(const char *name) {
+  xrtKernelHandle k = api.xrtPLKernelOpen(dev, uuid, name);
+  CHECK(k != NULL);
+  return k;
+}
+
+/* Runs add_i32 C = A + B over n ints and waits; returns the final state. */
+static enum ert_cmd_state run_add(xrtKernelHandle k, xrtBufferHandle a, xrtBufferHandle b,
+                                  xrtBufferHandle c, unsigned n) {
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK(r != NULL);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 3, n), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  const enum ert_cmd_state s = api.xrtRunWait(r);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  return s;
+}
+
+static void test_device_and_xclbin(void) {
+  errno = 0;
+  CHECK(api.xrtDeviceOpen(1) == NULL);
+  CHECK_EQ(errno, ENOENT);
+
+  /* A real-looking xclbin (binary bytes behind the real magic) is refused. */
+  char path[] = "/tmp/tandem_emu_fake_XXXXXX";
+  const int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  unsigned char bytes[4096];
+  memcpy(bytes, "xclbin2", 8);
+  for (size_t i = 8; i < sizeof bytes; i++) bytes[i] = (unsigned char)rnd();
+  CHECK_EQ(write(fd, bytes, sizeof bytes), (long long)sizeof bytes);
+  close(fd);
+  errno = 0;
+  CHECK(api.xrtXclbinAllocFilename(path) == NULL);
+  CHECK_EQ(errno, EINVAL);
+  /* So is a text file with a wrong header or an unknown key. */
+  FILE *f = fopen(path, "w");
+  fputs("tandem-emulated-xclbin 1\nlibrary /nonexistent.so\nbogus 1\n", f);
+  fclose(f);
+  errno = 0;
+  CHECK(api.xrtXclbinAllocFilename(path) == NULL);
+  CHECK_EQ(errno, EINVAL);
+  /* An explicit uuid is returned as given; a library that cannot load is refused. */
+  f = fopen(path, "w");
+  fputs("tandem-emulated-xclbin 1\nlibrary missing.so\nuuid 00112233445566778899aabbccddeeff\n", f);
+  fclose(f);
+  xrtXclbinHandle x = api.xrtXclbinAllocFilename(path);
+  CHECK(x != NULL);
+  if (x != NULL) {
+    xuid_t id;
+    CHECK_EQ(api.xrtXclbinGetUUID(x, id), 0);
+    CHECK_EQ(id[0], 0x00);
+    CHECK_EQ(id[5], 0x55);
+    CHECK_EQ(id[15], 0xff);
+    xrtDeviceHandle d = api.xrtDeviceOpen(0);
+    CHECK(d != NULL);
+    CHECK(api.xrtDeviceLoadXclbinHandle(d, x) < 0);
+    CHECK_EQ(api.xrtDeviceClose(d), 0);
+    CHECK_EQ(api.xrtXclbinFreeHandle(x), 0);
+  }
+  unlink(path);
+  errno = 0;
+  CHECK(api.xrtXclbinAllocFilename("/nonexistent/tandem.xclbin") == NULL);
+  CHECK_EQ(errno, ENOENT);
+
+  /* Unknown kernel name; uuid of another xclbin. */
+  errno = 0;
+  CHECK(api.xrtPLKernelOpen(dev, uuid, "no_such_kernel") == NULL);
+  CHECK_EQ(errno, ENOENT);
+  xuid_t other;
+  memcpy(other, uuid, sizeof other);
+  other[0] ^= 1;
+  errno = 0;
+  CHECK(api.xrtPLKernelOpen(dev, other, "add_i32") == NULL);
+  CHECK_EQ(errno, EINVAL);
+
+  /* Group ids: BO args only. */
+  xrtKernelHandle k = kernel("add_i32");
+  CHECK(api.xrtKernelArgGroupId(k, 0) >= 0);
+  CHECK(api.xrtKernelArgGroupId(k, 2) >= 0);
+  errno = 0;
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 3), -1);
+  CHECK_EQ(errno, EINVAL);
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 4), -1);
+  CHECK_EQ(api.xrtKernelArgGroupId(k, -1), -1);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+}
+
+static void test_matmul_f32(void) {
+  enum { M = 64, N = 48, K = 32 };
+  xrtBufferHandle a = bo_alloc(M * K * 4), b = bo_alloc(K * N * 4), c = bo_alloc(M * N * 4);
+  float *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b), *hc = api.xrtBOMap(c);
+  for (int i = 0; i < M * K; i++) ha[i] = (float)((int)(rnd() % 2001) - 1000) / 250.0f;
+  for (int i = 0; i < K * N; i++) hb[i] = (float)((int)(rnd() % 2001) - 1000) / 250.0f;
+  to_device(a);
+  to_device(b);
+  xrtKernelHandle k = kernel("matmul_f32");
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 3, (unsigned)M), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 4, (unsigned)N), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 5, (unsigned)K), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  int bad = 0;
+  for (int i = 0; i < M && bad < 5; i++) {
+    for (int j = 0; j < N && bad < 5; j++) {
+      double ref = 0.0;
+      for (int p = 0; p < K; p++) ref += (double)ha[i * K + p] * (double)hb[p * N + j];
+      const double got = hc[i * N + j], tol = 1e-4 * (1.0 + (ref < 0 ? -ref : ref));
+      if (got - ref > tol || ref - got > tol) {
+        fprintf(stderr, "matmul_f32 C[%d][%d]: got %.7g, expected %.7g\n", i, j, got, ref);
+        bad++;
+      }
+    }
+  }
+  CHECK_EQ(bad, 0);
+  /* Sizes larger than the BOs: the device faults the run. Restart allowed. */
+  CHECK_EQ(api.xrtRunSetArg(r, 3, (unsigned)M + 1), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+}
+
+static void test_matmul_i8(void) {
+  enum { M = 17, N = 23, K = 40 };
+  xrtBufferHandle a = bo_alloc(M * K), b = bo_alloc(K * N), c = bo_alloc(M * N * 4);
+  int8_t *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b);
+  int32_t *hc = api.xrtBOMap(c);
+  for (int i = 0; i < M * K; i++) ha[i] = (int8_t)(rnd() & 0xff);
+  for (int i = 0; i < K * N; i++) hb[i] = (int8_t)(rnd() & 0xff);
+  to_device(a);
+  to_device(b);
+  xrtKernelHandle k = kernel("matmul_i8");
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 3, (unsigned)M), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 4, (unsigned)N), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 5, (unsigned)K), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  int bad = 0;
+  for (int i = 0; i < M; i++) {
+    for (int j = 0; j < N; j++) {
+      int32_t ref = 0;
+      for (int p = 0; p < K; p++) ref += ha[i * K + p] * hb[p * N + j];
+      if (hc[i * N + j] != ref && bad++ < 5)
+        fprintf(stderr, "matmul_i8 C[%d][%d]: got %d, expected %d\n", i, j, hc[i * N + j], ref);
+    }
+  }
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+}
+
+static void test_scale_add(void) {
+  enum { n = 1000 };
+  xrtBufferHandle x = bo_alloc(n * 4), y = bo_alloc(n * 4);
+  float *hx = api.xrtBOMap(x), *hy = api.xrtBOMap(y);
+  for (int i = 0; i < n; i++) hx[i] = (float)i * 0.5f;
+  to_device(x);
+  const float scale = 3.0f, bias = -2.0f;
+  unsigned sbits, bbits;
+  memcpy(&sbits, &scale, 4);
+  memcpy(&bbits, &bias, 4);
+  xrtKernelHandle k = kernel("scale_add_f32");
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, x), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, y), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, (unsigned)n), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 3, sbits), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 4, bbits), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(y);
+  int bad = 0;
+  for (int i = 0; i < n; i++) bad += hy[i] != hx[i] * scale + bias;
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(x), 0);
+  CHECK_EQ(api.xrtBOFree(y), 0);
+}
+
+/* The device is non-coherent: forgetting a sync gives stale data. */
+static void test_sync_required(void) {
+  enum { n = 256 };
+  xrtBufferHandle a = bo_alloc(n * 4), b = bo_alloc(n * 4), c = bo_alloc(n * 4);
+  int32_t *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b), *hc = api.xrtBOMap(c);
+  for (int i = 0; i < n; i++) {
+    ha[i] = i;
+    hb[i] = 1000 * i;
+    hc[i] = -7;
+  }
+  xrtKernelHandle k = kernel("add_i32");
+  /* No TO_DEVICE: the kernel sees the zero-filled device side. */
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(hc[5], -7); /* no FROM_DEVICE yet: host side untouched */
+  from_device(c);
+  CHECK_EQ(hc[5], 0);
+  /* Partial sync: only the first half of A reaches the device. */
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_TO_DEVICE, n * 2, 0), 0);
+  to_device(b);
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  CHECK_EQ(hc[5], 5 + 5000);
+  CHECK_EQ(hc[n - 1], 1000 * (n - 1));
+  to_device(a);
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  int bad = 0;
+  for (int i = 0; i < n; i++) bad += hc[i] != 1001 * i;
+  CHECK_EQ(bad, 0);
+  /* Range checks. */
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_TO_DEVICE, n * 4, 4), -EINVAL);
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_TO_DEVICE, 4, n * 4 + 4), -EINVAL);
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_FROM_DEVICE, SIZE_MAX, 8), -EINVAL);
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_TO_DEVICE, 0, n * 4), 0);
+  /* In-order execution without host round trips: C = A + B, then C = C + B. */
+  xrtRunHandle r1 = api.xrtRunOpen(k), r2 = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r1, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r1, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r1, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r1, 3, (unsigned)n), 0);
+  CHECK_EQ(api.xrtRunSetArg(r2, 0, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r2, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r2, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r2, 3, (unsigned)n), 0);
+  CHECK_EQ(api.xrtRunStart(r1), 0);
+  CHECK_EQ(api.xrtRunStart(r2), 0);
+  CHECK_EQ(api.xrtRunWait(r2), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunWait(r1), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  bad = 0;
+  for (int i = 0; i < n; i++) bad += hc[i] != 2001 * i;
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(api.xrtRunClose(r1), 0);
+  CHECK_EQ(api.xrtRunClose(r2), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+}
+
+static void test_export_import(void) {
+  xrtBufferHandle a = bo_alloc(12288);
+  const int fd = api.xrtBOExport(a);
+  CHECK(fd >= 0);
+  xrtBufferHandle b = api.xrtBOImport(dev, fd);
+  CHECK(b != NULL);
+  close(fd); /* the imported BO keeps its own reference */
+  CHECK_EQ(api.xrtBOSize(b), 12288);
+  unsigned char *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b);
+  CHECK(ha != hb);
+  for (int i = 0; i < 12288; i++) ha[i] = (unsigned char)(i * 7);
+  int bad = 0;
+  for (int i = 0; i < 12288; i++) bad += hb[i] != (unsigned char)(i * 7);
+  CHECK_EQ(bad, 0);
+  hb[100] = 0x5a;
+  CHECK_EQ(ha[100], 0x5a);
+  /* The import's device side is its own: a kernel writing it and a
+   * FROM_DEVICE sync make the result visible through the exporter's map. */
+  xrtBufferHandle s = bo_alloc(4);
+  xrtKernelHandle k = kernel("sleep_ms");
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 0u), 0);
+  memset(ha, 0xee, 4);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtBOSync(b, XCL_BO_SYNC_BO_FROM_DEVICE, 4, 0), 0);
+  uint32_t first;
+  memcpy(&first, ha, 4);
+  CHECK_EQ(first, 1);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(s), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  errno = 0;
+  CHECK(api.xrtBOImport(dev, -1) == NULL);
+  CHECK(api.xrtBOAlloc(dev, 0, 0, 0) == NULL);
+  CHECK(api.xrtBOAlloc(dev, 64, 0, (xrtMemoryGroup)-1) == NULL);
+}
+
+static void test_args_and_busy(void) {
+  xrtBufferHandle a = bo_alloc(64), b = bo_alloc(64), c = bo_alloc(64);
+  xrtKernelHandle k = kernel("add_i32");
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  CHECK_EQ(api.xrtRunWaitFor(r, 5), ERT_CMD_STATE_NEW); /* never started */
+  CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, c), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 4, 1u), -EINVAL);
+  CHECK_EQ(api.xrtRunSetArg(r, -1, 1u), -EINVAL);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, (xrtBufferHandle)NULL), -EINVAL);
+  CHECK_EQ(api.xrtRunStart(r), -EINVAL); /* argument 3 never set */
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+
+  /* A long run: WaitFor times out in a non-final state; the BO it uses
+   * cannot be freed or synced; the run cannot be restarted until it ends. */
+  k = kernel("sleep_ms");
+  r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 300u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  const enum ert_cmd_state s = api.xrtRunWaitFor(r, 10);
+  CHECK(s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING);
+  CHECK_EQ(api.xrtRunStart(r), -EBUSY);
+  CHECK_EQ(api.xrtBOFree(a), -EBUSY);
+  CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_FROM_DEVICE, 4, 0), -EBUSY);
+  CHECK_EQ(api.xrtBOSync(b, XCL_BO_SYNC_BO_TO_DEVICE, 4, 0), 0); /* other BOs are fine */
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(a);
+  CHECK_EQ(*(uint32_t *)api.xrtBOMap(a), 1);
+  /* Close while in flight: waits for the run, then frees. */
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 50u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  /* A BO freed by the user while a run still names it stays alive for the run. */
+  r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, b), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 1u), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(b), -EINVAL); /* still alive (the run names it): double free refused */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+
+  /* The fail kernel ends in ERROR, and again when restarted. */
+  k = kernel("fail");
+  r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, c), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWaitFor(r, 10000), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+}
+
+/* Several threads submit to one device at once (for ThreadSanitizer). */
+static void *thread_main(void *arg) {
+  const int id = (int)(intptr_t)arg;
+  enum { n = 512 };
+  xrtBufferHandle a = bo_alloc(n * 4), b = bo_alloc(n * 4), c = bo_alloc(n * 4);
+  int32_t *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b), *hc = api.xrtBOMap(c);
+  xrtKernelHandle k = kernel("add_i32");
+  for (int iter = 0; iter < 20; iter++) {
+    for (int i = 0; i < n; i++) {
+      ha[i] = i + iter;
+      hb[i] = id * 100000;
+    }
+    to_device(a);
+    to_device(b);
+    CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+    from_device(c);
+    int bad = 0;
+    for (int i = 0; i < n; i++) bad += hc[i] != i + iter + id * 100000;
+    CHECK_EQ(bad, 0);
+  }
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+  return NULL;
+}
+
+static void test_threads(void) {
+  pthread_t t[3];
+  for (int i = 0; i < 3; i++) CHECK_EQ(pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i), 0);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+}
+
+/* Closing a device drains its queue; objects outliving it stay usable to free. */
+static void test_close_drains(xrtXclbinHandle x) {
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  CHECK(d != NULL);
+  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), 0);
+  xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  CHECK(k != NULL);
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4, 0, 0);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 30u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunStart(r), -ENODEV);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s <libtandem_npu_emu.so> <tandem_emu_kernels.xclbin>\n", argv[0]);
+    return 1;
+  }
+  xclbin_path = argv[2];
+  const char *seed = getenv("TANDEM_TEST_SEED");
+  rng_state = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ull;
+  if (rng_state == 0) rng_state = 1;
+  printf("test_emu: seed 0x%llx\n", (unsigned long long)rng_state);
+
+  void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
+    return 1;
+  }
+#define RESOLVE(f)                                            \
+  api.f = (__typeof__(&f))dlsym(lib, #f);                     \
+  if (api.f == NULL) {                                        \
+    fprintf(stderr, "%s: missing symbol %s\n", argv[1], #f);  \
+    return 1;                                                 \
+  }
+  EMU_FUNCS(RESOLVE)
+#undef RESOLVE
+
+  dev = api.xrtDeviceOpen(0);
+  xrtXclbinHandle x = api.xrtXclbinAllocFilename(xclbin_path);
+  if (dev == NULL || x == NULL) {
+    fprintf(stderr, "cannot open the emulated device or %s: %s\n", xclbin_path, strerror(errno));
+    return 1;
+  }
+  CHECK_EQ(api.xrtXclbinGetUUID(x, uuid), 0);
+  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0);
+  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0); /* same xclbin again: no-op */
+
+  test_device_and_xclbin();
+  test_matmul_f32();
+  test_matmul_i8();
+  test_scale_add();
+  test_sync_required();
+  test_export_import();
+  test_args_and_busy();
+  test_threads();
+  test_close_drains(x);
+
+  CHECK_EQ(api.xrtXclbinFreeHandle(x), 0);
+  CHECK_EQ(api.xrtDeviceClose(dev), 0);
+  dlclose(lib);
+  printf("test_emu: %s (%d failed checks)\n", failures ? "FAIL" : "PASS", failures);
+  return failures ? 1 : 0;
+}
