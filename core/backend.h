@@ -84,6 +84,11 @@ typedef struct tandem__gpu_vtable {
                                         void **out_native);
   tandem_status_t (*buffer_import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size,
                                           void **out_native);
+  /* Device memory exported as a dma-buf |out_fd| (the caller closes it), for
+   * another device to import. Only called when can_import_dmabuf is set (the
+   * same extensions cover export). */
+  tandem_status_t (*buffer_create_dmabuf)(tandem__gpu_t *gpu, uint64_t size, void **out_native,
+                                          int *out_fd);
   /* Current value of every lane's timeline. Thread-safe. */
   tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
 

@@ -8,8 +8,8 @@
  *   1. dma-buf into the GPU  — the NPU exports a real dma-buf, Vulkan imports it;
  *   2. host pointer          — the NPU buffer's mapping imported into Vulkan;
  *   3. staged                — two allocations, copies counted in copied_bytes.
- * (dma-buf into the NPU — a Vulkan export imported with xrtBOImport — needs a
- * GPU that exports dma-bufs; none here does, so it is not offered yet.)
+ *   2b. dma-buf into the NPU — Vulkan device memory exported as a dma-buf and
+ *       imported with xrtBOImport (GPUs with VK_EXT_external_memory_dma_buf);
  *
  * The lane thread (I5): runs jobs in submission order; for each NPU region it
  * waits for the GPU values the region depends on, skips the work if the
@@ -63,6 +63,20 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
       close(fd);
       return s;
     }
+    case TANDEM_SHARING_DMABUF_TO_NPU: {
+      if (!gpu->can_import_dmabuf)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "the GPU cannot export dma-bufs (no VK_EXT_external_memory_dma_buf)");
+      int fd;
+      TANDEM_RETURN_IF_ERROR(gpu->vtable->buffer_create_dmabuf(gpu, b->npu_size, &b->native, &fd));
+      tandem_status_t s = npu->vtable->bo_import(npu, fd, &b->npu_bo, &b->npu_host);
+      close(fd);
+      if (s != TANDEM_OK) {
+        gpu->vtable->buffer_destroy(gpu, b->native);
+        b->native = NULL;
+      }
+      return s;
+    }
     case TANDEM_SHARING_HOST_POINTER:
       if (!gpu->can_import_host)
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
@@ -88,10 +102,11 @@ static tandem_status_t tandem__probe(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
                                      tandem_sharing_t path) {
   tandem_buffer_t probe = {.size = 4096, .placement = TANDEM_PLACEMENT_SHARED};
   probe.npu_size = tandem__bo_size(gpu, path, probe.size);
-  TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
+  if (path != TANDEM_SHARING_DMABUF_TO_NPU)
+    TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
   tandem_status_t s = tandem__share(rt, gpu, npu, path, &probe);
   if (probe.native) gpu->vtable->buffer_destroy(gpu, probe.native);
-  npu->vtable->bo_destroy(npu, probe.npu_bo);
+  if (probe.npu_bo) npu->vtable->bo_destroy(npu, probe.npu_bo);
   return s;
 }
 
@@ -125,6 +140,7 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
                                tandem_sharing_name(rt->options.sharing));
       } else {
         const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU,
+                                          TANDEM_SHARING_DMABUF_TO_NPU,
                                           TANDEM_SHARING_HOST_POINTER, TANDEM_SHARING_STAGED};
         for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++)
           if (tandem__probe(rt, gpu, npu, order[i]) == TANDEM_OK) chosen = order[i];
@@ -195,15 +211,18 @@ tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *rt, tandem_buffer_t 
   bool shared = b->placement == TANDEM_PLACEMENT_SHARED;
   b->sharing = shared ? rt->sharing : TANDEM_SHARING_AUTO;
   b->npu_size = shared ? tandem__bo_size(gpu, rt->sharing, b->size) : b->size;
-  TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, b->npu_size, &b->npu_bo, &b->npu_host));
+  bool npu_imports = shared && rt->sharing == TANDEM_SHARING_DMABUF_TO_NPU;
+  if (!npu_imports)
+    TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, b->npu_size, &b->npu_bo, &b->npu_host));
   b->host = b->npu_host;
   if (!shared) return TANDEM_OK;
   tandem_status_t s = tandem__share(rt, gpu, npu, rt->sharing, b);
   if (s != TANDEM_OK) {
-    npu->vtable->bo_destroy(npu, b->npu_bo);
+    if (b->npu_bo) npu->vtable->bo_destroy(npu, b->npu_bo);
     b->npu_bo = NULL;
     return s;
   }
+  if (rt->sharing != TANDEM_SHARING_STAGED) b->host = b->npu_host;
   if (rt->sharing != TANDEM_SHARING_STAGED) atomic_fetch_add(&rt->stats.imports, 1);
   return TANDEM_OK;
 }

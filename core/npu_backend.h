@@ -25,6 +25,9 @@ typedef struct tandem__npu_vtable {
   /* An fd for the BO's memory (the caller closes it); |out_is_dmabuf| says
    * whether it is a real dma-buf (only those may be imported into Vulkan). */
   tandem_status_t (*bo_export)(tandem__npu_t *npu, void *bo, int *out_fd, bool *out_is_dmabuf);
+  /* A BO over memory another device exported as dma-buf |fd| (xrtBOImport);
+   * the fd stays the caller's. */
+  tandem_status_t (*bo_import)(tandem__npu_t *npu, int fd, void **out_bo, void **out_host);
   void (*bo_destroy)(tandem__npu_t *npu, void *bo);
   /* Cache maintenance of [offset, offset+size): host → device or back. */
   tandem_status_t (*bo_sync)(tandem__npu_t *npu, void *bo, bool to_device, uint64_t offset,

@@ -259,3 +259,59 @@ tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint
   *out_native = b;
   return TANDEM_OK;
 }
+
+tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t size,
+                                               void **out_native, int *out_fd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  *out_fd = -1;
+  const VkExternalMemoryHandleTypeFlagBits type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  VkMemoryRequirements req;
+  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  int32_t mem_type = -1;
+  if (s == TANDEM_OK) {
+    mem_type = tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
+                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+    if (mem_type < 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no device-local memory type can be exported");
+  }
+  if (s == TANDEM_OK) {
+    VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                      .handleTypes = type};
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = &exp,
+                               .allocationSize = req.size,
+                               .memoryTypeIndex = (uint32_t)mem_type};
+    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
+    if (r < 0) {
+      b->memory = VK_NULL_HANDLE;
+      s = tandem_vk_fail(r, "vkAllocateMemory (dma-buf export)", __FILE__, __LINE__);
+    }
+  }
+  if (s == TANDEM_OK) {
+    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
+    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+  }
+  if (s == TANDEM_OK) {
+    VkMemoryGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                               .memory = b->memory,
+                               .handleType = type};
+    VkResult r = g->vk.vkGetMemoryFdKHR(g->device, &gi, out_fd);
+    if (r < 0) {
+      *out_fd = -1;
+      s = tandem_vk_fail(r, "vkGetMemoryFdKHR (dma-buf)", __FILE__, __LINE__);
+    }
+  }
+  if (s == TANDEM_OK) s = tandem_vk_run_once(g, TANDEM_LANE_COMPUTE, tandem_vk_record_zero, &b->buffer);
+  if (s != TANDEM_OK) {
+    if (*out_fd >= 0) close(*out_fd);
+    *out_fd = -1;
+    tandem_vk_buffer_destroy(base, b);
+    return s;
+  }
+  *out_native = b;
+  return TANDEM_OK;
+}

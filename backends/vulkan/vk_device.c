@@ -368,6 +368,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .signal = tandem_vk_signal,
     .buffer_import_host = tandem_vk_buffer_import_host,
     .buffer_import_dmabuf = tandem_vk_buffer_import_dmabuf,
+    .buffer_create_dmabuf = tandem_vk_buffer_create_dmabuf,
     .query = tandem_vk_query,
     .test_control = tandem_vk_test_control,
 };

@@ -90,6 +90,8 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uin
                                              void **out_native);
 tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *gpu, int fd, uint64_t size,
                                                void **out_native);
+tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *gpu, uint64_t size,
+                                               void **out_native, int *out_fd);
 tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
 
 /* vk_kernel.c */

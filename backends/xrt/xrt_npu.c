@@ -90,6 +90,25 @@ static tandem_status_t tandem_xrt_bo_export(tandem__npu_t *base, void *bo, int *
   return TANDEM_OK;
 }
 
+static tandem_status_t tandem_xrt_bo_import(tandem__npu_t *base, int fd, void **out_bo,
+                                            void **out_host) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  *out_bo = *out_host = NULL;
+  xrtBufferHandle bo = n->api.xrtBOImport(n->device, fd);
+  if (!bo)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOImport of fd %d failed: %s", fd,
+                       strerror(errno));
+  void *host = n->api.xrtBOMap(bo);
+  if (!host) {
+    n->api.xrtBOFree(bo);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOMap of an imported buffer failed: %s",
+                       strerror(errno));
+  }
+  *out_bo = bo;
+  *out_host = host;
+  return TANDEM_OK;
+}
+
 static void tandem_xrt_bo_destroy(tandem__npu_t *base, void *bo) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   if (bo) n->api.xrtBOFree(bo);
@@ -264,6 +283,7 @@ static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
     .destroy = tandem_xrt_destroy,
     .bo_create = tandem_xrt_bo_create,
     .bo_export = tandem_xrt_bo_export,
+    .bo_import = tandem_xrt_bo_import,
     .bo_destroy = tandem_xrt_bo_destroy,
     .bo_sync = tandem_xrt_bo_sync,
     .program_create = tandem_xrt_program_create,

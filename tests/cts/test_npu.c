@@ -9,6 +9,7 @@
  * xrtBOSync shows up here as wrong data.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -138,15 +139,7 @@ static void run_and_check(pipeline_t *p, th_rng_t *rng) {
   }
 }
 
-static void test_gpu_npu_gpu_zero_copy(void **state) {
-  (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
-  tandem_npu_info_t info;
-  TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
-  assert_true(info.emulated);
-  assert_non_null(strstr(info.name, "emulated"));
-  /* lavapipe and the H200 both import host memory; neither can import dma-bufs. */
-  assert_int_equal(info.sharing, TANDEM_SHARING_HOST_POINTER);
+static void zero_copy_pipeline(tandem_runtime_t *rt) {
   pipeline_t p = make_pipeline(rt);
   th_rng_t rng = th_rng(41);
   run_and_check(&p, &rng); /* warm-up run, then the counters must stand still */
@@ -163,7 +156,44 @@ static void test_gpu_npu_gpu_zero_copy(void **state) {
   TH_ASSERT_U64_EQ(after.cache_maintenance_bytes - before.cache_maintenance_bytes,
                    6ull * 4 * (M * K + K * N + M * N));
   free_pipeline(&p);
+}
+
+static void test_gpu_npu_gpu_zero_copy(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_npu_info_t info;
+  TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
+  assert_true(info.emulated);
+  assert_non_null(strstr(info.name, "emulated"));
+  /* lavapipe and the H200 both import host memory; neither has dma-bufs. */
+  assert_int_equal(info.sharing, TANDEM_SHARING_HOST_POINTER);
+  zero_copy_pipeline(rt);
   th_runtime_destroy(rt);
+}
+
+/* The dma-buf paths, forced: they run the same pipeline where the GPU driver
+ * and the NPU's exporter allow it, and skip (77) with the reason elsewhere. */
+static int run_dmabuf_path(tandem_sharing_t path) {
+  th_init();
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  o.sharing = path;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  tandem_status_t s = tandem_runtime_open_npu(rt);
+  if (s == TANDEM_ERROR_UNSUPPORTED) {
+    fprintf(stderr, "SKIP: sharing path '%s' is not available here: %s\n",
+            tandem_sharing_name(path), tandem_error_message());
+    th_runtime_destroy(rt);
+    return TH_EXIT_SKIP;
+  }
+  TH_ASSERT_OK(s);
+  zero_copy_pipeline(rt);
+  th_runtime_destroy(rt);
+  fprintf(stderr, "sharing path '%s': pipeline correct with 0 copied bytes\n",
+          tandem_sharing_name(path));
+  return 0;
 }
 
 static void test_staged_fallback(void **state) {
@@ -344,7 +374,11 @@ static void test_npu_contracts(void **state) {
   th_runtime_destroy(rt);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "dmabuf-to-gpu") == 0)
+    return run_dmabuf_path(TANDEM_SHARING_DMABUF_TO_GPU);
+  if (argc == 2 && strcmp(argv[1], "dmabuf-to-npu") == 0)
+    return run_dmabuf_path(TANDEM_SHARING_DMABUF_TO_NPU);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu_npu_gpu_zero_copy),
       cmocka_unit_test(test_staged_fallback),
