@@ -2,7 +2,7 @@
 /*
  * tandem.h — the public API of tandem, and its manual.
  *
- * tandem runs GPU kernels (Vulkan compute) and, later, NPU kernels (XRT) as one
+ * tandem runs GPU kernels (Vulkan compute) and NPU kernels (XRT) as one
  * coordinated pipeline. You allocate buffers with an explicit placement, load
  * kernels together with a contract that says which bytes each binding reads or
  * writes, record a graph of fills, copies and dispatches, prepare it once and
@@ -11,7 +11,8 @@
  *
  * Read this file top to bottom: conventions first, then one banner per object
  * in the order a program meets them (status, budget, runtime, device, buffer,
- * host map, kernel, graph, executable graph, completion, statistics).
+ * host map, kernel, NPU device and programs, graph, executable graph,
+ * completion, traces, statistics).
  */
 #ifndef TANDEM_TANDEM_H_
 #define TANDEM_TANDEM_H_
@@ -309,8 +310,10 @@ TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
  *   GPU_LOCAL     device memory, never mapped by the host; move data in and out
  *                 with copy nodes through a HOST_VISIBLE buffer.
  *   HOST_VISIBLE  coherent memory the host maps and the GPU reads and writes.
- *   SHARED        one allocation seen by GPU and NPU (arrives with the NPU lane).
- *   NPU_LOCAL     an NPU buffer object, host-mapped (arrives with the NPU lane).
+ *   SHARED        one allocation seen by GPU and NPU with zero copies where the
+ *                 sharing path allows (see tandem_sharing_t); host-mapped.
+ *   NPU_LOCAL     an NPU buffer object, host-mapped; GPU nodes refuse it.
+ * SHARED and NPU_LOCAL need a runtime with an NPU (option npu).
  * Every buffer starts zero-filled. A view names a byte range of a buffer; views
  * are plain values that borrow the buffer (they do not retain it).
  */
@@ -336,7 +339,7 @@ typedef struct tandem_view {
 /* Allocates |size| bytes (1 .. SIZE_MAX/2) with |placement|, zero-filled. Opens
  * the GPU if needed. The budget is charged before device memory is touched.
  * Errors: OUT_OF_RANGE (size), INVALID_ARGUMENT (placement), UNSUPPORTED
- * (SHARED and NPU_LOCAL until the NPU lane exists), OVER_BUDGET, OUT_OF_MEMORY,
+ * (SHARED and NPU_LOCAL on a runtime without an NPU), OVER_BUDGET, OUT_OF_MEMORY,
  * NO_DEVICE. Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
                                                 tandem_placement_t placement,
@@ -362,7 +365,8 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
  * Host maps (read and write guards)
  *============================================================================
  *
- * A map gives the host a pointer to a view of a HOST_VISIBLE buffer for as long
+ * A map gives the host a pointer to a view of a HOST_VISIBLE, SHARED or
+ * NPU_LOCAL buffer for as long
  * as it lives. Read maps are shared, write maps exclusive:
  *   - a read map conflicts with overlapping write maps and with in-flight
  *     device work that writes the range;
