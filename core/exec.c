@@ -139,8 +139,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
   for (;;) {
-    tandem__poll_locked:
-    tandem__tracker_poll_locked(rt);
+    tandem__tracker_poll_locked(rt); /* after a failed wait (lost) this retires all */
     uint64_t waits[TANDEM_LANE_COUNT] = {0};
     bool busy = false;
     for (uint32_t k = 0; k < exec->slot_count; k++) {
@@ -152,9 +151,8 @@ void tandem_exec_release(tandem_exec_t *exec) {
     }
     if (!busy) break;
     pthread_mutex_unlock(&rt->mutex);
-    tandem_status_t s = tandem__runtime_wait(rt, waits, TANDEM__WAIT_FOREVER);
+    (void)tandem__runtime_wait(rt, waits, TANDEM__WAIT_FOREVER);
     pthread_mutex_lock(&rt->mutex);
-    if (s != TANDEM_OK) goto tandem__poll_locked; /* lost: poll retires everything */
   }
   pthread_mutex_unlock(&rt->mutex);
   tandem__clear_error();
