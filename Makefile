@@ -26,7 +26,10 @@ test: deps
 
 demo: deps
 	$(MAKE) build
-	./build/examples/tandem_example_saxpy
+	./build/tools/tandem run examples/demo.json --npu emulated \
+	  --trace build/demo-trace.json --svg build/demo-timeline.svg
+	@echo "trace:    build/demo-trace.json (open in https://ui.perfetto.dev or chrome://tracing)"
+	@echo "timeline: build/demo-timeline.svg (rsvg-convert build/demo-timeline.svg -o demo.png)"
 
 asan: deps
 	$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTANDEM_ASAN=ON

@@ -249,13 +249,19 @@ struct tandem__slot {
   uint64_t submission;               /* [mutex] runtime-wide number */
   tandem__dep_t *deps;               /* [mutex] max_submissions entries */
   uint32_t dep_count;                /* [mutex] */
-  bool cancel_requested;             /* [mutex] */
+  /* The three below are also read by the NPU lane thread, which never takes
+   * runtime->mutex (I6: it must not, or a driver call made under that lock
+   * and waiting for the GPU queue, itself waiting for the NPU, deadlocks):
+   * atomics, written under the mutex except npu_result. */
+  atomic_bool cancel_requested;
   bool inject_failure;               /* [mutex] test hook */
-  bool dep_failed;                   /* [mutex] a submission it was ordered after failed */
+  atomic_bool dep_failed;            /* a submission it was ordered after failed */
   uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
-  tandem_status_t npu_result;        /* [mutex] first failure of an NPU region, or OK */
+  atomic_int npu_result;             /* first failure of an NPU region (lane thread), or OK */
   tandem__npu_job_t *npu_jobs;       /* one per NPU region, made at prepare */
   void **npu_runs;                   /* run handle per plan node (NULL for GPU nodes) */
+  uint64_t *npu_times;               /* host start/end per region, written by the NPU lane
+                                        before it signals (read after retirement) */
   uint64_t host_submit_ns, host_observed_ns; /* [mutex] CLOCK_MONOTONIC */
   tandem__slot_state_t state;        /* [mutex] */
   bool user_ref;                     /* [mutex] the completion is held by the user */
@@ -307,6 +313,10 @@ struct tandem_trace {
 };
 
 uint64_t tandem__now_ns(void);
+/* Fills |out| (2 per region) with the times of |slot|'s last run: GPU
+ * timestamps (when the backend has them) and the NPU lane's host times.
+ * Returns whether GPU times were available. */
+bool tandem__slot_times(tandem__slot_t *slot, uint64_t *out);
 /* Appends |slot|'s regions to the running trace (retire time). */
 void tandem__trace_slot_locked(tandem_runtime_t *runtime, tandem__slot_t *slot);
 

@@ -11,7 +11,8 @@
  *   2b. dma-buf into the NPU — Vulkan device memory exported as a dma-buf and
  *       imported with xrtBOImport (GPUs with VK_EXT_external_memory_dma_buf);
  *
- * The lane thread (I5): runs jobs in submission order; for each NPU region it
+ * The lane thread (I5, I6): never takes runtime->mutex (see internal.h);
+ * runs jobs in submission order; for each NPU region it
  * waits for the GPU values the region depends on, skips the work if the
  * submission was cancelled or a dependency failed, syncs every input range to
  * the device and every output range back (counted as cache-maintenance
@@ -442,23 +443,22 @@ static void *tandem__npu_lane_main(void *arg) {
     waits[TANDEM_LANE_NPU] = 0;
     tandem__npu_t *npu = atomic_load(&rt->npu);
     tandem_status_t s = gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
-    pthread_mutex_lock(&rt->mutex);
-    bool skip = slot->cancel_requested || slot->dep_failed || slot->npu_result != TANDEM_OK ||
-                rt->lost != TANDEM_OK;
-    pthread_mutex_unlock(&rt->mutex);
+    /* I6: no runtime->mutex on this thread; the slot's flags are atomics. */
+    bool skip = atomic_load(&slot->cancel_requested) || atomic_load(&slot->dep_failed) ||
+                atomic_load(&slot->npu_result) != TANDEM_OK;
+    slot->npu_times[2 * region] = tandem__now_ns();
     if (s == TANDEM_OK && !skip) s = tandem__npu_run_region(rt, npu, slot, region);
-    if (s != TANDEM_OK) {
-      pthread_mutex_lock(&rt->mutex);
-      if (slot->npu_result == TANDEM_OK) slot->npu_result = s;
-      pthread_mutex_unlock(&rt->mutex);
-    }
-    tandem__clear_error();
+    slot->npu_times[2 * region + 1] = tandem__now_ns();
+    /* The failure is recorded before the signal and before |done| moves, so
+     * whoever retires the slot sees it. */
+    int expected = TANDEM_OK;
+    if (s != TANDEM_OK) atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)s);
     /* Always signal: GPU work behind this region must never hang. */
     if (gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal) != TANDEM_OK) {
-      pthread_mutex_lock(&rt->mutex);
-      if (rt->lost == TANDEM_OK) rt->lost = TANDEM_ERROR_DEVICE_LOST;
-      pthread_mutex_unlock(&rt->mutex);
+      expected = TANDEM_OK;
+      atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)TANDEM_ERROR_DEVICE_LOST);
     }
+    tandem__clear_error();
     pthread_mutex_lock(&lane->mutex);
     lane->done = signal;
     pthread_cond_broadcast(&lane->done_changed);

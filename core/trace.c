@@ -66,13 +66,24 @@ tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trac
   return TANDEM_OK;
 }
 
+bool tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
+  tandem_exec_t *exec = slot->exec;
+  tandem__gpu_t *gpu = atomic_load(&exec->runtime->gpu);
+  bool valid = gpu->vtable->program_timestamps(gpu, exec->native, slot->index, out);
+  for (uint32_t r = 0; r < exec->plan.region_count; r++) {
+    if (exec->plan.regions[r].lane != TANDEM_LANE_NPU) continue;
+    out[2 * r] = slot->npu_times[2 * r];
+    out[2 * r + 1] = slot->npu_times[2 * r + 1];
+  }
+  return valid;
+}
+
 void tandem__trace_slot_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   tandem_trace_t *trace = rt->trace;
   tandem_exec_t *exec = slot->exec;
   const tandem__plan_t *plan = &exec->plan;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t *ts = slot->timestamps; /* scratch made at prepare: no allocation */
-  gpu->vtable->program_timestamps(gpu, exec->native, slot->index, ts);
+  tandem__slot_times(slot, ts);
   for (uint32_t r = 0; r < plan->region_count; r++) {
     tandem_trace_event_t *e = &trace->events[trace->written++ % trace->capacity];
     *e = (tandem_trace_event_t){.lane = plan->regions[r].lane,

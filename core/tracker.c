@@ -56,9 +56,10 @@ static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t
 static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
   if (rt->lost != TANDEM_OK) return rt->lost;
   if (slot->inject_failure) return TANDEM_ERROR_INTERNAL;
-  if (slot->npu_result != TANDEM_OK) return slot->npu_result;
-  if (slot->cancel_requested) return TANDEM_ERROR_CANCELLED;
-  if (slot->dep_failed) return TANDEM_ERROR_FAILED_DEPENDENCY;
+  tandem_status_t npu = (tandem_status_t)atomic_load(&slot->npu_result);
+  if (npu != TANDEM_OK) return npu;
+  if (atomic_load(&slot->cancel_requested)) return TANDEM_ERROR_CANCELLED;
+  if (atomic_load(&slot->dep_failed)) return TANDEM_ERROR_FAILED_DEPENDENCY;
   return TANDEM_OK;
 }
 
@@ -86,7 +87,7 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
     for (tandem__slot_t *t = rt->in_flight; t; t = t->next_in_flight)
       for (uint32_t d = 0; d < t->dep_count; d++)
         if (t->deps[d].slot == slot && t->deps[d].generation == slot->generation)
-          t->dep_failed = true;
+          atomic_store(&t->dep_failed, true);
   }
   if (rt->trace) tandem__trace_slot_locked(rt, slot);
   slot->state = slot->user_ref ? TANDEM__SLOT_DONE : TANDEM__SLOT_FREE;

@@ -298,16 +298,22 @@ bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t sl
   uint32_t n = 2 * p->region_count;
   memset(out, 0, n * sizeof *out);
   if (!p->queries || !g->calibrated) return false;
-  VkResult r = g->vk.vkGetQueryPoolResults(g->device, p->queries, 2 * slot * p->region_count, n,
-                                           n * sizeof *out, out, sizeof *out,
-                                           VK_QUERY_RESULT_64_BIT);
-  if (r != VK_SUCCESS) {
-    memset(out, 0, n * sizeof *out);
-    return false;
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t ticks = (int64_t)((out[i] & g->timestamp_mask) - g->tick0);
-    out[i] = (uint64_t)((int64_t)g->host0_ns + (int64_t)((double)ticks * g->timestamp_period));
+  /* Region by region: NPU regions have no command buffer and no queries. */
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    if (p->region_lane[r] == TANDEM_LANE_NPU) continue;
+    uint64_t *pair = &out[2 * r];
+    VkResult vr = g->vk.vkGetQueryPoolResults(g->device, p->queries,
+                                              2 * (slot * p->region_count + r), 2,
+                                              2 * sizeof *pair, pair, sizeof *pair,
+                                              VK_QUERY_RESULT_64_BIT);
+    if (vr != VK_SUCCESS) {
+      memset(out, 0, n * sizeof *out);
+      return false;
+    }
+    for (int i = 0; i < 2; i++) {
+      int64_t ticks = (int64_t)((pair[i] & g->timestamp_mask) - g->tick0);
+      pair[i] = (uint64_t)((int64_t)g->host0_ns + (int64_t)((double)ticks * g->timestamp_period));
+    }
   }
   return true;
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// bench_write.comp — tandem_bench's tiny kernel: one workgroup of 64 threads,
+// bench_write.comp — `tandem bench` tiny kernel: one workgroup of 64 threads,
 // thread i writes (value + i) to element i of a 256-byte range. The range each
 // dispatch writes is chosen by the descriptor (offset), value by push constant.
 #version 450

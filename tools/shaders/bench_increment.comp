@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// bench_increment.comp — tandem_bench's chain kernel: one workgroup of 64
+// bench_increment.comp — `tandem bench` chain kernel: one workgroup of 64
 // threads, each adds 1 to its element of a 256-byte range (read-modify-write).
 // N dependent dispatches on a zeroed range leave N in every element.
 #version 450

@@ -1,0 +1,38 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR — installs BUILD_DIR into a
+# fresh prefix under WORK_DIR, then builds tests/install/consumer against it
+# four ways (CMake find_package shared and static, pkg-config shared and
+# static) and runs each. Exit 77 (skip) when the consumer finds no device.
+set -eu
+build=$1; src=$2; work=$3
+rm -rf "$work"; mkdir -p "$work"
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" > "$work/install.log"
+for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
+         lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
+         lib/pkgconfig/tandem.pc; do
+  [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
+done
+"$prefix/bin/tandem" --version
+skipped=0
+run() { # name, program
+  set +e; "$2"; rc=$?; set -e
+  if [ $rc = 77 ]; then skipped=1; elif [ $rc != 0 ]; then echo "install_test: $1 exited $rc" >&2; exit 1; fi
+}
+for kind in shared static; do
+  flag=OFF; [ $kind = static ] && flag=ON
+  cmake -S "$src/tests/install/consumer" -B "$work/cmake-$kind" -DCMAKE_PREFIX_PATH="$prefix" \
+        -DCONSUMER_STATIC=$flag > "$work/cmake-$kind.log"
+  cmake --build "$work/cmake-$kind" >> "$work/cmake-$kind.log"
+  echo "find_package ($kind):"; run "find_package $kind" "$work/cmake-$kind/consumer"
+done
+export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+cc -o "$work/pc-shared" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags --libs tandem) \
+   -Wl,-rpath,"$prefix/lib"
+echo "pkg-config (shared):"; run "pkg-config shared" "$work/pc-shared"
+cc -o "$work/pc-static" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags tandem) \
+   "$prefix/lib/libtandem.a" $(pkg-config --libs --static tandem | sed 's/-ltandem//')
+echo "pkg-config (static):"; run "pkg-config static" "$work/pc-static"
+[ $skipped = 1 ] && exit 77
+exit 0

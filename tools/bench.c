@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.c — `tandem bench`: tandem against raw Vulkan doing the same work in
+ * one process, alternated (tandem, direct, tandem, direct, ...), median of
+ * many runs. This file holds the options, the timing loop, the statistics,
+ * the three dispatch benchmarks and the report (table and --json):
+ *   dispatch        1 dispatch of a tiny kernel (1 workgroup of 64 threads)
+ *   independent100  100 dispatches on disjoint ranges: no barriers
+ *   chain100        100 read-modify-write dispatches on one range
+ *   transfer        upload and download bandwidth (bench_stream.c)
+ *   overlap         chunked upload → compute → download vs its ideal
+ * One timed iteration is submit + wait on CLOCK_MONOTONIC; every benchmark
+ * reads its results back on both sides and checks them.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "tandem_cli_shaders.h"
+
+#define RANGE_BYTES 256u
+#define RANGE_WORDS (RANGE_BYTES / 4u)
+#define MAX_NODES 100u
+#define WRITE_VALUE(node) (1u + (uint32_t)(node) * 1000u)
+
+void bench_die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tandem: bench: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(CLI_EXIT_FAILURE);
+}
+
+void bench_progress(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fflush(stderr);
+}
+
+static double now_us(void) { return (double)cli_now_ns() / 1e3; }
+
+static const char *const bench_names[] = {"dispatch", "independent100", "chain100", "transfer",
+                                          "overlap"};
+#define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
+
+static void usage(FILE *f) {
+  fputs("usage: tandem bench [options]\n"
+        "\n"
+        "Measures tandem against raw Vulkan doing the same work in the same process.\n"
+        "Each benchmark alternates one tandem run and one direct run per iteration and\n"
+        "times submit + wait of each; the ratio is tandem/direct (1.00 = no overhead).\n"
+        "Results are verified by reading them back. Progress goes to stderr.\n"
+        "\n"
+        "benchmarks:\n"
+        "  dispatch         one dispatch of a 64-thread kernel\n"
+        "  independent100   100 dispatches on disjoint ranges (no barriers)\n"
+        "  chain100         100 dependent dispatches on one range (barrier between each)\n"
+        "  transfer         upload and download of 64 MiB (copy nodes vs vkCmdCopyBuffer\n"
+        "                   on the transfer queues), GB/s\n"
+        "  overlap          K chunks of upload -> compute -> download in one graph vs\n"
+        "                   the same on three raw queues; achieved time against the\n"
+        "                   ideal (the busiest lane's time alone), as % of ideal\n"
+        "\n"
+        "options:\n"
+        "  --only NAME      run only the named benchmark\n"
+        "  --quick          fewer iterations and smaller transfers (smoke test)\n"
+        "  --iterations N   timed iterations of the dispatch benchmarks (default 2000)\n"
+        "  --warmup N       untimed iterations first (default 200)\n"
+        "  --stream-iterations N  timed iterations of transfer/overlap (default 30)\n"
+        "  --transfer-mib N transfer size in MiB (default 64)\n"
+        "  --chunks K       overlap chunks (default 16)\n"
+        "  --chunk-kib N    overlap chunk size in KiB (default 4096)\n"
+        "  --rounds N       overlap compute work per element (default 64)\n"
+        "  --gpu N          Vulkan physical device index for both sides (default 0)\n"
+        "  --direct-first   run direct before tandem in each pair (order-bias check)\n"
+        "  --validate       validation layer on both sides; any message fails the run.\n"
+        "                   Timings are meaningless with it.\n"
+        "  --json PATH      also write every number as JSON to PATH\n"
+        "\n"
+        "exit status: 0 ok, 1 failure, 2 usage, 77 no Vulkan device.\n",
+        f);
+}
+
+/*--------------------------------------------------------------------------
+ * Statistics and the timing loop
+ *--------------------------------------------------------------------------*/
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double quantile_sorted(const double *v, uint32_t n, double q) {
+  double pos = q * (double)(n - 1);
+  uint32_t lo = (uint32_t)pos;
+  if (lo + 1 >= n) return v[n - 1];
+  return v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo);
+}
+
+summary_t bench_summarize(double *v, uint32_t n) {
+  qsort(v, n, sizeof *v, cmp_double);
+  double sum = 0;
+  for (uint32_t i = 0; i < n; i++) sum += v[i];
+  return (summary_t){.median = quantile_sorted(v, n, 0.5),
+                     .p10 = quantile_sorted(v, n, 0.1),
+                     .p90 = quantile_sorted(v, n, 0.9),
+                     .min = v[0],
+                     .mean = sum / (double)n};
+}
+
+void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
+                      uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
+                      double *dt) {
+  uint32_t total = warmup + iterations;
+  uint32_t tick = total >= 40 ? total / 20 : 1;
+  bool tty = isatty(2); /* a percentage that updates in place, on terminals only */
+  if (!tty) bench_progress("  %-22s ...", label);
+  double started = now_us();
+  for (uint32_t it = 0; it < total; it++) {
+    double t = 0, d = 0;
+    for (int half = 0; half < 2; half++) {
+      if ((half == 0) != o->direct_first) {
+        if (!exec) continue;
+        tandem_completion_t *c = NULL;
+        double t0 = now_us();
+        tandem_status_t s = tandem_exec_submit(exec, &c);
+        if (s == TANDEM_OK) s = tandem_completion_wait(c);
+        tandem_completion_release(c);
+        t = now_us() - t0;
+        if (s != TANDEM_OK)
+          bench_die("%s: tandem iteration %u failed: %s: %s", label, it, tandem_status_name(s),
+                    tandem_error_message());
+      } else {
+        if (!job) continue;
+        double d0 = now_us();
+        job(NULL, ctx);
+        d = now_us() - d0;
+      }
+    }
+    if (it >= warmup) {
+      if (tt) tt[it - warmup] = t;
+      if (dt) dt[it - warmup] = d;
+    }
+    if (tty && ((it + 1) % tick == 0 || it + 1 == total))
+      bench_progress("\r  %-22s %3u%%", label, (unsigned)((it + 1) * 100 / total));
+  }
+  if (tty) bench_progress("\r  %-22s done in %.1f s\n", label, (now_us() - started) / 1e6);
+  else bench_progress(" done in %.1f s\n", (now_us() - started) / 1e6);
+}
+
+/*--------------------------------------------------------------------------
+ * Dispatch benchmarks
+ *--------------------------------------------------------------------------*/
+
+typedef struct dispatch_spec {
+  const char *name;
+  uint32_t nodes;
+  bool chain;
+} dispatch_spec_t;
+
+static const dispatch_spec_t dispatch_specs[] = {
+    {"dispatch", 1, false},
+    {"independent100", 100, false},
+    {"chain100", 100, true},
+};
+
+typedef struct dispatch_job {
+  raw_t *raw;
+  VkSubmitInfo2 submit;
+  VkSemaphoreSubmitInfo signal;
+  VkCommandBufferSubmitInfo cb_info;
+  VkSemaphoreWaitInfo wait;
+} dispatch_job_t;
+
+static void dispatch_job_run(raw_t *unused, void *ctx) {
+  (void)unused;
+  dispatch_job_t *j = ctx;
+  raw_t *raw = j->raw;
+  j->signal.value = ++raw->value[TANDEM_LANE_COMPUTE];
+  VkResult r = raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
+  if (r == VK_SUCCESS) r = raw->vk.vkWaitSemaphores(raw->device, &j->wait, UINT64_MAX);
+  if (r != VK_SUCCESS) bench_die("direct iteration failed: VkResult %d", (int)r);
+}
+
+static void verify_dispatch(const dispatch_spec_t *spec, const char *side, const uint32_t *words) {
+  uint32_t ranges = spec->chain ? 1 : spec->nodes;
+  for (uint32_t r = 0; r < ranges; r++)
+    for (uint32_t j = 0; j < RANGE_WORDS; j++) {
+      uint32_t want = spec->chain ? spec->nodes : WRITE_VALUE(r) + j;
+      uint32_t got = words[r * RANGE_WORDS + j];
+      if (got != want)
+        bench_die("%s: %s result is wrong: element %u of range %u is %u, expected %u", spec->name,
+                  side, j, r, got, want);
+    }
+}
+
+typedef struct kernels {
+  tandem_kernel_t *write, *increment;
+  raw_kernel_t raw_write, raw_increment;
+} kernels_t;
+
+/* Runs |before| (may be NULL) and |exec| once each, then copies |src| to host memory. */
+static uint32_t *tandem_readback(tandem_runtime_t *rt, tandem_buffer_t *src, tandem_exec_t *before,
+                                 tandem_exec_t *exec) {
+  tandem_buffer_t *host;
+  TCHECK(tandem_buffer_create(rt, tandem_buffer_size(src), TANDEM_PLACEMENT_HOST_VISIBLE, &host));
+  tandem_graph_t *g;
+  TCHECK(tandem_graph_create(rt, &g));
+  TCHECK(tandem_graph_add_copy(g, tandem_buffer_whole(src), tandem_buffer_whole(host),
+                               TANDEM_LANE_AUTO));
+  tandem_exec_t *readback;
+  TCHECK(tandem_graph_prepare(g, &readback));
+  tandem_graph_release(g);
+  tandem_exec_t *order[3] = {before, exec, readback};
+  for (int i = 0; i < 3; i++) {
+    if (!order[i]) continue;
+    tandem_completion_t *c;
+    TCHECK(tandem_exec_submit(order[i], &c));
+    TCHECK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+  }
+  tandem_map_t map;
+  TCHECK(tandem_map_read(tandem_buffer_whole(host), &map));
+  uint32_t *copy = malloc(map.length);
+  if (!copy) bench_die("out of memory");
+  memcpy(copy, map.data, map.length);
+  tandem_unmap(&map);
+  tandem_exec_release(readback);
+  tandem_buffer_release(host);
+  return copy;
+}
+
+static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, kernels_t *k,
+                         const dispatch_spec_t *spec, bench_row_t *row) {
+  const uint64_t bytes = spec->chain ? RANGE_BYTES : (uint64_t)spec->nodes * RANGE_BYTES;
+  tandem_buffer_t *tbuf;
+  TCHECK(tandem_buffer_create(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL, &tbuf));
+  tandem_graph_t *graph;
+  TCHECK(tandem_graph_create(rt, &graph));
+  for (uint32_t i = 0; i < spec->nodes; i++) {
+    tandem_view_t view;
+    TCHECK(tandem_buffer_view(tbuf, spec->chain ? 0 : (uint64_t)i * RANGE_BYTES, RANGE_BYTES, &view));
+    if (spec->chain) {
+      TCHECK(tandem_graph_add_dispatch(graph, k->increment, &view, 1, NULL, 0));
+    } else {
+      uint32_t value = WRITE_VALUE(i);
+      TCHECK(tandem_graph_add_dispatch(graph, k->write, &view, 1, &value, sizeof value));
+    }
+  }
+  tandem_exec_t *exec;
+  TCHECK(tandem_graph_prepare(graph, &exec));
+  tandem_graph_release(graph);
+
+  raw_buffer_t rbuf;
+  raw_buffer_create(raw, bytes, false, &rbuf);
+  const raw_kernel_t *rk = spec->chain ? &k->raw_increment : &k->raw_write;
+  uint32_t set_count = spec->chain ? 1 : spec->nodes;
+  VkDescriptorSet sets[MAX_NODES];
+  for (uint32_t i = 0; i < set_count; i++) {
+    VkDeviceSize off = (VkDeviceSize)i * RANGE_BYTES, range = RANGE_BYTES;
+    sets[i] = raw_descriptor_set(raw, rk, &rbuf.buffer, &off, &range);
+  }
+  VkCommandBuffer cb = raw_begin(raw, TANDEM_LANE_COMPUTE);
+  raw->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, rk->pipeline);
+  for (uint32_t i = 0; i < spec->nodes; i++) {
+    if (spec->chain && i > 0)
+      raw_barrier(raw, cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                  VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                  VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    if (i < set_count)
+      raw->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, rk->layout, 0, 1,
+                                      &sets[i], 0, NULL);
+    if (rk->push_bytes) {
+      uint32_t value = WRITE_VALUE(i);
+      raw->vk.vkCmdPushConstants(cb, rk->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof value,
+                                 &value);
+    }
+    raw->vk.vkCmdDispatch(cb, 1, 1, 1);
+  }
+  VKCHECK(raw->vk.vkEndCommandBuffer(cb));
+
+  dispatch_job_t job = {.raw = raw};
+  job.cb_info = (VkCommandBufferSubmitInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                            .commandBuffer = cb};
+  job.signal = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                       .semaphore = raw->timeline[TANDEM_LANE_COMPUTE],
+                                       .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+  job.submit = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                               .commandBufferInfoCount = 1,
+                               .pCommandBufferInfos = &job.cb_info,
+                               .signalSemaphoreInfoCount = 1,
+                               .pSignalSemaphoreInfos = &job.signal};
+  job.wait = (VkSemaphoreWaitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                   .semaphoreCount = 1,
+                                   .pSemaphores = &raw->timeline[TANDEM_LANE_COMPUTE],
+                                   .pValues = &job.signal.value};
+
+  double *tt = malloc(o->iterations * sizeof *tt), *dt = malloc(o->iterations * sizeof *dt);
+  double *pr = malloc(o->iterations * sizeof *pr);
+  if (!tt || !dt || !pr) bench_die("out of memory for %u samples", o->iterations);
+  bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, tt, dt);
+  for (uint32_t i = 0; i < o->iterations; i++) pr[i] = tt[i] / dt[i];
+  snprintf(row->name, sizeof row->name, "%s", spec->name);
+  row->nodes = spec->nodes;
+  row->tandem = bench_summarize(tt, o->iterations);
+  row->direct = bench_summarize(dt, o->iterations);
+  row->pair_ratio = bench_summarize(pr, o->iterations);
+  row->ratio = row->tandem.median / row->direct.median;
+  free(tt);
+  free(dt);
+  free(pr);
+
+  /* Verification: chain from a fresh zero fill gives exactly `nodes`. */
+  tandem_exec_t *fill = NULL;
+  if (spec->chain) {
+    tandem_graph_t *fg;
+    TCHECK(tandem_graph_create(rt, &fg));
+    TCHECK(tandem_graph_add_fill(fg, tandem_buffer_whole(tbuf), 0, TANDEM_LANE_AUTO));
+    TCHECK(tandem_graph_prepare(fg, &fill));
+    tandem_graph_release(fg);
+  }
+  uint32_t *words = tandem_readback(rt, tbuf, fill, spec->chain ? exec : NULL);
+  verify_dispatch(spec, "tandem", words);
+  free(words);
+  tandem_exec_release(fill);
+
+  raw_buffer_t host;
+  raw_buffer_create(raw, bytes, true, &host);
+  VkCommandBuffer fill_cb = VK_NULL_HANDLE;
+  if (spec->chain) {
+    fill_cb = raw_begin(raw, TANDEM_LANE_COMPUTE);
+    raw->vk.vkCmdFillBuffer(fill_cb, rbuf.buffer, 0, bytes, 0);
+    raw_barrier(raw, fill_cb, VK_PIPELINE_STAGE_2_CLEAR_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+    VKCHECK(raw->vk.vkEndCommandBuffer(fill_cb));
+  }
+  VkCommandBuffer copy_cb = raw_begin(raw, TANDEM_LANE_COMPUTE);
+  raw_barrier(raw, copy_cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+              VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COPY_BIT,
+              VK_ACCESS_2_TRANSFER_READ_BIT);
+  VkBufferCopy region = {.size = bytes};
+  raw->vk.vkCmdCopyBuffer(copy_cb, rbuf.buffer, host.buffer, 1, &region);
+  raw_barrier(raw, copy_cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+  VKCHECK(raw->vk.vkEndCommandBuffer(copy_cb));
+  if (spec->chain) {
+    VkCommandBuffer seq[3] = {fill_cb, cb, copy_cb};
+    raw_run(raw, TANDEM_LANE_COMPUTE, seq, 3);
+  } else {
+    raw_run(raw, TANDEM_LANE_COMPUTE, &copy_cb, 1);
+  }
+  verify_dispatch(spec, "direct", host.mapped);
+
+  VkCommandBuffer cbs[3] = {cb, copy_cb, fill_cb};
+  raw->vk.vkFreeCommandBuffers(raw->device, raw->pool[TANDEM_LANE_COMPUTE], fill_cb ? 3 : 2, cbs);
+  VKCHECK(raw->vk.vkResetDescriptorPool(raw->device, raw->descriptor_pool, 0));
+  raw_buffer_destroy(raw, &host);
+  raw_buffer_destroy(raw, &rbuf);
+  tandem_exec_release(exec);
+  tandem_buffer_release(tbuf);
+}
+
+/*--------------------------------------------------------------------------
+ * Reporting
+ *--------------------------------------------------------------------------*/
+
+static void json_summary(FILE *f, const char *key, const summary_t *s) {
+  fprintf(f,
+          "      \"%s\": {\"median\": %.4f, \"p10\": %.4f, \"p90\": %.4f, \"min\": %.4f, "
+          "\"mean\": %.4f},\n",
+          key, s->median, s->p10, s->p90, s->min, s->mean);
+}
+
+static void write_json(const char *path, const bench_options_t *o, const tandem_device_info_t *info,
+                       const bench_row_t *rows, uint32_t count, uint64_t tandem_msgs,
+                       uint64_t raw_msgs) {
+  FILE *f = fopen(path, "w");
+  if (!f) bench_die("--json %s: cannot write", path);
+  char date[32];
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  fprintf(f, "{\n  \"tool\": \"tandem bench\",\n  \"date\": \"%s\",\n", date);
+  fprintf(f, "  \"tandem_version\": \"%d.%d.%d\",\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR,
+          TANDEM_VERSION_PATCH);
+  fprintf(f, "  \"device\": {\"index\": %u, \"name\": ", info->index);
+  cli_json_string(f, info->name);
+  fputs(", \"driver\": ", f);
+  cli_json_string(f, info->driver_name);
+  fputs(", \"driver_info\": ", f);
+  cli_json_string(f, info->driver_info);
+  fprintf(f, ", \"vulkan\": \"%u.%u.%u\", \"is_cpu\": %s},\n",
+          TANDEM_VERSION_MAJOR_OF(info->api_version), TANDEM_VERSION_MINOR_OF(info->api_version),
+          TANDEM_VERSION_PATCH_OF(info->api_version), info->is_cpu ? "true" : "false");
+  fprintf(f,
+          "  \"iterations\": %u,\n  \"warmup\": %u,\n  \"stream_iterations\": %u,\n"
+          "  \"quick\": %s,\n  \"validation\": %s,\n",
+          o->iterations, o->warmup, o->stream_iterations, o->quick ? "true" : "false",
+          o->validate ? "true" : "false");
+  fprintf(f, "  \"order\": \"%s\",\n", o->direct_first ? "direct,tandem" : "tandem,direct");
+  fprintf(f,
+          "  \"validation_messages\": {\"tandem\": %llu, \"direct\": %llu},\n"
+          "  \"units\": \"microseconds per submit+wait\",\n  \"benchmarks\": [\n",
+          (unsigned long long)tandem_msgs, (unsigned long long)raw_msgs);
+  for (uint32_t i = 0; i < count; i++) {
+    const bench_row_t *r = &rows[i];
+    fprintf(f, "%s    {\n      \"name\": \"%s\",\n      \"nodes\": %u,\n", i ? ",\n" : "", r->name,
+            r->nodes);
+    json_summary(f, "tandem_us", &r->tandem);
+    json_summary(f, "direct_us", &r->direct);
+    json_summary(f, "pair_ratio", &r->pair_ratio);
+    if (r->bytes && !r->is_overlap)
+      fprintf(f, "      \"bytes\": %llu,\n      \"tandem_gb_per_s\": %.4f,\n"
+                 "      \"direct_gb_per_s\": %.4f,\n",
+              (unsigned long long)r->bytes, (double)r->bytes / r->tandem.median / 1e3,
+              (double)r->bytes / r->direct.median / 1e3);
+    if (r->is_overlap) {
+      fprintf(f, "      \"bytes\": %llu,\n", (unsigned long long)r->bytes);
+      fprintf(f, "      \"tandem_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
+              r->tandem_lane_us[0], r->tandem_lane_us[1], r->tandem_lane_us[2]);
+      fprintf(f, "      \"direct_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
+              r->direct_lane_us[0], r->direct_lane_us[1], r->direct_lane_us[2]);
+      fprintf(f, "      \"tandem_ideal_us\": %.3f,\n      \"direct_ideal_us\": %.3f,\n",
+              r->tandem_ideal_us, r->direct_ideal_us);
+      fprintf(f, "      \"tandem_percent_of_ideal\": %.2f,\n      \"direct_percent_of_ideal\": %.2f,\n",
+              100.0 * r->tandem_ideal_us / r->tandem.median,
+              100.0 * r->direct_ideal_us / r->direct.median);
+    }
+    fprintf(f,
+            "      \"ratio_of_medians\": %.5f,\n      \"tandem_us_per_node\": %.5f,\n"
+            "      \"direct_us_per_node\": %.5f,\n      \"verified\": true\n    }",
+            r->ratio, r->tandem.median / r->nodes, r->direct.median / r->nodes);
+  }
+  fputs("\n  ]\n}\n", f);
+  if (fclose(f) != 0) bench_die("--json %s: error writing", path);
+}
+
+static void print_table(const bench_options_t *o, const tandem_device_info_t *info,
+                        const bench_row_t *rows, uint32_t count) {
+  printf("\ndevice: %s (driver %s, %s), GPU %u%s\n", info->name, info->driver_name,
+         info->driver_info, info->index, info->is_cpu ? ", software" : "");
+  printf("alternated %s%s\n\n", o->direct_first ? "direct/tandem" : "tandem/direct",
+         o->validate ? ", VALIDATION ON (timings not meaningful)" : "");
+  printf("%-16s %12s %12s %8s %10s %12s %12s\n", "benchmark", "tandem us", "direct us", "ratio",
+         "pair ratio", "tandem us/n", "direct us/n");
+  for (uint32_t i = 0; i < count; i++) {
+    const bench_row_t *r = &rows[i];
+    printf("%-16s %12.2f %12.2f %8.3f %10.3f %12.3f %12.3f\n", r->name, r->tandem.median,
+           r->direct.median, r->ratio, r->pair_ratio.median, r->tandem.median / r->nodes,
+           r->direct.median / r->nodes);
+  }
+  bool header = false;
+  for (uint32_t i = 0; i < count; i++) {
+    const bench_row_t *r = &rows[i];
+    if (!r->bytes || r->is_overlap) continue;
+    if (!header) printf("\n%-16s %12s %12s %14s %14s\n", "transfer", "MiB", "", "tandem GB/s", "direct GB/s");
+    header = true;
+    printf("%-16s %12.1f %12s %14.2f %14.2f\n", r->name, (double)r->bytes / (1 << 20), "",
+           (double)r->bytes / r->tandem.median / 1e3, (double)r->bytes / r->direct.median / 1e3);
+  }
+  for (uint32_t i = 0; i < count; i++) {
+    const bench_row_t *r = &rows[i];
+    if (!r->is_overlap) continue;
+    printf("\n%s: %u chunks, %.1f MiB per lane; time of each lane alone (us):\n", r->name,
+           r->nodes / 3, (double)r->bytes / (1 << 20));
+    printf("  %-8s upload %10.1f  compute %10.1f  download %10.1f  ideal %10.1f  achieved %10.1f  "
+           "= %5.1f%% of ideal\n",
+           "tandem", r->tandem_lane_us[0], r->tandem_lane_us[1], r->tandem_lane_us[2],
+           r->tandem_ideal_us, r->tandem.median, 100.0 * r->tandem_ideal_us / r->tandem.median);
+    printf("  %-8s upload %10.1f  compute %10.1f  download %10.1f  ideal %10.1f  achieved %10.1f  "
+           "= %5.1f%% of ideal\n",
+           "direct", r->direct_lane_us[0], r->direct_lane_us[1], r->direct_lane_us[2],
+           r->direct_ideal_us, r->direct.median, 100.0 * r->direct_ideal_us / r->direct.median);
+  }
+  printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
+         "median of per-iteration tandem/direct; us/n: median / nodes. All results verified.\n");
+}
+
+/*--------------------------------------------------------------------------*/
+
+static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help) {
+  *o = (bench_options_t){.iterations = 2000,
+                         .warmup = 200,
+                         .stream_iterations = 30,
+                         .transfer_bytes = 64ull << 20,
+                         .chunks = 16,
+                         .chunk_bytes = 4ull << 20,
+                         .rounds = 64};
+  uint32_t v32;
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    const char *a = argv[i];
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      *help = true;
+      return true;
+    } else if (!strcmp(a, "--quick")) {
+      o->quick = true;
+      o->iterations = 200, o->warmup = 20, o->stream_iterations = 5;
+      o->transfer_bytes = 16ull << 20, o->chunks = 8, o->chunk_bytes = 1ull << 20;
+    } else if (!strcmp(a, "--validate")) {
+      o->validate = true;
+    } else if (!strcmp(a, "--direct-first")) {
+      o->direct_first = true;
+    } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
+      if (!cli_parse_u32(a, v, 1, 100000000, &o->iterations)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--warmup", &v)) {
+      if (!cli_parse_u32(a, v, 0, 100000000, &o->warmup)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--stream-iterations", &v)) {
+      if (!cli_parse_u32(a, v, 1, 1000000, &o->stream_iterations)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--transfer-mib", &v)) {
+      if (!cli_parse_u32(a, v, 1, 16384, &v32)) return false;
+      o->transfer_bytes = (uint64_t)v32 << 20;
+    } else if (cli_take_value(argc, argv, &i, "--chunks", &v)) {
+      if (!cli_parse_u32(a, v, 1, 256, &o->chunks)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--chunk-kib", &v)) {
+      if (!cli_parse_u32(a, v, 1, 1u << 20, &v32)) return false;
+      o->chunk_bytes = (uint64_t)v32 << 10;
+    } else if (cli_take_value(argc, argv, &i, "--rounds", &v)) {
+      if (!cli_parse_u32(a, v, 0, 1u << 20, &o->rounds)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--gpu", &v)) {
+      if (!cli_parse_u32(a, v, 0, 1024, &o->gpu_index)) return false;
+    } else if (cli_take_value(argc, argv, &i, "--json", &v)) {
+      if (!(o->json_path = v)) return cli_error("--json needs a path"), false;
+    } else if (cli_take_value(argc, argv, &i, "--only", &v)) {
+      if (!(o->only = v)) return cli_error("--only needs a benchmark name"), false;
+      bool known = false;
+      for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
+      if (!known)
+        return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
+                         "transfer, overlap)", v),
+               false;
+    } else {
+      cli_error("bench: unknown option '%s' (see tandem bench --help)", a);
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool selected(const bench_options_t *o, const char *name) {
+  return !o->only || !strcmp(o->only, name);
+}
+
+static void tandem_messenger(void *user, tandem_validation_severity_t severity, const char *message) {
+  (void)user;
+  fprintf(stderr, "tandem: bench: tandem-side validation %s: %s\n",
+          severity == TANDEM_VALIDATION_ERROR ? "error" : "warning", message);
+}
+
+int cli_bench_main(int argc, char **argv) {
+  bench_options_t o;
+  bool help = false;
+  if (!parse_options(argc, argv, &o, &help)) return CLI_EXIT_USAGE;
+  if (help) {
+    usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  tandem_runtime_options_t ro;
+  tandem_runtime_options_init(&ro);
+  ro.gpu_index = o.gpu_index;
+  ro.validation = o.validate;
+  ro.validation_callback = tandem_messenger;
+  ro.graph_slots = 2;
+  tandem_runtime_t *rt;
+  TCHECK(tandem_runtime_create(&ro, &rt));
+  tandem_status_t s = tandem_runtime_open_gpu(rt);
+  if (s == TANDEM_ERROR_NO_DEVICE) {
+    cli_tandem_error("bench: skipped, no usable Vulkan device", s);
+    tandem_runtime_destroy(rt);
+    return CLI_EXIT_NO_DEVICE;
+  }
+  if (s != TANDEM_OK) bench_die("opening the GPU: %s: %s", tandem_status_name(s), tandem_error_message());
+  tandem_device_info_t info;
+  TCHECK(tandem_runtime_gpu_info(rt, o.gpu_index, &info));
+  raw_t raw;
+  raw_open(&raw, o.gpu_index, o.validate);
+  if (strcmp(raw.name, info.name) != 0)
+    bench_die("GPU %u is '%s' for tandem but '%s' for the direct side", o.gpu_index, info.name,
+              raw.name);
+
+  kernels_t k = {0};
+  tandem_binding_contract_t write_binding = {RANGE_BYTES, RANGE_BYTES, TANDEM_ACCESS_WRITE};
+  tandem_kernel_desc_t wd = {.name = "bench_write",
+                             .spirv = tandem_spv_bench_write,
+                             .spirv_size = tandem_spv_bench_write_size,
+                             .workgroups = {1, 1, 1},
+                             .bindings = &write_binding,
+                             .binding_count = 1,
+                             .push_constant_bytes = 4};
+  TCHECK(tandem_kernel_create(rt, &wd, &k.write));
+  tandem_binding_contract_t incr_binding = {RANGE_BYTES, RANGE_BYTES, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t id = {.name = "bench_increment",
+                             .spirv = tandem_spv_bench_increment,
+                             .spirv_size = tandem_spv_bench_increment_size,
+                             .workgroups = {1, 1, 1},
+                             .bindings = &incr_binding,
+                             .binding_count = 1};
+  TCHECK(tandem_kernel_create(rt, &id, &k.increment));
+  raw_kernel_create(&raw, tandem_spv_bench_write, tandem_spv_bench_write_size, 1, 4, &k.raw_write);
+  raw_kernel_create(&raw, tandem_spv_bench_increment, tandem_spv_bench_increment_size, 1, 0,
+                    &k.raw_increment);
+
+  fprintf(stderr, "tandem bench: %s (%s %s), GPU %u, validation %s\n", info.name, info.driver_name,
+          info.driver_info, o.gpu_index, o.validate ? "on" : "off");
+  bench_row_t rows[16];
+  memset(rows, 0, sizeof rows);
+  uint32_t count = 0;
+  for (size_t i = 0; i < sizeof dispatch_specs / sizeof dispatch_specs[0]; i++)
+    if (selected(&o, dispatch_specs[i].name))
+      run_dispatch(&o, rt, &raw, &k, &dispatch_specs[i], &rows[count++]);
+  if (selected(&o, "transfer")) bench_transfer(&o, rt, &raw, rows, &count);
+  if (selected(&o, "overlap")) bench_overlap(&o, rt, &raw, rows, &count);
+
+  tandem_kernel_release(k.write);
+  tandem_kernel_release(k.increment);
+  raw_kernel_destroy(&raw, &k.raw_write);
+  raw_kernel_destroy(&raw, &k.raw_increment);
+  raw_close(&raw);
+  uint64_t tandem_msgs = tandem_runtime_validation_messages(rt);
+  tandem_runtime_destroy(rt);
+  uint64_t raw_msgs = bench_raw_validation_messages;
+
+  print_table(&o, &info, rows, count);
+  if (o.json_path) write_json(o.json_path, &o, &info, rows, count, tandem_msgs, raw_msgs);
+  if (o.validate) {
+    printf("validation messages: tandem %llu, direct %llu\n", (unsigned long long)tandem_msgs,
+           (unsigned long long)raw_msgs);
+    if (tandem_msgs || raw_msgs) {
+      cli_error("bench: validation reported %llu tandem-side and %llu direct-side messages",
+                (unsigned long long)tandem_msgs, (unsigned long long)raw_msgs);
+      return CLI_EXIT_FAILURE;
+    }
+  }
+  return CLI_EXIT_OK;
+}

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench.h — what the parts of `tandem bench` share: options, the raw-Vulkan
+ * baseline (bench_raw.c), the timing loop and statistics (bench.c), and the
+ * stream benchmarks (bench_stream.c: transfer bandwidth and lane overlap).
+ *
+ * The raw side is its own VkInstance/VkDevice on the same physical device,
+ * with the same queue choice as tandem's lanes; it is the thing tandem is
+ * measured against, not tandem logic.
+ */
+#ifndef TANDEM_TOOLS_BENCH_H_
+#define TANDEM_TOOLS_BENCH_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "volk.h"
+
+typedef struct bench_options {
+  uint32_t iterations, warmup;         /* dispatch benchmarks */
+  uint32_t stream_iterations;          /* transfer and overlap */
+  uint64_t transfer_bytes;             /* transfer size */
+  uint32_t chunks;                     /* overlap: K chunks */
+  uint64_t chunk_bytes;                /* overlap: bytes per chunk */
+  uint32_t rounds;                     /* overlap: compute work per element */
+  uint32_t gpu_index;
+  bool validate, direct_first, quick;
+  const char *json_path;
+  const char *only;
+} bench_options_t;
+
+typedef struct summary {
+  double median, p10, p90, min, mean;
+} summary_t;
+summary_t bench_summarize(double *v, uint32_t n);
+
+/* Lanes of the raw side, in tandem's numbering (upload, compute, download). */
+#define RAW_LANES 3
+
+typedef struct raw_kernel {
+  VkShaderModule module;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  uint32_t push_bytes, bindings;
+} raw_kernel_t;
+
+typedef struct raw_buffer {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  void *mapped;
+  VkDeviceSize size;
+} raw_buffer_t;
+
+typedef struct raw {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  VkPhysicalDevice physical;
+  VkPhysicalDeviceMemoryProperties memory;
+  VkDevice device;
+  struct VolkDeviceTable vk;
+  uint32_t family[RAW_LANES], index[RAW_LANES];
+  uint32_t distinct_families[RAW_LANES], distinct_count;
+  VkQueue queue[RAW_LANES];
+  VkCommandPool pool[RAW_LANES];
+  VkDescriptorPool descriptor_pool;
+  VkSemaphore timeline[RAW_LANES];
+  uint64_t value[RAW_LANES]; /* last value signalled per lane */
+  char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+} raw_t;
+
+extern uint64_t bench_raw_validation_messages;
+
+/* Fatal errors (the bench has nothing to unwind into). */
+void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+#define TCHECK(expr)                                                                        \
+  do {                                                                                      \
+    tandem_status_t s_ = (expr);                                                            \
+    if (s_ != TANDEM_OK)                                                                    \
+      bench_die("%s:%d: %s failed: %s: %s", __FILE__, __LINE__, #expr, tandem_status_name(s_), \
+                tandem_error_message());                                                    \
+  } while (0)
+#define VKCHECK(expr)                                                                          \
+  do {                                                                                         \
+    VkResult r_ = (expr);                                                                      \
+    if (r_ != VK_SUCCESS)                                                                      \
+      bench_die("%s:%d: %s failed: VkResult %d", __FILE__, __LINE__, #expr, (int)r_);          \
+  } while (0)
+
+void raw_open(raw_t *raw, uint32_t gpu_index, bool validate);
+void raw_close(raw_t *raw);
+void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint32_t bindings,
+                       uint32_t push_bytes, raw_kernel_t *k);
+void raw_kernel_destroy(raw_t *raw, raw_kernel_t *k);
+/* host: HOST_VISIBLE|HOST_COHERENT, mapped; else DEVICE_LOCAL. Shared by all
+ * the lanes' families (CONCURRENT) when they differ. */
+void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b);
+void raw_buffer_destroy(raw_t *raw, raw_buffer_t *b);
+VkCommandBuffer raw_begin(raw_t *raw, int lane);
+void raw_barrier(raw_t *raw, VkCommandBuffer cb, VkPipelineStageFlags2 src_stage,
+                 VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
+                 VkAccessFlags2 dst_access);
+/* Submits |cbs| on |lane| after everything before on every lane, waits. */
+void raw_run(raw_t *raw, int lane, const VkCommandBuffer *cbs, uint32_t count);
+/* A descriptor set for |k| with |buffers| (offset, range) bound 0..n-1. */
+VkDescriptorSet raw_descriptor_set(raw_t *raw, const raw_kernel_t *k, const VkBuffer *buffers,
+                                   const VkDeviceSize *offsets, const VkDeviceSize *ranges);
+
+/* The alternated timing loop: |tandem_exec| (submit + wait + release) vs
+ * |raw_job(raw, ctx)| (submit + wait), warmup + iterations pairs; per-pair
+ * microseconds into tt/dt (iterations entries each). */
+typedef void (*raw_job_t)(raw_t *raw, void *ctx);
+void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
+                      uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
+                      double *dt);
+void bench_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One row of the results. */
+typedef struct bench_row {
+  char name[32];
+  uint32_t nodes;
+  summary_t tandem, direct, pair_ratio;
+  double ratio;
+  /* transfer: bytes per run; overlap: ideal and efficiency */
+  uint64_t bytes;
+  bool is_overlap;
+  double tandem_ideal_us, direct_ideal_us;
+  double tandem_lane_us[RAW_LANES], direct_lane_us[RAW_LANES];
+} bench_row_t;
+
+/* bench_stream.c: appends rows (transfer: 2, overlap: 1). */
+void bench_transfer(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, bench_row_t *rows,
+                    uint32_t *count);
+void bench_overlap(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, bench_row_t *rows,
+                   uint32_t *count);
+
+#endif /* TANDEM_TOOLS_BENCH_H_ */

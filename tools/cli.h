@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h — what the parts of the `tandem` command-line tool share: exit codes,
+ * the commands' entry points, message helpers, option parsing helpers and the
+ * runtime set-up every command uses.
+ *
+ * The tool is a user of tandem's public API (tandem/tandem.h) and nothing
+ * else; only `tandem bench`'s raw-Vulkan baseline (bench_raw.c) talks to
+ * Vulkan directly, as the thing tandem is compared against.
+ */
+#ifndef TANDEM_TOOLS_CLI_H_
+#define TANDEM_TOOLS_CLI_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tandem/tandem.h"
+
+/* Exit codes (docs/cli.md). */
+enum {
+  CLI_EXIT_OK = 0,
+  CLI_EXIT_FAILURE = 1, /* runtime failure, failed check, validation message */
+  CLI_EXIT_USAGE = 2,   /* bad command line or pipeline file */
+  CLI_EXIT_NO_DEVICE = 77,
+};
+
+/* Commands: argv[0] is the command's name. Each returns an exit code. */
+int cli_devices_main(int argc, char **argv);
+int cli_run_main(int argc, char **argv);
+int cli_bench_main(int argc, char **argv);
+
+/* "tandem: <fmt>\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A tandem failure: "tandem: <what>: <STATUS>: <tandem_error_message()>". */
+void cli_tandem_error(const char *what, tandem_status_t status);
+/* Exit code for a failed tandem call during set-up of user-described objects:
+ * NO_DEVICE → 77, an argument/contract/kernel/IO problem → 2, else 1. */
+int cli_exit_for(tandem_status_t status);
+
+/* Parses an unsigned decimal for option |flag|; false (and a message) when
+ * missing, malformed or outside min..max. */
+bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max,
+                   uint32_t *out);
+/* argv[i] equals |name| and a value follows: stores it, advances *i. */
+bool cli_take_value(int argc, char **argv, int *i, const char *name, const char **out);
+
+/* The NPU choice of --npu / --npu-library. */
+typedef struct cli_npu_choice {
+  tandem_npu_kind_t kind;
+  const char *library; /* NULL: tandem's default (or the build tree's emulator) */
+} cli_npu_choice_t;
+/* Parses "--npu emulated|xrt|none" values. */
+bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);
+
+/* Whether this libtandem exports the NPU half of the API (it is being built;
+ * until it lands the tool links it weakly and reports its absence). */
+bool cli_npu_api_available(void);
+
+/* Runtime options common to the commands: validation (messages printed to
+ * stderr as "tandem: validation <severity>: ..."), NPU choice. */
+void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu);
+
+/* Writes |s| as a JSON string literal. */
+void cli_json_string(FILE *f, const char *s);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t cli_now_ns(void);
+
+/* Built-in locations (compiled in from CMake; "" when not known). */
+const char *cli_emulated_xclbin(void); /* env TANDEM_EMU_XCLBIN overrides */
+const char *cli_emulated_library(void);
+
+#endif /* TANDEM_TOOLS_CLI_H_ */

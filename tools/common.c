@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common.c — helpers every `tandem` command uses: messages on stderr, option
+ * value parsing, the runtime options (validation messages, NPU choice), JSON
+ * string escaping, the clock, and the locations compiled in by CMake.
+ *
+ * Nothing here knows about a particular command.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "npu_weak.h"
+
+#ifndef TANDEM_CLI_EMU_XCLBIN
+#define TANDEM_CLI_EMU_XCLBIN ""
+#endif
+#ifndef TANDEM_CLI_EMU_LIBRARY
+#define TANDEM_CLI_EMU_LIBRARY ""
+#endif
+
+void cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tandem: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void cli_tandem_error(const char *what, tandem_status_t status) {
+  const char *msg = tandem_error_message();
+  cli_error("%s: %s%s%s", what, tandem_status_name(status), msg && *msg ? ": " : "",
+            msg && *msg ? msg : "");
+}
+
+int cli_exit_for(tandem_status_t status) {
+  switch (status) {
+    case TANDEM_OK: return CLI_EXIT_OK;
+    case TANDEM_ERROR_NO_DEVICE: return CLI_EXIT_NO_DEVICE;
+    case TANDEM_ERROR_INVALID_ARGUMENT:
+    case TANDEM_ERROR_OUT_OF_RANGE:
+    case TANDEM_ERROR_CONTRACT:
+    case TANDEM_ERROR_INVALID_KERNEL:
+    case TANDEM_ERROR_IO: return CLI_EXIT_USAGE;
+    default: return CLI_EXIT_FAILURE;
+  }
+}
+
+bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max,
+                   uint32_t *out) {
+  if (!text) {
+    cli_error("%s needs a value (see --help)", flag);
+    return false;
+  }
+  char *end = NULL;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || !end || *end || !*text || text[0] == '-' || v < min || v > max) {
+    cli_error("%s: '%s' is not a whole number in %u..%u", flag, text, min, max);
+    return false;
+  }
+  *out = (uint32_t)v;
+  return true;
+}
+
+bool cli_take_value(int argc, char **argv, int *i, const char *name, const char **out) {
+  if (strcmp(argv[*i], name) != 0) return false;
+  if (*i + 1 >= argc) {
+    *out = NULL;
+  } else {
+    *out = argv[*i + 1];
+    (*i)++;
+  }
+  return true;
+}
+
+bool cli_parse_npu(const char *text, tandem_npu_kind_t *out) {
+  if (!text) {
+    cli_error("--npu needs a value: emulated, xrt or none");
+    return false;
+  }
+  if (!strcmp(text, "emulated")) *out = TANDEM_NPU_EMULATED;
+  else if (!strcmp(text, "xrt")) *out = TANDEM_NPU_XRT;
+  else if (!strcmp(text, "none")) *out = TANDEM_NPU_NONE;
+  else {
+    cli_error("--npu: '%s' is not one of emulated, xrt, none", text);
+    return false;
+  }
+  return true;
+}
+
+bool cli_npu_api_available(void) {
+  return tandem_runtime_open_npu != NULL && tandem_runtime_npu_info != NULL &&
+         tandem_npu_program_create != NULL && tandem_npu_program_release != NULL &&
+         tandem_graph_add_npu_run != NULL;
+}
+
+static void cli_validation_message(void *user, tandem_validation_severity_t severity,
+                                   const char *message) {
+  (void)user;
+  cli_error("validation %s: %s", severity == TANDEM_VALIDATION_ERROR ? "error" : "warning",
+            message);
+}
+
+void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu) {
+  tandem_runtime_options_init(o);
+  o->validation = validate;
+  o->validation_callback = cli_validation_message;
+  if (npu) {
+    o->npu = npu->kind;
+    o->npu_library = npu->library;
+    /* In the build tree the emulator is not on the loader's path: use the one
+     * CMake built, unless the user or TANDEM_NPU_LIBRARY says otherwise. */
+    if (npu->kind == TANDEM_NPU_EMULATED && !o->npu_library && !getenv("TANDEM_NPU_LIBRARY") &&
+        cli_emulated_library()[0])
+      o->npu_library = cli_emulated_library();
+  }
+}
+
+void cli_json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; s && *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\')
+      fprintf(f, "\\%c", c);
+    else if (c < 0x20)
+      fprintf(f, "\\u%04x", c);
+    else
+      fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+uint64_t cli_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *cli_emulated_xclbin(void) {
+  const char *env = getenv("TANDEM_EMU_XCLBIN");
+  return env && *env ? env : TANDEM_CLI_EMU_XCLBIN;
+}
+
+const char *cli_emulated_library(void) { return TANDEM_CLI_EMU_LIBRARY; }

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c — the `tandem` command-line tool's entry point: global options
+ * (--help, --version) and dispatch to the commands (devices, run, bench).
+ *
+ * Each command lives in its own file and parses its own options; this file
+ * only picks one. Exit codes are documented in docs/cli.md and cli.h.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f) {
+  fputs("usage: tandem <command> [options]\n"
+        "       tandem --help | --version\n"
+        "\n"
+        "Coordinated GPU (Vulkan compute) and NPU (XRT) execution.\n"
+        "\n"
+        "commands:\n"
+        "  devices   list Vulkan devices and the NPU (tandem devices --help)\n"
+        "  run       run a pipeline described in JSON (tandem run --help)\n"
+        "  bench     tandem against raw Vulkan: dispatch, replay, transfer, overlap\n"
+        "\n"
+        "exit status: 0 ok, 1 runtime failure (a failed check or validation message\n"
+        "included), 2 usage or pipeline-file error, 77 no usable device.\n"
+        "Documentation: docs/cli.md, docs/pipeline.md.\n",
+        f);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return CLI_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+    usage(stdout);
+    return CLI_EXIT_OK;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("tandem %d.%d.%d\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH);
+    return CLI_EXIT_OK;
+  }
+  if (!strcmp(cmd, "devices")) return cli_devices_main(argc - 1, argv + 1);
+  if (!strcmp(cmd, "run")) return cli_run_main(argc - 1, argv + 1);
+  if (!strcmp(cmd, "bench")) return cli_bench_main(argc - 1, argv + 1);
+  cli_error("unknown command '%s' (commands: devices, run, bench; see tandem --help)", cmd);
+  return CLI_EXIT_USAGE;
+}

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pipeline_run.c — `tandem run PIPELINE.json`: builds the pipeline's buffers,
+ * kernels, NPU programs and graph through the public API, prepares it once,
+ * submits it `iterations` times (keeping graph_slots submissions in flight),
+ * then writes outputs, runs the checks and prints a summary: per-lane busy
+ * time from GPU timestamps (the trace), throughput, copied bytes, cache
+ * maintenance bytes and validation messages. --trace and --svg write the
+ * Perfetto JSON and the lane timeline picture.
+ *
+ * Host data enters and leaves only through maps of host-visible buffers; a
+ * GPU_LOCAL buffer with initial data or an output is staged through a
+ * HOST_VISIBLE buffer and a copy graph, like any tandem user would do it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "npu_weak.h"
+#include "pipeline.h"
+
+#define RUN_SLOTS 4
+
+typedef struct run_opts {
+  const char *pipeline;
+  const char *trace_path;
+  const char *svg_path;
+  bool validate;
+  uint32_t iterations; /* 0: the file's */
+  cli_npu_choice_t npu;
+  bool quiet;
+} run_opts_t;
+
+static void usage(FILE *f) {
+  fputs("usage: tandem run PIPELINE.json [options]\n"
+        "\n"
+        "Runs the pipeline the file describes (docs/pipeline.md): makes its buffers,\n"
+        "kernels and NPU programs, records and prepares its graph, submits it\n"
+        "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
+        "\n"
+        "  --iterations N     override the file's iteration count\n"
+        "  --trace PATH       write the run as Chrome/Perfetto trace JSON\n"
+        "  --svg PATH         write a lane timeline picture (SVG)\n"
+        "  --validate         Vulkan validation layer (with synchronization validation)\n"
+        "                     on; any validation message makes the exit status 1\n"
+        "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
+        "                     the pipeline has NPU programs\n"
+        "  --npu-library PATH the emulated NPU's library\n"
+        "  --quiet            print only failures\n"
+        "\n"
+        "Relative paths inside the file are relative to the file's folder; outputs\n"
+        "are relative to the current directory.\n"
+        "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
+        "2 usage or pipeline-file error, 77 no usable device.\n",
+        f);
+}
+
+typedef struct run_state {
+  const pipeline_t *p;
+  tandem_runtime_t *rt;
+  tandem_buffer_t **buffers;
+  tandem_kernel_t **kernels;
+  tandem_npu_program_t **programs;
+  tandem_exec_t *exec;
+  tandem_trace_t *trace;
+} run_state_t;
+
+/* Submits |g| once and waits. */
+static tandem_status_t run_once(tandem_graph_t *g) {
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = tandem_graph_prepare(g, &e);
+  if (s == TANDEM_OK) s = tandem_exec_submit(e, &c);
+  if (s == TANDEM_OK) s = tandem_completion_wait(c);
+  tandem_completion_release(c);
+  tandem_exec_release(e);
+  return s;
+}
+
+/* Host → view: map it if the placement allows, else stage. */
+static tandem_status_t host_write(run_state_t *st, tandem_view_t view, const uint8_t *data) {
+  tandem_map_t m;
+  tandem_status_t s = tandem_map_write(view, &m);
+  if (s == TANDEM_OK) {
+    memcpy(m.data, data, view.length);
+    tandem_unmap(&m);
+    return TANDEM_OK;
+  }
+  if (s != TANDEM_ERROR_UNSUPPORTED) return s;
+  tandem_buffer_t *stage = NULL;
+  tandem_graph_t *g = NULL;
+  s = tandem_buffer_create(st->rt, view.length, TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
+  if (s == TANDEM_OK) s = tandem_map_write(tandem_buffer_whole(stage), &m);
+  if (s == TANDEM_OK) {
+    memcpy(m.data, data, view.length);
+    tandem_unmap(&m);
+    s = tandem_graph_create(st->rt, &g);
+  }
+  if (s == TANDEM_OK) s = tandem_graph_add_copy(g, tandem_buffer_whole(stage), view, TANDEM_LANE_AUTO);
+  if (s == TANDEM_OK) s = run_once(g);
+  tandem_graph_release(g);
+  tandem_buffer_release(stage);
+  return s;
+}
+
+/* View → host (malloc'ed). */
+static tandem_status_t host_read(run_state_t *st, tandem_view_t view, uint8_t **out) {
+  *out = malloc(view.length);
+  if (!*out) return TANDEM_ERROR_OUT_OF_MEMORY;
+  tandem_map_t m;
+  tandem_status_t s = tandem_map_read(view, &m);
+  if (s == TANDEM_OK) {
+    memcpy(*out, m.data, view.length);
+    tandem_unmap(&m);
+    return TANDEM_OK;
+  }
+  if (s == TANDEM_ERROR_UNSUPPORTED) {
+    tandem_buffer_t *stage = NULL;
+    tandem_graph_t *g = NULL;
+    s = tandem_buffer_create(st->rt, view.length, TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
+    if (s == TANDEM_OK) s = tandem_graph_create(st->rt, &g);
+    if (s == TANDEM_OK) s = tandem_graph_add_copy(g, view, tandem_buffer_whole(stage), TANDEM_LANE_AUTO);
+    if (s == TANDEM_OK) s = run_once(g);
+    if (s == TANDEM_OK) s = tandem_map_read(tandem_buffer_whole(stage), &m);
+    if (s == TANDEM_OK) {
+      memcpy(*out, m.data, view.length);
+      tandem_unmap(&m);
+    }
+    tandem_graph_release(g);
+    tandem_buffer_release(stage);
+  }
+  if (s != TANDEM_OK) {
+    free(*out);
+    *out = NULL;
+  }
+  return s;
+}
+
+static tandem_view_t to_view(const run_state_t *st, const pl_view_t *v) {
+  return (tandem_view_t){st->buffers[v->buffer], v->offset, v->length};
+}
+
+/* Makes every object and the graph. Returns an exit code. */
+static int build(run_state_t *st, const run_opts_t *o) {
+  const pipeline_t *p = st->p;
+  tandem_status_t s;
+  char what[256];
+  st->buffers = calloc(p->buffer_count, sizeof *st->buffers);
+  st->kernels = calloc(p->kernel_count + 1, sizeof *st->kernels);
+  st->programs = calloc(p->program_count + 1, sizeof *st->programs);
+  if (!st->buffers || !st->kernels || !st->programs) {
+    cli_error("out of memory");
+    return CLI_EXIT_FAILURE;
+  }
+  if (p->program_count) {
+    if (o->npu.kind == TANDEM_NPU_NONE) {
+      cli_error("%s: npu_programs: the pipeline needs an NPU: run with --npu emulated (tandem's "
+                "CPU test device) or --npu xrt", p->file);
+      return CLI_EXIT_USAGE;
+    }
+    if (!cli_npu_api_available()) {
+      cli_error("%s: npu_programs: this libtandem has no NPU support yet "
+                "(tandem_npu_program_create is missing): no NPU device", p->file);
+      return CLI_EXIT_NO_DEVICE;
+    }
+    s = tandem_runtime_open_npu(st->rt);
+    if (s != TANDEM_OK) {
+      cli_tandem_error("opening the NPU", s);
+      return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
+    }
+  }
+  for (uint32_t i = 0; i < p->buffer_count; i++) {
+    const pl_buffer_t *b = &p->buffers[i];
+    s = tandem_buffer_create(st->rt, b->size, b->placement, &st->buffers[i]);
+    if (s != TANDEM_OK) {
+      snprintf(what, sizeof what, "%s: buffers[%u] '%s' (%llu bytes, %s)", p->file, i, b->name,
+               (unsigned long long)b->size, tandem_placement_name(b->placement));
+      cli_tandem_error(what, s);
+      return s == TANDEM_ERROR_UNSUPPORTED ? CLI_EXIT_USAGE : cli_exit_for(s);
+    }
+    if (b->init == PL_INIT_ZERO) continue;
+    uint8_t *data = malloc(b->size);
+    if (!data) {
+      cli_error("out of memory for buffers[%u] '%s'", i, b->name);
+      return CLI_EXIT_FAILURE;
+    }
+    if (!pipeline_init_bytes(p, i, data)) {
+      free(data);
+      return CLI_EXIT_USAGE;
+    }
+    s = host_write(st, tandem_buffer_whole(st->buffers[i]), data);
+    free(data);
+    if (s != TANDEM_OK) {
+      snprintf(what, sizeof what, "%s: buffers[%u].init: writing '%s'", p->file, i, b->name);
+      cli_tandem_error(what, s);
+      return CLI_EXIT_FAILURE;
+    }
+  }
+  for (uint32_t i = 0; i < p->kernel_count; i++) {
+    const pl_kernel_t *k = &p->kernels[i];
+    tandem_kernel_desc_t d = {.name = k->name,
+                              .spirv_path = k->spirv_path,
+                              .entry_point = k->entry,
+                              .workgroups = {k->workgroups[0], k->workgroups[1], k->workgroups[2]},
+                              .bindings = k->bindings,
+                              .binding_count = k->binding_count,
+                              .push_constant_bytes = k->push_constant_bytes};
+    if (k->builtin) pipeline_builtin_spirv(k->builtin, &d.spirv, &d.spirv_size);
+    s = tandem_kernel_create(st->rt, &d, &st->kernels[i]);
+    if (s != TANDEM_OK) {
+      snprintf(what, sizeof what, "%s: kernels[%u] '%s'", p->file, i, k->name);
+      cli_tandem_error(what, s);
+      return cli_exit_for(s);
+    }
+  }
+  for (uint32_t i = 0; i < p->program_count; i++) {
+    const pl_program_t *g = &p->programs[i];
+    if (g->emulated_xclbin && !g->xclbin_path[0]) {
+      cli_error("%s: npu_programs[%u].xclbin: \"@emulated\" is not known to this build of the "
+                "tool (set TANDEM_EMU_XCLBIN to the emulated kernels' xclbin)", p->file, i);
+      return CLI_EXIT_USAGE;
+    }
+    tandem_npu_program_desc_t d = {.name = g->name,
+                                   .xclbin_path = g->xclbin_path,
+                                   .kernel_name = g->kernel,
+                                   .bindings = g->bindings,
+                                   .binding_count = g->binding_count,
+                                   .scalar_count = g->scalar_count};
+    s = tandem_npu_program_create(st->rt, &d, &st->programs[i]);
+    if (s != TANDEM_OK) {
+      snprintf(what, sizeof what, "%s: npu_programs[%u] '%s'", p->file, i, g->name);
+      cli_tandem_error(what, s);
+      return cli_exit_for(s);
+    }
+  }
+  tandem_graph_t *graph = NULL;
+  s = tandem_graph_create(st->rt, &graph);
+  for (uint32_t i = 0; i < p->node_count && s == TANDEM_OK; i++) {
+    const pl_node_t *n = &p->nodes[i];
+    tandem_view_t v[TANDEM_MAX_BINDINGS];
+    for (uint32_t k = 0; k < n->view_count; k++) v[k] = to_view(st, &n->views[k]);
+    switch (n->op) {
+      case PL_OP_FILL: s = tandem_graph_add_fill(graph, v[0], n->fill, n->lane); break;
+      case PL_OP_COPY: s = tandem_graph_add_copy(graph, v[0], v[1], n->lane); break;
+      case PL_OP_DISPATCH:
+        s = tandem_graph_add_dispatch(graph, st->kernels[n->target], v, n->view_count,
+                                      n->push_bytes ? n->push : NULL, n->push_bytes);
+        break;
+      case PL_OP_NPU_RUN:
+        s = tandem_graph_add_npu_run(graph, st->programs[n->target], v, n->view_count,
+                                     n->scalar_count ? n->scalars : NULL, n->scalar_count);
+        break;
+    }
+    if (s != TANDEM_OK) {
+      snprintf(what, sizeof what, "%s: nodes[%u]", p->file, i);
+      cli_tandem_error(what, s);
+      tandem_graph_release(graph);
+      return cli_exit_for(s);
+    }
+  }
+  if (s == TANDEM_OK) s = tandem_graph_prepare(graph, &st->exec);
+  tandem_graph_release(graph);
+  if (s != TANDEM_OK) {
+    cli_tandem_error("preparing the graph", s);
+    return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
+  }
+  return CLI_EXIT_OK;
+}
+
+/* Submits |iterations| runs with up to RUN_SLOTS in flight. */
+static int submit_all(run_state_t *st, uint32_t iterations, uint64_t *wall_ns) {
+  tandem_completion_t *ring[RUN_SLOTS] = {0};
+  uint32_t head = 0, live = 0;
+  tandem_status_t s = TANDEM_OK;
+  uint64_t t0 = cli_now_ns();
+  uint32_t tick = (iterations >= 20 && isatty(2)) ? iterations / 10 : 0;
+  for (uint32_t it = 0; it < iterations && s == TANDEM_OK; it++) {
+    for (;;) {
+      if (live == RUN_SLOTS) {
+        tandem_completion_t *c = ring[head];
+        ring[head] = NULL;
+        head = (head + 1) % RUN_SLOTS;
+        live--;
+        s = tandem_completion_wait(c);
+        tandem_completion_release(c);
+        if (s != TANDEM_OK) break;
+      }
+      tandem_completion_t *c = NULL;
+      s = tandem_exec_submit(st->exec, &c);
+      if (s == TANDEM_ERROR_BUSY && live > 0) {
+        /* a fixed capacity is in use: retire the oldest and retry */
+        tandem_completion_t *old = ring[head];
+        ring[head] = NULL;
+        head = (head + 1) % RUN_SLOTS;
+        live--;
+        s = tandem_completion_wait(old);
+        tandem_completion_release(old);
+        if (s != TANDEM_OK) break;
+        continue;
+      }
+      if (s == TANDEM_OK) {
+        ring[(head + live) % RUN_SLOTS] = c;
+        live++;
+      }
+      break;
+    }
+    if (tick && (it + 1) % tick == 0 && s == TANDEM_OK)
+      fprintf(stderr, "\rtandem: %u/%u iterations submitted", it + 1, iterations);
+  }
+  if (tick) fputc('\n', stderr);
+  tandem_status_t first = s;
+  while (live) {
+    tandem_completion_t *c = ring[head];
+    head = (head + 1) % RUN_SLOTS;
+    live--;
+    tandem_status_t w = tandem_completion_wait(c);
+    tandem_completion_release(c);
+    if (first == TANDEM_OK) first = w;
+  }
+  *wall_ns = cli_now_ns() - t0;
+  if (first != TANDEM_OK) {
+    cli_tandem_error("running the graph", first);
+    return CLI_EXIT_FAILURE;
+  }
+  return CLI_EXIT_OK;
+}
+
+static const char *type_label(pl_type_t t) {
+  switch (t) {
+    case PL_TYPE_F32: return "f32";
+    case PL_TYPE_U32: return "u32";
+    case PL_TYPE_I32: return "i32";
+    case PL_TYPE_I8: return "i8";
+    default: return "byte";
+  }
+}
+
+/* Compares |got| with |want| as the check's type. */
+static bool compare(const pipeline_t *p, uint32_t index, const pl_check_t *k, const uint8_t *got,
+                    const uint8_t *want, uint64_t len, const char *against) {
+  const char *name = p->buffers[k->view.buffer].name;
+  uint64_t bad = 0, first = UINT64_MAX;
+  double worst = 0;
+  if (k->type == PL_TYPE_F32) {
+    for (uint64_t i = 0; i < len / 4; i++) {
+      float g, w;
+      memcpy(&g, got + i * 4, 4);
+      memcpy(&w, want + i * 4, 4);
+      double err = fabs((double)g - (double)w);
+      double allowed = k->tolerance + k->rel_tolerance * fabs((double)w);
+      if (!(err <= allowed) && !(isnan(g) && isnan(w))) {
+        if (first == UINT64_MAX) first = i;
+        bad++;
+      }
+      if (err > worst) worst = err;
+    }
+    if (bad) {
+      float g, w;
+      memcpy(&g, got + first * 4, 4);
+      memcpy(&w, want + first * 4, 4);
+      cli_error("%s: checks[%u]: '%s' differs from %s in %llu of %llu f32 elements; first at "
+                "element %llu: %.9g, expected %.9g (tolerance %g + %g*|expected|)",
+                p->file, index, name, against, (unsigned long long)bad,
+                (unsigned long long)(len / 4), (unsigned long long)first, g, w, k->tolerance,
+                k->rel_tolerance);
+      return false;
+    }
+    return true;
+  }
+  size_t es = (k->type == PL_TYPE_BYTES || k->type == PL_TYPE_I8) ? 1 : 4;
+  for (uint64_t i = 0; i + es <= len; i += es)
+    if (memcmp(got + i, want + i, es) != 0) {
+      if (first == UINT64_MAX) first = i / es;
+      bad++;
+    }
+  if (bad) {
+    int64_t g = 0, w = 0;
+    uint64_t at = first * es;
+    if (k->type == PL_TYPE_I32) {
+      int32_t a, b;
+      memcpy(&a, got + at, 4), memcpy(&b, want + at, 4);
+      g = a, w = b;
+    } else if (k->type == PL_TYPE_U32) {
+      uint32_t a, b;
+      memcpy(&a, got + at, 4), memcpy(&b, want + at, 4);
+      g = a, w = b;
+    } else if (k->type == PL_TYPE_I8) {
+      g = (int8_t)got[at], w = (int8_t)want[at];
+    } else {
+      g = got[at], w = want[at];
+    }
+    cli_error("%s: checks[%u]: '%s' differs from %s in %llu %s elements; first at element "
+              "%llu: %lld, expected %lld",
+              p->file, index, name, against, (unsigned long long)bad, type_label(k->type),
+              (unsigned long long)first, (long long)g, (long long)w);
+    return false;
+  }
+  return true;
+}
+
+/* Outputs and checks. Returns an exit code. */
+static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed) {
+  const pipeline_t *p = st->p;
+  int rc = CLI_EXIT_OK;
+  for (uint32_t i = 0; i < p->output_count; i++) {
+    const pl_output_t *o = &p->outputs[i];
+    uint8_t *data;
+    tandem_status_t s = host_read(st, to_view(st, &o->view), &data);
+    if (s != TANDEM_OK) {
+      cli_tandem_error("reading an output", s);
+      return CLI_EXIT_FAILURE;
+    }
+    FILE *f = fopen(o->path, "wb");
+    bool ok = f && fwrite(data, 1, o->view.length, f) == o->view.length;
+    if (f && fclose(f) != 0) ok = false;
+    free(data);
+    if (!ok) {
+      cli_error("%s: outputs[%u]: cannot write '%s'", p->file, i, o->path);
+      return CLI_EXIT_FAILURE;
+    }
+  }
+  uint8_t **ref = NULL;
+  for (uint32_t i = 0; i < p->check_count; i++) {
+    const pl_check_t *k = &p->checks[i];
+    uint8_t *got;
+    tandem_status_t s = host_read(st, to_view(st, &k->view), &got);
+    if (s != TANDEM_OK) {
+      cli_tandem_error("reading a checked buffer", s);
+      rc = CLI_EXIT_FAILURE;
+      continue;
+    }
+    bool ok = true;
+    uint64_t len = k->view.length;
+    if (k->kind == PL_CHECK_SHA256 || k->kind == PL_CHECK_FNV1A64) {
+      char hex[65];
+      if (k->kind == PL_CHECK_SHA256) cli_sha256_hex(got, len, hex);
+      else cli_fnv1a64_hex(got, len, hex);
+      if (strcmp(hex, k->digest) != 0) {
+        cli_error("%s: checks[%u]: '%s' has %s %s, expected %s", p->file, i,
+                  p->buffers[k->view.buffer].name, k->kind == PL_CHECK_SHA256 ? "sha256" : "fnv1a64",
+                  hex, k->digest);
+        ok = false;
+      }
+    } else if (k->kind == PL_CHECK_FILE) {
+      FILE *f = fopen(k->path, "rb");
+      uint8_t *want = malloc(len + 1);
+      size_t n = (f && want) ? fread(want, 1, len + 1, f) : 0;
+      if (f) fclose(f);
+      if (!f) {
+        cli_error("%s: checks[%u].file: cannot open '%s'", p->file, i, k->path);
+        ok = false;
+      } else if (n != len) {
+        cli_error("%s: checks[%u].file: '%s' has %s%zu bytes, the checked view has %llu", p->file,
+                  i, k->path, n > len ? "more than " : "", n > len ? (size_t)len : n,
+                  (unsigned long long)len);
+        ok = false;
+      } else {
+        ok = compare(p, i, k, got, want, len, k->path);
+      }
+      free(want);
+    } else {
+      if (!ref && !pipeline_cpu_reference(p, iterations, &ref)) {
+        cli_error("%s: checks[%u]: the CPU reference could not be computed", p->file, i);
+        ok = false;
+      } else {
+        ok = compare(p, i, k, got, ref[k->view.buffer] + k->view.offset, len, "the CPU reference");
+      }
+    }
+    free(got);
+    if (ok) (*passed)++;
+    else rc = CLI_EXIT_FAILURE;
+  }
+  if (ref) {
+    for (uint32_t b = 0; b < p->buffer_count; b++) free(ref[b]);
+    free(ref);
+  }
+  return rc;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Busy time per lane: the union of its regions' GPU intervals. */
+static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COUNT],
+                      uint32_t regions[TANDEM_LANE_COUNT], uint64_t *span_ns) {
+  uint32_t n = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(trace, &n);
+  memset(busy, 0, sizeof(uint64_t) * TANDEM_LANE_COUNT);
+  memset(regions, 0, sizeof(uint32_t) * TANDEM_LANE_COUNT);
+  uint64_t lo = UINT64_MAX, hi = 0;
+  uint64_t *pairs = malloc((size_t)n * 2 * sizeof *pairs);
+  if (!pairs) return;
+  for (int lane = 0; lane < TANDEM_LANE_COUNT; lane++) {
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      if ((int)ev[i].lane != lane || !ev[i].gpu_start_ns || ev[i].gpu_end_ns < ev[i].gpu_start_ns)
+        continue;
+      /* pack (start, end) so that sorting by start keeps pairs together */
+      pairs[2 * m] = ev[i].gpu_start_ns;
+      pairs[2 * m + 1] = ev[i].gpu_end_ns;
+      m++;
+      regions[lane]++;
+      if (ev[i].gpu_start_ns < lo) lo = ev[i].gpu_start_ns;
+      if (ev[i].gpu_end_ns > hi) hi = ev[i].gpu_end_ns;
+    }
+    qsort(pairs, m, 2 * sizeof *pairs, cmp_u64);
+    uint64_t cur_s = 0, cur_e = 0;
+    for (uint32_t i = 0; i < m; i++) {
+      uint64_t s = pairs[2 * i], e = pairs[2 * i + 1];
+      if (i == 0 || s > cur_e) {
+        if (i) busy[lane] += cur_e - cur_s;
+        cur_s = s, cur_e = e;
+      } else if (e > cur_e) {
+        cur_e = e;
+      }
+    }
+    if (m) busy[lane] += cur_e - cur_s;
+  }
+  free(pairs);
+  *span_ns = hi > lo ? hi - lo : 0;
+}
+
+static void fmt_time(char *buf, size_t n, uint64_t ns) {
+  if (ns >= 10000000ull) snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
+  else if (ns >= 10000ull) snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
+  else snprintf(buf, n, "%.1f us", (double)ns / 1e3);
+}
+
+static void fmt_bytes(char *buf, size_t n, uint64_t b) {
+  if (b >= (1ull << 30)) snprintf(buf, n, "%.2f GiB", (double)b / (double)(1ull << 30));
+  else if (b >= (1ull << 20)) snprintf(buf, n, "%.2f MiB", (double)b / (double)(1ull << 20));
+  else if (b >= 1024) snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
+  else snprintf(buf, n, "%llu B", (unsigned long long)b);
+}
+
+int cli_run_main(int argc, char **argv) {
+  run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
+  for (int i = 1; i < argc; i++) {
+    const char *v;
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return CLI_EXIT_OK;
+    } else if (!strcmp(argv[i], "--validate")) {
+      o.validate = true;
+    } else if (!strcmp(argv[i], "--quiet")) {
+      o.quiet = true;
+    } else if (cli_take_value(argc, argv, &i, "--trace", &v)) {
+      if (!(o.trace_path = v)) return cli_error("--trace needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--svg", &v)) {
+      if (!(o.svg_path = v)) return cli_error("--svg needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
+      if (!cli_parse_u32("--iterations", v, 1, 10000000, &o.iterations)) return CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--npu", &v)) {
+      if (!cli_parse_npu(v, &o.npu.kind)) return CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
+      if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      cli_error("run: unknown option '%s' (see tandem run --help)", argv[i]);
+      return CLI_EXIT_USAGE;
+    } else if (!o.pipeline) {
+      o.pipeline = argv[i];
+    } else {
+      cli_error("run: one pipeline file at a time ('%s' and '%s')", o.pipeline, argv[i]);
+      return CLI_EXIT_USAGE;
+    }
+  }
+  if (!o.pipeline) {
+    cli_error("run: which pipeline? usage: tandem run PIPELINE.json (see tandem run --help)");
+    return CLI_EXIT_USAGE;
+  }
+
+  pipeline_t p;
+  if (!pipeline_parse(o.pipeline, &p)) return CLI_EXIT_USAGE;
+  uint32_t iterations = o.iterations ? o.iterations : p.iterations;
+
+  tandem_runtime_options_t ro;
+  cli_runtime_options(&ro, o.validate, &o.npu);
+  ro.gpu_timestamps = true; /* per-lane busy time, trace and picture */
+  ro.graph_slots = RUN_SLOTS;
+  run_state_t st = {.p = &p};
+  int rc = CLI_EXIT_OK;
+  tandem_status_t s = tandem_runtime_create(&ro, &st.rt);
+  if (s == TANDEM_OK) s = tandem_runtime_open_gpu(st.rt);
+  if (s != TANDEM_OK) {
+    cli_tandem_error("opening the GPU", s);
+    rc = s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
+    goto out;
+  }
+  tandem_device_info_t gpu;
+  tandem_runtime_gpu_info(st.rt, ro.gpu_index, &gpu);
+  char device_line[512];
+  snprintf(device_line, sizeof device_line, "%.250s (%.200s)", gpu.name, gpu.driver_name);
+  if (!o.quiet) {
+    printf("pipeline: %s (%s): %u buffers, %u kernels, %u NPU programs, %u nodes\n", p.name,
+           p.file, p.buffer_count, p.kernel_count, p.program_count, p.node_count);
+    printf("GPU:      %s %s\n", gpu.name, gpu.driver_info);
+  }
+
+  rc = build(&st, &o);
+  if (rc != CLI_EXIT_OK) goto out;
+  if (p.program_count) {
+    tandem_npu_info_t ni;
+    if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
+      if (!o.quiet)
+        printf("NPU:      %s%s, sharing: %s\n", ni.name, ni.emulated ? " [emulated]" : "",
+               tandem_sharing_name ? tandem_sharing_name(ni.sharing) : "?");
+      size_t l = strlen(device_line);
+      snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
+    }
+  }
+
+  uint64_t regions_per_run = (uint64_t)p.node_count * 2 + 4;
+  uint64_t cap = regions_per_run * iterations;
+  if (cap > (1u << 22)) cap = 1u << 22;
+  s = tandem_runtime_trace_start(st.rt, (uint32_t)cap);
+  if (s != TANDEM_OK) {
+    cli_tandem_error("starting the trace", s);
+    rc = CLI_EXIT_FAILURE;
+    goto out;
+  }
+  tandem_statistics_t before, after;
+  tandem_runtime_statistics(st.rt, &before);
+  uint64_t wall = 0;
+  rc = submit_all(&st, iterations, &wall);
+  tandem_runtime_statistics(st.rt, &after);
+  s = tandem_runtime_trace_stop(st.rt, &st.trace);
+  if (s != TANDEM_OK) {
+    cli_tandem_error("stopping the trace", s);
+    if (rc == CLI_EXIT_OK) rc = CLI_EXIT_FAILURE;
+  }
+  if (rc != CLI_EXIT_OK) goto out;
+
+  if (o.trace_path) {
+    s = tandem_trace_write_json(st.trace, o.trace_path);
+    if (s != TANDEM_OK) {
+      cli_tandem_error("--trace", s);
+      rc = CLI_EXIT_FAILURE;
+    }
+  }
+  if (o.svg_path) {
+    char subtitle[256];
+    snprintf(subtitle, sizeof subtitle, "%u iterations of %u nodes, %s", iterations, p.node_count,
+             p.file);
+    svg_options_t so = {.title = device_line, .subtitle = subtitle, .max_submissions = 12};
+    char title[1024];
+    snprintf(title, sizeof title, "tandem run %.200s: %.512s", p.name, device_line);
+    so.title = title;
+    if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
+  }
+
+  uint32_t passed = 0;
+  int frc = finish(&st, iterations, &passed);
+  if (rc == CLI_EXIT_OK) rc = frc;
+
+  uint64_t busy[TANDEM_LANE_COUNT], span = 0;
+  uint32_t regions[TANDEM_LANE_COUNT];
+  lane_busy(st.trace, busy, regions, &span);
+  uint64_t validation = tandem_runtime_validation_messages(st.rt);
+  if (!o.quiet) {
+    char t1[32], t2[32], b1[32];
+    fmt_time(t1, sizeof t1, wall);
+    printf("\nran %u iterations in %s: %.1f iterations/s\n", iterations, t1,
+           (double)iterations / ((double)wall / 1e9));
+    fmt_time(t2, sizeof t2, span);
+    printf("GPU/NPU time span (trace): %s\n", t2);
+    printf("%-10s %10s %12s %8s %14s\n", "lane", "regions", "busy", "busy %", "copied");
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      if (!regions[l] && !(after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l]))
+        continue;
+      fmt_time(t1, sizeof t1, busy[l]);
+      fmt_bytes(b1, sizeof b1, after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l]);
+      printf("%-10s %10u %12s %7.1f%% %14s\n", tandem_lane_name((tandem_lane_t)l), regions[l], t1,
+             span ? 100.0 * (double)busy[l] / (double)span : 0.0, b1);
+    }
+    fmt_bytes(b1, sizeof b1, after.copied_bytes - before.copied_bytes);
+    printf("copied bytes: %s", b1);
+    fmt_bytes(b1, sizeof b1, after.cache_maintenance_bytes - before.cache_maintenance_bytes);
+    printf(", cache maintenance: %s, imports: %llu, NPU runs: %llu\n", b1,
+           (unsigned long long)after.imports, (unsigned long long)(after.npu_runs - before.npu_runs));
+    if (tandem_trace_dropped(st.trace))
+      printf("trace: %llu oldest events dropped (ring full)\n",
+             (unsigned long long)tandem_trace_dropped(st.trace));
+    printf("checks: %u of %u passed\n", passed, p.check_count);
+    printf("validation messages: %llu%s\n", (unsigned long long)validation,
+           o.validate ? "" : " (validation off; --validate turns it on)");
+    if (o.trace_path) printf("trace: %s\n", o.trace_path);
+    if (o.svg_path) printf("timeline: %s\n", o.svg_path);
+  }
+  if (o.validate && validation > 0) {
+    cli_error("%llu validation message(s): failing the run", (unsigned long long)validation);
+    if (rc == CLI_EXIT_OK) rc = CLI_EXIT_FAILURE;
+  }
+
+out:
+  tandem_trace_release(st.trace);
+  tandem_exec_release(st.exec);
+  if (st.programs && tandem_npu_program_release)
+    for (uint32_t i = 0; i < p.program_count; i++) tandem_npu_program_release(st.programs[i]);
+  if (st.kernels)
+    for (uint32_t i = 0; i < p.kernel_count; i++) tandem_kernel_release(st.kernels[i]);
+  if (st.buffers)
+    for (uint32_t i = 0; i < p.buffer_count; i++) tandem_buffer_release(st.buffers[i]);
+  free(st.buffers);
+  free(st.kernels);
+  free(st.programs);
+  if (st.rt) {
+    if (o.validate && rc == CLI_EXIT_OK && tandem_runtime_validation_messages(st.rt) > 0) {
+      cli_error("validation messages during teardown");
+      rc = CLI_EXIT_FAILURE;
+    }
+    tandem_runtime_destroy(st.rt);
+  }
+  pipeline_free(&p);
+  return rc;
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * svg.c — the lane timeline picture of `tandem run --svg`: one row per lane
+ * (upload, compute, NPU, download: the order data flows), one box per region
+ * at its GPU start and end, coloured by lane and shaded by submission so that
+ * consecutive iterations can be told apart, a time axis with ticks in µs or
+ * ms, a legend with each lane's busy share, and a title naming the devices.
+ *
+ * Long runs are cut to their first max_submissions submissions: a picture of
+ * thousands of slivers says nothing; the trace JSON has everything. Hovering
+ * a box shows its details (an SVG <title>).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pipeline.h"
+
+#define SVG_WIDTH 1200.0
+#define SVG_LEFT 120.0
+#define SVG_RIGHT 30.0
+#define SVG_TOP 78.0
+#define SVG_ROW 44.0
+#define SVG_GAP 12.0
+
+static const int lane_order[TANDEM_LANE_COUNT] = {TANDEM_LANE_UPLOAD, TANDEM_LANE_COMPUTE,
+                                                  TANDEM_LANE_NPU, TANDEM_LANE_DOWNLOAD};
+/* Two shades per lane: even and odd submissions. */
+static const char *lane_fill[TANDEM_LANE_COUNT][2] = {
+    {"#4e79a7", "#7ea6d1"}, /* upload: blue */
+    {"#3f8f3a", "#74bd67"}, /* compute: green */
+    {"#e07b17", "#f5aa5c"}, /* download: orange */
+    {"#8e5a9b", "#bd93c6"}, /* npu: purple */
+};
+static const char *lane_stroke[TANDEM_LANE_COUNT] = {"#2b4a6b", "#245422", "#8a4a0c", "#553660"};
+
+static void xml_text(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    switch (*s) {
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '&': fputs("&amp;", f); break;
+      case '"': fputs("&quot;", f); break;
+      default: fputc(*s, f);
+    }
+  }
+}
+
+/* A 1-2-5 step giving about |want| ticks over |span|. */
+static double nice_step(double span, int want) {
+  double raw = span / want;
+  double mag = pow(10.0, floor(log10(raw)));
+  double r = raw / mag;
+  double step = r < 1.5 ? 1 : r < 3.5 ? 2 : r < 7.5 ? 5 : 10;
+  return step * mag;
+}
+
+bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg_options_t *o) {
+  uint32_t n = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(trace, &n);
+  uint64_t first_sub = UINT64_MAX, last_sub = 0, max_sub_total = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (ev[i].submission < first_sub) first_sub = ev[i].submission;
+    if (ev[i].submission > max_sub_total) max_sub_total = ev[i].submission;
+  }
+  uint64_t limit = o->max_submissions ? first_sub + o->max_submissions - 1 : UINT64_MAX;
+  uint64_t t0 = UINT64_MAX, t1 = 0;
+  bool present[TANDEM_LANE_COUNT] = {true, true, true, false};
+  uint32_t untimed = 0, shown = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem_trace_event_t *e = &ev[i];
+    if (e->submission > limit) continue;
+    if (!e->gpu_start_ns || e->gpu_end_ns < e->gpu_start_ns) {
+      untimed++;
+      continue;
+    }
+    if ((int)e->lane >= 0 && e->lane < TANDEM_LANE_COUNT) present[e->lane] = true;
+    if (e->gpu_start_ns < t0) t0 = e->gpu_start_ns;
+    if (e->gpu_end_ns > t1) t1 = e->gpu_end_ns;
+    if (e->submission > last_sub) last_sub = e->submission;
+    shown++;
+  }
+  if (!shown) t0 = 0, t1 = 1000;
+  if (t1 <= t0) t1 = t0 + 1000;
+  double span_us = (double)(t1 - t0) / 1e3;
+  bool ms = span_us >= 5000;
+  double unit = ms ? 1000.0 : 1.0; /* µs per axis unit */
+  const char *unit_name = ms ? "ms" : "\xC2\xB5s";
+
+  int rows = 0, row_of[TANDEM_LANE_COUNT];
+  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+    int l = lane_order[k];
+    row_of[l] = present[l] ? rows++ : -1;
+  }
+  double plot_w = SVG_WIDTH - SVG_LEFT - SVG_RIGHT;
+  double plot_h = rows * SVG_ROW + (rows - 1) * SVG_GAP;
+  double axis_y = SVG_TOP + plot_h + 10;
+  double legend_y = axis_y + 52;
+  double height = legend_y + 40;
+  double scale = plot_w / (double)(t1 - t0); /* px per ns */
+
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    cli_error("--svg: cannot write '%s'", path);
+    return false;
+  }
+  fprintf(f,
+          "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+          "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+          "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
+          SVG_WIDTH, height, SVG_WIDTH, height);
+  fprintf(f, "<text x=\"%.0f\" y=\"28\" font-size=\"18\" font-weight=\"bold\" fill=\"#222\">",
+          SVG_LEFT - 100);
+  xml_text(f, o->title);
+  fputs("</text>\n", f);
+  fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", SVG_LEFT - 100);
+  xml_text(f, o->subtitle);
+  if (shown)
+    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu of %llu",
+            (unsigned long long)first_sub, (unsigned long long)last_sub,
+            (unsigned long long)max_sub_total);
+  fputs("</text>\n", f);
+
+  /* rows: background band and label */
+  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+    int l = lane_order[k];
+    if (row_of[l] < 0) continue;
+    double y = SVG_TOP + row_of[l] * (SVG_ROW + SVG_GAP);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#f3f4f6\"/>\n",
+            SVG_LEFT, y, plot_w, SVG_ROW);
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"end\" fill=\"#222\" "
+            "font-weight=\"bold\">%s</text>\n",
+            SVG_LEFT - 10, y + SVG_ROW / 2 + 5, tandem_lane_name((tandem_lane_t)l));
+  }
+
+  /* ticks and grid */
+  double step = nice_step(span_us / unit, 10);
+  for (double t = 0; t <= span_us / unit + 1e-9; t += step) {
+    double x = SVG_LEFT + t * unit * 1e3 * scale;
+    fprintf(f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d0d4da\" "
+            "stroke-width=\"1\"/>\n",
+            x, SVG_TOP - 4, x, axis_y);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" fill=\"#333\">",
+            x, axis_y + 16);
+    if (step >= 1) fprintf(f, "%.0f", t);
+    else if (step >= 0.1) fprintf(f, "%.1f", t);
+    else fprintf(f, "%.2f", t);
+    fputs("</text>\n", f);
+  }
+  fprintf(f,
+          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1\"/>\n",
+          SVG_LEFT, axis_y, SVG_LEFT + plot_w, axis_y);
+  fprintf(f,
+          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" fill=\"#333\">time "
+          "since the first region started (%s)</text>\n",
+          SVG_LEFT + plot_w / 2, axis_y + 36, unit_name);
+
+  /* boxes */
+  uint64_t busy[TANDEM_LANE_COUNT] = {0};
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem_trace_event_t *e = &ev[i];
+    if (e->submission > limit || !e->gpu_start_ns || e->gpu_end_ns < e->gpu_start_ns) continue;
+    if ((int)e->lane < 0 || e->lane >= TANDEM_LANE_COUNT || row_of[e->lane] < 0) continue;
+    busy[e->lane] += e->gpu_end_ns - e->gpu_start_ns;
+    double x = SVG_LEFT + (double)(e->gpu_start_ns - t0) * scale;
+    double w = (double)(e->gpu_end_ns - e->gpu_start_ns) * scale;
+    if (w < 1.0) w = 1.0;
+    double y = SVG_TOP + row_of[e->lane] * (SVG_ROW + SVG_GAP) + 4;
+    int shade = (int)(e->submission % 2);
+    bool failed = e->result != TANDEM_OK;
+    fprintf(f,
+            "<g><title>%s region %u, submission %llu: %u node%s, %.1f us%s%s</title>"
+            "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" rx=\"2\" fill=\"%s\" "
+            "stroke=\"%s\" stroke-width=\"%s\"/>",
+            tandem_lane_name(e->lane), e->region, (unsigned long long)e->submission, e->node_count,
+            e->node_count == 1 ? "" : "s", (double)(e->gpu_end_ns - e->gpu_start_ns) / 1e3,
+            e->copied_bytes ? ", copies" : "", failed ? ", FAILED" : "", x, y, w, SVG_ROW - 8,
+            failed ? "#d62728" : lane_fill[e->lane][shade], lane_stroke[e->lane],
+            w > 3 ? "0.8" : "0");
+    if (w >= 26)
+      fprintf(f,
+              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
+              "fill=\"#ffffff\">%llu</text>",
+              x + w / 2, y + (SVG_ROW - 8) / 2 + 4, (unsigned long long)e->submission);
+    fputs("</g>\n", f);
+  }
+
+  /* legend */
+  double lx = SVG_LEFT;
+  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+    int l = lane_order[k];
+    if (row_of[l] < 0) continue;
+    fprintf(f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"16\" rx=\"2\" fill=\"%s\" "
+            "stroke=\"%s\"/>\n",
+            lx, legend_y - 12, lane_fill[l][0], lane_stroke[l]);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" fill=\"#222\">%s lane: busy %.0f%%</text>\n",
+            lx + 22, legend_y + 1, tandem_lane_name((tandem_lane_t)l),
+            100.0 * (double)busy[l] / (double)(t1 - t0));
+    lx += 215;
+  }
+  fprintf(f,
+          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">numbers = submission; two "
+          "shades alternate by submission%s</text>\n",
+          SVG_LEFT, legend_y + 24,
+          untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
+  fputs("</svg>\n", f);
+  bool ok = !ferror(f);
+  if (fclose(f) != 0) ok = false;
+  if (!ok) cli_error("--svg: error writing '%s'", path);
+  return ok;
+}
