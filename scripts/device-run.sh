@@ -22,8 +22,8 @@ if [ "$what" = tests ] || [ "$what" = all ]; then
   tail -25 "$out/ctest.log"
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  if [ -x build-device/bench/tandem_bench ]; then
-    build-device/bench/tandem_bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
-  fi
+  build-device/tools/tandem bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
+  build-device/tools/tandem run examples/demo.json --npu emulated --trace "$out/demo-trace.json" \
+    --svg "$out/demo-timeline.svg" 2>&1 | tee "$out/demo.txt" || rc=1
 fi
 exit $rc

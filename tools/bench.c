@@ -47,7 +47,7 @@ void bench_progress(const char *fmt, ...) {
 static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
 static const char *const bench_names[] = {"dispatch", "independent100", "chain100", "transfer",
-                                          "overlap"};
+                                          "overlap", "npu-edge"};
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
 static void usage(FILE *f) {
@@ -67,6 +67,9 @@ static void usage(FILE *f) {
         "  overlap          K chunks of upload -> compute -> download in one graph vs\n"
         "                   the same on three raw queues; achieved time against the\n"
         "                   ideal (the busiest lane's time alone), as % of ideal\n"
+        "  npu-edge         GPU -> NPU -> GPU through one graph on SHARED buffers vs\n"
+        "                   raw Vulkan + direct XRT calls on the emulated NPU, each\n"
+        "                   step waited for (needs the emulated NPU and host-memory import)\n"
         "\n"
         "options:\n"
         "  --only NAME      run only the named benchmark\n"
@@ -536,7 +539,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
       if (!known)
         return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
-                         "transfer, overlap)", v),
+                         "transfer, overlap, npu-edge)", v),
                false;
     } else {
       cli_error("bench: unknown option '%s' (see tandem bench --help)", a);
@@ -619,6 +622,16 @@ int cli_bench_main(int argc, char **argv) {
       run_dispatch(&o, rt, &raw, &k, &dispatch_specs[i], &rows[count++]);
   if (selected(&o, "transfer")) bench_transfer(&o, rt, &raw, rows, &count);
   if (selected(&o, "overlap")) bench_overlap(&o, rt, &raw, rows, &count);
+  if (selected(&o, "npu-edge")) {
+    const char *why = bench_npu_edge_unavailable(&raw);
+    if (!why) {
+      bench_npu_edge(&o, &raw, rows, &count);
+    } else if (o.only) {
+      bench_die("npu-edge: %s", why);
+    } else {
+      fprintf(stderr, "tandem bench: npu-edge skipped: %s\n", why);
+    }
+  }
 
   tandem_kernel_release(k.write);
   tandem_kernel_release(k.increment);

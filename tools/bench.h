@@ -68,6 +68,8 @@ typedef struct raw {
   VkSemaphore timeline[RAW_LANES];
   uint64_t value[RAW_LANES]; /* last value signalled per lane */
   char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+  bool host_import;               /* VK_EXT_external_memory_host enabled */
+  VkDeviceSize host_import_alignment;
 } raw_t;
 
 extern uint64_t bench_raw_validation_messages;
@@ -97,6 +99,9 @@ void raw_kernel_destroy(raw_t *raw, raw_kernel_t *k);
  * the lanes' families (CONCURRENT) when they differ. */
 void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b);
 void raw_buffer_destroy(raw_t *raw, raw_buffer_t *b);
+/* A storage buffer over |size| bytes of host memory at |host| (both aligned to
+ * host_import_alignment), through VK_EXT_external_memory_host. */
+void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b);
 VkCommandBuffer raw_begin(raw_t *raw, int lane);
 void raw_barrier(raw_t *raw, VkCommandBuffer cb, VkPipelineStageFlags2 src_stage,
                  VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
@@ -128,6 +133,12 @@ typedef struct bench_row {
   double tandem_ideal_us, direct_ideal_us;
   double tandem_lane_us[RAW_LANES], direct_lane_us[RAW_LANES];
 } bench_row_t;
+
+/* bench_npu_edge.c: one GPU -> NPU -> GPU edge (emulated NPU) through tandem
+ * vs direct Vulkan + XRT calls; appends one row. The first returns why it
+ * cannot run here, or NULL. */
+const char *bench_npu_edge_unavailable(const raw_t *raw);
+void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uint32_t *count);
 
 /* bench_stream.c: appends rows (transfer: 2, overlap: 1). */
 void bench_transfer(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, bench_row_t *rows,

@@ -155,10 +155,31 @@ void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
       .pNext = &f13,
       .timelineSemaphore = VK_TRUE};
+  /* VK_EXT_external_memory_host, when offered: the npu-edge baseline imports
+   * the NPU's buffer mappings like tandem's host-pointer sharing does. */
+  uint32_t en = 0;
+  vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, NULL);
+  VkExtensionProperties *exts = calloc(en ? en : 1, sizeof *exts);
+  if (!exts) bench_die("out of memory");
+  vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, exts);
+  for (uint32_t i = 0; i < en; i++)
+    if (!strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) raw->host_import = true;
+  free(exts);
+  const char *dev_ext[1] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
+  if (raw->host_import) {
+    VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &hp};
+    vkGetPhysicalDeviceProperties2(raw->physical, &pp);
+    raw->host_import_alignment = hp.minImportedHostPointerAlignment;
+  }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &f12,
                             .queueCreateInfoCount = qci_count,
-                            .pQueueCreateInfos = qci};
+                            .pQueueCreateInfos = qci,
+                            .enabledExtensionCount = raw->host_import ? 1 : 0,
+                            .ppEnabledExtensionNames = dev_ext};
   VKCHECK(vkCreateDevice(raw->physical, &dci, NULL, &raw->device));
   volkLoadDeviceTable(&raw->vk, raw->device);
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -268,6 +289,43 @@ void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b
   VKCHECK(raw->vk.vkAllocateMemory(raw->device, &mai, NULL, &b->memory));
   VKCHECK(raw->vk.vkBindBufferMemory(raw->device, b->buffer, b->memory, 0));
   if (host) VKCHECK(raw->vk.vkMapMemory(raw->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped));
+}
+
+void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b) {
+  const VkExternalMemoryHandleTypeFlagBits type =
+      VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  *b = (raw_buffer_t){.size = size};
+  VkExternalMemoryBufferCreateInfo ext = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, .handleTypes = type};
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .pNext = &ext,
+                            .size = size,
+                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                            .sharingMode = raw->distinct_count > 1 ? VK_SHARING_MODE_CONCURRENT
+                                                                    : VK_SHARING_MODE_EXCLUSIVE,
+                            .queueFamilyIndexCount = raw->distinct_count > 1 ? raw->distinct_count : 0,
+                            .pQueueFamilyIndices = raw->distinct_families};
+  VKCHECK(raw->vk.vkCreateBuffer(raw->device, &bci, NULL, &b->buffer));
+  VkMemoryRequirements req;
+  raw->vk.vkGetBufferMemoryRequirements(raw->device, b->buffer, &req);
+  VkMemoryHostPointerPropertiesEXT hpp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VKCHECK(raw->vk.vkGetMemoryHostPointerPropertiesEXT(raw->device, type, host, &hpp));
+  uint32_t bits = hpp.memoryTypeBits & req.memoryTypeBits;
+  if (!bits) bench_die("direct side: no memory type can hold imported host memory as a buffer");
+  uint32_t index = 0;
+  while (!(bits & (1u << index))) index++;
+  VkImportMemoryHostPointerInfoEXT import = {
+      .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+      .handleType = type,
+      .pHostPointer = host};
+  VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                              .pNext = &import,
+                              .allocationSize = size,
+                              .memoryTypeIndex = index};
+  VKCHECK(raw->vk.vkAllocateMemory(raw->device, &mai, NULL, &b->memory));
+  VKCHECK(raw->vk.vkBindBufferMemory(raw->device, b->buffer, b->memory, 0));
 }
 
 void raw_buffer_destroy(raw_t *raw, raw_buffer_t *b) {

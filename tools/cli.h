@@ -53,10 +53,6 @@ typedef struct cli_npu_choice {
 /* Parses "--npu emulated|xrt|none" values. */
 bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);
 
-/* Whether this libtandem exports the NPU half of the API (it is being built;
- * until it lands the tool links it weakly and reports its absence). */
-bool cli_npu_api_available(void);
-
 /* Runtime options common to the commands: validation (messages printed to
  * stderr as "tandem: validation <severity>: ..."), NPU choice. */
 void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu);

@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "cli.h"
-#include "npu_weak.h"
 
 #ifndef TANDEM_CLI_EMU_XCLBIN
 #define TANDEM_CLI_EMU_XCLBIN ""
@@ -91,12 +90,6 @@ bool cli_parse_npu(const char *text, tandem_npu_kind_t *out) {
     return false;
   }
   return true;
-}
-
-bool cli_npu_api_available(void) {
-  return tandem_runtime_open_npu != NULL && tandem_runtime_npu_info != NULL &&
-         tandem_npu_program_create != NULL && tandem_npu_program_release != NULL &&
-         tandem_graph_add_npu_run != NULL;
 }
 
 static void cli_validation_message(void *user, tandem_validation_severity_t severity,

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "npu_weak.h"
 
 static void usage(FILE *f) {
   fputs("usage: tandem devices [--json] [--npu emulated|xrt] [--npu-library PATH]\n"
@@ -107,10 +106,6 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
   printf("}}%s\n", last ? "" : ",");
 }
 
-static const char *sharing_name(tandem_sharing_t s) {
-  return tandem_sharing_name ? tandem_sharing_name(s) : "unknown";
-}
-
 int cli_devices_main(int argc, char **argv) {
   bool json = false, validate = false;
   cli_npu_choice_t npu = {TANDEM_NPU_NONE, NULL};
@@ -175,10 +170,7 @@ int cli_devices_main(int argc, char **argv) {
   tandem_npu_info_t ni;
   bool have_npu = false;
   if (npu.kind != TANDEM_NPU_NONE) {
-    if (!cli_npu_api_available()) {
-      cli_error("--npu: this libtandem has no NPU support (tandem_runtime_npu_info is missing)");
-      rc = CLI_EXIT_FAILURE;
-    } else {
+    {
       s = tandem_runtime_npu_info(rt, &ni);
       if (s == TANDEM_OK) {
         have_npu = true;
@@ -201,7 +193,7 @@ int cli_devices_main(int argc, char **argv) {
       cli_json_string(stdout, ni.backend);
       printf(", \"emulated\": %s, \"paired_gpu\": %u, \"sharing\": ", ni.emulated ? "true" : "false",
              gpu);
-      cli_json_string(stdout, sharing_name(ni.sharing));
+      cli_json_string(stdout, tandem_sharing_name(ni.sharing));
       printf(", \"drm_nodes\": [");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) {
         if (k) printf(", ");
@@ -217,7 +209,7 @@ int cli_devices_main(int argc, char **argv) {
     if (have_npu) {
       printf("NPU: %s%s\n", ni.name, ni.emulated ? " [EMULATED: a CPU test device]" : "");
       printf("  backend:    %s\n", ni.backend);
-      printf("  sharing:    %s (with GPU %u)\n", sharing_name(ni.sharing), gpu);
+      printf("  sharing:    %s (with GPU %u)\n", tandem_sharing_name(ni.sharing), gpu);
       printf("  drm nodes: ");
       if (!ni.drm_node_count) printf(" none");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) printf(" %s", ni.drm_nodes[k]);

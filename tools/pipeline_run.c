@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "npu_weak.h"
 #include "pipeline.h"
 
 #define RUN_SLOTS 4
@@ -159,11 +158,6 @@ static int build(run_state_t *st, const run_opts_t *o) {
       cli_error("%s: npu_programs: the pipeline needs an NPU: run with --npu emulated (tandem's "
                 "CPU test device) or --npu xrt", p->file);
       return CLI_EXIT_USAGE;
-    }
-    if (!cli_npu_api_available()) {
-      cli_error("%s: npu_programs: this libtandem has no NPU support yet "
-                "(tandem_npu_program_create is missing): no NPU device", p->file);
-      return CLI_EXIT_NO_DEVICE;
     }
     s = tandem_runtime_open_npu(st->rt);
     if (s != TANDEM_OK) {
@@ -607,7 +601,7 @@ int cli_run_main(int argc, char **argv) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
         printf("NPU:      %s%s, sharing: %s\n", ni.name, ni.emulated ? " [emulated]" : "",
-               tandem_sharing_name ? tandem_sharing_name(ni.sharing) : "?");
+               tandem_sharing_name(ni.sharing));
       size_t l = strlen(device_line);
       snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
     }
@@ -698,7 +692,7 @@ int cli_run_main(int argc, char **argv) {
 out:
   tandem_trace_release(st.trace);
   tandem_exec_release(st.exec);
-  if (st.programs && tandem_npu_program_release)
+  if (st.programs)
     for (uint32_t i = 0; i < p.program_count; i++) tandem_npu_program_release(st.programs[i]);
   if (st.kernels)
     for (uint32_t i = 0; i < p.kernel_count; i++) tandem_kernel_release(st.kernels[i]);
