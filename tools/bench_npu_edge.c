@@ -20,10 +20,7 @@
 
 #include "bench.h"
 #include "tandem_cli_shaders.h"
-#include "xrt/experimental/xrt_xclbin.h"
-#include "xrt/xrt_bo.h"
-#include "xrt/xrt_device.h"
-#include "xrt/xrt_kernel.h"
+#include "backends/xrt/xrt_headers.h"
 
 /* The direct calls into the emulated NPU (resolved with dlsym). */
 typedef struct edge_xrt {

@@ -19,10 +19,7 @@
 #include <stdbool.h>
 
 #include "core/status.h"
-#include "xrt/experimental/xrt_xclbin.h"
-#include "xrt/xrt_bo.h"
-#include "xrt/xrt_device.h"
-#include "xrt/xrt_kernel.h"
+#include "backends/xrt/xrt_headers.h"
 
 typedef enum tandem_xrt_flavor {
   TANDEM_XRT_REAL = 0,     /* the system's XRT libraries */

@@ -18,10 +18,7 @@
 #include <stdint.h>
 
 #include "tandem_emu_kernel.h"
-#include "xrt/experimental/xrt_xclbin.h"
-#include "xrt/xrt_bo.h"
-#include "xrt/xrt_device.h"
-#include "xrt/xrt_kernel.h"
+#include "backends/xrt/xrt_headers.h"
 
 #define EMU_EXPORT __attribute__((visibility("default")))
 

@@ -17,10 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xrt/experimental/xrt_xclbin.h"
-#include "xrt/xrt_bo.h"
-#include "xrt/xrt_device.h"
-#include "xrt/xrt_kernel.h"
+#include "backends/xrt/xrt_headers.h"
 
 #define EMU_FUNCS(X)                                                                            \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
