@@ -636,13 +636,13 @@ int cli_run_main(int argc, char **argv) {
     }
   }
   if (o.svg_path) {
-    char subtitle[256];
-    snprintf(subtitle, sizeof subtitle, "%u iterations of %u nodes, %s", iterations, p.node_count,
-             p.file);
-    svg_options_t so = {.title = device_line, .subtitle = subtitle, .max_submissions = 12};
-    char title[1024];
-    snprintf(title, sizeof title, "tandem run %.200s: %.512s", p.name, device_line);
-    so.title = title;
+    /* A short title; the devices go in the subtitle, which has room. */
+    char subtitle[768];
+    snprintf(subtitle, sizeof subtitle, "%.512s; %u iterations of %u nodes, %.200s", device_line,
+             iterations, p.node_count, p.file);
+    char title[256];
+    snprintf(title, sizeof title, "tandem run: %.200s", p.name);
+    svg_options_t so = {.title = title, .subtitle = subtitle, .max_submissions = 12};
     if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
   }
 
