@@ -156,6 +156,27 @@ static tandem_status_t tandem_vk_import_buffer(tandem_vk_gpu_t *g, uint64_t size
   return TANDEM_OK;
 }
 
+/* Allocates |size| bytes of the first memory type in |bits| with |import|
+ * chained (an import or export structure) and binds it to |b|. */
+static tandem_status_t tandem_vk_allocate_bound(tandem_vk_gpu_t *g, tandem_vk_buffer_t *b,
+                                                uint32_t bits, const void *chain,
+                                                VkDeviceSize size, const char *what) {
+  uint32_t type_index = 0;
+  while (!(bits & (1u << type_index))) type_index++;
+  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                             .pNext = chain,
+                             .allocationSize = size,
+                             .memoryTypeIndex = type_index};
+  VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
+  if (r < 0) {
+    b->memory = VK_NULL_HANDLE;
+    return tandem_vk_fail(r, what, __FILE__, __LINE__);
+  }
+  r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
+  if (r < 0) return tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, uint64_t size,
                                              void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -182,25 +203,11 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, ui
     s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                     "no memory type can hold both this host allocation and a storage buffer");
   if (s == TANDEM_OK) {
-    uint32_t type_index = 0;
-    while (!(bits & (1u << type_index))) type_index++;
     VkImportMemoryHostPointerInfoEXT import = {
         .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
         .handleType = type,
         .pHostPointer = host};
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                               .pNext = &import,
-                               .allocationSize = size,
-                               .memoryTypeIndex = type_index};
-    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
-    if (r < 0) {
-      b->memory = VK_NULL_HANDLE;
-      s = tandem_vk_fail(r, "vkAllocateMemory (host-pointer import)", __FILE__, __LINE__);
-    }
-  }
-  if (s == TANDEM_OK) {
-    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
-    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+    s = tandem_vk_allocate_bound(g, b, bits, &import, size, "vkAllocateMemory (host-pointer import)");
   }
   if (s != TANDEM_OK) {
     tandem_vk_buffer_destroy(base, b);
@@ -232,25 +239,12 @@ tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint
   if (s == TANDEM_OK && dup_fd < 0)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "duplicating dma-buf fd %d", fd);
   if (s == TANDEM_OK) {
-    uint32_t type_index = 0;
-    while (!(bits & (1u << type_index))) type_index++;
     VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
                                       .handleType = type,
                                       .fd = dup_fd};
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                               .pNext = &import,
-                               .allocationSize = req.size > size ? req.size : size,
-                               .memoryTypeIndex = type_index};
-    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
-    if (r < 0) {
-      close(dup_fd); /* not consumed on failure */
-      b->memory = VK_NULL_HANDLE;
-      s = tandem_vk_fail(r, "vkAllocateMemory (dma-buf import)", __FILE__, __LINE__);
-    }
-  }
-  if (s == TANDEM_OK) {
-    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
-    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+    s = tandem_vk_allocate_bound(g, b, bits, &import, req.size > size ? req.size : size,
+                                 "vkAllocateMemory (dma-buf import)");
+    if (s != TANDEM_OK && !b->memory) close(dup_fd); /* not consumed when the import failed */
   }
   if (s != TANDEM_OK) {
     tandem_vk_buffer_destroy(base, b);
@@ -281,19 +275,8 @@ tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
   if (s == TANDEM_OK) {
     VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                       .handleTypes = type};
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                               .pNext = &exp,
-                               .allocationSize = req.size,
-                               .memoryTypeIndex = (uint32_t)mem_type};
-    VkResult r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
-    if (r < 0) {
-      b->memory = VK_NULL_HANDLE;
-      s = tandem_vk_fail(r, "vkAllocateMemory (dma-buf export)", __FILE__, __LINE__);
-    }
-  }
-  if (s == TANDEM_OK) {
-    VkResult r = g->vk.vkBindBufferMemory(g->device, b->buffer, b->memory, 0);
-    if (r < 0) s = tandem_vk_fail(r, "vkBindBufferMemory", __FILE__, __LINE__);
+    s = tandem_vk_allocate_bound(g, b, 1u << mem_type, &exp, req.size,
+                                 "vkAllocateMemory (dma-buf export)");
   }
   if (s == TANDEM_OK) {
     VkMemoryGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
