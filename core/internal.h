@@ -24,6 +24,10 @@
  *       (submitted and not yet retired).
  *   I4  A slot is FREE iff it is not in flight and its completion has no user
  *       reference.
+ *   I5  The NPU lane signals every NPU region's value exactly once, in
+ *       submission order, whatever happened to the run (core/npu.c).
+ *   I6  The NPU lane thread never takes runtime->mutex: driver calls made
+ *       under it may wait for a queue that waits for the NPU lane.
  */
 #ifndef TANDEM_CORE_INTERNAL_H_
 #define TANDEM_CORE_INTERNAL_H_
