@@ -118,6 +118,12 @@ summary_t bench_summarize(double *v, uint32_t n) {
                      .mean = sum / (double)n};
 }
 
+/* Where the submit call's share of each timed iteration goes, when a caller
+ * wants the split (the dispatch rows): tandem's tandem_exec_submit and the
+ * direct side's vkQueueSubmit2, in microseconds; NULL: not recorded. */
+static double *split_tandem_submit, *split_direct_submit;
+static uint32_t split_index; /* the timed iteration being run, or UINT32_MAX */
+
 void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
                       uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
                       double *dt) {
@@ -134,6 +140,7 @@ void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iter
         tandem_completion_t *c = NULL;
         double t0 = now_us();
         tandem_status_t s = tandem_exec_submit(exec, &c);
+        if (split_tandem_submit && it >= warmup) split_tandem_submit[it - warmup] = now_us() - t0;
         if (s == TANDEM_OK) s = tandem_completion_wait(c);
         tandem_completion_release(c);
         t = now_us() - t0;
@@ -143,6 +150,7 @@ void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iter
       } else {
         if (!job) continue;
         double d0 = now_us();
+        split_index = it >= warmup ? it - warmup : UINT32_MAX;
         job(NULL, ctx);
         d = now_us() - d0;
       }
@@ -187,7 +195,10 @@ static void dispatch_job_run(raw_t *unused, void *ctx) {
   dispatch_job_t *j = ctx;
   raw_t *raw = j->raw;
   j->signal.value = ++raw->value[TANDEM_LANE_COMPUTE];
+  double t0 = now_us();
   VkResult r = raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
+  if (split_direct_submit && split_index != UINT32_MAX)
+    split_direct_submit[split_index] = now_us() - t0;
   if (r == VK_SUCCESS) r = raw->vk.vkWaitSemaphores(raw->device, &j->wait, UINT64_MAX);
   if (r != VK_SUCCESS) bench_die("direct iteration failed: VkResult %d", (int)r);
 }
@@ -308,8 +319,18 @@ static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *
   double *tt = malloc(o->iterations * sizeof *tt), *dt = malloc(o->iterations * sizeof *dt);
   double *pr = malloc(o->iterations * sizeof *pr);
   if (!tt || !dt || !pr) bench_die("out of memory for %u samples", o->iterations);
+  double *ts = calloc(o->iterations, sizeof *ts), *ds = calloc(o->iterations, sizeof *ds);
+  if (!ts || !ds) bench_die("out of memory");
+  split_tandem_submit = ts;
+  split_direct_submit = ds;
   bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, tt, dt);
+  split_tandem_submit = split_direct_submit = NULL;
   for (uint32_t i = 0; i < o->iterations; i++) pr[i] = tt[i] / dt[i];
+  row->tandem_submit = bench_summarize(ts, o->iterations);
+  row->direct_submit = bench_summarize(ds, o->iterations);
+  row->has_split = true;
+  free(ts);
+  free(ds);
   snprintf(row->name, sizeof row->name, "%s", spec->name);
   row->nodes = spec->nodes;
   row->tandem = bench_summarize(tt, o->iterations);
@@ -421,6 +442,10 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
     json_summary(f, "tandem_us", &r->tandem);
     json_summary(f, "direct_us", &r->direct);
     json_summary(f, "pair_ratio", &r->pair_ratio);
+    if (r->has_split) {
+      json_summary(f, "tandem_submit_us", &r->tandem_submit);
+      json_summary(f, "direct_submit_us", &r->direct_submit);
+    }
     if (r->bytes && !r->is_overlap)
       fprintf(f, "      \"bytes\": %llu,\n      \"tandem_gb_per_s\": %.4f,\n"
                  "      \"direct_gb_per_s\": %.4f,\n",
@@ -460,6 +485,18 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
     printf("%-16s %12.2f %12.2f %8.3f %10.3f %12.3f %12.3f\n", r->name, r->tandem.median,
            r->direct.median, r->ratio, r->pair_ratio.median, r->tandem.median / r->nodes,
            r->direct.median / r->nodes);
+  }
+  bool split_header = false;
+  for (uint32_t i = 0; i < count; i++) {
+    const bench_row_t *r = &rows[i];
+    if (!r->has_split) continue;
+    if (!split_header)
+      printf("\n%-16s %12s %12s %12s %12s\n", "split (median)", "tandem sub", "direct sub",
+             "tandem rest", "direct rest");
+    split_header = true;
+    printf("%-16s %12.2f %12.2f %12.2f %12.2f\n", r->name, r->tandem_submit.median,
+           r->direct_submit.median, r->tandem.median - r->tandem_submit.median,
+           r->direct.median - r->direct_submit.median);
   }
   bool header = false;
   for (uint32_t i = 0; i < count; i++) {

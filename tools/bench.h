@@ -126,6 +126,9 @@ typedef struct bench_row {
   char name[32];
   uint32_t nodes;
   summary_t tandem, direct, pair_ratio;
+  /* dispatch rows: the submit call alone (tandem_exec_submit / vkQueueSubmit2) */
+  bool has_split;
+  summary_t tandem_submit, direct_submit;
   double ratio;
   /* transfer: bytes per run; overlap: ideal and efficiency */
   uint64_t bytes;

@@ -55,9 +55,12 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p);
 }
 
+/* Records one node. |bound| is the compute pipeline bound so far in this
+ * command buffer (state persists across barriers, fills and copies), so a run
+ * of dispatches of one kernel binds it once, as hand-written Vulkan would. */
 static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *lane,
                                   VkCommandBuffer cb, const tandem__node_t *node,
-                                  VkDescriptorSet set) {
+                                  VkDescriptorSet set, VkPipeline *bound) {
   if (node->barrier_before) {
     VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
                            .srcStageMask = lane->stages,
@@ -84,7 +87,10 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
     }
     case TANDEM__NODE_DISPATCH: {
       const tandem_vk_kernel_t *k = node->kernel->native;
-      g->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+      if (*bound != k->pipeline) {
+        g->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+        *bound = k->pipeline;
+      }
       if (set)
         g->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
                                       NULL);
@@ -208,9 +214,10 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
         if (vr >= 0 && p->queries)
           g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries,
                                      2 * at);
+        VkPipeline bound = VK_NULL_HANDLE;
         for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
           uint32_t n = plan->order[region->first + k];
-          tandem_vk_record_node(g, lane, p->cbs[at], &plan->nodes[n], sets[n]);
+          tandem_vk_record_node(g, lane, p->cbs[at], &plan->nodes[n], sets[n], &bound);
         }
         if (vr >= 0 && p->queries)
           g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
