@@ -620,14 +620,16 @@ typedef struct tandem_completion tandem_completion_t;
  * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (a Vulkan call, named). */
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
                                                 tandem_exec_t **out_exec);
-/* Reference counting. Releasing an executable with work in flight is safe: the
- * work finishes first. NULL is ignored. Thread-safe. */
+/* Reference counting. Releasing an executable with work in flight is safe:
+ * the last release blocks until that work has finished, then frees. NULL is
+ * ignored. Thread-safe. */
 TANDEM_API void tandem_exec_retain(tandem_exec_t *exec);
 TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
 
 /* Submits one run of |exec|, ordered after every earlier in-flight submission
- * whose byte ranges conflict with it (on any lane, from any graph). Returns a
- * completion the caller owns. Does not wait for the GPU; allocates nothing.
+ * whose byte ranges conflict with it (on any lane, from any graph). GPU regions
+ * go to their queues, NPU runs to the NPU lane thread. Returns a completion
+ * the caller owns. Does not wait for the GPU or the NPU; allocates nothing.
  * Errors: BUSY (all graph_slots of |exec| in flight, max_submissions reached,
  * or a live conflicting host map: nothing was started), FAILED_DEPENDENCY
  * (a buffer it reads is poisoned by a failed run), DEVICE_LOST.
@@ -652,8 +654,10 @@ TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
 
 /* Blocks until the submission finished (successfully or not) and returns its
  * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
- * CANCELLED ...). Waits on the lanes' timeline semaphores on the calling
- * thread. Thread-safe. */
+ * CANCELLED, TIMEOUT when an NPU run exceeded the npu_timeout_ms watchdog,
+ * INTERNAL when an NPU run failed ...). Waits on the GPU lanes' timeline
+ * semaphores on the calling thread (and on the NPU lane's progress when the
+ * submission has NPU runs). Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_wait(tandem_completion_t *completion);
 /* As wait, but gives up after |timeout_ns| with TIMEOUT; the work goes on. */
 TANDEM_API tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
