@@ -83,6 +83,9 @@ static void usage(FILE *f) {
         "  --rounds N       overlap compute work per element (default 64)\n"
         "  --gpu N          Vulkan physical device index for both sides (default 0)\n"
         "  --direct-first   run direct before tandem in each pair (order-bias check)\n"
+        "  --spin           dispatch rows: both sides poll for completion\n"
+        "                   (tandem_completion_is_complete / vkGetSemaphoreCounterValue)\n"
+        "                   instead of blocking waits: separates wake-up from overhead\n"
         "  --validate       validation layer on both sides; any message fails the run.\n"
         "                   Timings are meaningless with it.\n"
         "  --json PATH      also write every number as JSON to PATH\n"
@@ -123,6 +126,7 @@ summary_t bench_summarize(double *v, uint32_t n) {
  * direct side's vkQueueSubmit2, in microseconds; NULL: not recorded. */
 static double *split_tandem_submit, *split_direct_submit;
 static uint32_t split_index; /* the timed iteration being run, or UINT32_MAX */
+static bool split_spin;       /* --spin: poll instead of blocking waits */
 
 void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
                       uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
@@ -141,6 +145,9 @@ void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iter
         double t0 = now_us();
         tandem_status_t s = tandem_exec_submit(exec, &c);
         if (split_tandem_submit && it >= warmup) split_tandem_submit[it - warmup] = now_us() - t0;
+        if (s == TANDEM_OK && split_spin)
+          while (!tandem_completion_is_complete(c)) {
+          }
         if (s == TANDEM_OK) s = tandem_completion_wait(c);
         tandem_completion_release(c);
         t = now_us() - t0;
@@ -199,6 +206,11 @@ static void dispatch_job_run(raw_t *unused, void *ctx) {
   VkResult r = raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
   if (split_direct_submit && split_index != UINT32_MAX)
     split_direct_submit[split_index] = now_us() - t0;
+  if (r == VK_SUCCESS && split_spin) {
+    uint64_t v = 0;
+    while (r == VK_SUCCESS && v < j->signal.value)
+      r = raw->vk.vkGetSemaphoreCounterValue(raw->device, raw->timeline[TANDEM_LANE_COMPUTE], &v);
+  }
   if (r == VK_SUCCESS) r = raw->vk.vkWaitSemaphores(raw->device, &j->wait, UINT64_MAX);
   if (r != VK_SUCCESS) bench_die("direct iteration failed: VkResult %d", (int)r);
 }
@@ -323,8 +335,10 @@ static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *
   if (!ts || !ds) bench_die("out of memory");
   split_tandem_submit = ts;
   split_direct_submit = ds;
+  split_spin = o->spin;
   bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, tt, dt);
   split_tandem_submit = split_direct_submit = NULL;
+  split_spin = false;
   for (uint32_t i = 0; i < o->iterations; i++) pr[i] = tt[i] / dt[i];
   row->tandem_submit = bench_summarize(ts, o->iterations);
   row->direct_submit = bench_summarize(ds, o->iterations);
@@ -550,6 +564,8 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       o->validate = true;
     } else if (!strcmp(a, "--direct-first")) {
       o->direct_first = true;
+    } else if (!strcmp(a, "--spin")) {
+      o->spin = true;
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
       if (!cli_parse_u32(a, v, 1, 100000000, &o->iterations)) return false;
     } else if (cli_take_value(argc, argv, &i, "--warmup", &v)) {

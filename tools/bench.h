@@ -26,6 +26,7 @@ typedef struct bench_options {
   uint32_t rounds;                     /* overlap: compute work per element */
   uint32_t gpu_index;
   bool validate, direct_first, quick;
+  bool spin; /* dispatch rows: poll for completion instead of blocking waits */
   const char *json_path;
   const char *only;
 } bench_options_t;
