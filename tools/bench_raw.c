@@ -264,9 +264,13 @@ static uint32_t raw_memory_type(const raw_t *raw, uint32_t bits, VkMemoryPropert
   return UINT32_MAX;
 }
 
-void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b) {
+/* The VkBuffer (storage, transfer src/dst, shared by the lanes' families) of
+ * |b|, with |chain| in its create info; returns its memory requirements. */
+static VkMemoryRequirements raw_buffer_make(raw_t *raw, VkDeviceSize size, const void *chain,
+                                            raw_buffer_t *b) {
   *b = (raw_buffer_t){.size = size};
   VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .pNext = chain,
                             .size = size,
                             .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -278,6 +282,11 @@ void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b
   VKCHECK(raw->vk.vkCreateBuffer(raw->device, &bci, NULL, &b->buffer));
   VkMemoryRequirements req;
   raw->vk.vkGetBufferMemoryRequirements(raw->device, b->buffer, &req);
+  return req;
+}
+
+void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b) {
+  VkMemoryRequirements req = raw_buffer_make(raw, size, NULL, b);
   VkMemoryPropertyFlags want = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
                                     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
@@ -294,22 +303,9 @@ void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b
 void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b) {
   const VkExternalMemoryHandleTypeFlagBits type =
       VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-  *b = (raw_buffer_t){.size = size};
   VkExternalMemoryBufferCreateInfo ext = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, .handleTypes = type};
-  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-                            .pNext = &ext,
-                            .size = size,
-                            .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                            .sharingMode = raw->distinct_count > 1 ? VK_SHARING_MODE_CONCURRENT
-                                                                    : VK_SHARING_MODE_EXCLUSIVE,
-                            .queueFamilyIndexCount = raw->distinct_count > 1 ? raw->distinct_count : 0,
-                            .pQueueFamilyIndices = raw->distinct_families};
-  VKCHECK(raw->vk.vkCreateBuffer(raw->device, &bci, NULL, &b->buffer));
-  VkMemoryRequirements req;
-  raw->vk.vkGetBufferMemoryRequirements(raw->device, b->buffer, &req);
+  VkMemoryRequirements req = raw_buffer_make(raw, size, &ext, b);
   VkMemoryHostPointerPropertiesEXT hpp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
   VKCHECK(raw->vk.vkGetMemoryHostPointerPropertiesEXT(raw->device, type, host, &hpp));
   uint32_t bits = hpp.memoryTypeBits & req.memoryTypeBits;
