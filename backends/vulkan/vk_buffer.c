@@ -48,30 +48,47 @@ static void tandem_vk_record_zero(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *
   g->vk.vkCmdFillBuffer(cb, *(VkBuffer *)ctx, 0, VK_WHOLE_SIZE, 0);
 }
 
-tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
-                                        tandem_placement_t placement, void **out_native,
-                                        void **out_host) {
-  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  *out_native = NULL;
-  *out_host = NULL;
+/* Makes a buffer record and its VkBuffer (storage + transfer, CONCURRENT over
+ * the lanes' families), for memory of external handle |type| (0: ordinary).
+ * Returns its memory requirements; on failure nothing is left behind. */
+static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
+                                            VkExternalMemoryHandleTypeFlagBits type,
+                                            tandem_vk_buffer_t **out, VkMemoryRequirements *req) {
+  *out = NULL;
   tandem_vk_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  VkExternalMemoryBufferCreateInfo ext = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, .handleTypes = type};
   VkBufferCreateInfo ci = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .pNext = type ? &ext : NULL,
       .size = size,
       .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                VK_BUFFER_USAGE_TRANSFER_DST_BIT,
       .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
       .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
       .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
-  tandem_status_t s = TANDEM_OK;
   VkResult r = g->vk.vkCreateBuffer(g->device, &ci, NULL, &b->buffer);
   if (r < 0) {
     free(b);
     return tandem_vk_fail(r, "vkCreateBuffer", __FILE__, __LINE__);
   }
+  g->vk.vkGetBufferMemoryRequirements(g->device, b->buffer, req);
+  *out = b;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
+                                        tandem_placement_t placement, void **out_native,
+                                        void **out_host) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  *out_host = NULL;
+  tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
-  g->vk.vkGetBufferMemoryRequirements(g->device, b->buffer, &req);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, 0, &b, &req));
+  tandem_status_t s = TANDEM_OK;
+  VkResult r;
   bool host = placement == TANDEM_PLACEMENT_HOST_VISIBLE;
   int32_t type =
       host ? tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
@@ -135,27 +152,6 @@ void tandem_vk_buffer_destroy(tandem__gpu_t *base, void *native) {
   free(b);
 }
 
-/* Creates the VkBuffer of an imported allocation, with the external-memory
- * handle type it will be bound to. */
-static tandem_status_t tandem_vk_import_buffer(tandem_vk_gpu_t *g, uint64_t size,
-                                               VkExternalMemoryHandleTypeFlagBits type,
-                                               tandem_vk_buffer_t *b, VkMemoryRequirements *req) {
-  VkExternalMemoryBufferCreateInfo ext = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
-                                          .handleTypes = type};
-  VkBufferCreateInfo ci = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .pNext = &ext,
-      .size = size,
-      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
-      .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
-      .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
-  TANDEM_VK_RETURN_IF_ERROR(g->vk.vkCreateBuffer(g->device, &ci, NULL, &b->buffer));
-  g->vk.vkGetBufferMemoryRequirements(g->device, b->buffer, req);
-  return TANDEM_OK;
-}
-
 /* Allocates |size| bytes of the first memory type in |bits| with |import|
  * chained (an import or export structure) and binds it to |b|. */
 static tandem_status_t tandem_vk_allocate_bound(tandem_vk_gpu_t *g, tandem_vk_buffer_t *b,
@@ -188,10 +184,10 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, ui
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "host-pointer import needs address and size aligned to %llu bytes",
                        (unsigned long long)align);
-  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
-  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, type, &b, &req));
+  tandem_status_t s = TANDEM_OK;
   VkMemoryHostPointerPropertiesEXT hpp = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
   if (s == TANDEM_OK) {
@@ -222,10 +218,10 @@ tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
   const VkExternalMemoryHandleTypeFlagBits type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
-  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
-  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, type, &b, &req));
+  tandem_status_t s = TANDEM_OK;
   VkMemoryFdPropertiesKHR fdp = {.sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR};
   if (s == TANDEM_OK) {
     VkResult r = g->vk.vkGetMemoryFdPropertiesKHR(g->device, type, fd, &fdp);
@@ -260,10 +256,10 @@ tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
   *out_native = NULL;
   *out_fd = -1;
   const VkExternalMemoryHandleTypeFlagBits type = VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
-  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
-  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
-  tandem_status_t s = tandem_vk_import_buffer(g, size, type, b, &req);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, type, &b, &req));
+  tandem_status_t s = TANDEM_OK;
   int32_t mem_type = -1;
   if (s == TANDEM_OK) {
     mem_type = tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
