@@ -7,6 +7,7 @@
  * teardown reports leaked Vulkan objects from vkDestroyDevice).
  */
 #include "harness.h"
+#include "tandem_test_shaders.h"
 
 #include <dlfcn.h>
 #include <inttypes.h>
@@ -345,3 +346,31 @@ tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const ui
   assert_non_null(k);
   return k;
 }
+
+tandem_statistics_t th_stats(tandem_runtime_t *rt) {
+  tandem_statistics_t s;
+  memset(&s, 0xEE, sizeof s);
+  tandem_runtime_statistics(rt, &s);
+  return s;
+}
+
+/* v[i] += 1 over |n| uints. */
+tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
+  return th_kernel_load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
+                        (n + 255) / 256, b, 1, 4);
+}
+
+tandem_status_t th_add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v,
+                               uint32_t n) {
+  return tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n);
+}
+
+tandem_graph_t *th_graph(tandem_runtime_t *rt) {
+  tandem_graph_t *g = NULL;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  assert_non_null(g);
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
+  return g;
+}
+

@@ -155,4 +155,13 @@ tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const ui
                                 size_t size, uint32_t groups, const tandem_binding_contract_t *b,
                                 uint32_t count, uint32_t push);
 
+/* Statistics snapshot (poisoned first, so a field the library misses shows). */
+tandem_statistics_t th_stats(tandem_runtime_t *runtime);
+/* An empty graph (asserts creation and 0 nodes). */
+tandem_graph_t *th_graph(tandem_runtime_t *runtime);
+/* add_one_u32 over |n| uints (binding 0 read-write, push {uint n}). */
+tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *runtime, uint32_t n);
+tandem_status_t th_add_add_one(tandem_graph_t *graph, tandem_kernel_t *kernel, tandem_view_t view,
+                               uint32_t n);
+
 #endif /* TANDEM_TESTS_HARNESS_H_ */

@@ -28,13 +28,6 @@
  * Helpers
  *---------------------------------------------------------------------------*/
 
-/* v[i] += 1 over |n| uints (binding 0 read-write). */
-static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
-  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
-  return th_kernel_load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
-              (n + 255) / 256, b, 1, 4);
-}
-
 /* dst[i] = src[i] over |n| uints (binding 0 read, binding 1 write). */
 static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
@@ -43,22 +36,10 @@ static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
               b, 2, 4);
 }
 
-static tandem_status_t add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v,
-                                   uint32_t n) {
-  return tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n);
-}
-
 static tandem_status_t add_copy_u32(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t src,
                                     tandem_view_t dst, uint32_t n) {
   const tandem_view_t v[2] = {src, dst};
   return tandem_graph_add_dispatch(g, k, v, 2, &n, sizeof n);
-}
-
-static tandem_graph_t *new_graph(tandem_runtime_t *rt) {
-  tandem_graph_t *g = NULL;
-  TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  assert_non_null(g);
-  return g;
 }
 
 static tandem_exec_t *prepare(tandem_graph_t *g) {
@@ -88,13 +69,6 @@ static void wait_release(tandem_completion_t *c) {
 }
 
 static void run_once(tandem_exec_t *e) { wait_release(submit(e)); }
-
-static tandem_statistics_t stats(tandem_runtime_t *rt) {
-  tandem_statistics_t s;
-  memset(&s, 0xEE, sizeof s);
-  tandem_runtime_statistics(rt, &s);
-  return s;
-}
 
 static uint32_t *alloc_u32(size_t n) {
   uint32_t *p = malloc(n * 4 + 4);
@@ -148,10 +122,10 @@ static longrun_t make_long(tandem_runtime_t *rt, uint32_t steps) {
   L.n = th_small() ? (1u << 20) : (4u << 20);
   L.steps = steps;
   L.buf = th_buffer(rt, (uint64_t)L.n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  L.k = add_one_kernel(rt, L.n);
-  tandem_graph_t *g = new_graph(rt);
+  L.k = th_add_one_kernel(rt, L.n);
+  tandem_graph_t *g = th_graph(rt);
   for (uint32_t i = 0; i < steps; ++i)
-    TH_ASSERT_OK(add_add_one(g, L.k, tandem_buffer_whole(L.buf), L.n));
+    TH_ASSERT_OK(th_add_add_one(g, L.k, tandem_buffer_whole(L.buf), L.n));
   L.exec = prepare_release(g);
   return L;
 }
@@ -196,14 +170,14 @@ static void test_chain_64_dispatches(void **state) {
   tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *d2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(hin, 0, in, bytes);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_kernel_t *kc = copy_kernel(rt, n);
 
   /* upload -> 64 x (+1) -> download, all on one range. */
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  for (int i = 0; i < 64; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  for (int i = 0; i < 64; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 66);
@@ -219,14 +193,14 @@ static void test_chain_64_dispatches(void **state) {
    *   upload d; 32 x (+1 on d); copy_u32 d->d2 (RAW on d);
    *   32 x (+1 on d) (WAR against the copy's read); 32 x (+1 on d2) (RAW);
    *   download d and d2.  Both must hold in + 64. */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  for (int i = 0; i < 32; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  for (int i = 0; i < 32; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(d), tandem_buffer_whole(d2), n));
   for (int i = 0; i < 32; ++i) {
-    TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
-    TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d2), n));
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d2), n));
   }
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
@@ -269,11 +243,11 @@ static void test_war(void **state) {
   tandem_buffer_t *a = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *b = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(h, 0, in, bytes);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_kernel_t *kc = copy_kernel(rt, n);
 
   /* Copy node (compute lane, GPU_LOCAL -> GPU_LOCAL) then a fill of its source. */
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(b),
@@ -291,13 +265,13 @@ static void test_war(void **state) {
   TH_ASSERT_U32_FILL(got, 0xF00DF00Du, n, "WAR (copy node): A holds the fill");
 
   /* Kernel copy (copy_u32 reads A) then +1 on A (writes what was read). */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(a), tandem_buffer_whole(b), n));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0x0u, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb),
@@ -311,12 +285,12 @@ static void test_war(void **state) {
 
   /* Download lane reads A, then the compute lane overwrites A: the download
    * must have read the old contents (WAR across lanes). */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(hb),
                                      TANDEM_LANE_DOWNLOAD));
-  for (int i = 0; i < 4; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(a), n));
+  for (int i = 0; i < 4; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
                                      TANDEM_LANE_DOWNLOAD));
   th_run_graph(g, 1);
@@ -354,7 +328,7 @@ static void test_waw(void **state) {
   th_write(hs, 0, in, bytes);
 
   /* Same range three times: the last wins. */
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p1, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p2, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p3, TANDEM_LANE_AUTO));
@@ -370,7 +344,7 @@ static void test_waw(void **state) {
    *   fill [n/2, 3n/4) p2 (compute); upload hs[0,n/8) into [7n/8, n) (upload);
    *   download to h. */
   const uint64_t q = bytes / 8; /* an eighth */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p1, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hs, 2 * q, 6 * q), th_view(d, 2 * q, 6 * q),
                                      TANDEM_LANE_AUTO));
@@ -420,14 +394,14 @@ static void test_chunked_stream(void **state) {
   tandem_buffer_t *d = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *stage = th_buffer(rt, cb, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(hin, 0, in, (uint64_t)n * 4);
-  tandem_kernel_t *k = add_one_kernel(rt, cn);
+  tandem_kernel_t *k = th_add_one_kernel(rt, cn);
 
   for (int shared = 0; shared < 2; ++shared) {
-    tandem_graph_t *g = new_graph(rt);
+    tandem_graph_t *g = th_graph(rt);
     for (uint32_t c = 0; c < chunks; ++c) {
       tandem_view_t dv = shared ? tandem_buffer_whole(stage) : th_view(d, c * cb, cb);
       TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hin, c * cb, cb), dv, TANDEM_LANE_AUTO));
-      for (uint32_t j = 0; j <= c; ++j) TH_ASSERT_OK(add_add_one(g, k, dv, cn));
+      for (uint32_t j = 0; j <= c; ++j) TH_ASSERT_OK(th_add_add_one(g, k, dv, cn));
       TH_ASSERT_OK(tandem_graph_add_copy(g, dv, th_view(hout, c * cb, cb), TANDEM_LANE_AUTO));
     }
     tandem_exec_t *e = prepare_release(g);
@@ -436,12 +410,12 @@ static void test_chunked_stream(void **state) {
       TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(hout), &m));
       memset(m.data, 0xAB, (size_t)n * 4);
       tandem_unmap(&m);
-      uint64_t up0 = stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD];
-      uint64_t down0 = stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
+      uint64_t up0 = th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD];
+      uint64_t down0 = th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
       run_once(e);
-      TH_ASSERT_U64_EQ(stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD] - up0,
+      TH_ASSERT_U64_EQ(th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD] - up0,
                        (uint64_t)n * 4);
-      TH_ASSERT_U64_EQ(stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] - down0,
+      TH_ASSERT_U64_EQ(th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] - down0,
                        (uint64_t)n * 4);
       th_read(hout, 0, got, (uint64_t)n * 4);
       TH_ASSERT_U32_ARRAY(got, want, n,
@@ -476,15 +450,15 @@ static void test_replay_256_one_slot(void **state) {
   tandem_buffer_t *hin = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *hout = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e = prepare_release(g);
-  uint64_t subs0 = stats(rt).submissions;
+  uint64_t subs0 = th_stats(rt).submissions;
 
   for (int run = 0; run < 256; ++run) {
     tandem_map_t m;
@@ -499,7 +473,7 @@ static void test_replay_256_one_slot(void **state) {
     th_read(hout, 0, got, bytes);
     TH_ASSERT_U32_ARRAY(got, want, n, "replay through one slot");
   }
-  TH_ASSERT_U64_EQ(stats(rt).submissions - subs0, 256);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions - subs0, 256);
 
   tandem_exec_release(e);
   tandem_kernel_release(k);
@@ -537,19 +511,19 @@ static void test_cross_graph_overlapping(void **state) {
   tandem_buffer_t *d = th_buffer(rt, nb, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *c = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(b, 0, in, 2 * nb);
-  tandem_kernel_t *k = add_one_kernel(rt, N);
+  tandem_kernel_t *k = th_add_one_kernel(rt, N);
 
-  tandem_graph_t *g = new_graph(rt);
-  for (int i = 0; i < 16; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, 0, nb), N));
+  tandem_graph_t *g = th_graph(rt);
+  for (int i = 0; i < 16; ++i) TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, 0, nb), N));
   tandem_exec_t *e1 = prepare_release(g);
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(b, nb / 2, nb), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(add_add_one(g, k, th_view(b, nb / 2, nb), N));
+  TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, nb / 2, nb), N));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(c),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e2 = prepare_release(g);
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, nb / 4, nb / 2), P, TANDEM_LANE_AUTO));
   tandem_exec_t *e3 = prepare_release(g);
 
@@ -622,12 +596,12 @@ static void test_cross_graph_disjoint(void **state) {
   th_fill_random_u32(&rng, in, 2 * N);
   tandem_buffer_t *b = th_buffer(rt, 2 * nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(b, 0, in, 2 * nb);
-  tandem_kernel_t *k = add_one_kernel(rt, N);
-  tandem_graph_t *g = new_graph(rt);
-  for (int i = 0; i < 8; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, 0, nb), N));
+  tandem_kernel_t *k = th_add_one_kernel(rt, N);
+  tandem_graph_t *g = th_graph(rt);
+  for (int i = 0; i < 8; ++i) TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, 0, nb), N));
   tandem_exec_t *lo = prepare_release(g);
-  g = new_graph(rt);
-  for (int i = 0; i < 3; ++i) TH_ASSERT_OK(add_add_one(g, k, th_view(b, nb, nb), N));
+  g = th_graph(rt);
+  for (int i = 0; i < 3; ++i) TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, nb, nb), N));
   tandem_exec_t *hi = prepare_release(g);
 
   tandem_completion_t *cs[4];
@@ -705,21 +679,21 @@ static void test_threads(void **state) {
   th_fill_random_u32(&rng, in, total);
   tandem_buffer_t *b = th_buffer(rt, (uint64_t)total * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(b, 0, in, (uint64_t)total * 4);
-  tandem_kernel_t *k = add_one_kernel(rt, R);
+  tandem_kernel_t *k = th_add_one_kernel(rt, R);
 
   tandem_exec_t *ex[THREADS];
   for (int t = 0; t < THREADS; ++t) {
-    tandem_graph_t *g = new_graph(rt);
+    tandem_graph_t *g = th_graph(rt);
     /* Own range: +1 twice; the common range: +1 once. */
-    TH_ASSERT_OK(add_add_one(g, k, th_view(b, t * rb, rb), R));
-    TH_ASSERT_OK(add_add_one(g, k, th_view(b, THREADS * rb, rb), R));
-    TH_ASSERT_OK(add_add_one(g, k, th_view(b, t * rb, rb), R));
+    TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, t * rb, rb), R));
+    TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, THREADS * rb, rb), R));
+    TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, t * rb, rb), R));
     ex[t] = prepare_release(g);
   }
   atomic_int errors = 0;
   thread_arg_t args[THREADS];
   pthread_t th[THREADS];
-  uint64_t subs0 = stats(rt).submissions;
+  uint64_t subs0 = th_stats(rt).submissions;
   for (int t = 0; t < THREADS; ++t) {
     args[t].exec = ex[t];
     args[t].index = t;
@@ -731,7 +705,7 @@ static void test_threads(void **state) {
   for (int t = 0; t < THREADS; ++t)
     if (args[t].message[0]) fprintf(stderr, "%s\n", args[t].message);
   assert_int_equal(atomic_load(&errors), 0);
-  TH_ASSERT_U64_EQ(stats(rt).submissions - subs0, THREADS * THREAD_SUBMITS);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions - subs0, THREADS * THREAD_SUBMITS);
 
   for (uint32_t i = 0; i < total; ++i)
     want[i] = in[i] + (i < THREADS * R ? 2u * THREAD_SUBMITS : (uint32_t)THREADS * THREAD_SUBMITS);
@@ -755,13 +729,13 @@ static void test_busy_graph_slots(void **state) {
   tandem_runtime_t *rt = runtime_with(1, 0);
   const uint32_t n = 4096;
   tandem_buffer_t *b = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(b), n));
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(b), n));
   tandem_exec_t *e = prepare_release(g);
 
   tandem_completion_t *c1 = submit(e);
-  uint64_t subs = stats(rt).submissions;
+  uint64_t subs = th_stats(rt).submissions;
   tandem_completion_t *c2 = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph slots");
   assert_null(c2);
@@ -770,7 +744,7 @@ static void test_busy_graph_slots(void **state) {
   c2 = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph_slots");
   assert_null(c2);
-  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, subs);
   tandem_completion_release(c1);
   c2 = submit(e);
   wait_release(c2);
@@ -790,13 +764,13 @@ static void test_busy_max_submissions(void **state) {
   const uint32_t n = 4096;
   tandem_buffer_t *o2 = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *o3 = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L.buf, 0, n * 4), tandem_buffer_whole(o2),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e2 = prepare_release(g);
-  g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(o3), n));
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(o3), n));
   tandem_exec_t *e3 = prepare_release(g);
 
   tandem_completion_t *c1 = submit(L.exec), *c2 = submit(e2);
@@ -838,7 +812,7 @@ static void test_busy_live_map(void **state) {
   tandem_buffer_t *o = th_buffer(rt, n * 2, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(h, 0, in, n * 4);
   /* The graph only reads h[0, n*2). */
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h, 0, n * 2), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o),
@@ -847,15 +821,15 @@ static void test_busy_live_map(void **state) {
 
   tandem_map_t m;
   TH_ASSERT_OK(tandem_map_write(th_view(h, n * 2 - 4, 8), &m)); /* straddles the end */
-  uint64_t subs = stats(rt).submissions, comps = stats(rt).completions;
+  uint64_t subs = th_stats(rt).submissions, comps = th_stats(rt).completions;
   tandem_completion_t *c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(e, &c), TANDEM_ERROR_BUSY);
   assert_null(c);
   c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit_after(e, NULL, 0, &c), TANDEM_ERROR_BUSY);
   assert_null(c);
-  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
-  TH_ASSERT_U64_EQ(stats(rt).completions, comps);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, subs);
+  TH_ASSERT_U64_EQ(th_stats(rt).completions, comps);
   tandem_unmap(&m);
 
   /* A write map on the half the graph does not touch: the submit runs. */
@@ -918,23 +892,23 @@ static pipeline_t make_pipeline(tandem_runtime_t *rt, longrun_t *L) {
   p.y = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   p.z = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   p.w = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
-  p.k = add_one_kernel(rt, p.n);
-  tandem_graph_t *g = new_graph(rt);
+  p.k = th_add_one_kernel(rt, p.n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L->buf, 0, nb), tandem_buffer_whole(p.y),
                                      TANDEM_LANE_AUTO));
   p.b = prepare_release(g);
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(p.y), tandem_buffer_whole(p.z),
                                      TANDEM_LANE_AUTO));
   p.c = prepare_release(g);
   /* rx: reads a part of X that A writes, into Z. */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L->buf, nb, nb), tandem_buffer_whole(p.z),
                                      TANDEM_LANE_AUTO));
   p.rx = prepare_release(g);
   /* u: unrelated, +1 on W. */
-  g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, p.k, tandem_buffer_whole(p.w), p.n));
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, p.k, tandem_buffer_whole(p.w), p.n));
   p.u = prepare_release(g);
   return p;
 }
@@ -975,7 +949,7 @@ static void check_failure_aftermath(tandem_runtime_t *rt, longrun_t *L, pipeline
 
   const uint64_t nb = (uint64_t)p->n * 4;
   /* Reading X: at submit. */
-  uint64_t subs = stats(rt).submissions;
+  uint64_t subs = th_stats(rt).submissions;
   tandem_completion_t *c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(p->rx, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
   assert_null(c);
@@ -986,7 +960,7 @@ static void check_failure_aftermath(tandem_runtime_t *rt, longrun_t *L, pipeline
   c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(p->c, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
   assert_null(c);
-  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, subs);
   /* Maps of poisoned bytes. */
   tandem_map_t m;
   memset(&m, 0, sizeof m);
@@ -1052,7 +1026,7 @@ static void test_injected_failure(void **state) {
   pipeline_t p = make_pipeline(rt, &L);
   TH_ASSERT_OK(tandem_runtime_trace_start(rt, 256));
   TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
-  const uint64_t sub_a = stats(rt).submissions + 1;
+  const uint64_t sub_a = th_stats(rt).submissions + 1;
   tandem_completion_t *ca = submit(L.exec); /* the one that fails */
   tandem_completion_t *cb = submit(p.b);
   tandem_completion_t *cc = submit(p.c);
@@ -1147,9 +1121,9 @@ static void test_submit_after(void **state) {
   longrun_t L = make_long(rt, 32);
   const uint32_t n = 4096;
   tandem_buffer_t *y = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(y), n));
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(y), n));
   tandem_exec_t *eb = prepare_release(g);
 
   /* B (unrelated buffers) after A, through submit_after. */
@@ -1190,7 +1164,7 @@ static void test_submit_after(void **state) {
   /* A completion of another runtime. */
   tandem_runtime_t *rt2 = th_runtime_create(NULL);
   tandem_buffer_t *b2 = th_buffer(rt2, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
-  g = new_graph(rt2);
+  g = th_graph(rt2);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b2), 1, TANDEM_LANE_AUTO));
   tandem_exec_t *e2 = prepare_release(g);
   tandem_completion_t *c2 = submit(e2);
@@ -1257,12 +1231,12 @@ static void test_profile_and_trace(void **state) {
   tandem_buffer_t *hout = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *d = th_buffer(rt, nb, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(hin, 0, in, nb);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e = prepare_release(g);
@@ -1280,7 +1254,7 @@ static void test_profile_and_trace(void **state) {
   uint32_t region_count = 0;
   tandem_region_profile_t regions[SUBS][8];
   for (int s = 0; s < SUBS; ++s) {
-    uint64_t before = stats(rt).submissions;
+    uint64_t before = th_stats(rt).submissions;
     tandem_completion_t *c = submit(e);
     subno[s] = before + 1; /* runtime-wide numbering from 1; nothing else submits */
     tandem_completion_profile_t p;
@@ -1408,7 +1382,7 @@ static void test_profile_and_trace(void **state) {
 
   /* A small ring keeps the newest events and counts the lost ones. */
   TH_ASSERT_OK(tandem_runtime_trace_start(rt, 2));
-  uint64_t first = stats(rt).submissions + 1;
+  uint64_t first = th_stats(rt).submissions + 1;
   run_once(e);
   run_once(e);
   TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
@@ -1441,7 +1415,7 @@ static void test_lane_override(void **state) {
   tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(h, 0, in, n * 4);
   const tandem_lane_t order[3] = {TANDEM_LANE_DOWNLOAD, TANDEM_LANE_COMPUTE, TANDEM_LANE_UPLOAD};
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d), order[0]));
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 0, 16), 0x12345678u, order[1]));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o), order[2]));
@@ -1476,11 +1450,11 @@ static void test_profile_without_timestamps(void **state) {
   const uint32_t n = 4096;
   tandem_buffer_t *h = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   tandem_exec_t *e = prepare_release(g);
   TH_ASSERT_OK(tandem_runtime_trace_start(rt, 64));
   tandem_completion_t *c = submit(e);
@@ -1518,8 +1492,8 @@ static void test_record_errors_more(void **state) {
   tandem_runtime_t *rt = *state;
   const uint32_t n = 1024;
   tandem_buffer_t *b = th_buffer(rt, 64 * 1024, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   tandem_view_t ok = th_view(b, 0, n * 4);
 
   /* NULL graph and NULL outputs. */
@@ -1531,8 +1505,8 @@ static void test_record_errors_more(void **state) {
                    TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_graph_add_copy(NULL, ok, th_view(b, 8192, n * 4), TANDEM_LANE_AUTO),
                    TANDEM_ERROR_INVALID_ARGUMENT);
-  TH_ASSERT_STATUS(add_add_one(NULL, k, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
-  TH_ASSERT_STATUS(add_add_one(g, NULL, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(th_add_add_one(NULL, k, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(th_add_add_one(g, NULL, ok, n), TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_graph_prepare(g, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
   tandem_exec_t *en = (tandem_exec_t *)(uintptr_t)0x1;
   TH_ASSERT_STATUS(tandem_graph_prepare(NULL, &en), TANDEM_ERROR_INVALID_ARGUMENT);
@@ -1554,7 +1528,7 @@ static void test_record_errors_more(void **state) {
                                         TANDEM_LANE_AUTO),
                   TANDEM_ERROR_INVALID_ARGUMENT, TANDEM_ERROR_OUT_OF_RANGE, what);
     snprintf(what, sizeof what, "dispatch on bad view %d", i);
-    tandem_status_t s = add_add_one(g, k, bad[i], n);
+    tandem_status_t s = th_add_add_one(g, k, bad[i], n);
     if (s != TANDEM_ERROR_INVALID_ARGUMENT && s != TANDEM_ERROR_OUT_OF_RANGE &&
         s != TANDEM_ERROR_CONTRACT)
       fail_msg("%s: returned %s", what, tandem_status_name(s));
@@ -1569,10 +1543,10 @@ static void test_record_errors_more(void **state) {
   /* Objects of another runtime. */
   tandem_runtime_t *rt2 = th_runtime_create(NULL);
   tandem_buffer_t *b2 = th_buffer(rt2, 64 * 1024, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k2 = add_one_kernel(rt2, n);
-  TH_ASSERT_STATUS_MSG(add_add_one(g, k2, ok, n), TANDEM_ERROR_INVALID_ARGUMENT,
+  tandem_kernel_t *k2 = th_add_one_kernel(rt2, n);
+  TH_ASSERT_STATUS_MSG(th_add_add_one(g, k2, ok, n), TANDEM_ERROR_INVALID_ARGUMENT,
                        "another runtime");
-  expect_either(add_add_one(g, k, th_view(b2, 0, n * 4), n), TANDEM_ERROR_INVALID_ARGUMENT,
+  expect_either(th_add_add_one(g, k, th_view(b2, 0, n * 4), n), TANDEM_ERROR_INVALID_ARGUMENT,
                 TANDEM_ERROR_CONTRACT, "dispatch on another runtime's buffer");
   TH_ASSERT_STATUS(tandem_graph_add_fill(g, th_view(b2, 0, 64), 0, TANDEM_LANE_AUTO),
                    TANDEM_ERROR_INVALID_ARGUMENT);
@@ -1596,7 +1570,7 @@ static void test_record_errors_more(void **state) {
   tandem_completion_t *c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(NULL, &c), TANDEM_ERROR_INVALID_ARGUMENT);
   assert_null(c);
-  TH_ASSERT_OK(add_add_one(g, k, ok, n));
+  TH_ASSERT_OK(th_add_add_one(g, k, ok, n));
   e = prepare(g);
   TH_ASSERT_STATUS(tandem_exec_submit(e, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_completion_wait(NULL), TANDEM_ERROR_INVALID_ARGUMENT);

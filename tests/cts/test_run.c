@@ -26,13 +26,6 @@ static tandem_kernel_t *saxpy_kernel(tandem_runtime_t *rt, uint32_t n, uint64_t 
   return th_kernel_load(rt, "saxpy", tandem_spv_saxpy, tandem_spv_saxpy_size, n / 256, b, 2, 8);
 }
 
-/* v[i] += 1 over |n| uints. */
-static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
-  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
-  return th_kernel_load(rt, "add_one_u32", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
-              (n + 255) / 256, b, 1, 4);
-}
-
 typedef struct saxpy_push {
   float a;
   uint32_t n;
@@ -43,26 +36,6 @@ static tandem_status_t add_saxpy(tandem_graph_t *g, tandem_kernel_t *k, tandem_v
   const tandem_view_t views[2] = {x, y};
   saxpy_push_t pc = {a, n};
   return tandem_graph_add_dispatch(g, k, views, 2, &pc, sizeof pc);
-}
-
-static tandem_status_t add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v,
-                                   uint32_t n) {
-  return tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n);
-}
-
-static tandem_graph_t *new_graph(tandem_runtime_t *rt) {
-  tandem_graph_t *g = NULL;
-  TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  assert_non_null(g);
-  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
-  return g;
-}
-
-static tandem_statistics_t stats(tandem_runtime_t *rt) {
-  tandem_statistics_t s;
-  memset(&s, 0xEE, sizeof s);
-  tandem_runtime_statistics(rt, &s);
-  return s;
 }
 
 /* One of two statuses (the API documents both for the case). */
@@ -130,7 +103,7 @@ static void test_saxpy_1m(void **state) {
   th_write(hy, 0, y, bytes);
   tandem_kernel_t *k = saxpy_kernel(rt, n, 4);
 
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy),
@@ -166,7 +139,7 @@ static void test_saxpy_1m(void **state) {
     th_read(hy, 0, got, bytes);
     TH_ASSERT_U32_ARRAY((const uint32_t *)got, (const uint32_t *)y, n, "hy unchanged");
   }
-  tandem_statistics_t s = stats(rt);
+  tandem_statistics_t s = th_stats(rt);
   TH_ASSERT_U64_EQ(s.submissions, 3);
   TH_ASSERT_U64_EQ(s.completions, 3);
   TH_ASSERT_U64_EQ(s.copied_bytes, 3 * 3 * bytes);
@@ -201,7 +174,7 @@ static void test_saxpy_host_visible_offset(void **state) {
   th_write(b, off + sizeof x, y, sizeof y);
   th_write(b, off + 2 * sizeof x, guards, sizeof guards);
   tandem_kernel_t *k = saxpy_kernel(rt, n, 256);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(add_saxpy(g, k, th_view(b, off, sizeof x), th_view(b, off + sizeof x, sizeof y),
                          a, n));
   th_run_graph(g, 1);
@@ -233,7 +206,7 @@ static void test_fill(void **state) {
   /* HOST_VISIBLE: a range in the middle and the last word. */
   tandem_buffer_t *h = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(h, 0, data, n * 4);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(h, 4096, 8192), 0xA5A5A5A5u, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(h, n * 4 - 4, 4), 0x01020304u, TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
@@ -245,7 +218,7 @@ static void test_fill(void **state) {
 
   /* GPU_LOCAL: fill all, fill a part with another pattern, copy back. */
   tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), 0x11111111u, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 400, 800), 0xCAFEF00Du, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
@@ -277,7 +250,7 @@ static void test_copy_between_placements(void **state) {
   tandem_buffer_t *g2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *h2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(h1, 0, data, bytes);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h1), tandem_buffer_whole(g1),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(g1), tandem_buffer_whole(g2),
@@ -291,7 +264,7 @@ static void test_copy_between_placements(void **state) {
 
   /* Partial copies at odd offsets and lengths (copies have no alignment
    * rule), on explicit lanes, and between disjoint ranges of one buffer. */
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h1, 3, 1001), th_view(g1, 17, 1001),
                                      TANDEM_LANE_UPLOAD));
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(g1, 17, 1001), th_view(h2, 5, 1001),
@@ -328,7 +301,7 @@ static void test_record_errors(void **state) {
   tandem_kernel_t *k = saxpy_kernel(rt, n, 4);
   tandem_buffer_t *b = th_buffer(rt, 64 * 1024, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *c = th_buffer(rt, 64 * 1024, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   tandem_view_t x = th_view(b, 0, 4096);
   tandem_view_t y = th_view(c, 0, 4096);
   saxpy_push_t pc = {2.0f, n};
@@ -411,7 +384,7 @@ static void test_record_errors(void **state) {
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 3); /* failed adds left nothing */
 
   /* Empty graph. */
-  tandem_graph_t *empty = new_graph(rt);
+  tandem_graph_t *empty = th_graph(rt);
   tandem_exec_t *e = (tandem_exec_t *)(uintptr_t)0x1;
   TH_ASSERT_STATUS(tandem_graph_prepare(empty, &e), TANDEM_ERROR_INVALID_ARGUMENT);
   assert_null(e);
@@ -455,17 +428,17 @@ static void test_replay(void **state) {
   tandem_buffer_t *hout = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   th_write(hin, 0, in, bytes);
-  tandem_kernel_t *k = add_one_kernel(rt, n);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  for (int i = 0; i < 3; ++i) TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  for (int i = 0; i < 3; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   /* Changing the graph after prepare does not change the executable. */
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(d), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   for (uint32_t i = 0; i < n; ++i) want[i] = in[i] + 3u;
   for (int run = 0; run < 5; ++run) {
     tandem_map_t m;
@@ -484,9 +457,9 @@ static void test_replay(void **state) {
 
   /* Stateful graph on HOST_VISIBLE memory: each replay adds 2, submitted back
    * to back without waiting in between (ordering across submissions). */
-  g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(hin), n));
-  TH_ASSERT_OK(add_add_one(g, k, tandem_buffer_whole(hin), n));
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(hin), n));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(hin), n));
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   tandem_graph_release(g);
   tandem_completion_t *cs[2] = {NULL, NULL};
@@ -528,7 +501,7 @@ static void test_push_constants_reach_kernel(void **state) {
   tandem_kernel_t *k =
       th_kernel_load(rt, "push16", tandem_spv_push16, tandem_spv_push16_size, 4, b, 1, 16);
   tandem_buffer_t *h = th_buffer(rt, (n + 24) * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   const uint32_t p[4] = {n, 7u, 3u, 1000000u};
   tandem_view_t v = th_view(h, 0, n * 4);
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, &v, 1, p, sizeof p));
@@ -561,9 +534,9 @@ static chain_t make_chain(tandem_runtime_t *rt) {
   c.n = th_small() ? (1u << 20) : (4u << 20);
   c.steps = th_small() ? 32 : 64;
   c.buf = th_buffer(rt, (uint64_t)c.n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  c.k = add_one_kernel(rt, c.n);
-  tandem_graph_t *g = new_graph(rt);
-  for (uint32_t i = 0; i < c.steps; ++i) TH_ASSERT_OK(add_add_one(g, c.k, tandem_buffer_whole(c.buf), c.n));
+  c.k = th_add_one_kernel(rt, c.n);
+  tandem_graph_t *g = th_graph(rt);
+  for (uint32_t i = 0; i < c.steps; ++i) TH_ASSERT_OK(th_add_add_one(g, c.k, tandem_buffer_whole(c.buf), c.n));
   TH_ASSERT_OK(tandem_graph_prepare(g, &c.exec));
   tandem_graph_release(g);
   return c;
@@ -647,20 +620,20 @@ static void test_live_map_blocks_conflicting_submit(void **state) {
   const uint32_t half = n / 2;
   tandem_buffer_t *b = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *dst = th_buffer(rt, (uint64_t)half * 4, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_kernel_t *k = add_one_kernel(rt, half);
+  tandem_kernel_t *k = th_add_one_kernel(rt, half);
 
   /* exec_lo writes the low half, exec_hi the high half, exec_read only reads
    * the low half (a copy to another buffer). */
   tandem_exec_t *lo = NULL, *hi = NULL, *rd = NULL;
-  tandem_graph_t *g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, th_view(b, 0, (uint64_t)half * 4), half));
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, 0, (uint64_t)half * 4), half));
   TH_ASSERT_OK(tandem_graph_prepare(g, &lo));
   tandem_graph_release(g);
-  g = new_graph(rt);
-  TH_ASSERT_OK(add_add_one(g, k, th_view(b, (uint64_t)half * 4, (uint64_t)half * 4), half));
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, (uint64_t)half * 4, (uint64_t)half * 4), half));
   TH_ASSERT_OK(tandem_graph_prepare(g, &hi));
   tandem_graph_release(g);
-  g = new_graph(rt);
+  g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(b, 0, (uint64_t)half * 4), tandem_buffer_whole(dst),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_prepare(g, &rd));
@@ -671,14 +644,14 @@ static void test_live_map_blocks_conflicting_submit(void **state) {
   tandem_map_t m;
   TH_ASSERT_OK(tandem_map_write(th_view(b, 0, 64), &m));
   ((uint32_t *)m.data)[0] = 100;
-  uint64_t subs = stats(rt).submissions;
+  uint64_t subs = th_stats(rt).submissions;
   tandem_completion_t *c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(lo, &c), TANDEM_ERROR_BUSY);
   assert_null(c);
   c = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS(tandem_exec_submit(rd, &c), TANDEM_ERROR_BUSY); /* reads under a write map */
   assert_null(c);
-  TH_ASSERT_U64_EQ(stats(rt).submissions, subs);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, subs);
   TH_ASSERT_OK(tandem_exec_submit(hi, &c));
   TH_ASSERT_OK(tandem_completion_wait(c));
   tandem_completion_release(c);
@@ -731,7 +704,7 @@ static void test_ordering_across_submissions(void **state) {
   const uint64_t bytes = (uint64_t)ch.n * 4;
   tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   /* upload lane, then download lane */
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(ch.buf), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
@@ -754,7 +727,7 @@ static void test_ordering_across_submissions(void **state) {
   tandem_completion_release(c1);
   tandem_completion_release(c2);
   tandem_completion_release(c3);
-  tandem_statistics_t st = stats(rt);
+  tandem_statistics_t st = th_stats(rt);
   TH_ASSERT_U64_EQ(st.submissions, 3);
   TH_ASSERT_U64_EQ(st.completions, 3);
 
@@ -799,7 +772,7 @@ static void test_capacity_busy(void **state) {
   tandem_runtime_t *rt = th_runtime_create(&o);
   chain_t ch = make_chain(rt);
   tandem_buffer_t *other = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = new_graph(rt);
+  tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(other), 0x5EEDu, TANDEM_LANE_AUTO));
   tandem_exec_t *fill = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &fill));
