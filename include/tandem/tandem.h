@@ -265,6 +265,47 @@ typedef enum tandem_gpu_feature {
   TANDEM_GPU_BUFFER_DEVICE_ADDRESS = 1u << 7,
 } tandem_gpu_feature_t;
 
+/* Optional shader capabilities, as the device reports them. Every one the
+ * device supports is enabled when tandem opens it; a kernel whose SPIR-V needs
+ * one the device lacks is refused with UNSUPPORTED naming it. One list makes
+ * the enum and tandem_shader_feature_name(). */
+#define TANDEM_SHADER_FEATURE_LIST(X)                                              \
+  X(FLOAT16, 0, "float16")                       /* shaderFloat16 (Float16) */       \
+  X(INT8, 1, "int8")                             /* shaderInt8 (Int8) */             \
+  X(INT16, 2, "int16")                           /* shaderInt16 (Int16) */           \
+  X(INT64, 3, "int64")                           /* shaderInt64 (Int64) */           \
+  X(FLOAT64, 4, "float64")                       /* shaderFloat64 (Float64) */       \
+  X(STORAGE_BUFFER_16BIT, 5, "storageBuffer16BitAccess")                             \
+  X(UNIFORM_AND_STORAGE_BUFFER_16BIT, 6, "uniformAndStorageBuffer16BitAccess")       \
+  X(PUSH_CONSTANT_16BIT, 7, "storagePushConstant16")                                 \
+  X(STORAGE_BUFFER_8BIT, 8, "storageBuffer8BitAccess")                               \
+  X(UNIFORM_AND_STORAGE_BUFFER_8BIT, 9, "uniformAndStorageBuffer8BitAccess")         \
+  X(PUSH_CONSTANT_8BIT, 10, "storagePushConstant8")                                  \
+  X(SUBGROUP_BASIC, 11, "subgroup basic")        /* in compute shaders */            \
+  X(SUBGROUP_VOTE, 12, "subgroup vote")                                              \
+  X(SUBGROUP_ARITHMETIC, 13, "subgroup arithmetic")                                  \
+  X(SUBGROUP_BALLOT, 14, "subgroup ballot")                                          \
+  X(SUBGROUP_SHUFFLE, 15, "subgroup shuffle")                                        \
+  X(SUBGROUP_SHUFFLE_RELATIVE, 16, "subgroup shuffle relative")                      \
+  X(SUBGROUP_CLUSTERED, 17, "subgroup clustered")                                    \
+  X(SUBGROUP_QUAD, 18, "subgroup quad")                                              \
+  X(SUBGROUP_EXTENDED_TYPES, 19, "shaderSubgroupExtendedTypes")                      \
+  X(SUBGROUP_SIZE_CONTROL, 20, "subgroupSizeControl")                                \
+  X(INT64_ATOMICS, 21, "shaderBufferInt64Atomics")                                   \
+  X(VULKAN_MEMORY_MODEL, 22, "vulkanMemoryModel")                                    \
+  X(VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 23, "vulkanMemoryModelDeviceScope")            \
+  X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")
+
+typedef enum tandem_shader_feature {
+#define TANDEM__SHADER_FEATURE_ENUM(name, bit, text) TANDEM_SHADER_##name = 1u << (bit),
+  TANDEM_SHADER_FEATURE_LIST(TANDEM__SHADER_FEATURE_ENUM)
+#undef TANDEM__SHADER_FEATURE_ENUM
+} tandem_shader_feature_t;
+
+/* The Vulkan name of one feature bit ("storageBuffer16BitAccess"), or
+ * "unknown". Thread-safe; the string is static. */
+TANDEM_API const char *tandem_shader_feature_name(tandem_shader_feature_t feature);
+
 typedef struct tandem_queue_family_info {
   uint32_t caps;        /* tandem_queue_caps_t bits */
   uint32_t queue_count; /* queues in the family */
@@ -283,6 +324,15 @@ typedef struct tandem_device_info {
   tandem_queue_family_info_t queue_families[TANDEM_MAX_QUEUE_FAMILIES];
   uint64_t device_local_bytes; /* largest device-local heap */
   double timestamp_period_ns;  /* GPU timestamp tick, 0 if none */
+  /* Kernel limits and optional shader features (all enabled when the device
+   * is opened by a runtime). */
+  uint32_t shader_features;        /* tandem_shader_feature_t bits */
+  uint32_t max_local_size[3];      /* maxComputeWorkGroupSize */
+  uint32_t max_local_invocations;  /* maxComputeWorkGroupInvocations */
+  uint32_t max_workgroups[3];      /* maxComputeWorkGroupCount */
+  uint32_t subgroup_size;          /* the default subgroup size */
+  uint32_t min_subgroup_size, max_subgroup_size; /* with SUBGROUP_SIZE_CONTROL */
+  uint32_t max_shared_memory_bytes; /* maxComputeSharedMemorySize */
 } tandem_device_info_t;
 
 #define TANDEM_VERSION_MAJOR_OF(v) (((uint32_t)(v) >> 22) & 0x7Fu)
@@ -412,16 +462,54 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * Kernels and contracts
  *============================================================================
  *
- * A GPU kernel is a SPIR-V compute shader with one entry point, a fixed
- * workgroup count, and a contract. Binding i of the contract is descriptor
- * (set 0, binding i), a storage buffer. The contract states per binding the
- * bytes the kernel may touch, the required offset alignment of the view bound
- * there and whether it reads, writes or both; and the exact push-constant size.
- * At load, tandem reflects the SPIR-V and rejects any disagreement: binding
- * count or numbering, push-constant size, a READ binding the shader may write
- * (not decorated NonWritable). At record time each view is checked against its
- * binding: length ≥ bytes, offset a multiple of alignment.
- * The contract is trusted for what the kernel does inside the declared bytes.
+ * A GPU kernel is a SPIR-V compute shader with one entry point and a
+ * contract. Binding i of the contract is descriptor (set 0, binding i), a
+ * storage buffer. The contract states per binding the bytes the kernel may
+ * touch, the required offset alignment of the view bound there and whether it
+ * reads, writes or both; and the exact push-constant size.
+ *
+ * What the access modes promise (the tracker and the NPU lane rely on it):
+ *   READ        the kernel only reads the binding. The shader must declare it
+ *               readonly (NonWritable).
+ *   WRITE       the kernel overwrites every declared byte and never reads the
+ *               old contents. The shader must declare it writeonly
+ *               (NonReadable); a buffer the shader may read is READ_WRITE.
+ *   READ_WRITE  anything inside the declared bytes.
+ *
+ * At load, tandem validates and reflects the SPIR-V and rejects any
+ * disagreement with CONTRACT: binding count or numbering, push-constant size,
+ * a READ binding the shader may write, a WRITE binding the shader may read.
+ * At record time each view is checked against its binding: length ≥ bytes,
+ * offset a multiple of alignment. The contract is trusted for what the kernel
+ * does inside the declared bytes; memory reached any other way (device
+ * addresses) is refused at load.
+ *
+ * Specialization constants.  Every OpSpecConstant with a SpecId is reflected.
+ * Values given in the desc are checked: an id the shader does not declare, or
+ * a value whose type does not fit the declared one (bool, 32- or 64-bit
+ * integer or float; a signed/unsigned integer is accepted when the value is
+ * representable), is CONTRACT. One SpecId may name several constants (glslang
+ * emits `layout(local_size_x_id = 0) in;` and `layout(constant_id = 0) const
+ * uint BLOCK = 32;` as two constants with SpecId 0 and defaults 1 and 32; the
+ * runtime's value sets both). If such constants disagree on their default and
+ * the id is not given, the kernel would run with a workgroup size other than
+ * the one its code assumes: that is CONTRACT, naming both defaults.
+ *
+ * Workgroup size.  The effective local size is, per dimension: desc.local_size
+ * when given; else the value of the specialization constant the shader sizes
+ * it with (LocalSizeId, or a WorkgroupSize built-in made of spec constants),
+ * given or default; else the shader's literal size. desc.local_size is applied
+ * through those spec constants; a dimension the shader fixes with a different
+ * literal is CONTRACT (declare `layout(local_size_x_id = N) in;` to make it
+ * settable; note that glslang writes 1,1,1 for a shader that declares no local
+ * size at all). The size is checked against maxComputeWorkGroupSize and
+ * maxComputeWorkGroupInvocations, and reported by tandem_kernel_info.
+ *
+ * Device features.  The capabilities the module declares (16-/8-bit storage,
+ * Float16, Int8, Int16, Int64, Float64, subgroup operation groups, ...) are
+ * mapped to tandem_shader_feature_t bits; a kernel that needs a feature the
+ * device lacks is UNSUPPORTED, naming the feature. A capability tandem does
+ * not know how to enable is UNSUPPORTED too, naming the capability.
  */
 
 typedef struct tandem_kernel tandem_kernel_t;
@@ -441,6 +529,36 @@ typedef struct tandem_binding_contract {
 
 #define TANDEM_MAX_BINDINGS 32
 #define TANDEM_MAX_PUSH_CONSTANT_BYTES 128
+#define TANDEM_MAX_SPEC_CONSTANTS 64
+
+/* The type of a specialization constant value. */
+typedef enum tandem_scalar_type {
+  TANDEM_SCALAR_BOOL = 1,
+  TANDEM_SCALAR_INT32 = 2,
+  TANDEM_SCALAR_UINT32 = 3,
+  TANDEM_SCALAR_FLOAT32 = 4,
+  TANDEM_SCALAR_INT64 = 5,
+  TANDEM_SCALAR_UINT64 = 6,
+  TANDEM_SCALAR_FLOAT64 = 7,
+} tandem_scalar_type_t;
+
+/* "bool", "int32", ... or "unknown". Thread-safe. */
+TANDEM_API const char *tandem_scalar_type_name(tandem_scalar_type_t type);
+
+/* One (SpecId, value) pair; the member of |value| named by |type| is read. */
+typedef struct tandem_spec_constant {
+  uint32_t id;
+  tandem_scalar_type_t type;
+  union {
+    bool b;
+    int32_t i32;
+    uint32_t u32;
+    float f32;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+  } value;
+} tandem_spec_constant_t;
 
 typedef struct tandem_kernel_desc {
   const char *name;        /* used in messages; defaults to the entry point */
@@ -448,17 +566,32 @@ typedef struct tandem_kernel_desc {
   size_t spirv_size;       /* bytes, a multiple of 4 */
   const char *spirv_path;  /* file to read when spirv is NULL */
   const char *entry_point; /* default "main" */
-  uint32_t workgroups[3];  /* dispatch size in workgroups, each ≥ 1 */
+  /* Default dispatch size in workgroups, each ≥ 1; or all 0: no default, every
+   * dispatch node gives its own (tandem_dispatch_desc_t.workgroups). */
+  uint32_t workgroups[3];
   const tandem_binding_contract_t *bindings;
   uint32_t binding_count;       /* 0 .. TANDEM_MAX_BINDINGS */
   uint32_t push_constant_bytes; /* exact size, 0 .. TANDEM_MAX_PUSH_CONSTANT_BYTES */
+  /* Specialization constants (see above); each id at most once. */
+  const tandem_spec_constant_t *spec_constants;
+  uint32_t spec_constant_count; /* 0 .. TANDEM_MAX_SPEC_CONSTANTS */
+  /* Workgroup size, each ≥ 1; or all 0: the shader's own (see above). */
+  uint32_t local_size[3];
+  /* Required subgroup size (a power of two in the device's
+   * min_subgroup_size .. max_subgroup_size, needs SUBGROUP_SIZE_CONTROL);
+   * 0: the driver chooses. */
+  uint32_t required_subgroup_size;
 } tandem_kernel_desc_t;
 
 /* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
  * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
- * named), IO (spirv_path unreadable), INVALID_KERNEL (malformed SPIR-V, missing
- * entry point, not a compute shader), CONTRACT (reflection disagrees, naming the
- * binding and both values), NO_DEVICE, OUT_OF_MEMORY. Thread-safe. */
+ * named; a local size or workgroup count over the device's limit, with the
+ * limit), IO (spirv_path unreadable), INVALID_KERNEL (malformed SPIR-V, missing
+ * entry point, not a compute shader), CONTRACT (reflection disagrees with the
+ * contract, a specialization constant or local size that does not fit the
+ * shader, naming the binding or constant and both values), UNSUPPORTED (the
+ * kernel needs a shader feature or capability the device lacks, named),
+ * NO_DEVICE, OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime,
                                                 const tandem_kernel_desc_t *desc,
                                                 tandem_kernel_t **out_kernel);
@@ -467,6 +600,21 @@ TANDEM_API void tandem_kernel_retain(tandem_kernel_t *kernel);
 TANDEM_API void tandem_kernel_release(tandem_kernel_t *kernel);
 /* The kernel's name (borrowed). Thread-safe. */
 TANDEM_API const char *tandem_kernel_name(const tandem_kernel_t *kernel);
+
+typedef struct tandem_kernel_info {
+  uint32_t local_size[3];     /* the effective workgroup size */
+  bool local_size_specialized; /* true when a spec constant sets some dimension */
+  uint32_t workgroups[3];     /* the default dispatch size, 0,0,0 for none */
+  uint32_t binding_count;
+  uint32_t push_constant_bytes;
+  uint32_t spec_constant_count;  /* OpSpecConstants the shader declares */
+  uint32_t shader_features;      /* tandem_shader_feature_t bits it needs */
+  uint32_t required_subgroup_size; /* 0: the driver's choice */
+} tandem_kernel_info_t;
+
+/* Describes a loaded kernel. Errors: INVALID_ARGUMENT (NULL). Thread-safe. */
+TANDEM_API tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel,
+                                              tandem_kernel_info_t *out_info);
 
 /*============================================================================
  * NPU device and programs
@@ -544,6 +692,10 @@ TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *progr
  * the reverse on the download lane, everything else on the compute lane,
  * unless the node names a lane. A graph retains the buffers and kernels its
  * nodes use until it is released.
+ *
+ * Nodes are numbered from 0 in the order they are added (the graph's node
+ * count before an add is the new node's number); an executable names its
+ * nodes by the same numbers (tandem_exec_set_*).
  */
 
 typedef struct tandem_graph tandem_graph_t;
@@ -577,8 +729,10 @@ TANDEM_API tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_v
  * both are in one buffer. Errors: INVALID_ARGUMENT, OUT_OF_RANGE, OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src,
                                                  tandem_view_t dst, tandem_lane_t lane);
-/* Dispatches |kernel| with |views| bound to bindings 0..view_count-1 and
- * |push_constants| (exactly the contract's push-constant bytes; NULL when 0).
+/* Dispatches |kernel| with its default workgroup count, |views| bound to
+ * bindings 0..view_count-1 and |push_constants| (exactly the contract's
+ * push-constant bytes; NULL when 0). A kernel without a default count needs
+ * tandem_graph_add_dispatch_node (INVALID_ARGUMENT here).
  * Checks: view_count equals the contract's binding count; each view's length ≥
  * the binding's bytes and its offset aligned; two views that overlap in one
  * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT,
@@ -589,6 +743,36 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      uint32_t view_count,
                                                      const void *push_constants,
                                                      uint32_t push_constant_bytes);
+/* A dispatch node in full. Zero-initialise it, then set what you need. */
+typedef struct tandem_dispatch_desc {
+  tandem_kernel_t *kernel;
+  const tandem_view_t *views;   /* bound to bindings 0 .. view_count-1 */
+  uint32_t view_count;          /* the contract's binding count */
+  const void *push_constants;   /* exactly the contract's bytes; NULL when 0 */
+  uint32_t push_constant_bytes;
+  /* Workgroups to dispatch, each 1 .. the device's maxComputeWorkGroupCount;
+   * 0,0,0: the kernel's default (INVALID_ARGUMENT when it has none). */
+  uint32_t workgroups[3];
+  /* Indirect dispatch: when indirect.buffer is set, the workgroup counts are
+   * read on the GPU, when the node runs, from the 12 bytes at indirect.offset
+   * (three uint32 x, y, z, as VkDispatchIndirectCommand; the offset a multiple
+   * of 4, the view at least 12 bytes). The node READs those bytes, so it is
+   * ordered after the work that writes them. tandem cannot check counts made
+   * on the GPU: the producer must keep them within the device's
+   * maxComputeWorkGroupCount (tandem_device_info_t.max_workgroups). */
+  tandem_view_t indirect;
+} tandem_dispatch_desc_t;
+
+/* Adds the dispatch |desc| describes and returns its node number in
+ * |out_node| (may be NULL). Checks as tandem_graph_add_dispatch, plus the
+ * workgroup counts against the device limits and the indirect view. Errors:
+ * INVALID_ARGUMENT (a field, named; workgroups out of range), CONTRACT (views
+ * or push constants against the contract, naming the binding and the
+ * numbers), OUT_OF_RANGE (indirect view alignment or size), OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
+                                                          const tandem_dispatch_desc_t *desc,
+                                                          uint32_t *out_node);
+
 /* Runs |program| on the NPU lane with |views| bound to its buffer arguments
  * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL;
  * each is checked against its binding (length, alignment) as for dispatches.
@@ -625,6 +809,37 @@ TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
  * ignored. Thread-safe. */
 TANDEM_API void tandem_exec_retain(tandem_exec_t *exec);
 TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
+
+/* Parameters that change per submission, without preparing again.
+ *
+ * These change one dispatch node of |exec| (numbered as in its graph) for the
+ * submissions made after the call; a submission already made is never
+ * affected, whether it is in flight or not. The next submit re-records only
+ * the regions whose nodes changed, for the slot it uses; it allocates nothing.
+ * A node keeps its new value until it is set again. Thread-safe (they take
+ * the runtime's tracker lock); a set racing a submit of the same executable
+ * lands either before or after that submit, never half.
+ *
+ * set_push_constants: exactly the contract's bytes. set_workgroups: each
+ * 1 .. the device's maxComputeWorkGroupCount; not for indirect nodes.
+ * set_view: the view bound to |binding|, re-checked against the contract
+ * (length, alignment, no write overlap with another binding of the node, a
+ * GPU-visible buffer of this runtime with the same placement as the view it
+ * replaces). Submissions after it are ordered against in-flight work by the
+ * new range. The graph's own ordering was decided at prepare: a new range that
+ * would conflict with another node of the graph in a way the prepared plan
+ * does not already order is refused with CONTRACT naming both nodes (prepare
+ * a graph recorded with that dependency instead).
+ * Errors: INVALID_ARGUMENT (NULL, a node number out of range or not a
+ * dispatch, a binding out of range, workgroups out of range, an indirect
+ * node), CONTRACT (as above, naming the numbers). */
+TANDEM_API tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
+                                                          const void *push_constants,
+                                                          uint32_t push_constant_bytes);
+TANDEM_API tandem_status_t tandem_exec_set_workgroups(tandem_exec_t *exec, uint32_t node,
+                                                      const uint32_t workgroups[3]);
+TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node,
+                                                uint32_t binding, tandem_view_t view);
 
 /* Submits one run of |exec|, ordered after every earlier in-flight submission
  * whose byte ranges conflict with it (on any lane, from any graph). GPU regions
