@@ -45,9 +45,9 @@ typedef struct tandem__gpu_vtable {
   tandem_status_t (*kernel_reflect)(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
                                     const char *entry_point, const char *name,
                                     tandem__kernel_interface_t *out_iface);
-  /* Builds the pipeline of a kernel whose contract was checked. |desc->spirv|
-   * is loaded (never a path here). */
-  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, const tandem_kernel_desc_t *desc,
+  /* Builds the pipeline of a kernel whose contract was checked, with the
+   * specialization core resolved (|build|). */
+  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, const tandem__kernel_build_t *build,
                                    const char *name, void **out_native);
   void (*kernel_destroy)(tandem__gpu_t *gpu, void *native);
 
@@ -56,6 +56,12 @@ typedef struct tandem__gpu_vtable {
                                     uint32_t slot_count, void **out_native);
   /* Only called when no slot of the program is in flight. */
   void (*program_destroy)(tandem__gpu_t *gpu, void *native);
+  /* Records GPU region |region| of slot |slot| again from |plan|'s current
+   * node parameters (descriptor sets and command buffer). Only called while
+   * that slot is not in flight, under runtime->mutex. Allocates nothing of
+   * tandem's own. */
+  tandem_status_t (*program_record)(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
+                                    uint32_t slot, uint32_t region);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must
    * not allocate. */
@@ -99,7 +105,8 @@ struct tandem__gpu {
   const tandem__gpu_vtable_t *vtable;
   tandem_device_info_t info;
   uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
-  uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount */
+  uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount (also in info) */
+  uint32_t max_workgroup_subgroups; /* maxComputeWorkgroupSubgroups */
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
   bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */

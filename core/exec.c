@@ -35,17 +35,24 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
   }
   tandem__plan_t *plan = &exec->plan;
   uint32_t count = 0;
-  for (uint32_t i = 0; i < plan->node_count; i++) {
+  exec->node_access = calloc(plan->node_count, sizeof *exec->node_access);
+  exec->node_view = calloc(plan->node_count, sizeof *exec->node_view);
+  for (uint32_t i = 0; exec->node_view && i < plan->node_count; i++) {
     const tandem__node_t *node = &plan->nodes[i];
-    count += node->kind == TANDEM__NODE_FILL ? 1 : node->view_count;
+    tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
+    count += tandem__node_accesses(node, scratch);
     if (node->kind == TANDEM__NODE_COPY) exec->copied_per_lane[node->lane] += node->views[0].length;
+    exec->node_view[i] = exec->view_total;
+    if (node->kind == TANDEM__NODE_DISPATCH) exec->view_total += node->view_count;
   }
-  exec->accesses = malloc(count * sizeof *exec->accesses);
-  exec->access_region = malloc(count * sizeof *exec->access_region);
+  exec->accesses = malloc((count ? count : 1) * sizeof *exec->accesses);
+  exec->access_region = malloc((count ? count : 1) * sizeof *exec->access_region);
   exec->slot_count = rt->options.graph_slots;
   exec->slots = calloc(exec->slot_count, sizeof *exec->slots);
   exec->region_copied = calloc(plan->region_count, sizeof *exec->region_copied);
-  bool ok = exec->accesses && exec->access_region && exec->slots && exec->region_copied;
+  exec->region_version = calloc(plan->region_count, sizeof *exec->region_version);
+  bool ok = exec->accesses && exec->access_region && exec->slots && exec->region_copied &&
+            exec->node_access && exec->node_view && exec->region_version;
   for (uint32_t k = 0; ok && k < exec->slot_count; k++) {
     tandem__slot_t *slot = &exec->slots[k];
     slot->exec = exec;
@@ -58,15 +65,30 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     slot->npu_jobs = calloc(plan->region_count, sizeof *slot->npu_jobs);
     slot->npu_runs = calloc(plan->node_count, sizeof *slot->npu_runs);
     slot->npu_times = calloc(2 * (size_t)plan->region_count, sizeof *slot->npu_times);
+    slot->region_version = calloc(plan->region_count, sizeof *slot->region_version);
+    slot->views = calloc(exec->view_total ? exec->view_total : 1, sizeof *slot->views);
+    slot->to_release = calloc(exec->view_total ? exec->view_total : 1, sizeof *slot->to_release);
     ok = slot->records && slot->submits && slot->deps && slot->timestamps && slot->npu_jobs &&
-         slot->npu_runs && slot->npu_times;
+         slot->npu_runs && slot->npu_times && slot->region_version && slot->views &&
+         slot->to_release;
+    /* Each slot binds what the plan binds now, and keeps it alive. */
+    for (uint32_t i = 0; ok && i < plan->node_count; i++) {
+      const tandem__node_t *node = &plan->nodes[i];
+      if (node->kind != TANDEM__NODE_DISPATCH) continue;
+      for (uint32_t v = 0; v < node->view_count; v++) {
+        slot->views[exec->node_view[i] + v] = node->views[v];
+        tandem_buffer_retain(node->views[v].buffer);
+      }
+    }
   }
   if (ok) {
     uint32_t a = 0;
     for (uint32_t r = 0; r < plan->region_count; r++) {
       for (uint32_t k = 0; k < plan->regions[r].count; k++) {
-        const tandem__node_t *node = &plan->nodes[plan->order[plan->regions[r].first + k]];
+        uint32_t n = plan->order[plan->regions[r].first + k];
+        const tandem__node_t *node = &plan->nodes[n];
         if (node->kind == TANDEM__NODE_COPY) exec->region_copied[r] += node->views[0].length;
+        exec->node_access[n] = a;
         uint32_t m = tandem__node_accesses(node, &exec->accesses[a]);
         for (uint32_t x = 0; x < m; x++) exec->access_region[a + x] = r;
         a += m;
@@ -113,6 +135,13 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
       free(exec->slots[k].timestamps);
       free(exec->slots[k].npu_jobs);
       free(exec->slots[k].npu_times);
+      free(exec->slots[k].region_version);
+      free(exec->slots[k].to_release);
+      if (exec->slots[k].views) {
+        for (uint32_t v = 0; v < exec->view_total; v++)
+          tandem_buffer_release(exec->slots[k].views[v].buffer);
+        free(exec->slots[k].views);
+      }
       if (exec->slots[k].npu_runs) {
         tandem__npu_t *npu = atomic_load(&rt->npu);
         for (uint32_t i = 0; i < exec->plan.node_count; i++)
@@ -125,6 +154,9 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
   free(exec->accesses);
   free(exec->access_region);
   free(exec->region_copied);
+  free(exec->node_access);
+  free(exec->node_view);
+  free(exec->region_version);
   tandem__plan_free(&exec->plan);
   free(exec);
   tandem__runtime_release(rt);
@@ -210,6 +242,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   const tandem__plan_t *plan = &exec->plan;
   tandem_status_t s = TANDEM_OK;
+  uint32_t release_count = 0;
+  tandem__slot_t *slot = NULL;
 
   pthread_mutex_lock(&rt->mutex);
   if (rt->lost != TANDEM_OK) {
@@ -219,7 +253,6 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   }
   /* Retire finished work only when a limit is in the way: waits retire what
    * they waited for, so the common replay path makes no timeline queries. */
-  tandem__slot_t *slot = NULL;
   for (int attempt = 0; attempt < 2; attempt++) {
     for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
       if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
@@ -284,6 +317,31 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
         if (a->lane_values[l] > slot->submits[r].wait_values[l])
           slot->submits[r].wait_values[l] = a->lane_values[l];
   }
+  /* Regions whose parameters changed since this slot last recorded them are
+   * recorded again, into this slot's own command buffers and descriptor sets
+   * (no running work uses them: the slot is FREE). Views the slot no longer
+   * binds are released after the lock is dropped. */
+  release_count = 0;
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    if (slot->region_version[r] == exec->region_version[r]) continue;
+    const tandem__region_t *region = &plan->regions[r];
+    for (uint32_t k = 0; k < region->count; k++) {
+      uint32_t n = plan->order[region->first + k];
+      const tandem__node_t *node = &plan->nodes[n];
+      if (node->kind != TANDEM__NODE_DISPATCH) continue;
+      for (uint32_t v = 0; v < node->view_count; v++) {
+        tandem_view_t *held = &slot->views[exec->node_view[n] + v];
+        if (held->buffer != node->views[v].buffer) {
+          tandem_buffer_retain(node->views[v].buffer);
+          slot->to_release[release_count++] = held->buffer;
+        }
+        *held = node->views[v];
+      }
+    }
+    s = gpu->vtable->program_record(gpu, exec->native, plan, slot->index, r);
+    if (s != TANDEM_OK) goto out; /* the version stays old: recorded again next time */
+    slot->region_version[r] = exec->region_version[r];
+  }
   s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
                                   plan->region_count);
   if (s != TANDEM_OK) {
@@ -341,6 +399,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   *out_completion = &slot->completion;
 out:
   pthread_mutex_unlock(&rt->mutex);
+  /* Outside the lock: a last reference frees device memory. */
+  for (uint32_t i = 0; i < release_count; i++) tandem_buffer_release(slot->to_release[i]);
   return s;
 }
 

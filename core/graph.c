@@ -46,12 +46,14 @@ tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **
 
 static void tandem__node_retain(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_retain(node->views[i].buffer);
+  tandem_buffer_retain(node->indirect.buffer);
   tandem_kernel_retain(node->kernel);
   tandem__npu_program_retain(node->program);
 }
 
 static void tandem__node_release(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_release(node->views[i].buffer);
+  tandem_buffer_release(node->indirect.buffer);
   tandem_kernel_release(node->kernel);
   tandem_npu_program_release(node->program);
 }
@@ -157,37 +159,13 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
   return tandem__graph_append(graph, &node);
 }
 
-tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t *kernel,
-                                          const tandem_view_t *views, uint32_t view_count,
-                                          const void *push_constants,
-                                          uint32_t push_constant_bytes) {
-  if (!graph || !kernel)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph or kernel is NULL");
-  tandem_runtime_t *rt = graph->runtime;
-  if (kernel->runtime != rt)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "kernel '%s' belongs to another runtime", kernel->name);
-  if (view_count != kernel->binding_count)
-    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                       "dispatch of '%s': %u views given, the contract has %u bindings",
-                       kernel->name, view_count, kernel->binding_count);
-  if (view_count && !views)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "dispatch of '%s': views is NULL",
-                       kernel->name);
-  if (push_constant_bytes != kernel->push_constant_bytes)
-    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                       "dispatch of '%s': %u push-constant bytes given, the contract needs %u",
-                       kernel->name, push_constant_bytes, kernel->push_constant_bytes);
-  if (push_constant_bytes && !push_constants)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "dispatch of '%s': push_constants is NULL", kernel->name);
+/* Checks views[0..count) against |kernel|'s contract for a dispatch: GPU
+ * visible, long enough, aligned, and no overlap in one buffer where either
+ * binding writes. Shared by recording and tandem_exec_set_view. */
+tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
+                                             const tandem_view_t *views, uint32_t count) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu); /* open: the kernel exists */
-  tandem__node_t node = {.kind = TANDEM__NODE_DISPATCH,
-                         .lane = TANDEM_LANE_COMPUTE,
-                         .kernel = kernel,
-                         .view_count = view_count,
-                         .push_bytes = push_constant_bytes};
-  for (uint32_t i = 0; i < view_count; i++) {
+  for (uint32_t i = 0; i < count; i++) {
     const tandem_binding_contract_t *b = &kernel->bindings[i];
     tandem_view_t v = views[i];
     tandem_status_t s = tandem__gpu_view_check(rt, v, "dispatch view");
@@ -211,10 +189,99 @@ tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t
                            "writes",
                            j, i, kernel->name);
     }
-    node.views[i] = v;
   }
-  if (push_constant_bytes) memcpy(node.push, push_constants, push_constant_bytes);
-  return tandem__graph_append(graph, &node);
+  return TANDEM_OK;
+}
+
+/* Checks a direct workgroup count against the device's limits. */
+tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
+                                         const uint32_t wg[3]) {
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  for (int i = 0; i < 3; i++)
+    if (wg[i] == 0 || wg[i] > gpu->max_workgroups[i])
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "dispatch of '%s': workgroups[%d] is %u; it must be 1..%u "
+                         "(maxComputeWorkGroupCount)",
+                         kernel->name, i, wg[i], gpu->max_workgroups[i]);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
+                                               const tandem_dispatch_desc_t *desc,
+                                               uint32_t *out_node) {
+  if (out_node) *out_node = UINT32_MAX;
+  if (!graph || !desc || !desc->kernel)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph, desc or desc->kernel is NULL");
+  tandem_kernel_t *kernel = desc->kernel;
+  tandem_runtime_t *rt = graph->runtime;
+  if (kernel->runtime != rt)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s' belongs to another runtime", kernel->name);
+  if (desc->view_count != kernel->binding_count)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "dispatch of '%s': %u views given, the contract has %u bindings",
+                       kernel->name, desc->view_count, kernel->binding_count);
+  if (desc->view_count && !desc->views)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "dispatch of '%s': views is NULL",
+                       kernel->name);
+  if (desc->push_constant_bytes != kernel->push_constant_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "dispatch of '%s': %u push-constant bytes given, the contract needs %u",
+                       kernel->name, desc->push_constant_bytes, kernel->push_constant_bytes);
+  if (desc->push_constant_bytes && !desc->push_constants)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "dispatch of '%s': push_constants is NULL", kernel->name);
+  tandem__node_t node = {.kind = TANDEM__NODE_DISPATCH,
+                         .lane = TANDEM_LANE_COMPUTE,
+                         .kernel = kernel,
+                         .view_count = desc->view_count,
+                         .push_bytes = desc->push_constant_bytes};
+  const uint32_t *wg = desc->workgroups;
+  bool wg_given = wg[0] || wg[1] || wg[2];
+  if (desc->indirect.buffer) {
+    if (wg_given)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "dispatch of '%s': give either workgroups or an indirect view, not "
+                         "both",
+                         kernel->name);
+    tandem_status_t s = tandem__gpu_view_check(rt, desc->indirect, "indirect view");
+    if (s != TANDEM_OK) return tandem__annotate(s, "dispatch of '%s'", kernel->name);
+    if (desc->indirect.offset % 4 || desc->indirect.length < 12)
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                         "dispatch of '%s': the indirect view (offset %llu, %llu bytes) must "
+                         "start at a multiple of 4 and hold 12 bytes (x, y, z counts)",
+                         kernel->name, (unsigned long long)desc->indirect.offset,
+                         (unsigned long long)desc->indirect.length);
+    node.indirect = (tandem_view_t){desc->indirect.buffer, desc->indirect.offset, 12};
+  } else {
+    const uint32_t *use = wg_given ? wg : kernel->workgroups;
+    if (!use[0] && !use[1] && !use[2])
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "dispatch of '%s': the kernel has no default workgroup count; give "
+                         "workgroups (or an indirect view) in the dispatch",
+                         kernel->name);
+    TANDEM_RETURN_IF_ERROR(tandem__workgroups_check(rt, kernel, use));
+    memcpy(node.workgroups, use, sizeof node.workgroups);
+  }
+  TANDEM_RETURN_IF_ERROR(tandem__dispatch_views_check(rt, kernel, desc->views, desc->view_count));
+  for (uint32_t i = 0; i < desc->view_count; i++) node.views[i] = desc->views[i];
+  if (desc->push_constant_bytes) memcpy(node.push, desc->push_constants, desc->push_constant_bytes);
+  uint32_t id = graph->node_count;
+  TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node));
+  if (out_node) *out_node = id;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t *kernel,
+                                          const tandem_view_t *views, uint32_t view_count,
+                                          const void *push_constants,
+                                          uint32_t push_constant_bytes) {
+  tandem_dispatch_desc_t desc = {.kernel = kernel,
+                                 .views = views,
+                                 .view_count = view_count,
+                                 .push_constants = push_constants,
+                                 .push_constant_bytes = push_constant_bytes};
+  return tandem_graph_add_dispatch_node(graph, &desc, NULL);
 }
 
 tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_program_t *program,
@@ -289,6 +356,11 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
         out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
                                     node->kernel->bindings[i].bytes,
                                     node->kernel->bindings[i].access};
+      if (node->indirect.buffer) {
+        out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset,
+                                                   12, TANDEM_ACCESS_READ};
+        return node->view_count + 1;
+      }
       return node->view_count;
     case TANDEM__NODE_NPU_RUN:
       for (uint32_t i = 0; i < node->view_count; i++)
@@ -302,7 +374,7 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
 
 /* Accesses of every node, computed once per plan. */
 typedef struct tandem__node_accesses {
-  tandem__access_t items[TANDEM_MAX_BINDINGS];
+  tandem__access_t items[TANDEM__MAX_NODE_ACCESSES];
   uint32_t count;
 } tandem__node_accesses_t;
 
@@ -323,6 +395,9 @@ void tandem__plan_free(tandem__plan_t *plan) {
   free(plan->nodes);
   free(plan->order);
   free(plan->regions);
+  free(plan->node_region);
+  free(plan->node_pos);
+  free(plan->barrier_prefix);
   memset(plan, 0, sizeof *plan);
 }
 
@@ -407,6 +482,50 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
     plan->order[reg->first + reg->count++] = i;
   }
   plan->region_count = region_count;
-  free(acc), free(region_of), free(barrier_from), free(depended);
+  free(acc), free(barrier_from), free(depended);
+  /* What tandem__plan_orders needs to answer later questions. */
+  plan->node_region = region_of;
+  plan->node_pos = malloc(n * sizeof *plan->node_pos);
+  plan->barrier_prefix = malloc(n * sizeof *plan->barrier_prefix);
+  if (!plan->node_pos || !plan->barrier_prefix) {
+    tandem__plan_free(plan);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "planning a graph of %u nodes", n);
+  }
+  uint32_t barriers = 0;
+  for (uint32_t p = 0; p < n; p++) {
+    plan->node_pos[plan->order[p]] = p;
+    barriers += plan->nodes[plan->order[p]].barrier_before;
+    plan->barrier_prefix[p] = barriers;
+  }
   return TANDEM_OK;
+}
+
+bool tandem__plan_orders(const tandem__plan_t *plan, uint32_t a, uint32_t b) {
+  uint32_t ra = plan->node_region[a], rb = plan->node_region[b];
+  if (ra == rb) {
+    /* Record order is kept inside a region; a barrier at any position in
+     * (pos a, pos b] orders everything before it against everything after. */
+    uint32_t pa = plan->node_pos[a], pb = plan->node_pos[b];
+    return pa < pb && plan->barrier_prefix[pb] > plan->barrier_prefix[pa];
+  }
+  if (rb < ra) return false; /* waits only name earlier regions */
+  /* Depth-first over wait edges from rb; every edge goes to a smaller index,
+   * so regions below ra are pruned. A small explicit stack bounded by the
+   * region count. */
+  uint32_t stack[64];
+  uint32_t top = 0;
+  stack[top++] = rb;
+  uint32_t visits = 0;
+  while (top) {
+    uint32_t r = stack[--top];
+    if (r == ra) return true;
+    if (++visits > 4 * plan->region_count + 4) break;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      int32_t w = plan->regions[r].wait_region[l];
+      if (w < 0 || (uint32_t)w < ra) continue;
+      if (top == sizeof stack / sizeof stack[0]) return false; /* too deep: say unordered */
+      stack[top++] = (uint32_t)w;
+    }
+  }
+  return false;
 }

@@ -147,6 +147,11 @@ struct tandem_kernel {
   uint32_t binding_count;
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   uint32_t push_constant_bytes;
+  uint32_t local_size[3];           /* effective workgroup size */
+  bool local_size_specialized;
+  uint32_t shader_features;         /* what the module needs */
+  uint32_t spec_constant_count;     /* declared by the module */
+  uint32_t required_subgroup_size;
   void *native;
 };
 
@@ -187,10 +192,17 @@ typedef struct tandem__node {
   uint32_t pattern;             /* FILL */
   uint32_t push_bytes;
   uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
+  uint32_t workgroups[3];       /* DISPATCH, direct: counts (in an exec, [mutex]) */
+  tandem_view_t indirect;       /* DISPATCH: counts read on the GPU when .buffer set
+                                   (retained) */
   bool barrier_before;          /* set by prepare: barrier ahead of it in its region */
 } tandem__node_t;
 
-/* Accesses of a node, derived from its views and (for dispatches) contract. */
+/* A node touches at most its bindings plus an indirect argument. */
+#define TANDEM__MAX_NODE_ACCESSES (TANDEM_MAX_BINDINGS + 1)
+
+/* Accesses of a node, derived from its views and (for dispatches) contract;
+ * the indirect argument, when there is one, comes last. */
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out);
 
 struct tandem_graph {
@@ -208,14 +220,25 @@ typedef struct tandem__region {
   int32_t wait_region[TANDEM_LANE_COUNT];
 } tandem__region_t;
 
-/* What prepare computed; shared with the backend for recording. */
+/* What prepare computed; shared with the backend for recording. In an
+ * executable, the dispatch parameters of |nodes| (views, push constants,
+ * workgroups) are the current ones, changed by tandem_exec_set_* under
+ * runtime->mutex; backends read them while recording under the same lock. */
 struct tandem__plan {
   tandem__node_t *nodes; /* copies, retaining buffers and kernels */
   uint32_t node_count;
   uint32_t *order;       /* node indices grouped by region */
   tandem__region_t *regions;
   uint32_t region_count;
+  uint32_t *node_region;     /* region of each node */
+  uint32_t *node_pos;        /* position of each node in order[] */
+  uint32_t *barrier_prefix;  /* per order[] position: barriers at or before it */
 };
+
+/* True when the prepared |plan| orders node |a| before node |b| (a < b in
+ * record order): a barrier between them in one region, or a chain of
+ * semaphore waits from b's region back to a's. */
+bool tandem__plan_orders(const tandem__plan_t *plan, uint32_t a, uint32_t b);
 
 /*--------------------------------------------------------------------------*/
 /* One access of an in-flight submission, linked into its buffer's list. */
@@ -274,6 +297,14 @@ struct tandem__slot {
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
+  /* Per-submission parameters: the version of each region's parameters this
+   * slot's command buffers were recorded with, and the dispatch views they
+   * bind (retained: a buffer replaced by tandem_exec_set_view stays alive
+   * until every slot recorded with it has been re-recorded or freed).
+   * [mutex]; changed only while the slot is FREE. */
+  uint64_t *region_version;          /* region_count entries */
+  tandem_view_t *views;              /* exec->view_total entries */
+  tandem_buffer_t **to_release;      /* exec->view_total entries, scratch for submit */
   struct tandem_completion completion;
 };
 
@@ -289,6 +320,10 @@ struct tandem_exec {
   uint32_t slot_count;
   uint64_t copied_per_lane[TANDEM_LANE_COUNT]; /* bytes one run copies */
   uint64_t *region_copied;     /* bytes each region copies */
+  uint32_t *node_access;       /* first index into accesses of each node */
+  uint32_t *node_view;         /* first index into a slot's views of each node */
+  uint32_t view_total;         /* dispatch views of all nodes */
+  uint64_t *region_version;    /* [mutex] bumped by tandem_exec_set_* */
 };
 
 struct tandem__npu_job {
@@ -350,6 +385,11 @@ bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint
 bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b);
 
 tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *plan);
+/* graph.c: checks shared by recording and tandem_exec_set_*. */
+tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
+                                             const tandem_view_t *views, uint32_t count);
+tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
+                                         const uint32_t workgroups[3]);
 void tandem__plan_free(tandem__plan_t *plan);
 void tandem__exec_destroy(tandem_exec_t *exec);
 

@@ -5,8 +5,12 @@
  * The contract is the user's promise about memory; the code's reflection is
  * the compiler's. They must agree before any pipeline is built (so a bad
  * shader never reaches the driver): binding count and numbering (set 0,
- * bindings 0..n-1, storage buffers only), exact push-constant size, and no
- * READ binding the shader may write. Each mismatch names the binding.
+ * bindings 0..n-1, storage buffers only), exact push-constant size, no READ
+ * binding the shader may write and no WRITE binding it may read. Each
+ * mismatch names the binding. Then specialization: the desc's constants and
+ * local size are fitted to the reflected constants (types, SpecIds, the
+ * two-defaults-one-SpecId trap), and the effective workgroup size and the
+ * shader features the module needs are checked against the device.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -57,11 +61,50 @@ static tandem_status_t tandem__read_file(const char *path, const char *name, voi
   return TANDEM_OK;
 }
 
+/* True when all three are 0 ("not given"). */
+static bool tandem__zero3(const uint32_t v[3]) { return !v[0] && !v[1] && !v[2]; }
+
 static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const char *name) {
-  for (int i = 0; i < 3; i++)
-    if (d->workgroups[i] == 0)
+  if (!tandem__zero3(d->workgroups))
+    for (int i = 0; i < 3; i++)
+      if (d->workgroups[i] == 0)
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "kernel '%s': workgroups[%d] is 0; give each dimension ≥ 1, or all "
+                           "three 0 for no default (each dispatch then gives its own)",
+                           name, i);
+  if (!tandem__zero3(d->local_size))
+    for (int i = 0; i < 3; i++)
+      if (d->local_size[i] == 0)
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "kernel '%s': local_size[%d] is 0; give each dimension ≥ 1, or all "
+                           "three 0 for the shader's own size",
+                           name, i);
+  if (d->spec_constant_count > TANDEM_MAX_SPEC_CONSTANTS)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': %u specialization constants, at most %u", name,
+                       d->spec_constant_count, TANDEM_MAX_SPEC_CONSTANTS);
+  if (d->spec_constant_count && !d->spec_constants)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': spec_constant_count is %u but spec_constants is NULL", name,
+                       d->spec_constant_count);
+  for (uint32_t i = 0; i < d->spec_constant_count; i++) {
+    const tandem_spec_constant_t *c = &d->spec_constants[i];
+    if (c->type < TANDEM_SCALAR_BOOL || c->type > TANDEM_SCALAR_FLOAT64)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "kernel '%s': workgroups[%d] is 0; each dimension must be ≥ 1", name, i);
+                         "kernel '%s': spec_constants[%u] (id %u) has type %d, not a "
+                         "tandem_scalar_type_t",
+                         name, i, c->id, (int)c->type);
+    for (uint32_t j = 0; j < i; j++)
+      if (d->spec_constants[j].id == c->id)
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "kernel '%s': specialization constant id %u is given twice "
+                           "(spec_constants[%u] and [%u])",
+                           name, c->id, j, i);
+  }
+  if (d->required_subgroup_size & (d->required_subgroup_size - 1))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': required_subgroup_size %u is not a power of two", name,
+                       d->required_subgroup_size);
   if (d->binding_count > TANDEM_MAX_BINDINGS)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel '%s': %u bindings, at most %u",
                        name, d->binding_count, TANDEM_MAX_BINDINGS);
@@ -125,12 +168,343 @@ static tandem_status_t tandem__contract_check(const tandem_kernel_desc_t *d, con
                          "binding %u of '%s': the contract says READ but the shader may write "
                          "it (declare the buffer readonly, or the binding READ_WRITE)",
                          i, name);
+    /* WRITE promises every declared byte is overwritten and none is read
+     * (the NPU lane and poisoning rely on it): the shader must say so. */
+    if (d->bindings[i].access == TANDEM_ACCESS_WRITE && r->readable)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': the contract says WRITE but the shader may read "
+                         "it (declare the buffer writeonly, or the binding READ_WRITE)",
+                         i, name);
   }
   if (iface->push_constant_bytes != d->push_constant_bytes)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "kernel '%s': the shader's push constants are %u bytes, the contract "
                        "says %u",
                        name, iface->push_constant_bytes, d->push_constant_bytes);
+  return TANDEM_OK;
+}
+
+/*--------------------------------------------------------------------------
+ * Specialization: the user's (SpecId, value) pairs and local size against the
+ * reflected constants. The result is one entry per SpecId that gets a value,
+ * plus the effective workgroup size.
+ *--------------------------------------------------------------------------*/
+
+const char *tandem_scalar_type_name(tandem_scalar_type_t type) {
+  switch (type) {
+    case TANDEM_SCALAR_BOOL: return "bool";
+    case TANDEM_SCALAR_INT32: return "int32";
+    case TANDEM_SCALAR_UINT32: return "uint32";
+    case TANDEM_SCALAR_FLOAT32: return "float32";
+    case TANDEM_SCALAR_INT64: return "int64";
+    case TANDEM_SCALAR_UINT64: return "uint64";
+    case TANDEM_SCALAR_FLOAT64: return "float64";
+  }
+  return "unknown";
+}
+
+/* "uint32 'BLOCK_SIZE'" style description of a reflected constant. */
+static void tandem__spec_describe(const tandem__reflected_spec_t *r, char *out, size_t cap) {
+  const char *kind = r->kind == TANDEM__SPEC_BOOL    ? "bool"
+                     : r->kind == TANDEM__SPEC_FLOAT ? "float"
+                     : r->is_signed                  ? "int"
+                                                     : "uint";
+  if (r->kind == TANDEM__SPEC_BOOL)
+    snprintf(out, cap, "bool%s%s%s", r->name[0] ? " '" : "", r->name, r->name[0] ? "'" : "");
+  else
+    snprintf(out, cap, "%s%u%s%s%s", kind, r->width, r->name[0] ? " '" : "", r->name,
+             r->name[0] ? "'" : "");
+}
+
+/* The default value of |r| as text. */
+static void tandem__spec_default(const tandem__reflected_spec_t *r, char *out, size_t cap) {
+  uint64_t b = r->default_bits;
+  if (r->kind == TANDEM__SPEC_BOOL) {
+    snprintf(out, cap, "%s", b ? "true" : "false");
+  } else if (r->kind == TANDEM__SPEC_FLOAT && r->width == 32) {
+    uint32_t u = (uint32_t)b;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    snprintf(out, cap, "%g", (double)f);
+  } else if (r->kind == TANDEM__SPEC_FLOAT && r->width == 64) {
+    double f;
+    memcpy(&f, &b, sizeof f);
+    snprintf(out, cap, "%g", f);
+  } else if (r->kind == TANDEM__SPEC_INT && r->is_signed && r->width <= 64) {
+    int64_t v = r->width == 64 ? (int64_t)b
+                               : (int64_t)(b << (64 - r->width)) >> (64 - r->width);
+    snprintf(out, cap, "%lld", (long long)v);
+  } else {
+    snprintf(out, cap, "%llu (0x%llx)", (unsigned long long)b, (unsigned long long)b);
+  }
+}
+
+/* The value of |c| as text. */
+static void tandem__given_text(const tandem_spec_constant_t *c, char *out, size_t cap) {
+  switch (c->type) {
+    case TANDEM_SCALAR_BOOL: snprintf(out, cap, "%s", c->value.b ? "true" : "false"); break;
+    case TANDEM_SCALAR_INT32: snprintf(out, cap, "%d", c->value.i32); break;
+    case TANDEM_SCALAR_UINT32: snprintf(out, cap, "%u", c->value.u32); break;
+    case TANDEM_SCALAR_FLOAT32: snprintf(out, cap, "%g", (double)c->value.f32); break;
+    case TANDEM_SCALAR_INT64: snprintf(out, cap, "%lld", (long long)c->value.i64); break;
+    case TANDEM_SCALAR_UINT64: snprintf(out, cap, "%llu", (unsigned long long)c->value.u64); break;
+    case TANDEM_SCALAR_FLOAT64: snprintf(out, cap, "%g", c->value.f64); break;
+  }
+}
+
+/* Converts the given |c| to the bits reflected constant |r| takes, or fails
+ * with CONTRACT naming both types. */
+static tandem_status_t tandem__spec_fit(const tandem_spec_constant_t *c,
+                                        const tandem__reflected_spec_t *r, const char *name,
+                                        const char *origin, uint64_t *out_bits,
+                                        uint32_t *out_size) {
+  char decl[96], given[64];
+  tandem__spec_describe(r, decl, sizeof decl);
+  tandem__given_text(c, given, sizeof given);
+  bool is_int = c->type == TANDEM_SCALAR_INT32 || c->type == TANDEM_SCALAR_UINT32 ||
+                c->type == TANDEM_SCALAR_INT64 || c->type == TANDEM_SCALAR_UINT64;
+  bool is_float = c->type == TANDEM_SCALAR_FLOAT32 || c->type == TANDEM_SCALAR_FLOAT64;
+  uint32_t width = c->type == TANDEM_SCALAR_BOOL                                  ? 1
+                   : (c->type == TANDEM_SCALAR_INT64 || c->type == TANDEM_SCALAR_UINT64 ||
+                      c->type == TANDEM_SCALAR_FLOAT64)
+                       ? 64
+                       : 32;
+  bool kind_ok = (r->kind == TANDEM__SPEC_BOOL && c->type == TANDEM_SCALAR_BOOL) ||
+                 (r->kind == TANDEM__SPEC_INT && is_int) ||
+                 (r->kind == TANDEM__SPEC_FLOAT && is_float);
+  if (r->kind != TANDEM__SPEC_BOOL && r->width != 32 && r->width != 64)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "specialization constant %u of '%s' is %s; tandem sets only bool and "
+                       "32- or 64-bit constants (%s gives %s %s)",
+                       c->id, name, decl, origin, tandem_scalar_type_name(c->type), given);
+  if (!kind_ok || width != r->width)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "specialization constant %u of '%s': %s gives %s %s, but the shader "
+                       "declares it %s",
+                       c->id, name, origin, tandem_scalar_type_name(c->type), given, decl);
+  uint64_t bits = 0;
+  bool fits = true;
+  switch (c->type) {
+    case TANDEM_SCALAR_BOOL: bits = c->value.b ? 1 : 0; break;
+    case TANDEM_SCALAR_INT32:
+      bits = (uint32_t)c->value.i32;
+      fits = r->is_signed || c->value.i32 >= 0;
+      break;
+    case TANDEM_SCALAR_UINT32:
+      bits = c->value.u32;
+      fits = !r->is_signed || c->value.u32 <= INT32_MAX;
+      break;
+    case TANDEM_SCALAR_FLOAT32: {
+      uint32_t u;
+      memcpy(&u, &c->value.f32, sizeof u);
+      bits = u;
+      break;
+    }
+    case TANDEM_SCALAR_INT64:
+      bits = (uint64_t)c->value.i64;
+      fits = r->is_signed || c->value.i64 >= 0;
+      break;
+    case TANDEM_SCALAR_UINT64:
+      bits = c->value.u64;
+      fits = !r->is_signed || c->value.u64 <= INT64_MAX;
+      break;
+    case TANDEM_SCALAR_FLOAT64: memcpy(&bits, &c->value.f64, sizeof bits); break;
+  }
+  if (!fits)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "specialization constant %u of '%s': %s gives %s %s, which %s %s cannot "
+                       "hold",
+                       c->id, name, origin, tandem_scalar_type_name(c->type), given,
+                       r->is_signed ? "the signed" : "the unsigned", decl);
+  *out_bits = bits;
+  *out_size = width == 64 ? 8 : 4; /* bool is a VkBool32 */
+  return TANDEM_OK;
+}
+
+/* Adds (or checks against) the value for |c->id| in |b|, fitting it to every
+ * reflected constant with that SpecId. */
+static tandem_status_t tandem__spec_set(tandem__kernel_build_t *b,
+                                        const tandem__kernel_interface_t *iface,
+                                        const tandem_spec_constant_t *c, const char *name,
+                                        const char *origin) {
+  uint64_t bits = 0;
+  uint32_t size = 0;
+  bool declared = false;
+  for (uint32_t k = 0; k < iface->spec_count; k++) {
+    if (iface->specs[k].spec_id != c->id) continue;
+    uint64_t kb = 0;
+    uint32_t ks = 0;
+    TANDEM_RETURN_IF_ERROR(tandem__spec_fit(c, &iface->specs[k], name, origin, &kb, &ks));
+    if (declared && (kb != bits || ks != size))
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "specialization constant %u of '%s': its constants have different "
+                         "types, so one value cannot set them all",
+                         c->id, name);
+    bits = kb, size = ks, declared = true;
+  }
+  if (!declared) {
+    char ids[256];
+    size_t used = 0;
+    ids[0] = '\0';
+    for (uint32_t k = 0; k < iface->spec_count && used < sizeof ids; k++) {
+      bool seen = false;
+      for (uint32_t j = 0; j < k; j++) seen |= iface->specs[j].spec_id == iface->specs[k].spec_id;
+      if (seen) continue;
+      int w = snprintf(ids + used, sizeof ids - used, "%s%u", used ? ", " : "",
+                       iface->specs[k].spec_id);
+      if (w < 0) break;
+      used += (size_t)w;
+    }
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "specialization constant %u of '%s' (%s): the shader declares no constant "
+                       "with that SpecId; it declares %s",
+                       c->id, name, origin, iface->spec_count ? ids : "none");
+  }
+  for (uint32_t k = 0; k < b->spec_count; k++) {
+    if (b->specs[k].spec_id != c->id) continue;
+    if (b->specs[k].bits != bits)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "specialization constant %u of '%s': %s disagrees with a value given "
+                         "for the same SpecId elsewhere in the desc (local_size and "
+                         "spec_constants must agree)",
+                         c->id, name, origin);
+    return TANDEM_OK;
+  }
+  b->specs[b->spec_count++] = (tandem__spec_entry_t){c->id, size, bits};
+  return TANDEM_OK;
+}
+
+/* Resolves specialization and the workgroup size of the kernel |d| against
+ * |iface|; fills |b|'s spec entries and |local_size|. */
+static tandem_status_t tandem__specialize(const tandem_kernel_desc_t *d, const char *name,
+                                          const tandem__kernel_interface_t *iface,
+                                          tandem__kernel_build_t *b, uint32_t local_size[3],
+                                          bool *out_specialized) {
+  static const char axis[3] = {'x', 'y', 'z'};
+  b->spec_count = 0;
+  *out_specialized = false;
+  for (uint32_t i = 0; i < d->spec_constant_count; i++) {
+    char origin[48];
+    snprintf(origin, sizeof origin, "spec_constants[%u]", i);
+    TANDEM_RETURN_IF_ERROR(tandem__spec_set(b, iface, &d->spec_constants[i], name, origin));
+  }
+  bool given = !tandem__zero3(d->local_size);
+  for (int k = 0; k < 3; k++) {
+    int64_t id = iface->local_size_spec[k];
+    if (id < 0) {
+      if (given && d->local_size[k] != iface->local_size[k])
+        return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                           "kernel '%s': local_size[%d] is %u but the shader fixes local_size_%c "
+                           "= %u; declare `layout(local_size_%c_id = N) in;` to let the runtime "
+                           "set it",
+                           name, k, d->local_size[k], axis[k], iface->local_size[k], axis[k]);
+      continue;
+    }
+    *out_specialized = true;
+    if (!given) continue;
+    tandem_spec_constant_t c = {.id = (uint32_t)id, .type = TANDEM_SCALAR_UINT32};
+    c.value.u32 = d->local_size[k];
+    char origin[32];
+    snprintf(origin, sizeof origin, "local_size[%d]", k);
+    TANDEM_RETURN_IF_ERROR(tandem__spec_set(b, iface, &c, name, origin));
+  }
+  /* A SpecId nobody set, whose constants disagree on the default: whichever
+   * default the driver applies, some code sees a value it was not written
+   * for (the silent wrong result this check exists for). */
+  for (uint32_t k = 0; k < iface->spec_count; k++) {
+    const tandem__reflected_spec_t *r = &iface->specs[k];
+    bool set = false;
+    for (uint32_t j = 0; j < b->spec_count; j++) set |= b->specs[j].spec_id == r->spec_id;
+    if (set) continue;
+    for (uint32_t j = k + 1; j < iface->spec_count; j++) {
+      const tandem__reflected_spec_t *o = &iface->specs[j];
+      if (o->spec_id != r->spec_id) continue;
+      if (o->default_bits == r->default_bits && o->kind == r->kind && o->width == r->width)
+        continue;
+      char d1[64], d2[64], t1[96], t2[96];
+      tandem__spec_default(r, d1, sizeof d1);
+      tandem__spec_default(o, d2, sizeof d2);
+      tandem__spec_describe(r, t1, sizeof t1);
+      tandem__spec_describe(o, t2, sizeof t2);
+      const char *hint = "";
+      for (int a = 0; a < 3; a++)
+        if (iface->local_size_spec[a] == r->spec_id)
+          hint = " (one of them sets the workgroup size: give local_size or the constant)";
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "kernel '%s': SpecId %u names two constants with different defaults, "
+                         "%s = %s and %s = %s, and no value is given for it; the kernel would "
+                         "run with one default while code assumes the other%s",
+                         name, r->spec_id, t1, d1, t2, d2, hint);
+    }
+  }
+  /* The effective size. */
+  for (int k = 0; k < 3; k++) {
+    local_size[k] = iface->local_size[k];
+    int64_t id = iface->local_size_spec[k];
+    if (id < 0) continue;
+    for (uint32_t j = 0; j < b->spec_count; j++)
+      if (b->specs[j].spec_id == (uint64_t)id) local_size[k] = (uint32_t)b->specs[j].bits;
+  }
+  return TANDEM_OK;
+}
+
+/* Device limits and features for a kernel whose size and needs are known. */
+static tandem_status_t tandem__device_check(const tandem__gpu_t *gpu, const char *name,
+                                            const uint32_t local_size[3], uint32_t needs,
+                                            uint32_t subgroup_size) {
+  const tandem_device_info_t *info = &gpu->info;
+  static const char axis[3] = {'x', 'y', 'z'};
+  uint64_t invocations = 1;
+  for (int k = 0; k < 3; k++) {
+    if (local_size[k] == 0 || local_size[k] > info->max_local_size[k])
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': workgroup size %c is %u; the device allows 1..%u "
+                         "(maxComputeWorkGroupSize)",
+                         name, axis[k], local_size[k], info->max_local_size[k]);
+    invocations *= local_size[k];
+  }
+  if (invocations > info->max_local_invocations)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': workgroup size %ux%ux%u is %llu invocations; the device "
+                       "allows %u (maxComputeWorkGroupInvocations)",
+                       name, local_size[0], local_size[1], local_size[2],
+                       (unsigned long long)invocations, info->max_local_invocations);
+  uint32_t missing = needs & ~info->shader_features;
+  if (missing) {
+    char list[512];
+    size_t used = 0;
+    list[0] = '\0';
+    for (int bit = 0; bit < 32 && used < sizeof list; bit++) {
+      if (!(missing & (1u << bit))) continue;
+      int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
+                       tandem_shader_feature_name((tandem_shader_feature_t)(1u << bit)));
+      if (w < 0) break;
+      used += (size_t)w;
+    }
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "kernel '%s' needs %s, which GPU '%s' does not support; use a variant "
+                       "of the kernel without it (tandem_device_info_t.shader_features lists "
+                       "what the device has)",
+                       name, list, info->name);
+  }
+  if (subgroup_size) {
+    if (!(info->shader_features & TANDEM_SHADER_SUBGROUP_SIZE_CONTROL))
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "kernel '%s': required_subgroup_size %u needs subgroupSizeControl for "
+                         "compute shaders, which GPU '%s' does not support",
+                         name, subgroup_size, info->name);
+    if (subgroup_size < info->min_subgroup_size || subgroup_size > info->max_subgroup_size)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "kernel '%s': required_subgroup_size %u is outside the device's "
+                         "%u..%u",
+                         name, subgroup_size, info->min_subgroup_size, info->max_subgroup_size);
+    if (invocations > (uint64_t)subgroup_size * gpu->max_workgroup_subgroups)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': %llu invocations need more than the device's %u "
+                         "subgroups of %u (maxComputeWorkgroupSubgroups)",
+                         name, (unsigned long long)invocations, gpu->max_workgroup_subgroups,
+                         subgroup_size);
+  }
   return TANDEM_OK;
 }
 
@@ -157,7 +531,14 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   }
   tandem__gpu_t *gpu;
   tandem_status_t s = tandem__runtime_gpu(runtime, &gpu);
-  tandem__kernel_interface_t iface;
+  /* Both are large (a few KiB each): heap, not stack. */
+  tandem__kernel_interface_t *iface = NULL;
+  tandem__kernel_build_t *build = NULL;
+  if (s == TANDEM_OK) {
+    iface = calloc(1, sizeof *iface);
+    build = calloc(1, sizeof *build);
+    if (!iface || !build) s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s'", name);
+  }
   for (int i = 0; s == TANDEM_OK && i < 3; i++)
     if (d.workgroups[i] > gpu->max_workgroups[i])
       s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -165,19 +546,42 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
                       "(maxComputeWorkGroupCount)",
                       name, i, d.workgroups[i], gpu->max_workgroups[i]);
   if (s == TANDEM_OK)
-    s = gpu->vtable->kernel_reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, &iface);
-  if (s == TANDEM_OK) s = tandem__contract_check(&d, name, &iface);
+    s = gpu->vtable->kernel_reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, iface);
+  if (s == TANDEM_OK) s = tandem__contract_check(&d, name, iface);
+  uint32_t local_size[3] = {0, 0, 0};
+  bool specialized = false;
+  if (s == TANDEM_OK) s = tandem__specialize(&d, name, iface, build, local_size, &specialized);
+  if (s == TANDEM_OK)
+    s = tandem__device_check(gpu, name, local_size, iface->shader_features,
+                             d.required_subgroup_size);
   tandem_kernel_t *kernel = NULL;
   if (s == TANDEM_OK) {
     kernel = calloc(1, sizeof *kernel);
     if (!kernel) s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a kernel");
   }
-  if (s == TANDEM_OK) s = gpu->vtable->kernel_create(gpu, &d, name, &kernel->native);
+  if (s == TANDEM_OK) {
+    build->spirv = d.spirv;
+    build->spirv_size = d.spirv_size;
+    build->entry_point = d.entry_point;
+    build->binding_count = d.binding_count;
+    build->push_constant_bytes = d.push_constant_bytes;
+    build->required_subgroup_size = d.required_subgroup_size;
+    s = gpu->vtable->kernel_create(gpu, build, name, &kernel->native);
+  }
   free(file_data);
   if (s != TANDEM_OK) {
+    free(iface);
+    free(build);
     free(kernel);
     return s;
   }
+  memcpy(kernel->local_size, local_size, sizeof kernel->local_size);
+  kernel->local_size_specialized = specialized;
+  kernel->shader_features = iface->shader_features;
+  kernel->spec_constant_count = iface->spec_count;
+  kernel->required_subgroup_size = d.required_subgroup_size;
+  free(iface);
+  free(build);
   atomic_init(&kernel->refs, 1);
   kernel->runtime = runtime;
   snprintf(kernel->name, sizeof kernel->name, "%s", name);
@@ -206,4 +610,29 @@ void tandem_kernel_release(tandem_kernel_t *kernel) {
 
 const char *tandem_kernel_name(const tandem_kernel_t *kernel) {
   return kernel ? kernel->name : "";
+}
+
+tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel, tandem_kernel_info_t *out_info) {
+  if (!out_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
+  memset(out_info, 0, sizeof *out_info);
+  if (!kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
+  memcpy(out_info->local_size, kernel->local_size, sizeof out_info->local_size);
+  out_info->local_size_specialized = kernel->local_size_specialized;
+  memcpy(out_info->workgroups, kernel->workgroups, sizeof out_info->workgroups);
+  out_info->binding_count = kernel->binding_count;
+  out_info->push_constant_bytes = kernel->push_constant_bytes;
+  out_info->spec_constant_count = kernel->spec_constant_count;
+  out_info->shader_features = kernel->shader_features;
+  out_info->required_subgroup_size = kernel->required_subgroup_size;
+  return TANDEM_OK;
+}
+
+const char *tandem_shader_feature_name(tandem_shader_feature_t feature) {
+  switch (feature) {
+#define TANDEM__SHADER_FEATURE_CASE(name, bit, text) \
+  case TANDEM_SHADER_##name: return text;
+    TANDEM_SHADER_FEATURE_LIST(TANDEM__SHADER_FEATURE_CASE)
+#undef TANDEM__SHADER_FEATURE_CASE
+  }
+  return "unknown";
 }

@@ -2,8 +2,9 @@
 /*
  * kernel_interface.h — what a backend learned about a kernel's code by
  * reflecting it (bindings, their writability, push-constant size, workgroup
- * size). Backends fill it; core/kernel.c compares it with the user's contract,
- * so the comparison and its messages are written once for every backend.
+ * size, specialization constants, the shader features it needs). Backends fill
+ * it; core/kernel.c compares it with the user's contract and desc, so the
+ * comparison and its messages are written once for every backend.
  */
 #ifndef TANDEM_CORE_KERNEL_INTERFACE_H_
 #define TANDEM_CORE_KERNEL_INTERFACE_H_
@@ -21,11 +22,59 @@ typedef struct tandem__reflected_binding {
   bool readable;          /* false only when the shader declares it NonReadable */
 } tandem__reflected_binding_t;
 
+/* The kind of a scalar specialization constant as declared. */
+typedef enum tandem__spec_kind {
+  TANDEM__SPEC_BOOL,
+  TANDEM__SPEC_INT,   /* integer; |is_signed| says which */
+  TANDEM__SPEC_FLOAT,
+} tandem__spec_kind_t;
+
+/* One OpSpecConstant / OpSpecConstantTrue / OpSpecConstantFalse with a SpecId.
+ * Several may share a SpecId (see tandem.h). */
+typedef struct tandem__reflected_spec {
+  uint32_t spec_id;
+  tandem__spec_kind_t kind;
+  uint32_t width;        /* bits: 1 for bool, 8, 16, 32 or 64 */
+  bool is_signed;        /* INT only */
+  uint64_t default_bits; /* the default value's bits, zero-extended */
+  char name[48];         /* its OpName, "" when the module has none */
+} tandem__reflected_spec_t;
+
+#define TANDEM__MAX_REFLECTED_SPECS 256
+
 typedef struct tandem__kernel_interface {
   uint32_t binding_count;
   tandem__reflected_binding_t bindings[TANDEM_MAX_BINDINGS * 2];
   uint32_t push_constant_bytes; /* declared size of the push-constant block, 0 if none */
-  uint32_t local_size[3];       /* workgroup size from the entry point */
+  /* Workgroup size: per dimension either a literal (local_size_spec[d] < 0)
+   * or the SpecId of the constant that sets it, whose default is in
+   * local_size[d]. */
+  uint32_t local_size[3];
+  int64_t local_size_spec[3];
+  uint32_t spec_count;
+  tandem__reflected_spec_t specs[TANDEM__MAX_REFLECTED_SPECS];
+  uint32_t shader_features; /* tandem_shader_feature_t bits the module needs */
 } tandem__kernel_interface_t;
+
+/* A resolved specialization entry handed to the backend: the bytes Vulkan's
+ * VkSpecializationInfo wants for that SpecId (4 for bool and 32-bit, 8 for
+ * 64-bit types). */
+typedef struct tandem__spec_entry {
+  uint32_t spec_id;
+  uint32_t size;
+  uint64_t bits;
+} tandem__spec_entry_t;
+
+/* What core/kernel.c decided and the backend builds the pipeline from. */
+typedef struct tandem__kernel_build {
+  const void *spirv;
+  size_t spirv_size;
+  const char *entry_point;
+  uint32_t binding_count;
+  uint32_t push_constant_bytes;
+  uint32_t spec_count;
+  tandem__spec_entry_t specs[TANDEM__MAX_REFLECTED_SPECS];
+  uint32_t required_subgroup_size; /* 0: none */
+} tandem__kernel_build_t;
 
 #endif /* TANDEM_CORE_KERNEL_INTERFACE_H_ */

@@ -402,7 +402,7 @@ static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_
   for (uint32_t k = 0; k < reg->count; k++) {
     uint32_t n = plan->order[reg->first + k];
     const tandem__node_t *node = &plan->nodes[n];
-    tandem__access_t acc[TANDEM_MAX_BINDINGS];
+    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
     uint32_t count = tandem__node_accesses(node, acc);
     for (uint32_t i = 0; i < count; i++)
       if (acc[i].access & TANDEM_ACCESS_READ)

@@ -64,7 +64,7 @@ static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
       .pNext = type ? &ext : NULL,
       .size = size,
       .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
       .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
       .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
       .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};

@@ -193,13 +193,121 @@ static bool tandem_vk_has_ext(const VkExtensionProperties *exts, uint32_t n, con
   return false;
 }
 
+/* The optional features tandem enables, queried into one chain (Vulkan 1.1,
+ * 1.2 and 1.3 feature structs). tandem_vk_shader_features reads them as
+ * tandem_shader_feature_t bits; gpu_open enables exactly the queried set. */
+typedef struct tandem_vk_feature_chain {
+  VkPhysicalDeviceFeatures2 f;
+  VkPhysicalDeviceVulkan11Features f11;
+  VkPhysicalDeviceVulkan12Features f12;
+  VkPhysicalDeviceVulkan13Features f13;
+} tandem_vk_feature_chain_t;
+
+static void tandem_vk_feature_chain_init(tandem_vk_feature_chain_t *c) {
+  memset(c, 0, sizeof *c);
+  c->f13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+  c->f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  c->f12.pNext = &c->f13;
+  c->f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  c->f11.pNext = &c->f12;
+  c->f.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  c->f.pNext = &c->f11;
+}
+
+/* Shader feature bits from a queried chain and the subgroup properties. */
+static uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
+                                          const VkPhysicalDeviceVulkan11Properties *p11,
+                                          const VkPhysicalDeviceVulkan13Properties *p13) {
+  uint32_t bits = 0;
+#define TANDEM_VK_BIT(cond, bit) \
+  if (cond) bits |= (bit)
+  TANDEM_VK_BIT(c->f12.shaderFloat16, TANDEM_SHADER_FLOAT16);
+  TANDEM_VK_BIT(c->f12.shaderInt8, TANDEM_SHADER_INT8);
+  TANDEM_VK_BIT(c->f.features.shaderInt16, TANDEM_SHADER_INT16);
+  TANDEM_VK_BIT(c->f.features.shaderInt64, TANDEM_SHADER_INT64);
+  TANDEM_VK_BIT(c->f.features.shaderFloat64, TANDEM_SHADER_FLOAT64);
+  TANDEM_VK_BIT(c->f11.storageBuffer16BitAccess, TANDEM_SHADER_STORAGE_BUFFER_16BIT);
+  TANDEM_VK_BIT(c->f11.uniformAndStorageBuffer16BitAccess,
+                TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_16BIT);
+  TANDEM_VK_BIT(c->f11.storagePushConstant16, TANDEM_SHADER_PUSH_CONSTANT_16BIT);
+  TANDEM_VK_BIT(c->f12.storageBuffer8BitAccess, TANDEM_SHADER_STORAGE_BUFFER_8BIT);
+  TANDEM_VK_BIT(c->f12.uniformAndStorageBuffer8BitAccess,
+                TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_8BIT);
+  TANDEM_VK_BIT(c->f12.storagePushConstant8, TANDEM_SHADER_PUSH_CONSTANT_8BIT);
+  TANDEM_VK_BIT(c->f12.shaderSubgroupExtendedTypes, TANDEM_SHADER_SUBGROUP_EXTENDED_TYPES);
+  TANDEM_VK_BIT(c->f12.shaderBufferInt64Atomics, TANDEM_SHADER_INT64_ATOMICS);
+  TANDEM_VK_BIT(c->f12.vulkanMemoryModel, TANDEM_SHADER_VULKAN_MEMORY_MODEL);
+  TANDEM_VK_BIT(c->f12.vulkanMemoryModelDeviceScope,
+                TANDEM_SHADER_VULKAN_MEMORY_MODEL_DEVICE_SCOPE);
+  TANDEM_VK_BIT(c->f13.shaderIntegerDotProduct, TANDEM_SHADER_INTEGER_DOT_PRODUCT);
+  TANDEM_VK_BIT(c->f13.subgroupSizeControl &&
+                    (p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT),
+                TANDEM_SHADER_SUBGROUP_SIZE_CONTROL);
+  if (p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
+    VkSubgroupFeatureFlags ops = p11->subgroupSupportedOperations;
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_BASIC_BIT, TANDEM_SHADER_SUBGROUP_BASIC);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_VOTE_BIT, TANDEM_SHADER_SUBGROUP_VOTE);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, TANDEM_SHADER_SUBGROUP_ARITHMETIC);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_BALLOT_BIT, TANDEM_SHADER_SUBGROUP_BALLOT);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT, TANDEM_SHADER_SUBGROUP_SHUFFLE);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT,
+                  TANDEM_SHADER_SUBGROUP_SHUFFLE_RELATIVE);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT, TANDEM_SHADER_SUBGROUP_CLUSTERED);
+    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_QUAD_BIT, TANDEM_SHADER_SUBGROUP_QUAD);
+  }
+#undef TANDEM_VK_BIT
+  return bits;
+}
+
+/* Keeps in |c| only the optional features tandem enables (the queried
+ * values of those), clearing everything else it queried: the chain then goes
+ * to vkCreateDevice as is. */
+static void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c) {
+  tandem_vk_feature_chain_t keep;
+  tandem_vk_feature_chain_init(&keep);
+  keep.f.features.shaderInt16 = c->f.features.shaderInt16;
+  keep.f.features.shaderInt64 = c->f.features.shaderInt64;
+  keep.f.features.shaderFloat64 = c->f.features.shaderFloat64;
+  keep.f11.storageBuffer16BitAccess = c->f11.storageBuffer16BitAccess;
+  keep.f11.uniformAndStorageBuffer16BitAccess = c->f11.uniformAndStorageBuffer16BitAccess;
+  keep.f11.storagePushConstant16 = c->f11.storagePushConstant16;
+  keep.f12.storageBuffer8BitAccess = c->f12.storageBuffer8BitAccess;
+  keep.f12.uniformAndStorageBuffer8BitAccess = c->f12.uniformAndStorageBuffer8BitAccess;
+  keep.f12.storagePushConstant8 = c->f12.storagePushConstant8;
+  keep.f12.shaderFloat16 = c->f12.shaderFloat16;
+  keep.f12.shaderInt8 = c->f12.shaderInt8;
+  keep.f12.shaderSubgroupExtendedTypes = c->f12.shaderSubgroupExtendedTypes;
+  keep.f12.shaderBufferInt64Atomics = c->f12.shaderBufferInt64Atomics;
+  keep.f12.vulkanMemoryModel = c->f12.vulkanMemoryModel;
+  keep.f12.vulkanMemoryModelDeviceScope = c->f12.vulkanMemoryModelDeviceScope;
+  keep.f13.shaderIntegerDotProduct = c->f13.shaderIntegerDotProduct;
+  keep.f13.subgroupSizeControl = c->f13.subgroupSizeControl;
+  keep.f13.computeFullSubgroups = c->f13.computeFullSubgroups;
+  *c = keep;
+  c->f.pNext = &c->f11;
+  c->f11.pNext = &c->f12;
+  c->f12.pNext = &c->f13;
+  c->f13.pNext = NULL;
+}
+
 static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_device_info_t *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
+  VkPhysicalDeviceVulkan13Properties p13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties p11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   VkPhysicalDeviceDriverProperties driver = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
   VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                        .pNext = &driver};
+  /* The 1.1/1.3 property structs exist only on devices of those versions. */
+  VkPhysicalDeviceProperties one;
+  vkGetPhysicalDeviceProperties(pd, &one);
+  if (one.apiVersion >= VK_API_VERSION_1_3) {
+    driver.pNext = &p11;
+    p11.pNext = &p13;
+  }
   vkGetPhysicalDeviceProperties2(pd, &props);
   snprintf(info->name, sizeof info->name, "%s", props.properties.deviceName);
   snprintf(info->driver_name, sizeof info->driver_name, "%s", driver.driverName);
@@ -210,17 +318,24 @@ static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_devic
   info->is_cpu = props.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
   info->timestamp_period_ns = props.properties.limits.timestampPeriod;
 
-  VkPhysicalDeviceVulkan13Features f13 = {.sType =
-                                              VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
-  VkPhysicalDeviceVulkan12Features f12 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &f13};
-  VkPhysicalDeviceFeatures2 f = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                 .pNext = &f12};
+  const VkPhysicalDeviceLimits *lim = &props.properties.limits;
+  for (int k = 0; k < 3; k++) {
+    info->max_local_size[k] = lim->maxComputeWorkGroupSize[k];
+    info->max_workgroups[k] = lim->maxComputeWorkGroupCount[k];
+  }
+  info->max_local_invocations = lim->maxComputeWorkGroupInvocations;
+  info->max_shared_memory_bytes = lim->maxComputeSharedMemorySize;
   if (props.properties.apiVersion >= VK_API_VERSION_1_3) {
-    vkGetPhysicalDeviceFeatures2(pd, &f);
-    if (f12.timelineSemaphore) info->features |= TANDEM_GPU_TIMELINE_SEMAPHORE;
-    if (f12.bufferDeviceAddress) info->features |= TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
-    if (f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
+    tandem_vk_feature_chain_t c;
+    tandem_vk_feature_chain_init(&c);
+    vkGetPhysicalDeviceFeatures2(pd, &c.f);
+    if (c.f12.timelineSemaphore) info->features |= TANDEM_GPU_TIMELINE_SEMAPHORE;
+    if (c.f12.bufferDeviceAddress) info->features |= TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
+    if (c.f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
+    info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
+    info->subgroup_size = p11.subgroupSize;
+    info->min_subgroup_size = p13.minSubgroupSize;
+    info->max_subgroup_size = p13.maxSubgroupSize;
   }
   uint32_t n = 0;
   vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
@@ -362,6 +477,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .kernel_destroy = tandem_vk_kernel_destroy,
     .program_create = tandem_vk_program_create,
     .program_destroy = tandem_vk_program_destroy,
+    .program_record = tandem_vk_program_record,
     .program_submit = tandem_vk_program_submit,
     .program_timestamps = tandem_vk_program_timestamps,
     .wait = tandem_vk_wait,
@@ -470,6 +586,12 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->max_allocation = p11.maxMemoryAllocationSize;
   g->base.storage_alignment = props.limits.minStorageBufferOffsetAlignment;
   for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props.limits.maxComputeWorkGroupCount[i];
+  VkPhysicalDeviceVulkan13Properties p13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
+  VkPhysicalDeviceProperties2 pp13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &p13};
+  vkGetPhysicalDeviceProperties2(g->physical, &pp13);
+  g->base.max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
   g->max_storage_range = props.limits.maxStorageBufferRange;
   vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
 
@@ -496,11 +618,16 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     }
     if (index[l] + 1 > qci[k].queueCount) qci[k].queueCount = index[l] + 1;
   }
-  VkPhysicalDeviceVulkan13Features f13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                          .synchronization2 = VK_TRUE};
-  VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                          .pNext = &f13,
-                                          .timelineSemaphore = VK_TRUE};
+  /* Every optional shader feature the device has is enabled (the set
+   * info->shader_features reports), plus what tandem itself needs. */
+  tandem_vk_feature_chain_t chain;
+  tandem_vk_feature_chain_init(&chain);
+  vkGetPhysicalDeviceFeatures2(g->physical, &chain.f);
+  tandem_vk_feature_chain_select(&chain);
+  VkPhysicalDeviceVulkan13Features *f13 = &chain.f13;
+  VkPhysicalDeviceVulkan12Features *f12 = &chain.f12;
+  f13->synchronization2 = VK_TRUE;
+  f12->timelineSemaphore = VK_TRUE;
   /* Timestamps need a valid counter on every lane's family and host query
    * reset (reset at submit, no command needed on transfer queues). */
   VkPhysicalDeviceVulkan12Features have12 = {
@@ -515,7 +642,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->timestamps = options->gpu_timestamps && valid_bits > 0 && have12.hostQueryReset && props.limits.timestampPeriod > 0;
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
   g->timestamp_period = props.limits.timestampPeriod;
-  f12.hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
+  f12->hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
   const char *dev_ext[4];
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
@@ -539,7 +666,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     g->base.host_import_alignment = hp.minImportedHostPointerAlignment;
   }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                            .pNext = &f12,
+                            .pNext = &chain.f,
                             .queueCreateInfoCount = qci_count,
                             .pQueueCreateInfos = qci,
                             .enabledExtensionCount = dev_ext_count,
@@ -572,9 +699,12 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     lane->src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT;
     lane->dst_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
     if (compute_capable) {
-      lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      /* DRAW_INDIRECT: indirect dispatches read their counts there. */
+      lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
       lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
+                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT |
+                          VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
     }
     VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
@@ -583,6 +713,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     r = g->vk.vkCreateSemaphore(g->device, &sci, NULL, &lane->timeline);
     if (r >= 0) {
       VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                     .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                      .queueFamilyIndex = family[l]};
       r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
     }

@@ -98,7 +98,7 @@ tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_
 tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
                                          const char *entry_point, const char *name,
                                          tandem__kernel_interface_t *out_iface);
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, const tandem_kernel_desc_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, const tandem__kernel_build_t *desc,
                                         const char *name, void **out_native);
 void tandem_vk_kernel_destroy(tandem__gpu_t *gpu, void *native);
 typedef struct tandem_vk_kernel {
@@ -114,6 +114,9 @@ typedef struct tandem_vk_kernel {
 tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
                                          uint32_t slot_count, void **out_native);
 void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
+tandem_status_t tandem_vk_program_record(tandem__gpu_t *gpu, void *native,
+                                         const tandem__plan_t *plan, uint32_t slot,
+                                         uint32_t region);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          const tandem__region_submit_t *regions,
                                          uint32_t region_count);

@@ -4,9 +4,12 @@
  *
  * Layout: descriptor set 0 holds binding_count storage buffers (bindings
  * 0..n-1, compute stage); one push-constant range of the contract's exact size.
+ * Specialization constants (already fitted to the module by core/kernel.c)
+ * and a required subgroup size go into the pipeline's shader stage.
  * The reflection that core/kernel.c checks lives in vk_reflect.c.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
 
@@ -21,7 +24,7 @@ void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   free(k);
 }
 
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, const tandem_kernel_desc_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, const tandem__kernel_build_t *desc,
                                         const char *name, void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
@@ -63,12 +66,37 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, const tandem_kernel
   }
   if (r >= 0) {
     step = "vkCreateComputePipelines";
+    /* Specialization: one map entry per SpecId core resolved, packed. */
+    VkSpecializationMapEntry entries[TANDEM__MAX_REFLECTED_SPECS];
+    uint8_t data[TANDEM__MAX_REFLECTED_SPECS * 8];
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < desc->spec_count; i++) {
+      const tandem__spec_entry_t *e = &desc->specs[i];
+      entries[i] = (VkSpecializationMapEntry){.constantID = e->spec_id, .offset = used,
+                                              .size = e->size};
+      if (e->size == 8) {
+        memcpy(data + used, &e->bits, 8);
+      } else {
+        uint32_t v = (uint32_t)e->bits;
+        memcpy(data + used, &v, 4);
+      }
+      used += e->size;
+    }
+    VkSpecializationInfo spec = {.mapEntryCount = desc->spec_count,
+                                 .pMapEntries = entries,
+                                 .dataSize = used,
+                                 .pData = data};
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
+        .requiredSubgroupSize = desc->required_subgroup_size};
     VkComputePipelineCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .pNext = desc->required_subgroup_size ? &subgroup : NULL,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = k->module,
-                  .pName = desc->entry_point},
+                  .pName = desc->entry_point,
+                  .pSpecializationInfo = desc->spec_count ? &spec : NULL},
         .layout = k->layout};
     r = g->vk.vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline);
   }

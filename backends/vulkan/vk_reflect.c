@@ -4,9 +4,10 @@
  *
  * Untrusted bytes go through three gates in order: cheap header checks (size,
  * magic), then the SPIRV-Tools validator for the Vulkan environment, and only
- * then SPIRV-Cross, which assumes a valid module. SPIRV-Cross then reports the
- * entry point's descriptor bindings (with NonWritable / NonReadable as the
- * shader declares them), its push-constant block size and its workgroup size.
+ * then tandem's own scan (vk_spirv.c: capabilities, specialization constants,
+ * workgroup size), then SPIRV-Cross, which assumes a valid module and reports
+ * the entry point's descriptor bindings (with NonWritable / NonReadable as the
+ * shader declares them) and its push-constant block size.
  * Nothing is printed: diagnostics of both libraries end up in the error message.
  */
 #include "backends/vulkan/vk_reflect.h"
@@ -252,48 +253,6 @@ static tandem_status_t tandem__reflect_push_constants(spvc_compiler compiler,
   return TANDEM_OK;
 }
 
-static uint32_t tandem__constant_u32(spvc_compiler compiler, spvc_constant_id id) {
-  spvc_constant c = spvc_compiler_get_constant_handle(compiler, id);
-  return c ? spvc_constant_get_scalar_u32(c, 0, 0) : 0;
-}
-
-/* Workgroup size, by SPIR-V's precedence: a WorkgroupSize built-in constant
- * (default values of its specialization constants), else LocalSizeId, else
- * LocalSize. */
-static void tandem__reflect_local_size(spvc_compiler compiler, tandem__kernel_interface_t *out) {
-  spvc_specialization_constant sx, sy, sz;
-  spvc_constant_id builtin =
-      spvc_compiler_get_work_group_size_specialization_constants(compiler, &sx, &sy, &sz);
-  if (builtin != 0) {
-    spvc_constant c = spvc_compiler_get_constant_handle(compiler, builtin);
-    const spvc_constant_id *parts = NULL;
-    size_t part_count = 0;
-    if (c != NULL) spvc_constant_get_subconstants(c, &parts, &part_count);
-    if (part_count == 3) {
-      for (unsigned i = 0; i < 3; i++) out->local_size[i] = tandem__constant_u32(compiler, parts[i]);
-      return;
-    }
-  }
-  const SpvExecutionMode *modes = NULL;
-  size_t mode_count = 0;
-  bool by_id = false;
-  if (spvc_compiler_get_execution_modes(compiler, &modes, &mode_count) == SPVC_SUCCESS) {
-    for (size_t i = 0; i < mode_count; i++) {
-      if (modes[i] == SpvExecutionModeLocalSizeId) by_id = true;
-    }
-  }
-  for (unsigned i = 0; i < 3; i++) {
-    if (by_id) {
-      unsigned id = spvc_compiler_get_execution_mode_argument_by_index(
-          compiler, SpvExecutionModeLocalSizeId, i);
-      out->local_size[i] = id ? tandem__constant_u32(compiler, id) : 0;
-    } else {
-      out->local_size[i] =
-          spvc_compiler_get_execution_mode_argument_by_index(compiler, SpvExecutionModeLocalSize, i);
-    }
-  }
-}
-
 /* Selects the GLCompute entry point |entry|, or explains what exists. */
 static tandem_status_t tandem__select_entry(spvc_compiler compiler, const char *entry,
                                             const char *name, const char *note) {
@@ -397,6 +356,17 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
     return status;
   }
 
+  /* Capabilities, specialization constants and the workgroup size come from
+   * tandem's own scan, before SPIRV-Cross sees the module: SPIRV-Cross throws
+   * (and aborts the process through its C API) on shapes the validator
+   * accepts, e.g. LocalSizeId with a non-constant operand. */
+  status = tandem_vk_spirv_scan(w, word_count, entry, name, out);
+  if (status != TANDEM_OK) {
+    free(copy);
+    memset(out, 0, sizeof *out);
+    return status;
+  }
+
   char note[TANDEM__NOTE_BYTES];
   note[0] = '\0';
   spvc_context context = NULL;
@@ -432,7 +402,6 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
   if (status != TANDEM_OK) goto done;
   status = tandem__reflect_push_constants(compiler, resources, name, note, out);
   if (status != TANDEM_OK) goto done;
-  tandem__reflect_local_size(compiler, out);
 
 done:
   spvc_context_destroy(context);

@@ -10,6 +10,7 @@
 #define TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/kernel_interface.h"
 
@@ -20,8 +21,17 @@
  * by (set, binding), one entry per descriptor binding); on failure |out| is
  * zeroed. Errors: INVALID_ARGUMENT (NULL words with a size, NULL out),
  * INVALID_KERNEL (not SPIR-V, fails validation, entry point missing or not
- * GLCompute, too many bindings), OUT_OF_MEMORY. Never prints. Thread-safe. */
+ * GLCompute, too many bindings, a workgroup size it cannot tell), CONTRACT
+ * (device addresses), UNSUPPORTED (a capability tandem cannot enable),
+ * OUT_OF_MEMORY. Never prints. Thread-safe. */
 tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const char *entry_point,
                                   const char *kernel_name, tandem__kernel_interface_t *out);
+
+/* vk_spirv.c: scans validated words (|n| of them, aligned) for capabilities
+ * (as shader feature bits), scalar specialization constants, and the
+ * workgroup size of GLCompute entry point |entry| with the SpecIds that set
+ * it; fills those fields of |out|. Errors as tandem_vk_reflect. */
+tandem_status_t tandem_vk_spirv_scan(const uint32_t *words, size_t n, const char *entry,
+                                     const char *kernel_name, tandem__kernel_interface_t *out);
 
 #endif /* TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_ */

@@ -4,8 +4,11 @@
  * region, submitted with timeline waits and signals; waiting and polling.
  *
  * Everything a submission needs (VkSubmitInfo2, semaphore and command-buffer
- * infos) is allocated at program creation, one set per slot; submit only
- * writes values into them, so replay allocates nothing. Consecutive regions
+ * infos, descriptor sets) is allocated at program creation, one set per slot;
+ * submit only writes values into them, so replay allocates nothing. A region
+ * whose nodes' parameters changed (tandem_exec_set_*) is re-recorded into the
+ * submitting slot's own command buffer and descriptor sets, which no running
+ * work uses (program_record). Consecutive regions
  * that land on one VkQueue go to the driver in one vkQueueSubmit2 call.
  * Command pools are externally synchronised, including while recording into
  * their command buffers: recording holds the lane's pool_mutex.
@@ -17,8 +20,9 @@
 #include "core/internal.h"
 
 typedef struct tandem_vk_program {
-  uint32_t slot_count, region_count;
+  uint32_t slot_count, region_count, node_count;
   VkDescriptorPool descriptor_pool;
+  VkDescriptorSet *sets;               /* [slot * node_count + node], NULL for non-dispatch */
   VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
   VkCommandBuffer *cbs;                /* [slot * region_count + region] */
   tandem_lane_t *region_lane;          /* [region] */
@@ -47,6 +51,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   if (p->descriptor_pool) g->vk.vkDestroyDescriptorPool(g->device, p->descriptor_pool, NULL);
   if (p->queries) g->vk.vkDestroyQueryPool(g->device, p->queries, NULL);
   free(p->cbs);
+  free(p->sets);
   free(p->region_lane);
   free(p->submits);
   free(p->waits);
@@ -97,13 +102,66 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
       if (node->push_bytes)
         g->vk.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, node->push_bytes,
                                  node->push);
-      g->vk.vkCmdDispatch(cb, node->kernel->workgroups[0], node->kernel->workgroups[1],
-                        node->kernel->workgroups[2]);
+      if (node->indirect.buffer)
+        g->vk.vkCmdDispatchIndirect(cb, tandem_vk_buffer_handle(node->indirect.buffer->native),
+                                    node->indirect.offset);
+      else
+        g->vk.vkCmdDispatch(cb, node->workgroups[0], node->workgroups[1], node->workgroups[2]);
       break;
     }
     case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
       break;
   }
+}
+
+tandem_status_t tandem_vk_program_record(tandem__gpu_t *base, void *native,
+                                         const tandem__plan_t *plan, uint32_t slot,
+                                         uint32_t region_index) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_program_t *p = native;
+  const tandem__region_t *region = &plan->regions[region_index];
+  tandem_vk_lane_t *lane = &g->lanes[region->lane];
+  uint32_t at = slot * p->region_count + region_index;
+  VkDescriptorSet *sets = &p->sets[slot * p->node_count];
+  /* Descriptors first: the slot is not in flight (its last run retired), so
+   * neither its sets nor its command buffer are in use. */
+  for (uint32_t k = 0; k < region->count; k++) {
+    uint32_t n = plan->order[region->first + k];
+    const tandem__node_t *node = &plan->nodes[n];
+    if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+    VkDescriptorBufferInfo infos[TANDEM_MAX_BINDINGS];
+    VkWriteDescriptorSet writes[TANDEM_MAX_BINDINGS];
+    for (uint32_t b = 0; b < node->view_count; b++) {
+      /* Bind exactly the contract's bytes: the kernel sees no more. */
+      infos[b] = (VkDescriptorBufferInfo){tandem_vk_buffer_handle(node->views[b].buffer->native),
+                                          node->views[b].offset, node->kernel->bindings[b].bytes};
+      writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                         .dstSet = sets[n],
+                                         .dstBinding = b,
+                                         .descriptorCount = 1,
+                                         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                         .pBufferInfo = &infos[b]};
+    }
+    g->vk.vkUpdateDescriptorSets(g->device, node->view_count, writes, 0, NULL);
+  }
+  pthread_mutex_lock(&lane->pool_mutex);
+  VkCommandBuffer cb = p->cbs[at];
+  /* Begin resets a recorded buffer (the pool has RESET_COMMAND_BUFFER). */
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkResult vr = g->vk.vkBeginCommandBuffer(cb, &bi);
+  if (vr >= 0 && p->queries)
+    g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries, 2 * at);
+  VkPipeline bound = VK_NULL_HANDLE;
+  for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
+    uint32_t n = plan->order[region->first + k];
+    tandem_vk_record_node(g, lane, cb, &plan->nodes[n], sets[n], &bound);
+  }
+  if (vr >= 0 && p->queries)
+    g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries, 2 * at + 1);
+  if (vr >= 0) vr = g->vk.vkEndCommandBuffer(cb);
+  pthread_mutex_unlock(&lane->pool_mutex);
+  if (vr < 0) return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
+  return TANDEM_OK;
 }
 
 tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan_t *plan,
@@ -121,15 +179,17 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
   p->waits = calloc((size_t)total * TANDEM_LANE_COUNT, sizeof *p->waits);
   p->signals = calloc(total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
-  VkDescriptorSet *sets = calloc(plan->node_count, sizeof *sets);
+  p->node_count = plan->node_count;
+  p->sets = calloc((size_t)slot_count * plan->node_count, sizeof *p->sets);
   tandem_status_t s = TANDEM_OK;
   if (!p->cbs || !p->region_lane || !p->submits || !p->waits || !p->signals || !p->cb_infos ||
-      !sets)
+      !p->sets)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
   for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = plan->regions[r].lane;
 
-  /* Descriptor sets: one per dispatch with bindings, shared by all slots (they
-   * are written once here and never updated while in use). */
+  /* Descriptor sets: one per dispatch with bindings and slot, so a slot's
+   * sets can be rewritten (tandem_exec_set_view) while another slot's run is
+   * in flight. A set is written only while its slot is not in flight. */
   uint32_t set_count = 0, descriptor_count = 0;
   for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
     const tandem__node_t *node = &plan->nodes[i];
@@ -145,40 +205,25 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
                         (unsigned long long)g->max_storage_range);
   }
   if (s == TANDEM_OK && set_count) {
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_count};
+    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_count * slot_count};
     VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                       .maxSets = set_count,
+                                       .maxSets = set_count * slot_count,
                                        .poolSizeCount = 1,
                                        .pPoolSizes = &size};
     VkResult r = g->vk.vkCreateDescriptorPool(g->device, &dpci, NULL, &p->descriptor_pool);
     if (r < 0) s = tandem_vk_fail(r, "vkCreateDescriptorPool", __FILE__, __LINE__);
-    for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
-      const tandem__node_t *node = &plan->nodes[i];
-      if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-      const tandem_vk_kernel_t *k = node->kernel->native;
-      VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                        .descriptorPool = p->descriptor_pool,
-                                        .descriptorSetCount = 1,
-                                        .pSetLayouts = &k->set_layout};
-      r = g->vk.vkAllocateDescriptorSets(g->device, &ai, &sets[i]);
-      if (r < 0) {
-        s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
-        break;
+    for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
+      for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+        const tandem__node_t *node = &plan->nodes[i];
+        if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+        const tandem_vk_kernel_t *k = node->kernel->native;
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = p->descriptor_pool,
+                                          .descriptorSetCount = 1,
+                                          .pSetLayouts = &k->set_layout};
+        r = g->vk.vkAllocateDescriptorSets(g->device, &ai, &p->sets[sl * p->node_count + i]);
+        if (r < 0) s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
       }
-      VkDescriptorBufferInfo infos[TANDEM_MAX_BINDINGS];
-      VkWriteDescriptorSet writes[TANDEM_MAX_BINDINGS];
-      for (uint32_t b = 0; b < node->view_count; b++) {
-        /* Bind exactly the contract's bytes: the kernel sees no more. */
-        infos[b] = (VkDescriptorBufferInfo){tandem_vk_buffer_handle(node->views[b].buffer->native),
-                                            node->views[b].offset, node->kernel->bindings[b].bytes};
-        writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                           .dstSet = sets[i],
-                                           .dstBinding = b,
-                                           .descriptorCount = 1,
-                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                           .pBufferInfo = &infos[b]};
-      }
-      g->vk.vkUpdateDescriptorSets(g->device, node->view_count, writes, 0, NULL);
     }
   }
 
@@ -206,29 +251,14 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
                                         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                         .commandBufferCount = 1};
       VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, &p->cbs[at]);
-      if (vr < 0) {
-        p->cbs[at] = VK_NULL_HANDLE;
-      } else {
-        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-        vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
-        if (vr >= 0 && p->queries)
-          g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries,
-                                     2 * at);
-        VkPipeline bound = VK_NULL_HANDLE;
-        for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
-          uint32_t n = plan->order[region->first + k];
-          tandem_vk_record_node(g, lane, p->cbs[at], &plan->nodes[n], sets[n], &bound);
-        }
-        if (vr >= 0 && p->queries)
-          g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
-                                     2 * at + 1);
-        if (vr >= 0) vr = g->vk.vkEndCommandBuffer(p->cbs[at]);
-      }
       pthread_mutex_unlock(&lane->pool_mutex);
       if (vr < 0) {
-        s = tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
+        p->cbs[at] = VK_NULL_HANDLE;
+        s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
         break;
       }
+      s = tandem_vk_program_record(base, p, plan, sl, r);
+      if (s != TANDEM_OK) break;
       /* The submit infos that never change. */
       p->cb_infos[at] = (VkCommandBufferSubmitInfo){
           .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = p->cbs[at]};
@@ -243,7 +273,6 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
                                        .pSignalSemaphoreInfos = &p->signals[at]};
     }
   }
-  free(sets);
   if (s != TANDEM_OK) {
     tandem_vk_program_destroy(base, p);
     return s;

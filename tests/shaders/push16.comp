@@ -8,7 +8,7 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) buffer Data { uint v[]; };
+layout(std430, set = 0, binding = 0) writeonly buffer Data { uint v[]; };
 
 layout(push_constant) uniform Push {
   uvec4 p;

@@ -11,7 +11,7 @@ layout(local_size_x = 256) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer A { uint a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { uint b[]; };
-layout(std430, set = 0, binding = 2) buffer C { uint c[]; };
+layout(std430, set = 0, binding = 2) writeonly buffer C { uint c[]; };
 
 void main() {
   uint i = gl_GlobalInvocationID.x;

@@ -8,7 +8,7 @@
 
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) buffer A { uint a[]; };
+layout(std430, set = 0, binding = 0) writeonly buffer A { uint a[]; };
 layout(std430, set = 0, binding = 1) readonly buffer B { uint b[]; };
 
 layout(push_constant) uniform Push {

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_params.c — parameters of a prepared executable that change per
+ * submission without preparing again (the cudaGraphExecKernelNodeSetParams
+ * idea, done safely): push constants, workgroup counts and views of dispatch
+ * nodes.
+ *
+ * A set writes the plan's node (the current parameters) and bumps its
+ * region's version, both under runtime->mutex. Nothing in flight changes: each
+ * slot keeps its own command buffers, descriptor sets and retained views, and
+ * the next submit re-records only the regions whose version moved, for the
+ * slot it uses (core/exec.c). A new view range updates the executable's
+ * access list, so later submissions are ordered against in-flight work by the
+ * new bytes; ordering inside the graph was fixed at prepare, so a range that
+ * would need an order the plan lacks is refused (tandem__plan_orders).
+ */
+#include <string.h>
+
+#include "core/internal.h"
+
+/* The dispatch node |node| of |exec|, or a failure naming what is wrong. */
+static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, const char *what,
+                                          tandem__node_t **out) {
+  *out = NULL;
+  if (!exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: exec is NULL", what);
+  if (node >= exec->plan.node_count)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: node %u is out of range; the executable has nodes 0..%u", what, node,
+                       exec->plan.node_count - 1);
+  tandem__node_t *n = &exec->plan.nodes[node];
+  if (n->kind != TANDEM__NODE_DISPATCH)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: node %u is a %s node; only dispatch nodes take per-submission "
+                       "parameters",
+                       what, node,
+                       n->kind == TANDEM__NODE_FILL   ? "fill"
+                       : n->kind == TANDEM__NODE_COPY ? "copy"
+                                                      : "NPU run");
+  *out = n;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
+                                               const void *push_constants,
+                                               uint32_t push_constant_bytes) {
+  tandem__node_t *n;
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_push_constants", &n));
+  if (push_constant_bytes != n->kernel->push_constant_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "node %u ('%s'): %u push-constant bytes given, the contract needs %u", node,
+                       n->kernel->name, push_constant_bytes, n->kernel->push_constant_bytes);
+  if (push_constant_bytes && !push_constants)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "node %u ('%s'): push_constants is NULL",
+                       node, n->kernel->name);
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  if (memcmp(n->push, push_constants, push_constant_bytes) != 0) {
+    memcpy(n->push, push_constants, push_constant_bytes);
+    exec->region_version[exec->plan.node_region[node]]++;
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_exec_set_workgroups(tandem_exec_t *exec, uint32_t node,
+                                           const uint32_t workgroups[3]) {
+  tandem__node_t *n;
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_workgroups", &n));
+  if (!workgroups)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "node %u: workgroups is NULL", node);
+  if (n->indirect.buffer)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "node %u ('%s') is an indirect dispatch: its counts are read on the GPU; "
+                       "write them into its indirect view instead",
+                       node, n->kernel->name);
+  TANDEM_RETURN_IF_ERROR(tandem__workgroups_check(exec->runtime, n->kernel, workgroups));
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  if (memcmp(n->workgroups, workgroups, sizeof n->workgroups) != 0) {
+    memcpy(n->workgroups, workgroups, sizeof n->workgroups);
+    exec->region_version[exec->plan.node_region[node]]++;
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  return TANDEM_OK;
+}
+
+/* Fails with CONTRACT when |access| of node |node| would conflict with an
+ * access of another node that the prepared plan does not order. */
+static tandem_status_t tandem__param_order_check_locked(const tandem_exec_t *exec, uint32_t node,
+                                                        uint32_t binding,
+                                                        const tandem__access_t *access) {
+  const tandem__plan_t *plan = &exec->plan;
+  for (uint32_t j = 0; j < plan->node_count; j++) {
+    if (j == node) continue;
+    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t m = tandem__node_accesses(&plan->nodes[j], acc);
+    for (uint32_t x = 0; x < m; x++) {
+      if (acc[x].buffer != access->buffer ||
+          !tandem__accesses_conflict(acc[x].access, access->access) ||
+          !tandem__ranges_overlap(acc[x].offset, acc[x].length, access->offset, access->length))
+        continue;
+      uint32_t a = j < node ? j : node, b = j < node ? node : j;
+      if (tandem__plan_orders(plan, a, b)) continue;
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "node %u binding %u ('%s'): bytes %llu..%llu would conflict with "
+                         "node %u, and the prepared graph does not order node %u before node "
+                         "%u; choose a range that does not overlap, or record the graph with "
+                         "that dependency and prepare it again",
+                         node, binding, plan->nodes[node].kernel->name,
+                         (unsigned long long)access->offset,
+                         (unsigned long long)(access->offset + access->length), j, a, b);
+    }
+  }
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_t binding,
+                                     tandem_view_t view) {
+  tandem__node_t *n;
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_view", &n));
+  if (binding >= n->view_count)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "node %u ('%s'): binding %u is out of range; the contract has %u", node,
+                       n->kernel->name, binding, n->view_count);
+  tandem_runtime_t *rt = exec->runtime;
+  tandem_buffer_t *old = NULL;
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&rt->mutex);
+  tandem_view_t views[TANDEM_MAX_BINDINGS];
+  memcpy(views, n->views, n->view_count * sizeof *views);
+  views[binding] = view;
+  if (view.buffer && n->views[binding].buffer &&
+      view.buffer->placement != n->views[binding].buffer->placement) {
+    s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                    "node %u binding %u ('%s'): the new view is in a %s buffer, the prepared "
+                    "one in a %s buffer; a view may change its range or buffer, not its "
+                    "placement",
+                    node, binding, n->kernel->name, tandem_placement_name(view.buffer->placement),
+                    tandem_placement_name(n->views[binding].buffer->placement));
+  }
+  if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);
+  tandem__access_t access = {view.buffer, view.offset, n->kernel->bindings[binding].bytes,
+                             n->kernel->bindings[binding].access};
+  if (s == TANDEM_OK) s = tandem__param_order_check_locked(exec, node, binding, &access);
+  if (s == TANDEM_OK && memcmp(&n->views[binding], &view, sizeof view) != 0) {
+    old = n->views[binding].buffer;
+    tandem_buffer_retain(view.buffer);
+    n->views[binding] = view;
+    exec->accesses[exec->node_access[node] + binding] = access;
+    exec->region_version[exec->plan.node_region[node]]++;
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  /* Outside the lock: the plan's last reference may free device memory (the
+   * slots hold their own references to what they bind). */
+  tandem_buffer_release(old);
+  if (s != TANDEM_OK) return tandem__annotate(s, "tandem_exec_set_view");
+  return TANDEM_OK;
+}
