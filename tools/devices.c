@@ -72,6 +72,26 @@ static void print_text(const tandem_device_info_t *d) {
   for (size_t i = 0; i < FEATURE_COUNT; i++)
     printf(" %s%s", (d->features & features[i].bit) ? "+" : "-", features[i].name);
   putchar('\n');
+  printf("  kernels:    local size up to %ux%ux%u (%u invocations), %u KiB shared memory, "
+         "subgroup %u (%u..%u)\n",
+         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2],
+         d->max_local_invocations, d->max_shared_memory_bytes / 1024, d->subgroup_size,
+         d->min_subgroup_size, d->max_subgroup_size);
+  printf("  shader features (enabled when tandem opens the device):\n   ");
+  int col = 3;
+  for (int b = 0; b < 32; b++) {
+    tandem_shader_feature_t f = (tandem_shader_feature_t)(1u << b);
+    const char *name = tandem_shader_feature_name(f);
+    if (!strcmp(name, "unknown")) continue;
+    int w = (int)strlen(name) + 2;
+    if (col + w > 90) {
+      printf("\n   ");
+      col = 3;
+    }
+    printf(" %s%s", (d->shader_features & f) ? "+" : "-", name);
+    col += w;
+  }
+  putchar('\n');
 }
 
 static void print_json_device(const tandem_device_info_t *d, bool last) {
@@ -103,6 +123,22 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
   for (size_t i = 0; i < FEATURE_COUNT; i++)
     printf("%s\"%s\": %s", i ? ", " : "", features[i].name,
            (d->features & features[i].bit) ? "true" : "false");
+  printf("},\n     \"max_local_size\": [%u, %u, %u], \"max_local_invocations\": %u, "
+         "\"max_workgroups\": [%u, %u, %u], \"max_shared_memory_bytes\": %u,\n"
+         "     \"subgroup_size\": %u, \"min_subgroup_size\": %u, \"max_subgroup_size\": %u,\n"
+         "     \"shader_features\": {",
+         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2],
+         d->max_local_invocations, d->max_workgroups[0], d->max_workgroups[1],
+         d->max_workgroups[2], d->max_shared_memory_bytes, d->subgroup_size,
+         d->min_subgroup_size, d->max_subgroup_size);
+  bool first = true;
+  for (int b = 0; b < 32; b++) {
+    tandem_shader_feature_t f = (tandem_shader_feature_t)(1u << b);
+    const char *name = tandem_shader_feature_name(f);
+    if (!strcmp(name, "unknown")) continue;
+    printf("%s\"%s\": %s", first ? "" : ", ", name, (d->shader_features & f) ? "true" : "false");
+    first = false;
+  }
   printf("}}%s\n", last ? "" : ",");
 }
 
