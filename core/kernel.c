@@ -346,14 +346,20 @@ static tandem_status_t tandem__spec_set(tandem__kernel_build_t *b,
     char ids[256];
     size_t used = 0;
     ids[0] = '\0';
-    for (uint32_t k = 0; k < iface->spec_count && used < sizeof ids; k++) {
-      bool seen = false;
-      for (uint32_t j = 0; j < k; j++) seen |= iface->specs[j].spec_id == iface->specs[k].spec_id;
-      if (seen) continue;
-      int w = snprintf(ids + used, sizeof ids - used, "%s%u", used ? ", " : "",
-                       iface->specs[k].spec_id);
+    /* The declared ids, ascending and once each. */
+    int64_t last = -1;
+    for (;;) {
+      int64_t next = -1;
+      for (uint32_t k = 0; k < iface->spec_count; k++) {
+        int64_t id = iface->specs[k].spec_id;
+        if (id > last && (next < 0 || id < next)) next = id;
+      }
+      if (next < 0 || used >= sizeof ids) break;
+      int w = snprintf(ids + used, sizeof ids - used, "%s%lld", used ? ", " : "",
+                       (long long)next);
       if (w < 0) break;
       used += (size_t)w;
+      last = next;
     }
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "specialization constant %u of '%s' (%s): the shader declares no constant "
