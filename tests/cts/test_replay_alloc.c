@@ -359,6 +359,73 @@ static void test_replay_allocates_nothing(void **state) {
   TH_ASSERT_U64_EQ(atomic_load(&tandem_allocs), 0);
   TH_ASSERT_U64_EQ(atomic_load(&tandem_indirect), 0);
 
+  /* Per-submission parameters: changing a view, push constants and the
+   * workgroup count before every submit re-records a region, and still
+   * allocates nothing inside libtandem. */
+  tandem_buffer_t *u = th_buffer(rt, 2 * bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *gu = NULL;
+  TH_ASSERT_OK(tandem_graph_create(rt, &gu));
+  tandem_view_t uv = th_view(u, 0, bytes);
+  TH_ASSERT_OK(tandem_graph_add_dispatch(gu, k, &uv, 1, &n, sizeof n));
+  tandem_exec_t *eu = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(gu, &eu));
+  tandem_graph_release(gu);
+  for (int i = 0; i < 4; ++i) { /* warm both slots through the re-record path */
+    tandem_view_t w = th_view(u, (uint64_t)(i & 1) * bytes, bytes);
+    TH_ASSERT_OK(tandem_exec_set_view(eu, 0, 0, w));
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(eu, &c));
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+  }
+  counting_on();
+  for (int i = 0; i < runs; ++i) {
+    tandem_view_t w = {u, (uint64_t)(i & 1) * bytes, bytes};
+    uint32_t count = (i & 2) ? n / 2 : n;
+    const uint32_t wg[3] = {(count + 255) / 256, 1, 1};
+    tandem_completion_t *c = NULL;
+    tandem_status_t s = tandem_exec_set_view(eu, 0, 0, w);
+    if (s == TANDEM_OK) s = tandem_exec_set_push_constants(eu, 0, &count, sizeof count);
+    if (s == TANDEM_OK) s = tandem_exec_set_workgroups(eu, 0, wg);
+    if (s == TANDEM_OK) s = tandem_exec_submit(eu, &c);
+    if (s == TANDEM_OK) s = tandem_completion_wait(c);
+    tandem_completion_release(c);
+    if (s != TANDEM_OK && bad_at < 0) {
+      first_bad = s;
+      bad_at = i;
+    }
+  }
+  counting_off();
+  report("100 x (set view + push constants + workgroups, submit + wait + release)");
+  if (bad_at >= 0)
+    fail_msg("updated replay %d returned %s: %s", bad_at, tandem_status_name(first_bad),
+             tandem_error_message());
+  TH_ASSERT_U64_EQ(atomic_load(&tandem_allocs), 0);
+  TH_ASSERT_U64_EQ(atomic_load(&tandem_indirect), 0);
+  {
+    /* Half 0 ran at i = 0,2,4.. (full for i%4==0, first half for i%4==2),
+     * half 1 likewise at odd i; plus 2 warm-up runs each. */
+    uint32_t *gotu = malloc(2 * bytes);
+    assert_non_null(gotu);
+    th_read(u, 0, gotu, 2 * bytes);
+    uint32_t *want = malloc(2 * bytes);
+    for (uint32_t half = 0; half < 2; half++)
+      for (uint32_t j = 0; j < n; j++) {
+        uint32_t v = 2;
+        for (int i = 0; i < runs; ++i) {
+          if ((uint32_t)(i & 1) != half) continue;
+          uint32_t count = (i & 2) ? n / 2 : n;
+          if (j < count) v++;
+        }
+        want[half * n + j] = v;
+      }
+    TH_ASSERT_U32_ARRAY(gotu, want, 2 * (size_t)n, "u after updated replays");
+    free(gotu);
+    free(want);
+  }
+  tandem_exec_release(eu);
+  tandem_buffer_release(u);
+
   /* The replays really ran: o = h_before + 3 each time; h got +1 per run. */
   const uint32_t total = 5 + runs + runs;
   uint32_t *got = malloc(bytes);

@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_params.c — shapes that change per dispatch and per submission:
+ * workgroup counts on the node, indirect dispatch from a GPU-written view,
+ * and tandem_exec_set_push_constants / set_workgroups / set_view between
+ * submissions of one prepared executable. Every result is checked element by
+ * element against a CPU model; updates made while earlier submissions are in
+ * flight must not change those submissions' results, and a moved range must
+ * be ordered against in-flight work that touches it.
+ */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "tandem_test_shaders.h"
+
+/* add_one_u32 without a default workgroup count (binding 0 read-write). */
+static tandem_kernel_t *add_one_nodefault(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
+  tandem_kernel_desc_t d = {.name = "add_one_u32",
+                            .spirv = tandem_spv_add_one_u32,
+                            .spirv_size = tandem_spv_add_one_u32_size,
+                            .bindings = b,
+                            .binding_count = 1,
+                            .push_constant_bytes = 4};
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  return k;
+}
+
+/* push16: v[i] = y + z*i + w for i < x; 256 per workgroup, no default count. */
+static tandem_kernel_t *push16_kernel(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
+  tandem_kernel_desc_t d = {.name = "push16",
+                            .spirv = tandem_spv_push16,
+                            .spirv_size = tandem_spv_push16_size,
+                            .bindings = b,
+                            .binding_count = 1,
+                            .push_constant_bytes = 16};
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  return k;
+}
+
+static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
+  const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
+                                          {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
+  tandem_kernel_desc_t d = {.name = "copy_u32",
+                            .spirv = tandem_spv_copy_u32,
+                            .spirv_size = tandem_spv_copy_u32_size,
+                            .workgroups = {(n + 255) / 256, 1, 1},
+                            .bindings = b,
+                            .binding_count = 2,
+                            .push_constant_bytes = 4};
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  return k;
+}
+
+static void test_workgroups_on_the_node(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 1024 };
+  tandem_kernel_t *k = add_one_nodefault(rt, N);
+  tandem_buffer_t *buf = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = tandem_buffer_whole(buf);
+  uint32_t n = N;
+  /* No default on the kernel: the plain add_dispatch says what to do. */
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, &v, 1, &n, 4),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "no default workgroup count");
+  tandem_dispatch_desc_t d = {.kernel = k,
+                              .views = &v,
+                              .view_count = 1,
+                              .push_constants = &n,
+                              .push_constant_bytes = 4,
+                              .workgroups = {2, 1, 1}};
+  uint32_t node = 77;
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, &node));
+  TH_ASSERT_U64_EQ(node, 0);
+  d.workgroups[0] = 3;
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, &node));
+  TH_ASSERT_U64_EQ(node, 1);
+  /* Bad counts. */
+  d.workgroups[0] = 0;
+  d.workgroups[1] = 2;
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch_node(g, &d, &node), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "workgroups[0] is 0");
+  TH_ASSERT_U64_EQ(node, UINT32_MAX);
+  d.workgroups[0] = UINT32_MAX, d.workgroups[1] = 1;
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch_node(g, &d, &node), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "maxComputeWorkGroupCount");
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 2);
+  th_run_graph(g, 1);
+  uint32_t got[N], want[N];
+  th_read(buf, 0, got, sizeof got);
+  for (uint32_t i = 0; i < N; i++) want[i] = (i < 512 ? 1 : 0) + (i < 768 ? 1 : 0);
+  TH_ASSERT_U32_ARRAY(got, want, N, "2 then 3 workgroups of 256");
+  tandem_graph_release(g);
+  tandem_buffer_release(buf);
+  tandem_kernel_release(k);
+}
+
+static void test_indirect_dispatch(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 1024 };
+  tandem_kernel_t *add = add_one_nodefault(rt, N);
+  const tandem_binding_contract_t cb[2] = {{4, 4, TANDEM_ACCESS_READ},
+                                           {12, 4, TANDEM_ACCESS_WRITE}};
+  tandem_kernel_desc_t kd = {.name = "write_counts",
+                             .spirv = tandem_spv_write_counts,
+                             .spirv_size = tandem_spv_write_counts_size,
+                             .workgroups = {1, 1, 1},
+                             .bindings = cb,
+                             .binding_count = 2};
+  tandem_kernel_t *counts = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &kd, &counts));
+  tandem_buffer_t *nbuf = th_buffer(rt, 256, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *args = th_buffer(rt, 256, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *data = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t cv[2] = {th_view(nbuf, 0, 4), th_view(args, 16, 12)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, counts, cv, 2, NULL, 0));
+  tandem_view_t dv = tandem_buffer_whole(data);
+  uint32_t n = N;
+  tandem_dispatch_desc_t d = {.kernel = add,
+                              .views = &dv,
+                              .view_count = 1,
+                              .push_constants = &n,
+                              .push_constant_bytes = 4,
+                              .indirect = th_view(args, 16, 12)};
+  uint32_t node = 0;
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, &node));
+  TH_ASSERT_U64_EQ(node, 1);
+  /* Mistakes: both kinds of count, a misaligned or short indirect view. */
+  tandem_dispatch_desc_t bad = d;
+  bad.workgroups[0] = bad.workgroups[1] = bad.workgroups[2] = 1;
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch_node(g, &bad, NULL), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "not both");
+  bad = d;
+  bad.indirect = th_view(args, 18, 12);
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch_node(g, &bad, NULL), TANDEM_ERROR_OUT_OF_RANGE,
+                       "multiple of 4");
+  bad.indirect = th_view(args, 16, 8);
+  TH_ASSERT_STATUS(tandem_graph_add_dispatch_node(g, &bad, NULL), TANDEM_ERROR_OUT_OF_RANGE);
+
+  tandem_exec_t *exec = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
+  const uint32_t wg[3] = {1, 1, 1};
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_workgroups(exec, 1, wg), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "indirect");
+  /* The count follows n, written by the host before each submission. */
+  const uint32_t ns[4] = {700, 256, 1, 1024};
+  uint32_t model[N];
+  memset(model, 0, sizeof model);
+  for (int r = 0; r < 4; r++) {
+    th_write(nbuf, 0, &ns[r], 4);
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(exec, &c));
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+    uint32_t groups = (ns[r] + 255) / 256;
+    for (uint32_t i = 0; i < groups * 256 && i < N; i++) model[i]++;
+    uint32_t got[N];
+    th_read(data, 0, got, sizeof got);
+    TH_ASSERT_U32_ARRAY(got, model, N, "after indirect dispatches");
+  }
+  tandem_exec_release(exec);
+  tandem_graph_release(g);
+  tandem_buffer_release(nbuf);
+  tandem_buffer_release(args);
+  tandem_buffer_release(data);
+  tandem_kernel_release(add);
+  tandem_kernel_release(counts);
+}
+
+/* 256 submissions of one executable, each with its own push constants,
+ * workgroup count and output range, up to three in flight while the next one
+ * is set: every element of every output checked against a CPU mirror. */
+static void test_256_submissions_alternating(void **state) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.graph_slots = 4;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  (void)state;
+  enum { MAXN = 2048, REGIONS = 4, SUBMITS = 256, LAG = 3 };
+  tandem_kernel_t *k = push16_kernel(rt, MAXN);
+  tandem_buffer_t *out = th_buffer(rt, (uint64_t)MAXN * 4 * REGIONS, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = th_view(out, 0, MAXN * 4);
+  uint32_t push[4] = {MAXN, 0, 0, 0};
+  tandem_dispatch_desc_t d = {.kernel = k,
+                              .views = &v,
+                              .view_count = 1,
+                              .push_constants = push,
+                              .push_constant_bytes = 16,
+                              .workgroups = {MAXN / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  tandem_exec_t *exec = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
+  tandem_graph_release(g);
+
+  uint32_t *mirror = calloc((size_t)MAXN * REGIONS, 4);
+  uint32_t *got = malloc((size_t)MAXN * 4);
+  tandem_completion_t *inflight[SUBMITS];
+  uint32_t params[SUBMITS][5]; /* region, x, y, z, w */
+  th_rng_t rng = th_rng(256);
+  int saw_in_flight = 0;
+  for (int i = 0; i < SUBMITS + LAG; i++) {
+    if (i < SUBMITS) {
+      uint32_t region = (uint32_t)i % REGIONS;
+      uint32_t x = 1 + th_rand_u32(&rng) % MAXN;
+      uint32_t p[4] = {x, th_rand_u32(&rng), th_rand_u32(&rng) % 97, th_rand_u32(&rng) % 13};
+      /* Alternate between the smallest count that covers x and the most. */
+      uint32_t wg[3] = {(i & 1) ? MAXN / 256 : (x + 255) / 256, 1, 1};
+      if (i >= LAG && !tandem_completion_is_complete(inflight[i - LAG])) saw_in_flight++;
+      TH_ASSERT_OK(tandem_exec_set_view(exec, 0, 0, th_view(out, (uint64_t)region * MAXN * 4, MAXN * 4)));
+      TH_ASSERT_OK(tandem_exec_set_push_constants(exec, 0, p, sizeof p));
+      TH_ASSERT_OK(tandem_exec_set_workgroups(exec, 0, wg));
+      params[i][0] = region;
+      memcpy(&params[i][1], p, sizeof p);
+      TH_ASSERT_OK(tandem_exec_submit(exec, &inflight[i]));
+    }
+    int j = i - LAG;
+    if (j < 0) continue;
+    TH_ASSERT_OK(tandem_completion_wait(inflight[j]));
+    tandem_completion_release(inflight[j]);
+    /* Apply submission j to the mirror of its region and compare all of it. */
+    uint32_t region = params[j][0], x = params[j][1];
+    uint32_t *m = &mirror[(size_t)region * MAXN];
+    for (uint32_t e = 0; e < x; e++) m[e] = params[j][2] + params[j][3] * e + params[j][4];
+    th_read(out, (uint64_t)region * MAXN * 4, got, MAXN * 4);
+    char what[96];
+    snprintf(what, sizeof what, "submission %d (region %u, x %u)", j, region, x);
+    TH_ASSERT_U32_ARRAY(got, m, MAXN, what);
+  }
+  print_message("updates made while an earlier submission was still running: %d of %d\n",
+                saw_in_flight, SUBMITS - LAG);
+  free(mirror);
+  free(got);
+  tandem_exec_release(exec);
+  tandem_buffer_release(out);
+  tandem_kernel_release(k);
+  th_runtime_destroy(rt);
+}
+
+/* Each kind of change alone reaches the GPU: push constants only, then the
+ * workgroup count only, on one view. */
+static void test_each_parameter_alone(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 2048 };
+  tandem_kernel_t *k = push16_kernel(rt, N);
+  tandem_buffer_t *out = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = tandem_buffer_whole(out);
+  uint32_t push[4] = {N, 0, 0, 0};
+  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
+                              .push_constants = push, .push_constant_bytes = 16,
+                              .workgroups = {N / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  uint32_t model[N], got[N];
+  memset(model, 0, sizeof model);
+  for (int r = 0; r < 8; r++) {
+    uint32_t groups = N / 256;
+    if (r % 2 == 0) {
+      push[1] = 1000u * (uint32_t)r + 1, push[2] = (uint32_t)r, push[3] = 7;
+      TH_ASSERT_OK(tandem_exec_set_push_constants(e, 0, push, sizeof push));
+    } else {
+      groups = (uint32_t)r; /* 1, 3, 5, 7 workgroups of 256 */
+      const uint32_t wg[3] = {groups, 1, 1};
+      TH_ASSERT_OK(tandem_exec_set_workgroups(e, 0, wg));
+    }
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &c));
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+    for (uint32_t i = 0; i < groups * 256 && i < N; i++) model[i] = push[1] + push[2] * i + push[3];
+    th_read(out, 0, got, sizeof got);
+    char what[64];
+    snprintf(what, sizeof what, "round %d (%s)", r, r % 2 ? "workgroups" : "push constants");
+    TH_ASSERT_U32_ARRAY(got, model, N, what);
+    if (r % 2 == 1) { /* back to the full grid for the next push round */
+      const uint32_t wg[3] = {N / 256, 1, 1};
+      TH_ASSERT_OK(tandem_exec_set_workgroups(e, 0, wg));
+    }
+  }
+  tandem_exec_release(e);
+  tandem_buffer_release(out);
+  tandem_kernel_release(k);
+}
+
+/* A reader whose range moves onto bytes an in-flight submission writes is
+ * ordered after it (the tracker sees the new range). */
+static void test_moved_view_waits_for_in_flight_writer(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 4096, CHAIN = 24 };
+  tandem_kernel_t *add = th_add_one_kernel(rt, N);
+  tandem_kernel_t *copy = copy_kernel(rt, N);
+  tandem_buffer_t *x = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *y = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *dst = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  /* Writer: CHAIN dependent add-ones on x. */
+  tandem_graph_t *gw = th_graph(rt);
+  for (int i = 0; i < CHAIN; i++) TH_ASSERT_OK(th_add_add_one(gw, add, tandem_buffer_whole(x), N));
+  tandem_exec_t *writer = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(gw, &writer));
+  /* Reader: copies y (never written) to dst, then is moved onto x. */
+  tandem_graph_t *gr = th_graph(rt);
+  tandem_view_t rv[2] = {tandem_buffer_whole(y), tandem_buffer_whole(dst)};
+  uint32_t n = N;
+  TH_ASSERT_OK(tandem_graph_add_dispatch(gr, copy, rv, 2, &n, 4));
+  tandem_exec_t *reader = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(gr, &reader));
+  uint32_t got[N];
+  for (int round = 1; round <= 3; round++) {
+    TH_ASSERT_OK(tandem_exec_set_view(reader, 0, 0, tandem_buffer_whole(y)));
+    tandem_completion_t *cw = NULL, *cr = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(writer, &cw));
+    TH_ASSERT_OK(tandem_exec_set_view(reader, 0, 0, tandem_buffer_whole(x)));
+    TH_ASSERT_OK(tandem_exec_submit(reader, &cr));
+    TH_ASSERT_OK(tandem_completion_wait(cr));
+    TH_ASSERT_OK(tandem_completion_wait(cw));
+    tandem_completion_release(cw);
+    tandem_completion_release(cr);
+    th_read(dst, 0, got, sizeof got);
+    TH_ASSERT_U32_FILL(got, (uint32_t)(round * CHAIN), N, "reader moved onto x");
+  }
+  tandem_exec_release(writer);
+  tandem_exec_release(reader);
+  tandem_graph_release(gw);
+  tandem_graph_release(gr);
+  tandem_buffer_release(x);
+  tandem_buffer_release(y);
+  tandem_buffer_release(dst);
+  tandem_kernel_release(add);
+  tandem_kernel_release(copy);
+}
+
+/* Inside one graph the order was fixed at prepare: a move that needs an
+ * order the plan lacks is refused; one the plan already has is fine. */
+static void test_set_view_inside_the_graph(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 1024 };
+  tandem_kernel_t *add = th_add_one_kernel(rt, N);
+  tandem_kernel_t *copy = copy_kernel(rt, N);
+  tandem_buffer_t *x = th_buffer(rt, 2 * N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *y = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *z = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *gl = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  uint32_t n = N;
+  /* Independent: node 0 writes x[0..N), node 1 copies y to z. */
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, add, th_view(x, 0, N * 4), N));
+  tandem_view_t cv[2] = {tandem_buffer_whole(y), tandem_buffer_whole(z)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, copy, cv, 2, &n, 4));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 0, th_view(x, 0, N * 4)), TANDEM_ERROR_CONTRACT,
+                       "does not order node 0 before node 1");
+  /* Errors that name the argument. */
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 2, 0, tandem_buffer_whole(y)),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "out of range");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 2, tandem_buffer_whole(y)),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "binding 2");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 0, th_view(x, 0, N * 4)), TANDEM_ERROR_CONTRACT,
+                       "node 0");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 1, tandem_buffer_whole(gl)),
+                       TANDEM_ERROR_CONTRACT, "placement");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 0, th_view(y, 0, 64)), TANDEM_ERROR_CONTRACT,
+                       "contract needs");
+  TH_ASSERT_OK(tandem_exec_set_view(e, 1, 1, th_view(z, 0, N * 4))); /* unchanged: fine */
+  uint32_t bad_push[2] = {1, 2};
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_push_constants(e, 1, bad_push, 8), TANDEM_ERROR_CONTRACT,
+                       "needs 4");
+  const uint32_t zero[3] = {0, 1, 1};
+  TH_ASSERT_STATUS(tandem_exec_set_workgroups(e, 1, zero), TANDEM_ERROR_INVALID_ARGUMENT);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+
+  /* Ordered: node 1 reads x after node 0 writes it; moving the read inside x
+   * keeps an order the plan has (a barrier), and the data shows it. */
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, add, th_view(x, 0, N * 4), N));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(x, N * 4, N * 4), 5, TANDEM_LANE_AUTO));
+  tandem_view_t rv[2] = {th_view(x, 0, N * 4), tandem_buffer_whole(z)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, copy, rv, 2, &n, 4));
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  TH_ASSERT_OK(tandem_exec_set_view(e, 2, 0, th_view(x, N * 4, N * 4)));
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+  uint32_t got[N];
+  th_read(z, 0, got, sizeof got);
+  TH_ASSERT_U32_FILL(got, 5, N, "copy of the filled half");
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+
+  /* Fill and copy nodes take no parameters. */
+  g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(z), 1, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, tandem_buffer_whole(z)),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "fill node");
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+
+  tandem_buffer_release(x);
+  tandem_buffer_release(y);
+  tandem_buffer_release(z);
+  tandem_buffer_release(gl);
+  tandem_kernel_release(add);
+  tandem_kernel_release(copy);
+}
+
+/* A buffer replaced by set_view stays alive while a slot still binds it; the
+ * user may release it at once. */
+static void test_replaced_buffer_lifetime(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 2048 };
+  tandem_kernel_t *k = push16_kernel(rt, N);
+  tandem_buffer_t *a = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = tandem_buffer_whole(a);
+  uint32_t push[4] = {N, 1, 1, 1};
+  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
+                              .push_constants = push, .push_constant_bytes = 16,
+                              .workgroups = {N / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  tandem_completion_t *c1 = NULL, *c2 = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c1)); /* writes a, maybe still running */
+  for (int i = 0; i < 3; i++) {
+    tandem_buffer_t *b = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+    TH_ASSERT_OK(tandem_exec_set_view(e, 0, 0, tandem_buffer_whole(b)));
+    tandem_buffer_release(b); /* the executable keeps it */
+  }
+  tandem_buffer_release(a); /* slot 0 (c1) still binds it */
+  TH_ASSERT_OK(tandem_completion_wait(c1));
+  tandem_completion_release(c1);
+  push[1] = 9;
+  TH_ASSERT_OK(tandem_exec_set_push_constants(e, 0, push, 16));
+  TH_ASSERT_OK(tandem_exec_submit(e, &c2));
+  TH_ASSERT_OK(tandem_completion_wait(c2));
+  tandem_completion_release(c2);
+  tandem_exec_release(e); /* frees the replaced buffers: live bytes reach 0 */
+  tandem_kernel_release(k);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_workgroups_on_the_node, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_indirect_dispatch, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test(test_256_submissions_alternating),
+      cmocka_unit_test_setup_teardown(test_each_parameter_alone, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_moved_view_waits_for_in_flight_writer, th_setup_gpu,
+                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_set_view_inside_the_graph, th_setup_gpu,
+                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_replaced_buffer_lifetime, th_setup_gpu,
+                                      th_teardown_gpu),
+  };
+  return TH_RUN_GROUP(tests);
+}
