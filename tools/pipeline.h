@@ -50,10 +50,14 @@ typedef struct pl_kernel {
   char *spirv_path; /* resolved; NULL for a built-in */
   char *builtin;    /* "saxpy", "scale_add"; NULL for a file */
   char *entry;
-  uint32_t workgroups[3];
+  uint32_t workgroups[3]; /* default dispatch size; 0,0,0: every node gives its own */
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   uint32_t binding_count;
   uint32_t push_constant_bytes;
+  tandem_spec_constant_t spec_constants[TANDEM_MAX_SPEC_CONSTANTS];
+  uint32_t spec_constant_count;
+  uint32_t local_size[3];         /* 0,0,0: the shader's own */
+  uint32_t required_subgroup_size; /* 0: the driver's choice */
 } pl_kernel_t;
 
 typedef struct pl_program {
@@ -82,6 +86,7 @@ typedef struct pl_node {
   uint32_t fill;
   uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
   uint32_t push_bytes;
+  uint32_t workgroups[3]; /* dispatch: the node's own, or its kernel's default */
   uint32_t scalars[TANDEM_MAX_NPU_SCALARS];
   uint32_t scalar_count;
 } pl_node_t;

@@ -394,6 +394,101 @@ static bool parse_bindings(const ctx_t *c, const json_t *obj, const char *path,
   return true;
 }
 
+/* An integer or an array of 1 to 3 integers, each |min|..UINT32_MAX; missing
+ * dimensions are 1. */
+static bool parse_dims(const ctx_t *c, const json_t *v, const char *fp, uint64_t min,
+                       uint32_t out[3]) {
+  out[0] = out[1] = out[2] = 1;
+  if (json_is_integer(v)) {
+    uint64_t x;
+    if (!as_u64(c, v, fp, min, UINT32_MAX, &x)) return false;
+    out[0] = (uint32_t)x;
+    return true;
+  }
+  if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > 3)
+    return fail(c, fp, "must be an integer or an array of 1 to 3 integers");
+  for (size_t d = 0; d < json_array_size(v); d++) {
+    char dp[160];
+    uint64_t x;
+    pathf(dp, sizeof dp, "%s[%zu]", fp, d);
+    if (!as_u64(c, json_array_get(v, d), dp, min, UINT32_MAX, &x)) return false;
+    out[d] = (uint32_t)x;
+  }
+  return true;
+}
+
+/* [{"id": 0, "u32": 64}, {"id": 1, "f32": 0.5}, {"id": 2, "bool": true}, ...]:
+ * one typed value per SpecId (u32, i32, f32, bool, u64, i64, f64). */
+static bool parse_spec_constants(const ctx_t *c, const json_t *arr, const char *path,
+                                 pl_kernel_t *k) {
+  if (!json_is_array(arr)) return fail(c, path, "must be an array, not %s", type_name(arr));
+  size_t n = json_array_size(arr);
+  if (n > TANDEM_MAX_SPEC_CONSTANTS)
+    return fail(c, path, "%zu constants, at most %d", n, TANDEM_MAX_SPEC_CONSTANTS);
+  for (size_t i = 0; i < n; i++) {
+    char p[160], vp[200];
+    pathf(p, sizeof p, "%s[%zu]", path, i);
+    json_t *o = json_array_get(arr, i);
+    if (!json_is_object(o) || json_object_size(o) != 2 || !json_object_get(o, "id"))
+      return fail(c, p, "must be {\"id\": N, \"<type>\": value} with type u32, i32, f32, bool, "
+                        "u64, i64 or f64");
+    uint64_t id;
+    pathf(vp, sizeof vp, "%s.id", p);
+    if (!as_u64(c, json_object_get(o, "id"), vp, 0, UINT32_MAX, &id)) return false;
+    tandem_spec_constant_t *sc = &k->spec_constants[i];
+    sc->id = (uint32_t)id;
+    const char *key = NULL;
+    json_t *x = NULL;
+    for (void *it = json_object_iter((json_t *)o); it; it = json_object_iter_next((json_t *)o, it))
+      if (strcmp(json_object_iter_key(it), "id")) {
+        key = json_object_iter_key(it);
+        x = json_object_iter_value(it);
+      }
+    pathf(vp, sizeof vp, "%s.%s", p, key ? key : "?");
+    if (!key) return fail(c, p, "has no typed value next to \"id\"");
+    if (!strcmp(key, "bool")) {
+      if (!json_is_boolean(x)) return fail(c, vp, "must be true or false, not %s", type_name(x));
+      sc->type = TANDEM_SCALAR_BOOL;
+      sc->value.b = json_is_true(x);
+    } else if (!strcmp(key, "f32") || !strcmp(key, "f64")) {
+      if (!json_is_number(x)) return fail(c, vp, "must be a number, not %s", type_name(x));
+      if (key[1] == '3') {
+        sc->type = TANDEM_SCALAR_FLOAT32;
+        sc->value.f32 = (float)json_number_value(x);
+      } else {
+        sc->type = TANDEM_SCALAR_FLOAT64;
+        sc->value.f64 = json_number_value(x);
+      }
+    } else if (!strcmp(key, "u32") || !strcmp(key, "u64")) {
+      uint64_t u;
+      if (!as_u64(c, x, vp, 0, key[1] == '3' ? UINT32_MAX : UINT64_MAX, &u)) return false;
+      sc->type = key[1] == '3' ? TANDEM_SCALAR_UINT32 : TANDEM_SCALAR_UINT64;
+      if (key[1] == '3') sc->value.u32 = (uint32_t)u;
+      else sc->value.u64 = u;
+    } else if (!strcmp(key, "i32") || !strcmp(key, "i64")) {
+      if (!json_is_integer(x)) return fail(c, vp, "must be an integer, not %s", type_name(x));
+      json_int_t v = json_integer_value(x);
+      if (key[1] == '3') {
+        if (v < INT32_MIN || v > INT32_MAX)
+          return fail(c, vp, "%lld is out of range for i32", (long long)v);
+        sc->type = TANDEM_SCALAR_INT32;
+        sc->value.i32 = (int32_t)v;
+      } else {
+        sc->type = TANDEM_SCALAR_INT64;
+        sc->value.i64 = (int64_t)v;
+      }
+    } else {
+      return fail(c, vp, "unknown type '%s' (expected u32, i32, f32, bool, u64, i64 or f64)",
+                  key);
+    }
+    for (size_t j = 0; j < i; j++)
+      if (k->spec_constants[j].id == sc->id)
+        return fail(c, p, "SpecId %u is given twice (also at [%zu])", sc->id, j);
+  }
+  k->spec_constant_count = (uint32_t)n;
+  return true;
+}
+
 static bool parse_kernels(ctx_t *c, const json_t *root) {
   json_t *arr;
   pipeline_t *p = c->p;
@@ -404,7 +499,8 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
   if (!p->kernels) return fail(c, "kernels", "out of memory");
   static const char *const keys[] = {"name",     "spirv",    "builtin",
                                      "entry",    "workgroups", "bindings",
-                                     "push_constant_bytes", NULL};
+                                     "push_constant_bytes", "spec_constants",
+                                     "local_size", "required_subgroup_size", NULL};
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "kernels[%u]", i);
@@ -435,25 +531,20 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
     }
     if (!get_string(c, j, path, "entry", false, &entry)) return false;
     k->entry = xstrdup(entry ? entry : "main");
+    /* Optional: without it every dispatch node gives its own count. */
     json_t *wg = json_object_get(j, "workgroups");
     pathf(fp, sizeof fp, "%s.workgroups", path);
-    if (!wg) return fail(c, fp, "missing (required)");
-    k->workgroups[0] = k->workgroups[1] = k->workgroups[2] = 1;
-    if (json_is_integer(wg)) {
-      uint64_t x;
-      if (!as_u64(c, wg, fp, 1, UINT32_MAX, &x)) return false;
-      k->workgroups[0] = (uint32_t)x;
-    } else if (json_is_array(wg) && json_array_size(wg) >= 1 && json_array_size(wg) <= 3) {
-      for (size_t d = 0; d < json_array_size(wg); d++) {
-        char dp[128];
-        uint64_t x;
-        pathf(dp, sizeof dp, "%s[%zu]", fp, d);
-        if (!as_u64(c, json_array_get(wg, d), dp, 1, UINT32_MAX, &x)) return false;
-        k->workgroups[d] = (uint32_t)x;
-      }
-    } else {
-      return fail(c, fp, "must be an integer or an array of 1 to 3 integers");
-    }
+    if (wg && !parse_dims(c, wg, fp, 1, k->workgroups)) return false;
+    json_t *ls = json_object_get(j, "local_size");
+    pathf(fp, sizeof fp, "%s.local_size", path);
+    if (ls && !parse_dims(c, ls, fp, 1, k->local_size)) return false;
+    json_t *sc = json_object_get(j, "spec_constants");
+    pathf(fp, sizeof fp, "%s.spec_constants", path);
+    if (sc && !parse_spec_constants(c, sc, fp, k)) return false;
+    uint64_t sg;
+    if (!get_u64(c, j, path, "required_subgroup_size", false, false, 0, 1u << 16, 0, &sg))
+      return false;
+    k->required_subgroup_size = (uint32_t)sg;
     if (!parse_bindings(c, j, path, k->bindings, &k->binding_count, true)) return false;
     uint64_t pc;
     if (!get_u64(c, j, path, "push_constant_bytes", false, false, 0,
@@ -640,7 +731,8 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
         return fail(c, path, "src and dst overlap in buffer '%s'", p->buffers[n->views[0].buffer].name);
     } else if (!strcmp(op, "dispatch") || !strcmp(op, "npu_run")) {
       bool gpu = !strcmp(op, "dispatch");
-      static const char *const dkeys[] = {"op", "lane", "kernel", "views", "push_constants", NULL};
+      static const char *const dkeys[] = {"op",    "lane",           "kernel",
+                                          "views", "push_constants", "workgroups", NULL};
       static const char *const nkeys[] = {"op", "lane", "program", "views", "scalars", NULL};
       if (!check_keys(c, j, path, gpu ? dkeys : nkeys)) return false;
       n->op = gpu ? PL_OP_DISPATCH : PL_OP_NPU_RUN;
@@ -676,6 +768,16 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
                       k->push_constant_bytes);
         memcpy(n->push, words, count * 4);
         n->push_bytes = count * 4;
+        json_t *wg = json_object_get(j, "workgroups");
+        pathf(fp, sizeof fp, "%s.workgroups", path);
+        if (wg) {
+          if (!parse_dims(c, wg, fp, 1, n->workgroups)) return false;
+        } else if (!k->workgroups[0]) {
+          return fail(c, fp, "missing: kernel '%s' has no default \"workgroups\", so each "
+                             "dispatch of it gives its own", k->name);
+        } else {
+          memcpy(n->workgroups, k->workgroups, sizeof n->workgroups);
+        }
       } else {
         const pl_program_t *g = &p->programs[t];
         if (!check_views_contract(c, fp, n, g->bindings, g->binding_count, "NPU program", g->name))

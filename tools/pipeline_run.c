@@ -200,7 +200,11 @@ static int build(run_state_t *st, const run_opts_t *o) {
                               .workgroups = {k->workgroups[0], k->workgroups[1], k->workgroups[2]},
                               .bindings = k->bindings,
                               .binding_count = k->binding_count,
-                              .push_constant_bytes = k->push_constant_bytes};
+                              .push_constant_bytes = k->push_constant_bytes,
+                              .spec_constants = k->spec_constants,
+                              .spec_constant_count = k->spec_constant_count,
+                              .local_size = {k->local_size[0], k->local_size[1], k->local_size[2]},
+                              .required_subgroup_size = k->required_subgroup_size};
     if (k->builtin) pipeline_builtin_spirv(k->builtin, &d.spirv, &d.spirv_size);
     s = tandem_kernel_create(st->rt, &d, &st->kernels[i]);
     if (s != TANDEM_OK) {
@@ -238,10 +242,17 @@ static int build(run_state_t *st, const run_opts_t *o) {
     switch (n->op) {
       case PL_OP_FILL: s = tandem_graph_add_fill(graph, v[0], n->fill, n->lane); break;
       case PL_OP_COPY: s = tandem_graph_add_copy(graph, v[0], v[1], n->lane); break;
-      case PL_OP_DISPATCH:
-        s = tandem_graph_add_dispatch(graph, st->kernels[n->target], v, n->view_count,
-                                      n->push_bytes ? n->push : NULL, n->push_bytes);
+      case PL_OP_DISPATCH: {
+        tandem_dispatch_desc_t dd = {.kernel = st->kernels[n->target],
+                                     .views = v,
+                                     .view_count = n->view_count,
+                                     .push_constants = n->push_bytes ? n->push : NULL,
+                                     .push_constant_bytes = n->push_bytes,
+                                     .workgroups = {n->workgroups[0], n->workgroups[1],
+                                                    n->workgroups[2]}};
+        s = tandem_graph_add_dispatch_node(graph, &dd, NULL);
         break;
+      }
       case PL_OP_NPU_RUN:
         s = tandem_graph_add_npu_run(graph, st->programs[n->target], v, n->view_count,
                                      n->scalar_count ? n->scalars : NULL, n->scalar_count);

@@ -186,16 +186,14 @@ static void run_node(const pipeline_t *p, const pl_node_t *n, uint8_t **mem) {
   memcpy(w, n->push, n->push_bytes);
   switch (node_model(p, n)) {
     case MODEL_SAXPY: { /* y[i] = a*x[i] + y[i], i < n (and the grid) */
-      const pl_kernel_t *k = &p->kernels[n->target];
-      uint64_t count = min_u64(w[1], (uint64_t)k->workgroups[0] * 256);
+      uint64_t count = min_u64(w[1], (uint64_t)n->workgroups[0] * 256);
       count = min_u64(count, min_u64(len[0], len[1]) / 4);
       float a = f32_bits(w[0]);
       for (uint64_t i = 0; i < count; i++) f32_put(v[1], i, fmaf(a, f32_at(v[0], i), f32_at(v[1], i)));
       return;
     }
     case MODEL_SCALE_ADD: { /* c[i] = a[i]*scale + b[i] */
-      const pl_kernel_t *k = &p->kernels[n->target];
-      uint64_t count = min_u64(w[1], (uint64_t)k->workgroups[0] * 256);
+      uint64_t count = min_u64(w[1], (uint64_t)n->workgroups[0] * 256);
       count = min_u64(count, min_u64(len[0], min_u64(len[1], len[2])) / 4);
       float s = f32_bits(w[0]);
       for (uint64_t i = 0; i < count; i++) f32_put(v[2], i, fmaf(f32_at(v[0], i), s, f32_at(v[1], i)));
