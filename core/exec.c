@@ -212,10 +212,12 @@ static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
 
 /* True when in-flight work rewrites all of |b|: a reader submitted now is
  * ordered after it (and fails with it, through its dependencies, if it fails),
- * so the poison of earlier bytes no longer matters to that reader. */
+ * so the poison of earlier bytes no longer matters to that reader. Only WRITE
+ * counts: it promises every byte is overwritten and none read (the shader's
+ * writeonly is checked at load); READ_WRITE would read the poisoned bytes. */
 static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
   for (const tandem__record_t *r = b->records; r; r = r->next)
-    if ((r->access.access & TANDEM_ACCESS_WRITE) && r->access.offset == 0 &&
+    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset == 0 &&
         r->access.length == b->size && !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
       return true;
   return false;
