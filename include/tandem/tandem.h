@@ -801,7 +801,8 @@ typedef struct tandem_completion tandem_completion_t;
 
 /* Prepares |graph|. The graph may be changed or released afterwards; the
  * executable keeps what it needs. Errors: INVALID_ARGUMENT (empty graph),
- * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (a Vulkan call, named). */
+ * OUT_OF_MEMORY, NO_DEVICE, UNSUPPORTED (a binding's contract bytes over the
+ * device's maxStorageBufferRange), INTERNAL (a Vulkan call, named). */
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
                                                 tandem_exec_t **out_exec);
 /* Reference counting. Releasing an executable with work in flight is safe:
@@ -847,8 +848,9 @@ TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t no
  * the caller owns. Does not wait for the GPU or the NPU; allocates nothing.
  * Errors: BUSY (all graph_slots of |exec| in flight, max_submissions reached,
  * or a live conflicting host map: nothing was started), FAILED_DEPENDENCY
- * (a buffer it reads is poisoned by a failed run), DEVICE_LOST.
- * Thread-safe. */
+ * (a buffer it reads is poisoned by a failed run), OUT_OF_MEMORY or INTERNAL
+ * (re-recording a region whose parameters changed failed; nothing was
+ * started), DEVICE_LOST. Thread-safe. */
 TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
                                               tandem_completion_t **out_completion);
 
