@@ -77,6 +77,7 @@ typedef struct options {
   uint32_t tokens;      /* tokens to generate, 1 .. MAX_SEQ */
   uint32_t repeat;      /* generations, each timed; the median is reported */
   uint32_t block;       /* workgroup size of every kernel (a power of two) */
+  uint32_t rows;        /* matrix rows per matvec workgroup; 0: by device */
   uint32_t gpu_index;
   uint32_t start_token; /* the token fed at position 0 */
   uint64_t seed;        /* weights */
@@ -123,6 +124,8 @@ static void usage(FILE *f) {
           "  --weights W       f16 | f32 | auto (default auto: f16 with 16-bit storage)\n"
           "  --reduce R        subgroup | tree | auto (default auto: subgroup arithmetic)\n"
           "  --block N         workgroup size, a power of two 16..1024 (default 64)\n"
+          "  --rows N          matrix rows per matvec workgroup, a power of two 1..64\n"
+          "                    (default: 8 on a CPU device, 1 otherwise)\n"
           "  --gpu N           Vulkan device index (default 0)\n"
           "  --seed N          weight seed (default 1)\n"
           "  --start-token N   token at position 0 (default 1)\n"
@@ -169,6 +172,9 @@ static options_t parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--block")) {
       o.block = (uint32_t)parse_uint(a, v, 16, 1024), i++;
       if (o.block & (o.block - 1)) die("--block: %u is not a power of two", o.block);
+    } else if (!strcmp(a, "--rows")) {
+      o.rows = (uint32_t)parse_uint(a, v, 1, 64), i++;
+      if (o.rows & (o.rows - 1)) die("--rows: %u is not a power of two", o.rows);
     } else if (!strcmp(a, "--gpu")) {
       o.gpu_index = (uint32_t)parse_uint(a, v, 0, 255), i++;
     } else if (!strcmp(a, "--seed")) {
@@ -473,6 +479,7 @@ typedef struct gpu {
   tandem_device_info_t info;
   variant_t variant;
   uint32_t block;
+  uint32_t rows;  /* matvec rows per workgroup */
   uint64_t wsize; /* bytes per weight: 2 or 4 */
   layout_t lay;
   bool npu;
@@ -547,15 +554,15 @@ static tandem_kernel_t *kernel(gpu_t *g, const char *name, spirv_t code,
 }
 
 /* A matrix-vector kernel for |rows| x |cols| weights, with or without the
- * residual binding. */
+ * residual binding; it runs rows / g->rows workgroups. */
 static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, uint32_t rows, uint32_t cols,
                                       bool residual) {
   tandem_binding_contract_t b[4] = {reads(g->wsize * rows * cols), reads(4ull * cols),
                                     reads(4ull * rows), writes(4ull * rows)};
   if (!residual) b[2] = b[3];
-  tandem_spec_constant_t spec[1] = {spec_u32(1, cols)};
+  tandem_spec_constant_t spec[2] = {spec_u32(1, cols), spec_u32(2, g->rows)};
   return kernel(g, name, residual ? g->variant.matvec_res : g->variant.matvec, b,
-                residual ? 4 : 3, 0, spec, 1);
+                residual ? 4 : 3, 0, spec, 2);
 }
 
 static uint32_t groups(uint32_t n, uint32_t block) { return (n + block - 1) / block; }
@@ -751,7 +758,7 @@ static void make_step(gpu_t *g) {
   dispatch(g, graph, g->k_rms, v_rms1, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_qkv[3] = {param(g, l->wqkv, g->wsize * 3 * D * D), whole(g->xn),
                             whole(g->qkv)};
-  dispatch(g, graph, g->k_qkv, v_qkv, 3, NULL, 0, 3 * D, 1, NULL);
+  dispatch(g, graph, g->k_qkv, v_qkv, 3, NULL, 0, 3 * D / g->rows, 1, NULL);
   tandem_view_t v_rope[5] = {whole(g->qkv), param(g, l->rope, sizeof(float) * MAX_SEQ * HD),
                              whole(g->q), view(g->kc, 0, 4 * D), view(g->vc, 0, 4 * D)};
   dispatch(g, graph, g->k_rope, v_rope, 5, &pos0, 4, groups(D / 2, B), 1, &g->node_rope);
@@ -768,23 +775,23 @@ static void make_step(gpu_t *g) {
   } else {
     tandem_view_t v_wo[4] = {param(g, l->wo, g->wsize * D * D), whole(g->attn), whole(g->x),
                              whole(g->x1)};
-    dispatch(g, graph, g->k_wo, v_wo, 4, NULL, 0, D, 1, NULL);
+    dispatch(g, graph, g->k_wo, v_wo, 4, NULL, 0, D / g->rows, 1, NULL);
   }
   tandem_view_t v_rms2[3] = {whole(g->x1), param(g, l->g_mlp, 4 * D), whole(g->xn2)};
   dispatch(g, graph, g->k_rms, v_rms2, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_gu[3] = {param(g, l->wgu, g->wsize * 2 * FFN * D), whole(g->xn2),
                            whole(g->gu)};
-  dispatch(g, graph, g->k_gu, v_gu, 3, NULL, 0, 2 * FFN, 1, NULL);
+  dispatch(g, graph, g->k_gu, v_gu, 3, NULL, 0, 2 * FFN / g->rows, 1, NULL);
   tandem_view_t v_silu[2] = {whole(g->gu), whole(g->h)};
   dispatch(g, graph, g->k_silu, v_silu, 2, NULL, 0, groups(FFN, B), 1, NULL);
   tandem_view_t v_down[4] = {param(g, l->wdown, g->wsize * D * FFN), whole(g->h), whole(g->x1),
                              whole(g->x2)};
-  dispatch(g, graph, g->k_down, v_down, 4, NULL, 0, D, 1, NULL);
+  dispatch(g, graph, g->k_down, v_down, 4, NULL, 0, D / g->rows, 1, NULL);
   tandem_view_t v_rms3[3] = {whole(g->x2), param(g, l->g_final, 4 * D), whole(g->xf)};
   dispatch(g, graph, g->k_rms, v_rms3, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_head[3] = {param(g, l->emb, g->wsize * VOCAB * D), whole(g->xf),
                              whole(g->logits)};
-  dispatch(g, graph, g->k_head, v_head, 3, NULL, 0, VOCAB, 1, NULL);
+  dispatch(g, graph, g->k_head, v_head, 3, NULL, 0, VOCAB / g->rows, 1, NULL);
   tandem_view_t v_argmax[2] = {whole(g->logits), whole(g->tok)};
   dispatch(g, graph, g->k_argmax, v_argmax, 2, NULL, 0, 1, 1, NULL);
   CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->out, 0, 4 * VOCAB),
@@ -999,6 +1006,10 @@ int main(int argc, char **argv) {
   if (o.block > g.info.max_local_invocations || o.block > g.info.max_local_size[0])
     die("--block %u is over the device's limit (%u invocations)", o.block,
         g.info.max_local_invocations);
+  g.rows = o.rows ? o.rows : g.info.is_cpu ? 8 : 1;
+  if ((uint64_t)g.rows * o.block * 4 > g.info.max_shared_memory_bytes)
+    die("--rows %u with --block %u needs %u bytes of shared memory; the device has %u", g.rows,
+        o.block, g.rows * o.block * 4, g.info.max_shared_memory_bytes);
   const bool f16 = o.weights == CHOICE_AUTO ? has_f16 : o.weights == CHOICE_A;
   const bool sg = o.reduce == CHOICE_AUTO ? has_sg : o.reduce == CHOICE_A;
   g.variant = pick_variant(f16, sg);
@@ -1007,9 +1018,9 @@ int main(int argc, char **argv) {
   printf("device:  %s (%s %s), subgroup size %u\n", g.info.name, g.info.driver_name,
          g.info.driver_info, g.info.subgroup_size);
   printf("model:   d_model %d, %d heads of %d, ffn %d, vocab %d (tied), %s weights, "
-         "%s reductions, workgroup %u%s\n",
+         "%s reductions, workgroup %u, %u rows per matvec workgroup%s\n",
          D, HEADS, HD, FFN, VOCAB, f16 ? "f16" : "f32", sg ? "subgroup" : "shared-memory",
-         o.block, o.npu ? ", output projection on the NPU lane" : "");
+         o.block, g.rows, o.npu ? ", output projection on the NPU lane" : "");
 
   model_t *m = model_create(o.seed);
   make_buffers(&g);
@@ -1104,13 +1115,14 @@ int main(int argc, char **argv) {
     fprintf(f, ", \"driver_info\": ");
     json_string(f, g.info.driver_info);
     fprintf(f,
-            ", \"weights\": \"%s\", \"reduce\": \"%s\", \"block\": %u, \"subgroup_size\": %u"
+            ", \"weights\": \"%s\", \"reduce\": \"%s\", \"block\": %u, \"rows\": %u"
+            ", \"subgroup_size\": %u"
             ", \"npu\": %s, \"gpu_timestamps\": %s, \"validation\": %s"
             ", \"model\": {\"d_model\": %d, \"heads\": %d, \"head_dim\": %d, \"ffn\": %d"
             ", \"vocab\": %d, \"max_seq\": %d}"
             ", \"tokens\": %u, \"repeat\": %u, \"tokens_per_s\": %.3f, \"us_per_token\": %.3f"
             ", \"tokens_per_s_runs\": [",
-            f16 ? "f16" : "f32", sg ? "subgroup" : "tree", o.block, g.info.subgroup_size,
+            f16 ? "f16" : "f32", sg ? "subgroup" : "tree", o.block, g.rows, g.info.subgroup_size,
             o.npu ? "true" : "false", o.timestamps ? "true" : "false",
             o.validation ? "true" : "false", D, HEADS, HD, FFN, VOCAB, MAX_SEQ, o.tokens,
             o.repeat, median, 1e6 / median);
