@@ -78,6 +78,7 @@ typedef struct options {
   uint32_t repeat;      /* generations, each timed; the median is reported */
   uint32_t block;       /* workgroup size of every kernel (a power of two) */
   uint32_t rows;        /* matrix rows per matvec workgroup; 0: by device */
+  uint32_t inflight;    /* tokens submitted ahead: 1 (one executable) or 2 */
   uint32_t gpu_index;
   uint32_t start_token; /* the token fed at position 0 */
   uint64_t seed;        /* weights */
@@ -121,6 +122,10 @@ static void usage(FILE *f) {
           "  --repeat N        generate N times, report the median tokens/s (default 1)\n"
           "  --json PATH       write the figures as one JSON object\n"
           "  --npu             run the output projection on the emulated NPU lane\n"
+          "  --inflight N      1: one executable, each token waited for before the next is\n"
+          "                    submitted (default); 2: two executables of the same step\n"
+          "                    (each with its own host buffer), token t+1 submitted before\n"
+          "                    token t is waited for\n"
           "  --weights W       f16 | f32 | auto (default auto: f16 with 16-bit storage)\n"
           "  --reduce R        subgroup | tree | auto (default auto: subgroup arithmetic)\n"
           "  --block N         workgroup size, a power of two 16..1024 (default 64)\n"
@@ -159,7 +164,7 @@ static choice_t parse_choice(const char *flag, const char *text, const char *a, 
 
 static options_t parse_options(int argc, char **argv) {
   options_t o = {.tokens = 64, .repeat = 1, .block = 64, .seed = 1, .start_token = 1,
-                 .timestamps = true};
+                 .inflight = 1, .timestamps = true};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -175,6 +180,8 @@ static options_t parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--rows")) {
       o.rows = (uint32_t)parse_uint(a, v, 1, 64), i++;
       if (o.rows & (o.rows - 1)) die("--rows: %u is not a power of two", o.rows);
+    } else if (!strcmp(a, "--inflight")) {
+      o.inflight = (uint32_t)parse_uint(a, v, 1, 2), i++;
     } else if (!strcmp(a, "--gpu")) {
       o.gpu_index = (uint32_t)parse_uint(a, v, 0, 255), i++;
     } else if (!strcmp(a, "--seed")) {
@@ -486,11 +493,13 @@ typedef struct gpu {
   tandem_buffer_t *params;
   /* activations; attn and o are SHARED with --npu (the NPU reads / writes them) */
   tandem_buffer_t *tok, *x, *xn, *qkv, *q, *kc, *vc, *scores, *attn, *o, *x1, *xn2, *gu, *h, *x2,
-      *xf, *logits, *out, *wo_t;
+      *xf, *logits, *wo_t;
+  tandem_buffer_t *out[2]; /* host-visible logits + token, one per executable */
   tandem_kernel_t *k_embed, *k_rms, *k_qkv, *k_rope, *k_scores, *k_attend, *k_wo, *k_gu,
       *k_silu, *k_down, *k_head, *k_argmax, *k_add;
   tandem_npu_program_t *npu_wo;
-  tandem_exec_t *step, *reset;
+  uint32_t inflight;         /* executables of the step: 1 or 2 */
+  tandem_exec_t *step[2], *reset;
   uint32_t node_rope, node_scores, node_attend; /* changed per token */
   uint32_t node_count;
 } gpu_t;
@@ -661,7 +670,8 @@ static void make_buffers(gpu_t *g) {
   g->x2 = buffer(g, 4 * D, local);
   g->xf = buffer(g, 4 * D, local);
   g->logits = buffer(g, 4 * VOCAB, local);
-  g->out = buffer(g, 4 * (VOCAB + 1), TANDEM_PLACEMENT_HOST_VISIBLE);
+  for (uint32_t k = 0; k < g->inflight; k++)
+    g->out[k] = buffer(g, 4 * (VOCAB + 1), TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->npu) {
     g->o = buffer(g, 4 * D, TANDEM_PLACEMENT_SHARED);
     g->wo_t = buffer(g, 4ull * D * D, TANDEM_PLACEMENT_NPU_LOCAL);
@@ -744,8 +754,9 @@ static void make_npu_program(gpu_t *g) {
   CHECK(tandem_npu_program_create(g->rt, &d, &g->npu_wo));
 }
 
-/* Records and prepares the decode step (parameters of position 0). */
-static void make_step(gpu_t *g) {
+/* Records and prepares the decode step (parameters of position 0), copying
+ * its results to out[k]. */
+static tandem_exec_t *make_step(gpu_t *g, uint32_t k) {
   const layout_t *l = &g->lay;
   const uint32_t B = g->block;
   tandem_graph_t *graph;
@@ -794,13 +805,15 @@ static void make_step(gpu_t *g) {
   dispatch(g, graph, g->k_head, v_head, 3, NULL, 0, VOCAB / g->rows, 1, NULL);
   tandem_view_t v_argmax[2] = {whole(g->logits), whole(g->tok)};
   dispatch(g, graph, g->k_argmax, v_argmax, 2, NULL, 0, 1, 1, NULL);
-  CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->out, 0, 4 * VOCAB),
+  CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->out[k], 0, 4 * VOCAB),
                               TANDEM_LANE_AUTO));
-  CHECK(tandem_graph_add_copy(graph, whole(g->tok), view(g->out, 4 * VOCAB, 4),
+  CHECK(tandem_graph_add_copy(graph, whole(g->tok), view(g->out[k], 4 * VOCAB, 4),
                               TANDEM_LANE_AUTO));
   g->node_count = tandem_graph_node_count(graph);
-  CHECK(tandem_graph_prepare(graph, &g->step));
+  tandem_exec_t *exec;
+  CHECK(tandem_graph_prepare(graph, &exec));
   tandem_graph_release(graph);
+  return exec;
 }
 
 /* The graph that sets the first token before a generation. */
@@ -812,19 +825,20 @@ static void make_reset(gpu_t *g, uint32_t start_token) {
   tandem_graph_release(graph);
 }
 
-/* Points the step at position |pos|: the only per-token changes. */
-static void set_position(gpu_t *g, uint32_t pos) {
+/* Points executable |step| at position |pos|: the only per-token changes. */
+static void set_position(gpu_t *g, tandem_exec_t *step, uint32_t pos) {
   const uint32_t seq = pos + 1;
-  CHECK(tandem_exec_set_push_constants(g->step, g->node_rope, &pos, sizeof pos));
-  CHECK(tandem_exec_set_view(g->step, g->node_rope, 3, view(g->kc, 4ull * D * pos, 4 * D)));
-  CHECK(tandem_exec_set_view(g->step, g->node_rope, 4, view(g->vc, 4ull * D * pos, 4 * D)));
+  CHECK(tandem_exec_set_push_constants(step, g->node_rope, &pos, sizeof pos));
+  CHECK(tandem_exec_set_view(step, g->node_rope, 3, view(g->kc, 4ull * D * pos, 4 * D)));
+  CHECK(tandem_exec_set_view(step, g->node_rope, 4, view(g->vc, 4ull * D * pos, 4 * D)));
   const uint32_t wg[3] = {seq, HEADS, 1};
-  CHECK(tandem_exec_set_workgroups(g->step, g->node_scores, wg));
-  CHECK(tandem_exec_set_push_constants(g->step, g->node_attend, &seq, sizeof seq));
+  CHECK(tandem_exec_set_workgroups(step, g->node_scores, wg));
+  CHECK(tandem_exec_set_push_constants(step, g->node_attend, &seq, sizeof seq));
 }
 
 static void gpu_release(gpu_t *g) {
-  tandem_exec_release(g->step);
+  tandem_exec_release(g->step[0]);
+  tandem_exec_release(g->step[1]);
   tandem_exec_release(g->reset);
   tandem_kernel_t *ks[] = {g->k_embed, g->k_rms,  g->k_qkv,  g->k_rope, g->k_scores,
                            g->k_attend, g->k_wo,  g->k_gu,   g->k_silu, g->k_down,
@@ -833,7 +847,7 @@ static void gpu_release(gpu_t *g) {
   tandem_npu_program_release(g->npu_wo);
   tandem_buffer_t *bs[] = {g->params, g->tok, g->x,  g->xn,  g->qkv,    g->q,   g->kc,
                            g->vc,     g->scores, g->attn, g->o, g->x1,  g->xn2, g->gu,
-                           g->h,      g->x2,  g->xf,  g->logits, g->out, g->wo_t};
+                           g->h,      g->x2,  g->xf,  g->logits, g->out[0], g->out[1], g->wo_t};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
 }
 
@@ -875,19 +889,33 @@ static void account(tandem_completion_t *c, totals_t *t) {
   }
 }
 
-/* One generation of |n| tokens: returns the wall time of the token loop. */
-static void generate(gpu_t *g, uint32_t n, run_t *run, totals_t *totals) {
+/* Submits token |pos| on executable k and points k at the token it runs
+ * next (pos + inflight): safe while the token runs, because a set never
+ * affects submitted work. */
+static tandem_completion_t *submit_token(gpu_t *g, uint32_t k, uint32_t pos, uint32_t n) {
   tandem_completion_t *c;
+  CHECK(tandem_exec_submit(g->step[k], &c));
+  if (pos + g->inflight < n) set_position(g, g->step[k], pos + g->inflight);
+  return c;
+}
+
+/* One generation of |n| tokens; records the wall time of the token loop.
+ * Token pos runs on executable pos % inflight. With one executable each
+ * token is waited for before the next is submitted; with two, token pos+1 is
+ * already queued (ordered after token pos by the buffers they share) while
+ * the host waits for token pos and reads its logits from out[pos % 2]. */
+static void generate(gpu_t *g, uint32_t n, run_t *run, totals_t *totals) {
+  tandem_completion_t *c, *pending[2] = {NULL, NULL};
   CHECK(tandem_exec_submit(g->reset, &c));
   CHECK(tandem_completion_wait(c));
   tandem_completion_release(c);
-  set_position(g, 0);
+  for (uint32_t k = 0; k < g->inflight; k++) set_position(g, g->step[k], k);
 
   const uint64_t t0 = now_ns();
+  for (uint32_t k = 0; k < g->inflight && k < n; k++) pending[k] = submit_token(g, k, k, n);
   for (uint32_t pos = 0; pos < n; pos++) {
-    CHECK(tandem_exec_submit(g->step, &c));
-    /* Safe while the step runs: a set never affects submitted work. */
-    if (pos + 1 < n) set_position(g, pos + 1);
+    const uint32_t k = pos % g->inflight;
+    c = pending[k];
     tandem_status_t s = tandem_completion_wait(c);
     if (s != TANDEM_OK) {
       fprintf(stderr, "decode: token %u: %s: %s\n", pos, tandem_status_name(s),
@@ -895,13 +923,14 @@ static void generate(gpu_t *g, uint32_t n, run_t *run, totals_t *totals) {
       exit(1);
     }
     tandem_map_t map;
-    CHECK(tandem_map_read(whole(g->out), &map));
+    CHECK(tandem_map_read(whole(g->out[k]), &map));
     const float *logits = map.data;
     memcpy(run->logits + (size_t)pos * VOCAB, logits, 4 * VOCAB);
     memcpy(&run->tokens[pos], logits + VOCAB, 4);
     tandem_unmap(&map);
     account(c, totals);
     tandem_completion_release(c);
+    pending[k] = pos + g->inflight < n ? submit_token(g, k, pos + g->inflight, n) : NULL;
   }
   run->seconds = (double)(now_ns() - t0) * 1e-9;
 }
@@ -983,7 +1012,7 @@ int main(int argc, char **argv) {
     if (!getenv("TANDEM_NPU_LIBRARY")) ro.npu_library = TANDEM_DECODE_NPU_LIBRARY;
 #endif
   }
-  gpu_t g = {.block = o.block, .npu = o.npu};
+  gpu_t g = {.block = o.block, .npu = o.npu, .inflight = o.inflight};
   CHECK(tandem_runtime_create(&ro, &g.rt));
   CHECK(tandem_runtime_open_gpu(g.rt));
   CHECK(tandem_runtime_gpu_info(g.rt, o.gpu_index, &g.info));
@@ -1028,10 +1057,11 @@ int main(int argc, char **argv) {
   make_kernels(&g);
   upload_weights(&g, m);
   const uint64_t prep0 = now_ns();
-  make_step(&g);
-  make_reset(&g, o.start_token);
+  for (uint32_t k = 0; k < g.inflight; k++) g.step[k] = make_step(&g, k);
   const double prepare_ms = (double)(now_ns() - prep0) * 1e-6;
-  printf("step:    %u nodes, prepared once in %.2f ms\n", g.node_count, prepare_ms);
+  make_reset(&g, o.start_token);
+  printf("step:    %u nodes, prepared once in %.2f ms%s\n", g.node_count, prepare_ms,
+         g.inflight == 2 ? " (two executables: two tokens in flight)" : "");
 
   run_t *runs = calloc(o.repeat, sizeof *runs);
   double *rates = calloc(o.repeat, sizeof *rates);
@@ -1117,13 +1147,13 @@ int main(int argc, char **argv) {
     fprintf(f,
             ", \"weights\": \"%s\", \"reduce\": \"%s\", \"block\": %u, \"rows\": %u"
             ", \"subgroup_size\": %u"
-            ", \"npu\": %s, \"gpu_timestamps\": %s, \"validation\": %s"
+            ", \"inflight\": %u, \"npu\": %s, \"gpu_timestamps\": %s, \"validation\": %s"
             ", \"model\": {\"d_model\": %d, \"heads\": %d, \"head_dim\": %d, \"ffn\": %d"
             ", \"vocab\": %d, \"max_seq\": %d}"
             ", \"tokens\": %u, \"repeat\": %u, \"tokens_per_s\": %.3f, \"us_per_token\": %.3f"
             ", \"tokens_per_s_runs\": [",
             f16 ? "f16" : "f32", sg ? "subgroup" : "tree", o.block, g.rows, g.info.subgroup_size,
-            o.npu ? "true" : "false", o.timestamps ? "true" : "false",
+            o.inflight, o.npu ? "true" : "false", o.timestamps ? "true" : "false",
             o.validation ? "true" : "false", D, HEADS, HD, FFN, VOCAB, MAX_SEQ, o.tokens,
             o.repeat, median, 1e6 / median);
     for (uint32_t r = 0; r < o.repeat; r++) fprintf(f, "%s%.3f", r ? ", " : "", rates[r]);
