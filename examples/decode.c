@@ -1036,9 +1036,15 @@ int main(int argc, char **argv) {
     die("--block %u is over the device's limit (%u invocations)", o.block,
         g.info.max_local_invocations);
   g.rows = o.rows ? o.rows : g.info.is_cpu ? 8 : 1;
-  if ((uint64_t)g.rows * o.block * 4 > g.info.max_shared_memory_bytes)
-    die("--rows %u with --block %u needs %u bytes of shared memory; the device has %u", g.rows,
-        o.block, g.rows * o.block * 4, g.info.max_shared_memory_bytes);
+  if (g.rows > o.block) die("--rows %u is more than the workgroup size %u", g.rows, o.block);
+  /* The largest workgroup memory of any kernel: matvec's partial sums plus
+   * the common reduction scratch, argmax's pairs, attend's probabilities. */
+  uint64_t shared = 4ull * (g.rows + 1) * o.block;
+  if (4ull * 3 * o.block > shared) shared = 4ull * 3 * o.block;
+  if (4ull * (MAX_SEQ + o.block) > shared) shared = 4ull * (MAX_SEQ + o.block);
+  if (shared > g.info.max_shared_memory_bytes)
+    die("--rows %u with --block %u needs %llu bytes of shared memory; the device has %u",
+        g.rows, o.block, (unsigned long long)shared, g.info.max_shared_memory_bytes);
   const bool f16 = o.weights == CHOICE_AUTO ? has_f16 : o.weights == CHOICE_A;
   const bool sg = o.reduce == CHOICE_AUTO ? has_sg : o.reduce == CHOICE_A;
   g.variant = pick_variant(f16, sg);
