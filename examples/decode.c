@@ -1013,6 +1013,7 @@ int main(int argc, char **argv) {
 #endif
   }
   gpu_t g = {.block = o.block, .npu = o.npu, .inflight = o.inflight};
+  bool staged = false; /* NPU sharing through copies (counted on the NPU lane) */
   CHECK(tandem_runtime_create(&ro, &g.rt));
   CHECK(tandem_runtime_open_gpu(g.rt));
   CHECK(tandem_runtime_gpu_info(g.rt, o.gpu_index, &g.info));
@@ -1020,6 +1021,7 @@ int main(int argc, char **argv) {
     tandem_npu_info_t ni;
     CHECK(tandem_runtime_npu_info(g.rt, &ni));
     printf("npu:     %s, sharing %s\n", ni.name, tandem_sharing_name(ni.sharing));
+    staged = ni.sharing == TANDEM_SHARING_STAGED;
   }
 
   const uint32_t features = g.info.shader_features;
@@ -1073,6 +1075,8 @@ int main(int argc, char **argv) {
   double *rates = calloc(o.repeat, sizeof *rates);
   if (!runs || !rates) die("out of memory");
   totals_t totals = {0};
+  tandem_statistics_t st0, st1;
+  tandem_runtime_statistics(g.rt, &st0);
   for (uint32_t r = 0; r < o.repeat; r++) {
     runs[r].tokens = calloc(o.tokens, sizeof(uint32_t));
     runs[r].logits = calloc((size_t)o.tokens * VOCAB, sizeof(float));
@@ -1082,6 +1086,8 @@ int main(int argc, char **argv) {
     printf("run %u:   %u tokens in %.2f ms: %.1f tokens/s\n", r + 1, o.tokens,
            runs[r].seconds * 1e3, rates[r]);
   }
+
+  tandem_runtime_statistics(g.rt, &st1);
 
   printf("tokens: ");
   for (uint32_t i = 0; i < o.tokens; i++) printf(" %u", runs[0].tokens[i]);
@@ -1105,6 +1111,24 @@ int main(int argc, char **argv) {
   printf("check:   %s: %u tokens x %u runs against the CPU reference, largest error %.2e of "
          "the largest logit; %u distinct tokens\n",
          bad ? "FAILED" : "ok", o.tokens, o.repeat, worst, distinct);
+  /* The replay allocates no buffer and copies exactly the logits and the
+   * token of each step (the download lane); nothing else is copied unless
+   * the NPU shares memory through staged copies, which count on its lane. */
+  const uint64_t steps = (uint64_t)o.tokens * o.repeat;
+  const uint64_t copied = st1.copied_bytes - st0.copied_bytes;
+  const uint64_t downloaded = st1.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] -
+                              st0.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
+  const bool replay_ok = st1.allocations == st0.allocations &&
+                         downloaded == steps * 4 * (VOCAB + 1) &&
+                         (staged || copied == downloaded);
+  printf("replay:  %s: %llu buffers allocated, %llu bytes copied per token (download %llu), "
+         "%llu submissions, %llu NPU runs\n",
+         replay_ok ? "ok" : "FAILED",
+         (unsigned long long)(st1.allocations - st0.allocations),
+         (unsigned long long)(copied / steps), (unsigned long long)(downloaded / steps),
+         (unsigned long long)(st1.submissions - st0.submissions),
+         (unsigned long long)(st1.npu_runs - st0.npu_runs));
+  if (!replay_ok) bad++;
 
   double *sorted = malloc(o.repeat * sizeof *sorted);
   if (!sorted) die("out of memory");
@@ -1165,6 +1189,9 @@ int main(int argc, char **argv) {
     for (uint32_t r = 0; r < o.repeat; r++) fprintf(f, "%s%.3f", r ? ", " : "", rates[r]);
     fprintf(f, "], \"prepare_ms\": %.3f, \"check\": \"%s\", \"max_rel_err\": %.3e", prepare_ms,
             bad ? "failed" : "ok", worst);
+    fprintf(f, ", \"copied_bytes_per_token\": %llu, \"allocations_during_replay\": %llu",
+            (unsigned long long)(copied / steps),
+            (unsigned long long)(st1.allocations - st0.allocations));
     fprintf(f, ", \"lanes\": {");
     bool first = true;
     for (int l = 0; l < TANDEM_LANE_COUNT && totals.steps_timed; l++) {
