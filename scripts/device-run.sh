@@ -3,7 +3,9 @@
 # Runs on the GPU machine of the `device` tool (see ../shared/device/README.md):
 # builds tandem, runs the whole CTest suite with the validation layer on the
 # real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
-#   source .device/on-device.sh && scripts/device-run.sh [tests|bench|all]
+#   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all]
+# (decode: the transformer decode-step example's figures, examples/README.md;
+# also part of bench and all)
 set -uo pipefail
 what=${1:-all}
 out=${OUT:-/tmp/tandem-out}
@@ -25,5 +27,13 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   build-device/tools/tandem bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
   build-device/tools/tandem run examples/demo.json --npu emulated --trace "$out/demo-trace.json" \
     --svg "$out/demo-timeline.svg" 2>&1 | tee "$out/demo.txt" || rc=1
+fi
+if [ "$what" = decode ] || [ "$what" = bench ] || [ "$what" = all ]; then
+  for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \
+              "--npu" "--npu --inflight 2"; do
+    name=decode$(echo "$mode" | tr -d ' ' | sed 's/--/-/g')
+    build-device/examples/tandem_example_decode --tokens 64 --repeat 5 $mode \
+      --json "$out/$name.json" 2>&1 | tee "$out/$name.txt" || rc=1
+  done
 fi
 exit $rc
