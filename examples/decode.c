@@ -89,6 +89,7 @@ typedef struct options {
   bool validation;      /* also on with TANDEM_VALIDATION=1 */
   bool verbose;         /* print every token's check */
   const char *json;     /* write the figures here */
+  const char *trace;    /* write a Perfetto trace of the token loops here */
 } options_t;
 
 static void die(const char *fmt, ...) {
@@ -121,6 +122,8 @@ static void usage(FILE *f) {
           "  --tokens N        tokens to generate, 1..%d (default 64)\n"
           "  --repeat N        generate N times, report the median tokens/s (default 1)\n"
           "  --json PATH       write the figures as one JSON object\n"
+          "  --trace PATH      write a Chrome/Perfetto trace of the token loops (one track\n"
+          "                    per lane)\n"
           "  --npu             run the output projection on the emulated NPU lane\n"
           "  --inflight N      1: one executable, each token waited for before the next is\n"
           "                    submitted (default); 2: two executables of the same step\n"
@@ -195,6 +198,9 @@ static options_t parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--json")) {
       if (!v) die("--json needs a path");
       o.json = v, i++;
+    } else if (!strcmp(a, "--trace")) {
+      if (!v) die("--trace needs a path");
+      o.trace = v, i++;
     } else if (!strcmp(a, "--npu")) {
       o.npu = true;
     } else if (!strcmp(a, "--no-timestamps")) {
@@ -576,9 +582,11 @@ static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, uint32_t rows,
 
 static uint32_t groups(uint32_t n, uint32_t block) { return (n + block - 1) / block; }
 
-static void dispatch(gpu_t *g, tandem_graph_t *graph, tandem_kernel_t *k,
-                     const tandem_view_t *views, uint32_t view_count, const void *push,
-                     uint32_t push_bytes, uint32_t wx, uint32_t wy, uint32_t *out_node) {
+/* Adds one dispatch node of (wx, wy, 1) workgroups; its number goes to
+ * |out_node| (may be NULL). */
+static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_view_t *views,
+                     uint32_t view_count, const void *push, uint32_t push_bytes, uint32_t wx,
+                     uint32_t wy, uint32_t *out_node) {
   tandem_dispatch_desc_t d = {.kernel = k,
                               .views = views,
                               .view_count = view_count,
@@ -589,7 +597,6 @@ static void dispatch(gpu_t *g, tandem_graph_t *graph, tandem_kernel_t *k,
   if (s != TANDEM_OK)
     die("adding a dispatch of '%s': %s: %s", tandem_kernel_name(k), tandem_status_name(s),
         tandem_error_message());
-  (void)g;
 }
 
 static tandem_view_t whole(tandem_buffer_t *b) { return tandem_buffer_whole(b); }
@@ -764,47 +771,47 @@ static tandem_exec_t *make_step(gpu_t *g, uint32_t k) {
   const uint32_t pos0 = 0, seq0 = 1;
 
   tandem_view_t v_embed[3] = {whole(g->tok), param(g, l->emb, g->wsize * VOCAB * D), whole(g->x)};
-  dispatch(g, graph, g->k_embed, v_embed, 3, NULL, 0, groups(D, B), 1, NULL);
+  dispatch(graph, g->k_embed, v_embed, 3, NULL, 0, groups(D, B), 1, NULL);
   tandem_view_t v_rms1[3] = {whole(g->x), param(g, l->g_attn, 4 * D), whole(g->xn)};
-  dispatch(g, graph, g->k_rms, v_rms1, 3, NULL, 0, 1, 1, NULL);
+  dispatch(graph, g->k_rms, v_rms1, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_qkv[3] = {param(g, l->wqkv, g->wsize * 3 * D * D), whole(g->xn),
                             whole(g->qkv)};
-  dispatch(g, graph, g->k_qkv, v_qkv, 3, NULL, 0, 3 * D / g->rows, 1, NULL);
+  dispatch(graph, g->k_qkv, v_qkv, 3, NULL, 0, 3 * D / g->rows, 1, NULL);
   tandem_view_t v_rope[5] = {whole(g->qkv), param(g, l->rope, sizeof(float) * MAX_SEQ * HD),
                              whole(g->q), view(g->kc, 0, 4 * D), view(g->vc, 0, 4 * D)};
-  dispatch(g, graph, g->k_rope, v_rope, 5, &pos0, 4, groups(D / 2, B), 1, &g->node_rope);
+  dispatch(graph, g->k_rope, v_rope, 5, &pos0, 4, groups(D / 2, B), 1, &g->node_rope);
   tandem_view_t v_scores[3] = {whole(g->q), whole(g->kc), whole(g->scores)};
-  dispatch(g, graph, g->k_scores, v_scores, 3, NULL, 0, seq0, HEADS, &g->node_scores);
+  dispatch(graph, g->k_scores, v_scores, 3, NULL, 0, seq0, HEADS, &g->node_scores);
   tandem_view_t v_attend[3] = {whole(g->scores), whole(g->vc), whole(g->attn)};
-  dispatch(g, graph, g->k_attend, v_attend, 3, &seq0, 4, HEADS, 1, &g->node_attend);
+  dispatch(graph, g->k_attend, v_attend, 3, &seq0, 4, HEADS, 1, &g->node_attend);
   if (g->npu) {
     tandem_view_t v_npu[3] = {whole(g->attn), whole(g->wo_t), whole(g->o)};
     const uint32_t mnk[3] = {1, D, D};
     CHECK(tandem_graph_add_npu_run(graph, g->npu_wo, v_npu, 3, mnk, 3));
     tandem_view_t v_add[3] = {whole(g->x), whole(g->o), whole(g->x1)};
-    dispatch(g, graph, g->k_add, v_add, 3, NULL, 0, groups(D, B), 1, NULL);
+    dispatch(graph, g->k_add, v_add, 3, NULL, 0, groups(D, B), 1, NULL);
   } else {
     tandem_view_t v_wo[4] = {param(g, l->wo, g->wsize * D * D), whole(g->attn), whole(g->x),
                              whole(g->x1)};
-    dispatch(g, graph, g->k_wo, v_wo, 4, NULL, 0, D / g->rows, 1, NULL);
+    dispatch(graph, g->k_wo, v_wo, 4, NULL, 0, D / g->rows, 1, NULL);
   }
   tandem_view_t v_rms2[3] = {whole(g->x1), param(g, l->g_mlp, 4 * D), whole(g->xn2)};
-  dispatch(g, graph, g->k_rms, v_rms2, 3, NULL, 0, 1, 1, NULL);
+  dispatch(graph, g->k_rms, v_rms2, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_gu[3] = {param(g, l->wgu, g->wsize * 2 * FFN * D), whole(g->xn2),
                            whole(g->gu)};
-  dispatch(g, graph, g->k_gu, v_gu, 3, NULL, 0, 2 * FFN / g->rows, 1, NULL);
+  dispatch(graph, g->k_gu, v_gu, 3, NULL, 0, 2 * FFN / g->rows, 1, NULL);
   tandem_view_t v_silu[2] = {whole(g->gu), whole(g->h)};
-  dispatch(g, graph, g->k_silu, v_silu, 2, NULL, 0, groups(FFN, B), 1, NULL);
+  dispatch(graph, g->k_silu, v_silu, 2, NULL, 0, groups(FFN, B), 1, NULL);
   tandem_view_t v_down[4] = {param(g, l->wdown, g->wsize * D * FFN), whole(g->h), whole(g->x1),
                              whole(g->x2)};
-  dispatch(g, graph, g->k_down, v_down, 4, NULL, 0, D / g->rows, 1, NULL);
+  dispatch(graph, g->k_down, v_down, 4, NULL, 0, D / g->rows, 1, NULL);
   tandem_view_t v_rms3[3] = {whole(g->x2), param(g, l->g_final, 4 * D), whole(g->xf)};
-  dispatch(g, graph, g->k_rms, v_rms3, 3, NULL, 0, 1, 1, NULL);
+  dispatch(graph, g->k_rms, v_rms3, 3, NULL, 0, 1, 1, NULL);
   tandem_view_t v_head[3] = {param(g, l->emb, g->wsize * VOCAB * D), whole(g->xf),
                              whole(g->logits)};
-  dispatch(g, graph, g->k_head, v_head, 3, NULL, 0, VOCAB / g->rows, 1, NULL);
+  dispatch(graph, g->k_head, v_head, 3, NULL, 0, VOCAB / g->rows, 1, NULL);
   tandem_view_t v_argmax[2] = {whole(g->logits), whole(g->tok)};
-  dispatch(g, graph, g->k_argmax, v_argmax, 2, NULL, 0, 1, 1, NULL);
+  dispatch(graph, g->k_argmax, v_argmax, 2, NULL, 0, 1, 1, NULL);
   CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->out[k], 0, 4 * VOCAB),
                               TANDEM_LANE_AUTO));
   CHECK(tandem_graph_add_copy(graph, whole(g->tok), view(g->out[k], 4 * VOCAB, 4),
@@ -1077,6 +1084,7 @@ int main(int argc, char **argv) {
   totals_t totals = {0};
   tandem_statistics_t st0, st1;
   tandem_runtime_statistics(g.rt, &st0);
+  if (o.trace) CHECK(tandem_runtime_trace_start(g.rt, 8 * (o.tokens + 1) * o.repeat));
   for (uint32_t r = 0; r < o.repeat; r++) {
     runs[r].tokens = calloc(o.tokens, sizeof(uint32_t));
     runs[r].logits = calloc((size_t)o.tokens * VOCAB, sizeof(float));
@@ -1088,6 +1096,13 @@ int main(int argc, char **argv) {
   }
 
   tandem_runtime_statistics(g.rt, &st1);
+  if (o.trace) {
+    tandem_trace_t *trace;
+    CHECK(tandem_runtime_trace_stop(g.rt, &trace));
+    CHECK(tandem_trace_write_json(trace, o.trace));
+    tandem_trace_release(trace);
+    printf("trace:   %s\n", o.trace);
+  }
 
   printf("tokens: ");
   for (uint32_t i = 0; i < o.tokens; i++) printf(" %u", runs[0].tokens[i]);

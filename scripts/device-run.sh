@@ -33,7 +33,7 @@ if [ "$what" = decode ] || [ "$what" = bench ] || [ "$what" = all ]; then
               "--npu" "--npu --inflight 2"; do
     name=decode$(echo "$mode" | tr -d ' ' | sed 's/--/-/g')
     build-device/examples/tandem_example_decode --tokens 64 --repeat 5 $mode \
-      --json "$out/$name.json" 2>&1 | tee "$out/$name.txt" || rc=1
+      --json "$out/$name.json" --trace "$out/$name-trace.json" 2>&1 | tee "$out/$name.txt" || rc=1
   done
 fi
 exit $rc
