@@ -1002,9 +1002,15 @@ int main(int argc, char **argv) {
   options_t o = parse_options(argc, argv);
   setvbuf(stdout, NULL, _IOLBF, 0);
 
-  /* Keep the validation layer loaded until exit, so that LeakSanitizer can
-   * attribute (and tests/lsan.supp suppress) the layer's own leaks. */
-  if (o.validation) dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  /* Sanitizer hygiene, as in tests/harness.c: keep the validation layer and
+   * lavapipe mapped until exit, so that LeakSanitizer can attribute (and
+   * tests/lsan.supp suppress) the layer's own leaks, lavapipe's per-device
+   * allocations stay reachable, and ThreadSanitizer's called_from_lib
+   * suppressions (tests/tsan.supp) can name both. Harmless elsewhere; the
+   * lavapipe one simply fails on machines without it. */
+  if (o.validation)
+    (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 
   tandem_runtime_options_t ro;
   tandem_runtime_options_init(&ro);
