@@ -23,7 +23,9 @@
  * The loop is GPU-driven (the host never writes the token); the host reads
  * each token's logits after waiting for it, and after the timed loop replays
  * the same math on the CPU, teacher-forced with the GPU's tokens, comparing
- * every logit.
+ * every logit. With --inflight 2 the step is prepared twice (a copy node's
+ * destination cannot move per submission, and each executable needs its own
+ * host buffer) so that token t+1 is queued before token t is waited for.
  *
  * The kernels (the decode_kernels directory) are ordinary GLSL in the style of
  * llama.cpp's and ncnn's: the workgroup size is specialization constant 0,
