@@ -3,13 +3,18 @@
 # Runs on the GPU machine of the `device` tool (see ../shared/device/README.md):
 # builds tandem, runs the whole CTest suite with the validation layer on the
 # real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
-#   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all]
-# (decode: the transformer decode-step example's figures, examples/README.md;
-# also part of bench and all)
+#   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all|a,b,...]
+# (decode: the transformer decode-step example's figures, examples/README.md)
+# Everything is written to a scratch folder and packed into $OUT/results.tgz at
+# the end (the device tool brings back at most 8 files).
 set -uo pipefail
-what=${1:-all}
-out=${OUT:-/tmp/tandem-out}
-mkdir -p "$out"
+what=",${1:-all},"
+case "$what" in *,all,*) what=",tests,bench,decode,";; esac
+final=${OUT:-/tmp/tandem-out}
+out=$(mktemp -d /tmp/tandem-results.XXXXXX)
+mkdir -p "$final"
+pack() { tar czf "$final/results.tgz" -C "$out" . ; }
+trap pack EXIT
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm)"
@@ -19,16 +24,16 @@ mkdir -p "$out"
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build build-device -j16 > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 rc=0
-if [ "$what" = tests ] || [ "$what" = all ]; then
+if [[ $what == *,tests,* ]]; then
   TANDEM_TEST_DEVICE=1 ctest --test-dir build-device --output-on-failure -j4 > "$out/ctest.log" 2>&1 || rc=1
   tail -25 "$out/ctest.log"
 fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
+if [[ $what == *,bench,* ]]; then
   build-device/tools/tandem bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
   build-device/tools/tandem run examples/demo.json --npu emulated --trace "$out/demo-trace.json" \
     --svg "$out/demo-timeline.svg" 2>&1 | tee "$out/demo.txt" || rc=1
 fi
-if [ "$what" = decode ] || [ "$what" = bench ] || [ "$what" = all ]; then
+if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \
               "--npu" "--npu --inflight 2"; do
     name=decode$(echo "$mode" | tr -d ' ' | sed 's/--/-/g')
