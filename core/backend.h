@@ -47,7 +47,7 @@ typedef struct tandem__gpu_vtable {
                                     tandem__kernel_interface_t *out_iface);
   /* Builds the pipeline of a kernel whose contract was checked, with the
    * specialization core resolved (|build|). */
-  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, const tandem__kernel_build_t *build,
+  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                    const char *name, void **out_native);
   void (*kernel_destroy)(tandem__gpu_t *gpu, void *native);
 

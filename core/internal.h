@@ -152,6 +152,7 @@ struct tandem_kernel {
   uint32_t shader_features;         /* what the module needs */
   uint32_t spec_constant_count;     /* declared by the module */
   uint32_t required_subgroup_size;
+  uint64_t shared_memory_bytes;     /* 0: the backend could not tell */
   void *native;
 };
 

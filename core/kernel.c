@@ -586,6 +586,7 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   kernel->shader_features = iface->shader_features;
   kernel->spec_constant_count = iface->spec_count;
   kernel->required_subgroup_size = d.required_subgroup_size;
+  kernel->shared_memory_bytes = build->shared_memory_bytes;
   free(iface);
   free(build);
   atomic_init(&kernel->refs, 1);
@@ -630,6 +631,7 @@ tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel, tandem_kernel_
   out_info->spec_constant_count = kernel->spec_constant_count;
   out_info->shader_features = kernel->shader_features;
   out_info->required_subgroup_size = kernel->required_subgroup_size;
+  out_info->shared_memory_bytes = kernel->shared_memory_bytes;
   return TANDEM_OK;
 }
 

@@ -75,6 +75,9 @@ typedef struct tandem__kernel_build {
   uint32_t spec_count;
   tandem__spec_entry_t specs[TANDEM__MAX_REFLECTED_SPECS];
   uint32_t required_subgroup_size; /* 0: none */
+  /* Out: workgroup memory the kernel takes with this specialization, 0 when
+   * the backend cannot tell (set by kernel_create). */
+  uint64_t shared_memory_bytes;
 } tandem__kernel_build_t;
 
 #endif /* TANDEM_CORE_KERNEL_INTERFACE_H_ */

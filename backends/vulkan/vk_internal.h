@@ -98,7 +98,7 @@ tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_
 tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
                                          const char *entry_point, const char *name,
                                          tandem__kernel_interface_t *out_iface);
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, const tandem__kernel_build_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, tandem__kernel_build_t *desc,
                                         const char *name, void **out_native);
 void tandem_vk_kernel_destroy(tandem__gpu_t *gpu, void *native);
 typedef struct tandem_vk_kernel {

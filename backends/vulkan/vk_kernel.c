@@ -8,10 +8,12 @@
  * and a required subgroup size go into the pipeline's shader stage.
  * The reflection that core/kernel.c checks lives in vk_reflect.c.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
+#include "backends/vulkan/vk_reflect.h"
 
 void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -24,10 +26,33 @@ void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   free(k);
 }
 
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, const tandem__kernel_build_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *desc,
                                         const char *name, void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
+  /* Workgroup memory is known only now (array sizes are often spec
+   * constants): over the device's limit, the pipeline would fail to build or
+   * run out of bounds. */
+  const uint32_t *words = desc->spirv;
+  uint32_t *aligned = NULL;
+  if (((uintptr_t)desc->spirv & 3u) != 0) {
+    aligned = malloc(desc->spirv_size);
+    if (!aligned) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s'", name);
+    memcpy(aligned, desc->spirv, desc->spirv_size);
+    words = aligned;
+  }
+  uint64_t shared = 0;
+  bool known = tandem_vk_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
+                                               desc->spec_count, &shared);
+  free(aligned);
+  desc->shared_memory_bytes = known ? shared : 0;
+  if (known && shared > base->info.max_shared_memory_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': its workgroup (shared) memory is %llu bytes with these "
+                       "specialization constants; GPU '%s' allows %u "
+                       "(maxComputeSharedMemorySize)",
+                       name, (unsigned long long)shared, base->info.name,
+                       base->info.max_shared_memory_bytes);
   tandem_vk_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
   k->binding_count = desc->binding_count;

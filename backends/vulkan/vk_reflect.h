@@ -9,6 +9,7 @@
 #ifndef TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_
 #define TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,5 +34,12 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
  * it; fills those fields of |out|. Errors as tandem_vk_reflect. */
 tandem_status_t tandem_vk_spirv_scan(const uint32_t *words, size_t n, const char *entry,
                                      const char *kernel_name, tandem__kernel_interface_t *out);
+
+/* vk_spirv.c: the workgroup (shared) memory the module's Workgroup variables
+ * take with the specialization |specs| applied, into |out_bytes|. Returns
+ * false (and 0) when a size depends on something it cannot evaluate. */
+bool tandem_vk_spirv_workgroup_bytes(const uint32_t *words, size_t n,
+                                     const tandem__spec_entry_t *specs, uint32_t spec_count,
+                                     uint64_t *out_bytes);
 
 #endif /* TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_ */

@@ -373,3 +373,179 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
   free(name_at);
   return s;
 }
+
+/*--------------------------------------------------------------------------
+ * Workgroup (shared) memory after specialization.
+ *
+ * Array lengths of Workgroup variables are often specialization constants or
+ * expressions of them (OpSpecConstantOp), so the size is known only once the
+ * values are: this evaluates the module's constants with the resolved values
+ * and sums the Workgroup variables' sizes (natural layout, no padding beyond
+ * each member's own alignment). An expression it cannot evaluate leaves the
+ * size unknown rather than guessed.
+ *--------------------------------------------------------------------------*/
+
+enum {
+  OP_TYPE_MATRIX = 24,
+  OP_TYPE_ARRAY = 28,
+  OP_TYPE_STRUCT = 30,
+  OP_TYPE_POINTER = 32,
+  OP_VARIABLE = 59,
+  STORAGE_WORKGROUP = 4,
+};
+
+typedef struct tandem__wg_scan {
+  const uint32_t *w;
+  size_t n;
+  uint32_t bound;
+  uint32_t *at;       /* word index of the instruction defining each id, 0 none */
+  int64_t *spec_of;   /* SpecId of each id, -1 none */
+  const tandem__spec_entry_t *specs;
+  uint32_t spec_count;
+} tandem__wg_scan_t;
+
+/* Value of integer/bool constant |id| after specialization; false when it is
+ * not one this evaluator knows. */
+static bool tandem__wg_value(const tandem__wg_scan_t *s, uint32_t id, int depth, uint64_t *out) {
+  if (id >= s->bound || !s->at[id] || depth > 32) return false;
+  const uint32_t *ins = &s->w[s->at[id]];
+  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
+  if (op == OP_CONSTANT || op == OP_SPEC_CONSTANT) {
+    if (count < 4) return false;
+    uint64_t v = ins[3] | (count >= 5 ? (uint64_t)ins[4] << 32 : 0);
+    if (op == OP_SPEC_CONSTANT && s->spec_of[id] >= 0)
+      for (uint32_t k = 0; k < s->spec_count; k++)
+        if (s->specs[k].spec_id == (uint64_t)s->spec_of[id]) v = s->specs[k].bits;
+    *out = v;
+    return true;
+  }
+  if (op == OP_CONSTANT_TRUE || op == OP_CONSTANT_FALSE) {
+    *out = op == OP_CONSTANT_TRUE;
+    return true;
+  }
+  if (op == OP_SPEC_CONSTANT_TRUE || op == OP_SPEC_CONSTANT_FALSE) {
+    uint64_t v = op == OP_SPEC_CONSTANT_TRUE;
+    if (s->spec_of[id] >= 0)
+      for (uint32_t k = 0; k < s->spec_count; k++)
+        if (s->specs[k].spec_id == (uint64_t)s->spec_of[id]) v = s->specs[k].bits != 0;
+    *out = v;
+    return true;
+  }
+  if (op != OP_SPEC_CONSTANT_OP || count < 5) return false;
+  uint32_t sub = ins[3];
+  uint64_t a = 0, b = 0;
+  if (!tandem__wg_value(s, ins[4], depth + 1, &a)) return false;
+  if (count >= 6 && !tandem__wg_value(s, ins[5], depth + 1, &b)) return false;
+  switch (sub) {
+    case 128: *out = a + b; return true;                   /* OpIAdd */
+    case 130: *out = a - b; return true;                   /* OpISub */
+    case 132: *out = a * b; return true;                   /* OpIMul */
+    case 134: if (!b) return false; *out = a / b; return true;  /* OpUDiv */
+    case 137: if (!b) return false; *out = a % b; return true;  /* OpUMod */
+    case 194: *out = b < 64 ? a >> b : 0; return true;     /* OpShiftRightLogical */
+    case 196: *out = b < 64 ? a << b : 0; return true;     /* OpShiftLeftLogical */
+    case 197: *out = a | b; return true;                   /* OpBitwiseOr */
+    case 198: *out = a ^ b; return true;                   /* OpBitwiseXor */
+    case 199: *out = a & b; return true;                   /* OpBitwiseAnd */
+    case 113: case 114: *out = a; return true;             /* OpUConvert, OpSConvert */
+    default: return false;
+  }
+}
+
+/* Size and alignment of type |id| in Workgroup memory; false when unknown. */
+static bool tandem__wg_type(const tandem__wg_scan_t *s, uint32_t id, int depth, uint64_t *size,
+                            uint64_t *align) {
+  if (id >= s->bound || !s->at[id] || depth > 32) return false;
+  const uint32_t *ins = &s->w[s->at[id]];
+  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
+  uint64_t es, ea, len;
+  switch (op) {
+    case OP_TYPE_BOOL: *size = *align = 4; return true;
+    case OP_TYPE_INT:
+    case OP_TYPE_FLOAT:
+      if (count < 3 || ins[2] < 8) return false;
+      *size = *align = ins[2] / 8;
+      return true;
+    case OP_TYPE_VECTOR:
+    case OP_TYPE_MATRIX:
+      if (count < 4 || !tandem__wg_type(s, ins[2], depth + 1, &es, &ea)) return false;
+      *size = es * ins[3];
+      *align = op == OP_TYPE_VECTOR && ins[3] == 3 ? es * 4 : es * ins[3];
+      if (op == OP_TYPE_MATRIX) *align = ea;
+      return true;
+    case OP_TYPE_ARRAY:
+      if (count < 4 || !tandem__wg_type(s, ins[2], depth + 1, &es, &ea) ||
+          !tandem__wg_value(s, ins[3], 0, &len))
+        return false;
+      if (es % ea) es += ea - es % ea;
+      if (len && es > UINT64_MAX / len) return false;
+      *size = es * len;
+      *align = ea;
+      return true;
+    case OP_TYPE_STRUCT: {
+      uint64_t off = 0, max_align = 1;
+      for (uint32_t m = 2; m < count; m++) {
+        if (!tandem__wg_type(s, ins[m], depth + 1, &es, &ea)) return false;
+        if (off % ea) off += ea - off % ea;
+        off += es;
+        if (ea > max_align) max_align = ea;
+      }
+      if (off % max_align) off += max_align - off % max_align;
+      *size = off;
+      *align = max_align;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+bool tandem_vk_spirv_workgroup_bytes(const uint32_t *w, size_t n,
+                                     const tandem__spec_entry_t *specs, uint32_t spec_count,
+                                     uint64_t *out_bytes) {
+  *out_bytes = 0;
+  if (n < 5 || w[3] == 0 || w[3] > (1u << 22)) return false;
+  tandem__wg_scan_t s = {.w = w, .n = n, .bound = w[3], .specs = specs, .spec_count = spec_count};
+  s.at = calloc(s.bound, sizeof *s.at);
+  s.spec_of = malloc((size_t)s.bound * sizeof *s.spec_of);
+  bool known = s.at && s.spec_of;
+  for (uint32_t i = 0; known && i < s.bound; i++) s.spec_of[i] = -1;
+  /* Result ids: types put it first, constants and variables second. */
+  for (size_t i = 5; known && i < n;) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
+    if (count == 0 || count > n - i) {
+      known = false;
+      break;
+    }
+    const uint32_t *o = &w[i + 1];
+    bool type_def = op == OP_TYPE_BOOL || op == OP_TYPE_INT || op == OP_TYPE_FLOAT ||
+                    op == OP_TYPE_VECTOR || op == OP_TYPE_MATRIX || op == OP_TYPE_ARRAY ||
+                    op == OP_TYPE_STRUCT || op == OP_TYPE_POINTER;
+    bool value_def = tandem__is_def(op) && !type_def;
+    if (type_def && count >= 2 && o[0] < s.bound) s.at[o[0]] = (uint32_t)i;
+    if ((value_def || op == OP_VARIABLE) && count >= 3 && o[1] < s.bound) s.at[o[1]] = (uint32_t)i;
+    if (op == OP_DECORATE && count >= 4 && o[1] == DECORATION_SPEC_ID && o[0] < s.bound)
+      s.spec_of[o[0]] = o[2];
+    i += count;
+  }
+  uint64_t total = 0;
+  for (size_t i = 5; known && i < n;) {
+    uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
+    if (op == OP_VARIABLE && count >= 4 && w[i + 3] == STORAGE_WORKGROUP) {
+      uint32_t ptr = w[i + 1];
+      const uint32_t *p = ptr < s.bound && s.at[ptr] ? &w[s.at[ptr]] : NULL;
+      uint64_t size, align;
+      if (!p || (p[0] & 0xFFFFu) != OP_TYPE_POINTER || (p[0] >> 16) < 4 ||
+          !tandem__wg_type(&s, p[3], 0, &size, &align)) {
+        known = false;
+        break;
+      }
+      if (total % align) total += align - total % align;
+      total += size;
+    }
+    i += count;
+  }
+  free(s.at);
+  free(s.spec_of);
+  if (known) *out_bytes = total;
+  return known;
+}

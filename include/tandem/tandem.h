@@ -503,7 +503,9 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * literal is CONTRACT (declare `layout(local_size_x_id = N) in;` to make it
  * settable; note that glslang writes 1,1,1 for a shader that declares no local
  * size at all). The size is checked against maxComputeWorkGroupSize and
- * maxComputeWorkGroupInvocations, and reported by tandem_kernel_info.
+ * maxComputeWorkGroupInvocations, and reported by tandem_kernel_info; so is
+ * the workgroup (shared) memory the specialized kernel takes, checked against
+ * maxComputeSharedMemorySize (INVALID_ARGUMENT when over).
  *
  * Device features.  The capabilities the module declares (16-/8-bit storage,
  * Float16, Int8, Int16, Int64, Float64, subgroup operation groups, ...) are
@@ -610,6 +612,10 @@ typedef struct tandem_kernel_info {
   uint32_t spec_constant_count;  /* OpSpecConstants the shader declares */
   uint32_t shader_features;      /* tandem_shader_feature_t bits it needs */
   uint32_t required_subgroup_size; /* 0: the driver's choice */
+  /* Workgroup (shared) memory with this specialization, checked against the
+   * device's maxComputeSharedMemorySize at load; 0 when a size depends on an
+   * expression tandem cannot evaluate (then only the driver checks it). */
+  uint64_t shared_memory_bytes;
 } tandem_kernel_info_t;
 
 /* Describes a loaded kernel. Errors: INVALID_ARGUMENT (NULL). Thread-safe. */

@@ -619,6 +619,58 @@ static void test_refused_modules(void **state) {
   assert_null(k);
 }
 
+/* Workgroup memory sized by a spec-constant expression: reported exactly,
+ * refused over the device's limit, and the kernel computes right. */
+static void test_shared_memory_after_specialization(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_device_info_t dev = device_info(rt);
+  enum { ROWS = 4, GROUPS = 8, N = GROUPS * ROWS * 64 };
+  const tandem_binding_contract_t b[2] = {{N * 4, 4, TANDEM_ACCESS_READ},
+                                          {GROUPS * ROWS * 4, 4, TANDEM_ACCESS_WRITE}};
+  tandem_kernel_desc_t d =
+      desc_of("shared_rows", tandem_spv_shared_rows, tandem_spv_shared_rows_size, b, 2, 0);
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k)); /* default ROWS = 4 */
+  tandem_kernel_info_t info;
+  TH_ASSERT_OK(tandem_kernel_info(k, &info));
+  TH_ASSERT_U64_EQ(info.shared_memory_bytes, 4 * 64 * 4);
+  tandem_kernel_release(k);
+  tandem_spec_constant_t rows = spec_u32(0, 16);
+  d.spec_constants = &rows;
+  d.spec_constant_count = 1;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  TH_ASSERT_OK(tandem_kernel_info(k, &info));
+  TH_ASSERT_U64_EQ(info.shared_memory_bytes, 16 * 64 * 4);
+  tandem_kernel_release(k);
+  /* One row over the limit. */
+  rows.value.u32 = dev.max_shared_memory_bytes / 256 + 1;
+  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "maxComputeSharedMemorySize");
+  assert_null(k);
+  /* And it computes what it says with ROWS = 4. */
+  rows.value.u32 = ROWS;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  float *x = malloc(N * 4), out[GROUPS * ROWS];
+  th_rng_t rng = th_rng(9);
+  th_fill_random_float(&rng, x, N);
+  tandem_buffer_t *in = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *ob = th_buffer(rt, sizeof out, TANDEM_PLACEMENT_HOST_VISIBLE);
+  th_write(in, 0, x, N * 4);
+  tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(ob)};
+  run_once(rt, k, v, 2, NULL, 0, GROUPS, 1);
+  th_read(ob, 0, out, sizeof out);
+  for (uint32_t r = 0; r < GROUPS * ROWS; r++) {
+    float want = 0;
+    for (uint32_t i = 0; i < 64; i++) want += x[r * 64 + i];
+    if (fabsf(out[r] - want) > 1e-4f * (1.0f + fabsf(want)))
+      fail_msg("row %u: sum %.7g, expected %.7g", r, (double)out[r], (double)want);
+  }
+  free(x);
+  tandem_buffer_release(in);
+  tandem_buffer_release(ob);
+  tandem_kernel_release(k);
+}
+
 static void test_device_reports_features(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_device_info_t dev = device_info(rt);
@@ -653,6 +705,8 @@ int main(void) {
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_tiled_matmul, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_refused_modules, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_shared_memory_after_specialization, th_setup_gpu,
+                                      th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_device_reports_features, th_setup_gpu,
                                       th_teardown_gpu),
   };
