@@ -43,7 +43,7 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     count += tandem__node_accesses(node, scratch);
     if (node->kind == TANDEM__NODE_COPY) exec->copied_per_lane[node->lane] += node->views[0].length;
     exec->node_view[i] = exec->view_total;
-    if (node->kind == TANDEM__NODE_DISPATCH) exec->view_total += node->view_count;
+    if (node->kind != TANDEM__NODE_NPU_RUN) exec->view_total += node->view_count;
   }
   exec->accesses = malloc((count ? count : 1) * sizeof *exec->accesses);
   exec->access_region = malloc((count ? count : 1) * sizeof *exec->access_region);
@@ -74,7 +74,7 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
     /* Each slot binds what the plan binds now, and keeps it alive. */
     for (uint32_t i = 0; ok && i < plan->node_count; i++) {
       const tandem__node_t *node = &plan->nodes[i];
-      if (node->kind != TANDEM__NODE_DISPATCH) continue;
+      if (node->kind == TANDEM__NODE_NPU_RUN) continue;
       for (uint32_t v = 0; v < node->view_count; v++) {
         slot->views[exec->node_view[i] + v] = node->views[v];
         tandem_buffer_retain(node->views[v].buffer);
@@ -330,7 +330,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     for (uint32_t k = 0; k < region->count; k++) {
       uint32_t n = plan->order[region->first + k];
       const tandem__node_t *node = &plan->nodes[n];
-      if (node->kind != TANDEM__NODE_DISPATCH) continue;
+      if (node->kind == TANDEM__NODE_NPU_RUN) continue;
       for (uint32_t v = 0; v < node->view_count; v++) {
         tandem_view_t *held = &slot->views[exec->node_view[n] + v];
         if (held->buffer != node->views[v].buffer) {

@@ -2,8 +2,8 @@
 /*
  * exec_params.c — parameters of a prepared executable that change per
  * submission without preparing again (the cudaGraphExecKernelNodeSetParams
- * idea, done safely): push constants, workgroup counts and views of dispatch
- * nodes.
+ * idea, done safely): push constants and workgroup counts of dispatch nodes,
+ * and the views of dispatch, fill and copy nodes.
  *
  * A set writes the plan's node (the current parameters) and bumps its
  * region's version, both under runtime->mutex. Nothing in flight changes: each
@@ -18,9 +18,17 @@
 
 #include "core/internal.h"
 
-/* The dispatch node |node| of |exec|, or a failure naming what is wrong. */
+static const char *tandem__kind_name(tandem__node_kind_t kind) {
+  return kind == TANDEM__NODE_FILL   ? "fill"
+         : kind == TANDEM__NODE_COPY ? "copy"
+         : kind == TANDEM__NODE_DISPATCH ? "dispatch"
+                                         : "NPU run";
+}
+
+/* Node |node| of |exec| when it is of a kind |what| accepts (a dispatch, or
+ * with |any_gpu| any GPU node), or a failure naming what is wrong. */
 static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, const char *what,
-                                          tandem__node_t **out) {
+                                          bool any_gpu, tandem__node_t **out) {
   *out = NULL;
   if (!exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: exec is NULL", what);
   if (node >= exec->plan.node_count)
@@ -28,23 +36,26 @@ static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, co
                        "%s: node %u is out of range; the executable has nodes 0..%u", what, node,
                        exec->plan.node_count - 1);
   tandem__node_t *n = &exec->plan.nodes[node];
-  if (n->kind != TANDEM__NODE_DISPATCH)
+  bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && n->kind != TANDEM__NODE_NPU_RUN);
+  if (!ok)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "%s: node %u is a %s node; only dispatch nodes take per-submission "
-                       "parameters",
-                       what, node,
-                       n->kind == TANDEM__NODE_FILL   ? "fill"
-                       : n->kind == TANDEM__NODE_COPY ? "copy"
-                                                      : "NPU run");
+                       "%s: node %u is a %s node; %s", what, node, tandem__kind_name(n->kind),
+                       any_gpu ? "NPU runs keep the views they were recorded with"
+                               : "only dispatch nodes take this parameter");
   *out = n;
   return TANDEM_OK;
+}
+
+/* The name of node |n| for messages. */
+static const char *tandem__node_label(const tandem__node_t *n) {
+  return n->kind == TANDEM__NODE_DISPATCH ? n->kernel->name : tandem__kind_name(n->kind);
 }
 
 tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
                                                const void *push_constants,
                                                uint32_t push_constant_bytes) {
   tandem__node_t *n;
-  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_push_constants", &n));
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_push_constants", false, &n));
   if (push_constant_bytes != n->kernel->push_constant_bytes)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "node %u ('%s'): %u push-constant bytes given, the contract needs %u", node,
@@ -65,7 +76,7 @@ tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t nod
 tandem_status_t tandem_exec_set_workgroups(tandem_exec_t *exec, uint32_t node,
                                            const uint32_t workgroups[3]) {
   tandem__node_t *n;
-  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_workgroups", &n));
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_workgroups", false, &n));
   if (!workgroups)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "node %u: workgroups is NULL", node);
   if (n->indirect.buffer)
@@ -106,7 +117,7 @@ static tandem_status_t tandem__param_order_check_locked(const tandem_exec_t *exe
                          "node %u, and the prepared graph does not order node %u before node "
                          "%u; choose a range that does not overlap, or record the graph with "
                          "that dependency and prepare it again",
-                         node, binding, plan->nodes[node].kernel->name,
+                         node, binding, tandem__node_label(&plan->nodes[node]),
                          (unsigned long long)access->offset,
                          (unsigned long long)(access->offset + access->length), j, a, b);
     }
@@ -114,14 +125,44 @@ static tandem_status_t tandem__param_order_check_locked(const tandem_exec_t *exe
   return TANDEM_OK;
 }
 
+/* Checks the views of a fill or copy node after one of them changed: the
+ * rules of tandem_graph_add_fill / add_copy, with the length fixed at record
+ * time (a copy's bytes are counted per lane at prepare). */
+static tandem_status_t tandem__transfer_views_check(tandem_runtime_t *rt, const tandem__node_t *n,
+                                                    const tandem_view_t *views, uint32_t binding,
+                                                    uint32_t node) {
+  tandem_view_t v = views[binding];
+  TANDEM_RETURN_IF_ERROR(tandem__view_check(rt, v, n->kind == TANDEM__NODE_FILL
+                                                       ? "fill destination"
+                                                       : binding ? "copy destination"
+                                                                 : "copy source"));
+  if (v.length != n->views[binding].length)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                       "node %u (%s): the new view is %llu bytes, the prepared one %llu; a %s "
+                       "node keeps its length",
+                       node, tandem__kind_name(n->kind), (unsigned long long)v.length,
+                       (unsigned long long)n->views[binding].length, tandem__kind_name(n->kind));
+  if (n->kind == TANDEM__NODE_FILL && v.offset % 4)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "node %u (fill): offset %llu must be a multiple of 4", node,
+                       (unsigned long long)v.offset);
+  if (n->kind == TANDEM__NODE_COPY && views[0].buffer == views[1].buffer &&
+      tandem__ranges_overlap(views[0].offset, views[0].length, views[1].offset, views[1].length))
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "node %u (copy): source and destination would overlap in one buffer",
+                       node);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_t binding,
                                      tandem_view_t view) {
   tandem__node_t *n;
-  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_view", &n));
+  TANDEM_RETURN_IF_ERROR(tandem__param_node(exec, node, "set_view", true, &n));
   if (binding >= n->view_count)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "node %u ('%s'): binding %u is out of range; the contract has %u", node,
-                       n->kernel->name, binding, n->view_count);
+                       "node %u ('%s'): binding %u is out of range; the node has %u view%s", node,
+                       tandem__node_label(n), binding, n->view_count,
+                       n->view_count == 1 ? "" : "s");
   tandem_runtime_t *rt = exec->runtime;
   tandem_buffer_t *old = NULL;
   tandem_status_t s = TANDEM_OK;
@@ -135,12 +176,22 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
                     "node %u binding %u ('%s'): the new view is in a %s buffer, the prepared "
                     "one in a %s buffer; a view may change its range or buffer, not its "
                     "placement",
-                    node, binding, n->kernel->name, tandem_placement_name(view.buffer->placement),
+                    node, binding, tandem__node_label(n),
+                    tandem_placement_name(view.buffer->placement),
                     tandem_placement_name(n->views[binding].buffer->placement));
   }
-  if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);
-  tandem__access_t access = {view.buffer, view.offset, n->kernel->bindings[binding].bytes,
-                             n->kernel->bindings[binding].access};
+  tandem__access_t access;
+  if (n->kind == TANDEM__NODE_DISPATCH) {
+    if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);
+    access = (tandem__access_t){view.buffer, view.offset, n->kernel->bindings[binding].bytes,
+                                n->kernel->bindings[binding].access};
+  } else {
+    if (s == TANDEM_OK) s = tandem__transfer_views_check(rt, n, views, binding, node);
+    /* fill: [dst] writes; copy: [src] reads, [dst] writes (tandem__node_accesses) */
+    access = (tandem__access_t){view.buffer, view.offset, view.length,
+                                n->kind == TANDEM__NODE_COPY && binding == 0 ? TANDEM_ACCESS_READ
+                                                                             : TANDEM_ACCESS_WRITE};
+  }
   if (s == TANDEM_OK) s = tandem__param_order_check_locked(exec, node, binding, &access);
   if (s == TANDEM_OK && memcmp(&n->views[binding], &view, sizeof view) != 0) {
     old = n->views[binding].buffer;

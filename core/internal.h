@@ -300,7 +300,7 @@ struct tandem__slot {
   tandem__region_submit_t *submits;  /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this
    * slot's command buffers were recorded with, and the dispatch views they
-   * bind (retained: a buffer replaced by tandem_exec_set_view stays alive
+   * use (GPU nodes; retained: a buffer replaced by tandem_exec_set_view stays alive
    * until every slot recorded with it has been re-recorded or freed).
    * [mutex]; changed only while the slot is FREE. */
   uint64_t *region_version;          /* region_count entries */
@@ -323,7 +323,7 @@ struct tandem_exec {
   uint64_t *region_copied;     /* bytes each region copies */
   uint32_t *node_access;       /* first index into accesses of each node */
   uint32_t *node_view;         /* first index into a slot's views of each node */
-  uint32_t view_total;         /* dispatch views of all nodes */
+  uint32_t view_total;         /* views of all GPU nodes (fill, copy, dispatch) */
   uint64_t *region_version;    /* [mutex] bumped by tandem_exec_set_* */
 };
 

@@ -819,7 +819,7 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
 
 /* Parameters that change per submission, without preparing again.
  *
- * These change one dispatch node of |exec| (numbered as in its graph) for the
+ * These change one node of |exec| (numbered as in its graph) for the
  * submissions made after the call; a submission already made is never
  * affected, whether it is in flight or not. The next submit re-records only
  * the regions whose nodes changed, for the slot it uses; it allocates nothing.
@@ -829,17 +829,20 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  *
  * set_push_constants: exactly the contract's bytes. set_workgroups: each
  * 1 .. the device's maxComputeWorkGroupCount; not for indirect nodes.
- * set_view: the view bound to |binding|, re-checked against the contract
- * (length, alignment, no write overlap with another binding of the node, a
- * GPU-visible buffer of this runtime with the same placement as the view it
- * replaces). Submissions after it are ordered against in-flight work by the
+ * set_view: the view bound to |binding| of a dispatch node, re-checked
+ * against the contract (length, alignment, no write overlap with another
+ * binding of the node, a GPU-visible buffer of this runtime with the same
+ * placement as the view it replaces); or view 0 (destination) of a fill node,
+ * view 0 (source) or 1 (destination) of a copy node, with the same length and
+ * placement and the rules of add_fill / add_copy. NPU runs keep their views. Submissions after it are ordered against in-flight work by the
  * new range. The graph's own ordering was decided at prepare: a new range that
  * would conflict with another node of the graph in a way the prepared plan
  * does not already order is refused with CONTRACT naming both nodes (prepare
  * a graph recorded with that dependency instead).
- * Errors: INVALID_ARGUMENT (NULL, a node number out of range or not a
- * dispatch, a binding out of range, workgroups out of range, an indirect
- * node), CONTRACT (as above, naming the numbers). */
+ * Errors: INVALID_ARGUMENT (NULL, a node number out of range or of a kind the
+ * call does not take, a binding out of range, workgroups out of range, an
+ * indirect node), CONTRACT (as above, naming the numbers), OUT_OF_RANGE (a
+ * fill offset, overlapping copy ranges). */
 TANDEM_API tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
                                                           const void *push_constants,
                                                           uint32_t push_constant_bytes);

@@ -397,12 +397,24 @@ static void test_set_view_inside_the_graph(void **state) {
   tandem_exec_release(e);
   tandem_graph_release(g);
 
-  /* Fill and copy nodes take no parameters. */
+  /* Fill nodes take a new view, not push constants or workgroups. */
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(z), 1, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(z, 0, 64), 1, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, tandem_buffer_whole(z)),
-                       TANDEM_ERROR_INVALID_ARGUMENT, "fill node");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_push_constants(e, 0, &n, 4), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "fill node");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 0, 128)), TANDEM_ERROR_CONTRACT,
+                       "keeps its length");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 2, 64)),
+                       TANDEM_ERROR_OUT_OF_RANGE, "multiple of 4");
+  TH_ASSERT_OK(tandem_exec_set_view(e, 0, 0, th_view(z, 64, 64)));
+  tandem_completion_t *cf = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &cf));
+  TH_ASSERT_OK(tandem_completion_wait(cf));
+  tandem_completion_release(cf);
+  th_read(z, 0, got, 128);
+  TH_ASSERT_U32_FILL(got, 5, 16, "bytes 0..64 keep the copy's 5s");
+  TH_ASSERT_U32_FILL(got + 16, 1, 16, "bytes 64..128 filled by the moved fill");
   tandem_exec_release(e);
   tandem_graph_release(g);
 
@@ -412,6 +424,57 @@ static void test_set_view_inside_the_graph(void **state) {
   tandem_buffer_release(gl);
   tandem_kernel_release(add);
   tandem_kernel_release(copy);
+}
+
+/* A copy node's source and destination move per submission: one prepared
+ * download of a different row each time, several in flight. */
+static void test_copy_views_move(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { ROWS = 16, ROW = 256, N = ROWS * ROW };
+  tandem_kernel_t *k = push16_kernel(rt, N);
+  tandem_buffer_t *dev = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *host = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = tandem_buffer_whole(dev);
+  uint32_t push[4] = {N, 3, 2, 1}; /* v[i] = 3 + 2i + 1 */
+  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
+                              .push_constants = push, .push_constant_bytes = 16,
+                              .workgroups = {N / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(dev, 0, ROW * 4), th_view(host, 0, ROW * 4),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  /* Rows out of order into the matching host row; two in flight. */
+  tandem_completion_t *c[ROWS];
+  for (uint32_t i = 0; i < ROWS; i++) {
+    uint32_t row = (i * 7) % ROWS;
+    TH_ASSERT_OK(tandem_exec_set_view(e, 1, 0, th_view(dev, (uint64_t)row * ROW * 4, ROW * 4)));
+    TH_ASSERT_OK(tandem_exec_set_view(e, 1, 1, th_view(host, (uint64_t)row * ROW * 4, ROW * 4)));
+    TH_ASSERT_OK(tandem_exec_submit(e, &c[i]));
+    if (i >= 1) {
+      TH_ASSERT_OK(tandem_completion_wait(c[i - 1]));
+      tandem_completion_release(c[i - 1]);
+    }
+  }
+  TH_ASSERT_OK(tandem_completion_wait(c[ROWS - 1]));
+  tandem_completion_release(c[ROWS - 1]);
+  uint32_t *got = malloc(N * 4), *want = malloc(N * 4);
+  th_read(host, 0, got, N * 4);
+  for (uint32_t i = 0; i < N; i++) want[i] = 3 + 2 * i + 1;
+  TH_ASSERT_U32_ARRAY(got, want, N, "every row downloaded by the moving copy");
+  /* The copy keeps its length and may not overlap itself. */
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 0, th_view(dev, 0, 2 * ROW * 4)),
+                       TANDEM_ERROR_CONTRACT, "keeps its length");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 1, 1, th_view(dev, 0, ROW * 4)),
+                       TANDEM_ERROR_CONTRACT, "placement");
+  free(got);
+  free(want);
+  tandem_exec_release(e);
+  tandem_buffer_release(dev);
+  tandem_buffer_release(host);
+  tandem_kernel_release(k);
 }
 
 /* A buffer replaced by set_view stays alive while a slot still binds it; the
@@ -460,6 +523,7 @@ int main(void) {
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_set_view_inside_the_graph, th_setup_gpu,
                                       th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_copy_views_move, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_replaced_buffer_lifetime, th_setup_gpu,
                                       th_teardown_gpu),
   };
