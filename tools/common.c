@@ -2,24 +2,21 @@
 /*
  * common.c — helpers every `tandem` command uses: messages on stderr, option
  * value parsing, the runtime options (validation messages, NPU choice), JSON
- * string escaping, the clock, and the locations compiled in by CMake.
+ * string escaping, the clock, and where the emulated NPU's files are (found
+ * relative to the libtandem.so the tool runs with: nothing is compiled in).
  *
  * Nothing here knows about a particular command.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
-#ifndef TANDEM_CLI_EMU_XCLBIN
-#define TANDEM_CLI_EMU_XCLBIN ""
-#endif
-#ifndef TANDEM_CLI_EMU_LIBRARY
-#define TANDEM_CLI_EMU_LIBRARY ""
-#endif
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
@@ -105,12 +102,7 @@ void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_n
   o->validation_callback = cli_validation_message;
   if (npu) {
     o->npu = npu->kind;
-    o->npu_library = npu->library;
-    /* In the build tree the emulator is not on the loader's path: use the one
-     * CMake built, unless the user or TANDEM_NPU_LIBRARY says otherwise. */
-    if (npu->kind == TANDEM_NPU_EMULATED && !o->npu_library && !getenv("TANDEM_NPU_LIBRARY") &&
-        cli_emulated_library()[0])
-      o->npu_library = cli_emulated_library();
+    o->npu_library = npu->library; /* NULL: libtandem finds its emulator */
   }
 }
 
@@ -134,9 +126,31 @@ uint64_t cli_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-const char *cli_emulated_xclbin(void) {
-  const char *env = getenv("TANDEM_EMU_XCLBIN");
-  return env && *env ? env : TANDEM_CLI_EMU_XCLBIN;
+/* "<folder of the libtandem.so this process uses>/<rel>" when that file
+ * exists, else "". The build tree and an installed tree have one layout
+ * (npu/emu/README.md): the emulator beside libtandem.so, its kernels and
+ * xclbin in tandem/ there. */
+static const char *beside_libtandem(char *buf, size_t size, const char *rel) {
+  Dl_info info;
+  buf[0] = '\0';
+  if (!dladdr((void *)&tandem_runtime_create, &info) || !info.dli_fname) return buf;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (!slash) return buf;
+  int n = snprintf(buf, size, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, rel);
+  if (n < 0 || (size_t)n >= size || access(buf, R_OK) != 0) buf[0] = '\0';
+  return buf;
 }
 
-const char *cli_emulated_library(void) { return TANDEM_CLI_EMU_LIBRARY; }
+const char *cli_emulated_xclbin(void) {
+  static char path[4096];
+  const char *env = getenv("TANDEM_EMU_XCLBIN");
+  if (env && *env) return env;
+  return beside_libtandem(path, sizeof path, "tandem/tandem_emu_kernels.xclbin");
+}
+
+const char *cli_emulated_library(void) {
+  static char path[4096];
+  const char *env = getenv("TANDEM_NPU_LIBRARY");
+  if (env && *env) return env;
+  return beside_libtandem(path, sizeof path, "libtandem_npu_emu.so.0");
+}

@@ -216,8 +216,9 @@ static int build(run_state_t *st, const run_opts_t *o) {
   for (uint32_t i = 0; i < p->program_count; i++) {
     const pl_program_t *g = &p->programs[i];
     if (g->emulated_xclbin && !g->xclbin_path[0]) {
-      cli_error("%s: npu_programs[%u].xclbin: \"@emulated\" is not known to this build of the "
-                "tool (set TANDEM_EMU_XCLBIN to the emulated kernels' xclbin)", p->file, i);
+      cli_error("%s: npu_programs[%u].xclbin: \"@emulated\": the emulated NPU's xclbin is not "
+                "beside libtandem.so (tandem/tandem_emu_kernels.xclbin); set TANDEM_EMU_XCLBIN "
+                "to its path", p->file, i);
       return CLI_EXIT_USAGE;
     }
     tandem_npu_program_desc_t d = {.name = g->name,

@@ -5,7 +5,9 @@
  * Libraries are opened RTLD_NOW | RTLD_LOCAL for the emulator and
  * RTLD_GLOBAL for real XRT (its shims look each other up by symbol). Every
  * symbol is resolved up front, so a missing one is an error at open, never a
- * crash at first use.
+ * crash at first use. The emulator, unless a path is given, is looked for
+ * beside the library this code lives in (libtandem.so, built and installed
+ * with it there), then on the loader's path.
  */
 #include "backends/xrt/xrt_api.h"
 
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define TANDEM_XRT_SYMBOLS(X)                                                                \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) \
@@ -29,13 +32,30 @@ void tandem_xrt_api_unload(tandem_xrt_api_t *api) {
   memset(api, 0, sizeof *api);
 }
 
+/* "<folder of the object holding this code>/libtandem_npu_emu.so.0" when that
+ * file exists (libtandem.so's folder, in the build tree and installed), else
+ * NULL. |buf| holds the result. */
+static const char *tandem_xrt_emulator_beside_us(char *buf, size_t size) {
+  Dl_info info;
+  if (!dladdr((void *)&tandem_xrt_emulator_beside_us, &info) || !info.dli_fname) return NULL;
+  const char *slash = strrchr(info.dli_fname, '/');
+  if (!slash) return NULL;
+  int n = snprintf(buf, size, "%.*s/libtandem_npu_emu.so.0", (int)(slash - info.dli_fname),
+                   info.dli_fname);
+  if (n < 0 || (size_t)n >= size || access(buf, R_OK) != 0) return NULL;
+  return buf;
+}
+
 tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emulator_path,
                                     tandem_xrt_api_t *api) {
   memset(api, 0, sizeof *api);
   api->flavor = flavor;
   void *lookup = NULL;
   if (flavor == TANDEM_XRT_EMULATED) {
-    const char *path = emulator_path ? emulator_path : "libtandem_npu_emu.so.0";
+    char beside[4096];
+    const char *path = emulator_path;
+    if (!path) path = tandem_xrt_emulator_beside_us(beside, sizeof beside);
+    if (!path) path = "libtandem_npu_emu.so.0";
     api->libs[0] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!api->libs[0])
       return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,

@@ -206,7 +206,8 @@ typedef struct tandem_runtime_options {
   bool gpu_timestamps;
   /* The NPU: kind (TANDEM_NPU=none|xrt|emulated overrides), device index,
    * the emulated device's library (NULL: TANDEM_NPU_LIBRARY, else
-   * "libtandem_npu_emu.so.0" on the loader's path), the watchdog for one NPU
+   * libtandem_npu_emu.so.0 beside libtandem, else on the loader's path),
+   * the watchdog for one NPU
    * run (default 10000 ms; a run that exceeds it fails and its dependents
    * fail, the GPU never hangs), and the sharing path (AUTO or a forced one;
    * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED). */

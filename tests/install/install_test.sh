@@ -65,5 +65,43 @@ else
   echo "pkg-config (static), with the application's own Vulkan:"
   run "pkg-config static consumer_vk" "$work/pc-static-vk"
 fi
+
+# The installed tool with the emulated NPU, as a user has it: the prefix moved
+# elsewhere (nothing may name where it was installed) and, where a private
+# mount namespace is allowed, with the build and source folders gone.
+for f in lib/libtandem_npu_emu.so.0 lib/tandem/libtandem_emu_kernels.so \
+         lib/tandem/tandem_emu_kernels.xclbin share/tandem/examples/demo.json; do
+  [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
+done
+for f in bin/tandem lib/libtandem.so lib/libtandem_npu_emu.so.0 lib/tandem/libtandem_emu_kernels.so; do
+  # Paths the program could use (strings, RPATH); debug info may name the build.
+  if readelf -p .rodata -p .dynstr -d "$prefix/$f" 2>/dev/null | grep -F -e "$build" -e "$src" >&2; then
+    echo "install_test: the installed $f names the build or source folder" >&2; exit 1
+  fi
+done
+if grep -F -e "$build" -e "$src" "$prefix/lib/tandem/tandem_emu_kernels.xclbin" >&2; then
+  echo "install_test: the installed xclbin names the build or source folder" >&2; exit 1
+fi
+moved=$(mktemp -d /tmp/tandem-install-test.XXXXXX)
+trap 'rm -rf "$moved"' EXIT
+cp -a "$prefix" "$moved/prefix"
+rm -rf "$prefix"
+printf '%s\n' 'set -e' "cd '$moved'" \
+  "'$moved/prefix/bin/tandem' devices --npu emulated" \
+  "'$moved/prefix/bin/tandem' run '$moved/prefix/share/tandem/examples/demo.json' --npu emulated --iterations 2 --validate --quiet" \
+  'echo "installed tandem ran the demo on the emulated NPU"' > "$moved/run.sh"
+set +e
+if unshare -m true 2>/dev/null; then
+  unshare -m sh -c "mount -t tmpfs none '$build' && mount -t tmpfs none '$src' &&
+                    echo 'build and source folders hidden' && sh '$moved/run.sh'"
+else
+  echo "no private mount namespace here: the build folder stays, the prefix is moved"
+  sh "$moved/run.sh"
+fi
+rc=$?
+set -e
+if [ $rc = 77 ]; then skipped=1; elif [ $rc != 0 ]; then
+  echo "install_test: the installed tandem failed with the emulated NPU (exit $rc)" >&2; exit 1
+fi
 [ $skipped = 1 ] && exit 77
 exit 0
