@@ -80,13 +80,22 @@ static tandem_status_t tandem_vk_loader_init(void) {
   return TANDEM_OK;
 }
 
-static void tandem_vk_load_instance(VkInstance instance) {
+static void tandem_vk_load_instance(VkInstance instance, bool debug_utils) {
   /* The loader's instance-level entry points are trampolines valid for every
-   * instance, so they are loaded once per process. */
+   * instance, so they are loaded once per process. An extension's entry
+   * points are only handed out by an instance that enabled it: when the
+   * first instance had no validation (tandem_runtime_gpu_count before a
+   * validated open), the debug-utils ones are fetched from the first that has. */
   pthread_mutex_lock(&tandem_vk_loader_mutex);
   if (!tandem_vk_instance_loaded) {
     volkLoadInstanceOnly(instance);
     tandem_vk_instance_loaded = true;
+  }
+  if (debug_utils && !vkCreateDebugUtilsMessengerEXT) {
+    vkCreateDebugUtilsMessengerEXT = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+        instance, "vkCreateDebugUtilsMessengerEXT");
+    vkDestroyDebugUtilsMessengerEXT = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+        instance, "vkDestroyDebugUtilsMessengerEXT");
   }
   pthread_mutex_unlock(&tandem_vk_loader_mutex);
 }
@@ -175,7 +184,7 @@ static tandem_status_t tandem_vk_instance_create(bool validation, tandem_vk_gpu_
     return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE, "no Vulkan driver is installed (vkCreateInstance: "
                                                "VK_ERROR_INCOMPATIBLE_DRIVER)");
   if (r < 0) return tandem_vk_fail(r, "vkCreateInstance", __FILE__, __LINE__);
-  tandem_vk_load_instance(*out);
+  tandem_vk_load_instance(*out, validation);
   if (validation && g) {
     r = vkCreateDebugUtilsMessengerEXT(*out, &messenger, NULL, &g->messenger);
     if (r < 0) {

@@ -5,6 +5,20 @@
  */
 #include "harness.h"
 
+/* Must run first in the process: counting devices makes tandem's first
+ * instance, without validation; opening a GPU with validation afterwards must
+ * still find the debug-utils entry points (it called a NULL pointer once). */
+static void test_count_before_validated_open(void **state) {
+  (void)state;
+  th_validation_reset();
+  tandem_runtime_t *rt = th_runtime_create_closed(NULL);
+  uint32_t count = 0;
+  TH_ASSERT_OK(tandem_runtime_gpu_count(rt, &count));
+  assert_true(count >= 1);
+  TH_ASSERT_OK(tandem_runtime_open_gpu(rt));
+  th_runtime_destroy(rt);
+}
+
 static void test_gpu_count_and_info(void **state) {
   tandem_runtime_t *rt = *state;
   uint32_t count = 0;
@@ -110,6 +124,7 @@ static void test_open_gpu_is_idempotent(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_count_before_validated_open), /* first: see the test */
       cmocka_unit_test_setup_teardown(test_gpu_count_and_info, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_gpu_info_out_of_range, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test(test_missing_gpu_index),
