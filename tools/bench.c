@@ -81,7 +81,8 @@ static void usage(FILE *f) {
         "  --chunks K       overlap chunks (default 16)\n"
         "  --chunk-kib N    overlap chunk size in KiB (default 4096)\n"
         "  --rounds N       overlap compute work per element (default 64)\n"
-        "  --gpu N          Vulkan physical device index for both sides (default 0)\n"
+        "  --gpu N          Vulkan physical device index for both sides (default:\n"
+        "                   the environment variable TANDEM_GPU, else 0)\n"
         "  --direct-first   run direct before tandem in each pair (order-bias check)\n"
         "  --spin           dispatch rows: both sides poll for completion\n"
         "                   (tandem_completion_is_complete / vkGetSemaphoreCounterValue)\n"
@@ -549,6 +550,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
                          .chunks = 16,
                          .chunk_bytes = 4ull << 20,
                          .rounds = 64};
+  if (!cli_gpu_choice(NULL, &o->gpu_index)) return false; /* TANDEM_GPU, until --gpu */
   uint32_t v32;
   for (int i = 1; i < argc; i++) {
     const char *v;

@@ -57,6 +57,14 @@ bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);
  * stderr as "tandem: validation <severity>: ..."), NPU choice. */
 void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu);
 
+/* The GPU a command uses: --gpu's value when given (|flag_value| non-NULL),
+ * else the environment variable TANDEM_GPU, else 0. False (and a message
+ * naming --gpu or TANDEM_GPU) when malformed. */
+bool cli_gpu_choice(const char *flag_value, uint32_t *out);
+/* OK when |index| names one of the devices |rt| sees; otherwise a message
+ * listing them and CLI_EXIT_USAGE (CLI_EXIT_NO_DEVICE when there is none). */
+int cli_check_gpu(tandem_runtime_t *rt, uint32_t index);
+
 /* Writes |s| as a JSON string literal. */
 void cli_json_string(FILE *f, const char *s);
 

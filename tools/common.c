@@ -106,6 +106,32 @@ void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_n
   }
 }
 
+bool cli_gpu_choice(const char *flag_value, uint32_t *out) {
+  *out = 0;
+  if (flag_value) return cli_parse_u32("--gpu", flag_value, 0, 1024, out);
+  const char *env = getenv("TANDEM_GPU");
+  if (!env || !*env) return true;
+  return cli_parse_u32("TANDEM_GPU (environment)", env, 0, 1024, out);
+}
+
+int cli_check_gpu(tandem_runtime_t *rt, uint32_t index) {
+  uint32_t count = 0;
+  tandem_status_t s = tandem_runtime_gpu_count(rt, &count);
+  if (s != TANDEM_OK || count == 0) {
+    cli_tandem_error("looking for GPUs", s != TANDEM_OK ? s : TANDEM_ERROR_NO_DEVICE);
+    return CLI_EXIT_NO_DEVICE;
+  }
+  if (index < count) return CLI_EXIT_OK;
+  cli_error("GPU %u was asked for (--gpu or TANDEM_GPU), but there %s %u (index 0..%u):", index,
+            count == 1 ? "is" : "are", count, count - 1);
+  for (uint32_t i = 0; i < count; i++) {
+    tandem_device_info_t info;
+    if (tandem_runtime_gpu_info(rt, i, &info) == TANDEM_OK)
+      fprintf(stderr, "  %u: %s (%s)\n", i, info.name, info.driver_name);
+  }
+  return CLI_EXIT_USAGE;
+}
+
 void cli_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; s && *s; s++) {

@@ -25,7 +25,7 @@ static void usage(FILE *f) {
         "  --npu KIND        also open the NPU: 'emulated' (tandem's CPU test device)\n"
         "                    or 'xrt' (the system's XRT device)\n"
         "  --npu-library P   the emulated NPU's library (default: built-in path)\n"
-        "  --gpu N           the GPU paired with the NPU (default 0)\n"
+        "  --gpu N           the GPU paired with the NPU (default: TANDEM_GPU, else 0)\n"
         "  --validate        Vulkan validation layer on\n"
         "\n"
         "exit status: 0 ok, 1 failure, 2 usage, 77 no Vulkan device.\n",
@@ -146,6 +146,7 @@ int cli_devices_main(int argc, char **argv) {
   bool json = false, validate = false;
   cli_npu_choice_t npu = {TANDEM_NPU_NONE, NULL};
   uint32_t gpu = 0;
+  if (!cli_gpu_choice(NULL, &gpu)) return CLI_EXIT_USAGE; /* TANDEM_GPU, until --gpu */
   for (int i = 1; i < argc; i++) {
     const char *v;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {

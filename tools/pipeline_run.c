@@ -3,10 +3,11 @@
  * pipeline_run.c — `tandem run PIPELINE.json`: builds the pipeline's buffers,
  * kernels, NPU programs and graph through the public API, prepares it once,
  * submits it `iterations` times (keeping graph_slots submissions in flight),
- * then writes outputs, runs the checks and prints a summary: per-lane busy
- * time from GPU timestamps (the trace), throughput, copied bytes, cache
- * maintenance bytes and validation messages. --trace and --svg write the
- * Perfetto JSON and the lane timeline picture.
+ * then writes outputs, runs the checks and prints a summary (run_report.c,
+ * text or --json): per-lane busy time from GPU timestamps (the trace),
+ * throughput (after --warmup untimed runs), copied bytes, cache maintenance
+ * bytes and validation messages. --trace and --svg write the Perfetto JSON
+ * and the lane timeline picture.
  *
  * Host data enters and leaves only through maps of host-visible buffers; a
  * GPU_LOCAL buffer with initial data or an output is staged through a
@@ -19,6 +20,7 @@
 
 #include "cli.h"
 #include "pipeline.h"
+#include "run_report.h"
 
 #define RUN_SLOTS 4
 
@@ -28,8 +30,11 @@ typedef struct run_opts {
   const char *svg_path;
   bool validate;
   uint32_t iterations; /* 0: the file's */
+  uint32_t warmup;     /* untimed runs first */
+  const char *gpu;     /* --gpu's value, NULL: TANDEM_GPU or 0 */
   cli_npu_choice_t npu;
   bool quiet;
+  bool json; /* the summary as JSON on stdout */
 } run_opts_t;
 
 static void usage(FILE *f) {
@@ -40,6 +45,11 @@ static void usage(FILE *f) {
         "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
         "\n"
         "  --iterations N     override the file's iteration count\n"
+        "  --warmup N         run N untimed iterations first (default 0): the timed ones\n"
+        "                     then leave out first-use costs; the data sees all of them\n"
+        "  --gpu N            the Vulkan device (tandem devices lists them; default:\n"
+        "                     the environment variable TANDEM_GPU, else 0)\n"
+        "  --json             print the summary as one JSON object (docs/cli.md)\n"
         "  --trace PATH       write the run as Chrome/Perfetto trace JSON\n"
         "  --svg PATH         write a lane timeline picture (SVG)\n"
         "  --validate         Vulkan validation layer (with synchronization validation)\n"
@@ -530,19 +540,6 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
   *span_ns = hi > lo ? hi - lo : 0;
 }
 
-static void fmt_time(char *buf, size_t n, uint64_t ns) {
-  if (ns >= 10000000ull) snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
-  else if (ns >= 10000ull) snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
-  else snprintf(buf, n, "%.1f us", (double)ns / 1e3);
-}
-
-static void fmt_bytes(char *buf, size_t n, uint64_t b) {
-  if (b >= (1ull << 30)) snprintf(buf, n, "%.2f GiB", (double)b / (double)(1ull << 30));
-  else if (b >= (1ull << 20)) snprintf(buf, n, "%.2f MiB", (double)b / (double)(1ull << 20));
-  else if (b >= 1024) snprintf(buf, n, "%.1f KiB", (double)b / 1024.0);
-  else snprintf(buf, n, "%llu B", (unsigned long long)b);
-}
-
 int cli_run_main(int argc, char **argv) {
   run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
   for (int i = 1; i < argc; i++) {
@@ -554,6 +551,12 @@ int cli_run_main(int argc, char **argv) {
       o.validate = true;
     } else if (!strcmp(argv[i], "--quiet")) {
       o.quiet = true;
+    } else if (!strcmp(argv[i], "--json")) {
+      o.json = true;
+    } else if (cli_take_value(argc, argv, &i, "--warmup", &v)) {
+      if (!cli_parse_u32("--warmup", v, 0, 10000000, &o.warmup)) return CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--gpu", &v)) {
+      if (!(o.gpu = v)) return cli_error("--gpu needs a device index"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--trace", &v)) {
       if (!(o.trace_path = v)) return cli_error("--trace needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--svg", &v)) {
@@ -585,11 +588,17 @@ int cli_run_main(int argc, char **argv) {
 
   tandem_runtime_options_t ro;
   cli_runtime_options(&ro, o.validate, &o.npu);
+  if (!cli_gpu_choice(o.gpu, &ro.gpu_index)) {
+    pipeline_free(&p);
+    return CLI_EXIT_USAGE;
+  }
+  if (o.json) o.quiet = true; /* stdout carries the JSON alone */
   ro.gpu_timestamps = true; /* per-lane busy time, trace and picture */
   ro.graph_slots = RUN_SLOTS;
   run_state_t st = {.p = &p};
   int rc = CLI_EXIT_OK;
   tandem_status_t s = tandem_runtime_create(&ro, &st.rt);
+  if (s == TANDEM_OK && (rc = cli_check_gpu(st.rt, ro.gpu_index)) != CLI_EXIT_OK) goto out;
   if (s == TANDEM_OK) s = tandem_runtime_open_gpu(st.rt);
   if (s != TANDEM_OK) {
     cli_tandem_error("opening the GPU", s);
@@ -608,17 +617,38 @@ int cli_run_main(int argc, char **argv) {
 
   rc = build(&st, &o);
   if (rc != CLI_EXIT_OK) goto out;
+  run_report_t rep = {.p = &p,
+                      .gpu_index = ro.gpu_index,
+                      .gpu_name = gpu.name,
+                      .gpu_driver = gpu.driver_name,
+                      .gpu_driver_info = gpu.driver_info,
+                      .warmup = o.warmup,
+                      .iterations = iterations,
+                      .validation = o.validate,
+                      .trace_path = o.trace_path,
+                      .svg_path = o.svg_path};
+  tandem_npu_info_t ni;
   if (p.program_count) {
-    tandem_npu_info_t ni;
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
         printf("NPU:      %s%s, sharing: %s\n", ni.name, ni.emulated ? " [emulated]" : "",
                tandem_sharing_name(ni.sharing));
       size_t l = strlen(device_line);
       snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
+      rep.has_npu = true;
+      rep.npu_name = ni.name;
+      rep.npu_emulated = ni.emulated;
+      rep.npu_sharing = tandem_sharing_name(ni.sharing);
     }
   }
 
+  /* Warm-up runs: real runs (the data sees them), outside the timing, the
+   * statistics and the trace. */
+  if (o.warmup) {
+    uint64_t untimed = 0;
+    rc = submit_all(&st, o.warmup, &untimed);
+    if (rc != CLI_EXIT_OK) goto out;
+  }
   uint64_t regions_per_run = (uint64_t)p.node_count * 2 + 4;
   uint64_t cap = regions_per_run * iterations;
   if (cap > (1u << 22)) cap = 1u << 22;
@@ -630,8 +660,8 @@ int cli_run_main(int argc, char **argv) {
   }
   tandem_statistics_t before, after;
   tandem_runtime_statistics(st.rt, &before);
-  uint64_t wall = 0;
-  rc = submit_all(&st, iterations, &wall);
+  rc = submit_all(&st, iterations, &rep.wall_ns);
+  rep.completed = iterations;
   tandem_runtime_statistics(st.rt, &after);
   s = tandem_runtime_trace_stop(st.rt, &st.trace);
   if (s != TANDEM_OK) {
@@ -658,48 +688,27 @@ int cli_run_main(int argc, char **argv) {
     if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
   }
 
-  uint32_t passed = 0;
-  int frc = finish(&st, iterations, &passed);
+  int frc = finish(&st, o.warmup + iterations, &rep.checks_passed);
+  rep.checks_run = true;
   if (rc == CLI_EXIT_OK) rc = frc;
 
-  uint64_t busy[TANDEM_LANE_COUNT], span = 0;
-  uint32_t regions[TANDEM_LANE_COUNT];
-  lane_busy(st.trace, busy, regions, &span);
-  uint64_t validation = tandem_runtime_validation_messages(st.rt);
-  if (!o.quiet) {
-    char t1[32], t2[32], b1[32];
-    fmt_time(t1, sizeof t1, wall);
-    printf("\nran %u iterations in %s: %.1f iterations/s\n", iterations, t1,
-           (double)iterations / ((double)wall / 1e9));
-    fmt_time(t2, sizeof t2, span);
-    printf("GPU/NPU time span (trace): %s\n", t2);
-    printf("%-10s %10s %12s %8s %14s\n", "lane", "regions", "busy", "busy %", "copied");
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
-      if (!regions[l] && !(after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l]))
-        continue;
-      fmt_time(t1, sizeof t1, busy[l]);
-      fmt_bytes(b1, sizeof b1, after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l]);
-      printf("%-10s %10u %12s %7.1f%% %14s\n", tandem_lane_name((tandem_lane_t)l), regions[l], t1,
-             span ? 100.0 * (double)busy[l] / (double)span : 0.0, b1);
-    }
-    fmt_bytes(b1, sizeof b1, after.copied_bytes - before.copied_bytes);
-    printf("copied bytes: %s", b1);
-    fmt_bytes(b1, sizeof b1, after.cache_maintenance_bytes - before.cache_maintenance_bytes);
-    printf(", cache maintenance: %s, imports: %llu, NPU runs: %llu\n", b1,
-           (unsigned long long)after.imports, (unsigned long long)(after.npu_runs - before.npu_runs));
-    if (tandem_trace_dropped(st.trace))
-      printf("trace: %llu oldest events dropped (ring full)\n",
-             (unsigned long long)tandem_trace_dropped(st.trace));
-    printf("checks: %u of %u passed\n", passed, p.check_count);
-    printf("validation messages: %llu%s\n", (unsigned long long)validation,
-           o.validate ? "" : " (validation off; --validate turns it on)");
-    if (o.trace_path) printf("trace: %s\n", o.trace_path);
-    if (o.svg_path) printf("timeline: %s\n", o.svg_path);
-  }
+  lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    rep.copied_per_lane[l] = after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l];
+  rep.submissions = after.submissions - before.submissions;
+  rep.copied_bytes = after.copied_bytes - before.copied_bytes;
+  rep.cache_maintenance_bytes = after.cache_maintenance_bytes - before.cache_maintenance_bytes;
+  rep.imports = after.imports;
+  rep.npu_runs = after.npu_runs - before.npu_runs;
+  rep.trace_dropped = tandem_trace_dropped(st.trace);
+  uint64_t validation = rep.validation_messages = tandem_runtime_validation_messages(st.rt);
   if (o.validate && validation > 0) {
     cli_error("%llu validation message(s): failing the run", (unsigned long long)validation);
     if (rc == CLI_EXIT_OK) rc = CLI_EXIT_FAILURE;
   }
+  rep.exit_code = rc;
+  if (o.json) run_report_json(stdout, &rep);
+  else if (!o.quiet) run_report_text(stdout, &rep);
 
 out:
   tandem_trace_release(st.trace);

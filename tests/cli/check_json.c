@@ -7,10 +7,17 @@
  *                                has a tid 1..4 (lane + 1), and each lane
  *                                named in LANES (e.g. "upload,compute,download")
  *                                has at least one event on its tid
+ *   check_json run FILE WARMUP ITERATIONS
+ *                                `tandem run --json`: every documented field
+ *                                with its type; warmup and iterations as
+ *                                given, all of them completed, only the
+ *                                timed ones submitted while measuring, every
+ *                                check passed, no validation message, exit 0
  * Exit 0 when the file passes, 1 with the reason on stderr otherwise.
  */
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int fail(const char *file, const char *why) {
@@ -61,9 +68,62 @@ static int check_trace(const char *file, json_t *root, const char *lanes) {
   return 0;
 }
 
+static int check_run(const char *file, json_t *root, long warmup, long iterations) {
+  static const char *const numbers[] = {"warmup", "iterations", "completed", "wall_ns",
+                                        "iterations_per_s", "span_ns", "submissions",
+                                        "copied_bytes", "cache_maintenance_bytes", "imports",
+                                        "npu_runs", "trace_dropped", "validation_messages",
+                                        "exit_code"};
+  for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
+    if (!json_is_number(json_object_get(root, numbers[i]))) {
+      fprintf(stderr, "check_json: %s: no number '%s'\n", file, numbers[i]);
+      return 1;
+    }
+  json_t *gpu = json_object_get(root, "gpu"), *pipeline = json_object_get(root, "pipeline");
+  if (!json_is_string(json_object_get(gpu, "name")) || !json_is_integer(json_object_get(gpu, "index")))
+    return fail(file, "gpu lacks name or index");
+  if (!json_is_string(json_object_get(pipeline, "name")) ||
+      !json_is_integer(json_object_get(pipeline, "nodes")))
+    return fail(file, "pipeline lacks name or nodes");
+  if (!json_object_get(root, "npu") || !json_is_boolean(json_object_get(root, "interrupted")) ||
+      !json_is_array(json_object_get(root, "outputs")) || !json_object_get(root, "trace") ||
+      !json_object_get(root, "timeline"))
+    return fail(file, "npu, interrupted, outputs, trace or timeline missing");
+#define INT(key) json_integer_value(json_object_get(root, key))
+  if (INT("warmup") != warmup || INT("iterations") != iterations || INT("completed") != iterations)
+    return fail(file, "warmup / iterations / completed differ from what was asked");
+  if (INT("submissions") != iterations)
+    return fail(file, "submissions counted while timing differ from the timed iterations "
+                      "(warm-up runs leaked into the measurement?)");
+  if (INT("validation_messages") != 0 || INT("exit_code") != 0)
+    return fail(file, "validation messages or a non-zero exit code");
+#undef INT
+  if (!(json_real_value(json_object_get(root, "iterations_per_s")) > 0))
+    return fail(file, "iterations_per_s is not positive");
+  json_t *checks = json_object_get(root, "checks");
+  if (!json_is_object(checks) ||
+      json_integer_value(json_object_get(checks, "passed")) !=
+          json_integer_value(json_object_get(checks, "total")))
+    return fail(file, "checks missing or not all passed");
+  json_t *lanes = json_object_get(root, "lanes"), *l;
+  size_t i;
+  if (!json_is_array(lanes) || json_array_size(lanes) == 0) return fail(file, "no lanes[]");
+  json_array_foreach(lanes, i, l) {
+    if (!json_is_string(json_object_get(l, "lane")) ||
+        !json_is_integer(json_object_get(l, "regions")) ||
+        !json_is_integer(json_object_get(l, "busy_ns")) ||
+        !json_is_number(json_object_get(l, "busy_fraction")))
+      return fail(file, "a lane lacks lane, regions, busy_ns or busy_fraction");
+  }
+  printf("run summary: %ld warm-up + %ld timed iterations, %.1f iterations/s\n", warmup,
+         iterations, json_real_value(json_object_get(root, "iterations_per_s")));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: check_json devices FILE | check_json trace FILE LANES\n");
+    fprintf(stderr, "usage: check_json devices FILE | check_json trace FILE LANES | "
+                    "check_json run FILE WARMUP ITERATIONS\n");
     return 2;
   }
   json_error_t err;
@@ -75,6 +135,8 @@ int main(int argc, char **argv) {
   int rc = 2;
   if (!strcmp(argv[1], "devices")) rc = check_devices(argv[2], root);
   else if (!strcmp(argv[1], "trace") && argc > 3) rc = check_trace(argv[2], root, argv[3]);
+  else if (!strcmp(argv[1], "run") && argc > 4)
+    rc = check_run(argv[2], root, strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
   json_decref(root);
   return rc;
 }
