@@ -24,6 +24,15 @@ void tandem_runtime_options_init(tandem_runtime_options_t *options) {
   options->sharing = TANDEM_SHARING_AUTO;
 }
 
+/* The validation callback TANDEM_VALIDATION=1 installs when the program set
+ * none: the one place the library prints. */
+static void tandem__validation_to_stderr(void *user, tandem_validation_severity_t severity,
+                                         const char *message) {
+  (void)user;
+  fprintf(stderr, "tandem: validation %s: %s\n",
+          severity == TANDEM_VALIDATION_ERROR ? "error" : "warning", message);
+}
+
 static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) {
   if (o->max_submissions < 1 || o->max_submissions > 65536)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -60,7 +69,14 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const char *env = getenv("TANDEM_VALIDATION");
-  if (env && strcmp(env, "1") == 0) opts.validation = true;
+  if (env && strcmp(env, "1") == 0) {
+    /* The variable turns validation on in a program that did not ask for it
+     * and so installed no callback: its messages would be counted and seen
+     * by nobody. Print them. */
+    if (!opts.validation && !opts.validation_callback)
+      opts.validation_callback = tandem__validation_to_stderr;
+    opts.validation = true;
+  }
   env = getenv("TANDEM_GPU_TIMESTAMPS");
   if (env && strcmp(env, "1") == 0) opts.gpu_timestamps = true;
 

@@ -44,7 +44,8 @@ extern "C" {
  * the calling thread's error message (tandem_error_message()) says what went
  * wrong in words a user can act on, naming the object and the numbers, e.g.
  *   "binding 2 of 'saxpy': view is 64 bytes, contract needs 4096".
- * Nothing is ever printed by the library.
+ * Nothing is printed by the library, with one exception: validation messages
+ * when TANDEM_VALIDATION=1 turned validation on and no callback is set.
  *
  * Outputs.  Parameters named out_* are written on success and set to NULL
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
@@ -196,8 +197,10 @@ typedef struct tandem_runtime_options {
   /* Optional shared budget; the runtime keeps a reference. NULL: unlimited. */
   tandem_budget_t *budget;
   /* Enable the Khronos validation layer with synchronization validation.
-   * Also enabled by the environment variable TANDEM_VALIDATION=1. Opening the
-   * GPU fails with UNSUPPORTED when the layer is not installed. */
+   * Also enabled by the environment variable TANDEM_VALIDATION=1; when the
+   * variable turns it on and validation_callback is NULL, each message is
+   * printed to stderr ("tandem: validation error: ..."). Opening the GPU
+   * fails with UNSUPPORTED when the layer is not installed. */
   bool validation;
   /* Record GPU timestamps at the start and end of every region, for
    * tandem_completion_profile and traces. Costs two timestamp writes per region

@@ -5,6 +5,9 @@
  * runtime's counter and the harness callback. Without this, "0 validation
  * messages" in every other test would prove nothing.
  */
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "harness.h"
 
 static void test_injected_error_is_counted(void **state) {
@@ -59,10 +62,77 @@ static void test_unknown_op(void **state) {
   TH_ASSERT_U64_EQ(tandem_runtime_validation_messages(rt), 0);
 }
 
+/* Runs one injected validation error on a runtime made from |o| with stderr
+ * captured; returns what was printed (static buffer) and the count. */
+static const char *inject_capturing_stderr(const tandem_runtime_options_t *o, uint64_t *count) {
+  static char text[8192];
+  FILE *tmp = tmpfile();
+  assert_non_null(tmp);
+  fflush(stderr);
+  int saved = dup(2);
+  assert_true(saved >= 0);
+  assert_true(dup2(fileno(tmp), 2) >= 0);
+  tandem_runtime_t *rt = NULL;
+  tandem_status_t s = tandem_runtime_create(o, &rt);
+  if (s == TANDEM_OK) s = tandem_runtime_open_gpu(rt);
+  if (s == TANDEM_OK) s = tandem_test_control(rt, TANDEM_TEST_INJECT_VALIDATION_ERROR);
+  *count = rt ? tandem_runtime_validation_messages(rt) : 0;
+  tandem_runtime_destroy(rt);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  TH_ASSERT_OK(s);
+  rewind(tmp);
+  size_t n = fread(text, 1, sizeof text - 1, tmp);
+  text[n] = '\0';
+  fclose(tmp);
+  return text;
+}
+
+static unsigned own_callback_calls;
+static void own_callback(void *user, tandem_validation_severity_t severity, const char *message) {
+  (void)user, (void)severity, (void)message;
+  own_callback_calls++;
+}
+
+/* TANDEM_VALIDATION=1 in a program without a callback prints each message;
+ * a program that set a callback, or asked for validation itself, decides. */
+static void test_env_validation_prints_to_stderr(void **state) {
+  (void)state;
+  th_validation_reset();
+  th_expect_validation_messages();
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  uint64_t count = 0;
+  assert_int_equal(setenv("TANDEM_VALIDATION", "1", 1), 0);
+  const char *printed = inject_capturing_stderr(&o, &count);
+  fprintf(stderr, "TANDEM_VALIDATION=1, no callback: %llu message(s), printed:\n%s",
+          (unsigned long long)count, printed);
+  assert_true(count >= 1);
+  assert_non_null(strstr(printed, "tandem: validation error: "));
+  assert_non_null(strstr(printed, "VUID-VkBufferCreateInfo-"));
+
+  /* The program's own choice: validation asked for in the options (counted,
+   * not printed), or a callback of its own. */
+  o.validation = true;
+  printed = inject_capturing_stderr(&o, &count);
+  assert_true(count >= 1);
+  assert_null(strstr(printed, "tandem: validation"));
+  o.validation = false;
+  o.validation_callback = own_callback;
+  printed = inject_capturing_stderr(&o, &count);
+  assert_true(count >= 1);
+  assert_int_equal(own_callback_calls, count);
+  assert_null(strstr(printed, "tandem: validation"));
+  assert_int_equal(unsetenv("TANDEM_VALIDATION"), 0);
+  th_validation_reset();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_injected_error_is_counted),
       cmocka_unit_test(test_clean_runtime_counts_nothing),
+      cmocka_unit_test(test_env_validation_prints_to_stderr),
       cmocka_unit_test_setup_teardown(test_unknown_op, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
