@@ -263,8 +263,10 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   }
   if (!slot) {
     s = TANDEM_FAIL(TANDEM_ERROR_BUSY,
-                    "all %u graph slots of this executable are in use; wait for or release a "
-                    "completion (runtime option graph_slots)",
+                    "all %u graph slots of this executable are in use; a slot is free again once "
+                    "its submission has finished and its completion is released "
+                    "(tandem_completion_release; waiting alone keeps the slot); the runtime "
+                    "option graph_slots sets how many",
                     exec->slot_count);
     goto out;
   }

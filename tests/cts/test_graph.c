@@ -740,10 +740,12 @@ static void test_busy_graph_slots(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph slots");
   assert_null(c2);
   TH_ASSERT_OK(tandem_completion_wait(c1));
-  /* Finished but not released: the slot is still the caller's. */
+  /* Finished but not released: the slot is still the caller's, and the
+   * message says that releasing, not waiting, frees it. */
   c2 = SENTINEL_COMPLETION;
   TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c2), TANDEM_ERROR_BUSY, "graph_slots");
   assert_null(c2);
+  TH_ASSERT_MESSAGE_HAS("released (tandem_completion_release; waiting alone keeps the slot)");
   TH_ASSERT_U64_EQ(th_stats(rt).submissions, subs);
   tandem_completion_release(c1);
   c2 = submit(e);
