@@ -26,8 +26,8 @@ test: deps
 
 demo: deps
 	$(MAKE) build
-	./build/tools/tandem run examples/demo.json --npu emulated \
-	  --trace build/demo-trace.json --svg build/demo-timeline.svg
+	./build/tools/tandem run examples/demo.json --npu emulated --warmup 4 \
+	  --output-dir build/demo-out --trace build/demo-trace.json --svg build/demo-timeline.svg
 	@echo "trace:    build/demo-trace.json (open in https://ui.perfetto.dev or chrome://tracing)"
 	@echo "timeline: build/demo-timeline.svg (rsvg-convert build/demo-timeline.svg -o demo.png)"
 

@@ -23,6 +23,7 @@ enum {
   CLI_EXIT_FAILURE = 1, /* runtime failure, failed check, validation message */
   CLI_EXIT_USAGE = 2,   /* bad command line or pipeline file */
   CLI_EXIT_NO_DEVICE = 77,
+  CLI_EXIT_INTERRUPTED = 130, /* Ctrl-C (SIGINT) or SIGTERM: 128 + SIGINT */
 };
 
 /* Commands: argv[0] is the command's name. Each returns an exit code. */

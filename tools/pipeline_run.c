@@ -13,6 +13,7 @@
  * GPU_LOCAL buffer with initial data or an output is staged through a
  * HOST_VISIBLE buffer and a copy graph, like any tandem user would do it.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "cli.h"
 #include "pipeline.h"
+#include "run_files.h"
 #include "run_report.h"
 
 #define RUN_SLOTS 4
@@ -28,6 +30,7 @@ typedef struct run_opts {
   const char *pipeline;
   const char *trace_path;
   const char *svg_path;
+  const char *output_dir; /* NULL: the current folder */
   bool validate;
   uint32_t iterations; /* 0: the file's */
   uint32_t warmup;     /* untimed runs first */
@@ -52,6 +55,8 @@ static void usage(FILE *f) {
         "  --json             print the summary as one JSON object (docs/cli.md)\n"
         "  --trace PATH       write the run as Chrome/Perfetto trace JSON\n"
         "  --svg PATH         write a lane timeline picture (SVG)\n"
+        "  --output-dir DIR   write the pipeline's outputs under DIR (made if missing;\n"
+        "                     default: the current folder)\n"
         "  --validate         Vulkan validation layer (with synchronization validation)\n"
         "                     on; any validation message makes the exit status 1\n"
         "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
@@ -60,9 +65,11 @@ static void usage(FILE *f) {
         "  --quiet            print only failures\n"
         "\n"
         "Relative paths inside the file are relative to the file's folder; outputs\n"
-        "are relative to the current directory.\n"
+        "are relative to the output folder. Every file the run writes is checked\n"
+        "before the device is touched. Ctrl-C stops after the runs already submitted\n"
+        "and still writes the summary, trace and outputs (exit status 130).\n"
         "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
-        "2 usage or pipeline-file error, 77 no usable device.\n",
+        "2 usage or pipeline-file error, 77 no usable device, 130 interrupted.\n",
         f);
 }
 
@@ -74,6 +81,8 @@ typedef struct run_state {
   tandem_npu_program_t **programs;
   tandem_exec_t *exec;
   tandem_trace_t *trace;
+  char **output_paths; /* where each output goes (run_prepare_outputs) */
+  uint32_t submitted;  /* runs the last submit_all submitted (and waited for) */
 } run_state_t;
 
 /* Submits |g| once and waits. */
@@ -292,7 +301,8 @@ static int submit_all(run_state_t *st, uint32_t iterations, uint64_t *wall_ns) {
   tandem_status_t s = TANDEM_OK;
   uint64_t t0 = cli_now_ns();
   uint32_t tick = (iterations >= 20 && isatty(2)) ? iterations / 10 : 0;
-  for (uint32_t it = 0; it < iterations && s == TANDEM_OK; it++) {
+  st->submitted = 0;
+  for (uint32_t it = 0; it < iterations && s == TANDEM_OK && !run_interrupted(); it++) {
     for (;;) {
       if (live == RUN_SLOTS) {
         tandem_completion_t *c = ring[head];
@@ -319,6 +329,7 @@ static int submit_all(run_state_t *st, uint32_t iterations, uint64_t *wall_ns) {
       if (s == TANDEM_OK) {
         ring[(head + live) % RUN_SLOTS] = c;
         live++;
+        st->submitted++;
       }
       break;
     }
@@ -416,8 +427,8 @@ static bool compare(const pipeline_t *p, uint32_t index, const pl_check_t *k, co
   return true;
 }
 
-/* Outputs and checks. Returns an exit code. */
-static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed) {
+/* Outputs and (with |checks|) checks. Returns an exit code. */
+static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed, bool checks) {
   const pipeline_t *p = st->p;
   int rc = CLI_EXIT_OK;
   for (uint32_t i = 0; i < p->output_count; i++) {
@@ -428,17 +439,16 @@ static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed) {
       cli_tandem_error("reading an output", s);
       return CLI_EXIT_FAILURE;
     }
-    FILE *f = fopen(o->path, "wb");
-    bool ok = f && fwrite(data, 1, o->view.length, f) == o->view.length;
-    if (f && fclose(f) != 0) ok = false;
+    bool ok = run_write_output(st->output_paths[i], data, o->view.length, PL_TYPE_BYTES);
     free(data);
     if (!ok) {
-      cli_error("%s: outputs[%u]: cannot write '%s'", p->file, i, o->path);
+      cli_error("%s: outputs[%u]: cannot write '%s': %s", p->file, i, st->output_paths[i],
+                strerror(errno));
       return CLI_EXIT_FAILURE;
     }
   }
   uint8_t **ref = NULL;
-  for (uint32_t i = 0; i < p->check_count; i++) {
+  for (uint32_t i = 0; checks && i < p->check_count; i++) {
     const pl_check_t *k = &p->checks[i];
     uint8_t *got;
     tandem_status_t s = host_read(st, to_view(st, &k->view), &got);
@@ -561,6 +571,8 @@ int cli_run_main(int argc, char **argv) {
       if (!(o.trace_path = v)) return cli_error("--trace needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--svg", &v)) {
       if (!(o.svg_path = v)) return cli_error("--svg needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--output-dir", &v)) {
+      if (!(o.output_dir = v)) return cli_error("--output-dir needs a folder"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
       if (!cli_parse_u32("--iterations", v, 1, 10000000, &o.iterations)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu", &v)) {
@@ -582,21 +594,29 @@ int cli_run_main(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
 
+  int rc = run_check_pipeline_path(o.pipeline);
+  if (rc != CLI_EXIT_OK) return rc;
   pipeline_t p;
   if (!pipeline_parse(o.pipeline, &p)) return CLI_EXIT_USAGE;
   uint32_t iterations = o.iterations ? o.iterations : p.iterations;
+  run_state_t st = {.p = &p};
+  rc = run_prepare_outputs(&p, o.output_dir, o.trace_path, o.svg_path, &st.output_paths);
+  if (rc != CLI_EXIT_OK) {
+    pipeline_free(&p);
+    return rc;
+  }
+  run_catch_interrupt();
 
   tandem_runtime_options_t ro;
   cli_runtime_options(&ro, o.validate, &o.npu);
   if (!cli_gpu_choice(o.gpu, &ro.gpu_index)) {
+    run_free_paths(st.output_paths, p.output_count);
     pipeline_free(&p);
     return CLI_EXIT_USAGE;
   }
   if (o.json) o.quiet = true; /* stdout carries the JSON alone */
   ro.gpu_timestamps = true; /* per-lane busy time, trace and picture */
   ro.graph_slots = RUN_SLOTS;
-  run_state_t st = {.p = &p};
-  int rc = CLI_EXIT_OK;
   tandem_status_t s = tandem_runtime_create(&ro, &st.rt);
   if (s == TANDEM_OK && (rc = cli_check_gpu(st.rt, ro.gpu_index)) != CLI_EXIT_OK) goto out;
   if (s == TANDEM_OK) s = tandem_runtime_open_gpu(st.rt);
@@ -626,7 +646,8 @@ int cli_run_main(int argc, char **argv) {
                       .iterations = iterations,
                       .validation = o.validate,
                       .trace_path = o.trace_path,
-                      .svg_path = o.svg_path};
+                      .svg_path = o.svg_path,
+                      .output_paths = st.output_paths};
   tandem_npu_info_t ni;
   if (p.program_count) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
@@ -660,8 +681,14 @@ int cli_run_main(int argc, char **argv) {
   }
   tandem_statistics_t before, after;
   tandem_runtime_statistics(st.rt, &before);
+  if (!o.quiet) {
+    printf("running %u iteration%s (Ctrl-C stops early, with a summary)\n", iterations,
+           iterations == 1 ? "" : "s");
+    fflush(stdout);
+  }
   rc = submit_all(&st, iterations, &rep.wall_ns);
-  rep.completed = iterations;
+  rep.completed = run_interrupted() ? st.submitted : iterations;
+  rep.interrupted = run_interrupted();
   tandem_runtime_statistics(st.rt, &after);
   s = tandem_runtime_trace_stop(st.rt, &st.trace);
   if (s != TANDEM_OK) {
@@ -688,9 +715,13 @@ int cli_run_main(int argc, char **argv) {
     if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
   }
 
-  int frc = finish(&st, o.warmup + iterations, &rep.checks_passed);
-  rep.checks_run = true;
+  /* Interrupted: the outputs of what ran, no checks (they describe a whole run). */
+  int frc = CLI_EXIT_OK;
+  if (rep.completed) frc = finish(&st, o.warmup + rep.completed, &rep.checks_passed, !rep.interrupted);
+  rep.checks_run = !rep.interrupted;
+  if (!rep.completed) rep.output_paths = NULL;
   if (rc == CLI_EXIT_OK) rc = frc;
+  if (rep.interrupted && rc == CLI_EXIT_OK) rc = CLI_EXIT_INTERRUPTED;
 
   lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
@@ -722,6 +753,7 @@ out:
   free(st.buffers);
   free(st.kernels);
   free(st.programs);
+  run_free_paths(st.output_paths, p.output_count);
   if (st.rt) {
     if (o.validate && rc == CLI_EXIT_OK && tandem_runtime_validation_messages(st.rt) > 0) {
       cli_error("validation messages during teardown");

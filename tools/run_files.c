@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run_files.c — the file side of `tandem run` (run_files.h): the pipeline
+ * path, output paths under --output-dir, the check that everything the run
+ * will write can be written (done before the device is opened, so a typo in
+ * --trace costs nothing), writing outputs, and the Ctrl-C flag.
+ *
+ * Output files named in a pipeline are relative paths inside the output
+ * folder: a pipeline file cannot write elsewhere ("/etc/...", "../..").
+ */
+#include "run_files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int run_check_pipeline_path(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return CLI_EXIT_OK;
+  char names[512] = "", first[256] = "";
+  unsigned found = 0;
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    size_t n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 5, ".json") != 0) continue;
+    if (!found) snprintf(first, sizeof first, "%s", e->d_name);
+    if (found++ < 6) {
+      strncat(names, found > 1 ? ", " : "", sizeof names - strlen(names) - 1);
+      strncat(names, e->d_name, sizeof names - strlen(names) - 1);
+    }
+  }
+  if (d) closedir(d);
+  size_t len = strlen(path);
+  const char *sep = len && path[len - 1] == '/' ? "" : "/";
+  if (found)
+    cli_error("run: '%s' is a folder, not a pipeline file; its pipeline files: %s%s "
+              "(e.g. tandem run %s%s%s)",
+              path, names, found > 6 ? ", ..." : "", path, sep, first);
+  else
+    cli_error("run: '%s' is a folder, not a pipeline file (and holds no .json file)", path);
+  return CLI_EXIT_USAGE;
+}
+
+/* mkdir -p for the folder part of |path| (everything before the last '/'). */
+static bool make_parents(const char *path, char *failed, size_t failed_size) {
+  char buf[4096];
+  if (strlen(path) >= sizeof buf) {
+    errno = ENAMETOOLONG;
+    snprintf(failed, failed_size, "%s", path);
+    return false;
+  }
+  strcpy(buf, path);
+  char *last = strrchr(buf, '/');
+  if (!last || last == buf) return true;
+  *last = '\0';
+  for (char *p = buf + 1;; p++) {
+    bool end = *p == '\0';
+    if (*p == '/' || end) {
+      *p = '\0';
+      if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+        snprintf(failed, failed_size, "%s", buf);
+        return false;
+      }
+      struct stat st;
+      if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        snprintf(failed, failed_size, "%s", buf);
+        return false;
+      }
+      if (end) break;
+      *p = '/';
+    }
+  }
+  return true;
+}
+
+/* Whether |path| can be written: not a folder, its folder exists and is
+ * writable, the file itself writable if it exists. |what| names it. */
+static bool writable(const char *what, const char *path) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      cli_error("%s '%s' is a folder; name a file (nothing was run)", what, path);
+      return false;
+    }
+    if (access(path, W_OK) != 0) {
+      cli_error("%s '%s' cannot be written: %s (nothing was run)", what, path, strerror(errno));
+      return false;
+    }
+    return true;
+  }
+  char dir[4096];
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, sizeof dir, ".");
+  else if (slash == path) snprintf(dir, sizeof dir, "/");
+  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    cli_error("%s '%s': folder '%s' does not exist (nothing was run)", what, path, dir);
+    return false;
+  }
+  if (access(dir, W_OK) != 0) {
+    cli_error("%s '%s': folder '%s' cannot be written: %s (nothing was run)", what, path, dir,
+              strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+/* A pipeline's output name must stay inside the output folder. */
+static bool inside(const char *file) {
+  if (file[0] == '/') return false;
+  for (const char *p = file; *p;) {
+    const char *end = strchr(p, '/');
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == 2 && p[0] == '.' && p[1] == '.') return false;
+    if (!end) break;
+    p = end + 1;
+  }
+  return true;
+}
+
+void run_free_paths(char **paths, uint32_t count) {
+  if (!paths) return;
+  for (uint32_t i = 0; i < count; i++) free(paths[i]);
+  free(paths);
+}
+
+int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_path,
+                        const char *svg_path, char ***out_paths) {
+  *out_paths = NULL;
+  if (trace_path && !writable("--trace", trace_path)) return CLI_EXIT_USAGE;
+  if (svg_path && !writable("--svg", svg_path)) return CLI_EXIT_USAGE;
+  char **paths = calloc(p->output_count + 1, sizeof *paths);
+  if (!paths) {
+    cli_error("out of memory");
+    return CLI_EXIT_FAILURE;
+  }
+  for (uint32_t i = 0; i < p->output_count; i++) {
+    const char *file = p->outputs[i].path;
+    if (!inside(file)) {
+      cli_error("%s: outputs[%u].file: '%s' must be a relative path inside the output folder "
+                "(--output-dir), without '..'",
+                p->file, i, file);
+      run_free_paths(paths, p->output_count);
+      return CLI_EXIT_USAGE;
+    }
+    size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(file) + 1;
+    paths[i] = malloc(n);
+    if (!paths[i]) {
+      cli_error("out of memory");
+      run_free_paths(paths, p->output_count);
+      return CLI_EXIT_FAILURE;
+    }
+    if (dir) snprintf(paths[i], n, "%s/%s", dir, file);
+    else snprintf(paths[i], n, "%s", file);
+    char failed[4096];
+    if (!make_parents(paths[i], failed, sizeof failed)) {
+      cli_error("%s: outputs[%u]: cannot make folder '%s' for '%s': %s (nothing was run)",
+                p->file, i, failed, paths[i], strerror(errno));
+      run_free_paths(paths, p->output_count);
+      return CLI_EXIT_USAGE;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "outputs[%u]", i);
+    if (!writable(what, paths[i])) {
+      run_free_paths(paths, p->output_count);
+      return CLI_EXIT_USAGE;
+    }
+  }
+  *out_paths = paths;
+  return CLI_EXIT_OK;
+}
+
+bool run_write_output(const char *path, const uint8_t *data, uint64_t bytes, pl_type_t type) {
+  (void)type;
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  bool ok = fwrite(data, 1, bytes, f) == bytes;
+  if (fclose(f) != 0) ok = false;
+  return ok;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+void run_catch_interrupt(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal ends the process */
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+bool run_interrupted(void) { return interrupted != 0; }

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run_files.h — what `tandem run` checks and decides about files before it
+ * touches a device (run_files.c): that the pipeline path is a file, where
+ * each output goes (under --output-dir) and that every file the run will
+ * write can be written; and how it stops early on Ctrl-C (SIGINT/SIGTERM):
+ * the runs already submitted finish, then the summary, trace and outputs are
+ * written as for a complete run.
+ */
+#ifndef TANDEM_TOOLS_RUN_FILES_H_
+#define TANDEM_TOOLS_RUN_FILES_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipeline.h"
+
+/* CLI_EXIT_OK when |path| can be a pipeline file; otherwise a message (a
+ * folder: which .json files it holds) and CLI_EXIT_USAGE. A missing file is
+ * left to the parser, which says so. */
+int run_check_pipeline_path(const char *path);
+
+/* Decides the output paths (|dir|/file; |dir| NULL: the current folder),
+ * makes the folders they need and checks that they, --trace and --svg (each
+ * NULL when not given) can be written. On success *out_paths holds
+ * p->output_count malloc'ed paths (run_free_paths). Returns an exit code;
+ * on failure a message naming the option or field, and nothing ran. */
+int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_path,
+                        const char *svg_path, char ***out_paths);
+void run_free_paths(char **paths, uint32_t count);
+
+/* Writes an output: a .npy array of |type| when |path| ends in ".npy", else
+ * the raw bytes. False with errno set on failure. */
+bool run_write_output(const char *path, const uint8_t *data, uint64_t bytes, pl_type_t type);
+
+/* From now on SIGINT and SIGTERM set a flag instead of ending the process;
+ * a second one ends it (the default action comes back). */
+void run_catch_interrupt(void);
+/* Whether one arrived. */
+bool run_interrupted(void);
+
+#endif /* TANDEM_TOOLS_RUN_FILES_H_ */
