@@ -813,12 +813,12 @@ static bool parse_outputs(ctx_t *c, const json_t *root) {
   p->output_count = (uint32_t)json_array_size(arr);
   p->outputs = calloc(p->output_count ? p->output_count : 1, sizeof *p->outputs);
   if (!p->outputs) return fail(c, "outputs", "out of memory");
-  static const char *const keys[] = {"buffer", "file", NULL};
+  static const char *const keys[] = {"buffer", "file", "type", NULL};
   for (uint32_t i = 0; i < p->output_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "outputs[%u]", i);
     json_t *j = json_array_get(arr, i);
-    const char *file;
+    const char *file, *type;
     if (!want_object(c, j, path) || !check_keys(c, j, path, keys)) return false;
     json_t *b = json_object_get(j, "buffer");
     pathf(fp, sizeof fp, "%s.buffer", path);
@@ -826,6 +826,14 @@ static bool parse_outputs(ctx_t *c, const json_t *root) {
     if (!parse_view(c, b, fp, &p->outputs[i].view)) return false;
     if (!get_string(c, j, path, "file", true, &file)) return false;
     p->outputs[i].path = xstrdup(file);
+    /* .npy outputs carry a dtype: "type" (default bytes, written as u1). */
+    if (!get_string(c, j, path, "type", false, &type)) return false;
+    pathf(fp, sizeof fp, "%s.type", path);
+    if (type && !parse_type(c, fp, type, true, &p->outputs[i].type)) return false;
+    if (p->outputs[i].type != PL_TYPE_BYTES && p->outputs[i].type != PL_TYPE_I8 &&
+        p->outputs[i].view.length % 4)
+      return fail(c, path, "%llu bytes is not a whole number of 4-byte elements",
+                  (unsigned long long)p->outputs[i].view.length);
   }
   return true;
 }

@@ -439,7 +439,7 @@ static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed, bool c
       cli_tandem_error("reading an output", s);
       return CLI_EXIT_FAILURE;
     }
-    bool ok = run_write_output(st->output_paths[i], data, o->view.length, PL_TYPE_BYTES);
+    bool ok = run_write_output(st->output_paths[i], data, o->view.length, o->type);
     free(data);
     if (!ok) {
       cli_error("%s: outputs[%u]: cannot write '%s': %s", p->file, i, st->output_paths[i],
@@ -469,22 +469,11 @@ static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed, bool c
                   hex, k->digest);
         ok = false;
       }
-    } else if (k->kind == PL_CHECK_FILE) {
-      FILE *f = fopen(k->path, "rb");
-      uint8_t *want = malloc(len + 1);
-      size_t n = (f && want) ? fread(want, 1, len + 1, f) : 0;
-      if (f) fclose(f);
-      if (!f) {
-        cli_error("%s: checks[%u].file: cannot open '%s'", p->file, i, k->path);
-        ok = false;
-      } else if (n != len) {
-        cli_error("%s: checks[%u].file: '%s' has %s%zu bytes, the checked view has %llu", p->file,
-                  i, k->path, n > len ? "more than " : "", n > len ? (size_t)len : n,
-                  (unsigned long long)len);
-        ok = false;
-      } else {
-        ok = compare(p, i, k, got, want, len, k->path);
-      }
+    } else if (k->kind == PL_CHECK_FILE) { /* raw bytes or .npy (run_files.c) */
+      pl_check_t typed = *k;
+      uint8_t *want = NULL;
+      ok = run_read_expected(p, i, k->path, len, &want, &typed.type) &&
+           compare(p, i, &typed, got, want, len, k->path);
       free(want);
     } else {
       if (!ref && !pipeline_cpu_reference(p, iterations, &ref)) {

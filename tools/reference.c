@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "npy.h"
 #include "pipeline.h"
 #include "tandem_cli_shaders.h"
 
@@ -59,6 +60,19 @@ bool pipeline_init_bytes(const pipeline_t *p, uint32_t index, uint8_t *dst) {
       memcpy(dst + (b->size & ~3ull), &b->fill, b->size & 3);
       return true;
     case PL_INIT_FILE: {
+      if (npy_is_npy_path(b->init_path)) { /* the array's elements, in order */
+        uint8_t *data;
+        npy_info_t info;
+        char why[512];
+        if (!npy_read(b->init_path, b->size, &data, &info, why, sizeof why)) {
+          cli_error("%s: buffers[%u].init.file: %s (buffer '%s' is %llu bytes)", p->file, index,
+                    why, b->name, (unsigned long long)b->size);
+          return false;
+        }
+        memcpy(dst, data, info.data_bytes); /* a smaller array leaves the rest zero */
+        free(data);
+        return true;
+      }
       FILE *f = fopen(b->init_path, "rb");
       if (!f) {
         cli_error("%s: buffers[%u].init.file: cannot open '%s'", p->file, index, b->init_path);

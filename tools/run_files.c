@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "npy.h"
 
 int run_check_pipeline_path(const char *path) {
   struct stat st;
@@ -178,12 +179,64 @@ int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_
 }
 
 bool run_write_output(const char *path, const uint8_t *data, uint64_t bytes, pl_type_t type) {
-  (void)type;
+  if (npy_is_npy_path(path)) return npy_write(path, data, bytes, type);
   FILE *f = fopen(path, "wb");
   if (!f) return false;
   bool ok = fwrite(data, 1, bytes, f) == bytes;
   if (fclose(f) != 0) ok = false;
   return ok;
+}
+
+bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, uint64_t len,
+                       uint8_t **out, pl_type_t *type) {
+  *out = NULL;
+  if (npy_is_npy_path(path)) {
+    npy_info_t info;
+    char why[512];
+    if (!npy_read(path, UINT64_MAX / 4, out, &info, why, sizeof why)) {
+      cli_error("%s: checks[%u].file: %s", p->file, index, why);
+      return false;
+    }
+    if (info.data_bytes != len) {
+      cli_error("%s: checks[%u].file: '%s' holds %llu bytes (%llu elements of '%s'), the checked "
+                "view has %llu",
+                p->file, index, path, (unsigned long long)info.data_bytes,
+                (unsigned long long)info.count, info.descr, (unsigned long long)len);
+    } else if (*type == PL_TYPE_BYTES && info.known_type) {
+      *type = info.type; /* compare and report as the array's elements */
+      return true;
+    } else if (!info.known_type || info.type == PL_TYPE_BYTES || info.type == *type) {
+      return true;
+    } else {
+      static const char *const names[] = {"bytes", "f32", "u32", "i32", "i8"};
+      cli_error("%s: checks[%u].file: '%s' holds '%s' elements, the check's type is %s ('%s')",
+                p->file, index, path, info.descr, names[*type], npy_descr(*type));
+    }
+    free(*out);
+    *out = NULL;
+    return false;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    cli_error("%s: checks[%u].file: cannot open '%s': %s", p->file, index, path, strerror(errno));
+    return false;
+  }
+  uint8_t *want = malloc(len + 1);
+  size_t n = want ? fread(want, 1, len + 1, f) : 0;
+  fclose(f);
+  if (!want) {
+    cli_error("out of memory");
+    return false;
+  }
+  if (n != len) {
+    cli_error("%s: checks[%u].file: '%s' has %s%zu bytes, the checked view has %llu", p->file,
+              index, path, n > len ? "more than " : "", n > len ? (size_t)len : n,
+              (unsigned long long)len);
+    free(want);
+    return false;
+  }
+  *out = want;
+  return true;
 }
 
 static volatile sig_atomic_t interrupted;

@@ -33,6 +33,14 @@ void run_free_paths(char **paths, uint32_t count);
  * the raw bytes. False with errno set on failure. */
 bool run_write_output(const char *path, const uint8_t *data, uint64_t bytes, pl_type_t type);
 
+/* The expected bytes of check |index|'s file: exactly |len| bytes of a raw
+ * file, or a .npy array's data. |type| is the check's; when it is bytes and
+ * the array has one of the pipeline's types, it becomes that type (a type
+ * that contradicts the array's is an error). *out is malloc'ed. False with a
+ * message naming the check. */
+bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, uint64_t len,
+                       uint8_t **out, pl_type_t *type);
+
 /* From now on SIGINT and SIGTERM set a flag instead of ending the process;
  * a second one ends it (the default action comes back). */
 void run_catch_interrupt(void);
