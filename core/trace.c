@@ -7,6 +7,9 @@
  * Nothing is allocated while tracing, so a trace does not disturb the
  * allocation-free replay path. GPU times come from the backend's calibrated
  * timestamps; without calibration they are 0 and the JSON uses host times.
+ * Each event names its nodes (kernel / program names and record-order ids)
+ * and the regions of its submission it waited for; the JSON draws those
+ * waits as Perfetto flow events (arrows between slices).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -78,6 +81,50 @@ bool tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
   return valid;
 }
 
+/* One node's label: "saxpy #2", "copy #0". */
+static int tandem__trace_node_label(const tandem__plan_t *plan, uint32_t id, char *buf, size_t n) {
+  const tandem__node_t *node = &plan->nodes[id];
+  const char *what = "node";
+  switch (node->kind) {
+    case TANDEM__NODE_FILL: what = "fill"; break;
+    case TANDEM__NODE_COPY: what = "copy"; break;
+    case TANDEM__NODE_DISPATCH: what = tandem_kernel_name(node->kernel); break;
+    case TANDEM__NODE_NPU_RUN: what = tandem_npu_program_name(node->program); break;
+  }
+  return snprintf(buf, n, "%s #%u", what, id);
+}
+
+/* The name, first node and bytes of region |r| (no allocation). */
+static void tandem__trace_describe(const tandem__plan_t *plan, uint32_t r, tandem_trace_event_t *e) {
+  const tandem__region_t *region = &plan->regions[r];
+  size_t used = 0, cap = sizeof e->name;
+  e->name[0] = '\0';
+  e->first_node = region->count ? plan->order[region->first] : 0;
+  e->bytes = 0;
+  for (uint32_t k = 0; k < region->count; k++) {
+    uint32_t id = plan->order[region->first + k];
+    const tandem__node_t *node = &plan->nodes[id];
+    if (node->kind == TANDEM__NODE_COPY) {
+      e->bytes += node->views[0].length;
+    } else {
+      for (uint32_t v = 0; v < node->view_count; v++) e->bytes += node->views[v].length;
+    }
+    char label[64];
+    int len = tandem__trace_node_label(plan, id, label, sizeof label);
+    /* Room for this label, and for ", +N more" should more follow. */
+    size_t more = k + 1 < region->count ? 14 : 0;
+    if (k == 0 && len > 0 && (size_t)len + more >= cap) { /* a very long name: cut it */
+      snprintf(e->name, cap - more, "%s", label);
+      used = strlen(e->name);
+    } else if (len > 0 && used + (k ? 2 : 0) + (size_t)len + more < cap) {
+      used += (size_t)snprintf(e->name + used, cap - used, "%s%s", k ? ", " : "", label);
+    } else {
+      snprintf(e->name + used, cap - used, ", +%u more", region->count - k);
+      break;
+    }
+  }
+}
+
 void tandem__trace_slot_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   tandem_trace_t *trace = rt->trace;
   tandem_exec_t *exec = slot->exec;
@@ -95,6 +142,9 @@ void tandem__trace_slot_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
                                 .gpu_start_ns = ts[2 * r],
                                 .gpu_end_ns = ts[2 * r + 1],
                                 .result = slot->result};
+    tandem__trace_describe(plan, r, e);
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      e->waits_for[l] = l == (int)plan->regions[r].lane ? -1 : plan->regions[r].wait_region[l];
   }
 }
 
@@ -114,6 +164,25 @@ void tandem_trace_release(tandem_trace_t *trace) {
   if (!trace) return;
   free(trace->events);
   free(trace);
+}
+
+/* An event's slice: GPU times when it has them, else its host submit time. */
+static bool tandem__trace_span(const tandem_trace_event_t *e, uint64_t *start, uint64_t *dur) {
+  bool gpu = e->gpu_start_ns && e->gpu_end_ns >= e->gpu_start_ns;
+  *start = gpu ? e->gpu_start_ns : e->host_submit_ns;
+  *dur = gpu ? e->gpu_end_ns - e->gpu_start_ns : 0;
+  return gpu;
+}
+
+static void tandem__json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 0x20) fprintf(f, "\\u%04x", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
 }
 
 tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char *path) {
@@ -136,19 +205,45 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
             "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s "
             "lane\"}},\n",
             l + 1, tandem_lane_name((tandem_lane_t)l));
+  uint64_t flow = 0;
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
-    bool gpu = e->gpu_start_ns && e->gpu_end_ns >= e->gpu_start_ns;
-    uint64_t start = gpu ? e->gpu_start_ns : e->host_submit_ns;
-    uint64_t dur = gpu ? e->gpu_end_ns - e->gpu_start_ns : 0;
+    uint64_t start, dur;
+    bool gpu = tandem__trace_span(e, &start, &dur);
+    fprintf(f, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", (int)e->lane + 1);
+    tandem__json_string(f, e->name);
     fprintf(f,
-            "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":\"region %u\",\"ts\":%.3f,\"dur\":%.3f,"
-            "\"args\":{\"submission\":%llu,\"nodes\":%u,\"copied_bytes\":%llu,"
-            "\"host_submit_us\":%.3f,\"result\":\"%s\",\"gpu_clock\":%s}}%s\n",
-            (int)e->lane + 1, e->region, (double)(start - origin) / 1000.0, (double)dur / 1000.0,
-            (unsigned long long)e->submission, e->node_count,
-            (unsigned long long)e->copied_bytes, (double)(e->host_submit_ns - origin) / 1000.0,
-            tandem_status_name(e->result), gpu ? "true" : "false", i + 1 < n ? "," : "");
+            ",\"ts\":%.3f,\"dur\":%.3f,"
+            "\"args\":{\"submission\":%llu,\"region\":%u,\"nodes\":%u,\"first_node\":%u,"
+            "\"bytes\":%llu,\"copied_bytes\":%llu,\"host_submit_us\":%.3f,\"result\":\"%s\","
+            "\"gpu_clock\":%s}}",
+            (double)(start - origin) / 1000.0, (double)dur / 1000.0,
+            (unsigned long long)e->submission, e->region, e->node_count, e->first_node,
+            (unsigned long long)e->bytes, (unsigned long long)e->copied_bytes,
+            (double)(e->host_submit_ns - origin) / 1000.0, tandem_status_name(e->result),
+            gpu ? "true" : "false");
+    /* An arrow from each region it waited for: a flow starting in that slice
+     * and ending at the start of this one (regions of one submission are
+     * consecutive events). */
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      if (e->waits_for[l] < 0) continue;
+      const tandem_trace_event_t *src = NULL;
+      for (uint32_t j = i; j-- > 0 && ev[j].submission == e->submission;)
+        if (ev[j].region == (uint32_t)e->waits_for[l]) src = &ev[j];
+      for (uint32_t j = i + 1; !src && j < n && ev[j].submission == e->submission; j++)
+        if (ev[j].region == (uint32_t)e->waits_for[l]) src = &ev[j];
+      if (!src) continue; /* dropped from the ring */
+      uint64_t src_start, src_dur;
+      tandem__trace_span(src, &src_start, &src_dur);
+      flow++;
+      fprintf(f,
+              ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"name\":\"waits for\","
+              "\"cat\":\"dependency\"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":1,\"tid\":%d,"
+              "\"ts\":%.3f,\"name\":\"waits for\",\"cat\":\"dependency\"}",
+              (unsigned long long)flow, (int)src->lane + 1, (double)(src_start - origin) / 1000.0,
+              (unsigned long long)flow, (int)e->lane + 1, (double)(start - origin) / 1000.0);
+    }
+    fputs(i + 1 < n ? ",\n" : "\n", f);
   }
   fprintf(f, "]}\n");
   bool failed = ferror(f);

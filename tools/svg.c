@@ -8,7 +8,9 @@
  *
  * Long runs are cut to their first max_submissions submissions: a picture of
  * thousands of slivers says nothing; the trace JSON has everything. Hovering
- * a box shows its details (an SVG <title>).
+ * a box shows its details (an SVG <title>); a box wide enough is labelled
+ * with its nodes (kernel / program names and node ids), and an arrow runs
+ * from each region to the regions of its submission that waited for it.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -159,6 +161,39 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
           "since the first region started (%s)</text>\n",
           SVG_LEFT + plot_w / 2, axis_y + 36, unit_name);
 
+  /* dependencies: an arrow from the end of the region waited for to the
+   * start of the one that waited (both of one submission), under the boxes */
+  fputs("<defs><marker id=\"dep\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"7\" "
+        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"#444\"/>"
+        "</marker></defs>\n",
+        f);
+  uint32_t arrows = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem_trace_event_t *e = &ev[i];
+    if (e->submission > limit || !e->gpu_start_ns || e->gpu_end_ns < e->gpu_start_ns) continue;
+    if ((int)e->lane < 0 || e->lane >= TANDEM_LANE_COUNT || row_of[e->lane] < 0) continue;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      if (e->waits_for[l] < 0 || row_of[l] < 0) continue;
+      const tandem_trace_event_t *src = NULL;
+      for (uint32_t j = i; j-- > 0 && ev[j].submission == e->submission;)
+        if (ev[j].region == (uint32_t)e->waits_for[l]) src = &ev[j];
+      for (uint32_t j = i + 1; !src && j < n && ev[j].submission == e->submission; j++)
+        if (ev[j].region == (uint32_t)e->waits_for[l]) src = &ev[j];
+      if (!src || !src->gpu_start_ns || src->gpu_end_ns < src->gpu_start_ns) continue;
+      double x1 = SVG_LEFT + (double)(src->gpu_end_ns - t0) * scale;
+      double y1 = SVG_TOP + row_of[l] * (SVG_ROW + SVG_GAP) + SVG_ROW / 2;
+      double x2 = SVG_LEFT + (double)(e->gpu_start_ns - t0) * scale;
+      double y2 = SVG_TOP + row_of[e->lane] * (SVG_ROW + SVG_GAP) + SVG_ROW / 2;
+      y1 += y2 > y1 ? SVG_ROW / 2 - 4 : -(SVG_ROW / 2 - 4); /* leave from the facing edge */
+      y2 += y2 > y1 ? -(SVG_ROW / 2 - 4) : SVG_ROW / 2 - 4;
+      fprintf(f,
+              "<line class=\"dep\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\" stroke=\"#444\" "
+              "stroke-width=\"1\" stroke-opacity=\"0.7\" marker-end=\"url(#dep)\"/>\n",
+              x1, y1, x2, y2);
+      arrows++;
+    }
+  }
+
   /* boxes */
   uint64_t busy[TANDEM_LANE_COUNT] = {0};
   for (uint32_t i = 0; i < n; i++) {
@@ -172,16 +207,26 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
     double y = SVG_TOP + row_of[e->lane] * (SVG_ROW + SVG_GAP) + 4;
     int shade = (int)(e->submission % 2);
     bool failed = e->result != TANDEM_OK;
+    fputs("<g><title>", f);
+    xml_text(f, e->name);
     fprintf(f,
-            "<g><title>%s region %u, submission %llu: %u node%s, %.1f us%s%s</title>"
+            " (%s lane, region %u, submission %llu: %u node%s, %llu bytes, %.1f us%s%s)</title>"
             "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" rx=\"2\" fill=\"%s\" "
             "stroke=\"%s\" stroke-width=\"%s\"/>",
             tandem_lane_name(e->lane), e->region, (unsigned long long)e->submission, e->node_count,
-            e->node_count == 1 ? "" : "s", (double)(e->gpu_end_ns - e->gpu_start_ns) / 1e3,
-            e->copied_bytes ? ", copies" : "", failed ? ", FAILED" : "", x, y, w, SVG_ROW - 8,
+            e->node_count == 1 ? "" : "s", (unsigned long long)e->bytes,
+            (double)(e->gpu_end_ns - e->gpu_start_ns) / 1e3, e->copied_bytes ? ", copies" : "",
+            failed ? ", FAILED" : "", x, y, w, SVG_ROW - 8,
             failed ? "#d62728" : lane_fill[e->lane][shade], lane_stroke[e->lane],
             w > 3 ? "0.8" : "0");
-    if (w >= 26)
+    if (w >= 6.5 * (double)strlen(e->name) + 8) { /* room for the nodes' names */
+      fprintf(f,
+              "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
+              "fill=\"#ffffff\">",
+              x + w / 2, y + (SVG_ROW - 8) / 2 + 4);
+      xml_text(f, e->name);
+      fputs("</text>", f);
+    } else if (w >= 26)
       fprintf(f,
               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
               "fill=\"#ffffff\">%llu</text>",
@@ -204,9 +249,10 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
     lx += 215;
   }
   fprintf(f,
-          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">numbers = submission; two "
-          "shades alternate by submission%s</text>\n",
-          SVG_LEFT, legend_y + 24,
+          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">labels: the region's nodes "
+          "(name #node), or the submission number where they do not fit; two shades alternate by "
+          "submission; %u arrows: a region waited for another%s</text>\n",
+          SVG_LEFT, legend_y + 24, arrows,
           untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
   fputs("</svg>\n", f);
   bool ok = !ferror(f);

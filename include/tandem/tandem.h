@@ -936,7 +936,8 @@ TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
  *============================================================================
  *
  * An opt-in, bounded record of what ran: one event per region, with its lane,
- * host submit time, GPU start and end (on the host clock) and bytes copied.
+ * host submit time, GPU start and end (on the host clock), bytes copied, the
+ * nodes it ran (by name) and the regions it waited for.
  * The ring is allocated when tracing starts and never grows: once full, the
  * oldest events are overwritten (the trace says how many were lost).
  */
@@ -952,6 +953,16 @@ typedef struct tandem_trace_event {
   uint64_t host_submit_ns;
   uint64_t gpu_start_ns, gpu_end_ns; /* 0 when not calibrated */
   tandem_status_t result;
+  /* What ran, for people: each node as its kernel or NPU program name (or
+   * "copy", "fill") and its record-order index, e.g. "saxpy #2, scale_add #3";
+   * ", +N more" when they do not all fit. NUL-terminated. */
+  char name[64];
+  uint32_t first_node; /* record-order index of the region's first node */
+  uint64_t bytes;      /* bytes its nodes name: copy and fill lengths, the sum of
+                          a dispatch's or NPU run's views */
+  /* Per lane, the region of the same submission this one waited for (-1:
+   * none; its own lane is always -1): the dependencies a trace draws. */
+  int32_t waits_for[TANDEM_LANE_COUNT];
 } tandem_trace_event_t;
 
 /* Starts recording up to |capacity| events (1 .. 1<<24). Errors: BUSY (a trace

@@ -6,7 +6,10 @@
  *   check_json trace FILE LANES  a trace: parses, every complete event ("X")
  *                                has a tid 1..4 (lane + 1), and each lane
  *                                named in LANES (e.g. "upload,compute,download")
- *                                has at least one event on its tid
+ *                                has at least one event on its tid; every
+ *                                event is named by its nodes ("name #id"),
+ *                                and dependency arrows (flow "s"/"f" pairs
+ *                                with one id each) are present
  *   check_json run FILE WARMUP ITERATIONS
  *                                `tandem run --json`: every documented field
  *                                with its type; warmup and iterations as
@@ -45,18 +48,29 @@ static int check_trace(const char *file, json_t *root, const char *lanes) {
   static const char *names[4] = {"upload", "compute", "download", "npu"};
   json_t *events = json_object_get(root, "traceEvents");
   if (!json_is_array(events)) return fail(file, "no traceEvents[]");
-  unsigned count[5] = {0};
+  unsigned count[5] = {0}, starts = 0, ends = 0;
   size_t i;
   json_t *e;
   json_array_foreach(events, i, e) {
     const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (ph && (!strcmp(ph, "s") || !strcmp(ph, "f"))) {
+      if (!json_is_integer(json_object_get(e, "id"))) return fail(file, "a flow event has no id");
+      if (ph[0] == 's') starts++;
+      else ends++;
+      continue;
+    }
     if (!ph || strcmp(ph, "X") != 0) continue;
+    const char *name = json_string_value(json_object_get(e, "name"));
+    if (!name || !strstr(name, " #") || !strncmp(name, "region ", 7))
+      return fail(file, "an event is not named by its nodes (\"kernel #node\")");
     json_int_t tid = json_integer_value(json_object_get(e, "tid"));
     if (tid < 1 || tid > 4) return fail(file, "an event has a tid outside 1..4");
     if (!json_is_number(json_object_get(e, "ts")) || !json_is_number(json_object_get(e, "dur")))
       return fail(file, "an event lacks ts or dur");
     count[tid]++;
   }
+  if (!starts || starts != ends) return fail(file, "no dependency arrows, or unpaired flow events");
+  printf("%u dependency arrows\n", starts);
   for (int l = 0; l < 4; l++) {
     if (!strstr(lanes, names[l])) continue;
     if (!count[l + 1]) {

@@ -1332,6 +1332,34 @@ static void test_profile_and_trace(void **state) {
     TH_ASSERT_U64_EQ(ev[i].result, TANDEM_OK);
     assert_true(ev[i].host_submit_ns > 0);
     TH_ASSERT_U64_EQ(ev[i].copied_bytes, rp->lane == TANDEM_LANE_COMPUTE ? 0 : nb);
+    /* Named by its nodes (copy #0 -> add_one #1, #2 -> copy #3), with the
+     * bytes they name and the regions of its submission it waited for. */
+    assert_int_equal(ev[i].waits_for[ev[i].lane], -1);
+    if (ev[i].lane == TANDEM_LANE_UPLOAD) {
+      assert_string_equal(ev[i].name, "copy #0");
+      TH_ASSERT_U64_EQ(ev[i].first_node, 0);
+      TH_ASSERT_U64_EQ(ev[i].bytes, nb);
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++) assert_int_equal(ev[i].waits_for[l], -1);
+    } else if (ev[i].lane == TANDEM_LANE_DOWNLOAD) {
+      assert_string_equal(ev[i].name, "copy #3");
+      TH_ASSERT_U64_EQ(ev[i].first_node, 3);
+      TH_ASSERT_U64_EQ(ev[i].bytes, nb);
+      int32_t w = ev[i].waits_for[TANDEM_LANE_COMPUTE];
+      assert_true(w >= 0 && (uint32_t)w < region_count);
+      TH_ASSERT_U64_EQ(regions[s][w].lane, TANDEM_LANE_COMPUTE);
+    } else {
+      char label[64];
+      snprintf(label, sizeof label, "add_one_u32 #%u", ev[i].first_node);
+      if (strncmp(ev[i].name, label, strlen(label)) != 0)
+        fail_msg("compute region named '%s', expected it to start with '%s'", ev[i].name, label);
+      if (ev[i].node_count == 2) assert_string_equal(ev[i].name, "add_one_u32 #1, add_one_u32 #2");
+      TH_ASSERT_U64_EQ(ev[i].bytes, nb * ev[i].node_count);
+      if (ev[i].first_node == 1) { /* the first compute region waits for the upload */
+        int32_t w = ev[i].waits_for[TANDEM_LANE_UPLOAD];
+        assert_true(w >= 0 && (uint32_t)w < region_count);
+        TH_ASSERT_U64_EQ(regions[s][w].lane, TANDEM_LANE_UPLOAD);
+      }
+    }
   }
 
   char path[] = "/tmp/tandem_trace_XXXXXX";
@@ -1344,7 +1372,10 @@ static void test_profile_and_trace(void **state) {
   if (!root) fail_msg("trace JSON %s does not parse: line %d: %s", path, jerr.line, jerr.text);
   json_t *events = json_object_get(root, "traceEvents");
   assert_true(json_is_array(events));
-  uint32_t x = 0;
+  uint32_t x = 0, flow_starts = 0, flow_ends = 0, waits = 0;
+  json_int_t flow_tid[64] = {0};
+  for (uint32_t i = 0; i < count; ++i)
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) waits += ev[i].waits_for[l] >= 0;
   bool named[TANDEM_LANE_COUNT + 1] = {false, false, false, false, false};
   for (size_t i = 0; i < json_array_size(events); ++i) {
     json_t *je = json_array_get(events, i);
@@ -1369,12 +1400,34 @@ static void test_profile_and_trace(void **state) {
         fail_msg("X event %u: tid %d, its region ran on lane %d", x, (int)tid, (int)ev[x].lane);
       json_t *args = json_object_get(je, "args");
       TH_ASSERT_U64_EQ(json_integer_value(json_object_get(args, "submission")), ev[x].submission);
+      assert_string_equal(json_string_value(json_object_get(je, "name")), ev[x].name);
+      TH_ASSERT_U64_EQ(json_integer_value(json_object_get(args, "first_node")), ev[x].first_node);
+      TH_ASSERT_U64_EQ(json_integer_value(json_object_get(args, "bytes")), ev[x].bytes);
       assert_true(json_is_number(json_object_get(je, "ts")));
       assert_true(json_number_value(json_object_get(je, "dur")) >= 0.0);
       x++;
+    } else if (strcmp(ph, "s") == 0 || strcmp(ph, "f") == 0) {
+      /* A dependency arrow: "s" in the region waited for, then its "f" in
+       * the region that waited (the last X event written). */
+      json_int_t id = json_integer_value(json_object_get(je, "id"));
+      assert_true(id >= 1 && id < 64);
+      if (ph[0] == 's') {
+        flow_starts++;
+        flow_tid[id] = tid;
+      } else {
+        flow_ends++;
+        assert_true(flow_tid[id] != 0); /* its start came first */
+        assert_true(x >= 1);
+        TH_ASSERT_U64_EQ(tid, ev[x - 1].lane + 1);
+        assert_true(flow_tid[id] != tid); /* across lanes */
+      }
     }
   }
   TH_ASSERT_U64_EQ(x, count);
+  /* Every wait is drawn: each submission's regions are all in the trace. */
+  TH_ASSERT_U64_EQ(flow_starts, waits);
+  TH_ASSERT_U64_EQ(flow_ends, waits);
+  assert_true(waits >= 2 * SUBS); /* upload -> compute -> download at least */
   for (int l = 1; l <= TANDEM_LANE_COUNT_GPU; ++l) assert_true(named[l]);
   json_decref(root);
   unlink(path);
