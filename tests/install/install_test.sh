@@ -17,6 +17,13 @@ for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
   [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/tandem" --version
+[ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
+  { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
+# A shared-only user needs no other package's .pc file (no Requires.private):
+# pkg-config sees only tandem's here.
+if ! PKG_CONFIG_LIBDIR="$prefix/lib/pkgconfig" PKG_CONFIG_PATH= pkg-config --cflags --libs tandem; then
+  echo "install_test: pkg-config tandem needs other packages' .pc files for a shared link" >&2; exit 1
+fi
 # Only the public API may leave the libraries: any other global symbol (volk's
 # vk* function pointers, tandem__ internals) would bind in place of the
 # application's own at link time.
