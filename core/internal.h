@@ -394,4 +394,13 @@ tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kern
 void tandem__plan_free(tandem__plan_t *plan);
 void tandem__exec_destroy(tandem_exec_t *exec);
 
+/* glsl.c: compiles a compute shader's GLSL |source| to SPIR-V (*out_spirv
+ * malloc'ed, the caller frees); INVALID_KERNEL with glslang's first error. */
+tandem_status_t tandem__glsl_compile(const char *source, const char *name, void **out_spirv,
+                                     size_t *out_bytes);
+/* INVALID_KERNEL, with the command that compiles it, when |code| (read from
+ * |path|, or NULL) is GLSL text rather than SPIR-V; OK otherwise. */
+tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, const char *path,
+                                             const char *name);
+
 #endif /* TANDEM_CORE_INTERNAL_H_ */

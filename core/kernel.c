@@ -525,18 +525,27 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   const char *name = d.name ? d.name : d.entry_point;
   TANDEM_RETURN_IF_ERROR(tandem__desc_check(&d, name));
 
-  void *file_data = NULL;
-  if (!d.spirv) {
+  void *file_data = NULL; /* SPIR-V read from spirv_path or compiled from glsl_source */
+  if (d.glsl_source) {
+    if (d.spirv || d.spirv_path)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': glsl_source and %s are both set; give one", name,
+                         d.spirv ? "spirv" : "spirv_path");
+    TANDEM_RETURN_IF_ERROR(tandem__glsl_compile(d.glsl_source, name, &file_data, &d.spirv_size));
+    d.spirv = file_data;
+  } else if (!d.spirv) {
     if (!d.spirv_path)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "kernel '%s': neither spirv nor spirv_path is set", name);
+                         "kernel '%s': none of spirv, spirv_path and glsl_source is set", name);
     size_t size;
     TANDEM_RETURN_IF_ERROR(tandem__read_file(d.spirv_path, name, &file_data, &size));
     d.spirv = file_data;
     d.spirv_size = size;
   }
-  tandem__gpu_t *gpu;
-  tandem_status_t s = tandem__runtime_gpu(runtime, &gpu);
+  tandem__gpu_t *gpu = NULL;
+  /* GLSL text where SPIR-V was expected: say so, and how to compile it. */
+  tandem_status_t s = tandem__glsl_refuse_as_spirv(d.spirv, d.spirv_size, d.spirv_path, name);
+  if (s == TANDEM_OK) s = tandem__runtime_gpu(runtime, &gpu);
   /* Both are large (a few KiB each): heap, not stack. */
   tandem__kernel_interface_t *iface = NULL;
   tandem__kernel_build_t *build = NULL;

@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libvulkan-dev libvulkan-volk-dev vulkan-validationlayers mesa-vulkan-drivers vulkan-tools
-  glslang-tools spirv-tools libspirv-cross-c-shared-dev
+  glslang-tools glslang-dev spirv-tools libspirv-cross-c-shared-dev
   libdrm-dev libxrt-dev uuid-dev
   libcmocka-dev libjansson-dev
   librsvg2-bin

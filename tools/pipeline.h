@@ -48,6 +48,7 @@ typedef struct pl_buffer {
 typedef struct pl_kernel {
   char *name;
   char *spirv_path; /* resolved; NULL for a built-in */
+  char *glsl_path;  /* resolved GLSL source file, or NULL */
   char *builtin;    /* "saxpy", "scale_add"; NULL for a file */
   char *entry;
   uint32_t workgroups[3]; /* default dispatch size; 0,0,0: every node gives its own */

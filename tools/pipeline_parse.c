@@ -500,25 +500,30 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
   static const char *const keys[] = {"name",     "spirv",    "builtin",
                                      "entry",    "workgroups", "bindings",
                                      "push_constant_bytes", "spec_constants",
-                                     "local_size", "required_subgroup_size", NULL};
+                                     "local_size", "required_subgroup_size", "glsl", NULL};
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "kernels[%u]", i);
     json_t *j = json_array_get(arr, i);
     pl_kernel_t *k = &p->kernels[i];
-    const char *name, *spirv, *builtin, *entry;
+    const char *name, *spirv, *builtin, *entry, *glsl;
     if (!want_object(c, j, path) || !check_keys(c, j, path, keys)) return false;
     if (!get_string(c, j, path, "name", true, &name)) return false;
     if (find_name(name, p->kernels, i, sizeof *k) >= 0)
       return fail(c, path, "duplicate kernel name '%s'", name);
     k->name = xstrdup(name);
     if (!get_string(c, j, path, "spirv", false, &spirv) ||
-        !get_string(c, j, path, "builtin", false, &builtin))
+        !get_string(c, j, path, "builtin", false, &builtin) ||
+        !get_string(c, j, path, "glsl", false, &glsl))
       return false;
-    if (!spirv == !builtin)
-      return fail(c, path, "needs exactly one of 'spirv' (a file) and 'builtin' (one of %s)",
+    if (!!spirv + !!builtin + !!glsl != 1)
+      return fail(c, path,
+                  "needs exactly one of 'spirv' (a SPIR-V file), 'glsl' (a GLSL compute shader "
+                  "file, compiled when the pipeline loads) and 'builtin' (one of %s)",
                   pipeline_builtin_names());
-    if (builtin) {
+    if (glsl) {
+      k->glsl_path = join_path(c, glsl);
+    } else if (builtin) {
       const void *code;
       size_t bytes;
       pathf(fp, sizeof fp, "%s.builtin", path);
@@ -968,6 +973,7 @@ void pipeline_free(pipeline_t *p) {
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     free(p->kernels[i].name);
     free(p->kernels[i].spirv_path);
+    free(p->kernels[i].glsl_path);
     free(p->kernels[i].builtin);
     free(p->kernels[i].entry);
   }

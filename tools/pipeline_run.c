@@ -225,7 +225,11 @@ static int build(run_state_t *st, const run_opts_t *o) {
                               .local_size = {k->local_size[0], k->local_size[1], k->local_size[2]},
                               .required_subgroup_size = k->required_subgroup_size};
     if (k->builtin) pipeline_builtin_spirv(k->builtin, &d.spirv, &d.spirv_size);
+    char *glsl = NULL; /* "glsl": the source, compiled by tandem_kernel_create */
+    if (k->glsl_path && !(glsl = run_read_text(p, i, k->glsl_path))) return CLI_EXIT_USAGE;
+    d.glsl_source = glsl;
     s = tandem_kernel_create(st->rt, &d, &st->kernels[i]);
+    free(glsl);
     if (s != TANDEM_OK) {
       snprintf(what, sizeof what, "%s: kernels[%u] '%s'", p->file, i, k->name);
       cli_tandem_error(what, s);

@@ -239,6 +239,23 @@ bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, ui
   return true;
 }
 
+char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *text = NULL;
+  long n = -1;
+  if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+      n < (1l << 24) && (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+    text[n] = '\0';
+    fclose(f);
+    return text;
+  }
+  cli_error("%s: kernels[%u].glsl: cannot read '%s': %s", p->file, index, path,
+            !f ? strerror(errno) : n >= (1l << 24) ? "larger than 16 MiB" : "read error");
+  if (f) fclose(f);
+  free(text);
+  return NULL;
+}
+
 static volatile sig_atomic_t interrupted;
 
 static void on_interrupt(int sig) {

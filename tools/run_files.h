@@ -41,6 +41,10 @@ bool run_write_output(const char *path, const uint8_t *data, uint64_t bytes, pl_
 bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, uint64_t len,
                        uint8_t **out, pl_type_t *type);
 
+/* The text of kernel |index|'s GLSL file (malloc'ed, NUL-terminated); NULL
+ * with a message naming kernels[index].glsl. */
+char *run_read_text(const pipeline_t *p, uint32_t index, const char *path);
+
 /* From now on SIGINT and SIGTERM set a flag instead of ending the process;
  * a second one ends it (the default action comes back). */
 void run_catch_interrupt(void);

@@ -587,13 +587,20 @@ typedef struct tandem_kernel_desc {
    * min_subgroup_size .. max_subgroup_size, needs SUBGROUP_SIZE_CONTROL);
    * 0: the driver chooses. */
   uint32_t required_subgroup_size;
+  /* GLSL source of a compute shader (NUL-terminated), compiled to SPIR-V at
+   * creation (glslang, Vulkan 1.2 / SPIR-V 1.5 rules, default limits, no
+   * #include) instead of spirv / spirv_path, which must then be NULL. GLSL
+   * passed as spirv or in spirv_path is refused with INVALID_KERNEL and the
+   * glslangValidator command that compiles it ahead of time. */
+  const char *glsl_source;
 } tandem_kernel_desc_t;
 
 /* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
  * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
  * named; a local size or workgroup count over the device's limit, with the
  * limit), IO (spirv_path unreadable), INVALID_KERNEL (malformed SPIR-V, missing
- * entry point, not a compute shader), CONTRACT (reflection disagrees with the
+ * entry point, not a compute shader, GLSL given as SPIR-V, glsl_source that
+ * does not compile, with glslang's message), CONTRACT (reflection disagrees with the
  * contract, a specialization constant or local size that does not fit the
  * shader, naming the binding or constant and both values), UNSUPPORTED (the
  * kernel needs a shader feature or capability the device lacks, named),

@@ -2,8 +2,10 @@
 /*
  * test_kernel.c — loading kernels: contracts checked against the SPIR-V
  * (binding count and numbering, descriptor types, push-constant size,
- * writability of READ bindings), malformed SPIR-V and descriptor fields, and
- * loading from a file. Running kernels is test_run.c's job.
+ * writability of READ bindings), malformed SPIR-V and descriptor fields,
+ * loading from a file, and GLSL: compiled at creation from glsl_source (and
+ * run, to prove the SPIR-V is the shader's), refused with the compile command
+ * when handed over as SPIR-V. Running kernels otherwise is test_run.c's job.
  */
 #include "harness.h"
 
@@ -341,6 +343,95 @@ static void test_spirv_from_file(void **state) {
   expect_fail(rt, &d, TANDEM_ERROR_IO);
 }
 
+/* y[i] = y[i] * 3 + push.add, in GLSL: compiled at creation. */
+static const char k_glsl_triple_add[] =
+    "#version 450\n"
+    "layout(local_size_x = 64) in;\n"
+    "layout(set = 0, binding = 0) buffer Y { uint y[]; };\n"
+    "layout(push_constant) uniform P { uint add; uint n; } p;\n"
+    "void main() {\n"
+    "  uint i = gl_GlobalInvocationID.x;\n"
+    "  if (i < p.n) y[i] = y[i] * 3u + p.add;\n"
+    "}\n";
+
+static void test_glsl_source(void **state) {
+  tandem_runtime_t *rt = *state;
+  const tandem_binding_contract_t b[1] = {{N_BYTES, 4, TANDEM_ACCESS_READ_WRITE}};
+  tandem_kernel_desc_t d = shader_desc("triple_add", NULL, 0, b, 1, 8);
+  d.glsl_source = k_glsl_triple_add;
+  d.workgroups[0] = N_ELEMS / 64;
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
+  assert_string_equal(tandem_kernel_name(k), "triple_add");
+  tandem_buffer_t *buf = th_buffer(rt, N_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
+  uint32_t in[N_ELEMS], want[N_ELEMS], got[N_ELEMS];
+  for (uint32_t i = 0; i < N_ELEMS; i++) in[i] = i * 7u + 1u, want[i] = in[i] * 3u + 5u;
+  th_write(buf, 0, in, N_BYTES);
+  tandem_graph_t *g = th_graph(rt);
+  const uint32_t push[2] = {5u, N_ELEMS};
+  tandem_view_t v = tandem_buffer_whole(buf);
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, &v, 1, push, sizeof push));
+  th_run_graph(g, 1);
+  th_read(buf, 0, got, N_BYTES);
+  TH_ASSERT_U32_ARRAY(got, want, N_ELEMS, "GLSL kernel compiled at creation");
+  tandem_graph_release(g);
+  tandem_buffer_release(buf);
+  tandem_kernel_release(k);
+
+  /* The contract is still checked against what glslang made. */
+  d.push_constant_bytes = 4;
+  expect_fail(rt, &d, TANDEM_ERROR_CONTRACT);
+  d.push_constant_bytes = 8;
+
+  /* A compile error names the kernel and carries glslang's message. */
+  d.glsl_source = "#version 450\nlayout(local_size_x = 64) in;\nvoid main() { undeclared = 1; }\n";
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_KERNEL);
+  TH_ASSERT_MESSAGE_HAS("kernel 'triple_add': the GLSL source does not compile");
+  TH_ASSERT_MESSAGE_HAS("undeclared");
+
+  /* Exactly one source. */
+  d.glsl_source = k_glsl_triple_add;
+  d.spirv = tandem_spv_saxpy;
+  d.spirv_size = tandem_spv_saxpy_size;
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_MESSAGE_HAS("glsl_source and spirv are both set");
+}
+
+/* GLSL where SPIR-V was expected (a .comp file as spirv_path, or its text as
+ * spirv) is named as such, with the command that compiles it; it used to be
+ * "SPIR-V size ... not a multiple of 4" or a bad magic number. */
+static void test_glsl_given_as_spirv(void **state) {
+  tandem_runtime_t *rt = *state;
+  const tandem_binding_contract_t b[1] = {{N_BYTES, 4, TANDEM_ACCESS_READ_WRITE}};
+  tandem_kernel_desc_t d = shader_desc("triple_add", NULL, 0, b, 1, 8);
+  d.spirv = k_glsl_triple_add;
+  d.spirv_size = sizeof k_glsl_triple_add - 1; /* not a multiple of 4 */
+  expect_fail(rt, &d, TANDEM_ERROR_INVALID_KERNEL);
+  TH_ASSERT_MESSAGE_HAS("is GLSL source, not SPIR-V");
+  TH_ASSERT_MESSAGE_HAS("glsl_source");
+  TH_ASSERT_MESSAGE_HAS("glslangValidator -V");
+
+  char path[] = "/tmp/tandem-test-glsl-XXXXXX.comp";
+  int fd = mkstemps(path, 5);
+  assert_true(fd >= 0);
+  assert_int_equal(write(fd, k_glsl_triple_add, sizeof k_glsl_triple_add - 1),
+                   (ssize_t)(sizeof k_glsl_triple_add - 1));
+  assert_int_equal(close(fd), 0);
+  d.spirv = NULL;
+  d.spirv_size = 0;
+  d.spirv_path = path;
+  tandem_kernel_t *k = SENTINEL_KERNEL;
+  tandem_status_t s = tandem_kernel_create(rt, &d, &k);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", tandem_error_message());
+  unlink(path);
+  TH_ASSERT_U64_EQ(s, TANDEM_ERROR_INVALID_KERNEL);
+  assert_null(k);
+  if (!strstr(msg, path) || !strstr(msg, "is GLSL source, not SPIR-V") ||
+      !strstr(msg, "glslangValidator -V --target-env vulkan1.2 -o kernel.spv"))
+    fail_msg("message does not name the file and the command: %s", msg);
+}
+
 static void test_bad_descriptor_fields(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_kernel_desc_t d;
@@ -466,6 +557,8 @@ int main(void) {
       GPU_TEST(test_unusable_layouts),
       GPU_TEST(test_corrupt_spirv),
       GPU_TEST(test_spirv_from_file),
+      GPU_TEST(test_glsl_source),
+      GPU_TEST(test_glsl_given_as_spirv),
       GPU_TEST(test_bad_descriptor_fields),
       GPU_TEST(test_workgroups_over_device_limit),
       GPU_TEST(test_descriptor_is_copied),
