@@ -33,7 +33,9 @@ int cli_bench_main(int argc, char **argv);
 
 /* "tandem: <fmt>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* A tandem failure: "tandem: <what>: <STATUS>: <tandem_error_message()>". */
+/* A tandem failure: "tandem: <what>: <tandem_error_message()>", in the tool's
+ * terms: C API option names become flags and pipeline fields, and the source
+ * location is left out (TANDEM_CLI_LOCATIONS=1 keeps it). */
 void cli_tandem_error(const char *what, tandem_status_t status);
 /* Exit code for a failed tandem call during set-up of user-described objects:
  * NO_DEVICE → 77, an argument/contract/kernel/IO problem → 2, else 1. */

@@ -27,10 +27,42 @@ void cli_error(const char *fmt, ...) {
   va_end(ap);
 }
 
+/* The library's advice names C API fields; the tool's user has flags and
+ * pipeline fields. Each pair: the API words, the tool's. */
+static const char *const api_to_cli[][2] = {
+    {"set the runtime option npu_library or TANDEM_NPU_LIBRARY to its path",
+     "give its path with --npu-library (or TANDEM_NPU_LIBRARY)"},
+    {"set the runtime option npu to TANDEM_NPU_XRT or TANDEM_NPU_EMULATED, or TANDEM_NPU=xrt|emulated",
+     "run with --npu emulated or --npu xrt"},
+    {"runtime option gpu_index is", "--gpu is"},
+    {"pass the text as glsl_source to compile it at creation",
+     "name it with \"glsl\" instead of \"spirv\" in the pipeline file to compile it when the "
+     "pipeline loads"},
+    {"validation was requested", "--validate was given"},
+};
+
 void cli_tandem_error(const char *what, tandem_status_t status) {
   const char *msg = tandem_error_message();
-  cli_error("%s: %s%s%s", what, tandem_status_name(status), msg && *msg ? ": " : "",
-            msg && *msg ? msg : "");
+  if (!msg || !*msg) {
+    cli_error("%s: %s", what, tandem_status_describe(status));
+    return;
+  }
+  char text[2048];
+  snprintf(text, sizeof text, "%s", msg);
+  /* The source location (" [ERROR_X, kernel.c:130]") is for tandem's
+   * developers; TANDEM_CLI_LOCATIONS=1 keeps it. */
+  char *at = strrchr(text, '[');
+  const char *keep = getenv("TANDEM_CLI_LOCATIONS");
+  if (at && at > text && at[-1] == ' ' && !strncmp(at, "[ERROR_", 7) && !(keep && *keep == '1'))
+    at[-1] = '\0';
+  for (size_t i = 0; i < sizeof api_to_cli / sizeof api_to_cli[0]; i++) {
+    char *hit = strstr(text, api_to_cli[i][0]);
+    if (!hit) continue;
+    char rest[2048];
+    snprintf(rest, sizeof rest, "%s", hit + strlen(api_to_cli[i][0]));
+    snprintf(hit, sizeof text - (size_t)(hit - text), "%s%s", api_to_cli[i][1], rest);
+  }
+  cli_error("%s: %s", what, text);
 }
 
 int cli_exit_for(tandem_status_t status) {

@@ -3,7 +3,8 @@
 # CLI tests (tests/cli/CMakeLists.txt). Script mode:
 #   cmake -DCMD="prog^^arg^^..." -DEXPECT_RC=2 [-DEXPECT_STDERR="text"]
 #         [-DEXPECT_STDOUT="text"] [-DSKIP_RC=77] -P expect.cmake
-# EXPECT_STDERR / EXPECT_STDOUT are substrings that must appear. A run that
+# EXPECT_STDERR / EXPECT_STDOUT are substrings that must appear,
+# REJECT_STDERR one that must not. A run that
 # exits with SKIP_RC (no device) ends the script with that code too, so CTest
 # reports a skip.
 string(REPLACE "^^" ";" CMD "${CMD}")
@@ -22,6 +23,12 @@ if(DEFINED EXPECT_STDERR)
   string(FIND "${err}" "${EXPECT_STDERR}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "stderr lacks \"${EXPECT_STDERR}\"\nstderr:\n${err}")
+  endif()
+endif()
+if(DEFINED REJECT_STDERR)
+  string(FIND "${err}" "${REJECT_STDERR}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "stderr has \"${REJECT_STDERR}\"\nstderr:\n${err}")
   endif()
 endif()
 if(DEFINED EXPECT_STDOUT)
