@@ -77,10 +77,14 @@ static void usage(FILE *f) {
         "  --iterations N   timed iterations of the dispatch benchmarks (default 2000)\n"
         "  --warmup N       untimed iterations first (default 200)\n"
         "  --stream-iterations N  timed iterations of transfer/overlap (default 30)\n"
-        "  --transfer-mib N transfer size in MiB (default 64)\n"
+        "  --transfer-mib N transfer size in MiB (default 64, at most 1/8 of device memory)\n"
         "  --chunks K       overlap chunks (default 16)\n"
         "  --chunk-kib N    overlap chunk size in KiB (default 4096)\n"
         "  --rounds N       overlap compute work per element (default 64)\n"
+        "                   The defaults suit a discrete GPU; on a software device\n"
+        "                   (lavapipe) or with --quick, those not given shrink to\n"
+        "                   300/30/10 iterations, 16 MiB, 8 x 512 KiB, 16 rounds\n"
+        "                   (--quick: 100/10/2, 4 MiB, 8 x 128 KiB, 8 rounds).\n"
         "  --gpu N          Vulkan physical device index for both sides (default:\n"
         "                   the environment variable TANDEM_GPU, else 0)\n"
         "  --direct-first   run direct before tandem in each pair (order-bias check)\n"
@@ -442,8 +446,10 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
           TANDEM_VERSION_PATCH_OF(info->api_version), info->is_cpu ? "true" : "false");
   fprintf(f,
           "  \"iterations\": %u,\n  \"warmup\": %u,\n  \"stream_iterations\": %u,\n"
-          "  \"quick\": %s,\n  \"validation\": %s,\n",
-          o->iterations, o->warmup, o->stream_iterations, o->quick ? "true" : "false",
+          "  \"transfer_bytes\": %llu,\n  \"chunks\": %u,\n  \"chunk_bytes\": %llu,\n"
+          "  \"rounds\": %u,\n  \"quick\": %s,\n  \"validation\": %s,\n",
+          o->iterations, o->warmup, o->stream_iterations, (unsigned long long)o->transfer_bytes,
+          o->chunks, (unsigned long long)o->chunk_bytes, o->rounds, o->quick ? "true" : "false",
           o->validate ? "true" : "false");
   fprintf(f, "  \"order\": \"%s\",\n", o->direct_first ? "direct,tandem" : "tandem,direct");
   fprintf(f,
@@ -569,20 +575,27 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
     } else if (!strcmp(a, "--spin")) {
       o->spin = true;
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
+      o->given |= BENCH_GIVEN_ITERATIONS;
       if (!cli_parse_u32(a, v, 1, 100000000, &o->iterations)) return false;
     } else if (cli_take_value(argc, argv, &i, "--warmup", &v)) {
+      o->given |= BENCH_GIVEN_WARMUP;
       if (!cli_parse_u32(a, v, 0, 100000000, &o->warmup)) return false;
     } else if (cli_take_value(argc, argv, &i, "--stream-iterations", &v)) {
+      o->given |= BENCH_GIVEN_STREAM_ITERATIONS;
       if (!cli_parse_u32(a, v, 1, 1000000, &o->stream_iterations)) return false;
     } else if (cli_take_value(argc, argv, &i, "--transfer-mib", &v)) {
+      o->given |= BENCH_GIVEN_TRANSFER;
       if (!cli_parse_u32(a, v, 1, 16384, &v32)) return false;
       o->transfer_bytes = (uint64_t)v32 << 20;
     } else if (cli_take_value(argc, argv, &i, "--chunks", &v)) {
+      o->given |= BENCH_GIVEN_CHUNKS;
       if (!cli_parse_u32(a, v, 1, 256, &o->chunks)) return false;
     } else if (cli_take_value(argc, argv, &i, "--chunk-kib", &v)) {
+      o->given |= BENCH_GIVEN_CHUNK_BYTES;
       if (!cli_parse_u32(a, v, 1, 1u << 20, &v32)) return false;
       o->chunk_bytes = (uint64_t)v32 << 10;
     } else if (cli_take_value(argc, argv, &i, "--rounds", &v)) {
+      o->given |= BENCH_GIVEN_ROUNDS;
       if (!cli_parse_u32(a, v, 0, 1u << 20, &o->rounds)) return false;
     } else if (cli_take_value(argc, argv, &i, "--gpu", &v)) {
       if (!cli_parse_u32(a, v, 0, 1024, &o->gpu_index)) return false;
@@ -602,6 +615,33 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
     }
   }
   return true;
+}
+
+/* The defaults are sized for a discrete GPU (64 MiB transfers, 2 000
+ * dispatches). A software device (lavapipe) or --quick gets smaller ones,
+ * scaled so that each step takes seconds, not minutes; options the user
+ * gave are kept. Transfers never exceed an eighth of device-local memory. */
+static void scale_defaults(bench_options_t *o, const tandem_device_info_t *info) {
+  bool small = o->quick || info->is_cpu;
+  if (small) {
+    if (!(o->given & BENCH_GIVEN_ITERATIONS)) o->iterations = o->quick ? 100 : 300;
+    if (!(o->given & BENCH_GIVEN_WARMUP)) o->warmup = o->quick ? 10 : 30;
+    if (!(o->given & BENCH_GIVEN_STREAM_ITERATIONS)) o->stream_iterations = o->quick ? 2 : 10;
+    if (!(o->given & BENCH_GIVEN_TRANSFER)) o->transfer_bytes = (o->quick ? 4ull : 16ull) << 20;
+    if (!(o->given & BENCH_GIVEN_CHUNKS)) o->chunks = 8;
+    if (!(o->given & BENCH_GIVEN_CHUNK_BYTES)) o->chunk_bytes = (o->quick ? 128ull : 512ull) << 10;
+    if (!(o->given & BENCH_GIVEN_ROUNDS)) o->rounds = o->quick ? 8 : 16;
+  }
+  uint64_t cap = info->device_local_bytes / 8;
+  if (!(o->given & BENCH_GIVEN_TRANSFER) && cap >= (1u << 20) && o->transfer_bytes > cap)
+    o->transfer_bytes = cap & ~((1ull << 20) - 1);
+  fprintf(stderr,
+          "tandem bench: %s sizes%s: %u (+%u warm-up) dispatch iterations, %u stream iterations, "
+          "%llu MiB transfers, %u x %llu KiB overlap chunks, %u rounds\n",
+          small ? (o->quick ? "--quick" : "software-device") : "default",
+          small ? " (options given are kept)" : "", o->iterations, o->warmup,
+          o->stream_iterations, (unsigned long long)(o->transfer_bytes >> 20), o->chunks,
+          (unsigned long long)(o->chunk_bytes >> 10), o->rounds);
 }
 
 static bool selected(const bench_options_t *o, const char *name) {
@@ -639,6 +679,7 @@ int cli_bench_main(int argc, char **argv) {
   if (s != TANDEM_OK) bench_die("opening the GPU: %s: %s", tandem_status_name(s), tandem_error_message());
   tandem_device_info_t info;
   TCHECK(tandem_runtime_gpu_info(rt, o.gpu_index, &info));
+  scale_defaults(&o, &info);
   raw_t raw;
   raw_open(&raw, o.gpu_index, o.validate);
   if (strcmp(raw.name, info.name) != 0)

@@ -27,9 +27,20 @@ typedef struct bench_options {
   uint32_t gpu_index;
   bool validate, direct_first, quick;
   bool spin; /* dispatch rows: poll for completion instead of blocking waits */
+  uint32_t given; /* BENCH_GIVEN_* bits: sizes the user chose (not scaled by device) */
   const char *json_path;
   const char *only;
 } bench_options_t;
+
+enum {
+  BENCH_GIVEN_ITERATIONS = 1u << 0,
+  BENCH_GIVEN_WARMUP = 1u << 1,
+  BENCH_GIVEN_STREAM_ITERATIONS = 1u << 2,
+  BENCH_GIVEN_TRANSFER = 1u << 3,
+  BENCH_GIVEN_CHUNKS = 1u << 4,
+  BENCH_GIVEN_CHUNK_BYTES = 1u << 5,
+  BENCH_GIVEN_ROUNDS = 1u << 6,
+};
 
 typedef struct summary {
   double median, p10, p90, min, mean;
