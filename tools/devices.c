@@ -24,7 +24,7 @@ static void usage(FILE *f) {
         "  --json            print JSON instead of text\n"
         "  --npu KIND        also open the NPU: 'emulated' (tandem's CPU test device)\n"
         "                    or 'xrt' (the system's XRT device)\n"
-        "  --npu-library P   the emulated NPU's library (default: built-in path)\n"
+        "  --npu-library P   the emulated NPU's library (default: the one beside libtandem)\n"
         "  --gpu N           the GPU paired with the NPU (default: TANDEM_GPU, else 0)\n"
         "  --validate        Vulkan validation layer on\n"
         "\n"

@@ -22,8 +22,9 @@ static void usage(FILE *f) {
         "  bench     tandem against raw Vulkan: dispatch, replay, transfer, overlap\n"
         "\n"
         "exit status: 0 ok, 1 runtime failure (a failed check or validation message\n"
-        "included), 2 usage or pipeline-file error, 77 no usable device.\n"
-        "Documentation: docs/cli.md, docs/pipeline.md.\n",
+        "included), 2 usage or pipeline-file error, 77 no usable device, 130 run\n"
+        "interrupted (Ctrl-C).\n"
+        "Documentation: man tandem; docs/cli.md, docs/pipeline.md.\n",
         f);
 }
 

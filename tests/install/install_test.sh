@@ -12,6 +12,7 @@ rm -rf "$work"; mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
+         share/man/man1/tandem.1 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
          lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
          lib/pkgconfig/tandem.pc; do
   [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
