@@ -665,7 +665,7 @@ int cli_run_main(int argc, char **argv) {
   }
   uint64_t regions_per_run = (uint64_t)p.node_count * 2 + 4;
   uint64_t cap = regions_per_run * iterations;
-  if (cap > (1u << 22)) cap = 1u << 22;
+  if (cap > (1u << 20)) cap = 1u << 20; /* events are ~160 bytes: at most 160 MiB */
   s = tandem_runtime_trace_start(st.rt, (uint32_t)cap);
   if (s != TANDEM_OK) {
     cli_tandem_error("starting the trace", s);
