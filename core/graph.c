@@ -3,8 +3,8 @@
  * graph.c — recording graphs and turning them into plans.
  *
  * Recording checks each node completely before appending it, so a failed add
- * leaves the graph unchanged. Planning (tandem__plan_build) infers ordering
- * from byte ranges and groups nodes into regions:
+ * leaves the graph unchanged. Planning (tandem__plan_build, plan.c) infers
+ * ordering from byte ranges and groups nodes into regions:
  *   - a region is a run of nodes of one lane that starts after its waits;
  *   - a node joins its lane's open region only if no other region waits on that
  *     region yet and the node needs no wait the region lacks; otherwise it
@@ -44,14 +44,14 @@ tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **
   return TANDEM_OK;
 }
 
-static void tandem__node_retain(tandem__node_t *node) {
+void tandem__node_retain(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_retain(node->views[i].buffer);
   tandem_buffer_retain(node->indirect.buffer);
   tandem_kernel_retain(node->kernel);
   tandem__npu_program_retain(node->program);
 }
 
-static void tandem__node_release(tandem__node_t *node) {
+void tandem__node_release(tandem__node_t *node) {
   for (uint32_t i = 0; i < node->view_count; i++) tandem_buffer_release(node->views[i].buffer);
   tandem_buffer_release(node->indirect.buffer);
   tandem_kernel_release(node->kernel);
@@ -370,162 +370,4 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
       return node->view_count;
   }
   return 0;
-}
-
-/* Accesses of every node, computed once per plan. */
-typedef struct tandem__node_accesses {
-  tandem__access_t items[TANDEM__MAX_NODE_ACCESSES];
-  uint32_t count;
-} tandem__node_accesses_t;
-
-static bool tandem__nodes_conflict(const tandem__node_accesses_t *a,
-                                   const tandem__node_accesses_t *b) {
-  for (uint32_t i = 0; i < a->count; i++)
-    for (uint32_t j = 0; j < b->count; j++)
-      if (a->items[i].buffer == b->items[j].buffer &&
-          tandem__accesses_conflict(a->items[i].access, b->items[j].access) &&
-          tandem__ranges_overlap(a->items[i].offset, a->items[i].length, b->items[j].offset,
-                                 b->items[j].length))
-        return true;
-  return false;
-}
-
-void tandem__plan_free(tandem__plan_t *plan) {
-  for (uint32_t i = 0; i < plan->node_count; i++) tandem__node_release(&plan->nodes[i]);
-  free(plan->nodes);
-  free(plan->order);
-  free(plan->regions);
-  free(plan->node_region);
-  free(plan->node_pos);
-  free(plan->barrier_prefix);
-  memset(plan, 0, sizeof *plan);
-}
-
-/* Builds |plan| from |graph| (see the file comment for the rules). */
-tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *plan) {
-  memset(plan, 0, sizeof *plan);
-  uint32_t n = graph->node_count;
-  if (n == 0)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "the graph has no nodes; add a fill, copy or dispatch before preparing");
-  plan->nodes = malloc(n * sizeof *plan->nodes);
-  plan->order = malloc(n * sizeof *plan->order);
-  plan->regions = malloc(n * sizeof *plan->regions);
-  tandem__node_accesses_t *acc = malloc(n * sizeof *acc);
-  uint32_t *region_of = malloc(n * sizeof *region_of);
-  uint32_t *barrier_from = malloc(n * sizeof *barrier_from); /* per region: node index */
-  bool *depended = calloc(n, sizeof *depended);
-  if (!plan->nodes || !plan->order || !plan->regions || !acc || !region_of || !barrier_from ||
-      !depended) {
-    free(plan->nodes), free(plan->order), free(plan->regions);
-    memset(plan, 0, sizeof *plan);
-    free(acc), free(region_of), free(barrier_from), free(depended);
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "planning a graph of %u nodes", n);
-  }
-  memcpy(plan->nodes, graph->nodes, n * sizeof *plan->nodes);
-  for (uint32_t i = 0; i < n; i++) {
-    tandem__node_retain(&plan->nodes[i]);
-    acc[i].count = tandem__node_accesses(&plan->nodes[i], acc[i].items);
-  }
-  plan->node_count = n;
-  tandem__region_t *regions = plan->regions;
-
-  int32_t open[TANDEM_LANE_COUNT] = {-1, -1, -1, -1};
-  uint32_t region_count = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    tandem__node_t *node = &plan->nodes[i];
-    node->barrier_before = false;
-    int32_t need[TANDEM_LANE_COUNT] = {-1, -1, -1, -1}; /* latest dep region per lane */
-    for (uint32_t j = 0; j < i; j++) {
-      if (!tandem__nodes_conflict(&acc[i], &acc[j])) continue;
-      uint32_t r = region_of[j];
-      tandem_lane_t l = regions[r].lane;
-      if ((int32_t)r > need[l]) need[l] = (int32_t)r;
-    }
-    int32_t o = open[node->lane];
-    bool join = o >= 0 && !depended[o];
-    for (int l = 0; join && l < TANDEM_LANE_COUNT; l++)
-      if (need[l] >= 0 && need[l] != o && need[l] > regions[o].wait_region[l]) join = false;
-    uint32_t r;
-    if (join) {
-      r = (uint32_t)o;
-      /* Barrier when it conflicts with a node since the region's last barrier. */
-      for (uint32_t j = barrier_from[r]; j < i; j++) {
-        if (region_of[j] == r && tandem__nodes_conflict(&acc[i], &acc[j])) {
-          node->barrier_before = true;
-          barrier_from[r] = i;
-          break;
-        }
-      }
-    } else {
-      r = region_count++;
-      regions[r].lane = node->lane;
-      regions[r].count = 0;
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++) regions[r].wait_region[l] = need[l];
-      barrier_from[r] = i;
-      open[node->lane] = (int32_t)r;
-    }
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-      if (need[l] >= 0 && need[l] != (int32_t)r) depended[need[l]] = true;
-    region_of[i] = r;
-    regions[r].count++;
-  }
-  /* Lay the nodes out region by region (counting sort), record order inside. */
-  uint32_t pos = 0;
-  for (uint32_t r = 0; r < region_count; r++) {
-    regions[r].first = pos;
-    pos += regions[r].count;
-    regions[r].count = 0;
-  }
-  for (uint32_t i = 0; i < n; i++) {
-    tandem__region_t *reg = &regions[region_of[i]];
-    plan->order[reg->first + reg->count++] = i;
-  }
-  plan->region_count = region_count;
-  free(acc), free(barrier_from), free(depended);
-  /* What tandem__plan_orders needs to answer later questions. */
-  plan->node_region = region_of;
-  plan->node_pos = malloc(n * sizeof *plan->node_pos);
-  plan->barrier_prefix = malloc(n * sizeof *plan->barrier_prefix);
-  if (!plan->node_pos || !plan->barrier_prefix) {
-    tandem__plan_free(plan);
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "planning a graph of %u nodes", n);
-  }
-  uint32_t barriers = 0;
-  for (uint32_t p = 0; p < n; p++) {
-    plan->node_pos[plan->order[p]] = p;
-    barriers += plan->nodes[plan->order[p]].barrier_before;
-    plan->barrier_prefix[p] = barriers;
-  }
-  return TANDEM_OK;
-}
-
-bool tandem__plan_orders(const tandem__plan_t *plan, uint32_t a, uint32_t b) {
-  uint32_t ra = plan->node_region[a], rb = plan->node_region[b];
-  if (ra == rb) {
-    /* Record order is kept inside a region; a barrier at any position in
-     * (pos a, pos b] orders everything before it against everything after. */
-    uint32_t pa = plan->node_pos[a], pb = plan->node_pos[b];
-    return pa < pb && plan->barrier_prefix[pb] > plan->barrier_prefix[pa];
-  }
-  if (rb < ra) return false; /* waits only name earlier regions */
-  /* Depth-first over wait edges from rb; every edge goes to a smaller index,
-   * so regions below ra are pruned. A small explicit stack bounded by the
-   * region count. */
-  uint32_t stack[64];
-  uint32_t top = 0;
-  stack[top++] = rb;
-  uint32_t visits = 0;
-  while (top) {
-    uint32_t r = stack[--top];
-    if (r == ra) return true;
-    if (++visits > 4 * plan->region_count + 4) break;
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
-      int32_t w = plan->regions[r].wait_region[l];
-      if (w < 0 || (uint32_t)w < ra) continue;
-      if (top == sizeof stack / sizeof stack[0]) return false; /* too deep: say unordered */
-      stack[top++] = (uint32_t)w;
-    }
-  }
-  return false;
 }

@@ -199,6 +199,10 @@ typedef struct tandem__node {
   bool barrier_before;          /* set by prepare: barrier ahead of it in its region */
 } tandem__node_t;
 
+/* graph.c: a node's references to its buffers, kernel and program. */
+void tandem__node_retain(tandem__node_t *node);
+void tandem__node_release(tandem__node_t *node);
+
 /* A node touches at most its bindings plus an indirect argument. */
 #define TANDEM__MAX_NODE_ACCESSES (TANDEM_MAX_BINDINGS + 1)
 
