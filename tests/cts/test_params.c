@@ -8,6 +8,8 @@
  * flight must not change those submissions' results, and a moved range must
  * be ordered against in-flight work that touches it.
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "harness.h"
@@ -290,6 +292,75 @@ static void test_each_parameter_alone(void **state) {
   tandem_kernel_release(k);
 }
 
+/* Sets racing submits from another thread: every submission sees one whole
+ * set of push constants (v[i] = t*(i+2) for a single t), never half of two. */
+typedef struct racer {
+  tandem_exec_t *exec;
+  atomic_bool stop;
+  atomic_uint sets;
+  tandem_status_t status;
+} racer_t;
+
+static void *race_sets(void *arg) {
+  racer_t *r = arg;
+  for (uint32_t t = 1; !atomic_load(&r->stop); t++) {
+    uint32_t p[4] = {1024, t, t, t};
+    tandem_status_t s = tandem_exec_set_push_constants(r->exec, 0, p, sizeof p);
+    if (s != TANDEM_OK) {
+      r->status = s;
+      break;
+    }
+    atomic_fetch_add(&r->sets, 1);
+  }
+  return NULL;
+}
+
+static void test_sets_race_submits(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 1024, ROUNDS = 200 };
+  tandem_kernel_t *k = push16_kernel(rt, N);
+  tandem_buffer_t *out = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = tandem_buffer_whole(out);
+  uint32_t push[4] = {N, 0, 0, 0};
+  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
+                              .push_constants = push, .push_constant_bytes = 16,
+                              .workgroups = {N / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  racer_t r = {.exec = e, .status = TANDEM_OK};
+  atomic_init(&r.stop, false);
+  atomic_init(&r.sets, 0);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, race_sets, &r), 0);
+  uint32_t got[N];
+  int distinct = 0;
+  uint32_t last_t = 0;
+  for (int round = 0; round < ROUNDS; round++) {
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &c));
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+    th_read(out, 0, got, sizeof got);
+    uint32_t t = got[0] / 2;
+    for (uint32_t i = 0; i < N; i++)
+      if (got[i] != t * (i + 2))
+        fail_msg("round %d: v[%u] = %u but v[0] says t = %u (expected %u): a torn update", round,
+                 i, got[i], t, t * (i + 2));
+    if (t != last_t) distinct++, last_t = t;
+  }
+  atomic_store(&r.stop, true);
+  pthread_join(th, NULL);
+  TH_ASSERT_OK(r.status);
+  print_message("%d distinct parameter sets seen in %d submissions, %u sets made\n", distinct,
+                ROUNDS, atomic_load(&r.sets));
+  tandem_exec_release(e);
+  tandem_buffer_release(out);
+  tandem_kernel_release(k);
+}
+
 /* A reader whose range moves onto bytes an in-flight submission writes is
  * ordered after it (the tracker sees the new range). */
 static void test_moved_view_waits_for_in_flight_writer(void **state) {
@@ -524,6 +595,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_set_view_inside_the_graph, th_setup_gpu,
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_copy_views_move, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_sets_race_submits, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_replaced_buffer_lifetime, th_setup_gpu,
                                       th_teardown_gpu),
   };
