@@ -99,6 +99,11 @@ typedef struct tandem__gpu_vtable {
   tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
 
   tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
+
+  /* The native handles (tandem_runtime_vulkan_handles), and the lock of a GPU
+   * lane's queue for code outside tandem. */
+  void (*native_handles)(tandem__gpu_t *gpu, tandem_vulkan_handles_t *out);
+  void (*queue_lock)(tandem__gpu_t *gpu, tandem_lane_t lane, bool lock);
 } tandem__gpu_vtable_t;
 
 struct tandem__gpu {

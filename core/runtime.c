@@ -148,6 +148,29 @@ tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime) {
   return tandem__runtime_gpu(runtime, &gpu);
 }
 
+tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
+                                              tandem_vulkan_handles_t *out) {
+  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+  gpu->vtable->native_handles(gpu, out);
+  return TANDEM_OK;
+}
+
+void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane) {
+  tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
+  if (gpu && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
+    gpu->vtable->queue_lock(gpu, (tandem_lane_t)lane, true);
+}
+
+void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane) {
+  tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
+  if (gpu && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
+    gpu->vtable->queue_lock(gpu, (tandem_lane_t)lane, false);
+}
+
 tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count) {
   if (!runtime || !out_count)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_count is NULL");

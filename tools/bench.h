@@ -4,9 +4,9 @@
  * baseline (bench_raw.c), the timing loop and statistics (bench.c), and the
  * stream benchmarks (bench_stream.c: transfer bandwidth and lane overlap).
  *
- * The raw side is its own VkInstance/VkDevice on the same physical device,
- * with the same queue choice as tandem's lanes; it is the thing tandem is
- * measured against, not tandem logic.
+ * The raw side runs on tandem's own VkDevice and lane queues (never a second
+ * device in the process); it is the thing tandem is measured against, not
+ * tandem logic.
  */
 #ifndef TANDEM_TOOLS_BENCH_H_
 #define TANDEM_TOOLS_BENCH_H_
@@ -66,8 +66,8 @@ typedef struct raw_buffer {
 } raw_buffer_t;
 
 typedef struct raw {
+  tandem_runtime_t *runtime; /* whose device and queues these are */
   VkInstance instance;
-  VkDebugUtilsMessengerEXT messenger;
   VkPhysicalDevice physical;
   VkPhysicalDeviceMemoryProperties memory;
   VkDevice device;
@@ -84,7 +84,6 @@ typedef struct raw {
   VkDeviceSize host_import_alignment;
 } raw_t;
 
-extern uint64_t bench_raw_validation_messages;
 
 /* Fatal errors (the bench has nothing to unwind into). */
 void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -102,7 +101,7 @@ void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 
       bench_die("%s:%d: %s failed: VkResult %d", __FILE__, __LINE__, #expr, (int)r_);          \
   } while (0)
 
-void raw_open(raw_t *raw, uint32_t gpu_index, bool validate);
+void raw_open(raw_t *raw, tandem_runtime_t *rt);
 void raw_close(raw_t *raw);
 void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint32_t bindings,
                        uint32_t push_bytes, raw_kernel_t *k);

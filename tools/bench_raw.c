@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench_raw.c — `tandem bench`'s baseline: the same work through raw Vulkan
- * (volk, no libvulkan link), on its own VkInstance and VkDevice for the same
- * physical device. Queues are picked the way tandem picks its lanes' queues:
- * compute on the first compute family, upload and download on a dedicated
- * transfer family when there is one (download on its second queue if it has
- * two), else on the compute family's further queues.
+ * (volk, no libvulkan link) on tandem's own VkDevice and the very queues of
+ * tandem's lanes (tandem_runtime_vulkan_handles), with its own pools,
+ * semaphores and buffers. The bench is one thread and alternates the two
+ * sides, so the queues are never used by both at once.
  *
  * This file is the comparison, not tandem logic: it is plain Vulkan written
  * for the benchmarks, with the validation layer on under --validate.
@@ -17,107 +16,23 @@
 
 #include "bench.h"
 
-uint64_t bench_raw_validation_messages;
 
-static VKAPI_ATTR VkBool32 VKAPI_CALL raw_messenger(
-    VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT types,
-    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user) {
-  (void)types;
-  (void)user;
-  if (!(severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                    VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT)))
-    return VK_FALSE;
-  __atomic_fetch_add(&bench_raw_validation_messages, 1, __ATOMIC_RELAXED);
-  fprintf(stderr, "tandem: bench: direct-side validation %s: %s\n",
-          (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) ? "error" : "warning",
-          data && data->pMessage ? data->pMessage : "(no message)");
-  return VK_FALSE;
-}
-
-static bool raw_has_layer(const char *name) {
-  uint32_t n = 0;
-  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
-  VkLayerProperties *props = calloc(n, sizeof *props);
-  if (!props) bench_die("out of memory");
-  bool found = false;
-  if (vkEnumerateInstanceLayerProperties(&n, props) >= 0)
-    for (uint32_t i = 0; i < n && !found; i++) found = !strcmp(props[i].layerName, name);
-  free(props);
-  return found;
-}
-
-static void pick_queues(const VkQueueFamilyProperties *q, uint32_t qn, raw_t *raw) {
-  uint32_t compute = UINT32_MAX, transfer = UINT32_MAX;
-  for (uint32_t i = 0; i < qn && compute == UINT32_MAX; i++)
-    if (q[i].queueFlags & VK_QUEUE_COMPUTE_BIT) compute = i;
-  if (compute == UINT32_MAX) bench_die("direct side: '%s' has no compute queue family", raw->name);
-  for (uint32_t i = 0; i < qn && transfer == UINT32_MAX; i++)
-    if ((q[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
-        !(q[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT)))
-      transfer = i;
-  raw->family[TANDEM_LANE_COMPUTE] = compute;
-  raw->index[TANDEM_LANE_COMPUTE] = 0;
-  if (transfer != UINT32_MAX) {
-    raw->family[TANDEM_LANE_UPLOAD] = raw->family[TANDEM_LANE_DOWNLOAD] = transfer;
-    raw->index[TANDEM_LANE_UPLOAD] = 0;
-    raw->index[TANDEM_LANE_DOWNLOAD] = q[transfer].queueCount > 1 ? 1 : 0;
-  } else {
-    raw->family[TANDEM_LANE_UPLOAD] = raw->family[TANDEM_LANE_DOWNLOAD] = compute;
-    uint32_t n = q[compute].queueCount;
-    raw->index[TANDEM_LANE_UPLOAD] = n > 1 ? 1 : 0;
-    raw->index[TANDEM_LANE_DOWNLOAD] = n > 2 ? 2 : raw->index[TANDEM_LANE_UPLOAD];
-  }
-}
-
-void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
+/* The direct side runs on tandem's own VkDevice and queues (through
+ * tandem_runtime_vulkan_handles), never on a second device: two devices in one
+ * process cost each round trip about 160 µs on the H200 and would slow both
+ * sides alike, flattering every ratio. It makes its own command pools,
+ * timeline semaphores, descriptor pool and buffers on that device. */
+void raw_open(raw_t *raw, tandem_runtime_t *rt) {
   memset(raw, 0, sizeof *raw);
+  tandem_vulkan_handles_t h;
+  TCHECK(tandem_runtime_vulkan_handles(rt, &h));
   if (volkInitialize() != VK_SUCCESS) bench_die("direct side: the Vulkan loader could not be loaded");
-  if (volkGetInstanceVersion() < VK_API_VERSION_1_3)
-    bench_die("direct side: the Vulkan loader is older than 1.3");
-  VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
-                           .pApplicationName = "tandem bench (direct)",
-                           .apiVersion = VK_API_VERSION_1_3};
-  const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
-  const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
-                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
-  VkValidationFeatureEnableEXT enables[] = {
-      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
-  VkDebugUtilsMessengerCreateInfoEXT mci = {
-      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
-      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-      .pfnUserCallback = raw_messenger};
-  VkValidationFeaturesEXT features = {.sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
-                                      .pNext = &mci,
-                                      .enabledValidationFeatureCount = 1,
-                                      .pEnabledValidationFeatures = enables};
-  VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
-                              .pApplicationInfo = &app};
-  if (validate) {
-    if (!raw_has_layer(layers[0]))
-      bench_die("direct side: --validate needs VK_LAYER_KHRONOS_validation, which is not installed");
-    ici.enabledLayerCount = 1;
-    ici.ppEnabledLayerNames = layers;
-    ici.enabledExtensionCount = 2;
-    ici.ppEnabledExtensionNames = extensions;
-    ici.pNext = &features;
-  }
-  VKCHECK(vkCreateInstance(&ici, NULL, &raw->instance));
+  raw->runtime = rt;
+  raw->instance = h.instance;
+  raw->physical = h.physical_device;
+  raw->device = h.device;
   volkLoadInstanceOnly(raw->instance);
-  if (validate)
-    VKCHECK(vkCreateDebugUtilsMessengerEXT(raw->instance, &mci, NULL, &raw->messenger));
-
-  uint32_t n = 0;
-  VKCHECK(vkEnumeratePhysicalDevices(raw->instance, &n, NULL));
-  if (gpu_index >= n) bench_die("direct side: GPU %u requested, the loader reports %u", gpu_index, n);
-  VkPhysicalDevice *pds = calloc(n, sizeof *pds);
-  if (!pds) bench_die("out of memory");
-  VKCHECK(vkEnumeratePhysicalDevices(raw->instance, &n, pds));
-  raw->physical = pds[gpu_index];
-  free(pds);
+  volkLoadDeviceTable(&raw->vk, raw->device);
   VkPhysicalDeviceProperties props;
   vkGetPhysicalDeviceProperties(raw->physical, &props);
   snprintf(raw->name, sizeof raw->name, "%s", props.deviceName);
@@ -125,38 +40,18 @@ void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
     bench_die("direct side: minStorageBufferOffsetAlignment %llu exceeds 256",
               (unsigned long long)props.limits.minStorageBufferOffsetAlignment);
   vkGetPhysicalDeviceMemoryProperties(raw->physical, &raw->memory);
-
-  uint32_t qn = 0;
-  vkGetPhysicalDeviceQueueFamilyProperties(raw->physical, &qn, NULL);
-  VkQueueFamilyProperties *q = calloc(qn ? qn : 1, sizeof *q);
-  if (!q) bench_die("out of memory");
-  vkGetPhysicalDeviceQueueFamilyProperties(raw->physical, &qn, q);
-  pick_queues(q, qn, raw);
-  free(q);
-
-  float priority[4] = {1, 1, 1, 1};
-  VkDeviceQueueCreateInfo qci[RAW_LANES];
-  uint32_t qci_count = 0;
   for (int l = 0; l < RAW_LANES; l++) {
+    raw->family[l] = h.lanes[l].queue_family;
+    raw->index[l] = h.lanes[l].queue_index;
+    raw->queue[l] = h.lanes[l].queue;
     uint32_t k = 0;
-    while (k < qci_count && qci[k].queueFamilyIndex != raw->family[l]) k++;
-    if (k == qci_count) {
-      qci[qci_count++] = (VkDeviceQueueCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                                   .queueFamilyIndex = raw->family[l],
-                                                   .queueCount = 0,
-                                                   .pQueuePriorities = priority};
-      raw->distinct_families[raw->distinct_count++] = raw->family[l];
-    }
-    if (qci[k].queueCount < raw->index[l] + 1) qci[k].queueCount = raw->index[l] + 1;
+    while (k < raw->distinct_count && raw->distinct_families[k] != raw->family[l]) k++;
+    if (k == raw->distinct_count) raw->distinct_families[raw->distinct_count++] = raw->family[l];
   }
-  VkPhysicalDeviceVulkan13Features f13 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, .synchronization2 = VK_TRUE};
-  VkPhysicalDeviceVulkan12Features f12 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-      .pNext = &f13,
-      .timelineSemaphore = VK_TRUE};
-  /* VK_EXT_external_memory_host, when offered: the npu-edge baseline imports
-   * the NPU's buffer mappings like tandem's host-pointer sharing does. */
+  /* Host-pointer import, when tandem enabled it (it does whenever the device
+   * offers VK_EXT_external_memory_host). */
+  tandem_device_info_t info;
+  TCHECK(tandem_runtime_gpu_info(rt, 0, &info));
   uint32_t en = 0;
   vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, NULL);
   VkExtensionProperties *exts = calloc(en ? en : 1, sizeof *exts);
@@ -165,7 +60,6 @@ void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
   for (uint32_t i = 0; i < en; i++)
     if (!strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) raw->host_import = true;
   free(exts);
-  const char *dev_ext[1] = {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME};
   if (raw->host_import) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
@@ -174,19 +68,10 @@ void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
     vkGetPhysicalDeviceProperties2(raw->physical, &pp);
     raw->host_import_alignment = hp.minImportedHostPointerAlignment;
   }
-  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                            .pNext = &f12,
-                            .queueCreateInfoCount = qci_count,
-                            .pQueueCreateInfos = qci,
-                            .enabledExtensionCount = raw->host_import ? 1 : 0,
-                            .ppEnabledExtensionNames = dev_ext};
-  VKCHECK(vkCreateDevice(raw->physical, &dci, NULL, &raw->device));
-  volkLoadDeviceTable(&raw->vk, raw->device);
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
   VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
   for (int l = 0; l < RAW_LANES; l++) {
-    raw->vk.vkGetDeviceQueue(raw->device, raw->family[l], raw->index[l], &raw->queue[l]);
     VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                     .queueFamilyIndex = raw->family[l]};
     VKCHECK(raw->vk.vkCreateCommandPool(raw->device, &cpci, NULL, &raw->pool[l]));
@@ -201,17 +86,19 @@ void raw_open(raw_t *raw, uint32_t gpu_index, bool validate) {
 }
 
 void raw_close(raw_t *raw) {
+  /* The device is tandem's: wait for the direct side's own work only. */
   if (raw->device) {
-    VKCHECK(raw->vk.vkDeviceWaitIdle(raw->device));
     for (int l = 0; l < RAW_LANES; l++) {
+      VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                .semaphoreCount = 1,
+                                .pSemaphores = &raw->timeline[l],
+                                .pValues = &raw->value[l]};
+      VKCHECK(raw->vk.vkWaitSemaphores(raw->device, &wi, UINT64_MAX));
       raw->vk.vkDestroySemaphore(raw->device, raw->timeline[l], NULL);
       raw->vk.vkDestroyCommandPool(raw->device, raw->pool[l], NULL);
     }
     raw->vk.vkDestroyDescriptorPool(raw->device, raw->descriptor_pool, NULL);
-    raw->vk.vkDestroyDevice(raw->device, NULL);
   }
-  if (raw->messenger) vkDestroyDebugUtilsMessengerEXT(raw->instance, raw->messenger, NULL);
-  if (raw->instance) vkDestroyInstance(raw->instance, NULL);
   memset(raw, 0, sizeof *raw);
 }
 

@@ -477,6 +477,30 @@ static tandem_status_t tandem_vk_reflect_entry(tandem__gpu_t *gpu, const void *c
   return tandem_vk_reflect(code, code_bytes, entry_point, name, out_iface);
 }
 
+static void tandem_vk_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_t *out) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  out->instance = g->instance;
+  out->physical_device = g->physical;
+  out->device = g->device;
+  out->get_instance_proc_addr = (void *)vkGetInstanceProcAddr;
+  out->api_version = VK_API_VERSION_1_3;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    const tandem_vk_lane_t *lane = &g->lanes[l];
+    out->lanes[l] = (tandem_vulkan_lane_t){.queue = lane->queue->queue,
+                                           .queue_family = lane->queue->family,
+                                           .queue_index = g->lane_queue_index[l],
+                                           .timeline = lane->timeline};
+  }
+}
+
+static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  if (lock)
+    pthread_mutex_lock(&g->lanes[lane].queue->mutex);
+  else
+    pthread_mutex_unlock(&g->lanes[lane].queue->mutex);
+}
+
 static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .destroy = tandem_vk_gpu_destroy,
     .buffer_create = tandem_vk_buffer_create,
@@ -496,6 +520,8 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .buffer_create_dmabuf = tandem_vk_buffer_create_dmabuf,
     .query = tandem_vk_query,
     .test_control = tandem_vk_test_control,
+    .native_handles = tandem_vk_native_handles,
+    .queue_lock = tandem_vk_queue_lock,
 };
 
 /* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,
@@ -703,6 +729,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     }
     tandem_vk_lane_t *lane = &g->lanes[l];
     lane->queue = shared;
+    g->lane_queue_index[l] = index[l];
     bool compute_capable = qprops[family[l]].queueFlags & VK_QUEUE_COMPUTE_BIT;
     lane->stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
     lane->src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT;

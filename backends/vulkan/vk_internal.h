@@ -49,6 +49,7 @@ typedef struct tandem_vk_gpu {
    * the NPU lane thread signals from the host. */
   tandem_vk_lane_t lanes[TANDEM_LANE_COUNT];
   uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
+  uint32_t lane_queue_index[TANDEM_LANE_COUNT_GPU]; /* queue index in its family */
   uint32_t family_count;
   VkPhysicalDeviceMemoryProperties memory;
   /* GPU timestamps: valid on every lane's family, and mapped to CLOCK_MONOTONIC

@@ -356,6 +356,44 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, ui
  * to a place of your choosing. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
 
+/* Native Vulkan handles of the runtime's GPU, for code that measures or
+ * cooperates with tandem on the same device (a second VkDevice in one
+ * process costs about 160 µs per round trip on some drivers, so a baseline
+ * belongs on tandem's own device and queues). Handles are typed void * so
+ * this header needs no Vulkan headers: cast them to VkInstance,
+ * VkPhysicalDevice, VkDevice, VkQueue, VkSemaphore and
+ * PFN_vkGetInstanceProcAddr. tandem keeps ownership: do not destroy them.
+ *
+ * What you do with them is outside tandem's tracker: work you submit is not
+ * ordered against tandem's, and a lane's timeline semaphore may be waited on
+ * but never signalled by you. A VkQueue is externally synchronised: hold
+ * tandem_runtime_queue_lock(lane) around every call that uses it. */
+typedef struct tandem_vulkan_lane {
+  void *queue;             /* VkQueue (lanes may share one) */
+  uint32_t queue_family;
+  uint32_t queue_index;
+  void *timeline;          /* VkSemaphore the lane signals */
+} tandem_vulkan_lane_t;
+
+typedef struct tandem_vulkan_handles {
+  void *instance;              /* VkInstance */
+  void *physical_device;       /* VkPhysicalDevice */
+  void *device;                /* VkDevice */
+  void *get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr of the loader tandem uses */
+  uint32_t api_version;        /* the instance's VK_API_VERSION */
+  tandem_vulkan_lane_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
+} tandem_vulkan_handles_t;
+
+/* Fills |out| (opening the GPU if needed). Errors: INVALID_ARGUMENT (NULL),
+ * NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
+                                                         tandem_vulkan_handles_t *out);
+/* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem
+ * holds around its own submissions). Blocks while tandem submits. Only for
+ * GPU lanes of a runtime whose GPU is open; anything else is ignored. */
+TANDEM_API void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane);
+TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane);
+
 /*============================================================================
  * Buffers and views
  *============================================================================

@@ -3,6 +3,10 @@
  * test_device.c — device enumeration and description, and selecting a device
  * that does not exist.
  */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
 #include "harness.h"
 
 /* Must run first in the process: counting devices makes tandem's first
@@ -108,6 +112,73 @@ static void test_missing_gpu_index(void **state) {
   th_runtime_destroy(rt);
 }
 
+/* The native handles name tandem's own device and lane queues, and the queue
+ * lock is the one tandem's submissions take: a submit from another thread
+ * waits until it is given back. */
+typedef struct locked_submit {
+  tandem_exec_t *exec;
+  atomic_int done;
+  tandem_status_t status;
+} locked_submit_t;
+
+static void *submit_thread(void *arg) {
+  locked_submit_t *ls = arg;
+  tandem_completion_t *c = NULL;
+  ls->status = tandem_exec_submit(ls->exec, &c);
+  atomic_store(&ls->done, 1);
+  if (ls->status == TANDEM_OK) ls->status = tandem_completion_wait(c);
+  tandem_completion_release(c);
+  return NULL;
+}
+
+static void test_native_handles(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_vulkan_handles_t h;
+  TH_ASSERT_STATUS(tandem_runtime_vulkan_handles(rt, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  assert_non_null(h.instance);
+  assert_non_null(h.physical_device);
+  assert_non_null(h.device);
+  assert_non_null(h.get_instance_proc_addr);
+  assert_true(TANDEM_VERSION_MINOR_OF(h.api_version) >= 3);
+  tandem_device_info_t info;
+  TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    assert_non_null(h.lanes[l].queue);
+    assert_non_null(h.lanes[l].timeline);
+    assert_true(h.lanes[l].queue_family < info.queue_family_count);
+    const tandem_queue_family_info_t *f = &info.queue_families[h.lanes[l].queue_family];
+    assert_true(h.lanes[l].queue_index < f->queue_count);
+    assert_true(f->caps & (l == TANDEM_LANE_COMPUTE ? TANDEM_QUEUE_COMPUTE : TANDEM_QUEUE_TRANSFER));
+  }
+  /* The lock holds tandem's own submissions back. */
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 7, TANDEM_LANE_COMPUTE));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  locked_submit_t ls = {.exec = e, .status = TANDEM_OK};
+  atomic_init(&ls.done, 0);
+  tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, submit_thread, &ls), 0);
+  struct timespec pause = {0, 50 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  assert_int_equal(atomic_load(&ls.done), 0); /* still blocked in vkQueueSubmit2's lock */
+  tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
+  pthread_join(th, NULL);
+  TH_ASSERT_OK(ls.status);
+  uint32_t got[1024];
+  th_read(b, 0, got, sizeof got);
+  TH_ASSERT_U32_FILL(got, 7, 1024, "fill submitted after the lock was given back");
+  /* Out-of-range lanes are ignored. */
+  tandem_runtime_queue_lock(rt, 7);
+  tandem_runtime_queue_unlock(rt, -1);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+}
+
 static void test_open_gpu_is_idempotent(void **state) {
   tandem_runtime_t *rt = *state;
   TH_ASSERT_OK(tandem_runtime_open_gpu(rt));
@@ -129,6 +200,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_gpu_info_out_of_range, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test(test_missing_gpu_index),
       cmocka_unit_test_setup_teardown(test_open_gpu_is_idempotent, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_native_handles, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }
