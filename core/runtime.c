@@ -22,6 +22,7 @@ void tandem_runtime_options_init(tandem_runtime_options_t *options) {
   options->npu = TANDEM_NPU_NONE;
   options->npu_timeout_ms = 10000;
   options->sharing = TANDEM_SHARING_AUTO;
+  options->wait_spin_us = 50;
 }
 
 /* The validation callback TANDEM_VALIDATION=1 installs when the program set
@@ -50,6 +51,9 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
   if (o->graph_slots < 1 || o->graph_slots > 1024)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option graph_slots is %u, must be 1..1024", o->graph_slots);
+  if (o->wait_spin_us > 100000)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option wait_spin_us is %u, must be 0..100000", o->wait_spin_us);
   return TANDEM_OK;
 }
 
@@ -67,6 +71,17 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
   if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
   if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
+  const char *spin_env = getenv("TANDEM_WAIT_SPIN_US");
+  if (spin_env && *spin_env) {
+    char *end = NULL;
+    unsigned long v = strtoul(spin_env, &end, 10);
+    if (*end != '\0' || v > 100000)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "TANDEM_WAIT_SPIN_US is '%s'; it must be a number of microseconds, "
+                         "0..100000",
+                         spin_env);
+    opts.wait_spin_us = (uint32_t)v;
+  }
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0) {

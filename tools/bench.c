@@ -89,6 +89,8 @@ static void usage(FILE *f) {
         "                   the environment variable TANDEM_GPU, else 0)\n"
         "  --direct-first   run direct before tandem in each pair (order-bias check)\n"
         "  --spin           dispatch rows: both sides poll for completion\n"
+        "  --direct-spin    dispatch rows: the direct side polls (the floor), tandem\n"
+        "                   waits its default way (a bounded spin, then block)\n"
         "                   (tandem_completion_is_complete / vkGetSemaphoreCounterValue)\n"
         "                   instead of blocking waits: separates wake-up from overhead\n"
         "  --validate       validation layer on both sides; any message fails the run.\n"
@@ -132,6 +134,7 @@ summary_t bench_summarize(double *v, uint32_t n) {
 static double *split_tandem_submit, *split_direct_submit;
 static uint32_t split_index; /* the timed iteration being run, or UINT32_MAX */
 static bool split_spin;       /* --spin: poll instead of blocking waits */
+static bool split_direct_spin; /* --direct-spin: only the direct side polls */
 
 void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
                       uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
@@ -211,7 +214,7 @@ static void dispatch_job_run(raw_t *unused, void *ctx) {
   VkResult r = raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
   if (split_direct_submit && split_index != UINT32_MAX)
     split_direct_submit[split_index] = now_us() - t0;
-  if (r == VK_SUCCESS && split_spin) {
+  if (r == VK_SUCCESS && (split_spin || split_direct_spin)) {
     uint64_t v = 0;
     while (r == VK_SUCCESS && v < j->signal.value)
       r = raw->vk.vkGetSemaphoreCounterValue(raw->device, raw->timeline[TANDEM_LANE_COMPUTE], &v);
@@ -341,9 +344,10 @@ static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *
   split_tandem_submit = ts;
   split_direct_submit = ds;
   split_spin = o->spin;
+  split_direct_spin = o->direct_spin;
   bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, tt, dt);
   split_tandem_submit = split_direct_submit = NULL;
-  split_spin = false;
+  split_spin = split_direct_spin = false;
   for (uint32_t i = 0; i < o->iterations; i++) pr[i] = tt[i] / dt[i];
   row->tandem_submit = bench_summarize(ts, o->iterations);
   row->direct_submit = bench_summarize(ds, o->iterations);
@@ -574,6 +578,8 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       o->direct_first = true;
     } else if (!strcmp(a, "--spin")) {
       o->spin = true;
+    } else if (!strcmp(a, "--direct-spin")) {
+      o->direct_spin = true;
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
       o->given |= BENCH_GIVEN_ITERATIONS;
       if (!cli_parse_u32(a, v, 1, 100000000, &o->iterations)) return false;

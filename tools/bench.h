@@ -27,6 +27,7 @@ typedef struct bench_options {
   uint32_t gpu_index;
   bool validate, direct_first, quick;
   bool spin; /* dispatch rows: poll for completion instead of blocking waits */
+  bool direct_spin; /* dispatch rows: only the direct side polls */
   uint32_t given; /* BENCH_GIVEN_* bits: sizes the user chose (not scaled by device) */
   const char *json_path;
   const char *only;

@@ -584,6 +584,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->validation_counter = validation_counter;
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;
+  g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
 
   tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);

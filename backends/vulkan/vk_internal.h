@@ -59,6 +59,7 @@ typedef struct tandem_vk_gpu {
   uint64_t timestamp_mask;  /* from the smallest timestampValidBits of the lanes */
   double timestamp_period;  /* ns per tick */
   uint64_t tick0, host0_ns; /* one calibrated pair */
+  uint64_t wait_spin_ns; /* completion waits poll this long before blocking */
   VkDeviceSize max_storage_range;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   /* validation messages go to the runtime's counter and callback */

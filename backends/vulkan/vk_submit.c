@@ -366,6 +366,25 @@ tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM
     vals[n++] = values[l];
   }
   if (n == 0) return TANDEM_OK;
+  /* A bounded spin first: work that ends within it is seen at once instead
+   * of after the driver's wake-up (runtime option wait_spin_us). */
+  if (g->wait_spin_ns && timeout_ns) {
+    uint64_t spin = g->wait_spin_ns < timeout_ns ? g->wait_spin_ns : timeout_ns;
+    uint64_t start = tandem__now_ns(), elapsed = 0;
+    for (;;) {
+      uint32_t reached = 0;
+      for (uint32_t i = 0; i < n; i++) {
+        uint64_t v = 0;
+        VkResult qr = g->vk.vkGetSemaphoreCounterValue(g->device, sems[i], &v);
+        if (qr < 0) return tandem_vk_fail(qr, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
+        reached += v >= vals[i];
+      }
+      if (reached == n) return TANDEM_OK;
+      elapsed = tandem__now_ns() - start;
+      if (elapsed >= spin) break;
+    }
+    if (timeout_ns != UINT64_MAX) timeout_ns = timeout_ns > elapsed ? timeout_ns - elapsed : 0;
+  }
   VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                             .semaphoreCount = n,
                             .pSemaphores = sems,

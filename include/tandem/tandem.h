@@ -223,6 +223,13 @@ typedef struct tandem_runtime_options {
    * the messages are counted either way (tandem_runtime_validation_messages). */
   tandem_validation_callback_t validation_callback;
   void *validation_user_data;
+  /* How long a completion wait polls the lanes' timelines before it blocks in
+   * the driver, in µs (0 .. 100000, default 50; TANDEM_WAIT_SPIN_US
+   * overrides). Work that finishes within it is seen as soon as it finishes
+   * (a blocking wait adds the driver's wake-up, ~30 µs on the H200); the price
+   * is up to that much CPU time per wait on the waiting thread. 0: block at
+   * once. */
+  uint32_t wait_spin_us;
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above. */

@@ -110,6 +110,7 @@ static void test_options_defaults(void **state) {
   TH_ASSERT_U64_EQ(o.gpu_index, 0);
   TH_ASSERT_U64_EQ(o.max_submissions, 64);
   TH_ASSERT_U64_EQ(o.graph_slots, 2);
+  TH_ASSERT_U64_EQ(o.wait_spin_us, 50);
   assert_null(o.budget);
   assert_false(o.validation);
   assert_false(o.gpu_timestamps);
@@ -161,6 +162,23 @@ static void test_runtime_rejects_bad_options(void **state) {
   expect_good_option(o);
   o.graph_slots = 1024;
   expect_good_option(o);
+
+  tandem_runtime_options_init(&o);
+  o.wait_spin_us = 100001;
+  expect_bad_option(o, "wait_spin_us");
+  TH_ASSERT_MESSAGE_HAS("0..100000");
+  o.wait_spin_us = 0;
+  expect_good_option(o);
+  o.wait_spin_us = 100000;
+  expect_good_option(o);
+  /* The variable overrides, and is checked. */
+  setenv("TANDEM_WAIT_SPIN_US", "12x", 1);
+  expect_bad_option(o, "TANDEM_WAIT_SPIN_US");
+  setenv("TANDEM_WAIT_SPIN_US", "200000", 1);
+  expect_bad_option(o, "TANDEM_WAIT_SPIN_US");
+  setenv("TANDEM_WAIT_SPIN_US", "0", 1);
+  expect_good_option(o);
+  unsetenv("TANDEM_WAIT_SPIN_US");
 }
 
 static void test_runtime_create_defaults(void **state) {
