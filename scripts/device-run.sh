@@ -4,7 +4,8 @@
 # builds tandem, runs the whole CTest suite with the validation layer on the
 # real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
 #   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all|a,b,...]
-# (decode: the transformer decode-step example's figures, examples/README.md)
+# (decode: the transformer decode-step example's figures, examples/README.md;
+# perf: waits against polling, prepare scale)
 # Everything is written to a scratch folder and packed into $OUT/results.tgz at
 # the end (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -32,6 +33,17 @@ if [[ $what == *,bench,* ]]; then
   build-device/tools/tandem bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
   build-device/tools/tandem run examples/demo.json --npu emulated --trace "$out/demo-trace.json" \
     --svg "$out/demo-timeline.svg" 2>&1 | tee "$out/demo.txt" || rc=1
+fi
+if [[ $what == *,perf,* ]]; then
+  # The performance issue's figures: the wait against the polling floor, both
+  # sides polling, and prepare at 1 k / 10 k / 100 k nodes.
+  build-device/tools/tandem bench --only dispatch --direct-spin --json "$out/wait-vs-poll.json" \
+    2>&1 | tee "$out/wait-vs-poll.txt" || rc=1
+  build-device/tools/tandem bench --only dispatch --spin --json "$out/poll-vs-poll.json" \
+    2>&1 | tee "$out/poll-vs-poll.txt" || rc=1
+  TANDEM_WAIT_SPIN_US=0 build-device/tools/tandem bench --only dispatch --json "$out/block-vs-block.json" \
+    2>&1 | tee "$out/block-vs-block.txt" || rc=1
+  build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \
