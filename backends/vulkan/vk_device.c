@@ -736,12 +736,9 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     lane->src_access = VK_ACCESS_2_TRANSFER_WRITE_BIT;
     lane->dst_access = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
     if (compute_capable) {
-      /* DRAW_INDIRECT: indirect dispatches read their counts there. */
-      lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+      lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
       lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
-                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT |
-                          VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
+      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     }
     VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,

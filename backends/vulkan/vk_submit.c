@@ -72,6 +72,13 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
                            .srcAccessMask = lane->src_access,
                            .dstStageMask = lane->stages,
                            .dstAccessMask = lane->dst_access};
+    /* An indirect dispatch reads its counts at DRAW_INDIRECT. Only then is
+     * that stage named: a barrier that names it waits for the command
+     * front-end too (bench/NOTES.md: chain100 on the H200). */
+    if (node->kind == TANDEM__NODE_DISPATCH && node->indirect.buffer) {
+      mb.dstStageMask |= VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+      mb.dstAccessMask |= VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
+    }
     VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
                             .memoryBarrierCount = 1,
                             .pMemoryBarriers = &mb};
