@@ -60,18 +60,57 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p);
 }
 
-/* Records one node. |bound| is the compute pipeline bound so far in this
- * command buffer (state persists across barriers, fills and copies), so a run
- * of dispatches of one kernel binds it once, as hand-written Vulkan would. */
+/* What recording one region's command buffer carries from node to node:
+ * the compute pipeline bound so far (state persists across barriers, fills
+ * and copies, so a run of dispatches of one kernel binds it once, as
+ * hand-written Vulkan would), and which kinds of work ran since the last
+ * barrier (the barrier waits for those stages only). */
+typedef struct tandem_vk_record_state {
+  VkPipeline bound;
+  bool compute_since, transfer_since;
+  bool compute_until, transfer_until; /* kinds from this barrier to the next */
+} tandem_vk_record_state_t;
+
+/* Records one node. A barrier before it is as narrow as the work allows:
+ * source = the stages of the work since the previous barrier, destination =
+ * the stages of the work from here to the next barrier. The plan relies on a
+ * barrier ordering everything before it against everything after it
+ * (core/plan.c); these scopes keep that true through chains of barriers,
+ * because each barrier's source is exactly the previous one's destination.
+ * A dispatch-to-dispatch chain gets the compute-to-compute barrier raw Vulkan
+ * would use. */
 static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *lane,
                                   VkCommandBuffer cb, const tandem__node_t *node,
-                                  VkDescriptorSet set, VkPipeline *bound) {
+                                  VkDescriptorSet set, tandem_vk_record_state_t *st) {
+  VkPipeline *bound = &st->bound;
+  bool dispatch = node->kind == TANDEM__NODE_DISPATCH;
   if (node->barrier_before) {
     VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
                            .srcStageMask = lane->stages,
                            .srcAccessMask = lane->src_access,
                            .dstStageMask = lane->stages,
                            .dstAccessMask = lane->dst_access};
+    if (st->compute_since || st->transfer_since) {
+      mb.srcStageMask = mb.srcAccessMask = 0;
+      if (st->compute_since) {
+        mb.srcStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+        mb.srcAccessMask |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      }
+      if (st->transfer_since) {
+        mb.srcStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+        mb.srcAccessMask |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
+      }
+      mb.dstStageMask = mb.dstAccessMask = 0;
+      if (st->compute_until) {
+        mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+        mb.dstAccessMask |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      }
+      if (st->transfer_until) {
+        mb.dstStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+        mb.dstAccessMask |= VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
+      }
+    }
+    st->compute_since = st->transfer_since = false;
     /* An indirect dispatch reads its counts at DRAW_INDIRECT. Only then is
      * that stage named: a barrier that names it waits for the command
      * front-end too (bench/NOTES.md: chain100 on the H200). */
@@ -84,6 +123,8 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
                             .pMemoryBarriers = &mb};
     g->vk.vkCmdPipelineBarrier2(cb, &dep);
   }
+  if (dispatch) st->compute_since = true;
+  else if (node->kind != TANDEM__NODE_NPU_RUN) st->transfer_since = true;
   switch (node->kind) {
     case TANDEM__NODE_FILL:
       g->vk.vkCmdFillBuffer(cb, tandem_vk_buffer_handle(node->views[0].buffer->native),
@@ -158,10 +199,20 @@ tandem_status_t tandem_vk_program_record(tandem__gpu_t *base, void *native,
   VkResult vr = g->vk.vkBeginCommandBuffer(cb, &bi);
   if (vr >= 0 && p->queries)
     g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries, 2 * at);
-  VkPipeline bound = VK_NULL_HANDLE;
+  tandem_vk_record_state_t st = {.bound = VK_NULL_HANDLE};
   for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
     uint32_t n = plan->order[region->first + k];
-    tandem_vk_record_node(g, lane, cb, &plan->nodes[n], sets[n], &bound);
+    if (plan->nodes[n].barrier_before) {
+      /* The kinds of work this barrier's destination scope must cover. */
+      st.compute_until = st.transfer_until = false;
+      for (uint32_t j = k; j < region->count; j++) {
+        const tandem__node_t *later = &plan->nodes[plan->order[region->first + j]];
+        if (j > k && later->barrier_before) break;
+        if (later->kind == TANDEM__NODE_DISPATCH) st.compute_until = true;
+        else st.transfer_until = true;
+      }
+    }
+    tandem_vk_record_node(g, lane, cb, &plan->nodes[n], sets[n], &st);
   }
   if (vr >= 0 && p->queries)
     g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries, 2 * at + 1);
