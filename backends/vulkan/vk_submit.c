@@ -67,6 +67,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
  * barrier (the barrier waits for those stages only). */
 typedef struct tandem_vk_record_state {
   VkPipeline bound;
+  const tandem__node_t *bound_set_of; /* the dispatch whose descriptor set is bound */
   bool compute_since, transfer_since;
   bool compute_until, transfer_until; /* kinds from this barrier to the next */
 } tandem_vk_record_state_t;
@@ -144,9 +145,18 @@ static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *la
         g->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
         *bound = k->pipeline;
       }
-      if (set)
-        g->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set, 0,
-                                      NULL);
+      /* Binding a set costs the GPU front-end about as much as the barrier
+       * in a dependent chain: skip it when the set bound already holds the
+       * same views for the same kernel (equal contents, another object). */
+      const tandem__node_t *prev = st->bound_set_of;
+      bool same = prev && prev->kernel == node->kernel &&
+                  !memcmp(prev->views, node->views, node->view_count * sizeof *node->views);
+      if (!same) {
+        if (set)
+          g->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set,
+                                        0, NULL);
+        st->bound_set_of = node; /* any other kernel in between forces a bind */
+      }
       if (node->push_bytes)
         g->vk.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, node->push_bytes,
                                  node->push);
