@@ -23,7 +23,7 @@
 
 #define RANGE_BYTES 256u
 #define RANGE_WORDS (RANGE_BYTES / 4u)
-#define MAX_NODES 100u
+#define MAX_NODES 1000u
 #define WRITE_VALUE(node) (1u + (uint32_t)(node) * 1000u)
 
 void bench_die(const char *fmt, ...) {
@@ -46,7 +46,8 @@ void bench_progress(const char *fmt, ...) {
 
 static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
-static const char *const bench_names[] = {"dispatch", "independent100", "chain100", "transfer",
+static const char *const bench_names[] = {"dispatch", "independent100", "chain100",
+                                          "independent1000", "chain1000", "transfer",
                                           "overlap", "npu-edge"};
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
@@ -62,6 +63,8 @@ static void usage(FILE *f) {
         "  dispatch         one dispatch of a 64-thread kernel\n"
         "  independent100   100 dispatches on disjoint ranges (no barriers)\n"
         "  chain100         100 dependent dispatches on one range (barrier between each)\n"
+        "  independent1000, chain1000\n"
+        "                   the same with 1000 nodes (per-node cost of long graphs)\n"
         "  transfer         upload and download of 64 MiB (copy nodes vs vkCmdCopyBuffer\n"
         "                   on the transfer queues), GB/s\n"
         "  overlap          K chunks of upload -> compute -> download in one graph vs\n"
@@ -195,6 +198,8 @@ static const dispatch_spec_t dispatch_specs[] = {
     {"dispatch", 1, false},
     {"independent100", 100, false},
     {"chain100", 100, true},
+    {"independent1000", 1000, false},
+    {"chain1000", 1000, true},
 };
 
 typedef struct dispatch_job {
@@ -613,7 +618,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
       if (!known)
         return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
-                         "transfer, overlap, npu-edge)", v),
+                         "independent1000, chain1000, transfer, overlap, npu-edge)", v),
                false;
     } else {
       cli_error("bench: unknown option '%s' (see tandem bench --help)", a);

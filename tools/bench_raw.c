@@ -77,9 +77,9 @@ void raw_open(raw_t *raw, tandem_runtime_t *rt) {
     VKCHECK(raw->vk.vkCreateCommandPool(raw->device, &cpci, NULL, &raw->pool[l]));
     VKCHECK(raw->vk.vkCreateSemaphore(raw->device, &sci, NULL, &raw->timeline[l]));
   }
-  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1024};
+  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 4096};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                     .maxSets = 512,
+                                     .maxSets = 2048,
                                      .poolSizeCount = 1,
                                      .pPoolSizes = &size};
   VKCHECK(raw->vk.vkCreateDescriptorPool(raw->device, &dpci, NULL, &raw->descriptor_pool));
