@@ -1,15 +1,18 @@
 # SPDX-License-Identifier: MIT
 # Entry points: `make test` (what CI runs via .ci/run), `make demo`,
-# `make asan` / `make tsan` (sanitizer builds of the suite), `make clean`.
+# `make debug` (the suite with assert on: invariant checkers run), `make asan`
+# (ASan+UBSan, also Debug) / `make tsan` (sanitizer builds of the suite), `make clean`.
 # `make deps` installs missing Debian packages (skipped with TANDEM_SKIP_DEPS=1).
 
 BUILD_TYPE ?= RelWithDebInfo
+# The ASan build is Debug: no NDEBUG, so the invariant checkers (core/check.c) run.
+ASAN_BUILD_TYPE ?= Debug
 JOBS ?= $(shell nproc)
 CTEST_JOBS ?= 2
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all deps build test demo asan tsan clean
+.PHONY: all deps build test demo debug asan tsan clean
 
 all: build
 
@@ -31,8 +34,13 @@ demo: deps
 	@echo "trace:    build/demo-trace.json (open in https://ui.perfetto.dev or chrome://tracing)"
 	@echo "timeline: build/demo-timeline.svg (rsvg-convert build/demo-timeline.svg -o demo.png)"
 
+debug: deps
+	$(CMAKE) -S . -B build-debug -DCMAKE_BUILD_TYPE=Debug
+	$(CMAKE) --build build-debug -j$(JOBS)
+	$(CTEST) --test-dir build-debug --output-on-failure -j$(CTEST_JOBS)
+
 asan: deps
-	$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DTANDEM_ASAN=ON
+	$(CMAKE) -S . -B build-asan -DCMAKE_BUILD_TYPE=$(ASAN_BUILD_TYPE) -DTANDEM_ASAN=ON
 	$(CMAKE) --build build-asan -j$(JOBS)
 	$(CTEST) --test-dir build-asan --output-on-failure -j$(CTEST_JOBS)
 
@@ -42,4 +50,4 @@ tsan: deps
 	$(CTEST) --test-dir build-tsan --output-on-failure -j$(CTEST_JOBS)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-debug build-asan build-tsan

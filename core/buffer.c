@@ -7,6 +7,7 @@
  * budget and allocations unchanged). Destruction happens at refcount 0, which
  * by I1 (internal.h) means no graph, exec or in-flight work still uses it.
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "core/internal.h"
@@ -93,6 +94,7 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   tandem_runtime_t *rt = buffer->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* I1: refcount 0 means no graph, exec or in-flight slot refers to it. */
+  assert(tandem__buffer_check_free(buffer));
   if (buffer->npu_bo) {
     tandem__npu_buffer_destroy(rt, buffer);
   } else {

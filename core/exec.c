@@ -14,6 +14,7 @@
  * leaves no trace. Nothing on this path allocates: records, submit
  * descriptions and completions live in the slot, made at prepare.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,6 +127,7 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
 void tandem__exec_destroy(tandem_exec_t *exec) {
   tandem_runtime_t *rt = exec->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  assert(tandem__exec_check_free(exec));
   if (exec->native) gpu->vtable->program_destroy(gpu, exec->native);
   if (exec->slots) {
     for (uint32_t k = 0; k < exec->slot_count; k++) {
@@ -400,6 +402,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     tandem__npu_lane_push(rt, &slot->npu_jobs[r]);
   }
   atomic_fetch_add(&exec->refs, 1); /* the completion's reference */
+  assert(tandem__runtime_check_locked(rt) && tandem__exec_check_locked(exec));
   *out_completion = &slot->completion;
 out:
   pthread_mutex_unlock(&rt->mutex);
@@ -473,6 +476,7 @@ void tandem_completion_release(tandem_completion_t *completion) {
   pthread_mutex_lock(&rt->mutex);
   slot->user_ref = false;
   if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
+  assert(tandem__exec_check_locked(exec));
   pthread_mutex_unlock(&rt->mutex);
   tandem_exec_release(exec);
 }

@@ -28,6 +28,8 @@
  *       submission order, whatever happened to the run (core/npu.c).
  *   I6  The NPU lane thread never takes runtime->mutex: driver calls made
  *       under it may wait for a queue that waits for the NPU lane.
+ * Each has a checker in core/check.c, called inside assert() (Debug and ASan
+ * builds); docs/design.md lists which checker enforces which and where.
  */
 #ifndef TANDEM_CORE_INTERNAL_H_
 #define TANDEM_CORE_INTERNAL_H_
@@ -406,5 +408,16 @@ tandem_status_t tandem__glsl_compile(const char *source, const char *name, void 
  * |path|, or NULL) is GLSL text rather than SPIR-V; OK otherwise. */
 tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, const char *path,
                                              const char *name);
+
+/* Invariant checkers (check.c), called only inside assert(): each returns
+ * false, after printing the invariant it found broken, when it does not hold. */
+bool tandem__runtime_check_locked(const tandem_runtime_t *runtime); /* I2, I3, I4, I6 */
+bool tandem__exec_check_locked(const tandem_exec_t *exec);          /* I4 per slot */
+bool tandem__exec_check_free(const tandem_exec_t *exec);            /* I1 */
+bool tandem__buffer_check_free(const tandem_buffer_t *buffer);      /* I1 */
+bool tandem__npu_lane_check_signal(const tandem__npu_lane_t *lane, uint64_t value); /* I5 */
+bool tandem__check_not_npu_lane(void);                              /* I6 */
+/* Marks the calling thread as the NPU lane (for the I6 check; any build). */
+void tandem__check_mark_npu_lane_thread(void);
 
 #endif /* TANDEM_CORE_INTERNAL_H_ */

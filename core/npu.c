@@ -21,6 +21,7 @@
  * the slot, which fails the completion and its dependents at retirement.
  * After the signal the job is not touched again: the slot may be reused.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -421,6 +422,7 @@ static void *tandem__npu_lane_main(void *arg) {
   tandem_runtime_t *rt = arg;
   tandem__npu_lane_t *lane = &rt->npu_lane;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__check_mark_npu_lane_thread();
   for (;;) {
     pthread_mutex_lock(&lane->mutex);
     while (!lane->head && !lane->stop) pthread_cond_wait(&lane->wake, &lane->mutex);
@@ -454,6 +456,7 @@ static void *tandem__npu_lane_main(void *arg) {
     int expected = TANDEM_OK;
     if (s != TANDEM_OK) atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)s);
     /* Always signal: GPU work behind this region must never hang. */
+    assert(tandem__npu_lane_check_signal(lane, signal));
     if (gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal) != TANDEM_OK) {
       expected = TANDEM_OK;
       atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)TANDEM_ERROR_DEVICE_LOST);

@@ -9,6 +9,7 @@
  * ranges of one buffer never wait for each other. Retirement is lazy: whoever
  * holds the tracker lock next polls the timelines. Nothing here allocates.
  */
+#include <assert.h>
 #include <string.h>
 #include <time.h>
 
@@ -130,11 +131,13 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
     }
     slot = next;
   }
+  assert(tandem__runtime_check_locked(rt));
 }
 
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access_t *access,
                                       uint64_t waits[TANDEM_LANE_COUNT],
                                       tandem__slot_t *dependent) {
+  assert(tandem__check_not_npu_lane());
   bool found = false;
   for (const tandem__record_t *r = access->buffer->records; r; r = r->next) {
     if (r->value <= rt->lane_done_value[r->lane]) continue;
