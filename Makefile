@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Entry points: `make test` (what CI runs via .ci/run), `make demo`,
 # `make debug` (the suite with assert on: invariant checkers run), `make asan`
-# (ASan+UBSan, also Debug) / `make tsan` (sanitizer builds of the suite), `make clean`.
+# (ASan+UBSan, also Debug) / `make tsan` (sanitizer builds of the suite),
+# `make fuzz` (libFuzzer targets, FUZZ_SECONDS each), `make clean`.
 # `make deps` installs missing Debian packages (skipped with TANDEM_SKIP_DEPS=1).
 
 BUILD_TYPE ?= RelWithDebInfo
@@ -12,7 +13,7 @@ CTEST_JOBS ?= 2
 CMAKE ?= cmake
 CTEST ?= ctest
 
-.PHONY: all deps build test demo debug asan tsan clean
+.PHONY: all deps build test demo debug asan tsan fuzz clean
 
 all: build
 
@@ -49,5 +50,9 @@ tsan: deps
 	$(CMAKE) --build build-tsan -j$(JOBS)
 	$(CTEST) --test-dir build-tsan --output-on-failure -j$(CTEST_JOBS)
 
+# libFuzzer targets (clang), FUZZ_SECONDS each (default 300): scripts/fuzz.sh.
+fuzz: deps
+	./scripts/fuzz.sh
+
 clean:
-	rm -rf build build-debug build-asan build-tsan
+	rm -rf build build-debug build-asan build-tsan build-fuzz

@@ -13,6 +13,9 @@ packages=(
   libdrm-dev libxrt-dev uuid-dev
   libcmocka-dev libjansson-dev
   librsvg2-bin
+  # libFuzzer (make fuzz, CI's fuzz smoke): Debian's clang and its compiler-rt,
+  # which ships libclang_rt.fuzzer; GCC has no coverage-guided fuzzing engine.
+  clang libclang-rt-dev
 )
 
 if [ "${TANDEM_SKIP_DEPS:-0}" = 1 ]; then
