@@ -13,9 +13,12 @@
  * shader features the module needs are checked against the device.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 
@@ -23,10 +26,28 @@ static tandem_status_t tandem__read_file(const char *path, const char *name, voi
                                          size_t *out_size) {
   *out_data = NULL;
   *out_size = 0;
-  FILE *f = fopen(path, "rb");
-  if (!f)
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer (issue 11); only
+   * regular files are read. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) != 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
     return TANDEM_FAIL(TANDEM_ERROR_IO, "kernel '%s': cannot open SPIR-V file '%s': %s", name,
-                       path, strerror(errno));
+                       path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return TANDEM_FAIL(TANDEM_ERROR_IO,
+                       "kernel '%s': SPIR-V path '%s' is not a regular file (a directory, FIFO "
+                       "or device cannot hold a kernel)",
+                       name, path);
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': reading '%s'", name, path);
+  }
   uint8_t *data = NULL;
   size_t size = 0, cap = 0;
   for (;;) {
