@@ -10,7 +10,9 @@
  * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md).
  */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -166,6 +168,37 @@ EMU_EXPORT int xrtDeviceClose(xrtDeviceHandle dhdl) {
   return 0;
 }
 
+/* An emulated xclbin is a text file naming a library to dlopen, so loading
+ * whatever it names would let a pipeline file run arbitrary code (issue 11).
+ * Only the kernels library shipped beside this emulator
+ * (libtandem_emu_kernels.so in the emulator's own directory) and libraries
+ * the caller lists in TANDEM_EMU_KERNELS (colon-separated paths) load.
+ * Returns 0, or ENOENT (no such file) / EACCES (not allowed). */
+static int emu_library_allowed(const char *library) {
+  char want[PATH_MAX], have[PATH_MAX], own[PATH_MAX];
+  if (realpath(library, want) == NULL) return ENOENT;
+  Dl_info info;
+  if (dladdr((void *)emu_library_allowed, &info) != 0 && info.dli_fname != NULL) {
+    snprintf(own, sizeof own, "%s", info.dli_fname);
+    char *slash = strrchr(own, '/');
+    size_t dir = slash != NULL ? (size_t)(slash - own) + 1 : 0;
+    snprintf(own + dir, sizeof own - dir, "libtandem_emu_kernels.so");
+    if (realpath(own, have) != NULL && strcmp(have, want) == 0) return 0;
+  }
+  const char *list = getenv("TANDEM_EMU_KERNELS");
+  while (list != NULL && *list != '\0') {
+    const char *end = strchr(list, ':');
+    size_t len = end != NULL ? (size_t)(end - list) : strlen(list);
+    if (len > 0 && len < sizeof own) {
+      memcpy(own, list, len);
+      own[len] = '\0';
+      if (realpath(own, have) != NULL && strcmp(have, want) == 0) return 0;
+    }
+    list = end != NULL ? end + 1 : NULL;
+  }
+  return EACCES;
+}
+
 EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
   emu_device_t *dev = emu_device_from(dhdl);
   emu_xclbin_t *x = emu_xclbin_from(xhdl);
@@ -178,6 +211,8 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
   if (closing) return emu_fail(ENODEV);
   if (same) return 0;
 
+  const int allowed = emu_library_allowed(x->library);
+  if (allowed != 0) return emu_fail(allowed);
   void *lib = dlopen(x->library, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) return emu_fail(ENOENT);
   tandem_emu_kernels_fn get = (tandem_emu_kernels_fn)dlsym(lib, TANDEM_EMU_KERNELS_SYMBOL);
