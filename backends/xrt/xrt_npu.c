@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -141,9 +142,14 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                                                  const char *name, void **out) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   *out = NULL;
-  if (access(d->xclbin_path, R_OK) != 0)
+  struct stat st;
+  if (stat(d->xclbin_path, &st) != 0 || access(d->xclbin_path, R_OK) != 0)
     return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': cannot read xclbin '%s': %s", name,
                        d->xclbin_path, strerror(errno));
+  /* A directory is no xclbin, and a FIFO would block the open (issue 11). */
+  if (!S_ISREG(st.st_mode))
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': xclbin '%s' is not a regular file",
+                       name, d->xclbin_path);
   tandem_xrt_program_t *p = calloc(1, sizeof *p);
   if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU program");
   snprintf(p->name, sizeof p->name, "%s", name);
@@ -157,8 +163,12 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                     "NPU program '%s': '%s' is not an xclbin this NPU accepts (%s)", name,
                     d->xclbin_path, strerror(errno));
   if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0)
-    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': loading '%s' failed (%s)",
-                    name, d->xclbin_path, strerror(errno));
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': loading '%s' failed (%s)%s",
+                    name, d->xclbin_path, strerror(errno),
+                    errno == EACCES && base->emulated
+                        ? "; the emulated NPU loads only its own kernels library and those "
+                          "listed in TANDEM_EMU_KERNELS"
+                        : "");
   if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
     s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': the xclbin has no UUID", name);
   if (s == TANDEM_OK) {
@@ -185,6 +195,31 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       "scalar %u of NPU program '%s': kernel argument %d is a buffer, the "
                       "contract says scalar",
                       i, name, arg);
+  }
+  /* The scalar count (issue 11): XRT's C API cannot list a kernel's
+   * arguments, so a probe run must accept every declared scalar and refuse the
+   * argument after the last one; otherwise too many scalars surfaced only at
+   * prepare, and too few as a bare failure of the run. */
+  if (s == TANDEM_OK) {
+    int next = first + (int)d->binding_count + (int)d->scalar_count;
+    xrtRunHandle probe = n->api.xrtRunOpen(p->kernel);
+    if (!probe)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "NPU program '%s': xrtRunOpen failed (%s)",
+                      name, strerror(errno));
+    for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++)
+      if (n->api.xrtRunSetArg(probe, first + (int)d->binding_count + (int)i, 0u) != 0)
+        s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                        "NPU program '%s': the contract has %u scalars but kernel '%s' has no "
+                        "argument %d for scalar %u (it takes fewer)",
+                        name, d->scalar_count, d->kernel_name,
+                        first + (int)d->binding_count + (int)i, i);
+    if (s == TANDEM_OK && (n->api.xrtKernelArgGroupId(p->kernel, next) >= 0 ||
+                           n->api.xrtRunSetArg(probe, next, 0u) == 0))
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "NPU program '%s': kernel '%s' takes more arguments than the contract's "
+                      "%u bindings and %u scalars (argument %d exists)",
+                      name, d->kernel_name, d->binding_count, d->scalar_count, next);
+    if (probe) n->api.xrtRunClose(probe);
   }
   if (s == TANDEM_OK && d->instructions) {
     void *host;
