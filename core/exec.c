@@ -172,6 +172,8 @@ void tandem_exec_release(tandem_exec_t *exec) {
   if (!exec || atomic_fetch_sub(&exec->refs, 1) != 1) return;
   /* Nobody can submit any more and no completion is held (each holds a
    * reference): wait for the slots still in flight, then free (I1). */
+  char saved[256]; /* the caller's message survives the waits below */
+  tandem__save_error(saved, sizeof saved);
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
   for (;;) {
@@ -191,7 +193,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
     pthread_mutex_lock(&rt->mutex);
   }
   pthread_mutex_unlock(&rt->mutex);
-  tandem__clear_error();
+  tandem__restore_error(saved);
   tandem__exec_destroy(exec);
 }
 
@@ -285,7 +287,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
         !tandem__rewrite_in_flight_locked(a->buffer)) {
       s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
                       "a buffer this graph reads was written by work that failed (%s)",
-                      tandem_status_name(a->buffer->poison));
+                      tandem_status_name(a->buffer->poison_cause));
       goto out;
     }
   }
@@ -348,6 +350,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     if (s != TANDEM_OK) goto out; /* the version stays old: recorded again next time */
     slot->region_version[r] = exec->region_version[r];
   }
+  uint64_t submit_ns = tandem__now_ns(); /* before the queues see it */
   s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
                                   plan->region_count);
   if (s != TANDEM_OK) {
@@ -378,7 +381,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   atomic_store(&slot->npu_result, TANDEM_OK);
   slot->inject_failure = rt->fail_next;
   rt->fail_next = false;
-  slot->host_submit_ns = tandem__now_ns();
+  slot->host_submit_ns = submit_ns;
+  slot->npu_message[0] = '\0';
   slot->host_observed_ns = 0;
   slot->next_in_flight = NULL; /* FIFO: retirement follows submission order */
   if (rt->in_flight_tail) {
@@ -448,9 +452,14 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
     pthread_mutex_lock(&rt->mutex);
   }
   tandem_status_t result = slot->result;
+  /* The NPU's own text, when its failure is what ended the submission. */
+  char npu_message[sizeof slot->npu_message] = "";
+  if (result != TANDEM_OK && result == (tandem_status_t)atomic_load(&slot->npu_result))
+    memcpy(npu_message, slot->npu_message, sizeof npu_message);
   pthread_mutex_unlock(&rt->mutex);
   if (result != TANDEM_OK)
-    return TANDEM_FAIL(result, "the submission failed: %s", tandem_status_describe(result));
+    return TANDEM_FAIL(result, "the submission failed: %s%s%s", tandem_status_describe(result),
+                       npu_message[0] ? "; the NPU said: " : "", npu_message);
   return TANDEM_OK;
 }
 

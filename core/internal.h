@@ -138,6 +138,7 @@ struct tandem_buffer {
   uint32_t map_count, map_capacity; /* [mutex] */
   uint64_t next_map_id;        /* [mutex] */
   tandem_status_t poison;      /* [mutex] failure of the last writer, or OK */
+  tandem_status_t poison_cause; /* [mutex] how that writer ended (INTERNAL, CANCELLED...) */
 };
 
 /*--------------------------------------------------------------------------*/
@@ -292,6 +293,8 @@ struct tandem__slot {
   atomic_bool dep_failed;            /* a submission it was ordered after failed */
   uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
   atomic_int npu_result;             /* first failure of an NPU region (lane thread), or OK */
+  char npu_message[224];             /* its text, written by the lane thread that set
+                                        npu_result, before it signals */
   tandem__npu_job_t *npu_jobs;       /* one per NPU region, made at prepare */
   void **npu_runs;                   /* run handle per plan node (NULL for GPU nodes) */
   uint64_t *npu_times;               /* host start/end per region, written by the NPU lane

@@ -61,10 +61,10 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
   if (write && view.offset == 0 && view.length == buffer->size) {
     buffer->poison = TANDEM_OK; /* the host is about to rewrite every byte */
   } else if (buffer->poison != TANDEM_OK) {
-    tandem_status_t p = buffer->poison;
+    tandem_status_t p = buffer->poison, cause = buffer->poison_cause;
     pthread_mutex_unlock(&rt->mutex);
     return TANDEM_FAIL(p, "the buffer was last written by work that failed (%s)",
-                       tandem_status_name(p));
+                       tandem_status_name(cause));
   }
   if (buffer->map_count == buffer->map_capacity) {
     uint32_t cap = buffer->map_capacity ? buffer->map_capacity * 2 : 4;

@@ -454,7 +454,12 @@ static void *tandem__npu_lane_main(void *arg) {
     /* The failure is recorded before the signal and before |done| moves, so
      * whoever retires the slot sees it. */
     int expected = TANDEM_OK;
-    if (s != TANDEM_OK) atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)s);
+    if (s != TANDEM_OK) {
+      /* The text first: the result is what makes readers look at it. */
+      if (atomic_load(&slot->npu_result) == TANDEM_OK)
+        snprintf(slot->npu_message, sizeof slot->npu_message, "%s", tandem_error_message());
+      atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)s);
+    }
     /* Always signal: GPU work behind this region must never hang. */
     assert(tandem__npu_lane_check_signal(lane, signal));
     if (gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal) != TANDEM_OK) {

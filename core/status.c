@@ -42,6 +42,14 @@ const char *tandem_error_message(void) { return tandem__message; }
 
 void tandem__clear_error(void) { tandem__message[0] = '\0'; }
 
+void tandem__save_error(char *buf, size_t size) {
+  snprintf(buf, size, "%s", tandem__message);
+}
+
+void tandem__restore_error(const char *buf) {
+  snprintf(tandem__message, sizeof tandem__message, "%s", buf);
+}
+
 tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line,
                              const char *fmt, ...) {
   char text[TANDEM__MESSAGE_BYTES];

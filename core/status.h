@@ -12,6 +12,8 @@
 #ifndef TANDEM_CORE_STATUS_H_
 #define TANDEM_CORE_STATUS_H_
 
+#include <stddef.h>
+
 #include "tandem/tandem.h"
 
 #if defined(__GNUC__)
@@ -27,6 +29,11 @@ tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line,
 tandem_status_t tandem__annotate(tandem_status_t code, const char *fmt, ...)
     TANDEM__PRINTF(2, 3);
 void tandem__clear_error(void);
+/* Saves this thread's message into |buf| (|size| bytes) / puts it back:
+ * release calls wait and may fail internally, but never change the caller's
+ * message. */
+void tandem__save_error(char *buf, size_t size);
+void tandem__restore_error(const char *buf);
 
 #define TANDEM_FAIL(code, ...) tandem__fail((code), __FILE__, __LINE__, __VA_ARGS__)
 

@@ -78,6 +78,7 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
       if (slot->result != TANDEM_OK) {
         b->poison = slot->result == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST
                                                              : TANDEM_ERROR_FAILED_DEPENDENCY;
+        b->poison_cause = slot->result;
       } else if (rec->access.offset == 0 && rec->access.length == b->size) {
         b->poison = TANDEM_OK; /* wholly rewritten by work that succeeded */
       }
