@@ -643,9 +643,10 @@ typedef struct tandem_kernel_desc {
 /* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
  * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
  * named; a local size or workgroup count over the device's limit, with the
- * limit), IO (spirv_path unreadable), INVALID_KERNEL (malformed SPIR-V, missing
- * entry point, not a compute shader, GLSL given as SPIR-V, glsl_source that
- * does not compile, with glslang's message), CONTRACT (reflection disagrees with the
+ * limit), IO (spirv_path unreadable, or not a regular file: a FIFO is refused,
+ * never waited on), INVALID_KERNEL (malformed SPIR-V, missing entry point, not
+ * a compute shader, GLSL given as SPIR-V, glsl_source that does not compile,
+ * with glslang's message), CONTRACT (reflection disagrees with the
  * contract, a specialization constant or local size that does not fit the
  * shader, naming the binding or constant and both values), UNSUPPORTED (the
  * kernel needs a shader feature or capability the device lacks, named),
@@ -729,11 +730,14 @@ typedef struct tandem_npu_program_desc {
 #define TANDEM_MAX_NPU_SCALARS 16
 
 /* Loads an NPU program, opening the NPU if needed. The kernel's arguments are
- * checked against the contract: each binding must be a buffer argument and the
- * scalars must not be. Errors: NO_DEVICE, INVALID_ARGUMENT (a field, named),
- * IO (xclbin unreadable), INVALID_KERNEL (not an xclbin the device accepts,
- * kernel missing), CONTRACT (argument kinds or count disagree, naming the
- * argument). Thread-safe. */
+ * checked against the contract: each binding must be a buffer argument, the
+ * scalars must not be, and the kernel must take exactly binding_count +
+ * scalar_count arguments. The emulated NPU loads only its own kernels library
+ * (or libraries listed in TANDEM_EMU_KERNELS). Errors: NO_DEVICE,
+ * INVALID_ARGUMENT (a field, named), IO (xclbin unreadable or not a regular
+ * file), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
+ * count disagree, naming the argument), OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                                                      const tandem_npu_program_desc_t *desc,
                                                      tandem_npu_program_t **out_program);
@@ -836,8 +840,9 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                                                           uint32_t *out_node);
 
 /* Runs |program| on the NPU lane with |views| bound to its buffer arguments
- * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL;
- * each is checked against its binding (length, alignment) as for dispatches.
+ * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL
+ * and start at offset 0 (an NPU argument is a whole buffer object); each is
+ * checked against its binding (length, alignment) as for dispatches.
  * Errors: INVALID_ARGUMENT, CONTRACT (naming the binding and the numbers),
  * OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph,

@@ -6,7 +6,10 @@
  */
 #include "harness.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Reads a whole file into a malloc'ed buffer. */
 static void *read_all(const char *path, size_t *out_size) {
@@ -42,10 +45,155 @@ static void test_local_size_id_spec_op_refused(void **state) {
   free(seed);
 }
 
+/* Issue 11, item 2: a FIFO as spirv_path blocked forever in fopen (waiting
+ * for a writer). It must be refused at once with IO, as a directory is. */
+static void test_spirv_path_fifo_and_directory(void **state) {
+  tandem_runtime_t *rt = *state;
+  char dir[] = "/tmp/tandem_hostile_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/kernel.spv", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  tandem_kernel_desc_t d = {.name = "fifo", .spirv_path = fifo};
+  tandem_kernel_t *k = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_IO, "not a regular file");
+  d.spirv_path = dir;
+  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_IO, "not a regular file");
+  assert_null(k);
+  unlink(fifo);
+  rmdir(dir);
+}
+
+/*------------------------------------------------------- the emulated NPU --*/
+
+static tandem_runtime_t *npu_runtime(void) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  TH_ASSERT_OK(tandem_runtime_open_npu(rt));
+  return rt;
+}
+
+static tandem_status_t program(tandem_runtime_t *rt, const char *xclbin, const char *kernel,
+                               uint32_t bindings, uint32_t scalars, tandem_npu_program_t **out) {
+  tandem_binding_contract_t b[3] = {{4096, 4, TANDEM_ACCESS_READ_WRITE},
+                                    {4096, 4, TANDEM_ACCESS_READ},
+                                    {4096, 4, TANDEM_ACCESS_WRITE}};
+  tandem_npu_program_desc_t d = {.xclbin_path = xclbin, .kernel_name = kernel, .bindings = b,
+                                 .binding_count = bindings, .scalar_count = scalars};
+  return tandem_npu_program_create(rt, &d, out);
+}
+
+/* Issue 11, item 5: a directory as xclbin is IO (was INVALID_KERNEL). */
+static void test_xclbin_directory_is_io(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime();
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_STATUS_MSG(program(rt, "/tmp", "fail", 1, 0, &p), TANDEM_ERROR_IO,
+                       "not a regular file");
+  assert_null(p);
+  th_runtime_destroy(rt);
+}
+
+/* Issue 11, item 5: an emulated xclbin names a library to dlopen; naming any
+ * library but the emulator's own kernels must be refused (else a pipeline
+ * file runs arbitrary code), unless the caller lists it in TANDEM_EMU_KERNELS. */
+static void test_emulated_xclbin_foreign_library_refused(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tandem_hostile_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  /* A copy of the real kernels library: loadable, but not the emulator's own. */
+  char lib[96], xclbin[96], cmd[512];
+  snprintf(lib, sizeof lib, "%s/libforeign.so", dir);
+  snprintf(xclbin, sizeof xclbin, "%s/foreign.xclbin", dir);
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", TANDEM_TEST_EMU_KERNELS_LIBRARY, lib);
+  assert_int_equal(system(cmd), 0);
+  FILE *f = fopen(xclbin, "w");
+  assert_non_null(f);
+  fprintf(f, "tandem-emulated-xclbin 1\nlibrary %s\n", lib);
+  fclose(f);
+  tandem_runtime_t *rt = npu_runtime();
+  tandem_npu_program_t *p = NULL;
+  unsetenv("TANDEM_EMU_KERNELS");
+  TH_ASSERT_STATUS_MSG(program(rt, xclbin, "fail", 1, 0, &p), TANDEM_ERROR_INVALID_KERNEL,
+                       "TANDEM_EMU_KERNELS");
+  assert_null(p);
+  /* Named explicitly by the caller, the same library loads. */
+  char list[200];
+  snprintf(list, sizeof list, "/nonexistent.so:%s", lib);
+  assert_int_equal(setenv("TANDEM_EMU_KERNELS", list, 1), 0);
+  TH_ASSERT_OK(program(rt, xclbin, "fail", 1, 0, &p));
+  unsetenv("TANDEM_EMU_KERNELS");
+  tandem_npu_program_release(p);
+  th_runtime_destroy(rt);
+  unlink(xclbin);
+  unlink(lib);
+  rmdir(dir);
+}
+
+/* Issue 11, item 6: the scalar count is checked at create (CONTRACT), both
+ * ways; before, fewer failed the run with a bare INTERNAL and more surfaced
+ * at prepare. scale_add_f32 takes 2 buffers and 3 scalars. */
+static void test_npu_scalar_count_checked_at_create(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime();
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_STATUS_MSG(program(rt, TANDEM_TEST_EMU_XCLBIN, "scale_add_f32", 2, 2, &p),
+                       TANDEM_ERROR_CONTRACT, "takes more arguments");
+  TH_ASSERT_STATUS_MSG(program(rt, TANDEM_TEST_EMU_XCLBIN, "scale_add_f32", 2, 4, &p),
+                       TANDEM_ERROR_CONTRACT, "takes fewer");
+  assert_null(p);
+  TH_ASSERT_OK(program(rt, TANDEM_TEST_EMU_XCLBIN, "scale_add_f32", 2, 3, &p));
+  tandem_npu_program_release(p);
+  th_runtime_destroy(rt);
+}
+
+/* Issue 11, item 6: a failed NPU run's completion carries the NPU's own
+ * text; a later read names how the writer ended (INTERNAL), not
+ * FAILED_DEPENDENCY; and releasing the completion and the executable keeps
+ * the caller's message. */
+static void test_npu_failure_text_and_messages_kept(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime();
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(program(rt, TANDEM_TEST_EMU_XCLBIN, "fail", 1, 0, &p));
+  tandem_buffer_t *x = th_buffer(rt, 4096, TANDEM_PLACEMENT_SHARED);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v = th_view(x, 0, 4096);
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, p, &v, 1, NULL, 0));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c));
+  TH_ASSERT_STATUS_MSG(tandem_completion_wait(c), TANDEM_ERROR_INTERNAL, "the NPU said:");
+  char before[512];
+  snprintf(before, sizeof before, "%s", tandem_error_message());
+  tandem_completion_release(c);
+  assert_string_equal(tandem_error_message(), before);
+  /* The poisoned buffer: the message names the writer's own failure. */
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c), TANDEM_ERROR_FAILED_DEPENDENCY,
+                       "ERROR_INTERNAL");
+  snprintf(before, sizeof before, "%s", tandem_error_message());
+  tandem_exec_release(e);
+  assert_string_equal(tandem_error_message(), before);
+  tandem_graph_release(g);
+  tandem_buffer_release(x);
+  tandem_npu_program_release(p);
+  th_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_local_size_id_spec_op_refused, th_setup_gpu,
                                       th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_spirv_path_fifo_and_directory, th_setup_gpu,
+                                      th_teardown_gpu),
+      cmocka_unit_test(test_xclbin_directory_is_io),
+      cmocka_unit_test(test_emulated_xclbin_foreign_library_refused),
+      cmocka_unit_test(test_npu_scalar_count_checked_at_create),
+      cmocka_unit_test(test_npu_failure_text_and_messages_kept),
   };
   return TH_RUN_GROUP(tests);
 }
