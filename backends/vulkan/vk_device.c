@@ -100,16 +100,22 @@ static void tandem_vk_load_instance(VkInstance instance, bool debug_utils) {
   pthread_mutex_unlock(&tandem_vk_loader_mutex);
 }
 
-static bool tandem_vk_has_layer(const char *name) {
+/* Sets |found|; fails only when the layers could not be listed (a failed
+ * allocation must not read as "not installed"). */
+static tandem_status_t tandem_vk_has_layer(const char *name, bool *found) {
+  *found = false;
   uint32_t n = 0;
-  if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+  TANDEM_VK_RETURN_IF_ERROR(vkEnumerateInstanceLayerProperties(&n, NULL));
+  if (n == 0) return TANDEM_OK;
   VkLayerProperties *props = calloc(n, sizeof *props);
-  if (!props) return false;
-  bool found = false;
-  if (vkEnumerateInstanceLayerProperties(&n, props) >= 0)
-    for (uint32_t i = 0; i < n && !found; i++) found = strcmp(props[i].layerName, name) == 0;
+  if (!props)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "listing the %u Vulkan instance layers", n);
+  VkResult r = vkEnumerateInstanceLayerProperties(&n, props);
+  for (uint32_t i = 0; r >= 0 && i < n && !*found; i++)
+    *found = strcmp(props[i].layerName, name) == 0;
   free(props);
-  return found;
+  if (r < 0) return tandem_vk_fail(r, "vkEnumerateInstanceLayerProperties", __FILE__, __LINE__);
+  return TANDEM_OK;
 }
 
 static VKAPI_ATTR VkBool32 VKAPI_CALL tandem_vk_messenger(
@@ -169,7 +175,9 @@ static tandem_status_t tandem_vk_instance_create(bool validation, tandem_vk_gpu_
   VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
                              .pApplicationInfo = &app};
   if (validation) {
-    if (!tandem_vk_has_layer(layers[0]))
+    bool has_layer;
+    TANDEM_RETURN_IF_ERROR(tandem_vk_has_layer(layers[0], &has_layer));
+    if (!has_layer)
       return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                          "validation was requested but VK_LAYER_KHRONOS_validation is not "
                          "installed (Debian package vulkan-validationlayers)");
@@ -299,7 +307,10 @@ static void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c) {
   c->f13.pNext = NULL;
 }
 
-static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_device_info_t *info) {
+/* Fails (OUT_OF_MEMORY, or the enumeration's own error) rather than describe
+ * a device without the extensions it has: sharing would silently degrade. */
+static tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
+                                          tandem_device_info_t *info) {
   memset(info, 0, sizeof *info);
   info->index = index;
   VkPhysicalDeviceVulkan13Properties p13 = {
@@ -347,9 +358,17 @@ static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_devic
     info->max_subgroup_size = p13.maxSubgroupSize;
   }
   uint32_t n = 0;
-  vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL);
+  TANDEM_VK_RETURN_IF_ERROR(vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL));
   VkExtensionProperties *exts = calloc(n ? n : 1, sizeof *exts);
-  if (exts && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, exts) >= 0) {
+  if (!exts)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                       "GPU %u: allocating the list of its %u device extensions", index, n);
+  VkResult er = vkEnumerateDeviceExtensionProperties(pd, NULL, &n, exts);
+  if (er < 0) {
+    free(exts);
+    return tandem_vk_fail(er, "vkEnumerateDeviceExtensionProperties", __FILE__, __LINE__);
+  }
+  {
     static const struct {
       const char *name;
       uint32_t bit;
@@ -387,6 +406,7 @@ static void tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_devic
     if ((mem.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
         mem.memoryHeaps[i].size > info->device_local_bytes)
       info->device_local_bytes = mem.memoryHeaps[i].size;
+  return TANDEM_OK;
 }
 
 /* Enumerates physical devices of |instance| into a malloc'd array. */
@@ -428,7 +448,7 @@ tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_inf
   if (s == TANDEM_OK && index >= n)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU index %u: the loader reports %u device%s",
                     index, n, n == 1 ? "" : "s");
-  if (s == TANDEM_OK) tandem_vk_describe(pds[index], index, out_info);
+  if (s == TANDEM_OK) s = tandem_vk_describe(pds[index], index, out_info);
   free(pds);
   vkDestroyInstance(instance, NULL);
   return s;
@@ -602,7 +622,11 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   }
   g->physical = pds[options->gpu_index];
   free(pds);
-  tandem_vk_describe(g->physical, options->gpu_index, &g->base.info);
+  s = tandem_vk_describe(g->physical, options->gpu_index, &g->base.info);
+  if (s != TANDEM_OK) {
+    tandem_vk_gpu_destroy(&g->base);
+    return s;
+  }
   const tandem_device_info_t *info = &g->base.info;
   uint32_t need = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2;
   if (info->api_version < VK_API_VERSION_1_3 || (info->features & need) != need) {
