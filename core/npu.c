@@ -144,10 +144,19 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
         const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU,
                                           TANDEM_SHARING_DMABUF_TO_NPU,
                                           TANDEM_SHARING_HOST_POINTER, TANDEM_SHARING_STAGED};
-        for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++)
-          if (tandem__probe(rt, gpu, npu, order[i]) == TANDEM_OK) chosen = order[i];
-        tandem__clear_error(); /* failed probes are not the caller's failure */
-        if (chosen == TANDEM_SHARING_AUTO)
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++) {
+          tandem_status_t ps = tandem__probe(rt, gpu, npu, order[i]);
+          if (ps == TANDEM_OK) chosen = order[i];
+          /* Out of memory or a lost device says nothing about the path:
+           * picking a lesser one would degrade sharing silently. */
+          if (ps == TANDEM_ERROR_OUT_OF_MEMORY || ps == TANDEM_ERROR_DEVICE_LOST) {
+            s = tandem__annotate(ps, "negotiating GPU-NPU sharing (probing '%s')",
+                                 tandem_sharing_name(order[i]));
+            break;
+          }
+        }
+        if (s == TANDEM_OK) tandem__clear_error(); /* failed probes are not the caller's failure */
+        if (s == TANDEM_OK && chosen == TANDEM_SHARING_AUTO)
           s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no sharing path works between this GPU and NPU");
       }
     }
