@@ -87,6 +87,12 @@ void th_validation_reset(void) {
 
 void th_expect_validation_messages(void) { atomic_store(&th__validation_expected, true); }
 
+void th_options_validated(tandem_runtime_options_t *o) {
+  o->validation = true;
+  o->validation_callback = th__validation_callback;
+  o->validation_user_data = NULL;
+}
+
 tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *options) {
   tandem_runtime_options_t o;
   if (options != NULL) {

@@ -49,6 +49,9 @@ int th_small(void);
  * with 77 (skip) when open_gpu returns NO_DEVICE; fails the test on any other
  * error. */
 tandem_runtime_t *th_runtime_create(const tandem_runtime_options_t *options);
+/* Sets |o|'s validation fields as th_runtime_create does (layer on, every
+ * message counted), for tests that create the runtime themselves. */
+void th_options_validated(tandem_runtime_options_t *o);
 /* As above without opening the GPU (for tests that want the error). */
 tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *options);
 

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault.c — the numbered fault-injection switch behind tandem__fault() and
+ * tandem_test_fault_set / tandem_test_fault_report (tandem_testing.h), and the
+ * allocation wrappers of core/fault_alloc.h.
+ *
+ * One process-wide counter: when armed with N, each counted call (of the
+ * armed kinds) takes the next number; call N fails, and with |persistent|
+ * every later one too. The first failing site is kept for the report, so a
+ * test can say which call it failed. Not for applications (tandem_testing.h).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/fault.h"
+#include "core/internal.h"
+#include "tandem/tandem_testing.h"
+
+/* This file implements the wrappers: use the real functions here. */
+#undef malloc
+#undef calloc
+#undef realloc
+#undef strdup
+
+#ifndef TANDEM_UNTESTABLE
+static atomic_uint_fast64_t tandem__fault_at;    /* 0: off */
+static atomic_uint tandem__fault_kinds;
+static atomic_bool tandem__fault_persistent;
+static atomic_uint_fast64_t tandem__fault_count; /* counted calls since armed */
+static atomic_uint_fast64_t tandem__fault_hits;  /* calls made to fail */
+static pthread_mutex_t tandem__fault_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char tandem__fault_first_site[128];       /* [tandem__fault_mutex] */
+
+bool tandem__fault(tandem__fault_kind_t kind, const char *site) {
+  uint64_t at = atomic_load_explicit(&tandem__fault_at, memory_order_relaxed);
+  if (at == 0 || !(atomic_load(&tandem__fault_kinds) & (unsigned)kind)) return false;
+  uint64_t n = atomic_fetch_add(&tandem__fault_count, 1) + 1;
+  if (n < at || (n > at && !atomic_load(&tandem__fault_persistent))) return false;
+  if (atomic_fetch_add(&tandem__fault_hits, 1) == 0) {
+    pthread_mutex_lock(&tandem__fault_mutex);
+    snprintf(tandem__fault_first_site, sizeof tandem__fault_first_site, "%s", site);
+    pthread_mutex_unlock(&tandem__fault_mutex);
+  }
+  return true;
+}
+
+void *tandem__fault_malloc(size_t size, const char *site) {
+  if (tandem__fault(TANDEM__FAULT_ALLOC, site)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return malloc(size);
+}
+
+void *tandem__fault_calloc(size_t count, size_t size, const char *site) {
+  if (tandem__fault(TANDEM__FAULT_ALLOC, site)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return calloc(count, size);
+}
+
+void *tandem__fault_realloc(void *ptr, size_t size, const char *site) {
+  if (tandem__fault(TANDEM__FAULT_ALLOC, site)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return realloc(ptr, size);
+}
+
+char *tandem__fault_strdup(const char *s, const char *site) {
+  if (tandem__fault(TANDEM__FAULT_ALLOC, site)) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  return strdup(s);
+}
+#endif
+
+tandem_status_t tandem_test_fault_set(const tandem_test_fault_t *fault) {
+#ifdef TANDEM_UNTESTABLE
+  (void)fault;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (fault && (fault->kinds & ~(uint32_t)TANDEM_TEST_FAULT_ALL))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "fault kinds 0x%x: unknown bits",
+                       fault->kinds);
+  atomic_store(&tandem__fault_at, 0); /* off while the rest changes */
+  atomic_store(&tandem__fault_count, 0);
+  atomic_store(&tandem__fault_hits, 0);
+  pthread_mutex_lock(&tandem__fault_mutex);
+  tandem__fault_first_site[0] = '\0';
+  pthread_mutex_unlock(&tandem__fault_mutex);
+  if (!fault || fault->fail_at == 0) return TANDEM_OK;
+  atomic_store(&tandem__fault_kinds, fault->kinds ? fault->kinds : TANDEM_TEST_FAULT_ALL);
+  atomic_store(&tandem__fault_persistent, fault->persistent);
+  atomic_store(&tandem__fault_at, fault->fail_at);
+  return TANDEM_OK;
+#endif
+}
+
+tandem_status_t tandem_test_fault_report(tandem_test_fault_report_t *out) {
+  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_report is NULL");
+  memset(out, 0, sizeof *out);
+#ifdef TANDEM_UNTESTABLE
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  out->counted = atomic_load(&tandem__fault_count);
+  out->failed = atomic_load(&tandem__fault_hits);
+  pthread_mutex_lock(&tandem__fault_mutex);
+  snprintf(out->first_site, sizeof out->first_site, "%s", tandem__fault_first_site);
+  pthread_mutex_unlock(&tandem__fault_mutex);
+  return TANDEM_OK;
+#endif
+}
