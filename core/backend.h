@@ -28,6 +28,7 @@ typedef struct tandem__region_submit {
   uint32_t region;
   uint64_t wait_values[TANDEM_LANE_COUNT];
   uint64_t signal_value;
+  bool submitted; /* set by program_submit once the region is handed to its queue */
 } tandem__region_submit_t;
 
 typedef struct tandem__gpu_vtable {
@@ -64,9 +65,10 @@ typedef struct tandem__gpu_vtable {
                                     uint32_t slot, uint32_t region);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must
-   * not allocate. */
+   * not allocate. Marks each region it handed to a queue |submitted|: after
+   * a failure, those may still run (core/lost.c). */
   tandem_status_t (*program_submit)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                    const tandem__region_submit_t *regions,
+                                    tandem__region_submit_t *regions,
                                     uint32_t region_count);
 
   /* GPU start and end of each region of |slot|'s last run, converted to the

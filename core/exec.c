@@ -193,6 +193,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
     pthread_mutex_lock(&rt->mutex);
   }
   pthread_mutex_unlock(&rt->mutex);
+  tandem__runtime_drain_if_lost(rt); /* lost: retired is not finished */
   tandem__restore_error(saved);
   tandem__exec_destroy(exec);
 }
@@ -307,6 +308,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   for (uint32_t r = 0; r < plan->region_count; r++) {
     tandem__region_submit_t *sub = &slot->submits[r];
     sub->region = r;
+    sub->submitted = false;
     sub->signal_value = ++next[plan->regions[r].lane];
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       int32_t w = plan->regions[r].wait_region[l];
@@ -354,7 +356,9 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
                                   plan->region_count);
   if (s != TANDEM_OK) {
-    rt->lost = s; /* values may be half-submitted: the lanes cannot be trusted */
+    /* Values may be half-submitted: the lanes cannot be trusted any more. */
+    tandem__submit_abandon_locked(rt, slot, next);
+    tandem__runtime_set_lost_locked(rt, TANDEM_ERROR_DEVICE_LOST);
     goto out;
   }
   /* Committed: from here on nothing fails. */
@@ -378,6 +382,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   slot->submission = ++rt->submission_count;
   atomic_store(&slot->cancel_requested, false);
   atomic_store(&slot->dep_failed, false);
+  atomic_store(&slot->abandoned, false);
   atomic_store(&slot->npu_result, TANDEM_OK);
   slot->inject_failure = rt->fail_next;
   rt->fail_next = false;

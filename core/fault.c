@@ -33,6 +33,8 @@ static atomic_uint_fast64_t tandem__fault_hits;  /* calls made to fail */
 static pthread_mutex_t tandem__fault_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char tandem__fault_first_site[128];       /* [tandem__fault_mutex] */
 
+bool tandem__fault_armed(void) { return atomic_load(&tandem__fault_at) != 0; }
+
 bool tandem__fault(tandem__fault_kind_t kind, const char *site) {
   uint64_t at = atomic_load_explicit(&tandem__fault_at, memory_order_relaxed);
   if (at == 0 || !(atomic_load(&tandem__fault_kinds) & (unsigned)kind)) return false;

@@ -24,7 +24,10 @@ typedef enum tandem__fault_kind {
 
 #ifdef TANDEM_UNTESTABLE
 #define tandem__fault(kind, site) ((void)(kind), (void)(site), false)
+#define tandem__fault_armed() false
 #else
+/* True while a test has injection armed (objects made now get wrapped). */
+bool tandem__fault_armed(void);
 /* True when this call must fail: it is the armed Nth counted call (or any
  * later one, in persistent mode). |site| names the call ("vkQueueSubmit2",
  * "core/exec.c:42") for the report. Thread-safe. */

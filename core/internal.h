@@ -291,6 +291,8 @@ struct tandem__slot {
   atomic_bool cancel_requested;
   bool inject_failure;               /* [mutex] test hook */
   atomic_bool dep_failed;            /* a submission it was ordered after failed */
+  atomic_bool abandoned;             /* its submission failed half-way (lost.c): the NPU
+                                        lane signals its regions without waiting or running */
   uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
   atomic_int npu_result;             /* first failure of an NPU region (lane thread), or OK */
   char npu_message[224];             /* its text, written by the lane thread that set
@@ -411,6 +413,17 @@ tandem_status_t tandem__glsl_compile(const char *source, const char *name, void 
  * |path|, or NULL) is GLSL text rather than SPIR-V; OK otherwise. */
 tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, const char *path,
                                              const char *name);
+
+/* lost.c: records the first device failure (sticky; TANDEM_ABORT_ON_DEVICE_LOST=1
+ * aborts there), and before freeing an executable of a lost runtime waits for
+ * everything already handed to the queues and the NPU lane. */
+void tandem__runtime_set_lost_locked(tandem_runtime_t *runtime, tandem_status_t s);
+void tandem__runtime_drain_if_lost(tandem_runtime_t *runtime);
+/* After program_submit failed for |slot| (values |next| per lane): makes
+ * sure nothing the queues already hold waits for a value nobody signals, and
+ * that the drain covers what was submitted. Needs runtime->mutex. */
+void tandem__submit_abandon_locked(tandem_runtime_t *runtime, tandem__slot_t *slot,
+                                   const uint64_t next[TANDEM_LANE_COUNT]);
 
 /* Invariant checkers (check.c), called only inside assert(): each returns
  * false, after printing the invariant it found broken, when it does not hold. */

@@ -453,7 +453,13 @@ static void *tandem__npu_lane_main(void *arg) {
     memcpy(waits, sub->wait_values, sizeof waits);
     waits[TANDEM_LANE_NPU] = 0;
     tandem__npu_t *npu = atomic_load(&rt->npu);
-    tandem_status_t s = gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
+    /* An abandoned submission (lost.c) may wait for GPU values that were
+     * never submitted: signal without waiting or running. */
+    tandem_status_t s = atomic_load(&slot->abandoned)
+                            ? TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                                          "the submission failed before all of it reached the "
+                                          "queues; the NPU run was skipped")
+                            : gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
     /* I6: no runtime->mutex on this thread; the slot's flags are atomics. */
     bool skip = atomic_load(&slot->cancel_requested) || atomic_load(&slot->dep_failed) ||
                 atomic_load(&slot->npu_result) != TANDEM_OK;

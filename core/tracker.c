@@ -110,7 +110,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
                                     tandem_status_t s) {
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
-    if (rt->lost == TANDEM_OK) rt->lost = s;
+    tandem__runtime_set_lost_locked(rt, s);
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) values[l] = UINT64_MAX;
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
@@ -179,7 +179,7 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
   if (s == TANDEM_OK) s = gpu->vtable->wait(gpu, gpu_values, timeout_ns);
   if (s != TANDEM_OK && s != TANDEM_ERROR_TIMEOUT) {
     pthread_mutex_lock(&rt->mutex);
-    if (rt->lost == TANDEM_OK) rt->lost = s;
+    tandem__runtime_set_lost_locked(rt, s);
     pthread_mutex_unlock(&rt->mutex);
   }
   return s;

@@ -71,6 +71,7 @@ static tandem_status_t tandem_vk_loader_init(void) {
   if (!tandem_vk_loader_ready) {
     r = volkInitialize();
     tandem_vk_loader_ready = r == VK_SUCCESS;
+    if (tandem_vk_loader_ready) tandem_vk_fault_wrap_loader();
   }
   pthread_mutex_unlock(&tandem_vk_loader_mutex);
   if (r != VK_SUCCESS)
@@ -89,6 +90,7 @@ static void tandem_vk_load_instance(VkInstance instance, bool debug_utils) {
   pthread_mutex_lock(&tandem_vk_loader_mutex);
   if (!tandem_vk_instance_loaded) {
     volkLoadInstanceOnly(instance);
+    tandem_vk_fault_wrap_instance();
     tandem_vk_instance_loaded = true;
   }
   if (debug_utils && !vkCreateDebugUtilsMessengerEXT) {
@@ -465,6 +467,7 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
       if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
       if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
     }
+    tandem_vk_fault_forget_device(g->device); /* only void calls follow */
     g->vk.vkDestroyDevice(g->device, NULL);
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
@@ -738,6 +741,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     return tandem_vk_fail(r, "vkCreateDevice", __FILE__, __LINE__);
   }
   volkLoadDeviceTable(&g->vk, g->device);
+  tandem_vk_fault_wrap_device(&g->vk, g->device);
   if (calibrate) tandem_vk_calibrate(g);
 
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {

@@ -120,7 +120,7 @@ tandem_status_t tandem_vk_program_record(tandem__gpu_t *gpu, void *native,
                                          const tandem__plan_t *plan, uint32_t slot,
                                          uint32_t region);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                         const tandem__region_submit_t *regions,
+                                         tandem__region_submit_t *regions,
                                          uint32_t region_count);
 bool tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint64_t *out_pairs);
@@ -132,5 +132,14 @@ tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_L
 tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,
                                    void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *ctx),
                                    void *ctx);
+
+/* vk_fault.c: numbered fault injection for Vulkan calls (core/fault.h).
+ * wrap_loader after volkInitialize, wrap_instance after volkLoadInstanceOnly,
+ * wrap_device after volkLoadDeviceTable (only while injection is armed),
+ * forget_device just before vkDestroyDevice. */
+void tandem_vk_fault_wrap_loader(void);
+void tandem_vk_fault_wrap_instance(void);
+void tandem_vk_fault_wrap_device(struct VolkDeviceTable *table, VkDevice device);
+void tandem_vk_fault_forget_device(VkDevice device);
 
 #endif /* TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_ */

@@ -350,7 +350,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
 }
 
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
-                                         const tandem__region_submit_t *regions,
+                                         tandem__region_submit_t *regions,
                                          uint32_t region_count) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
@@ -390,6 +390,7 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
     VkResult r = g->vk.vkQueueSubmit2(queue->queue, end - first, &p->submits[at], VK_NULL_HANDLE);
     pthread_mutex_unlock(&queue->mutex);
     if (r < 0) return tandem_vk_fail(r, "vkQueueSubmit2", __FILE__, __LINE__);
+    for (uint32_t k = first; k < end; k++) regions[k].submitted = true;
     first = end;
   }
   return TANDEM_OK;

@@ -254,6 +254,9 @@ static void loop(const char *name, bool npu, bool persistent) {
     tandem_test_fault_report_t rep;
     scenario_gpu(&r, npu, &rep);
     alarm(0);
+    if (getenv("TANDEM_FAULT_VERBOSE"))
+      fprintf(stderr, "test_fault: %s N = %llu failed %s (%llu calls counted)\n", name,
+              (unsigned long long)at, rep.first_site, (unsigned long long)rep.counted);
     if (r.unexpected[0])
       fail_msg("%s, %s, N = %llu (failed call: %s): %s", name,
                persistent ? "persistent" : "transient", (unsigned long long)at, rep.first_site,

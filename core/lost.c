@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lost.c — device loss as a runtime state.
+ *
+ * A runtime whose GPU failed (a wait, a query or a submission answered
+ * DEVICE_LOST, or a submission failed half-way) is lost for good: the first
+ * failure sticks (runtime->lost), every later submission fails fast with it,
+ * every in-flight submission retires with it (tracker.c), and
+ * TANDEM_ABORT_ON_DEVICE_LOST=1 aborts at the moment of loss, for debugging.
+ * Loss does not mean the queues stopped: before an executable's command
+ * buffers and descriptor sets are freed, tandem_exec_release drains what was
+ * handed to the queues and the NPU lane (a device lost for real answers at
+ * once; work still running finishes), so nothing is freed under running work.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
+  if (rt->lost != TANDEM_OK || s == TANDEM_OK) return;
+  rt->lost = s;
+  const char *abort_env = getenv("TANDEM_ABORT_ON_DEVICE_LOST");
+  if (abort_env && strcmp(abort_env, "1") == 0) {
+    fprintf(stderr, "tandem: the runtime's GPU failed (%s): %s; aborting "
+            "(TANDEM_ABORT_ON_DEVICE_LOST=1)\n", tandem_status_name(s), tandem_error_message());
+    abort();
+  }
+}
+
+void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
+  pthread_mutex_lock(&rt->mutex);
+  bool lost = rt->lost != TANDEM_OK;
+  uint64_t values[TANDEM_LANE_COUNT];
+  memcpy(values, rt->lane_next_value, sizeof values);
+  pthread_mutex_unlock(&rt->mutex);
+  if (!lost) return;
+  char saved[256];
+  tandem__save_error(saved, sizeof saved);
+  /* The NPU lane signals every value it was given, run or not (I5). */
+  if (values[TANDEM_LANE_NPU])
+    (void)tandem__npu_lane_wait(rt, values[TANDEM_LANE_NPU], TANDEM__WAIT_FOREVER);
+  values[TANDEM_LANE_NPU] = 0;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  (void)gpu->vtable->wait(gpu, values, TANDEM__WAIT_FOREVER);
+  tandem__restore_error(saved);
+}
+
+void tandem__submit_abandon_locked(tandem_runtime_t *rt, tandem__slot_t *slot,
+                                   const uint64_t next[TANDEM_LANE_COUNT]) {
+  const tandem__plan_t *plan = &slot->exec->plan;
+  /* GPU lanes: the drain waits for what reached a queue, nothing more (the
+   * runtime is lost: no value is handed out after this). Regions reach the
+   * queues in creation order, which is topological: a submitted region
+   * waits only for submitted regions, or for this submission's NPU regions. */
+  bool npu = false;
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    tandem_lane_t l = plan->regions[r].lane;
+    if (l == TANDEM_LANE_NPU) {
+      npu = true;
+    } else if (slot->submits[r].submitted && slot->submits[r].signal_value > rt->lane_next_value[l]) {
+      rt->lane_next_value[l] = slot->submits[r].signal_value;
+    }
+  }
+  if (!npu) return;
+  /* NPU regions: queued GPU regions may wait for their values, so the lane
+   * signals each, in order after its earlier jobs (I5), without running. The
+   * slot stays untouched until the drain saw those values (exec release). */
+  atomic_store(&slot->abandoned, true);
+  atomic_store(&slot->cancel_requested, false);
+  atomic_store(&slot->dep_failed, false);
+  atomic_store(&slot->npu_result, TANDEM_OK);
+  slot->npu_message[0] = '\0';
+  rt->lane_next_value[TANDEM_LANE_NPU] = next[TANDEM_LANE_NPU];
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    if (plan->regions[r].lane != TANDEM_LANE_NPU) continue;
+    slot->npu_jobs[r] = (tandem__npu_job_t){.slot = slot, .region = r};
+    tandem__npu_lane_push(rt, &slot->npu_jobs[r]);
+  }
+}
