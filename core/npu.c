@@ -147,9 +147,10 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
         for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++) {
           tandem_status_t ps = tandem__probe(rt, gpu, npu, order[i]);
           if (ps == TANDEM_OK) chosen = order[i];
-          /* Out of memory or a lost device says nothing about the path:
-           * picking a lesser one would degrade sharing silently. */
-          if (ps == TANDEM_ERROR_OUT_OF_MEMORY || ps == TANDEM_ERROR_DEVICE_LOST) {
+          /* Out of memory, an I/O failure or a lost device says nothing about
+           * the path: picking a lesser one would degrade sharing silently. */
+          if (ps == TANDEM_ERROR_OUT_OF_MEMORY || ps == TANDEM_ERROR_DEVICE_LOST ||
+              ps == TANDEM_ERROR_IO) {
             s = tandem__annotate(ps, "negotiating GPU-NPU sharing (probing '%s')",
                                  tandem_sharing_name(order[i]));
             break;

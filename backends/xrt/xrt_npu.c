@@ -46,9 +46,14 @@ typedef struct tandem_xrt_run {
 
 static tandem_xrt_npu_t *tandem_xrt_cast(tandem__npu_t *base) { return (tandem_xrt_npu_t *)base; }
 
+/* xrt_fault.c: numbered fault injection over the API table (core/fault.h). */
+void tandem_xrt_fault_wrap(tandem_xrt_api_t *api);
+void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
+
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   if (n->device) n->api.xrtDeviceClose(n->device);
+  tandem_xrt_fault_forget(&n->api);
   tandem_xrt_api_unload(&n->api);
   free(n);
 }
@@ -63,14 +68,16 @@ static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, 
                        (unsigned long long)size, strerror(errno));
   void *host = n->api.xrtBOMap(bo);
   if (!host) {
+    int e = errno;
     n->api.xrtBOFree(bo);
-    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOMap failed: %s", strerror(errno));
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOMap of a new %llu-byte buffer failed: %s",
+                       (unsigned long long)size, strerror(e));
   }
   memset(host, 0, size);
   int rc = n->api.xrtBOSync(bo, XCL_BO_SYNC_BO_TO_DEVICE, size, 0);
   if (rc != 0) {
     n->api.xrtBOFree(bo);
-    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOSync (zero fill) failed: %d", rc);
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "xrtBOSync (zero fill of a new buffer) failed: %d", rc);
   }
   *out_bo = bo;
   *out_host = host;
@@ -137,6 +144,19 @@ static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
   free(p);
 }
 
+/* What an XRT call that returned no handle (or an error) meant, by errno:
+ * the input is refused (INVALID_KERNEL), memory ran out, or I/O failed. */
+static tandem_status_t tandem_xrt_errno_code(int e) {
+  switch (e) {
+    case EINVAL:
+    case ENOENT:
+    case EACCES:
+    case EBUSY: return TANDEM_ERROR_INVALID_KERNEL;
+    case ENOMEM: return TANDEM_ERROR_OUT_OF_MEMORY;
+    default: return TANDEM_ERROR_IO;
+  }
+}
+
 static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                                                  const tandem_npu_program_desc_t *d,
                                                  const char *name, void **out) {
@@ -158,25 +178,30 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   tandem_status_t s = TANDEM_OK;
   xuid_t uuid;
   p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
+  /* NULL with EINVAL: not an xclbin; anything else: reading it failed. */
   if (!p->xclbin)
-    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
-                    "NPU program '%s': '%s' is not an xclbin this NPU accepts (%s)", name,
-                    d->xclbin_path, strerror(errno));
+    s = TANDEM_FAIL(errno == EINVAL   ? TANDEM_ERROR_INVALID_KERNEL
+                    : errno == ENOMEM ? TANDEM_ERROR_OUT_OF_MEMORY
+                                      : TANDEM_ERROR_IO,
+                    "NPU program '%s': '%s' %s (%s)", name, d->xclbin_path,
+                    errno == EINVAL ? "is not an xclbin this NPU accepts" : "could not be read",
+                    strerror(errno));
   if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0)
-    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': loading '%s' failed (%s)%s",
+    s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': loading '%s' failed (%s)%s",
                     name, d->xclbin_path, strerror(errno),
                     errno == EACCES && base->emulated
                         ? "; the emulated NPU loads only its own kernels library and those "
                           "listed in TANDEM_EMU_KERNELS"
                         : "");
   if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
-    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "NPU program '%s': the xclbin has no UUID", name);
+    s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': the xclbin's UUID: %s", name,
+                    strerror(errno));
   if (s == TANDEM_OK) {
     p->kernel = n->api.xrtPLKernelOpen(n->device, uuid, d->kernel_name);
     if (!p->kernel)
-      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
-                      "NPU program '%s': kernel '%s' is not in '%s' (%s)", name, d->kernel_name,
-                      d->xclbin_path, strerror(errno));
+      s = TANDEM_FAIL(tandem_xrt_errno_code(errno),
+                      "NPU program '%s': kernel '%s' could not be opened from '%s' (%s)", name,
+                      d->kernel_name, d->xclbin_path, strerror(errno));
   }
   /* Arguments: [instructions, words], buffers, scalars (tandem.h). */
   int first = d->instructions ? 2 : 0;
@@ -343,9 +368,11 @@ tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
     free(n);
     return s;
   }
+  tandem_xrt_fault_wrap(&n->api);
   n->device = n->api.xrtDeviceOpen(options->npu_index);
   if (!n->device) {
     int err = errno;
+    tandem_xrt_fault_forget(&n->api);
     tandem_xrt_api_unload(&n->api);
     free(n);
     return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE, "no NPU: %s has no device %u (%s)",
