@@ -170,9 +170,10 @@ EMU_EXPORT int xrtDeviceClose(xrtDeviceHandle dhdl) {
 
 /* An emulated xclbin is a text file naming a library to dlopen, so loading
  * whatever it names would let a pipeline file run arbitrary code (issue 11).
- * Only the kernels library shipped beside this emulator
- * (libtandem_emu_kernels.so in the emulator's own directory) and libraries
- * the caller lists in TANDEM_EMU_KERNELS (colon-separated paths) load.
+ * Only the kernels library shipped with this emulator
+ * (libtandem_emu_kernels.so in the emulator's tandem/ folder, where the build
+ * and the install put it, or beside it) and libraries the caller lists in
+ * TANDEM_EMU_KERNELS (colon-separated paths) load.
  * Returns 0, or ENOENT (no such file) / EACCES (not allowed). */
 static int emu_library_allowed(const char *library) {
   char want[PATH_MAX], have[PATH_MAX], own[PATH_MAX];
@@ -182,8 +183,12 @@ static int emu_library_allowed(const char *library) {
     snprintf(own, sizeof own, "%s", info.dli_fname);
     char *slash = strrchr(own, '/');
     size_t dir = slash != NULL ? (size_t)(slash - own) + 1 : 0;
-    snprintf(own + dir, sizeof own - dir, "libtandem_emu_kernels.so");
-    if (realpath(own, have) != NULL && strcmp(have, want) == 0) return 0;
+    static const char *const where[2] = {"tandem/libtandem_emu_kernels.so",
+                                         "libtandem_emu_kernels.so"};
+    for (int i = 0; i < 2; i++) {
+      snprintf(own + dir, sizeof own - dir, "%s", where[i]);
+      if (realpath(own, have) != NULL && strcmp(have, want) == 0) return 0;
+    }
   }
   const char *list = getenv("TANDEM_EMU_KERNELS");
   while (list != NULL && *list != '\0') {
