@@ -32,6 +32,13 @@ static void on_validation_message(void *user, tandem_validation_severity_t sever
   abort();
 }
 
+/* At exit (before LeakSanitizer's check, registered earlier, runs): the
+ * runtime goes, so the driver frees what it holds for it. */
+static void destroy_runtime(void) {
+  tandem_runtime_destroy(g_runtime);
+  g_runtime = NULL;
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
@@ -47,6 +54,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     fprintf(stderr, "fuzz_kernel: no usable Vulkan device: %s\n", tandem_error_message());
     abort();
   }
+  atexit(destroy_runtime);
   return 0;
 }
 
