@@ -33,6 +33,10 @@ typedef struct tandem__region_submit {
 
 typedef struct tandem__gpu_vtable {
   void (*destroy)(tandem__gpu_t *gpu);
+  /* Waits until every queue is idle, whatever any wait answered before
+   * (vkDeviceWaitIdle; a device lost for real returns at once). Used after
+   * device loss, before freeing what the queues may still run (core/lost.c). */
+  void (*idle)(tandem__gpu_t *gpu);
 
   /* Device memory. |out_host| is the persistent mapping for HOST_VISIBLE, else
    * NULL. The memory is zero-filled and visible to every lane on return. */

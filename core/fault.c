@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/fault.h"
@@ -44,6 +45,8 @@ bool tandem__fault(tandem__fault_kind_t kind, const char *site) {
     pthread_mutex_lock(&tandem__fault_mutex);
     snprintf(tandem__fault_first_site, sizeof tandem__fault_first_site, "%s", site);
     pthread_mutex_unlock(&tandem__fault_mutex);
+    if (getenv("TANDEM_FAULT_VERBOSE"))
+      fprintf(stderr, "tandem: injected fault %llu: %s\n", (unsigned long long)n, site);
   }
   return true;
 }

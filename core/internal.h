@@ -420,8 +420,8 @@ tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, con
 void tandem__runtime_set_lost_locked(tandem_runtime_t *runtime, tandem_status_t s);
 void tandem__runtime_drain_if_lost(tandem_runtime_t *runtime);
 /* After program_submit failed for |slot| (values |next| per lane): makes
- * sure nothing the queues already hold waits for a value nobody signals, and
- * that the drain covers what was submitted. Needs runtime->mutex. */
+ * sure nothing the queues already hold waits for a value nobody signals (the
+ * NPU lane signals the submission's NPU values). Needs runtime->mutex. */
 void tandem__submit_abandon_locked(tandem_runtime_t *runtime, tandem__slot_t *slot,
                                    const uint64_t next[TANDEM_LANE_COUNT]);
 

@@ -8,9 +8,9 @@
  * every in-flight submission retires with it (tracker.c), and
  * TANDEM_ABORT_ON_DEVICE_LOST=1 aborts at the moment of loss, for debugging.
  * Loss does not mean the queues stopped: before an executable's command
- * buffers and descriptor sets are freed, tandem_exec_release drains what was
- * handed to the queues and the NPU lane (a device lost for real answers at
- * once; work still running finishes), so nothing is freed under running work.
+ * buffers and descriptor sets are freed, tandem_exec_release drains the NPU
+ * lane and idles the queues (a device lost for real answers at once; work
+ * still running finishes), so nothing is freed under running work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,18 +41,19 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
   /* The NPU lane signals every value it was given, run or not (I5). */
   if (values[TANDEM_LANE_NPU])
     (void)tandem__npu_lane_wait(rt, values[TANDEM_LANE_NPU], TANDEM__WAIT_FOREVER);
-  values[TANDEM_LANE_NPU] = 0;
+  /* Then the queues, whatever the waits answered: the failure that made the
+   * runtime lost may have come from a call, not from the GPU stopping. */
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  (void)gpu->vtable->wait(gpu, values, TANDEM__WAIT_FOREVER);
+  gpu->vtable->idle(gpu);
   tandem__restore_error(saved);
 }
 
 void tandem__submit_abandon_locked(tandem_runtime_t *rt, tandem__slot_t *slot,
                                    const uint64_t next[TANDEM_LANE_COUNT]) {
   const tandem__plan_t *plan = &slot->exec->plan;
-  /* GPU lanes: the drain waits for what reached a queue, nothing more (the
-   * runtime is lost: no value is handed out after this). Regions reach the
-   * queues in creation order, which is topological: a submitted region
+  /* GPU lanes: lane_next_value records the last value that reached a queue
+   * (the runtime is lost: no value is handed out after this). Regions reach
+   * the queues in creation order, which is topological: a submitted region
    * waits only for submitted regions, or for this submission's NPU regions. */
   bool npu = false;
   for (uint32_t r = 0; r < plan->region_count; r++) {

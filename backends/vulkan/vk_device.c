@@ -458,6 +458,14 @@ tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_inf
 
 /*--------------------------------------------------------------------------*/
 
+static void tandem_vk_gpu_idle(tandem__gpu_t *base) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  /* vkDeviceWaitIdle needs every queue externally synchronized. */
+  for (uint32_t k = 0; k < g->queue_count; k++) pthread_mutex_lock(&g->queues[k].mutex);
+  (void)g->vk.vkDeviceWaitIdle(g->device);
+  for (uint32_t k = g->queue_count; k-- > 0;) pthread_mutex_unlock(&g->queues[k].mutex);
+}
+
 static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (g->device) {
@@ -526,6 +534,7 @@ static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool l
 
 static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .destroy = tandem_vk_gpu_destroy,
+    .idle = tandem_vk_gpu_idle,
     .buffer_create = tandem_vk_buffer_create,
     .buffer_destroy = tandem_vk_buffer_destroy,
     .kernel_reflect = tandem_vk_reflect_entry,
