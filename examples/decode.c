@@ -1008,11 +1008,14 @@ int main(int argc, char **argv) {
    * lavapipe mapped until exit, so that LeakSanitizer can attribute (and
    * tests/lsan.supp suppress) the layer's own leaks, lavapipe's per-device
    * allocations stay reachable, and ThreadSanitizer's called_from_lib
-   * suppressions (tests/tsan.supp) can name both. Harmless elsewhere; the
-   * lavapipe one simply fails on machines without it. */
+   * suppressions (tests/tsan.supp) can name both. lavapipe only in
+   * sanitizer builds: resident, it takes static TLS that another driver
+   * loaded later may need (tests/harness.c). */
   if (o.validation)
     (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
   (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#endif
 
   tandem_runtime_options_t ro;
   tandem_runtime_options_init(&ro);
