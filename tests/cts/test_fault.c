@@ -315,11 +315,19 @@ int main(int argc, char **argv) {
     g_sharing = ni.sharing;
     tandem_runtime_destroy(rt);
   }
+  /* One runtime with its GPU open for the whole loop keeps the Vulkan driver
+   * loaded. Otherwise every scenario run unloads and reloads it, and on the
+   * H200 hundreds of reloads of the NVIDIA driver exhaust glibc's static TLS
+   * ("libnvidia-tls.so: cannot allocate memory in static TLS block"; the
+   * loop passed with glibc.rtld.optional_static_tls raised). */
+  tandem_runtime_t *keeper = th_runtime_create(NULL);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu_transient),
       cmocka_unit_test(test_gpu_persistent),
       cmocka_unit_test(test_npu_transient),
       cmocka_unit_test(test_npu_persistent),
   };
-  return TH_RUN_GROUP(tests);
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  th_runtime_destroy(keeper);
+  return rc;
 }
