@@ -1009,8 +1009,7 @@ int main(int argc, char **argv) {
    * tests/lsan.supp suppress) the layer's own leaks, lavapipe's per-device
    * allocations stay reachable, and ThreadSanitizer's called_from_lib
    * suppressions (tests/tsan.supp) can name both. lavapipe only in
-   * sanitizer builds: resident, it takes static TLS that another driver
-   * loaded later may need (tests/harness.c). */
+   * sanitizer builds, as in tests/harness.c. */
   if (o.validation)
     (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)

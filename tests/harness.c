@@ -48,10 +48,9 @@ void th_init(void) {
    * from its own globals; when the loader unloads the ICD at vkDestroyInstance
    * those become "leaks" in <unknown module>, and TSan's called_from_lib
    * suppressions need the module mapped. Keeping the ICD mapped fixes both.
-   * Sanitizer builds only: lavapipe takes static TLS, and with it resident
-   * the NVIDIA driver, unloaded and loaded again by every runtime, ran out of
-   * static TLS on the H200 ("cannot allocate memory in static TLS block" in
-   * test_fault's loop). */
+   * Sanitizer builds only (they are the ones that need it, and run on
+   * lavapipe): elsewhere a resident lavapipe only takes static TLS that the
+   * real driver may need. */
   if (TH_SANITIZED) (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   (void)th_seed();
 }
