@@ -43,6 +43,21 @@ static tandem_kernel_t *push16_kernel(tandem_runtime_t *rt, uint32_t n) {
   return k;
 }
 
+/* One prepared push16 dispatch over |v| with push constants |p| (x = count)
+ * and enough 256-wide workgroups for x. */
+static tandem_exec_t *push16_exec(tandem_runtime_t *rt, tandem_kernel_t *k, tandem_view_t v,
+                                  const uint32_t p[4]) {
+  tandem_graph_t *g = th_graph(rt);
+  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
+                              .push_constants = p, .push_constant_bytes = 16,
+                              .workgroups = {(p[0] + 255) / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  return e;
+}
+
 static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
                                           {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
@@ -186,19 +201,8 @@ static void test_256_submissions_alternating(void **state) {
   enum { MAXN = 2048, REGIONS = 4, SUBMITS = 256, LAG = 3 };
   tandem_kernel_t *k = push16_kernel(rt, MAXN);
   tandem_buffer_t *out = th_buffer(rt, (uint64_t)MAXN * 4 * REGIONS, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = th_graph(rt);
-  tandem_view_t v = th_view(out, 0, MAXN * 4);
-  uint32_t push[4] = {MAXN, 0, 0, 0};
-  tandem_dispatch_desc_t d = {.kernel = k,
-                              .views = &v,
-                              .view_count = 1,
-                              .push_constants = push,
-                              .push_constant_bytes = 16,
-                              .workgroups = {MAXN / 256, 1, 1}};
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
-  tandem_exec_t *exec = NULL;
-  TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
-  tandem_graph_release(g);
+  const uint32_t push[4] = {MAXN, 0, 0, 0};
+  tandem_exec_t *exec = push16_exec(rt, k, th_view(out, 0, MAXN * 4), push);
 
   uint32_t *mirror = calloc((size_t)MAXN * REGIONS, 4);
   uint32_t *got = malloc((size_t)MAXN * 4);
@@ -251,16 +255,8 @@ static void test_each_parameter_alone(void **state) {
   enum { N = 2048 };
   tandem_kernel_t *k = push16_kernel(rt, N);
   tandem_buffer_t *out = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = th_graph(rt);
-  tandem_view_t v = tandem_buffer_whole(out);
   uint32_t push[4] = {N, 0, 0, 0};
-  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
-                              .push_constants = push, .push_constant_bytes = 16,
-                              .workgroups = {N / 256, 1, 1}};
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
-  tandem_exec_t *e = NULL;
-  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  tandem_graph_release(g);
+  tandem_exec_t *e = push16_exec(rt, k, tandem_buffer_whole(out), push);
   uint32_t model[N], got[N];
   memset(model, 0, sizeof model);
   for (int r = 0; r < 8; r++) {
@@ -320,16 +316,8 @@ static void test_sets_race_submits(void **state) {
   enum { N = 1024, ROUNDS = 200 };
   tandem_kernel_t *k = push16_kernel(rt, N);
   tandem_buffer_t *out = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = th_graph(rt);
-  tandem_view_t v = tandem_buffer_whole(out);
   uint32_t push[4] = {N, 0, 0, 0};
-  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
-                              .push_constants = push, .push_constant_bytes = 16,
-                              .workgroups = {N / 256, 1, 1}};
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
-  tandem_exec_t *e = NULL;
-  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  tandem_graph_release(g);
+  tandem_exec_t *e = push16_exec(rt, k, tandem_buffer_whole(out), push);
   racer_t r = {.exec = e, .status = TANDEM_OK};
   atomic_init(&r.stop, false);
   atomic_init(&r.sets, 0);
@@ -555,16 +543,8 @@ static void test_replaced_buffer_lifetime(void **state) {
   enum { N = 2048 };
   tandem_kernel_t *k = push16_kernel(rt, N);
   tandem_buffer_t *a = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_graph_t *g = th_graph(rt);
-  tandem_view_t v = tandem_buffer_whole(a);
   uint32_t push[4] = {N, 1, 1, 1};
-  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
-                              .push_constants = push, .push_constant_bytes = 16,
-                              .workgroups = {N / 256, 1, 1}};
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
-  tandem_exec_t *e = NULL;
-  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  tandem_graph_release(g);
+  tandem_exec_t *e = push16_exec(rt, k, tandem_buffer_whole(a), push);
   tandem_completion_t *c1 = NULL, *c2 = NULL;
   TH_ASSERT_OK(tandem_exec_submit(e, &c1)); /* writes a, maybe still running */
   for (int i = 0; i < 3; i++) {
