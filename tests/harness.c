@@ -335,20 +335,27 @@ void th_run_graph(tandem_graph_t *graph, int times) {
   tandem_exec_release(exec);
 }
 
-tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
-                                size_t size, uint32_t groups, const tandem_binding_contract_t *b,
-                                uint32_t count, uint32_t push) {
+tandem_kernel_desc_t th_kernel_desc(const char *name, const uint32_t *spirv, size_t size,
+                                    const tandem_binding_contract_t *bindings, uint32_t count,
+                                    uint32_t push) {
   tandem_kernel_desc_t d;
   memset(&d, 0, sizeof d);
   d.name = name;
   d.spirv = spirv;
   d.spirv_size = size;
+  d.bindings = bindings;
+  d.binding_count = count;
+  d.push_constant_bytes = push;
+  return d;
+}
+
+tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,
+                                size_t size, uint32_t groups, const tandem_binding_contract_t *b,
+                                uint32_t count, uint32_t push) {
+  tandem_kernel_desc_t d = th_kernel_desc(name, spirv, size, b, count, push);
   d.workgroups[0] = groups;
   d.workgroups[1] = 1;
   d.workgroups[2] = 1;
-  d.bindings = b;
-  d.binding_count = count;
-  d.push_constant_bytes = push;
   tandem_kernel_t *k = NULL;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   assert_non_null(k);

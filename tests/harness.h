@@ -152,6 +152,12 @@ void th_run_graph(tandem_graph_t *graph, int times);
 /* Test entry point boilerplate. */
 #define TH_RUN_GROUP(tests) (th_init(), cmocka_run_group_tests((tests), NULL, NULL))
 
+/* A zeroed kernel desc for |spirv| (|size| bytes) with the given contract and
+ * push-constant bytes, and no default workgroup count. */
+tandem_kernel_desc_t th_kernel_desc(const char *name, const uint32_t *spirv, size_t size,
+                                    const tandem_binding_contract_t *bindings, uint32_t count,
+                                    uint32_t push);
+
 /* Loads a kernel with |groups| x 1 x 1 workgroups and the given contract,
  * asserting success. */
 tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const uint32_t *spirv,

@@ -43,17 +43,8 @@ static tandem_kernel_desc_t saxpy_desc(void) {
 static tandem_kernel_desc_t shader_desc(const char *name, const uint32_t *spirv, size_t size,
                                         const tandem_binding_contract_t *bindings, uint32_t count,
                                         uint32_t push) {
-  tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.name = name;
-  d.spirv = spirv;
-  d.spirv_size = size;
-  d.workgroups[0] = 1;
-  d.workgroups[1] = 1;
-  d.workgroups[2] = 1;
-  d.bindings = bindings;
-  d.binding_count = count;
-  d.push_constant_bytes = push;
+  tandem_kernel_desc_t d = th_kernel_desc(name, spirv, size, bindings, count, push);
+  d.workgroups[0] = d.workgroups[1] = d.workgroups[2] = 1;
   return d;
 }
 

@@ -16,19 +16,7 @@
 #include "tandem_test_shaders.h"
 
 /* A desc for a test shader with no default workgroup count. */
-static tandem_kernel_desc_t desc_of(const char *name, const uint32_t *spirv, size_t size,
-                                    const tandem_binding_contract_t *b, uint32_t count,
-                                    uint32_t push) {
-  tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
-  d.name = name;
-  d.spirv = spirv;
-  d.spirv_size = size;
-  d.bindings = b;
-  d.binding_count = count;
-  d.push_constant_bytes = push;
-  return d;
-}
+#define desc_of th_kernel_desc
 
 static tandem_spec_constant_t spec_u32(uint32_t id, uint32_t v) {
   tandem_spec_constant_t c = {.id = id, .type = TANDEM_SCALAR_UINT32};
