@@ -132,26 +132,14 @@ static tandem_status_t tandem__transfer_views_check(tandem_runtime_t *rt, const 
                                                     const tandem_view_t *views, uint32_t binding,
                                                     uint32_t node) {
   tandem_view_t v = views[binding];
-  TANDEM_RETURN_IF_ERROR(tandem__view_check(rt, v, n->kind == TANDEM__NODE_FILL
-                                                       ? "fill destination"
-                                                       : binding ? "copy destination"
-                                                                 : "copy source"));
-  if (v.length != n->views[binding].length)
+  if (v.buffer && v.length != n->views[binding].length)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "node %u (%s): the new view is %llu bytes, the prepared one %llu; a %s "
                        "node keeps its length",
                        node, tandem__kind_name(n->kind), (unsigned long long)v.length,
                        (unsigned long long)n->views[binding].length, tandem__kind_name(n->kind));
-  if (n->kind == TANDEM__NODE_FILL && v.offset % 4)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
-                       "node %u (fill): offset %llu must be a multiple of 4", node,
-                       (unsigned long long)v.offset);
-  if (n->kind == TANDEM__NODE_COPY && views[0].buffer == views[1].buffer &&
-      tandem__ranges_overlap(views[0].offset, views[0].length, views[1].offset, views[1].length))
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
-                       "node %u (copy): source and destination would overlap in one buffer",
-                       node);
-  return TANDEM_OK;
+  return n->kind == TANDEM__NODE_FILL ? tandem__fill_view_check(rt, v)
+                                      : tandem__copy_views_check(rt, views[0], views[1]);
 }
 
 tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_t binding,

@@ -110,29 +110,19 @@ static tandem_status_t tandem__gpu_view_check(tandem_runtime_t *rt, tandem_view_
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, uint32_t pattern,
-                                      tandem_lane_t lane) {
-  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
-  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "fill"));
-  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, dst, "fill destination"));
+tandem_status_t tandem__fill_view_check(tandem_runtime_t *rt, tandem_view_t dst) {
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(rt, dst, "fill destination"));
   if (dst.offset % 4 || dst.length % 4)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "fill: offset %llu and length %llu must both be multiples of 4",
                        (unsigned long long)dst.offset, (unsigned long long)dst.length);
-  tandem__node_t node = {.kind = TANDEM__NODE_FILL,
-                         .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,
-                         .view_count = 1,
-                         .pattern = pattern};
-  node.views[0] = dst;
-  return tandem__graph_append(graph, &node);
+  return TANDEM_OK;
 }
 
-tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
-                                      tandem_lane_t lane) {
-  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
-  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "copy"));
-  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, src, "copy source"));
-  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(graph->runtime, dst, "copy destination"));
+tandem_status_t tandem__copy_views_check(tandem_runtime_t *rt, tandem_view_t src,
+                                         tandem_view_t dst) {
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(rt, src, "copy source"));
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_view_check(rt, dst, "copy destination"));
   if (src.length != dst.length)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "copy: source is %llu bytes, destination %llu; they must be equal",
@@ -146,6 +136,27 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
                        (unsigned long long)(src.offset + src.length),
                        (unsigned long long)dst.offset,
                        (unsigned long long)(dst.offset + dst.length));
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, uint32_t pattern,
+                                      tandem_lane_t lane) {
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "fill"));
+  TANDEM_RETURN_IF_ERROR(tandem__fill_view_check(graph->runtime, dst));
+  tandem__node_t node = {.kind = TANDEM__NODE_FILL,
+                         .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,
+                         .view_count = 1,
+                         .pattern = pattern};
+  node.views[0] = dst;
+  return tandem__graph_append(graph, &node);
+}
+
+tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
+                                      tandem_lane_t lane) {
+  if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "copy"));
+  TANDEM_RETURN_IF_ERROR(tandem__copy_views_check(graph->runtime, src, dst));
   if (lane == TANDEM_LANE_AUTO) {
     bool src_host = src.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
     bool dst_host = dst.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;

@@ -402,6 +402,9 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
                                              const tandem_view_t *views, uint32_t count);
 tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
                                          const uint32_t workgroups[3]);
+tandem_status_t tandem__fill_view_check(tandem_runtime_t *rt, tandem_view_t dst);
+tandem_status_t tandem__copy_views_check(tandem_runtime_t *rt, tandem_view_t src,
+                                         tandem_view_t dst);
 void tandem__plan_free(tandem__plan_t *plan);
 void tandem__exec_destroy(tandem_exec_t *exec);
 

@@ -465,7 +465,7 @@ static void test_set_view_inside_the_graph(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 0, 128)), TANDEM_ERROR_CONTRACT,
                        "keeps its length");
   TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 2, 64)),
-                       TANDEM_ERROR_OUT_OF_RANGE, "multiple of 4");
+                       TANDEM_ERROR_OUT_OF_RANGE, "multiples of 4");
   TH_ASSERT_OK(tandem_exec_set_view(e, 0, 0, th_view(z, 64, 64)));
   tandem_completion_t *cf = NULL;
   TH_ASSERT_OK(tandem_exec_submit(e, &cf));
