@@ -121,6 +121,9 @@ struct tandem__gpu {
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
   bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */
+  /* Which GPU lanes share one in-order queue: lanes with equal numbers do
+   * (lavapipe has a single queue; the H200 one per lane). */
+  uint8_t lane_queue[TANDEM_LANE_COUNT_GPU];
 };
 
 /* Backend entry points (one per backend). */

@@ -186,6 +186,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
       busy = true;
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (slot->lane_values[l] > waits[l]) waits[l] = slot->lane_values[l];
+      if (slot->npu_horizon > waits[TANDEM_LANE_NPU]) waits[TANDEM_LANE_NPU] = slot->npu_horizon;
     }
     if (!busy) break;
     pthread_mutex_unlock(&rt->mutex);
@@ -366,6 +367,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   memset(slot->lane_values, 0, sizeof slot->lane_values);
   for (uint32_t r = 0; r < plan->region_count; r++)
     slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
+  tandem__slot_set_npu_horizon_locked(rt, gpu, slot);
   for (uint32_t i = 0; i < exec->access_count; i++) {
     tandem__record_t *rec = &slot->records[i];
     uint32_t r = exec->access_region[i];
@@ -441,9 +443,15 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   pthread_mutex_lock(&rt->mutex);
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
   memcpy(values, slot->lane_values, sizeof values);
+  uint64_t npu_horizon = slot->npu_horizon;
   pthread_mutex_unlock(&rt->mutex);
   if (in_flight) {
-    tandem_status_t s = tandem__runtime_wait(rt, values, timeout_ns);
+    /* The wait covers the NPU signals the GPU values depend on (npu_horizon);
+     * what the tracker marks reached stays the submission's own values. */
+    uint64_t waits[TANDEM_LANE_COUNT];
+    memcpy(waits, values, sizeof waits);
+    if (npu_horizon > waits[TANDEM_LANE_NPU]) waits[TANDEM_LANE_NPU] = npu_horizon;
+    tandem_status_t s = tandem__runtime_wait(rt, waits, timeout_ns);
     if (s == TANDEM_ERROR_TIMEOUT)
       return TANDEM_FAIL(s, "the submission did not finish within %llu ns",
                          (unsigned long long)timeout_ns);

@@ -89,6 +89,11 @@ struct tandem_runtime {
   pthread_mutex_t mutex;                            /* the tracker lock */
   uint64_t lane_next_value[TANDEM_LANE_COUNT];  /* [mutex] last handed out */
   uint64_t lane_done_value[TANDEM_LANE_COUNT];  /* [mutex] last seen reached */
+  /* [mutex] Per in-order GPU queue (tandem__gpu_t.lane_queue): the highest NPU
+   * value any work submitted to it so far depends on. Work on one queue runs
+   * in submission order, so a later value on it waits for those NPU signals
+   * too (see tandem__slot_t.npu_horizon). */
+  uint64_t queue_npu_horizon[TANDEM_LANE_COUNT_GPU];
   tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
   tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
   uint64_t submission_count;                        /* [mutex] numbers submissions */
@@ -306,6 +311,15 @@ struct tandem__slot {
   bool user_ref;                     /* [mutex] the completion is held by the user */
   tandem_status_t result;            /* [mutex] final result once DONE */
   uint64_t lane_values[TANDEM_LANE_COUNT]; /* [mutex] final value per lane, 0 none */
+  /* [mutex] The highest NPU value this submission's GPU values depend on:
+   * its own NPU regions, the NPU values its regions wait for, its
+   * dependencies' horizons and its queues' (runtime->queue_npu_horizon).
+   * Host waits for its GPU values wait for the NPU lane to have signalled this
+   * far first (tandem__runtime_wait), so a host wait never returns from the
+   * driver while the NPU signal it depends on is still inside
+   * vkSignalSemaphore: Debian 12's validation layer (1.3.239) stalls 10 s and
+   * reports UNASSIGNED-VkSemaphore-state-timeout in that window. */
+  uint64_t npu_horizon;
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
@@ -379,12 +393,18 @@ void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
 void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
                                     uint64_t values[TANDEM_LANE_COUNT], tandem_status_t s);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
- * (kept when already larger). Returns true when any was found. */
+ * (kept when already larger). Returns true when any was found. With a
+ * |dependent| slot, the conflicting slots become its dependencies; without
+ * (a host wait), waits[NPU] also covers their npu_horizon. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
                                       uint64_t waits[TANDEM_LANE_COUNT],
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
 void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
+/* Computes slot->npu_horizon of a slot being committed (its lane values and
+ * dependencies set) and raises the horizons of the queues it uses. */
+void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
+                                         tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
 /* Blocks until every lane reached |values| (0 = ignore); records device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,

@@ -479,6 +479,7 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
     g->vk.vkDestroyDevice(g->device, NULL);
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
+  pthread_mutex_destroy(&g->signal_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
   if (g->instance) vkDestroyInstance(g->instance, NULL);
@@ -618,6 +619,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->validation_user_data = options->validation_user_data;
   g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+  pthread_mutex_init(&g->signal_mutex, NULL);
 
   tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);
   VkPhysicalDevice *pds = NULL;
@@ -767,6 +769,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
     }
     tandem_vk_lane_t *lane = &g->lanes[l];
     lane->queue = shared;
+    g->base.lane_queue[l] = (uint8_t)(shared - g->queues);
     g->lane_queue_index[l] = index[l];
     bool compute_capable = qprops[family[l]].queueFlags & VK_QUEUE_COMPUTE_BIT;
     lane->stages = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;

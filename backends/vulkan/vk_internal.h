@@ -60,6 +60,13 @@ typedef struct tandem_vk_gpu {
   double timestamp_period;  /* ns per tick */
   uint64_t tick0, host0_ns; /* one calibrated pair */
   uint64_t wait_spin_ns; /* completion waits poll this long before blocking */
+  /* Held across the NPU lane's vkSignalSemaphore and across every timeline
+   * counter read, so no read returns a GPU value whose NPU wait is signalled
+   * but not yet recorded by the validation layer: Debian 12's layer (1.3.239)
+   * then stalls 10 s and reports UNASSIGNED-VkSemaphore-state-timeout.
+   * Blocking waits do not take it; core waits for the NPU first instead
+   * (tandem__slot_t.npu_horizon). Costs one uncontended lock per read. */
+  pthread_mutex_t signal_mutex;
   VkDeviceSize max_storage_range;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   /* validation messages go to the runtime's counter and callback */

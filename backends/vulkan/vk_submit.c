@@ -444,7 +444,9 @@ tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM
       uint32_t reached = 0;
       for (uint32_t i = 0; i < n; i++) {
         uint64_t v = 0;
+        pthread_mutex_lock(&g->signal_mutex);
         VkResult qr = g->vk.vkGetSemaphoreCounterValue(g->device, sems[i], &v);
+        pthread_mutex_unlock(&g->signal_mutex);
         if (qr < 0) return tandem_vk_fail(qr, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
         reached += v >= vals[i];
       }
@@ -469,17 +471,21 @@ tandem_status_t tandem_vk_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64
   VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
                               .semaphore = g->lanes[lane].timeline,
                               .value = value};
+  pthread_mutex_lock(&g->signal_mutex);
   VkResult r = g->vk.vkSignalSemaphore(g->device, &si);
+  pthread_mutex_unlock(&g->signal_mutex);
   if (r < 0) return tandem_vk_fail(r, "vkSignalSemaphore", __FILE__, __LINE__);
   return TANDEM_OK;
 }
 
 tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT]) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
-    VkResult r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
-    if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
-  }
+  VkResult r = VK_SUCCESS;
+  pthread_mutex_lock(&g->signal_mutex);
+  for (int l = 0; l < TANDEM_LANE_COUNT && r >= 0; l++)
+    r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
+  pthread_mutex_unlock(&g->signal_mutex);
+  if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
   return TANDEM_OK;
 }
 
