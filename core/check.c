@@ -98,6 +98,10 @@ bool tandem__exec_check_locked(const tandem_exec_t *exec) {
   for (uint32_t k = 0; k < exec->slot_count; k++) {
     const tandem__slot_t *s = &exec->slots[k];
     bool listed = tandem__slot_listed(rt, s);
+    int live = tandem__handle_state(s);
+    if (live >= 0 && (live == 1) != s->user_ref)
+      return tandem__broken("I4", "a completion handle is live iff the user holds it (live, held)",
+                            (uint64_t)live, s->user_ref);
     switch (s->state) {
       case TANDEM__SLOT_FREE:
         if (listed || s->user_ref)

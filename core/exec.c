@@ -15,6 +15,7 @@
  * descriptions and completions live in the slot, made at prepare.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,11 +55,13 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
   exec->region_version = calloc(plan->region_count, sizeof *exec->region_version);
   bool ok = exec->accesses && exec->access_region && exec->slots && exec->region_copied &&
             exec->node_access && exec->node_view && exec->region_version;
+  /* Before anything can fail: destroy gives back only the entries taken. */
+  for (uint32_t k = 0; exec->slots && k < exec->slot_count; k++)
+    exec->slots[k].handle_index = UINT32_MAX;
   for (uint32_t k = 0; ok && k < exec->slot_count; k++) {
     tandem__slot_t *slot = &exec->slots[k];
     slot->exec = exec;
     slot->index = k;
-    slot->completion.slot = slot;
     slot->records = calloc(count, sizeof *slot->records);
     slot->submits = calloc(plan->region_count, sizeof *slot->submits);
     slot->deps = calloc(rt->options.max_submissions, sizeof *slot->deps);
@@ -81,6 +84,11 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
         tandem_buffer_retain(node->views[v].buffer);
       }
     }
+  }
+  tandem_status_t handles = TANDEM_OK;
+  for (uint32_t k = 0; ok && k < exec->slot_count; k++) {
+    handles = tandem__handle_take(&exec->slots[k]);
+    ok = handles == TANDEM_OK;
   }
   if (ok) {
     uint32_t a = 0;
@@ -110,6 +118,8 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
                                     &exec->slots[k].npu_runs[i]);
       }
     }
+  } else if (handles != TANDEM_OK) {
+    s = handles; /* its message is set */
   } else {
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u graph slots", exec->slot_count);
   }
@@ -131,6 +141,7 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
   if (exec->native) gpu->vtable->program_destroy(gpu, exec->native);
   if (exec->slots) {
     for (uint32_t k = 0; k < exec->slot_count; k++) {
+      if (exec->slots[k].handle_index != UINT32_MAX) tandem__handle_give_back(&exec->slots[k]);
       free(exec->slots[k].records);
       free(exec->slots[k].submits);
       free(exec->slots[k].deps);
@@ -241,9 +252,11 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after is NULL with after_count %u",
                        after_count);
   for (uint32_t i = 0; i < after_count; i++) {
-    if (!after[i])
-      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after[%u] is NULL", i);
-    if (after[i]->slot->exec->runtime != rt)
+    char what[32];
+    snprintf(what, sizeof what, "after[%u]", i);
+    tandem__slot_t *a = NULL;
+    TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(after[i], what, &a));
+    if (a->exec->runtime != rt)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "after[%u] belongs to another runtime", i);
   }
@@ -294,7 +307,12 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     }
   }
   for (uint32_t i = 0; i < after_count; i++) {
-    const tandem__slot_t *a = after[i]->slot;
+    const tandem__slot_t *a = tandem__handle_slot(after[i]);
+    if (!a) { /* released by another thread since the check above */
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                      "after[%u] was released while this submission was being made", i);
+      goto out;
+    }
     if (a->state != TANDEM__SLOT_IN_FLIGHT && a->result != TANDEM_OK) {
       s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
                       "after[%u] ended with %s; work ordered after it cannot run", i,
@@ -320,7 +338,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     tandem__tracker_conflicts_locked(rt, &exec->accesses[i],
                                      slot->submits[exec->access_region[i]].wait_values, slot);
   for (uint32_t i = 0; i < after_count; i++) {
-    tandem__slot_t *a = after[i]->slot;
+    tandem__slot_t *a = tandem__handle_slot(after[i]);
+    assert(a); /* checked above, under this lock */
     if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
     tandem__slot_add_dep_locked(slot, a);
     for (uint32_t r = 0; r < plan->region_count; r++)
@@ -413,8 +432,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     tandem__npu_lane_push(rt, &slot->npu_jobs[r]);
   }
   atomic_fetch_add(&exec->refs, 1); /* the completion's reference */
+  *out_completion = tandem__handle_issue(slot);
   assert(tandem__runtime_check_locked(rt) && tandem__exec_check_locked(exec));
-  *out_completion = &slot->completion;
 out:
   pthread_mutex_unlock(&rt->mutex);
   /* Outside the lock: a last reference frees device memory. */
@@ -436,8 +455,8 @@ tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec, tandem_completion_
 
 tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
                                                uint64_t timeout_ns) {
-  if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion is NULL");
-  tandem__slot_t *slot = completion->slot;
+  tandem__slot_t *slot;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
   tandem_runtime_t *rt = slot->exec->runtime;
   uint64_t values[TANDEM_LANE_COUNT];
   pthread_mutex_lock(&rt->mutex);
@@ -481,21 +500,30 @@ tandem_status_t tandem_completion_wait(tandem_completion_t *completion) {
 }
 
 bool tandem_completion_is_complete(tandem_completion_t *completion) {
-  if (!completion) return false;
-  tandem_runtime_t *rt = completion->slot->exec->runtime;
+  tandem__slot_t *slot;
+  if (tandem__completion_resolve(completion, "completion", &slot) != TANDEM_OK) return false;
+  tandem_runtime_t *rt = slot->exec->runtime;
   pthread_mutex_lock(&rt->mutex);
   tandem__tracker_poll_locked(rt);
-  bool done = completion->slot->state != TANDEM__SLOT_IN_FLIGHT;
+  bool done = slot->state != TANDEM__SLOT_IN_FLIGHT;
   pthread_mutex_unlock(&rt->mutex);
   return done;
 }
 
 void tandem_completion_release(tandem_completion_t *completion) {
   if (!completion) return;
-  tandem__slot_t *slot = completion->slot;
+  tandem__slot_t *slot;
+  /* A stale handle (released twice, or bytes that were never a handle)
+   * changes nothing; the error message says so. */
+  if (tandem__completion_resolve(completion, "completion", &slot) != TANDEM_OK) return;
   tandem_exec_t *exec = slot->exec;
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
+  if (tandem__handle_slot(completion) != slot) { /* a concurrent release won */
+    pthread_mutex_unlock(&rt->mutex);
+    return;
+  }
+  tandem__handle_revoke(slot);
   slot->user_ref = false;
   if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
   assert(tandem__exec_check_locked(exec));
@@ -504,8 +532,8 @@ void tandem_completion_release(tandem_completion_t *completion) {
 }
 
 tandem_status_t tandem_completion_cancel(tandem_completion_t *completion) {
-  if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion is NULL");
-  tandem__slot_t *slot = completion->slot;
+  tandem__slot_t *slot;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
   tandem_runtime_t *rt = slot->exec->runtime;
   pthread_mutex_lock(&rt->mutex);
   tandem__tracker_poll_locked(rt);
@@ -517,13 +545,13 @@ tandem_status_t tandem_completion_cancel(tandem_completion_t *completion) {
 tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
                                           tandem_completion_profile_t *out,
                                           tandem_region_profile_t *regions, uint32_t capacity) {
-  if (!completion || !out)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "completion or out_profile is NULL");
+  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_profile is NULL");
   memset(out, 0, sizeof *out);
   if (capacity && !regions)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
                        capacity);
-  tandem__slot_t *slot = completion->slot;
+  tandem__slot_t *slot;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
   tandem_exec_t *exec = slot->exec;
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);

@@ -23,7 +23,8 @@
  *   I3  A tracker record is linked in its buffer's list iff its slot is in flight
  *       (submitted and not yet retired).
  *   I4  A slot is FREE iff it is not in flight and its completion has no user
- *       reference.
+ *       reference; its completion handle is live iff the user holds it
+ *       (core/handle.c).
  *   I5  The NPU lane signals every NPU region's value exactly once, in
  *       submission order, whatever happened to the run (core/npu.c).
  *   I6  The NPU lane thread never takes runtime->mutex: driver calls made
@@ -271,10 +272,6 @@ typedef enum tandem__slot_state {
 
 typedef struct tandem_exec tandem_exec_t;
 
-struct tandem_completion {
-  tandem__slot_t *slot;
-};
-
 /* A submission this slot's submission was ordered after; |generation| tells
  * whether |slot| still holds that submission. */
 typedef struct tandem__dep {
@@ -331,7 +328,7 @@ struct tandem__slot {
   uint64_t *region_version;          /* region_count entries */
   tandem_view_t *views;              /* exec->view_total entries */
   tandem_buffer_t **to_release;      /* exec->view_total entries, scratch for submit */
-  struct tandem_completion completion;
+  uint32_t handle_index;             /* its completion-handle entry (handle.c), for life */
 };
 
 struct tandem_exec {
@@ -401,6 +398,20 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__a
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
 void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
+
+/* Completion handles (handle.c). take/give_back: once per slot, at prepare
+ * and at executable destruction. issue: a fresh handle for the slot's new
+ * submission (under runtime->mutex); revoke: the user released it (same).
+ * resolve: the slot of a live handle, or INVALID_ARGUMENT naming |what|. */
+tandem_status_t tandem__handle_take(tandem__slot_t *slot);
+void tandem__handle_give_back(tandem__slot_t *slot);
+tandem_completion_t *tandem__handle_issue(tandem__slot_t *slot);
+void tandem__handle_revoke(tandem__slot_t *slot);
+/* For checkers: 1 live, 0 not live, -1 the slot owns no entry. */
+int tandem__handle_state(const tandem__slot_t *slot);
+tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion);
+tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion,
+                                           const char *what, tandem__slot_t **out_slot);
 /* Computes slot->npu_horizon of a slot being committed (its lane values and
  * dependencies set) and raises the horizons of the queues it uses. */
 void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,

@@ -929,7 +929,7 @@ TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
  * The wait happens on the GPU through the lanes' semaphores: this call does not
  * block. If one of them fails or is cancelled, this submission fails with
  * FAILED_DEPENDENCY. Errors: as tandem_exec_submit, plus INVALID_ARGUMENT (a
- * NULL or foreign completion). Thread-safe. */
+ * NULL, stale or foreign completion). Thread-safe. */
 TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
                                                     tandem_completion_t *const *after,
                                                     uint32_t after_count,
@@ -937,19 +937,31 @@ TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
 
 /*============================================================================
  * Completions
- *============================================================================*/
+ *============================================================================
+ *
+ * A completion is a checked handle, not a pointer: it stays valid until
+ * tandem_completion_release. After that — or once its graph slot carries a
+ * later submission — every call below refuses it with INVALID_ARGUMENT
+ * ("not a live completion") rather than acting on the newer submission, and a
+ * second release changes nothing. Bytes that never were a completion are
+ * refused the same way. (Handles count submissions in 40 bits: a handle kept
+ * across 2^40 later submissions in one process could alias; nothing else
+ * can.)
+ */
 
 /* Blocks until the submission finished (successfully or not) and returns its
  * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
  * CANCELLED, TIMEOUT when an NPU run exceeded the npu_timeout_ms watchdog,
- * INTERNAL when an NPU run failed ...). Waits on the GPU lanes' timeline
- * semaphores on the calling thread (and on the NPU lane's progress when the
- * submission has NPU runs). Thread-safe. */
+ * INTERNAL when an NPU run failed ...), or INVALID_ARGUMENT for a NULL or
+ * stale handle. Waits on the GPU lanes' timeline semaphores on the calling
+ * thread (and on the NPU lane's progress when the submission has NPU runs, or
+ * depends on NPU runs of earlier submissions). Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_wait(tandem_completion_t *completion);
 /* As wait, but gives up after |timeout_ns| with TIMEOUT; the work goes on. */
 TANDEM_API tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
                                                           uint64_t timeout_ns);
-/* Never blocks. Thread-safe. */
+/* Never blocks. A NULL or stale handle answers false (the error message says
+ * why). Thread-safe. */
 TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
 /* Cancels the submission. Work not yet handed to a device is skipped; GPU
  * regions already queued run to the end (Vulkan cannot take them back) but
@@ -957,7 +969,8 @@ TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
  * bytes it writes are poisoned (later reads fail with FAILED_DEPENDENCY until
  * they are overwritten) and submissions ordered after it fail with
  * FAILED_DEPENDENCY. Cancelling a finished submission changes nothing and
- * returns OK. Does not block. Thread-safe. */
+ * returns OK. Errors: INVALID_ARGUMENT (NULL or stale handle). Does not block.
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_cancel(tandem_completion_t *completion);
 
 /* Timing of one region (a run of nodes of one lane between semaphore waits). */
@@ -978,14 +991,16 @@ typedef struct tandem_completion_profile {
 
 /* The profile of a finished submission; fills up to |capacity| entries of
  * |regions| (may be NULL with capacity 0). Errors: BUSY (not finished yet),
- * INVALID_ARGUMENT. Thread-safe. */
+ * INVALID_ARGUMENT (NULL or stale handle, NULL out_profile, NULL regions with
+ * a capacity). Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
                                                      tandem_completion_profile_t *out_profile,
                                                      tandem_region_profile_t *regions,
                                                      uint32_t capacity);
 
-/* Gives up the caller's reference. The slot returns to its executable when the
- * work is done. NULL is ignored. Thread-safe. */
+/* Gives up the caller's reference; the handle is dead from here on. The slot
+ * returns to its executable when the work is done. NULL is ignored; a stale
+ * handle changes nothing (the error message says so). Thread-safe. */
 TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
 
 /*============================================================================

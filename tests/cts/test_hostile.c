@@ -184,6 +184,71 @@ static void test_npu_failure_text_and_messages_kept(void **state) {
   th_runtime_destroy(rt);
 }
 
+/* Issue 11, error model: a completion handle is checked, not trusted. Once
+ * released, or once its slot carries a later submission, every call refuses
+ * it with INVALID_ARGUMENT instead of acting on the newer submission; a second
+ * release changes nothing (the executable's references stay right: the
+ * teardown finds no live bytes). Bytes that never were a handle are refused
+ * the same way. */
+static void test_stale_completion_refused(void **state) {
+  tandem_runtime_t *rt = NULL;
+  {
+    tandem_runtime_options_t o;
+    tandem_runtime_options_init(&o);
+    o.graph_slots = 1; /* the second submission reuses the first one's slot */
+    rt = th_runtime_create(&o);
+  }
+  (void)state;
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 5u, TANDEM_LANE_AUTO));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_completion_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c1));
+  TH_ASSERT_OK(tandem_completion_wait(c1));
+  tandem_completion_release(c1);
+
+  /* Released, slot still free. */
+  TH_ASSERT_STATUS_MSG(tandem_completion_wait(c1), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "not a live completion");
+  assert_false(tandem_completion_is_complete(c1));
+  TH_ASSERT_STATUS_MSG(tandem_completion_cancel(c1), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "released already");
+  tandem_completion_profile_t prof;
+  TH_ASSERT_STATUS(tandem_completion_profile(c1, &prof, NULL, 0), TANDEM_ERROR_INVALID_ARGUMENT);
+  tandem_completion_release(c1); /* twice: refused, nothing changes */
+  TH_ASSERT_MESSAGE_HAS("not a live completion");
+
+  /* The slot carries a new submission: the old handle still names nothing. */
+  TH_ASSERT_OK(tandem_exec_submit(e, &c2));
+  assert_ptr_not_equal(c1, c2);
+  TH_ASSERT_STATUS(tandem_completion_wait_timeout(c1, 0), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit_after(e, &c1, 1, &c3), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "after[0]");
+  assert_null(c3);
+  tandem_completion_release(c1); /* must not release c2's slot */
+  TH_ASSERT_OK(tandem_completion_wait(c2));
+  TH_ASSERT_OK(tandem_completion_profile(c2, &prof, NULL, 0));
+  tandem_completion_release(c2);
+
+  /* Never handles: small integers, a stack address, all ones. */
+  int local = 0;
+  tandem_completion_t *junk[] = {(tandem_completion_t *)(uintptr_t)1,
+                                 (tandem_completion_t *)(uintptr_t)0x1234,
+                                 (tandem_completion_t *)(void *)&local,
+                                 (tandem_completion_t *)(uintptr_t)UINTPTR_MAX};
+  for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++) {
+    TH_ASSERT_STATUS_MSG(tandem_completion_wait(junk[i]), TANDEM_ERROR_INVALID_ARGUMENT,
+                         "never came from tandem_exec_submit");
+    tandem_completion_release(junk[i]);
+  }
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+  th_runtime_destroy(rt); /* fails on live bytes: the exec must be gone */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_local_size_id_spec_op_refused, th_setup_gpu,
@@ -194,6 +259,7 @@ int main(void) {
       cmocka_unit_test(test_emulated_xclbin_foreign_library_refused),
       cmocka_unit_test(test_npu_scalar_count_checked_at_create),
       cmocka_unit_test(test_npu_failure_text_and_messages_kept),
+      cmocka_unit_test(test_stale_completion_refused),
   };
   return TH_RUN_GROUP(tests);
 }
