@@ -5,7 +5,8 @@
 # real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
 #   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all|a,b,...]
 # (decode: the transformer decode-step example's figures, examples/README.md;
-# perf: waits against polling, prepare scale)
+# perf: waits against polling, prepare scale, the round trip's floor and
+# pre-armed batches, the tracker against live buffers)
 # Everything is written to a scratch folder and packed into $OUT/results.tgz at
 # the end (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -44,6 +45,8 @@ if [[ $what == *,perf,* ]]; then
   TANDEM_WAIT_SPIN_US=0 build-device/tools/tandem bench --only dispatch --json "$out/block-vs-block.json" \
     2>&1 | tee "$out/block-vs-block.txt" || rc=1
   build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
+  build-device/bench/tandem_bench_round_trip 4000 2>&1 | tee "$out/round-trip.txt" || rc=1
+  build-device/bench/tandem_bench_tracker 10 1000 100000 2>&1 | tee "$out/tracker.txt" || rc=1
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \
