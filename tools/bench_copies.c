@@ -219,7 +219,7 @@ static uint32_t make_configs(copies_t *c, copy_type_report_t *t, copy_config_t *
   /* Both at once, each split over every queue. */
   if (qn > 1) {
     queue_set_name(r, (1u << qn) - 1, set, sizeof set);
-    x = NEW_ROW("both, each split over %s", set);
+    x = NEW_ROW("both split over %s", set);
     add_split(c, x, UP, (1u << qn) - 1);
     add_split(c, x, DOWN, (1u << qn) - 1);
   }
@@ -680,9 +680,10 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
   size_text(r->bytes, sz, sizeof sz);
   fprintf(f, "\ncopies: %s each way; median of %u runs (after %u warm-up), all rows of a memory\n"
              "type and tandem's graphs alternated. GB/s = bytes moved / median time / 1e3\n"
-             "(bytes, microseconds; 1 GB = 1e9 bytes); \"both\" rows move %s each way, twice\n"
-             "the bytes. wall: first submit until the wait returns. GPU: earliest copy start to\n"
-             "latest copy end (timestamps, one device clock).\n",
+             "(bytes, microseconds; 1 GB = 1e9 bytes); \"both\" rows count both directions\n"
+             "(2 x %s). wall: first submit until the wait returns. GPU: earliest copy start\n"
+             "to latest copy end (timestamps, one device clock). tandem: its graph doing the\n"
+             "same copy between its HOST_VISIBLE and GPU_LOCAL buffers (wall).\n",
           sz, r->runs, r->warmup, sz);
   fprintf(f, "queues (tandem's lanes; the raw copies use these VkQueues):\n");
   for (uint32_t q = 0; q < r->queue_count; q++) {
@@ -728,18 +729,18 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
     size_text(t->host_read_bytes, sz, sizeof sz);
     fprintf(f, "  host memcpy: into the mapping %.2f GB/s, out of it %.3f GB/s (%s in %.2f s)\n",
             t->host_write_gbps, t->host_read_gbps, sz, t->host_read_s);
-    fprintf(f, "  %-44s %9s %9s %9s %9s %10s %10s\n", "copy", "wall us", "GPU us", "wall GB/s",
+    fprintf(f, "  %-44s %10s %10s %10s %10s %10s %11s\n", "copy", "wall us", "GPU us", "wall GB/s",
             "GPU GB/s", "tandem us", "tandem GB/s");
     for (uint32_t k = 0; k < t->row_count; k++) {
       const copy_row_t *row = &t->rows[k];
-      fprintf(f, "  %-44s %9.1f ", row->name, row->wall.median);
-      if (row->has_gpu) fprintf(f, "%9.1f ", row->gpu.median);
-      else fprintf(f, "%9s ", "-");
-      fprintf(f, "%9.2f ", gbps(row->bytes, row->wall.median));
-      if (row->has_gpu) fprintf(f, "%9.2f", gbps(row->bytes, row->gpu.median));
-      else fprintf(f, "%9s", "-");
+      fprintf(f, "  %-44s %10.1f ", row->name, row->wall.median);
+      if (row->has_gpu) fprintf(f, "%10.1f ", row->gpu.median);
+      else fprintf(f, "%10s ", "-");
+      fprintf(f, "%10.2f ", gbps(row->bytes, row->wall.median));
+      if (row->has_gpu) fprintf(f, "%10.2f", gbps(row->bytes, row->gpu.median));
+      else fprintf(f, "%10s", "-");
       if (is_tandem && r->tandem_measured && row->tandem != COPY_TANDEM_NONE)
-        fprintf(f, " %10.1f %10.2f", r->tandem[row->tandem].median,
+        fprintf(f, " %10.1f %11.2f", r->tandem[row->tandem].median,
                 gbps(row->bytes, r->tandem[row->tandem].median));
       fputc('\n', f);
     }
