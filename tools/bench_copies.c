@@ -64,6 +64,7 @@ typedef struct copies {
   uint64_t bytes;
   uint32_t runs, warmup;
   uint32_t *pattern; /* bytes/4 words */
+  bool coherent;     /* the memory type being measured is HOST_COHERENT */
   raw_buffer_t dev_up, dev_down, host_up, host_down;
   /* tandem side */
   tandem_buffer_t *t_host_up, *t_dev_up, *t_dev_down, *t_host_down;
@@ -423,6 +424,25 @@ static void clear_samples(volatile uint32_t *words, uint64_t count) {
   for (uint32_t k = 0; k < SAMPLES; k++) words[sample_index(count, k)] = 0;
 }
 
+/* Host writes to a mapping of a type that is not HOST_COHERENT need a flush
+ * before the GPU reads them, and GPU writes an invalidate before the host
+ * reads them; coherent memory needs neither. */
+static void host_flush(copies_t *c, const raw_buffer_t *b) {
+  if (c->coherent) return;
+  VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                               .memory = b->memory,
+                               .size = VK_WHOLE_SIZE};
+  VKCHECK(c->raw->vk.vkFlushMappedMemoryRanges(c->raw->device, 1, &range));
+}
+
+static void host_invalidate(copies_t *c, const raw_buffer_t *b) {
+  if (c->coherent) return;
+  VkMappedMemoryRange range = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+                               .memory = b->memory,
+                               .size = VK_WHOLE_SIZE};
+  VKCHECK(c->raw->vk.vkInvalidateMappedMemoryRanges(c->raw->device, 1, &range));
+}
+
 /* A whole-buffer copy src -> dst on |lane|, with the host barrier, waited for. */
 static void raw_copy_once(copies_t *c, int lane, VkBuffer src, VkBuffer dst) {
   raw_t *raw = c->raw;
@@ -456,6 +476,7 @@ static void host_access(copies_t *c, copy_type_report_t *t, double budget_s) {
     sink += down[i];
   }
   ((uint8_t *)dst)[0] = (uint8_t)sink;
+  host_invalidate(c, &c->host_down);
   double t0 = now_us(), spent = 0;
   uint64_t written = 0;
   do {
@@ -464,6 +485,7 @@ static void host_access(copies_t *c, copy_type_report_t *t, double budget_s) {
     spent = (now_us() - t0) / 1e6;
   } while (spent < budget_s / 4 && written < 8 * c->bytes);
   t->host_write_gbps = (double)written / spent / 1e9;
+  host_flush(c, &c->host_up);
   t0 = now_us();
   uint64_t read = 0;
   const uint8_t *src = c->host_down.mapped;
@@ -491,7 +513,9 @@ static void measure_type(copies_t *c, copy_type_report_t *t, bool with_tandem) {
     t->skipped = why;
     return;
   }
+  c->coherent = t->properties & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   memcpy(c->host_up.mapped, c->pattern, c->bytes);
+  host_flush(c, &c->host_up);
   /* The download source holds the pattern too. */
   raw_copy_once(c, TANDEM_LANE_UPLOAD, c->host_up.buffer, c->dev_down.buffer);
 
@@ -533,9 +557,12 @@ static void measure_type(copies_t *c, copy_type_report_t *t, bool with_tandem) {
   /* Downloads left the pattern in host_down; then the device side of the
    * uploads goes back through the same buffer. */
   uint64_t words = c->bytes / 4;
+  host_invalidate(c, &c->host_down);
   check_samples("raw download", c->host_down.mapped, words);
   clear_samples(c->host_down.mapped, words);
+  host_flush(c, &c->host_down);
   raw_copy_once(c, TANDEM_LANE_DOWNLOAD, c->dev_up.buffer, c->host_down.buffer);
+  host_invalidate(c, &c->host_down);
   check_samples("raw upload", c->host_down.mapped, words);
   host_access(c, t, c->o->quick ? 0.05 : 0.3);
   raw_buffer_destroy(raw, &c->host_up);
