@@ -44,6 +44,8 @@ typedef struct tandem__gpu_vtable {
                                    tandem_placement_t placement, void **out_native,
                                    void **out_host);
   void (*buffer_destroy)(tandem__gpu_t *gpu, void *native);
+  /* Which memory type |native| (any buffer this backend made or imported) lives in. */
+  void (*buffer_memory)(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
 
   /* Validates and reflects code for core/kernel.c to check the contract
    * against, before any native object is made from it. */

@@ -113,6 +113,19 @@ tandem_placement_t tandem_buffer_placement(const tandem_buffer_t *buffer) {
   return buffer ? buffer->placement : (tandem_placement_t)-1;
 }
 
+tandem_status_t tandem_buffer_memory(const tandem_buffer_t *buffer, tandem_buffer_memory_t *out) {
+  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = (tandem_buffer_memory_t){.memory_type = UINT32_MAX, .heap = UINT32_MAX};
+  if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "buffer is NULL");
+  if (!buffer->native)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "a %s buffer has no GPU memory (it is an NPU buffer object)",
+                       tandem_placement_name(buffer->placement));
+  tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu); /* open: the buffer has GPU memory */
+  gpu->vtable->buffer_memory(gpu, buffer->native, out);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_buffer_view(tandem_buffer_t *buffer, uint64_t offset, uint64_t length,
                                    tandem_view_t *out_view) {
   if (!out_view) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_view is NULL");

@@ -6,7 +6,9 @@
 #   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all|a,b,...]
 # (decode: the transformer decode-step example's figures, examples/README.md;
 # perf: waits against polling, prepare scale, the round trip's floor and
-# pre-armed batches, the tracker against live buffers)
+# pre-armed batches, the tracker against live buffers; copies: the copies
+# survey alone, at 64 MiB and 256 MiB per direction — `bench` already includes
+# the 64 MiB one)
 # Everything is written to a scratch folder and packed into $OUT/results.tgz at
 # the end (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -47,6 +49,14 @@ if [[ $what == *,perf,* ]]; then
   build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
   build-device/bench/tandem_bench_round_trip 4000 2>&1 | tee "$out/round-trip.txt" || rc=1
   build-device/bench/tandem_bench_tracker 10 1000 100000 2>&1 | tee "$out/tracker.txt" || rc=1
+fi
+if [[ $what == *,copies,* ]]; then
+  # Issue 10: raw vkCmdCopyBuffer per host-visible memory type, queue, pair
+  # and split, beside tandem's copies and its memory-type choice.
+  build-device/tools/tandem bench --only copies --json "$out/copies.json" \
+    2>&1 | tee "$out/copies.txt" || rc=1
+  build-device/tools/tandem bench --only copies --transfer-mib 256 --json "$out/copies-256.json" \
+    2>&1 | tee "$out/copies-256.txt" || rc=1
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \

@@ -9,6 +9,9 @@
  *   chain100        100 read-modify-write dispatches on one range
  *   transfer        upload and download bandwidth (bench_stream.c)
  *   overlap         chunked upload → compute → download vs its ideal
+ *   copies          raw copies in every host-visible memory type, on each
+ *                   queue and split over queues, beside tandem's copies
+ *                   (bench_copies.c)
  * One timed iteration is submit + wait on CLOCK_MONOTONIC; every benchmark
  * reads its results back on both sides and checks them.
  */
@@ -48,7 +51,7 @@ static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
 static const char *const bench_names[] = {"dispatch", "independent100", "chain100",
                                           "independent1000", "chain1000", "transfer",
-                                          "overlap", "npu-edge"};
+                                          "overlap", "npu-edge", "copies"};
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
 static void usage(FILE *f) {
@@ -73,6 +76,11 @@ static void usage(FILE *f) {
         "  npu-edge         GPU -> NPU -> GPU through one graph on SHARED buffers vs\n"
         "                   raw Vulkan + direct XRT calls on the emulated NPU, each\n"
         "                   step waited for (needs the emulated NPU and host-memory import)\n"
+        "  copies           vkCmdCopyBuffer up and down in every HOST_VISIBLE memory type\n"
+        "                   on each of tandem's queues, both directions at once, split\n"
+        "                   over queues and regions (GPU timestamps and wall time),\n"
+        "                   host memcpy through each mapping, and tandem's copies and\n"
+        "                   memory types beside them; --transfer-mib sets the size\n"
         "\n"
         "options:\n"
         "  --only NAME      run only the named benchmark\n"
@@ -432,7 +440,8 @@ static void json_summary(FILE *f, const char *key, const summary_t *s) {
 }
 
 static void write_json(const char *path, const bench_options_t *o, const tandem_device_info_t *info,
-                       const bench_row_t *rows, uint32_t count, uint64_t tandem_msgs,
+                       const bench_row_t *rows, uint32_t count,
+                       const bench_copies_report_t *copies, uint64_t tandem_msgs,
                        uint64_t raw_msgs) {
   FILE *f = fopen(path, "w");
   if (!f) bench_die("--json %s: cannot write", path);
@@ -498,18 +507,25 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
             "      \"direct_us_per_node\": %.5f,\n      \"verified\": true\n    }",
             r->ratio, r->tandem.median / r->nodes, r->direct.median / r->nodes);
   }
-  fputs("\n  ]\n}\n", f);
+  fputs("\n  ]", f);
+  if (copies->ran) {
+    fputs(",\n  \"copies\": ", f);
+    bench_copies_json(copies, f);
+  }
+  fputs("\n}\n", f);
   if (fclose(f) != 0) bench_die("--json %s: error writing", path);
 }
 
 static void print_table(const bench_options_t *o, const tandem_device_info_t *info,
-                        const bench_row_t *rows, uint32_t count) {
+                        const bench_row_t *rows, uint32_t count,
+                        const bench_copies_report_t *copies) {
   printf("\ndevice: %s (driver %s, %s), GPU %u%s\n", info->name, info->driver_name,
          info->driver_info, info->index, info->is_cpu ? ", software" : "");
   printf("alternated %s%s\n\n", o->direct_first ? "direct/tandem" : "tandem/direct",
          o->validate ? ", VALIDATION ON (timings not meaningful)" : "");
-  printf("%-16s %12s %12s %8s %10s %12s %12s\n", "benchmark", "tandem us", "direct us", "ratio",
-         "pair ratio", "tandem us/n", "direct us/n");
+  if (count)
+    printf("%-16s %12s %12s %8s %10s %12s %12s\n", "benchmark", "tandem us", "direct us", "ratio",
+           "pair ratio", "tandem us/n", "direct us/n");
   for (uint32_t i = 0; i < count; i++) {
     const bench_row_t *r = &rows[i];
     printf("%-16s %12.2f %12.2f %8.3f %10.3f %12.3f %12.3f\n", r->name, r->tandem.median,
@@ -551,7 +567,9 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
            "direct", r->direct_lane_us[0], r->direct_lane_us[1], r->direct_lane_us[2],
            r->direct_ideal_us, r->direct.median, 100.0 * r->direct_ideal_us / r->direct.median);
   }
-  printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
+  bench_copies_print(copies, stdout);
+  if (count)
+    printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
          "median of per-iteration tandem/direct; us/n: median / nodes. All results verified.\n");
 }
 
@@ -618,7 +636,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
       if (!known)
         return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
-                         "independent1000, chain1000, transfer, overlap, npu-edge)", v),
+                         "independent1000, chain1000, transfer, overlap, npu-edge, copies)", v),
                false;
     } else {
       cli_error("bench: unknown option '%s' (see tandem bench --help)", a);
@@ -736,6 +754,9 @@ int cli_bench_main(int argc, char **argv) {
       fprintf(stderr, "tandem bench: npu-edge skipped: %s\n", why);
     }
   }
+  bench_copies_report_t *copies = calloc(1, sizeof *copies);
+  if (!copies) bench_die("out of memory");
+  if (selected(&o, "copies")) bench_copies(&o, rt, &raw, copies);
 
   tandem_kernel_release(k.write);
   tandem_kernel_release(k.increment);
@@ -747,8 +768,9 @@ int cli_bench_main(int argc, char **argv) {
   /* One instance for both sides: the layer's messages are counted once. */
   uint64_t raw_msgs = 0;
 
-  print_table(&o, &info, rows, count);
-  if (o.json_path) write_json(o.json_path, &o, &info, rows, count, tandem_msgs, raw_msgs);
+  print_table(&o, &info, rows, count, copies);
+  if (o.json_path) write_json(o.json_path, &o, &info, rows, count, copies, tandem_msgs, raw_msgs);
+  free(copies);
   if (o.validate) {
     printf("validation messages (both sides, one instance): %llu\n",
            (unsigned long long)tandem_msgs);

@@ -110,6 +110,11 @@ void raw_kernel_destroy(raw_t *raw, raw_kernel_t *k);
 /* host: HOST_VISIBLE|HOST_COHERENT, mapped; else DEVICE_LOCAL. Shared by all
  * the lanes' families (CONCURRENT) when they differ. */
 void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b);
+/* The same buffer in memory type |type| (mapped when host-visible). False,
+ * with nothing left behind and |why| saying why, when the buffer cannot use
+ * that type, its heap is too small or the allocation runs out of memory. */
+bool raw_buffer_create_in(raw_t *raw, VkDeviceSize size, uint32_t type, raw_buffer_t *b,
+                          const char **why);
 void raw_buffer_destroy(raw_t *raw, raw_buffer_t *b);
 /* A storage buffer over |size| bytes of host memory at |host| (both aligned to
  * host_import_alignment), through VK_EXT_external_memory_host. */
@@ -160,5 +165,65 @@ void bench_transfer(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, 
                     uint32_t *count);
 void bench_overlap(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, bench_row_t *rows,
                    uint32_t *count);
+
+/* bench_copies.c: raw vkCmdCopyBuffer from and to every host-visible memory
+ * type, on each of tandem's queues, both directions at once, and split over
+ * queues and regions; beside tandem's own copies between HOST_VISIBLE and
+ * GPU_LOCAL buffers and the memory types tandem chose. */
+#define COPY_MAX_QUEUES RAW_LANES
+#define COPY_MAX_ROWS 32
+
+/* Which tandem graph a row is the raw equivalent of. */
+enum { COPY_TANDEM_NONE = -1, COPY_TANDEM_UP = 0, COPY_TANDEM_DOWN = 1, COPY_TANDEM_BOTH = 2 };
+
+typedef struct copy_queue {
+  int lane;             /* the first lane on this VkQueue (its pool and timeline) */
+  char name[32];        /* the lanes on it: "upload", "upload+download", or "all-lanes" */
+  uint32_t family, index, family_flags; /* VkQueueFlags of the family */
+  uint32_t timestamp_bits;              /* timestampValidBits of the family */
+} copy_queue_t;
+
+typedef struct copy_row {
+  char name[128];
+  uint64_t bytes;        /* moved by one run, both directions together */
+  uint32_t up_parts, down_parts;
+  summary_t wall, gpu;   /* microseconds */
+  bool has_gpu;
+  int tandem;            /* COPY_TANDEM_*: the same copy as that tandem graph */
+} copy_row_t;
+
+typedef struct copy_type_report {
+  uint32_t index, properties, heap;
+  uint64_t heap_bytes;
+  bool heap_device_local;
+  const char *skipped;   /* why it was not measured, or NULL */
+  double host_write_gbps, host_read_gbps;
+  uint64_t host_read_bytes;
+  double host_read_s;
+  uint32_t row_count;
+  copy_row_t rows[COPY_MAX_ROWS];
+} copy_type_report_t;
+
+typedef struct bench_copies_report {
+  bool ran;
+  uint64_t bytes;        /* per direction */
+  uint32_t runs, warmup;
+  uint32_t queue_count;
+  copy_queue_t queues[COPY_MAX_QUEUES];
+  int lane_queue[RAW_LANES];
+  double timestamp_period_ns;
+  VkPhysicalDeviceMemoryProperties memory;
+  tandem_buffer_memory_t tandem_host, tandem_gpu; /* HOST_VISIBLE, GPU_LOCAL */
+  bool tandem_measured;
+  summary_t tandem[3]; /* COPY_TANDEM_UP, _DOWN, _BOTH: microseconds */
+  uint32_t type_count;
+  copy_type_report_t types[VK_MAX_MEMORY_TYPES];
+} bench_copies_report_t;
+
+void bench_copies(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw,
+                  bench_copies_report_t *report);
+void bench_copies_print(const bench_copies_report_t *r, FILE *f);
+/* The report as the value of a JSON key (an object, no trailing newline). */
+void bench_copies_json(const bench_copies_report_t *r, FILE *f);
 
 #endif /* TANDEM_TOOLS_BENCH_H_ */

@@ -187,6 +187,39 @@ void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b
   if (host) VKCHECK(raw->vk.vkMapMemory(raw->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped));
 }
 
+bool raw_buffer_create_in(raw_t *raw, VkDeviceSize size, uint32_t type, raw_buffer_t *b,
+                          const char **why) {
+  VkMemoryRequirements req = raw_buffer_make(raw, size, NULL, b);
+  const VkMemoryType *t = &raw->memory.memoryTypes[type];
+  *why = NULL;
+  if (!(req.memoryTypeBits & (1u << type)))
+    *why = "storage/transfer buffers cannot use this type";
+  else if (req.size > raw->memory.memoryHeaps[t->heapIndex].size)
+    *why = "its heap is smaller than the buffer";
+  VkResult r = VK_SUCCESS;
+  if (!*why) {
+    VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = type};
+    r = raw->vk.vkAllocateMemory(raw->device, &mai, NULL, &b->memory);
+    if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
+      b->memory = VK_NULL_HANDLE;
+      *why = "vkAllocateMemory ran out of memory";
+    } else {
+      VKCHECK(r);
+    }
+  }
+  if (*why) {
+    raw->vk.vkDestroyBuffer(raw->device, b->buffer, NULL);
+    memset(b, 0, sizeof *b);
+    return false;
+  }
+  VKCHECK(raw->vk.vkBindBufferMemory(raw->device, b->buffer, b->memory, 0));
+  if (t->propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)
+    VKCHECK(raw->vk.vkMapMemory(raw->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped));
+  return true;
+}
+
 void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b) {
   const VkExternalMemoryHandleTypeFlagBits type =
       VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;

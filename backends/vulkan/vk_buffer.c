@@ -4,12 +4,33 @@
  *
  * One VkBuffer with its own VkDeviceMemory per tandem buffer (sizes here are
  * large and few; a sub-allocator can come later without changing core).
- * Memory-type choice: GPU_LOCAL prefers device-local memory that is not host
- * visible; HOST_VISIBLE needs host-visible + coherent and prefers host-cached,
- * non-device-local memory, because host reads of device-local BAR memory are
- * very slow on discrete GPUs (about 20 MB/s on the H200). New memory is zeroed:
- * by memset through the mapping, or by a fill on the compute queue that
- * finishes before the buffer is returned.
+ * New memory is zeroed: by memset through the mapping, or by a fill on the
+ * compute queue that finishes before the buffer is returned.
+ *
+ * Memory types (tandem_vk_memory_type; tandem_buffer_memory reports the
+ * result). Each rule is a required set of flags, then preferences in order
+ * of importance; ties go to the lowest index:
+ *   GPU_LOCAL     DEVICE_LOCAL; prefer not HOST_VISIBLE.
+ *   HOST_VISIBLE  HOST_VISIBLE|HOST_COHERENT; prefer not DEVICE_LOCAL, then
+ *                 HOST_CACHED. On a discrete GPU a DEVICE_LOCAL|HOST_VISIBLE
+ *                 type is the PCIe BAR window into VRAM: the host reads it
+ *                 uncached (about 20 MB/s on the H200) and a GPU copy into it
+ *                 never crosses the link, so a download target must not land
+ *                 there. It is taken only when every coherent host-visible
+ *                 type is device-local (integrated GPUs and lavapipe, where
+ *                 device-local memory is system memory). HOST_CACHED comes
+ *                 second: it makes host reads run at memory speed (a
+ *                 write-combined mapping reads uncached), and DMA reads and
+ *                 writes system memory either way. One rule serves upload
+ *                 sources and download targets, because any HOST_VISIBLE
+ *                 buffer may be mapped for reading.
+ *   host import   (SHARED through VK_EXT_external_memory_host) among the
+ *                 types the pointer allows: prefer HOST_COHERENT (tandem
+ *                 flushes nothing on the GPU side), then HOST_CACHED (the
+ *                 imported pages are the host's cached mapping), then not
+ *                 DEVICE_LOCAL.
+ *   export        (SHARED, Vulkan memory exported as a dma-buf) DEVICE_LOCAL.
+ *   dma-buf import  the first type the fd allows.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -22,21 +43,68 @@ typedef struct tandem_vk_buffer {
   VkBuffer buffer;
   VkDeviceMemory memory;
   void *host;
+  uint32_t memory_type; /* index of |memory|'s type */
 } tandem_vk_buffer_t;
 
 VkBuffer tandem_vk_buffer_handle(void *native) { return ((tandem_vk_buffer_t *)native)->buffer; }
 
-static int32_t tandem_vk_pick_type(const VkPhysicalDeviceMemoryProperties *mem, uint32_t bits,
-                                   VkMemoryPropertyFlags required, VkMemoryPropertyFlags wanted,
-                                   VkMemoryPropertyFlags unwanted) {
+void tandem_vk_buffer_memory(tandem__gpu_t *base, void *native, tandem_buffer_memory_t *out) {
+  const VkPhysicalDeviceMemoryProperties *mem = &tandem_vk_gpu_cast(base)->memory;
+  const tandem_vk_buffer_t *b = native;
+  const VkMemoryType *t = &mem->memoryTypes[b->memory_type];
+  const VkMemoryHeap *h = &mem->memoryHeaps[t->heapIndex];
+  *out = (tandem_buffer_memory_t){.memory_type = b->memory_type,
+                                  .properties = t->propertyFlags,
+                                  .heap = t->heapIndex,
+                                  .heap_bytes = h->size,
+                                  .heap_device_local = h->flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT};
+}
+
+/* One preference: the type has |flag| (present) or lacks it (!present). */
+typedef struct tandem_vk_preference {
+  VkMemoryPropertyFlags flag;
+  bool present;
+} tandem_vk_preference_t;
+
+int32_t tandem_vk_memory_type(const VkPhysicalDeviceMemoryProperties *mem, uint32_t bits,
+                              tandem_vk_memory_use_t use) {
+  const VkMemoryPropertyFlags DL = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
+                              HV = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT,
+                              HC = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
+                              CACHED = VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  VkMemoryPropertyFlags required = 0;
+  tandem_vk_preference_t prefs[3];
+  uint32_t n = 0;
+  switch (use) {
+    case TANDEM_VK_MEMORY_GPU_LOCAL:
+      required = DL;
+      prefs[n++] = (tandem_vk_preference_t){HV, false};
+      break;
+    case TANDEM_VK_MEMORY_HOST:
+      required = HV | HC;
+      prefs[n++] = (tandem_vk_preference_t){DL, false};
+      prefs[n++] = (tandem_vk_preference_t){CACHED, true};
+      break;
+    case TANDEM_VK_MEMORY_HOST_IMPORT:
+      prefs[n++] = (tandem_vk_preference_t){HC, true};
+      prefs[n++] = (tandem_vk_preference_t){CACHED, true};
+      prefs[n++] = (tandem_vk_preference_t){DL, false};
+      break;
+    case TANDEM_VK_MEMORY_EXPORT:
+      required = DL;
+      break;
+  }
   int32_t best = -1;
-  int best_score = -1;
-  for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
+  uint32_t best_score = 0;
+  for (uint32_t i = 0; i < mem->memoryTypeCount && i < 32; i++) {
     if (!(bits & (1u << i))) continue;
     VkMemoryPropertyFlags f = mem->memoryTypes[i].propertyFlags;
     if ((f & required) != required) continue;
-    int score = ((f & wanted) == wanted ? 2 : 0) + ((f & unwanted) ? 0 : 1);
-    if (score > best_score) {
+    /* Earlier preferences outweigh all later ones together. */
+    uint32_t score = 0;
+    for (uint32_t k = 0; k < n; k++)
+      if (((f & prefs[k].flag) != 0) == prefs[k].present) score |= 1u << (n - 1 - k);
+    if (best < 0 || score > best_score) {
       best = (int32_t)i;
       best_score = score;
     }
@@ -90,16 +158,8 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
   tandem_status_t s = TANDEM_OK;
   VkResult r;
   bool host = placement == TANDEM_PLACEMENT_HOST_VISIBLE;
-  int32_t type =
-      host ? tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
-                                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT,
-                                 VK_MEMORY_PROPERTY_HOST_CACHED_BIT,
-                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
-           : tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
-                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT);
+  int32_t type = tandem_vk_memory_type(&g->memory, req.memoryTypeBits,
+                                       host ? TANDEM_VK_MEMORY_HOST : TANDEM_VK_MEMORY_GPU_LOCAL);
   if (type < 0) {
     s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the device has no memory type for %s buffers",
                     host ? "HOST_VISIBLE" : "GPU_LOCAL");
@@ -115,6 +175,7 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                .allocationSize = req.size,
                                .memoryTypeIndex = (uint32_t)type};
+    b->memory_type = (uint32_t)type;
     r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
     if (r < 0) {
       b->memory = VK_NULL_HANDLE;
@@ -152,13 +213,12 @@ void tandem_vk_buffer_destroy(tandem__gpu_t *base, void *native) {
   free(b);
 }
 
-/* Allocates |size| bytes of the first memory type in |bits| with |import|
- * chained (an import or export structure) and binds it to |b|. */
+/* Allocates |size| bytes of memory type |type_index| with |chain| chained
+ * (an import or export structure) and binds it to |b|. */
 static tandem_status_t tandem_vk_allocate_bound(tandem_vk_gpu_t *g, tandem_vk_buffer_t *b,
-                                                uint32_t bits, const void *chain,
+                                                uint32_t type_index, const void *chain,
                                                 VkDeviceSize size, const char *what) {
-  uint32_t type_index = 0;
-  while (!(bits & (1u << type_index))) type_index++;
+  b->memory_type = type_index;
   VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                              .pNext = chain,
                              .allocationSize = size,
@@ -203,7 +263,10 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, ui
         .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
         .handleType = type,
         .pHostPointer = host};
-    s = tandem_vk_allocate_bound(g, b, bits, &import, size, "vkAllocateMemory (host-pointer import)");
+    uint32_t type_index =
+        (uint32_t)tandem_vk_memory_type(&g->memory, bits, TANDEM_VK_MEMORY_HOST_IMPORT);
+    s = tandem_vk_allocate_bound(g, b, type_index, &import, size,
+                                 "vkAllocateMemory (host-pointer import)");
   }
   if (s != TANDEM_OK) {
     tandem_vk_buffer_destroy(base, b);
@@ -238,7 +301,9 @@ tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint
     VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
                                       .handleType = type,
                                       .fd = dup_fd};
-    s = tandem_vk_allocate_bound(g, b, bits, &import, req.size > size ? req.size : size,
+    uint32_t type_index = 0;
+    while (!(bits & (1u << type_index))) type_index++;
+    s = tandem_vk_allocate_bound(g, b, type_index, &import, req.size > size ? req.size : size,
                                  "vkAllocateMemory (dma-buf import)");
     if (s != TANDEM_OK && !b->memory) close(dup_fd); /* not consumed when the import failed */
   }
@@ -262,16 +327,14 @@ tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
   tandem_status_t s = TANDEM_OK;
   int32_t mem_type = -1;
   if (s == TANDEM_OK) {
-    mem_type = tandem_vk_pick_type(&g->memory, req.memoryTypeBits,
-                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT,
-                                   VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);
+    mem_type = tandem_vk_memory_type(&g->memory, req.memoryTypeBits, TANDEM_VK_MEMORY_EXPORT);
     if (mem_type < 0)
       s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no device-local memory type can be exported");
   }
   if (s == TANDEM_OK) {
     VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
                                       .handleTypes = type};
-    s = tandem_vk_allocate_bound(g, b, 1u << mem_type, &exp, req.size,
+    s = tandem_vk_allocate_bound(g, b, (uint32_t)mem_type, &exp, req.size,
                                  "vkAllocateMemory (dma-buf export)");
   }
   if (s == TANDEM_OK) {

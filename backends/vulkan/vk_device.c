@@ -538,6 +538,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .idle = tandem_vk_gpu_idle,
     .buffer_create = tandem_vk_buffer_create,
     .buffer_destroy = tandem_vk_buffer_destroy,
+    .buffer_memory = tandem_vk_buffer_memory,
     .kernel_reflect = tandem_vk_reflect_entry,
     .kernel_create = tandem_vk_kernel_create,
     .kernel_destroy = tandem_vk_kernel_destroy,

@@ -90,11 +90,24 @@ const char *tandem_vk_result_name(VkResult result);
   } while (0)
 
 /* vk_buffer.c */
+/* What a buffer's memory type is chosen for (tandem_vk_memory_type). */
+typedef enum tandem_vk_memory_use {
+  TANDEM_VK_MEMORY_GPU_LOCAL,   /* GPU_LOCAL: device-local, preferably not host-mappable */
+  TANDEM_VK_MEMORY_HOST,        /* HOST_VISIBLE (and SHARED's staged copy): read and written
+                                   by the host, so never the BAR window when there is a choice */
+  TANDEM_VK_MEMORY_HOST_IMPORT, /* an imported host allocation (SHARED, host-pointer path) */
+  TANDEM_VK_MEMORY_EXPORT,      /* device memory exported as a dma-buf */
+} tandem_vk_memory_use_t;
+/* The memory type among |bits| for |use| (the rules are in vk_buffer.c), or
+ * -1 when none qualifies. Pure: reads only |mem|. */
+int32_t tandem_vk_memory_type(const VkPhysicalDeviceMemoryProperties *mem, uint32_t bits,
+                              tandem_vk_memory_use_t use);
 tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *gpu, uint64_t size,
                                         tandem_placement_t placement, void **out_native,
                                         void **out_host);
 void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
 VkBuffer tandem_vk_buffer_handle(void *native);
+void tandem_vk_buffer_memory(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
 tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uint64_t size,
                                              void **out_native);
 tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *gpu, int fd, uint64_t size,

@@ -413,6 +413,25 @@ TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane)
  *                 sharing path allows (see tandem_sharing_t); host-mapped.
  *   NPU_LOCAL     an NPU buffer object, host-mapped; GPU nodes refuse it.
  * SHARED and NPU_LOCAL need a runtime with an NPU (option npu).
+ *
+ * Which Vulkan memory type a placement gets (tandem_buffer_memory says, per
+ * buffer):
+ *   GPU_LOCAL     DEVICE_LOCAL, preferring a type the host cannot map.
+ *   HOST_VISIBLE  HOST_VISIBLE|HOST_COHERENT, preferring first a type that is
+ *                 not DEVICE_LOCAL, then HOST_CACHED. On a discrete GPU a
+ *                 DEVICE_LOCAL|HOST_VISIBLE type is the PCIe BAR window into
+ *                 VRAM: the host reads it uncached (about 20 MB/s on an H200)
+ *                 and GPU copies into it never cross the link, so a buffer the
+ *                 host reads back must not live there. A device-local type is
+ *                 taken only when every coherent host-visible type is one
+ *                 (integrated GPUs, lavapipe: there it is system memory).
+ *                 HOST_CACHED makes host reads run at memory speed, and the
+ *                 GPU's copies reach system memory either way. Upload sources
+ *                 and download targets get the same type: any HOST_VISIBLE
+ *                 buffer may be mapped for reading, so there is no placement
+ *                 for "the host only writes this".
+ *   SHARED        decided by the sharing path (tandem_sharing_t); host-pointer
+ *                 imports prefer HOST_COHERENT, then HOST_CACHED memory.
  * Every buffer starts zero-filled. A view names a byte range of a buffer; views
  * are plain values that borrow the buffer (they do not retain it).
  */
@@ -451,6 +470,31 @@ TANDEM_API void tandem_buffer_release(tandem_buffer_t *buffer);
 /* Size and placement. Thread-safe. */
 TANDEM_API uint64_t tandem_buffer_size(const tandem_buffer_t *buffer);
 TANDEM_API tandem_placement_t tandem_buffer_placement(const tandem_buffer_t *buffer);
+
+/* Memory property bits of tandem_buffer_memory_t.properties: the values of
+ * Vulkan's VkMemoryPropertyFlagBits (other bits the driver sets are kept). */
+typedef enum tandem_memory_property {
+  TANDEM_MEMORY_DEVICE_LOCAL = 1u << 0,
+  TANDEM_MEMORY_HOST_VISIBLE = 1u << 1,
+  TANDEM_MEMORY_HOST_COHERENT = 1u << 2,
+  TANDEM_MEMORY_HOST_CACHED = 1u << 3,
+} tandem_memory_property_t;
+
+/* Where a buffer's GPU memory lives, as vkGetPhysicalDeviceMemoryProperties
+ * numbers it. */
+typedef struct tandem_buffer_memory {
+  uint32_t memory_type;   /* index into VkPhysicalDeviceMemoryProperties.memoryTypes */
+  uint32_t properties;    /* that type's VkMemoryPropertyFlags */
+  uint32_t heap;          /* its heapIndex */
+  uint64_t heap_bytes;    /* that heap's size */
+  bool heap_device_local; /* the heap is VK_MEMORY_HEAP_DEVICE_LOCAL_BIT */
+} tandem_buffer_memory_t;
+
+/* Fills |out| for |buffer| (see "Which Vulkan memory type" above). Errors:
+ * INVALID_ARGUMENT (NULL), UNSUPPORTED (NPU_LOCAL: no GPU memory; |out| then
+ * holds UINT32_MAX type and heap). Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_memory(const tandem_buffer_t *buffer,
+                                                tandem_buffer_memory_t *out);
 
 /* Makes the view (buffer, offset, length). length must be ≥ 1 and the range
  * inside the buffer. Errors: INVALID_ARGUMENT (NULL), OUT_OF_RANGE (with the

@@ -16,6 +16,14 @@
  *                                given, all of them completed, only the
  *                                timed ones submitted while measuring, every
  *                                check passed, no validation message, exit 0
+ *   check_json copies FILE       `tandem bench --only copies --json`: no
+ *                                validation message; copies.memory_types[]
+ *                                non-empty; exactly one marked as tandem's
+ *                                HOST_VISIBLE type, the one copies.tandem
+ *                                names, and it is HOST_VISIBLE|HOST_COHERENT;
+ *                                every measured type has host memcpy rates and
+ *                                rows with a positive wall time and GB/s; the
+ *                                rows the same as tandem's graphs are there
  * Exit 0 when the file passes, 1 with the reason on stderr otherwise.
  */
 #include <jansson.h>
@@ -134,10 +142,58 @@ static int check_run(const char *file, json_t *root, long warmup, long iteration
   return 0;
 }
 
+static int check_copies(const char *file, json_t *root) {
+  json_t *msgs = json_object_get(root, "validation_messages");
+  if (json_integer_value(json_object_get(msgs, "tandem")) != 0)
+    return fail(file, "validation messages");
+  json_t *copies = json_object_get(root, "copies");
+  json_t *types = json_object_get(copies, "memory_types");
+  if (!json_is_array(types) || json_array_size(types) == 0) return fail(file, "no copies.memory_types[]");
+  json_t *host = json_object_get(json_object_get(copies, "tandem"), "host_visible");
+  if (!json_is_integer(json_object_get(host, "memory_type")))
+    return fail(file, "copies.tandem.host_visible.memory_type missing");
+  json_int_t tandem_type = json_integer_value(json_object_get(host, "memory_type"));
+  if ((json_integer_value(json_object_get(host, "flags_value")) & 6) != 6)
+    return fail(file, "tandem's HOST_VISIBLE type is not HOST_VISIBLE|HOST_COHERENT");
+  if (!(json_real_value(json_object_get(json_object_get(copies, "tandem"), "both_gb_per_s")) > 0))
+    return fail(file, "tandem's copies were not measured");
+  size_t i, k, marked = 0, same = 0;
+  json_t *t, *row;
+  json_array_foreach(types, i, t) {
+    if (!json_is_integer(json_object_get(t, "index")) || !json_is_string(json_object_get(t, "flags")) ||
+        !json_is_integer(json_object_get(t, "heap")) || !json_is_integer(json_object_get(t, "heap_bytes")))
+      return fail(file, "a memory type lacks index, flags, heap or heap_bytes");
+    if (json_is_true(json_object_get(t, "tandem_host_visible"))) {
+      marked++;
+      if (json_integer_value(json_object_get(t, "index")) != tandem_type)
+        return fail(file, "the type marked as tandem's is not the one copies.tandem names");
+    }
+    if (json_object_get(t, "skipped")) continue;
+    if (!(json_real_value(json_object_get(t, "host_write_gb_per_s")) > 0) ||
+        !(json_real_value(json_object_get(t, "host_read_gb_per_s")) > 0))
+      return fail(file, "a measured type lacks host memcpy rates");
+    json_t *rows = json_object_get(t, "copies");
+    if (!json_is_array(rows) || json_array_size(rows) < 3) return fail(file, "a type has too few copies[]");
+    json_array_foreach(rows, k, row) {
+      json_t *wall = json_object_get(row, "wall_us");
+      if (!json_is_string(json_object_get(row, "name")) ||
+          !(json_real_value(json_object_get(wall, "median")) > 0) ||
+          !(json_real_value(json_object_get(row, "wall_gb_per_s")) > 0))
+        return fail(file, "a copy row lacks a name, a positive wall time or GB/s");
+      if (json_object_get(row, "same_as_tandem")) same++;
+    }
+  }
+  if (marked != 1) return fail(file, "not exactly one memory type is marked as tandem's");
+  if (same < 3) return fail(file, "the raw rows equal to tandem's upload, download and both are missing");
+  printf("copies: %zu host-visible memory types, tandem's HOST_VISIBLE is type %lld\n",
+         json_array_size(types), (long long)tandem_type);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: check_json devices FILE | check_json trace FILE LANES | "
-                    "check_json run FILE WARMUP ITERATIONS\n");
+                    "check_json run FILE WARMUP ITERATIONS | check_json copies FILE\n");
     return 2;
   }
   json_error_t err;
@@ -149,6 +205,7 @@ int main(int argc, char **argv) {
   int rc = 2;
   if (!strcmp(argv[1], "devices")) rc = check_devices(argv[2], root);
   else if (!strcmp(argv[1], "trace") && argc > 3) rc = check_trace(argv[2], root, argv[3]);
+  else if (!strcmp(argv[1], "copies")) rc = check_copies(argv[2], root);
   else if (!strcmp(argv[1], "run") && argc > 4)
     rc = check_run(argv[2], root, strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
   json_decref(root);

@@ -121,6 +121,36 @@ static void test_host_visible_starts_zero(void **state) {
   }
 }
 
+/* tandem_buffer_memory: HOST_VISIBLE lands in coherent host-visible memory,
+ * GPU_LOCAL in device-local memory, and the heap numbers are the device's.
+ * (The choice among types is tested on memory tables in test_memory_type.) */
+static void test_memory_types(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_buffer_t *host = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *dev = th_buffer(rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_memory_t hm, dm;
+  TH_ASSERT_OK(tandem_buffer_memory(host, &hm));
+  TH_ASSERT_OK(tandem_buffer_memory(dev, &dm));
+  const uint32_t hv = TANDEM_MEMORY_HOST_VISIBLE | TANDEM_MEMORY_HOST_COHERENT;
+  TH_ASSERT_U64_EQ(hm.properties & hv, hv);
+  TH_ASSERT_U64_EQ(dm.properties & TANDEM_MEMORY_DEVICE_LOCAL, TANDEM_MEMORY_DEVICE_LOCAL);
+  assert_true(hm.memory_type < 32 && dm.memory_type < 32);
+  assert_true(hm.heap < 16 && dm.heap < 16);
+  assert_true(hm.heap_bytes >= 4096 && dm.heap_bytes >= 4096);
+  assert_true(dm.heap_device_local); /* device-local memory lives in a device-local heap */
+  /* The same placement always gets the same type. */
+  tandem_buffer_t *host2 = th_buffer(rt, 1u << 20, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_memory_t hm2;
+  TH_ASSERT_OK(tandem_buffer_memory(host2, &hm2));
+  TH_ASSERT_U64_EQ(hm2.memory_type, hm.memory_type);
+  TH_ASSERT_STATUS(tandem_buffer_memory(NULL, &hm2), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_U64_EQ(hm2.memory_type, UINT32_MAX);
+  TH_ASSERT_STATUS(tandem_buffer_memory(host, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  tandem_buffer_release(host2);
+  tandem_buffer_release(dev);
+  tandem_buffer_release(host);
+}
+
 static void test_gpu_local_starts_zero(void **state) {
   tandem_runtime_t *rt = *state;
   const uint64_t size = 1u << 16;
@@ -452,6 +482,7 @@ int main(void) {
       GPU_TEST(test_create_bad_placements),
       GPU_TEST(test_host_visible_starts_zero),
       GPU_TEST(test_gpu_local_starts_zero),
+      GPU_TEST(test_memory_types),
       GPU_TEST(test_views),
       GPU_TEST(test_statistics_and_refcount),
       cmocka_unit_test(test_budget_limits_allocations),

@@ -361,6 +361,13 @@ static void test_npu_contracts(void **state) {
   TH_ASSERT_STATUS(tandem_graph_add_fill(g, tandem_buffer_whole(npu_local), 0, TANDEM_LANE_AUTO),
                    TANDEM_ERROR_UNSUPPORTED);
   assert_int_equal(tandem_graph_node_count(g), 0);
+  /* NPU_LOCAL has no GPU memory to describe; SHARED has. */
+  tandem_buffer_memory_t mem;
+  TH_ASSERT_STATUS_MSG(tandem_buffer_memory(npu_local, &mem), TANDEM_ERROR_UNSUPPORTED,
+                       "no GPU memory");
+  TH_ASSERT_U64_EQ(mem.memory_type, UINT32_MAX);
+  TH_ASSERT_OK(tandem_buffer_memory(shared, &mem));
+  assert_true(mem.memory_type < 32);
   /* NPU_LOCAL is host-mapped and zero-initialised. */
   uint8_t bytes[256];
   th_read(npu_local, 0, bytes, sizeof bytes);
