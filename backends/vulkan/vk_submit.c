@@ -182,26 +182,37 @@ tandem_status_t tandem_vk_program_record(tandem__gpu_t *base, void *native,
   uint32_t at = slot * p->region_count + region_index;
   VkDescriptorSet *sets = &p->sets[slot * p->node_count];
   /* Descriptors first: the slot is not in flight (its last run retired), so
-   * neither its sets nor its command buffer are in use. */
+   * neither its sets nor its command buffer are in use. Writes go to the
+   * driver in batches of up to TANDEM_VK_WRITE_BATCH (one call per node cost
+   * a driver entry per dispatch at prepare), from the stack: re-recording at
+   * submit allocates nothing. */
+  enum { TANDEM_VK_WRITE_BATCH = 128 };
+  _Static_assert(TANDEM_VK_WRITE_BATCH >= TANDEM_MAX_BINDINGS, "a node's writes fit one batch");
+  VkDescriptorBufferInfo infos[TANDEM_VK_WRITE_BATCH];
+  VkWriteDescriptorSet writes[TANDEM_VK_WRITE_BATCH];
+  uint32_t pending = 0;
   for (uint32_t k = 0; k < region->count; k++) {
     uint32_t n = plan->order[region->first + k];
     const tandem__node_t *node = &plan->nodes[n];
     if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-    VkDescriptorBufferInfo infos[TANDEM_MAX_BINDINGS];
-    VkWriteDescriptorSet writes[TANDEM_MAX_BINDINGS];
-    for (uint32_t b = 0; b < node->view_count; b++) {
-      /* Bind exactly the contract's bytes: the kernel sees no more. */
-      infos[b] = (VkDescriptorBufferInfo){tandem_vk_buffer_handle(node->views[b].buffer->native),
-                                          node->views[b].offset, node->kernel->bindings[b].bytes};
-      writes[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                         .dstSet = sets[n],
-                                         .dstBinding = b,
-                                         .descriptorCount = 1,
-                                         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                         .pBufferInfo = &infos[b]};
+    if (pending + node->view_count > TANDEM_VK_WRITE_BATCH) {
+      g->vk.vkUpdateDescriptorSets(g->device, pending, writes, 0, NULL);
+      pending = 0;
     }
-    g->vk.vkUpdateDescriptorSets(g->device, node->view_count, writes, 0, NULL);
+    for (uint32_t b = 0; b < node->view_count; b++, pending++) {
+      /* Bind exactly the contract's bytes: the kernel sees no more. */
+      infos[pending] = (VkDescriptorBufferInfo){
+          tandem_vk_buffer_handle(node->views[b].buffer->native), node->views[b].offset,
+          node->kernel->bindings[b].bytes};
+      writes[pending] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                               .dstSet = sets[n],
+                                               .dstBinding = b,
+                                               .descriptorCount = 1,
+                                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                               .pBufferInfo = &infos[pending]};
+    }
   }
+  if (pending) g->vk.vkUpdateDescriptorSets(g->device, pending, writes, 0, NULL);
   pthread_mutex_lock(&lane->pool_mutex);
   VkCommandBuffer cb = p->cbs[at];
   /* Begin resets a recorded buffer (the pool has RESET_COMMAND_BUFFER). */
@@ -280,19 +291,38 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
                                        .pPoolSizes = &size};
     VkResult r = g->vk.vkCreateDescriptorPool(g->device, &dpci, NULL, &p->descriptor_pool);
     if (r < 0) s = tandem_vk_fail(r, "vkCreateDescriptorPool", __FILE__, __LINE__);
+    /* One allocation call per slot for all its sets (one per node cost a
+     * driver entry per dispatch). */
+    VkDescriptorSetLayout *layouts = s == TANDEM_OK ? malloc(set_count * sizeof *layouts) : NULL;
+    VkDescriptorSet *got = s == TANDEM_OK ? malloc(set_count * sizeof *got) : NULL;
+    if (s == TANDEM_OK && (!layouts || !got))
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u descriptor-set layouts",
+                      set_count);
+    uint32_t at = 0;
+    for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+      const tandem__node_t *node = &plan->nodes[i];
+      if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+      layouts[at++] = ((const tandem_vk_kernel_t *)node->kernel->native)->set_layout;
+    }
     for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
-      for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
+      VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                        .descriptorPool = p->descriptor_pool,
+                                        .descriptorSetCount = set_count,
+                                        .pSetLayouts = layouts};
+      r = g->vk.vkAllocateDescriptorSets(g->device, &ai, got);
+      if (r < 0) {
+        s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
+        break;
+      }
+      at = 0;
+      for (uint32_t i = 0; i < plan->node_count; i++) {
         const tandem__node_t *node = &plan->nodes[i];
         if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-        const tandem_vk_kernel_t *k = node->kernel->native;
-        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                          .descriptorPool = p->descriptor_pool,
-                                          .descriptorSetCount = 1,
-                                          .pSetLayouts = &k->set_layout};
-        r = g->vk.vkAllocateDescriptorSets(g->device, &ai, &p->sets[sl * p->node_count + i]);
-        if (r < 0) s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
+        p->sets[sl * p->node_count + i] = got[at++];
       }
     }
+    free(layouts);
+    free(got);
   }
 
   if (s == TANDEM_OK && g->timestamps) {
@@ -307,24 +337,39 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
       g->vk.vkResetQueryPool(g->device, p->queries, 0, 2 * total);
     }
   }
+  /* Command buffers: one allocation call per lane for all its regions in
+   * every slot (one per region cost a driver entry each). */
+  VkCommandBuffer *got = s == TANDEM_OK ? malloc((size_t)(total ? total : 1) * sizeof *got) : NULL;
+  if (s == TANDEM_OK && !got)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u command-buffer handles", total);
+  for (int l = 0; s == TANDEM_OK && l < TANDEM_LANE_COUNT_GPU; l++) {
+    uint32_t count = 0;
+    for (uint32_t r = 0; r < rc; r++) count += plan->regions[r].lane == (tandem_lane_t)l;
+    if (!count) continue;
+    tandem_vk_lane_t *lane = &g->lanes[l];
+    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                      .commandPool = lane->pool,
+                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                      .commandBufferCount = count * slot_count};
+    pthread_mutex_lock(&lane->pool_mutex);
+    VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
+    pthread_mutex_unlock(&lane->pool_mutex);
+    if (vr < 0) {
+      s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
+      break;
+    }
+    uint32_t k = 0;
+    for (uint32_t sl = 0; sl < slot_count; sl++)
+      for (uint32_t r = 0; r < rc; r++)
+        if (plan->regions[r].lane == (tandem_lane_t)l) p->cbs[sl * rc + r] = got[k++];
+  }
+  free(got);
   for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
     for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) {
       const tandem__region_t *region = &plan->regions[r];
       if (region->lane == TANDEM_LANE_NPU) continue; /* run by the NPU lane thread */
       tandem_vk_lane_t *lane = &g->lanes[region->lane];
       uint32_t at = sl * rc + r;
-      pthread_mutex_lock(&lane->pool_mutex);
-      VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = lane->pool,
-                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                        .commandBufferCount = 1};
-      VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, &p->cbs[at]);
-      pthread_mutex_unlock(&lane->pool_mutex);
-      if (vr < 0) {
-        p->cbs[at] = VK_NULL_HANDLE;
-        s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
-        break;
-      }
       s = tandem_vk_program_record(base, p, plan, sl, r);
       if (s != TANDEM_OK) break;
       /* The submit infos that never change. */
