@@ -1251,8 +1251,9 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
                                                    tandem_external_memory_type_t type,
                                                    tandem_external_memory_t *out);
 
-/* Makes a buffer of |size| bytes (1 .. memory->allocation_size) over the
- * exported memory |memory| (its fd, type and the exporter's fields), with
+/* Makes a buffer of |size| bytes (1 .. memory->allocation_size for an
+ * opaque fd, 1 .. the dma-buf's size for a dma-buf, whose other fields
+ * beside fd, type and dedicated may be 0) over the exported memory |memory|, with
  * |placement| GPU_LOCAL or HOST_VISIBLE. HOST_VISIBLE maps it, and needs a
  * host-visible coherent memory type (OPAQUE_FD: the exporter's own; export a
  * HOST_VISIBLE buffer to read it by map elsewhere). The budget is charged
