@@ -1251,22 +1251,22 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
                                                    tandem_external_memory_type_t type,
                                                    tandem_external_memory_t *out);
 
-/* Makes a buffer of |size| bytes (1 .. memory->allocation_size for an
- * opaque fd, 1 .. the dma-buf's size for a dma-buf, whose other fields
- * beside fd, type and dedicated may be 0) over the exported memory |memory|, with
- * |placement| GPU_LOCAL or HOST_VISIBLE. HOST_VISIBLE maps it, and needs a
- * host-visible coherent memory type (OPAQUE_FD: the exporter's own; export a
- * HOST_VISIBLE buffer to read it by map elsewhere). The budget is charged
- * |size| and statistics count an allocation and an import. The bytes are the
- * exporter's, not zero-filled, and whoever else holds the memory may change
- * them at any time: order that with the exporter (see the timelines below).
- * Ownership of memory->fd: see above (tandem's after success only).
- * Errors: INVALID_ARGUMENT (NULL, a negative or closed fd, an unknown type,
- * a placement other than the two), OUT_OF_RANGE (size 0, or more than the
- * memory holds, with the numbers), UNSUPPORTED (the type's extension is
- * missing, naming it; OPAQUE_FD from another device or driver; the memory
- * type does not fit this device, a storage buffer or the placement),
- * OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+/* Makes a buffer of |size| bytes over the exported memory |memory|, with
+ * |placement| GPU_LOCAL or HOST_VISIBLE. |size| is 1 .. allocation_size for
+ * an opaque fd, 1 .. the dma-buf's own size for a dma-buf (whose fields
+ * other than fd, type and dedicated may then be 0). HOST_VISIBLE maps it,
+ * and needs a host-visible coherent memory type (OPAQUE_FD: the exporter's
+ * own; export a HOST_VISIBLE buffer to read it by map elsewhere). The budget
+ * is charged |size| and statistics count an allocation and an import. The
+ * bytes are the exporter's, not zero-filled, and whoever else holds the
+ * memory may change them at any time: order that with the exporter (see the
+ * timelines below). Ownership of memory->fd: see above (tandem's after
+ * success only). Errors: INVALID_ARGUMENT (NULL, a negative or closed fd, an
+ * unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
+ * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
+ * extension is missing, naming it; OPAQUE_FD from another device or driver;
+ * the memory type does not fit this device, a storage buffer or the
+ * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
                                                    const tandem_external_memory_t *memory,
                                                    uint64_t size, tandem_placement_t placement,
