@@ -449,6 +449,8 @@ static void test_completion_lane_values(void **state) {
                    VK_SUCCESS);
   assert_true(counter >= v2[TANDEM_LANE_COMPUTE]);
   tandem_completion_release(c1);
+  TH_ASSERT_STATUS_MSG(tandem_completion_lane_values(c1, again), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "not a live completion");
   tandem_completion_release(c2);
   tandem_exec_release(e);
   tandem_graph_release(g);
