@@ -39,10 +39,13 @@ typedef struct tandem__gpu_vtable {
   void (*idle)(tandem__gpu_t *gpu);
 
   /* Device memory. |out_host| is the persistent mapping for HOST_VISIBLE, else
-   * NULL. The memory is zero-filled and visible to every lane on return. */
+   * NULL. The memory is zero-filled and visible to every lane on return.
+   * |export_types| (tandem_external_memory_type_t bits, 0: none) makes the
+   * memory exportable as those handle types; only bits in
+   * external_memory_types are passed. */
   tandem_status_t (*buffer_create)(tandem__gpu_t *gpu, uint64_t size,
-                                   tandem_placement_t placement, void **out_native,
-                                   void **out_host);
+                                   tandem_placement_t placement, uint32_t export_types,
+                                   void **out_native, void **out_host);
   void (*buffer_destroy)(tandem__gpu_t *gpu, void *native);
   /* Which memory type |native| (any buffer this backend made or imported) lives in. */
   void (*buffer_memory)(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
@@ -112,6 +115,31 @@ typedef struct tandem__gpu_vtable {
    * lane's queue for code outside tandem. */
   void (*native_handles)(tandem__gpu_t *gpu, tandem_vulkan_handles_t *out);
   void (*queue_lock)(tandem__gpu_t *gpu, tandem_lane_t lane, bool lock);
+
+  /* Interop (core/interop.c). The native buffer's VkBuffer, as void *. */
+  void *(*buffer_vulkan)(tandem__gpu_t *gpu, void *native);
+  /* A new fd of |type| for a buffer created with that type in export_types
+   * (UNSUPPORTED otherwise); fills every field of |out| but size. */
+  tandem_status_t (*buffer_export)(tandem__gpu_t *gpu, void *native,
+                                   tandem_external_memory_type_t type,
+                                   tandem_external_memory_t *out);
+  /* A buffer of |size| bytes over |memory| (a type in external_memory_types):
+   * checks device, memory type and sizes against this device; |out_host|
+   * as buffer_create. Imports a duplicate of memory->fd: the caller's fd is
+   * left alone, whatever the outcome. Not zero-filled. */
+  tandem_status_t (*buffer_import)(tandem__gpu_t *gpu, const tandem_external_memory_t *memory,
+                                   uint64_t size, tandem_placement_t placement,
+                                   void **out_native, void **out_host);
+  /* An opaque fd of |lane|'s timeline (only with timelines_exportable). */
+  tandem_status_t (*timeline_export)(tandem__gpu_t *gpu, tandem_lane_t lane, int *out_fd);
+  /* A timeline semaphore over opaque fd |fd| (only with can_import_timelines);
+   * on success the fd belongs to the driver, on failure it stays the caller's. */
+  tandem_status_t (*timeline_import)(tandem__gpu_t *gpu, int fd, void **out_native);
+  /* Blocks until the imported timeline reaches |value| (TIMEOUT after
+   * |timeout_ns|). Thread-safe. */
+  tandem_status_t (*timeline_wait)(tandem__gpu_t *gpu, void *native, uint64_t value,
+                                   uint64_t timeout_ns);
+  void (*timeline_destroy)(tandem__gpu_t *gpu, void *native);
 } tandem__gpu_vtable_t;
 
 struct tandem__gpu {
@@ -123,6 +151,14 @@ struct tandem__gpu {
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
   bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */
+  /* Interop: the tandem_external_memory_type_t bits buffers can be exported
+   * and imported as (OPAQUE_FD with VK_KHR_external_memory_fd, DMA_BUF with
+   * VK_EXT_external_memory_dma_buf too); whether the lanes' timelines were
+   * made exportable (runtime option export_timelines and
+   * VK_KHR_external_semaphore_fd), and whether opaque-fd timelines import. */
+  uint32_t external_memory_types;
+  bool timelines_exportable;
+  bool can_import_timelines;
   /* Which GPU lanes share one in-order queue: lanes with equal numbers do
    * (lavapipe has a single queue; the H200 one per lane). */
   uint8_t lane_queue[TANDEM_LANE_COUNT_GPU];

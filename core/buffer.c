@@ -47,6 +47,13 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "placement %d is not a tandem_placement_t",
                          (int)placement);
   }
+  return tandem__buffer_make(runtime, size, placement, 0, NULL, out_buffer);
+}
+
+tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
+                                    tandem_placement_t placement, uint32_t export_types,
+                                    const tandem_external_memory_t *import,
+                                    tandem_buffer_t **out_buffer) {
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
 
@@ -59,16 +66,20 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
   }
   buffer->size = size;
   buffer->placement = placement;
-  if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
+  if (import) {
+    s = gpu->vtable->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
+  } else if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
     s = tandem__npu_buffer_create(runtime, buffer);
   } else {
-    s = gpu->vtable->buffer_create(gpu, size, placement, &buffer->native, &buffer->host);
+    s = gpu->vtable->buffer_create(gpu, size, placement, export_types, &buffer->native,
+                                   &buffer->host);
   }
   if (s != TANDEM_OK) {
     tandem__budget_unreserve(runtime->options.budget, size);
     free(buffer);
-    return tandem__annotate(s, "creating a %s buffer of %llu bytes",
-                            tandem_placement_name(placement), (unsigned long long)size);
+    return tandem__annotate(s, "%s a %s buffer of %llu bytes",
+                            import ? "importing" : "creating", tandem_placement_name(placement),
+                            (unsigned long long)size);
   }
   atomic_init(&buffer->refs, 1);
   buffer->runtime = runtime;
@@ -77,6 +88,7 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
   tandem__runtime_retain(runtime);
 
   atomic_fetch_add(&runtime->stats.allocations, 1);
+  if (import) atomic_fetch_add(&runtime->stats.imports, 1);
   uint_fast64_t live = atomic_fetch_add(&runtime->stats.live_bytes, size) + size;
   uint_fast64_t peak = atomic_load(&runtime->stats.peak_bytes);
   while (live > peak && !atomic_compare_exchange_weak(&runtime->stats.peak_bytes, &peak, live)) {

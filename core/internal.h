@@ -113,6 +113,14 @@ struct tandem_runtime {
   } stats;
 };
 
+/* buffer.c: budget → device memory → counters, for every kind of creation:
+ * ordinary (export_types 0, import NULL), exportable, or imported (|import|;
+ * placement GPU_LOCAL or HOST_VISIBLE). Placement and size already checked. */
+tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
+                                    tandem_placement_t placement, uint32_t export_types,
+                                    const tandem_external_memory_t *import,
+                                    tandem_buffer_t **out_buffer);
+
 void tandem__runtime_retain(tandem_runtime_t *runtime);
 void tandem__runtime_release(tandem_runtime_t *runtime);
 /* Opens the GPU on first use; returns it (borrowed) in |out_gpu|. */

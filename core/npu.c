@@ -85,7 +85,7 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
                            "the GPU cannot import host memory (no VK_EXT_external_memory_host)");
       return gpu->vtable->buffer_import_host(gpu, b->npu_host, b->npu_size, &b->native);
     case TANDEM_SHARING_STAGED:
-      return gpu->vtable->buffer_create(gpu, b->size, TANDEM_PLACEMENT_HOST_VISIBLE, &b->native,
+      return gpu->vtable->buffer_create(gpu, b->size, TANDEM_PLACEMENT_HOST_VISIBLE, 0, &b->native,
                                         &b->host);
     default:
       return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "sharing path '%s' is not available",

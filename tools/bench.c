@@ -451,8 +451,7 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
   fprintf(f, "{\n  \"tool\": \"tandem bench\",\n  \"date\": \"%s\",\n", date);
-  fprintf(f, "  \"tandem_version\": \"%d.%d.%d\",\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR,
-          TANDEM_VERSION_PATCH);
+  fprintf(f, "  \"tandem_version\": \"%s\",\n", tandem_version());
   fprintf(f, "  \"device\": {\"index\": %u, \"name\": ", info->index);
   cli_json_string(f, info->name);
   fputs(", \"driver\": ", f);

@@ -219,8 +219,7 @@ int cli_devices_main(int argc, char **argv) {
   }
 
   if (json) {
-    printf("{\n  \"tandem_version\": \"%d.%d.%d\",\n  \"gpus\": [\n", TANDEM_VERSION_MAJOR,
-           TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH);
+    printf("{\n  \"tandem_version\": \"%s\",\n  \"gpus\": [\n", tandem_version());
     for (uint32_t i = 0; i < count; i++) print_json_device(&infos[i], i + 1 == count);
     printf("  ],\n  \"npu\": ");
     if (have_npu) {

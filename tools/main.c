@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     return CLI_EXIT_OK;
   }
   if (!strcmp(cmd, "--version")) {
-    printf("tandem %d.%d.%d\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH);
+    printf("tandem %s\n", tandem_version()); /* the library it runs with */
     return CLI_EXIT_OK;
   }
   if (!strcmp(cmd, "devices")) return cli_devices_main(argc - 1, argv + 1);

@@ -30,9 +30,15 @@
  *                 imported pages are the host's cached mapping), then not
  *                 DEVICE_LOCAL.
  *   export        (SHARED, Vulkan memory exported as a dma-buf) DEVICE_LOCAL.
- *   dma-buf import  the first type the fd allows.
+ *   dma-buf import  the first type the fd allows; a HOST_VISIBLE import
+ *                 (tandem_buffer_import_fd) the HOST_VISIBLE rule among them.
+ *   exportable    (tandem_buffer_create_exportable) its placement's rule,
+ *                 among the types an exportable buffer allows.
+ *   opaque-fd import  the exporter's type (Vulkan requires it), checked
+ *                 against the placement.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -44,9 +50,69 @@ typedef struct tandem_vk_buffer {
   VkDeviceMemory memory;
   void *host;
   uint32_t memory_type; /* index of |memory|'s type */
+  /* Exportable memory (tandem_buffer_create_exportable): the handle types it
+   * was allocated for, and what an importer must repeat (with memory_type). */
+  VkExternalMemoryHandleTypeFlags export_types;
+  VkDeviceSize allocation_size;
+  bool dedicated;
 } tandem_vk_buffer_t;
 
+#define TANDEM_VK_BUFFER_USAGE                                                     \
+  (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |         \
+   VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT)
+
 VkBuffer tandem_vk_buffer_handle(void *native) { return ((tandem_vk_buffer_t *)native)->buffer; }
+
+void *tandem_vk_buffer_vulkan(tandem__gpu_t *gpu, void *native) {
+  (void)gpu;
+  return (void *)((tandem_vk_buffer_t *)native)->buffer;
+}
+
+/* tandem_external_memory_type_t bits as Vulkan handle types. */
+static VkExternalMemoryHandleTypeFlags tandem_vk_handle_types(uint32_t types) {
+  VkExternalMemoryHandleTypeFlags f = 0;
+  if (types & TANDEM_EXTERNAL_MEMORY_OPAQUE_FD) f |= VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  if (types & TANDEM_EXTERNAL_MEMORY_DMA_BUF) f |= VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
+  return f;
+}
+
+static const char *tandem_vk_handle_type_name(VkExternalMemoryHandleTypeFlagBits t) {
+  return t == VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT ? "opaque fd" : "dma-buf";
+}
+
+/* Whether storage buffers (tandem's usage, flags 0) can be exported or
+ * imported (|feature|) as every type in |types| together; sets |dedicated|
+ * when a type needs a dedicated allocation. */
+static tandem_status_t tandem_vk_external_check(tandem_vk_gpu_t *g,
+                                                VkExternalMemoryHandleTypeFlags types,
+                                                VkExternalMemoryFeatureFlags feature,
+                                                bool *dedicated) {
+  *dedicated = false;
+  for (VkExternalMemoryHandleTypeFlags bit = 1; bit && bit <= types; bit <<= 1) {
+    if (!(types & bit)) continue;
+    VkPhysicalDeviceExternalBufferInfo info = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+        .usage = TANDEM_VK_BUFFER_USAGE,
+        .handleType = (VkExternalMemoryHandleTypeFlagBits)bit};
+    VkExternalBufferProperties props = {.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+    vkGetPhysicalDeviceExternalBufferProperties(g->physical, &info, &props);
+    const VkExternalMemoryProperties *p = &props.externalMemoryProperties;
+    const char *name = tandem_vk_handle_type_name((VkExternalMemoryHandleTypeFlagBits)bit);
+    if (!(p->externalMemoryFeatures & feature))
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "the driver cannot %s storage-buffer memory as %s "
+                         "(vkGetPhysicalDeviceExternalBufferProperties)",
+                         feature == VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT ? "export" : "import",
+                         name);
+    if ((types & ~p->compatibleHandleTypes) != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "the driver cannot export one allocation as both opaque fd and dma-buf; "
+                         "ask for one type");
+    if (p->externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT)
+      *dedicated = true;
+  }
+  return TANDEM_OK;
+}
 
 void tandem_vk_buffer_memory(tandem__gpu_t *base, void *native, tandem_buffer_memory_t *out) {
   const VkPhysicalDeviceMemoryProperties *mem = &tandem_vk_gpu_cast(base)->memory;
@@ -120,7 +186,7 @@ static void tandem_vk_record_zero(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *
  * the lanes' families), for memory of external handle |type| (0: ordinary).
  * Returns its memory requirements; on failure nothing is left behind. */
 static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
-                                            VkExternalMemoryHandleTypeFlagBits type,
+                                            VkExternalMemoryHandleTypeFlags type,
                                             tandem_vk_buffer_t **out, VkMemoryRequirements *req) {
   *out = NULL;
   tandem_vk_buffer_t *b = calloc(1, sizeof *b);
@@ -131,8 +197,7 @@ static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
       .pNext = type ? &ext : NULL,
       .size = size,
-      .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-               VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT,
+      .usage = TANDEM_VK_BUFFER_USAGE,
       .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
       .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
       .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
@@ -147,14 +212,19 @@ static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
 }
 
 tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
-                                        tandem_placement_t placement, void **out_native,
-                                        void **out_host) {
+                                        tandem_placement_t placement, uint32_t export_types,
+                                        void **out_native, void **out_host) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
   *out_host = NULL;
+  VkExternalMemoryHandleTypeFlags types = tandem_vk_handle_types(export_types);
+  bool dedicated = false;
+  if (types)
+    TANDEM_RETURN_IF_ERROR(tandem_vk_external_check(g, types, VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT,
+                                                    &dedicated));
   tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
-  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, 0, &b, &req));
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, types, &b, &req));
   tandem_status_t s = TANDEM_OK;
   VkResult r;
   bool host = placement == TANDEM_PLACEMENT_HOST_VISIBLE;
@@ -172,10 +242,21 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
                     (unsigned long long)g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size,
                     (unsigned long long)g->max_allocation);
   } else {
+    /* Exportable memory: one dedicated allocation when the driver asks for
+     * it, recorded so an importer can repeat it. */
+    VkMemoryDedicatedAllocateInfo ded = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+                                         .buffer = b->buffer};
+    VkExportMemoryAllocateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+                                      .pNext = dedicated ? &ded : NULL,
+                                      .handleTypes = types};
     VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                               .pNext = types ? &exp : NULL,
                                .allocationSize = req.size,
                                .memoryTypeIndex = (uint32_t)type};
     b->memory_type = (uint32_t)type;
+    b->export_types = types;
+    b->allocation_size = req.size;
+    b->dedicated = dedicated;
     r = g->vk.vkAllocateMemory(g->device, &ai, NULL, &b->memory);
     if (r < 0) {
       b->memory = VK_NULL_HANDLE;
@@ -355,5 +436,156 @@ tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
     return s;
   }
   *out_native = b;
+  return TANDEM_OK;
+}
+
+/*------------------------------------------------- export and import --*/
+
+tandem_status_t tandem_vk_buffer_export(tandem__gpu_t *base, void *native,
+                                        tandem_external_memory_type_t type,
+                                        tandem_external_memory_t *out) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_buffer_t *b = native;
+  VkExternalMemoryHandleTypeFlagBits vk_type =
+      (VkExternalMemoryHandleTypeFlagBits)tandem_vk_handle_types(type);
+  if (!(b->export_types & vk_type))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "the buffer was not created exportable as %s: create it with "
+                       "tandem_buffer_create_exportable and that type",
+                       tandem_vk_handle_type_name(vk_type));
+  VkMemoryGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+                             .memory = b->memory,
+                             .handleType = vk_type};
+  int fd = -1;
+  VkResult r = g->vk.vkGetMemoryFdKHR(g->device, &gi, &fd);
+  if (r < 0) return tandem_vk_fail(r, "vkGetMemoryFdKHR", __FILE__, __LINE__);
+  out->fd = fd;
+  out->allocation_size = b->allocation_size;
+  out->memory_type_index = b->memory_type;
+  out->dedicated = b->dedicated;
+  memcpy(out->device_uuid, g->device_uuid, sizeof out->device_uuid);
+  memcpy(out->driver_uuid, g->driver_uuid, sizeof out->driver_uuid);
+  return TANDEM_OK;
+}
+
+/* Hex of a 16-byte UUID's first 8 bytes, for messages. */
+static void tandem_vk_uuid_text(const uint8_t *uuid, char out[17]) {
+  for (int i = 0; i < 8; i++) snprintf(out + 2 * i, 3, "%02x", uuid[i]);
+}
+
+tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *base, const tandem_external_memory_t *m,
+                                        uint64_t size, tandem_placement_t placement,
+                                        void **out_native, void **out_host) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  *out_host = NULL;
+  VkExternalMemoryHandleTypeFlagBits vk_type =
+      (VkExternalMemoryHandleTypeFlagBits)tandem_vk_handle_types(m->type);
+  bool opaque = vk_type == VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+  bool host = placement == TANDEM_PLACEMENT_HOST_VISIBLE;
+  if (opaque && (memcmp(m->device_uuid, g->device_uuid, VK_UUID_SIZE) != 0 ||
+                 memcmp(m->driver_uuid, g->driver_uuid, VK_UUID_SIZE) != 0)) {
+    char theirs[17], ours[17];
+    bool device = memcmp(m->device_uuid, g->device_uuid, VK_UUID_SIZE) != 0;
+    tandem_vk_uuid_text(device ? m->device_uuid : m->driver_uuid, theirs);
+    tandem_vk_uuid_text(device ? g->device_uuid : g->driver_uuid, ours);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "the opaque fd was exported by another %s (UUID %s..., this one %s...): "
+                       "opaque fds import only into the same device and driver; share a "
+                       "dma-buf between different devices",
+                       device ? "device" : "driver", theirs, ours);
+  }
+  bool dedicated = false;
+  TANDEM_RETURN_IF_ERROR(
+      tandem_vk_external_check(g, vk_type, VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT, &dedicated));
+  dedicated = dedicated || m->dedicated;
+  tandem_vk_buffer_t *b;
+  VkMemoryRequirements req;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, vk_type, &b, &req));
+  tandem_status_t s = TANDEM_OK;
+  VkDeviceSize allocation = req.size;
+  int32_t type = -1;
+  const VkMemoryPropertyFlags host_flags =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if (opaque) {
+    /* Vulkan: an opaque-fd import repeats the exporter's memory type and
+     * allocation size. */
+    type = (int32_t)m->memory_type_index;
+    allocation = m->allocation_size;
+    if (m->memory_type_index >= g->memory.memoryTypeCount ||
+        !(req.memoryTypeBits & (1u << m->memory_type_index)))
+      s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                      "the exported memory's type %u cannot hold a storage buffer on this device "
+                      "(allowed types: 0x%x)",
+                      m->memory_type_index, req.memoryTypeBits);
+    else if (req.size > m->allocation_size)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                      "a %llu-byte buffer needs %llu bytes of memory; the exported memory has %llu",
+                      (unsigned long long)size, (unsigned long long)req.size,
+                      (unsigned long long)m->allocation_size);
+  } else {
+    VkMemoryFdPropertiesKHR fdp = {.sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR};
+    VkResult r = g->vk.vkGetMemoryFdPropertiesKHR(g->device, vk_type, m->fd, &fdp);
+    if (r < 0) s = tandem_vk_fail(r, "vkGetMemoryFdPropertiesKHR (dma-buf)", __FILE__, __LINE__);
+    off_t bytes = s == TANDEM_OK ? lseek(m->fd, 0, SEEK_END) : -1;
+    if (s == TANDEM_OK && bytes >= 0 && (uint64_t)bytes < req.size)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                      "a %llu-byte buffer needs %llu bytes of memory; the dma-buf has %llu",
+                      (unsigned long long)size, (unsigned long long)req.size,
+                      (unsigned long long)bytes);
+    if (s == TANDEM_OK) {
+      /* HOST_VISIBLE: the host rule among the types the fd allows; GPU_LOCAL:
+       * the first of them, as for the NPU's dma-bufs (a foreign dma-buf need
+       * not be device-local). */
+      uint32_t bits = fdp.memoryTypeBits & req.memoryTypeBits;
+      if (host) {
+        type = tandem_vk_memory_type(&g->memory, bits, TANDEM_VK_MEMORY_HOST);
+      } else {
+        for (uint32_t i = 0; i < g->memory.memoryTypeCount && type < 0; i++)
+          if (bits & (1u << i)) type = (int32_t)i;
+      }
+      if (type < 0)
+        s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                        "no memory type can hold this dma-buf as a %s storage buffer",
+                        host ? "host-visible coherent" : "");
+    }
+  }
+  if (s == TANDEM_OK && host &&
+      (g->memory.memoryTypes[type].propertyFlags & host_flags) != host_flags)
+    s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                    "the exported memory (type %d) is not host-visible and coherent, so it "
+                    "cannot be a HOST_VISIBLE buffer: import it as GPU_LOCAL and copy, or export "
+                    "a HOST_VISIBLE buffer",
+                    (int)type);
+  /* Vulkan takes the fd on a successful import only; import a duplicate so
+   * that no failure after it (binding, mapping) can close the caller's. */
+  int fd = s == TANDEM_OK ? fcntl(m->fd, F_DUPFD_CLOEXEC, 0) : -1;
+  if (s == TANDEM_OK && fd < 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "duplicating fd %d for the import", m->fd);
+  if (s == TANDEM_OK) {
+    VkMemoryDedicatedAllocateInfo ded = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+                                         .buffer = b->buffer};
+    VkImportMemoryFdInfoKHR import = {.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+                                      .pNext = dedicated ? &ded : NULL,
+                                      .handleType = vk_type,
+                                      .fd = fd};
+    s = tandem_vk_allocate_bound(g, b, (uint32_t)type, &import, allocation,
+                                 opaque ? "vkAllocateMemory (opaque fd import)"
+                                        : "vkAllocateMemory (dma-buf import)");
+    if (s != TANDEM_OK && !b->memory) close(fd); /* not consumed when the import failed */
+  }
+  if (s == TANDEM_OK && host) {
+    VkResult r = g->vk.vkMapMemory(g->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->host);
+    if (r < 0) {
+      b->host = NULL;
+      s = tandem_vk_fail(r, "vkMapMemory", __FILE__, __LINE__);
+    }
+  }
+  if (s != TANDEM_OK) {
+    tandem_vk_buffer_destroy(base, b);
+    return s;
+  }
+  *out_native = b;
+  *out_host = b->host;
   return TANDEM_OK;
 }

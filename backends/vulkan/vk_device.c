@@ -556,6 +556,13 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .test_control = tandem_vk_test_control,
     .native_handles = tandem_vk_native_handles,
     .queue_lock = tandem_vk_queue_lock,
+    .buffer_vulkan = tandem_vk_buffer_vulkan,
+    .buffer_export = tandem_vk_buffer_export,
+    .buffer_import = tandem_vk_buffer_import,
+    .timeline_export = tandem_vk_timeline_export,
+    .timeline_import = tandem_vk_timeline_import,
+    .timeline_wait = tandem_vk_timeline_wait,
+    .timeline_destroy = tandem_vk_timeline_destroy,
 };
 
 /* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,
@@ -659,6 +666,8 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   vkGetPhysicalDeviceProperties2(g->physical, &props2);
   VkPhysicalDeviceProperties props = props2.properties;
   g->max_allocation = p11.maxMemoryAllocationSize;
+  memcpy(g->device_uuid, p11.deviceUUID, VK_UUID_SIZE);
+  memcpy(g->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
   g->base.storage_alignment = props.limits.minStorageBufferOffsetAlignment;
   for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props.limits.maxComputeWorkGroupCount[i];
   VkPhysicalDeviceVulkan13Properties p13 = {
@@ -718,7 +727,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
   g->timestamp_period = props.limits.timestampPeriod;
   f12->hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
-  const char *dev_ext[4];
+  const char *dev_ext[8];
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
   if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
@@ -728,9 +737,22 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   g->base.can_import_dmabuf = (info->features & TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF) &&
                               (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
   if (g->base.can_import_host) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
-  if (g->base.can_import_dmabuf) {
+  if (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD) {
     dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+    g->base.external_memory_types |= TANDEM_EXTERNAL_MEMORY_OPAQUE_FD;
+  }
+  if (g->base.can_import_dmabuf) {
     dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+    g->base.external_memory_types |= TANDEM_EXTERNAL_MEMORY_DMA_BUF;
+  }
+  /* Interop (vk_interop.c): enabling the extensions costs nothing; the
+   * lanes' timelines are made exportable only when the runtime asks. */
+  if (info->features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD) {
+    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
+    bool exportable, importable;
+    tandem_vk_timeline_caps(g->physical, &exportable, &importable);
+    g->base.timelines_exportable = options->export_timelines && exportable;
+    g->base.can_import_timelines = importable;
   }
   if (g->base.can_import_host) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
@@ -781,31 +803,26 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
       lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
       lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     }
-    VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
-                                      .initialValue = 0};
-    VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-    r = g->vk.vkCreateSemaphore(g->device, &sci, NULL, &lane->timeline);
-    if (r >= 0) {
+    tandem_status_t ls = tandem_vk_timeline_create(g, g->base.timelines_exportable, &lane->timeline);
+    if (ls == TANDEM_OK) {
       VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                      .queueFamilyIndex = family[l]};
       r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
+      if (r < 0) ls = tandem_vk_fail(r, "vkCreateCommandPool", __FILE__, __LINE__);
     }
-    if (r < 0) {
+    if (ls != TANDEM_OK) {
       tandem_vk_gpu_destroy(&g->base);
-      return tandem_vk_fail(r, "creating a lane's semaphore or command pool", __FILE__, __LINE__);
+      return tandem__annotate(ls, "creating the %s lane's timeline or command pool",
+                              tandem_lane_name((tandem_lane_t)l));
     }
   }
   /* The NPU lane's timeline: no queue, signalled from the host. */
-  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-  r = g->vk.vkCreateSemaphore(g->device, &sci, NULL, &g->lanes[TANDEM_LANE_NPU].timeline);
-  if (r < 0) {
-    g->lanes[TANDEM_LANE_NPU].timeline = VK_NULL_HANDLE;
+  tandem_status_t ts = tandem_vk_timeline_create(g, g->base.timelines_exportable,
+                                                 &g->lanes[TANDEM_LANE_NPU].timeline);
+  if (ts != TANDEM_OK) {
     tandem_vk_gpu_destroy(&g->base);
-    return tandem_vk_fail(r, "vkCreateSemaphore (NPU lane)", __FILE__, __LINE__);
+    return tandem__annotate(ts, "the NPU lane's timeline");
   }
   *out_gpu = &g->base;
   return TANDEM_OK;

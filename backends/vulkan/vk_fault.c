@@ -174,6 +174,10 @@ TANDEM_VKF_DEVICE(vkGetMemoryFdPropertiesKHR, OOM, d,
                   (d, t, fd, out))
 TANDEM_VKF_DEVICE(vkGetMemoryFdKHR, OOM, d,
                   (VkDevice d, const VkMemoryGetFdInfoKHR *i, int *fd), (d, i, fd))
+TANDEM_VKF_DEVICE(vkGetSemaphoreFdKHR, OOM, d,
+                  (VkDevice d, const VkSemaphoreGetFdInfoKHR *i, int *fd), (d, i, fd))
+TANDEM_VKF_DEVICE(vkImportSemaphoreFdKHR, OOM, d, (VkDevice d, const VkImportSemaphoreFdInfoKHR *i),
+                  (d, i))
 TANDEM_VKF_DEVICE(vkCreateShaderModule, OOM, d,
                   (VkDevice d, const VkShaderModuleCreateInfo *i, const VkAllocationCallbacks *a,
                    VkShaderModule *out),
@@ -241,6 +245,8 @@ void tandem_vk_fault_wrap_device(struct VolkDeviceTable *t, VkDevice device) {
   TANDEM_VKF_TABLE(vkGetMemoryHostPointerPropertiesEXT);
   TANDEM_VKF_TABLE(vkGetMemoryFdPropertiesKHR);
   TANDEM_VKF_TABLE(vkGetMemoryFdKHR);
+  TANDEM_VKF_TABLE(vkGetSemaphoreFdKHR);
+  TANDEM_VKF_TABLE(vkImportSemaphoreFdKHR);
   TANDEM_VKF_TABLE(vkCreateShaderModule);
   TANDEM_VKF_TABLE(vkCreateDescriptorSetLayout);
   TANDEM_VKF_TABLE(vkCreatePipelineLayout);

@@ -69,6 +69,8 @@ typedef struct tandem_vk_gpu {
   pthread_mutex_t signal_mutex;
   VkDeviceSize max_storage_range;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
+  /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
+  uint8_t device_uuid[VK_UUID_SIZE], driver_uuid[VK_UUID_SIZE];
   /* validation messages go to the runtime's counter and callback */
   atomic_uint_fast64_t *validation_counter;
   tandem_validation_callback_t validation_callback;
@@ -103,8 +105,15 @@ typedef enum tandem_vk_memory_use {
 int32_t tandem_vk_memory_type(const VkPhysicalDeviceMemoryProperties *mem, uint32_t bits,
                               tandem_vk_memory_use_t use);
 tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *gpu, uint64_t size,
-                                        tandem_placement_t placement, void **out_native,
-                                        void **out_host);
+                                        tandem_placement_t placement, uint32_t export_types,
+                                        void **out_native, void **out_host);
+void *tandem_vk_buffer_vulkan(tandem__gpu_t *gpu, void *native);
+tandem_status_t tandem_vk_buffer_export(tandem__gpu_t *gpu, void *native,
+                                        tandem_external_memory_type_t type,
+                                        tandem_external_memory_t *out);
+tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *gpu, const tandem_external_memory_t *memory,
+                                        uint64_t size, tandem_placement_t placement,
+                                        void **out_native, void **out_host);
 void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
 VkBuffer tandem_vk_buffer_handle(void *native);
 void tandem_vk_buffer_memory(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
@@ -115,6 +124,16 @@ tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *gpu, int fd, uint6
 tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *gpu, uint64_t size,
                                                void **out_native, int *out_fd);
 tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
+
+/* vk_interop.c: exported lane timelines and imported ones (core/interop.c). */
+tandem_status_t tandem_vk_timeline_create(tandem_vk_gpu_t *g, bool exportable, VkSemaphore *out);
+tandem_status_t tandem_vk_timeline_export(tandem__gpu_t *gpu, tandem_lane_t lane, int *out_fd);
+tandem_status_t tandem_vk_timeline_import(tandem__gpu_t *gpu, int fd, void **out_native);
+tandem_status_t tandem_vk_timeline_wait(tandem__gpu_t *gpu, void *native, uint64_t value,
+                                        uint64_t timeout_ns);
+void tandem_vk_timeline_destroy(tandem__gpu_t *gpu, void *native);
+/* Whether timeline semaphores can be exported / imported as opaque fds. */
+void tandem_vk_timeline_caps(VkPhysicalDevice physical, bool *exportable, bool *importable);
 
 /* vk_kernel.c */
 tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,

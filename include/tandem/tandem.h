@@ -12,7 +12,8 @@
  * Read this file top to bottom: conventions first, then one banner per object
  * in the order a program meets them (status, budget, runtime, device, buffer,
  * host map, kernel, NPU device and programs, graph, executable graph,
- * completion, traces, statistics).
+ * completion, traces, statistics), and last what lets other code and other
+ * processes share tandem's device, memory and timelines (interop).
  */
 #ifndef TANDEM_TANDEM_H_
 #define TANDEM_TANDEM_H_
@@ -31,6 +32,9 @@ extern "C" {
 #define TANDEM_API __attribute__((visibility("default")))
 #endif
 
+/* The version of this header. The build checks that it equals the CMake
+ * project version the library is built with (core/version.c), and
+ * tandem_version() (under Status below) says which library was loaded. */
 #define TANDEM_VERSION_MAJOR 0
 #define TANDEM_VERSION_MINOR 1
 #define TANDEM_VERSION_PATCH 0
@@ -106,6 +110,12 @@ TANDEM_API const char *tandem_status_name(tandem_status_t status);
 /* A one-line description of the code itself ("the wait timed out").
  * Thread-safe; the string is static. */
 TANDEM_API const char *tandem_status_describe(tandem_status_t status);
+
+/* The library's version, "MAJOR.MINOR.PATCH" (the CMake project version it
+ * was built from). A program built against this header can compare it with
+ * TANDEM_VERSION_MAJOR/MINOR/PATCH to tell which libtandem it runs with.
+ * Thread-safe; the string is static. */
+TANDEM_API const char *tandem_version(void);
 
 /* The message of the last failure on the calling thread, with the source
  * location that raised it; "" when this thread has seen no failure. The text
@@ -230,6 +240,13 @@ typedef struct tandem_runtime_options {
    * is up to that much CPU time per wait on the waiting thread. 0: block at
    * once. */
   uint32_t wait_spin_us;
+  /* Make the lanes' timeline semaphores exportable as opaque fds, for
+   * tandem_runtime_export_timeline_fd (see Interop). Needs
+   * VK_KHR_external_semaphore_fd; without it the GPU still opens and the
+   * export fails with UNSUPPORTED. Off by default: an exportable semaphore
+   * may take a different path in the driver, and tandem does not make every
+   * runtime pay for a feature few use. */
+  bool export_timelines;
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above. */
@@ -1121,6 +1138,203 @@ typedef struct tandem_statistics {
 /* A snapshot of the counters. Thread-safe. */
 TANDEM_API void tandem_runtime_statistics(const tandem_runtime_t *runtime,
                                           tandem_statistics_t *out_statistics);
+
+/*============================================================================
+ * Interop: native handles, exported memory and timelines
+ *============================================================================
+ *
+ * For code that works beside tandem: your own Vulkan code on tandem's device
+ * (tandem_runtime_vulkan_handles and the queue lock, under Devices), XRT code
+ * on its NPU, and other processes or APIs that share memory and timelines
+ * with it through file descriptors. docs/interop.md has the whole picture,
+ * including what is not built yet.
+ *
+ * What crosses this boundary is outside tandem's tracker. tandem orders its
+ * own work by the byte ranges of its graphs; it does not see what you do with
+ * a native handle or an exported fd. Order such work yourself: wait for the
+ * completions that touch the bytes before you touch them, and do not touch
+ * bytes that tandem work in flight reads or writes.
+ *
+ * Native accessors.  A view's VkBuffer, offset and range, and the XRT buffer
+ * object of a buffer that has one. tandem keeps ownership: do not destroy,
+ * free or rebind them. They live as long as the buffer.
+ */
+
+/* A view as Vulkan sees it: bind (buffer, offset, range) as a descriptor or
+ * use it in commands. */
+typedef struct tandem_vulkan_view {
+  void *buffer;    /* VkBuffer */
+  uint64_t offset; /* VkDeviceSize: the view's offset in it */
+  uint64_t range;  /* the view's length */
+} tandem_vulkan_view_t;
+
+/* Fills |out| with |view|'s VkBuffer, offset and length. A SHARED buffer's
+ * VkBuffer is the GPU side of its sharing path (with staged sharing, the
+ * GPU-visible copy, not the NPU's bytes). Errors: INVALID_ARGUMENT (|out|
+ * NULL, a malformed view), OUT_OF_RANGE (the range is outside the buffer),
+ * UNSUPPORTED (an NPU_LOCAL buffer: it has no VkBuffer). Thread-safe. */
+TANDEM_API tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view,
+                                                     tandem_vulkan_view_t *out);
+
+/* The XRT buffer object (xrtBufferHandle, as void *) of a SHARED or
+ * NPU_LOCAL |buffer|, in |*out_bo|. It belongs to the XRT library tandem
+ * loaded (tandem_npu_info_t.backend names it; for the emulated NPU, the
+ * emulator's), so only that library's functions may be called on it.
+ * Offsets in views of the buffer are offsets in the BO. Errors:
+ * INVALID_ARGUMENT (NULL), UNSUPPORTED (the runtime has no NPU open, or a
+ * GPU_LOCAL / HOST_VISIBLE buffer: no BO). Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_xrt_bo(tandem_buffer_t *buffer, void **out_bo);
+
+/*
+ * Exported and imported memory.  A buffer's memory can leave the process as
+ * a file descriptor, and a descriptor can come in as a buffer:
+ *   OPAQUE_FD  VK_KHR_external_memory_fd; imports only into the same device
+ *              and driver (another VkDevice on it, in this or another
+ *              process): device and driver UUIDs, memory type and allocation
+ *              size travel with the fd in tandem_external_memory_t and must
+ *              match.
+ *   DMA_BUF    VK_EXT_external_memory_dma_buf too; Linux's cross-device
+ *              buffer sharing (another GPU, an NPU, a camera).
+ * A buffer is exportable only when it was created so
+ * (tandem_buffer_create_exportable): exportable memory is one dedicated
+ * allocation with an OS handle behind it, which some drivers place or
+ * allocate differently (lavapipe backs it with a memfd: one open file per
+ * buffer), so ordinary buffers do not pay for it.
+ *
+ * Ownership of fds follows Vulkan's rules. An exported fd is the caller's:
+ * close it (after sending it, or after an import elsewhere consumed a copy).
+ * An fd given to tandem_buffer_import_fd belongs to tandem after a successful
+ * import: do not close it, use it or pass it again (tandem closes it when the
+ * buffer's memory is freed; the memory lives as long as any importer or
+ * exporter still holds it). After a failed import the fd is still the
+ * caller's, untouched.
+ */
+
+typedef enum tandem_external_memory_type {
+  TANDEM_EXTERNAL_MEMORY_OPAQUE_FD = 1u << 0, /* VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT */
+  TANDEM_EXTERNAL_MEMORY_DMA_BUF = 1u << 1,   /* ..._DMA_BUF_BIT_EXT */
+} tandem_external_memory_type_t;
+
+/* One exported memory: the fd plus what an importer must know. Plain bytes
+ * apart from fd: send the struct along with the fd (SCM_RIGHTS) and set fd
+ * to the received descriptor on the other side. */
+typedef struct tandem_external_memory {
+  int fd;
+  tandem_external_memory_type_t type;
+  uint64_t size;              /* the exported buffer's size in bytes */
+  uint64_t allocation_size;   /* bytes of the memory behind the fd */
+  uint32_t memory_type_index; /* the exporter's memory type (OPAQUE_FD: must match) */
+  bool dedicated;             /* a dedicated allocation (the import must be too) */
+  uint8_t device_uuid[16];    /* VkPhysicalDeviceIDProperties of the exporter */
+  uint8_t driver_uuid[16];
+} tandem_external_memory_t;
+
+/* As tandem_buffer_create, and the memory can be exported as every type in
+ * |types| (tandem_external_memory_type_t bits, at least one). Placement
+ * GPU_LOCAL or HOST_VISIBLE. Errors: as tandem_buffer_create, plus
+ * INVALID_ARGUMENT (types 0 or unknown bits), UNSUPPORTED (SHARED or
+ * NPU_LOCAL; a type the device lacks, naming the extension; a type the driver
+ * cannot export for storage buffers, or two types it cannot combine).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *runtime,
+                                                           uint64_t size,
+                                                           tandem_placement_t placement,
+                                                           uint32_t types,
+                                                           tandem_buffer_t **out_buffer);
+
+/* Exports |buffer|'s memory as a new fd of |type| (the caller owns and
+ * closes it) and fills |out|; out->fd is -1 on failure. Each call makes a new
+ * fd. Errors: INVALID_ARGUMENT (NULL, |type| not one type), UNSUPPORTED (the
+ * buffer was not created exportable as |type|), OUT_OF_MEMORY (no fd left).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
+                                                   tandem_external_memory_type_t type,
+                                                   tandem_external_memory_t *out);
+
+/* Makes a buffer of |size| bytes over the exported memory |memory|, with
+ * |placement| GPU_LOCAL or HOST_VISIBLE. |size| is 1 .. allocation_size for
+ * an opaque fd, 1 .. the dma-buf's own size for a dma-buf (whose fields
+ * other than fd, type and dedicated may then be 0). HOST_VISIBLE maps it,
+ * and needs a host-visible coherent memory type (OPAQUE_FD: the exporter's
+ * own; export a HOST_VISIBLE buffer to read it by map elsewhere). The budget
+ * is charged |size| and statistics count an allocation and an import. The
+ * bytes are the exporter's, not zero-filled, and whoever else holds the
+ * memory may change them at any time: order that with the exporter (see the
+ * timelines below). Ownership of memory->fd: see above (tandem's after
+ * success only). Errors: INVALID_ARGUMENT (NULL, a negative or closed fd, an
+ * unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
+ * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
+ * extension is missing, naming it; OPAQUE_FD from another device or driver;
+ * the memory type does not fit this device, a storage buffer or the
+ * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
+                                                   const tandem_external_memory_t *memory,
+                                                   uint64_t size, tandem_placement_t placement,
+                                                   tandem_buffer_t **out_buffer);
+
+/*
+ * Exported timelines.  Each lane signals one timeline semaphore, in
+ * increasing values, and only that lane signals it (tandem's invariant I2).
+ * With the runtime option export_timelines, a lane's timeline can be
+ * exported as an opaque fd (VK_KHR_external_semaphore_fd) and imported by
+ * another VkDevice on the same device and driver, in this or another process.
+ *
+ * The importer may only wait on it, never signal it: a signal from outside
+ * would break I2 and with it every ordering tandem computes (its own later
+ * signals would go backwards, which Vulkan forbids). What to wait for:
+ * tandem_completion_lane_values gives, per lane, the value its timeline
+ * reaches when that submission's work on the lane has finished (0: none on
+ * that lane). A lane's value covers all its earlier work too. Reaching the
+ * values means the work ended, not that it succeeded: a failed, cancelled
+ * or lost submission may still reach them (and a lost device may never);
+ * only the exporting runtime's tandem_completion_wait tells the result, so
+ * wait with a timeout and confirm through your own channel when that
+ * matters.
+ *
+ * Imported timelines can be waited on from the host
+ * (tandem_external_timeline_wait). Using one as a wait of a tandem submission
+ * (a GPU-side wait, in the manner of tandem_exec_submit_after) is not built
+ * yet.
+ */
+
+/* Exports |lane|'s timeline (a GPU lane or TANDEM_LANE_NPU) as a new opaque
+ * fd the caller owns and closes. Opens the GPU if needed. Errors:
+ * INVALID_ARGUMENT (NULL, a lane out of range), UNSUPPORTED (the runtime
+ * option export_timelines is off, or the device lacks
+ * VK_KHR_external_semaphore_fd or cannot export timeline semaphores, named),
+ * OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime,
+                                                            tandem_lane_t lane, int *out_fd);
+
+/* The timeline value each lane reaches when |completion|'s submission has
+ * finished its work on that lane, into out_values[TANDEM_LANE_COUNT] (0 for
+ * lanes it does not use). Stable for the completion's life. Errors:
+ * INVALID_ARGUMENT (NULL, or not a live completion). Thread-safe. */
+TANDEM_API tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
+                                                         uint64_t out_values[TANDEM_LANE_COUNT]);
+
+typedef struct tandem_external_timeline tandem_external_timeline_t;
+
+/* Imports an exported timeline (an opaque fd from
+ * tandem_runtime_export_timeline_fd, or any timeline semaphore exported as
+ * an opaque fd on the same device and driver) into |runtime|'s device. The
+ * fd belongs to tandem after success, and is still the caller's after a
+ * failure. The caller owns |out_timeline| (tandem_external_timeline_destroy).
+ * Errors: INVALID_ARGUMENT (NULL, a negative fd), UNSUPPORTED (the device
+ * lacks VK_KHR_external_semaphore_fd or cannot import timelines), INTERNAL
+ * (the driver refused the fd: not an opaque-fd timeline of this device),
+ * OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_import_timeline_fd(
+    tandem_runtime_t *runtime, int fd, tandem_external_timeline_t **out_timeline);
+
+/* Blocks until |timeline| reaches |value| or |timeout_ns| passed (TIMEOUT;
+ * 0 polls). Errors: INVALID_ARGUMENT, TIMEOUT, DEVICE_LOST. Thread-safe. */
+TANDEM_API tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline,
+                                                         uint64_t value, uint64_t timeout_ns);
+
+/* Destroys an imported timeline (one owner: not reference-counted). No wait
+ * on it may be running. NULL is ignored. */
+TANDEM_API void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline);
 
 #ifdef __cplusplus
 }

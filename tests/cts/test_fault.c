@@ -10,13 +10,16 @@
  * validation message at teardown, and the runtime afterwards either still
  * usable or consistently DEVICE_LOST. Leaks show under LeakSanitizer (ASan
  * build). Scenarios: open + buffers + kernel + prepare + submit + map on the
- * GPU; the same with an NPU run on the emulated NPU. argv[1] picks the fault
- * kinds ("alloc", "vulkan", "xrt"; default all). Label "vulkan".
+ * GPU (with an exported and re-imported buffer and an exported timeline
+ * where the device can); the same with an NPU run on the emulated NPU.
+ * argv[1] picks the fault kinds ("alloc", "vulkan", "xrt"; default all).
+ * Label "vulkan".
  */
 #include "harness.h"
 
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tandem_test_shaders.h"
@@ -142,12 +145,45 @@ static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu) {
   tandem_buffer_release(b);
 }
 
+/* Interop inside the GPU scenario, where the device has the extensions: the
+ * device buffer was made exportable; export it and import it back into the
+ * same runtime (another VkBuffer over the same memory), and export the
+ * compute lane's timeline. The fd of a failed import must still be the
+ * caller's, that of a successful one must be gone. */
+static bool fd_is(int fd, const struct stat *was) {
+  struct stat now;
+  return fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino;
+}
+
+static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) {
+  tandem_external_memory_t m;
+  if (!STEP(r, tandem_buffer_export_fd(dev, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m))) return false;
+  struct stat was;
+  fstat(m.fd, &was);
+  tandem_buffer_t *imported = NULL;
+  bool ok = STEP(r, tandem_buffer_import_fd(rt, &m, N * 4, TANDEM_PLACEMENT_GPU_LOCAL, &imported));
+  if (ok == fd_is(m.fd, &was) && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected, "import %s but the fd %s", ok ? "succeeded" : "failed",
+             ok ? "is still open" : "was closed");
+  if (!ok) close(m.fd);
+  tandem_buffer_release(imported);
+  if (ok && (g_features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)) {
+    int fd = -1;
+    ok = STEP(r, tandem_runtime_export_timeline_fd(rt, TANDEM_LANE_COMPUTE, &fd));
+    if (ok) close(fd);
+  }
+  return ok;
+}
+
 /* The GPU scenario: upload, add one twice (two submissions, the second after
- * the first), download, check. */
+ * the first), download, check. With the extensions, the device buffer is
+ * exportable and interop_steps run on it. */
 static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
   th_options_validated(&o);
+  bool interop = !npu && (g_features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
+  o.export_timelines = interop;
   if (npu) {
     o.npu = TANDEM_NPU_EMULATED;
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
@@ -163,9 +199,16 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   bool opened = ok && STEP(r, npu ? tandem_runtime_open_npu(rt) : tandem_runtime_open_gpu(rt));
   ok = opened;
   ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &hv));
-  ok = ok && STEP(r, tandem_buffer_create(rt, N * 4,
-                                          npu ? TANDEM_PLACEMENT_SHARED : TANDEM_PLACEMENT_GPU_LOCAL,
-                                          &dev));
+  if (interop) {
+    ok = ok && STEP(r, tandem_buffer_create_exportable(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL,
+                                                       TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &dev));
+    ok = ok && interop_steps(r, rt, dev);
+  } else {
+    ok = ok && STEP(r, tandem_buffer_create(rt, N * 4,
+                                            npu ? TANDEM_PLACEMENT_SHARED
+                                                : TANDEM_PLACEMENT_GPU_LOCAL,
+                                            &dev));
+  }
   if (ok) {
     tandem_map_t m;
     ok = STEP(r, tandem_map_write(tandem_buffer_whole(hv), &m));
