@@ -16,6 +16,7 @@
  * Region creation order is a topological order: every wait names an earlier
  * region.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,6 +67,8 @@ void tandem_graph_release(tandem_graph_t *graph) {
   if (!graph || atomic_fetch_sub(&graph->refs, 1) != 1) return;
   for (uint32_t i = 0; i < graph->node_count; i++) tandem__node_release(&graph->nodes[i]);
   free(graph->nodes);
+  for (uint32_t c = 0; c < graph->view_chunk_count; c++) free(graph->view_chunks[c]);
+  free(graph->view_chunks);
   tandem_runtime_t *rt = graph->runtime;
   free(graph);
   tandem__runtime_release(rt);
@@ -73,6 +76,25 @@ void tandem_graph_release(tandem_graph_t *graph) {
 
 uint32_t tandem_graph_node_count(const tandem_graph_t *graph) {
   return graph ? graph->node_count : 0;
+}
+
+/* Room for |count| views in the graph's chunked storage, or NULL. */
+#define TANDEM__VIEW_CHUNK 4096u
+static tandem_view_t *tandem__graph_views(tandem_graph_t *graph, uint32_t count) {
+  assert(count <= TANDEM__VIEW_CHUNK);
+  if (!graph->view_chunk_count || graph->view_chunk_used + count > TANDEM__VIEW_CHUNK) {
+    tandem_view_t **chunks =
+        realloc(graph->view_chunks, (graph->view_chunk_count + 1) * sizeof *chunks);
+    if (!chunks) return NULL;
+    graph->view_chunks = chunks;
+    tandem_view_t *chunk = malloc(TANDEM__VIEW_CHUNK * sizeof *chunk);
+    if (!chunk) return NULL;
+    chunks[graph->view_chunk_count++] = chunk;
+    graph->view_chunk_used = 0;
+  }
+  tandem_view_t *v = &graph->view_chunks[graph->view_chunk_count - 1][graph->view_chunk_used];
+  graph->view_chunk_used += count;
+  return v;
 }
 
 static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node) {
@@ -86,7 +108,15 @@ static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem_
     graph->nodes = nodes;
     graph->node_capacity = cap;
   }
+  tandem_view_t *views = NULL;
+  if (node->view_count) {
+    views = tandem__graph_views(graph, node->view_count);
+    if (!views) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing a graph's views");
+    memcpy(views, node->views, node->view_count * sizeof *views);
+  }
   graph->nodes[graph->node_count] = *node;
+  graph->nodes[graph->node_count].views = views;
+  graph->view_total += node->view_count;
   tandem__node_retain(&graph->nodes[graph->node_count]);
   graph->node_count++;
   return TANDEM_OK;
@@ -147,8 +177,8 @@ tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, 
   tandem__node_t node = {.kind = TANDEM__NODE_FILL,
                          .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,
                          .view_count = 1,
+                         .views = &dst,
                          .pattern = pattern};
-  node.views[0] = dst;
   return tandem__graph_append(graph, &node);
 }
 
@@ -164,9 +194,8 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
            : !src_host && dst_host ? TANDEM_LANE_DOWNLOAD
                                    : TANDEM_LANE_COMPUTE;
   }
-  tandem__node_t node = {.kind = TANDEM__NODE_COPY, .lane = lane, .view_count = 2};
-  node.views[0] = src;
-  node.views[1] = dst;
+  tandem_view_t views[2] = {src, dst};
+  tandem__node_t node = {.kind = TANDEM__NODE_COPY, .lane = lane, .view_count = 2, .views = views};
   return tandem__graph_append(graph, &node);
 }
 
@@ -275,7 +304,7 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
     memcpy(node.workgroups, use, sizeof node.workgroups);
   }
   TANDEM_RETURN_IF_ERROR(tandem__dispatch_views_check(rt, kernel, desc->views, desc->view_count));
-  for (uint32_t i = 0; i < desc->view_count; i++) node.views[i] = desc->views[i];
+  node.views = (tandem_view_t *)desc->views; /* copied by tandem__graph_append */
   if (desc->push_constant_bytes) memcpy(node.push, desc->push_constants, desc->push_constant_bytes);
   uint32_t id = graph->node_count;
   TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node));
@@ -344,8 +373,8 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
                            "bindings %u and %u of '%s' are one buffer and at least one writes",
                            j, i, program->name);
     }
-    node.views[i] = v;
   }
+  node.views = (tandem_view_t *)views; /* copied by tandem__graph_append */
   if (scalar_count) memcpy(node.scalars, scalars, scalar_count * sizeof *scalars);
   return tandem__graph_append(graph, &node);
 }

@@ -206,7 +206,12 @@ typedef struct tandem__node {
   uint32_t scalar_count;        /* NPU_RUN */
   uint32_t scalars[TANDEM_MAX_NPU_SCALARS];
   uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n */
-  tandem_view_t views[TANDEM_MAX_BINDINGS]; /* buffers retained */
+  /* view_count views, buffers retained. They live outside the node so a node
+   * stays small (prepare copies nodes, 100 000 of them at scale): in the
+   * graph's chunked view storage (graph.c; addresses stable while the graph
+   * lives) or in the plan's one array (plan.c). A node built on the stack
+   * points at a local array until tandem__graph_append copies it in. */
+  tandem_view_t *views;
   uint32_t pattern;             /* FILL */
   uint32_t push_bytes;
   uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
@@ -232,6 +237,10 @@ struct tandem_graph {
   tandem_runtime_t *runtime;
   tandem__node_t *nodes;
   uint32_t node_count, node_capacity;
+  /* The nodes' views: chunks of TANDEM__VIEW_CHUNK, never moved. */
+  tandem_view_t **view_chunks;
+  uint32_t view_chunk_count, view_chunk_used; /* used: entries of the last chunk */
+  uint64_t view_total;                        /* sum of the nodes' view_count */
 };
 
 /* A prepared region: consecutive nodes of one lane (in order[]), the regions
@@ -249,6 +258,7 @@ typedef struct tandem__region {
 struct tandem__plan {
   tandem__node_t *nodes; /* copies, retaining buffers and kernels */
   uint32_t node_count;
+  tandem_view_t *views;  /* every node's views, nodes[i].views points in here */
   uint32_t *order;       /* node indices grouped by region */
   tandem__region_t *regions;
   uint32_t region_count;

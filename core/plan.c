@@ -173,6 +173,7 @@ static bool tandem__index_record(tandem__buf_index_t *b, const tandem__access_t 
 void tandem__plan_free(tandem__plan_t *plan) {
   for (uint32_t i = 0; i < plan->node_count; i++) tandem__node_release(&plan->nodes[i]);
   free(plan->nodes);
+  free(plan->views);
   free(plan->order);
   free(plan->regions);
   free(plan->node_region);
@@ -234,6 +235,7 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "the graph has no nodes; add a fill, copy or dispatch before preparing");
   plan->nodes = malloc(n * sizeof *plan->nodes);
+  plan->views = malloc((graph->view_total ? graph->view_total : 1) * sizeof *plan->views);
   plan->order = malloc(n * sizeof *plan->order);
   plan->regions = malloc(n * sizeof *plan->regions);
   plan->node_region = malloc(n * sizeof *plan->node_region);
@@ -242,10 +244,20 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   uint32_t *barrier_from = malloc(n * sizeof *barrier_from); /* per region: node index */
   bool *depended = calloc(n, sizeof *depended);
   tandem__index_t ix = {0};
-  bool ok = plan->nodes && plan->order && plan->regions && plan->node_region && plan->node_pos &&
-            plan->barrier_prefix && barrier_from && depended;
+  bool ok = plan->nodes && plan->views && plan->order && plan->regions && plan->node_region &&
+            plan->node_pos && plan->barrier_prefix && barrier_from && depended;
   if (!ok) goto oom;
   memcpy(plan->nodes, graph->nodes, n * sizeof *plan->nodes);
+  /* The plan's own copy of the views (set_view rewrites them). */
+  uint64_t at = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    tandem__node_t *node = &plan->nodes[i];
+    if (node->view_count)
+      memcpy(&plan->views[at], node->views, node->view_count * sizeof *plan->views);
+    node->views = &plan->views[at];
+    at += node->view_count;
+  }
+  assert(at == graph->view_total);
   for (uint32_t i = 0; i < n; i++) tandem__node_retain(&plan->nodes[i]);
   plan->node_count = n;
   tandem__region_t *regions = plan->regions;
