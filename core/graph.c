@@ -16,6 +16,7 @@
  * Region creation order is a topological order: every wait names an earlier
  * region.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,14 +76,25 @@ uint32_t tandem_graph_node_count(const tandem_graph_t *graph) {
   return graph ? graph->node_count : 0;
 }
 
-static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node) {
+/* Appends |node| (a |what| node, for messages), retaining what it uses.
+ * Refuses the node that would pass TANDEM_MAX_GRAPH_NODES (tandem.h says why). */
+static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node,
+                                            const char *what) {
+  if (graph->node_count >= TANDEM_MAX_GRAPH_NODES)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "%s: the graph already holds %u nodes, the most one graph may hold "
+                       "(TANDEM_MAX_GRAPH_NODES = %u: prepare's time and memory grow with "
+                       "every node); split the work into several graphs and order them with "
+                       "tandem_exec_submit_after",
+                       what, graph->node_count, TANDEM_MAX_GRAPH_NODES);
   if (graph->node_count == graph->node_capacity) {
-    if (graph->node_capacity >= (1u << 20))
-      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "a graph holds at most %u nodes",
-                         1u << 20);
     uint32_t cap = graph->node_capacity ? graph->node_capacity * 2 : 16;
-    tandem__node_t *nodes = realloc(graph->nodes, cap * sizeof *nodes);
-    if (!nodes) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing a graph");
+    if (cap > TANDEM_MAX_GRAPH_NODES) cap = TANDEM_MAX_GRAPH_NODES;
+    tandem__node_t *nodes = realloc(graph->nodes, (size_t)cap * sizeof *nodes);
+    if (!nodes)
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                         "%s: growing a graph of %u nodes to room for %u (%zu bytes)", what,
+                         graph->node_count, cap, (size_t)cap * sizeof *nodes);
     graph->nodes = nodes;
     graph->node_capacity = cap;
   }
@@ -149,7 +161,7 @@ tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, 
                          .view_count = 1,
                          .pattern = pattern};
   node.views[0] = dst;
-  return tandem__graph_append(graph, &node);
+  return tandem__graph_append(graph, &node, "fill");
 }
 
 tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
@@ -167,7 +179,7 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
   tandem__node_t node = {.kind = TANDEM__NODE_COPY, .lane = lane, .view_count = 2};
   node.views[0] = src;
   node.views[1] = dst;
-  return tandem__graph_append(graph, &node);
+  return tandem__graph_append(graph, &node, "copy");
 }
 
 /* Checks views[0..count) against |kernel|'s contract for a dispatch: GPU
@@ -278,7 +290,9 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
   for (uint32_t i = 0; i < desc->view_count; i++) node.views[i] = desc->views[i];
   if (desc->push_constant_bytes) memcpy(node.push, desc->push_constants, desc->push_constant_bytes);
   uint32_t id = graph->node_count;
-  TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node));
+  char what[160];
+  snprintf(what, sizeof what, "dispatch of '%s'", kernel->name);
+  TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node, what));
   if (out_node) *out_node = id;
   return TANDEM_OK;
 }
@@ -347,7 +361,9 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
     node.views[i] = v;
   }
   if (scalar_count) memcpy(node.scalars, scalars, scalar_count * sizeof *scalars);
-  return tandem__graph_append(graph, &node);
+  char what[160];
+  snprintf(what, sizeof what, "NPU run of '%s'", program->name);
+  return tandem__graph_append(graph, &node, what);
 }
 
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {

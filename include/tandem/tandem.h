@@ -823,9 +823,18 @@ TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *progr
  * Nodes are numbered from 0 in the order they are added (the graph's node
  * count before an add is the new node's number); an executable names its
  * nodes by the same numbers (tandem_exec_set_*).
+ *
+ * A graph holds at most TANDEM_MAX_GRAPH_NODES nodes; the add that would pass
+ * it fails with OUT_OF_RANGE. Preparing costs time and memory per node and per
+ * graph slot (about 10 µs and 3 KiB per node with two slots on a 2-core CPU,
+ * bench/NOTES.md), so the limit keeps one prepare within about a second and
+ * half a GiB there. Split longer work into several graphs and order them with
+ * tandem_exec_submit_after.
  */
 
 typedef struct tandem_graph tandem_graph_t;
+
+#define TANDEM_MAX_GRAPH_NODES (1u << 17) /* 131072 */
 
 typedef enum tandem_lane {
   TANDEM_LANE_AUTO = -1, /* choose from the placements (see above) */
