@@ -318,14 +318,17 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
   if (program->runtime != rt)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU program '%s' belongs to another runtime",
                        program->name);
-  if (view_count != program->binding_count || (view_count && !views))
+  if (view_count != program->binding_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "NPU run of '%s': %u views given, the contract has %u bindings",
                        program->name, view_count, program->binding_count);
-  if (scalar_count != program->scalar_count || (scalar_count && !scalars))
+  if (scalar_count != program->scalar_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "NPU run of '%s': %u scalars given, the contract has %u", program->name,
                        scalar_count, program->scalar_count);
+  if ((view_count && !views) || (scalar_count && !scalars))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU run of '%s': %s is NULL",
+                       program->name, view_count && !views ? "views" : "scalars");
   tandem__node_t node = {.kind = TANDEM__NODE_NPU_RUN,
                          .lane = TANDEM_LANE_NPU,
                          .program = program,
