@@ -855,10 +855,10 @@ TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *progr
  *
  * A graph holds at most TANDEM_MAX_GRAPH_NODES nodes; the add that would pass
  * it fails with OUT_OF_RANGE. Preparing costs time and memory per node and per
- * graph slot (about 10 µs and 3 KiB per node with two slots on a 2-core CPU,
- * bench/NOTES.md), so the limit keeps one prepare within about a second and
- * half a GiB there. Split longer work into several graphs and order them with
- * tandem_exec_submit_after.
+ * graph slot (10–20 µs and 2.5–3 KiB per node with two slots on a 2-core CPU
+ * with lavapipe, bench/NOTES.md), so at the limit one prepare takes a few
+ * seconds and under half a GiB there. Split longer work into several graphs
+ * and order them with tandem_exec_submit_after.
  */
 
 typedef struct tandem_graph tandem_graph_t;
