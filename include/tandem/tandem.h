@@ -979,7 +979,8 @@ typedef struct tandem_completion tandem_completion_t;
 /* Prepares |graph|. Opens the GPU if needed. The graph may be changed or
  * released afterwards; the executable keeps what it needs. Time and memory
  * grow with the node count (see TANDEM_MAX_GRAPH_NODES) times graph_slots.
- * Errors: INVALID_ARGUMENT (empty graph), OUT_OF_MEMORY, UNSUPPORTED (a
+ * Errors: INVALID_ARGUMENT (empty graph), OUT_OF_MEMORY (also: the process
+ * holds more graph slots than completion handles can name), UNSUPPORTED (a
  * binding's contract bytes over the device's maxStorageBufferRange), CONTRACT
  * (XRT refused an NPU run's argument), INTERNAL (a Vulkan or XRT call, named). */
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,

@@ -260,7 +260,8 @@ static tandem_runtime_t *g_closed; /* for the injected open */
 static tandem_status_t open_gpu_call(void) { return keep(tandem_runtime_open_gpu(g_closed)); }
 static tandem_status_t open_gpu_oom(void) {
   g_closed = th_runtime_create_closed(NULL);
-  tandem_status_t s = fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_device.c", open_gpu_call);
+  tandem_status_t s =
+      fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_device.c", open_gpu_call);
   th_runtime_destroy(g_closed);
   return s;
 }
@@ -272,7 +273,9 @@ static tandem_status_t open_gpu_no_layer(void) {
   th_runtime_destroy(rt);
   return s;
 }
-static tandem_status_t handles_null(void) { return keep(tandem_runtime_vulkan_handles(F.rt, NULL)); }
+static tandem_status_t handles_null(void) {
+  return keep(tandem_runtime_vulkan_handles(F.rt, NULL));
+}
 static tandem_status_t handles_absent(void) {
   tandem_runtime_t *rt = absent_gpu_runtime();
   tandem_vulkan_handles_t h;
@@ -335,6 +338,11 @@ static tandem_status_t buffer_shared(void) {
 }
 static tandem_status_t buffer_npu_sync(void) {
   return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO, buffer_shared);
+}
+static tandem_status_t memory_null(void) { return keep(tandem_buffer_memory(F.host, NULL)); }
+static tandem_status_t memory_npu_local(void) {
+  tandem_buffer_memory_t m;
+  return keep(tandem_buffer_memory(F.npu_local, &m));
 }
 static tandem_status_t view_null(void) { return keep(tandem_buffer_view(F.host, 0, 4, NULL)); }
 static tandem_status_t view_past_end(void) {
@@ -1099,6 +1107,8 @@ static const row_t rows[] = {
       buffer_lost),
     R(tandem_buffer_create, IO, "SHARED buffer of 4096 bytes: xrtBOSync", buffer_npu_sync),
     R(tandem_buffer_create, NO_DEVICE, "gpu_index is 99", buffer_absent),
+    R(tandem_buffer_memory, INVALID_ARGUMENT, "out is NULL", memory_null),
+    R(tandem_buffer_memory, UNSUPPORTED, "a NPU_LOCAL buffer has no GPU memory", memory_npu_local),
     R(tandem_buffer_view, INVALID_ARGUMENT, "out_view", view_null),
     R(tandem_buffer_view, OUT_OF_RANGE, "(offset 4000, length 200)", view_past_end),
     R(tandem_map_read, INVALID_ARGUMENT, "view has no buffer", map_no_buffer),
@@ -1304,8 +1314,8 @@ static void table_covers_the_header(void **state) {
   static const char *const functions[] = {
       "tandem_budget_create", "tandem_runtime_create", "tandem_runtime_gpu_count",
       "tandem_runtime_gpu_info", "tandem_runtime_open_gpu", "tandem_runtime_vulkan_handles",
-      "tandem_buffer_create", "tandem_buffer_view", "tandem_map_read", "tandem_map_write",
-      "tandem_try_map_read", "tandem_kernel_create", "tandem_kernel_info",
+      "tandem_buffer_create", "tandem_buffer_memory", "tandem_buffer_view", "tandem_map_read",
+      "tandem_map_write", "tandem_try_map_read", "tandem_kernel_create", "tandem_kernel_info",
       "tandem_runtime_open_npu", "tandem_runtime_npu_info", "tandem_npu_program_create",
       "tandem_graph_create", "tandem_graph_add_fill", "tandem_graph_add_copy",
       "tandem_graph_add_dispatch", "tandem_graph_add_dispatch_node", "tandem_graph_add_npu_run",
