@@ -1300,7 +1300,8 @@ TANDEM_API tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *run
 /* Exports |buffer|'s memory as a new fd of |type| (the caller owns and
  * closes it) and fills |out|; out->fd is -1 on failure. Each call makes a new
  * fd. Errors: INVALID_ARGUMENT (NULL, |type| not one type), UNSUPPORTED (the
- * buffer was not created exportable as |type|), OUT_OF_MEMORY (no fd left).
+ * buffer was not created exportable as |type|), OUT_OF_MEMORY (no fd left),
+ * INTERNAL (the driver refused the export).
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
                                                    tandem_external_memory_type_t type,
@@ -1321,7 +1322,8 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
  * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
  * extension is missing, naming it; OPAQUE_FD from another device or driver;
  * the memory type does not fit this device, a storage buffer or the
- * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+ * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE, INTERNAL (the driver
+ * refused the fd or the mapping). Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
                                                    const tandem_external_memory_t *memory,
                                                    uint64_t size, tandem_placement_t placement,
@@ -1357,7 +1359,8 @@ TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
  * INVALID_ARGUMENT (NULL, a lane out of range), UNSUPPORTED (the runtime
  * option export_timelines is off, or the device lacks
  * VK_KHR_external_semaphore_fd or cannot export timeline semaphores, named),
- * OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+ * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (the driver refused the export).
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime,
                                                             tandem_lane_t lane, int *out_fd);
 
@@ -1383,7 +1386,8 @@ TANDEM_API tandem_status_t tandem_runtime_import_timeline_fd(
     tandem_runtime_t *runtime, int fd, tandem_external_timeline_t **out_timeline);
 
 /* Blocks until |timeline| reaches |value| or |timeout_ns| passed (TIMEOUT;
- * 0 polls). Errors: INVALID_ARGUMENT, TIMEOUT, DEVICE_LOST. Thread-safe. */
+ * 0 polls). Errors: INVALID_ARGUMENT, TIMEOUT, DEVICE_LOST, OUT_OF_MEMORY (the
+ * driver's answer to the wait). Thread-safe. */
 TANDEM_API tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline,
                                                          uint64_t value, uint64_t timeout_ns);
 

@@ -28,12 +28,20 @@
  *     calls, and DEVICE_LOST from a sharing probe.
  *   - IO from npu_program_create's instruction sync (the row for INTERNAL
  *     passes it on the way).
+ *   - Interop on lavapipe: it has no dma-buf and no external semaphores, so
+ *     every timeline export and import stops at UNSUPPORTED (their TIMEOUT,
+ *     DEVICE_LOST, OUT_OF_MEMORY and INTERNAL need a device that has them;
+ *     tests/cts/test_interop.c runs the working paths where they exist), and
+ *     OVER_BUDGET and NO_DEVICE of import_fd take the same path as
+ *     buffer_create's rows.
  * Label "vulkan".
  */
 #include "harness.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tandem_test_shaders.h"
 
@@ -1061,6 +1069,145 @@ static tandem_status_t trace_json_io(void) {
   return s;
 }
 
+/* interop */
+static tandem_status_t vulkan_view_null(void) {
+  return keep(tandem_view_vulkan_buffer(th_view(F.host, 0, 64), NULL));
+}
+static tandem_status_t vulkan_view_outside(void) {
+  tandem_vulkan_view_t v;
+  return keep(tandem_view_vulkan_buffer((tandem_view_t){F.host, 4000, 200}, &v));
+}
+static tandem_status_t vulkan_view_npu_local(void) {
+  tandem_vulkan_view_t v;
+  return keep(tandem_view_vulkan_buffer(tandem_buffer_whole(F.npu_local), &v));
+}
+static tandem_status_t xrt_bo_null(void) { return keep(tandem_buffer_xrt_bo(F.shared, NULL)); }
+static tandem_status_t xrt_bo_no_npu(void) {
+  void *bo;
+  return keep(tandem_buffer_xrt_bo(F.host, &bo));
+}
+static tandem_status_t xrt_bo_host(void) {
+  void *bo;
+  return keep(tandem_buffer_xrt_bo(F.other, &bo));
+}
+static tandem_status_t exportable_with(uint64_t size, tandem_placement_t p, uint32_t types) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s = keep(tandem_buffer_create_exportable(F.rt, size, p, types, &b));
+  tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t exportable_types(void) {
+  return exportable_with(4096, TANDEM_PLACEMENT_GPU_LOCAL, 0);
+}
+static tandem_status_t exportable_size(void) {
+  return exportable_with(0, TANDEM_PLACEMENT_GPU_LOCAL, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD);
+}
+static tandem_status_t exportable_shared(void) {
+  return exportable_with(4096, TANDEM_PLACEMENT_SHARED, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD);
+}
+static tandem_status_t exportable_dma_buf(void) {
+  /* lavapipe has no VK_EXT_external_memory_dma_buf */
+  return exportable_with(4096, TANDEM_PLACEMENT_GPU_LOCAL, TANDEM_EXTERNAL_MEMORY_DMA_BUF);
+}
+static tandem_status_t export_type(void) {
+  tandem_external_memory_t m;
+  return keep(tandem_buffer_export_fd(F.host, (tandem_external_memory_type_t)3, &m));
+}
+static tandem_status_t export_ordinary(void) {
+  tandem_external_memory_t m;
+  return keep(tandem_buffer_export_fd(F.host, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
+}
+static tandem_buffer_t *g_exportable;
+static tandem_status_t export_call(void) {
+  tandem_external_memory_t m;
+  tandem_status_t s =
+      keep(tandem_buffer_export_fd(g_exportable, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
+  if (s == TANDEM_OK) close(m.fd);
+  return s;
+}
+static tandem_status_t export_oom(void) {
+  TH_ASSERT_OK(tandem_buffer_create_exportable(F.rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL,
+                                               TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &g_exportable));
+  tandem_status_t s = fail_first(TANDEM_TEST_FAULT_VULKAN, "vkGetMemoryFdKHR", export_call);
+  tandem_buffer_release(g_exportable);
+  return s;
+}
+static tandem_external_memory_t g_memory;
+static uint64_t g_import_size;
+static tandem_status_t import_call(void) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s = keep(
+      tandem_buffer_import_fd(F.rt, &g_memory, g_import_size, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  if (s == TANDEM_OK) {
+    g_memory.fd = -1; /* tandem's now */
+    tandem_buffer_release(b);
+  }
+  return s;
+}
+/* Exports a fresh 4096-byte buffer as an opaque fd into g_memory, runs
+ * |call| with import size |size| (or |call| itself counts faults), then
+ * closes whatever fd is still the caller's. */
+static tandem_status_t with_export(uint64_t size, tandem_status_t (*call)(void)) {
+  tandem_buffer_t *b = NULL;
+  TH_ASSERT_OK(tandem_buffer_create_exportable(F.rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL,
+                                               TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &b));
+  TH_ASSERT_OK(tandem_buffer_export_fd(b, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &g_memory));
+  g_import_size = size;
+  tandem_status_t s = call();
+  if (g_memory.fd >= 0) close(g_memory.fd); /* after a failed import it is still ours */
+  tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t import_bad_fd(void) {
+  tandem_external_memory_t m = {.fd = -1, .type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
+                                .allocation_size = 4096};
+  tandem_buffer_t *b = NULL;
+  return keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+}
+static tandem_status_t import_too_big(void) { return with_export(1u << 20, import_call); }
+static tandem_status_t import_dma_buf_call(void) {
+  g_memory.type = TANDEM_EXTERNAL_MEMORY_DMA_BUF;
+  return import_call();
+}
+static tandem_status_t import_dma_buf(void) { return with_export(4096, import_dma_buf_call); }
+static tandem_status_t import_fault(void) {
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/buffer.c", import_call);
+}
+static tandem_status_t import_oom(void) { return with_export(4096, import_fault); }
+static tandem_status_t timeline_export_lane(void) {
+  int fd;
+  return keep(tandem_runtime_export_timeline_fd(F.rt, (tandem_lane_t)9, &fd));
+}
+static tandem_status_t timeline_export_off(void) {
+  int fd; /* lavapipe has no VK_KHR_external_semaphore_fd */
+  return keep(tandem_runtime_export_timeline_fd(F.rt, TANDEM_LANE_COMPUTE, &fd));
+}
+static tandem_status_t lane_values_null(void) {
+  tandem_exec_t *e = one_fill_exec(F.rt, F.gpu);
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(e, &c));
+  tandem_status_t s = keep(tandem_completion_lane_values(c, NULL));
+  wait_release(c);
+  tandem_exec_release(e);
+  return s;
+}
+static tandem_status_t timeline_import_negative(void) {
+  tandem_external_timeline_t *t = NULL;
+  return keep(tandem_runtime_import_timeline_fd(F.rt, -3, &t));
+}
+static tandem_status_t timeline_import_unsupported(void) {
+  /* lavapipe has no VK_KHR_external_semaphore_fd: refused before the fd is used */
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  assert_true(fd >= 0);
+  tandem_external_timeline_t *t = NULL;
+  tandem_status_t s = keep(tandem_runtime_import_timeline_fd(F.rt, fd, &t));
+  close(fd); /* still ours after a failure */
+  return s;
+}
+static tandem_status_t timeline_wait_null(void) {
+  return keep(tandem_external_timeline_wait(NULL, 1, 0));
+}
+
 /*---------------------------------------------------------------------------
  * The table
  *---------------------------------------------------------------------------*/
@@ -1226,6 +1373,37 @@ static const row_t rows[] = {
     R(tandem_runtime_trace_stop, INVALID_ARGUMENT, "no trace is running", trace_not_running),
     R(tandem_trace_write_json, INVALID_ARGUMENT, "trace or path is NULL", trace_json_null),
     R(tandem_trace_write_json, IO, "/nonexistent/dir/errors_trace.json", trace_json_io),
+    R(tandem_view_vulkan_buffer, INVALID_ARGUMENT, "out is NULL", vulkan_view_null),
+    R(tandem_view_vulkan_buffer, OUT_OF_RANGE, "(offset 4000, length 200)", vulkan_view_outside),
+    R(tandem_view_vulkan_buffer, UNSUPPORTED, "NPU_LOCAL buffer has no VkBuffer",
+      vulkan_view_npu_local),
+    R(tandem_buffer_xrt_bo, INVALID_ARGUMENT, "out_bo is NULL", xrt_bo_null),
+    R(tandem_buffer_xrt_bo, UNSUPPORTED, "no NPU open", xrt_bo_no_npu),
+    R(tandem_buffer_xrt_bo, UNSUPPORTED, "HOST_VISIBLE buffer has no XRT buffer object",
+      xrt_bo_host),
+    R(tandem_buffer_create_exportable, INVALID_ARGUMENT, "types 0x0", exportable_types),
+    R(tandem_buffer_create_exportable, OUT_OF_RANGE, "buffer size 0", exportable_size),
+    R(tandem_buffer_create_exportable, UNSUPPORTED, "placement SHARED is not supported",
+      exportable_shared),
+    R(tandem_buffer_create_exportable, UNSUPPORTED, "VK_EXT_external_memory_dma_buf",
+      exportable_dma_buf),
+    R(tandem_buffer_export_fd, INVALID_ARGUMENT, "type 3", export_type),
+    R(tandem_buffer_export_fd, UNSUPPORTED, "tandem_buffer_create_exportable", export_ordinary),
+    R(tandem_buffer_export_fd, OUT_OF_MEMORY, "exporting a 4096-byte buffer as opaque fd",
+      export_oom),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "memory->fd -1", import_bad_fd),
+    R(tandem_buffer_import_fd, OUT_OF_RANGE, "1048576-byte buffer does not fit", import_too_big),
+    R(tandem_buffer_import_fd, UNSUPPORTED, "VK_EXT_external_memory_dma_buf", import_dma_buf),
+    R(tandem_buffer_import_fd, OUT_OF_MEMORY, "allocating a buffer object", import_oom),
+    R(tandem_runtime_export_timeline_fd, INVALID_ARGUMENT, "lane 9", timeline_export_lane),
+    R(tandem_runtime_export_timeline_fd, UNSUPPORTED,
+      "cannot export timelines: it lacks VK_KHR_external_semaphore_fd", timeline_export_off),
+    R(tandem_completion_lane_values, INVALID_ARGUMENT, "out_values is NULL", lane_values_null),
+    R(tandem_runtime_import_timeline_fd, INVALID_ARGUMENT, "fd -3 is negative",
+      timeline_import_negative),
+    R(tandem_runtime_import_timeline_fd, UNSUPPORTED, "VK_KHR_external_semaphore_fd",
+      timeline_import_unsupported),
+    R(tandem_external_timeline_wait, INVALID_ARGUMENT, "timeline is NULL", timeline_wait_null),
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -1321,7 +1499,11 @@ static void table_covers_the_header(void **state) {
       "tandem_graph_add_dispatch", "tandem_graph_add_dispatch_node", "tandem_graph_add_npu_run",
       "tandem_graph_prepare", "tandem_exec_set_push_constants", "tandem_exec_set_workgroups",
       "tandem_exec_set_view", "tandem_exec_submit", "tandem_runtime_trace_start",
-      "tandem_runtime_trace_stop", "tandem_trace_write_json"};
+      "tandem_runtime_trace_stop", "tandem_trace_write_json", "tandem_view_vulkan_buffer",
+      "tandem_buffer_xrt_bo", "tandem_buffer_create_exportable", "tandem_buffer_export_fd",
+      "tandem_buffer_import_fd", "tandem_runtime_export_timeline_fd",
+      "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",
+      "tandem_external_timeline_wait"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
