@@ -2,19 +2,27 @@
 /*
  * prepare_scale.c — how tandem_graph_prepare grows with the node count.
  *
- * Builds graphs of 1 k, 10 k and 100 k nodes (or the sizes given) in three
+ * Builds graphs of 1 k, 10 k and 100 k nodes (or the 1 to 3 sizes given) in four
  * shapes — a dependent chain on one buffer, independent dispatches on 64
- * rotating buffers, and a chunked stream (upload → compute → download per
- * 256-byte chunk of a 1 MiB buffer) — and times prepare, best of three, with
- * no validation layer (the layer's own bookkeeping grows faster than linearly
- * and would be what is measured). Prints ms and µs per node; exits 1 when 10x
- * the nodes costs more than 25x the time (n log n from 10 k to 100 k is about
+ * rotating buffers, a chunked stream (upload → compute → download per
+ * 256-byte chunk of a 1 MiB buffer) and independent fills of 64 rotating
+ * buffers — and times prepare, best of three, with no validation layer (the
+ * layer's own bookkeeping grows faster than linearly and would be what is
+ * measured). Prints ms and µs per node; exits 1 when 10x the nodes (the last
+ * two sizes) costs more than 25x the time (n log n from 10 k to 100 k is about
  * 12.5x). A user of the public API only.
  *
- *   build/bench/tandem_bench_prepare [n1 n2 n3]
+ *   build/bench/tandem_bench_prepare [--shape chain|independent|stream|fill]
+ *                                    [--reps R] [n1 n2 n3]
+ *
+ * --shape runs one shape only and --reps sets the prepares per size (best
+ * of R), so one process measures one case: run it under /usr/bin/time -v for
+ * the peak memory of that case. A size the graph cannot hold (over
+ * TANDEM_MAX_GRAPH_NODES) prints the error tandem returns and exits 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "tandem/tandem.h"
@@ -35,8 +43,8 @@ static double now_ms(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-enum { SHAPE_CHAIN, SHAPE_INDEPENDENT, SHAPE_STREAM, SHAPE_COUNT };
-static const char *const shape_names[SHAPE_COUNT] = {"chain", "independent", "stream"};
+enum { SHAPE_CHAIN, SHAPE_INDEPENDENT, SHAPE_STREAM, SHAPE_FILL, SHAPE_COUNT };
+static const char *const shape_names[SHAPE_COUNT] = {"chain", "independent", "stream", "fill"};
 
 typedef struct ctx {
   tandem_runtime_t *rt;
@@ -44,11 +52,18 @@ typedef struct ctx {
   tandem_buffer_t *bufs[64], *host, *big;
 } ctx_t;
 
-static double prepare_ms(const ctx_t *c, int shape, uint32_t n) {
+/* Records |n| nodes of |shape| (the time it took into *add_ms) and returns
+ * the best prepare time of |reps|. */
+static double prepare_ms(const ctx_t *c, int shape, uint32_t n, int reps, double *add_ms) {
   tandem_graph_t *g;
   CHECK(tandem_graph_create(c->rt, &g));
+  double t_add = now_ms();
   for (uint32_t i = 0; i < n; i++) {
     tandem_view_t v;
+    if (shape == SHAPE_FILL) {
+      CHECK(tandem_graph_add_fill(g, tandem_buffer_whole(c->bufs[i % 64]), i, TANDEM_LANE_AUTO));
+      continue;
+    }
     if (shape == SHAPE_CHAIN) {
       v = tandem_buffer_whole(c->bufs[0]);
     } else if (shape == SHAPE_INDEPENDENT) {
@@ -66,8 +81,9 @@ static double prepare_ms(const ctx_t *c, int shape, uint32_t n) {
     }
     CHECK(tandem_graph_add_dispatch(g, c->k, &v, 1, NULL, 0));
   }
+  *add_ms = now_ms() - t_add;
   double best = 1e30;
-  for (int rep = 0; rep < 3; rep++) {
+  for (int rep = 0; rep < reps; rep++) {
     tandem_exec_t *e = NULL;
     double t0 = now_ms();
     CHECK(tandem_graph_prepare(g, &e));
@@ -81,7 +97,23 @@ static double prepare_ms(const ctx_t *c, int shape, uint32_t n) {
 
 int main(int argc, char **argv) {
   uint32_t sizes[3] = {1000, 10000, 100000};
-  for (int i = 1; i < argc && i <= 3; i++) sizes[i - 1] = (uint32_t)strtoul(argv[i], NULL, 10);
+  int only = -1, reps = 3, given = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
+      for (int k = 0; k < SHAPE_COUNT; k++)
+        if (strcmp(argv[i + 1], shape_names[k]) == 0) only = k;
+      if (only < 0) {
+        fprintf(stderr, "prepare_scale: unknown shape '%s'\n", argv[i + 1]);
+        return 2;
+      }
+      i++;
+    } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
+      reps = atoi(argv[++i]);
+      if (reps < 1) reps = 1;
+    } else if (given < 3) {
+      sizes[given++] = (uint32_t)strtoul(argv[i], NULL, 10);
+    }
+  }
   ctx_t c;
   CHECK(tandem_runtime_create(NULL, &c.rt));
   CHECK(tandem_runtime_open_gpu(c.rt));
@@ -101,19 +133,30 @@ int main(int argc, char **argv) {
   tandem_device_info_t info;
   CHECK(tandem_runtime_gpu_info(c.rt, 0, &info));
   printf("device: %s (%s %s)\n", info.name, info.driver_name, info.driver_info);
-  printf("%-12s %12s %12s %12s   (ms, best of 3; us/node in brackets)\n", "shape", "n1", "n2",
-         "n3");
+  int count = given ? given : 3;
+  printf("%-12s", "shape");
+  for (int k = 0; k < count; k++) printf(" %12s", "n");
+  printf("   (prepare ms, best of %d; us/node in brackets)\n", reps);
   int rc = 0;
   for (int shape = 0; shape < SHAPE_COUNT; shape++) {
-    double t[3];
-    for (int s = 0; s < 3; s++) t[s] = prepare_ms(&c, shape, sizes[s]);
-    printf("%-12s %12.2f %12.2f %12.2f   [%.2f %.2f %.2f]  (%u / %u / %u nodes)\n",
-           shape_names[shape], t[0], t[1], t[2], t[0] * 1e3 / sizes[0], t[1] * 1e3 / sizes[1],
-           t[2] * 1e3 / sizes[2], sizes[0], sizes[1], sizes[2]);
-    double growth = t[2] / t[1], allowed = 2.5 * (double)sizes[2] / sizes[1];
+    if (only >= 0 && shape != only) continue;
+    double t[3], add[3];
+    for (int k = 0; k < count; k++) t[k] = prepare_ms(&c, shape, sizes[k], reps, &add[k]);
+    printf("%-12s", shape_names[shape]);
+    for (int k = 0; k < count; k++) printf(" %12.2f", t[k]);
+    printf("   [");
+    for (int k = 0; k < count; k++) printf("%s%.2f", k ? " " : "", t[k] * 1e3 / sizes[k]);
+    printf("]  (");
+    for (int k = 0; k < count; k++) printf("%s%u", k ? " / " : "", sizes[k]);
+    printf(" nodes)\n%-12s", "  add");
+    for (int k = 0; k < count; k++) printf(" %12.2f", add[k]);
+    printf("   (recording the nodes, ms)\n");
+    if (count < 2) continue;
+    double growth = t[count - 1] / t[count - 2];
+    double nodes = (double)sizes[count - 1] / sizes[count - 2], allowed = 2.5 * nodes;
     if (growth > allowed) {
       printf("  %s: %.1fx the time for %.1fx the nodes; near-linear allows %.1fx\n",
-             shape_names[shape], growth, (double)sizes[2] / sizes[1], allowed);
+             shape_names[shape], growth, nodes, allowed);
       rc = 1;
     }
   }

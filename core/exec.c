@@ -379,6 +379,9 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     /* Values may be half-submitted: the lanes cannot be trusted any more. */
     tandem__submit_abandon_locked(rt, slot, next);
     tandem__runtime_set_lost_locked(rt, TANDEM_ERROR_DEVICE_LOST);
+    if (s != TANDEM_ERROR_DEVICE_LOST) /* say what the runtime now is */
+      s = tandem__annotate(TANDEM_ERROR_DEVICE_LOST,
+                           "submitting to the GPU failed half-way, so the runtime is lost");
     goto out;
   }
   /* Committed: from here on nothing fails. */

@@ -17,6 +17,7 @@
  * region.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,21 +98,33 @@ static tandem_view_t *tandem__graph_views(tandem_graph_t *graph, uint32_t count)
   return v;
 }
 
-static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node) {
+/* Appends |node| (a |what| node, for messages), retaining what it uses.
+ * Refuses the node that would pass TANDEM_MAX_GRAPH_NODES (tandem.h says why). */
+static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node,
+                                            const char *what) {
+  if (graph->node_count >= TANDEM_MAX_GRAPH_NODES)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "%s: the graph already holds %u nodes, the most one graph may hold "
+                       "(TANDEM_MAX_GRAPH_NODES = %u: prepare's time and memory grow with "
+                       "every node); split the work into several graphs and order them with "
+                       "tandem_exec_submit_after",
+                       what, graph->node_count, TANDEM_MAX_GRAPH_NODES);
   if (graph->node_count == graph->node_capacity) {
-    if (graph->node_capacity >= (1u << 20))
-      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "a graph holds at most %u nodes",
-                         1u << 20);
     uint32_t cap = graph->node_capacity ? graph->node_capacity * 2 : 16;
-    tandem__node_t *nodes = realloc(graph->nodes, cap * sizeof *nodes);
-    if (!nodes) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing a graph");
+    if (cap > TANDEM_MAX_GRAPH_NODES) cap = TANDEM_MAX_GRAPH_NODES;
+    tandem__node_t *nodes = realloc(graph->nodes, (size_t)cap * sizeof *nodes);
+    if (!nodes)
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                         "%s: growing a graph of %u nodes to room for %u (%zu bytes)", what,
+                         graph->node_count, cap, (size_t)cap * sizeof *nodes);
     graph->nodes = nodes;
     graph->node_capacity = cap;
   }
   tandem_view_t *views = NULL;
   if (node->view_count) {
     views = tandem__graph_views(graph, node->view_count);
-    if (!views) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing a graph's views");
+    if (!views)
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "%s: growing a graph's view storage", what);
     memcpy(views, node->views, node->view_count * sizeof *views);
   }
   graph->nodes[graph->node_count] = *node;
@@ -179,7 +192,7 @@ tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, 
                          .view_count = 1,
                          .views = &dst,
                          .pattern = pattern};
-  return tandem__graph_append(graph, &node);
+  return tandem__graph_append(graph, &node, "fill");
 }
 
 tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
@@ -196,7 +209,7 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
   }
   tandem_view_t views[2] = {src, dst};
   tandem__node_t node = {.kind = TANDEM__NODE_COPY, .lane = lane, .view_count = 2, .views = views};
-  return tandem__graph_append(graph, &node);
+  return tandem__graph_append(graph, &node, "copy");
 }
 
 /* Checks views[0..count) against |kernel|'s contract for a dispatch: GPU
@@ -307,7 +320,9 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
   node.views = (tandem_view_t *)desc->views; /* copied by tandem__graph_append */
   if (desc->push_constant_bytes) memcpy(node.push, desc->push_constants, desc->push_constant_bytes);
   uint32_t id = graph->node_count;
-  TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node));
+  char what[160];
+  snprintf(what, sizeof what, "dispatch of '%s'", kernel->name);
+  TANDEM_RETURN_IF_ERROR(tandem__graph_append(graph, &node, what));
   if (out_node) *out_node = id;
   return TANDEM_OK;
 }
@@ -333,14 +348,17 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
   if (program->runtime != rt)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU program '%s' belongs to another runtime",
                        program->name);
-  if (view_count != program->binding_count || (view_count && !views))
+  if (view_count != program->binding_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "NPU run of '%s': %u views given, the contract has %u bindings",
                        program->name, view_count, program->binding_count);
-  if (scalar_count != program->scalar_count || (scalar_count && !scalars))
+  if (scalar_count != program->scalar_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "NPU run of '%s': %u scalars given, the contract has %u", program->name,
                        scalar_count, program->scalar_count);
+  if ((view_count && !views) || (scalar_count && !scalars))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU run of '%s': %s is NULL",
+                       program->name, view_count && !views ? "views" : "scalars");
   tandem__node_t node = {.kind = TANDEM__NODE_NPU_RUN,
                          .lane = TANDEM_LANE_NPU,
                          .program = program,
@@ -376,7 +394,9 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
   }
   node.views = (tandem_view_t *)views; /* copied by tandem__graph_append */
   if (scalar_count) memcpy(node.scalars, scalars, scalar_count * sizeof *scalars);
-  return tandem__graph_append(graph, &node);
+  char what[160];
+  snprintf(what, sizeof what, "NPU run of '%s'", program->name);
+  return tandem__graph_append(graph, &node, what);
 }
 
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {

@@ -573,7 +573,10 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   if (s == TANDEM_OK) {
     iface = calloc(1, sizeof *iface);
     build = calloc(1, sizeof *build);
-    if (!iface || !build) s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s'", name);
+    if (!iface || !build)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                      "kernel '%s': allocating its reflection and build state (%zu bytes)", name,
+                      sizeof *iface + sizeof *build);
   }
   for (int i = 0; s == TANDEM_OK && i < 3; i++)
     if (d.workgroups[i] > gpu->max_workgroups[i])

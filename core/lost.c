@@ -2,10 +2,10 @@
 /*
  * lost.c — device loss as a runtime state.
  *
- * A runtime whose GPU failed (a wait, a query or a submission answered
- * DEVICE_LOST, or a submission failed half-way) is lost for good: the first
- * failure sticks (runtime->lost), every later submission fails fast with it,
- * every in-flight submission retires with it (tracker.c), and
+ * A runtime whose GPU failed (a wait, a query or a submission failed, whatever
+ * code the driver gave, or a submission failed half-way) is lost for good:
+ * runtime->lost becomes DEVICE_LOST, every later submission fails fast with
+ * it, every in-flight submission retires with it (tracker.c), and
  * TANDEM_ABORT_ON_DEVICE_LOST=1 aborts at the moment of loss, for debugging.
  * Loss does not mean the queues stopped: before an executable's command
  * buffers and descriptor sets are freed, tandem_exec_release drains the NPU
@@ -20,7 +20,11 @@
 
 void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
   if (rt->lost != TANDEM_OK || s == TANDEM_OK) return;
-  rt->lost = s;
+  /* Whatever failed (the device, or a wait, query or submission the driver
+   * refused with another code), the lanes cannot be trusted any more: the
+   * runtime is lost and answers DEVICE_LOST from now on. The failing call's
+   * own message names the cause. */
+  rt->lost = TANDEM_ERROR_DEVICE_LOST;
   const char *abort_env = getenv("TANDEM_ABORT_ON_DEVICE_LOST");
   if (abort_env && strcmp(abort_env, "1") == 0) {
     fprintf(stderr, "tandem: the runtime's GPU failed (%s): %s; aborting "

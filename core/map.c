@@ -63,7 +63,12 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
   } else if (buffer->poison != TANDEM_OK) {
     tandem_status_t p = buffer->poison, cause = buffer->poison_cause;
     pthread_mutex_unlock(&rt->mutex);
-    return TANDEM_FAIL(p, "the buffer was last written by work that failed (%s)",
+    return TANDEM_FAIL(p,
+                       "bytes %llu..%llu: the buffer was last written by work that failed "
+                       "(%s); rewriting all of it (a write map of the whole buffer, or work "
+                       "that writes every byte) clears that",
+                       (unsigned long long)view.offset,
+                       (unsigned long long)(view.offset + view.length),
                        tandem_status_name(cause));
   }
   if (buffer->map_count == buffer->map_capacity) {
@@ -71,7 +76,10 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
     tandem__host_map_t *maps = realloc(buffer->maps, cap * sizeof *maps);
     if (!maps) {
       pthread_mutex_unlock(&rt->mutex);
-      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "growing the map list");
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                         "mapping bytes %llu..%llu: growing the buffer's list of live maps to %u",
+                         (unsigned long long)view.offset,
+                         (unsigned long long)(view.offset + view.length), cap);
     }
     buffer->maps = maps;
     buffer->map_capacity = cap;

@@ -44,6 +44,15 @@ tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t c
   return TANDEM_OK;
 }
 
+/* Reverses events [from, to). */
+static void tandem__events_reverse(tandem_trace_event_t *e, uint32_t from, uint32_t to) {
+  while (from + 1 < to) {
+    tandem_trace_event_t t = e[from];
+    e[from++] = e[--to];
+    e[to] = t;
+  }
+}
+
 tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trace_t **out_trace) {
   if (!out_trace) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_trace is NULL");
   *out_trace = NULL;
@@ -54,16 +63,13 @@ tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trac
   runtime->trace = NULL;
   pthread_mutex_unlock(&runtime->mutex);
   if (!trace) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "no trace is running");
-  /* Rotate the ring so the events read oldest first. */
+  /* Rotate the ring in place so the events read oldest first: three
+   * reversals, no allocation (a failed one used to leave them unordered). */
   if (trace->written > trace->capacity) {
     uint32_t start = (uint32_t)(trace->written % trace->capacity);
-    tandem_trace_event_t *sorted = malloc(trace->capacity * sizeof *sorted);
-    if (sorted) {
-      memcpy(sorted, trace->events + start, (trace->capacity - start) * sizeof *sorted);
-      memcpy(sorted + trace->capacity - start, trace->events, start * sizeof *sorted);
-      free(trace->events);
-      trace->events = sorted;
-    }
+    tandem__events_reverse(trace->events, 0, start);
+    tandem__events_reverse(trace->events, start, trace->capacity);
+    tandem__events_reverse(trace->events, 0, trace->capacity);
   }
   *out_trace = trace;
   return TANDEM_OK;

@@ -207,6 +207,10 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
     pthread_mutex_lock(&rt->mutex);
     tandem__runtime_set_lost_locked(rt, s);
     pthread_mutex_unlock(&rt->mutex);
+    /* A failed wait leaves the runtime lost (lost.c), whatever the driver said. */
+    if (s != TANDEM_ERROR_DEVICE_LOST)
+      s = tandem__annotate(TANDEM_ERROR_DEVICE_LOST,
+                           "waiting for the GPU failed, so the runtime is lost");
   }
   return s;
 }

@@ -189,6 +189,14 @@ static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
                                             VkExternalMemoryHandleTypeFlags type,
                                             tandem_vk_buffer_t **out, VkMemoryRequirements *req) {
   *out = NULL;
+  /* vkCreateBuffer must not be asked for more (a validation error, and some
+   * drivers fail in unhelpful ways). */
+  if (size > g->max_buffer_size)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                       "%llu bytes do not fit one buffer of GPU '%s': it allows at most %llu "
+                       "(maxBufferSize)",
+                       (unsigned long long)size, g->base.info.name,
+                       (unsigned long long)g->max_buffer_size);
   tandem_vk_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
   VkExternalMemoryBufferCreateInfo ext = {

@@ -676,6 +676,7 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
                                       .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &pp13);
   g->base.max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
+  g->max_buffer_size = p13.maxBufferSize;
   g->max_storage_range = props.limits.maxStorageBufferRange;
   vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
 

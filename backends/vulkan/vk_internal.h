@@ -69,6 +69,7 @@ typedef struct tandem_vk_gpu {
   pthread_mutex_t signal_mutex;
   VkDeviceSize max_storage_range;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
+  VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
   /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
   uint8_t device_uuid[VK_UUID_SIZE], driver_uuid[VK_UUID_SIZE];
   /* validation messages go to the runtime's counter and callback */

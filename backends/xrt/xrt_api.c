@@ -63,7 +63,8 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
                          "the runtime option npu_library or TANDEM_NPU_LIBRARY to its path",
                          path, dlerror());
     lookup = api->libs[0];
-    snprintf(api->description, sizeof api->description, "emulated NPU (CPU test device, %s)",
+    /* The path is bounded so the text always fits (-O3 checks that). */
+    snprintf(api->description, sizeof api->description, "emulated NPU (CPU test device, %.150s)",
              path);
   } else {
     /* The first library is XRT's device shim: whichever shim is loaded first

@@ -29,7 +29,7 @@ typedef enum tandem_xrt_flavor {
 typedef struct tandem_xrt_api {
   tandem_xrt_flavor_t flavor;
   void *libs[2]; /* dlopen handles, closed by tandem_xrt_api_unload */
-  char description[128];
+  char description[192]; /* copied into tandem_npu_info_t.backend[192] */
 
   xrtDeviceHandle (*xrtDeviceOpen)(unsigned int index);
   int (*xrtDeviceClose)(xrtDeviceHandle dhdl);

@@ -254,6 +254,9 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
       s = tandem_xrt_bo_sync(base, p->instructions, true, 0, d->instruction_bytes);
       p->instruction_words = (uint32_t)(d->instruction_bytes / 4);
     }
+    if (s != TANDEM_OK)
+      s = tandem__annotate(s, "NPU program '%s': its %zu-byte instruction stream", name,
+                           d->instruction_bytes);
   }
   if (s != TANDEM_OK) {
     tandem_xrt_program_destroy(base, p);

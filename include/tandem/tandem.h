@@ -71,6 +71,15 @@ extern "C" {
  *
  * Sizes.  Buffer sizes are 1 .. SIZE_MAX/2 bytes. Byte ranges are (offset,
  * length) pairs; every range is bounds-checked when it is made.
+ *
+ * Errors lines.  Each function's "Errors:" lists every code it can return and
+ * when; tests/cts/test_errors.c provokes each one that can be provoked on a
+ * real device and checks the code and the message. INVALID_ARGUMENT always
+ * covers a NULL object or out-parameter. A function that says "Opens the GPU
+ * if needed" can also fail as tandem_runtime_open_gpu does, and one that
+ * opens the NPU as tandem_runtime_open_npu does. INTERNAL means a native
+ * (Vulkan, XRT) call failed in a way tandem does not classify; the message
+ * names the call.
  */
 
 /*============================================================================
@@ -253,8 +262,9 @@ typedef struct tandem_runtime_options {
 TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
 
 /* Makes a runtime. The GPU is not opened yet. |options| may be NULL for the
- * defaults. Errors: INVALID_ARGUMENT (a limit out of range, with its name and
- * the allowed range), OUT_OF_MEMORY. */
+ * defaults. Errors: INVALID_ARGUMENT (an option out of range or not a value of
+ * its enum, or a malformed TANDEM_WAIT_SPIN_US, with its name and the allowed
+ * range), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
                                                  tandem_runtime_t **out_runtime);
 
@@ -368,16 +378,22 @@ typedef struct tandem_device_info {
 #define TANDEM_VERSION_PATCH_OF(v) ((uint32_t)(v) & 0xFFFu)
 
 /* Number of Vulkan devices the loader reports. Does not open the runtime's GPU.
- * Errors: NO_DEVICE (no Vulkan loader or driver). */
+ * Errors: INVALID_ARGUMENT, NO_DEVICE (no Vulkan loader or driver, or a loader
+ * older than Vulkan 1.3), OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime,
                                                     uint32_t *out_count);
 /* Describes device |index| (not necessarily the runtime's own).
- * Errors: OUT_OF_RANGE (index), NO_DEVICE. */
+ * Errors: INVALID_ARGUMENT, OUT_OF_RANGE (index, with the device count),
+ * NO_DEVICE, OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
                                                    tandem_device_info_t *out_info);
 /* Opens the runtime's GPU if it is not open yet. Every call that needs the GPU
  * does this itself; calling it first moves the cost (and any NO_DEVICE error)
- * to a place of your choosing. Thread-safe. */
+ * to a place of your choosing. A failed open is not remembered: the next call
+ * tries again. Errors: INVALID_ARGUMENT, NO_DEVICE (no loader or driver,
+ * gpu_index past the devices, or a device without Vulkan 1.3, timeline
+ * semaphores and synchronization2), UNSUPPORTED (validation asked for and the
+ * layer not installed), OUT_OF_MEMORY, DEVICE_LOST, INTERNAL. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
 
 /* Native Vulkan handles of the runtime's GPU, for code that measures or
@@ -408,8 +424,8 @@ typedef struct tandem_vulkan_handles {
   tandem_vulkan_lane_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
 } tandem_vulkan_handles_t;
 
-/* Fills |out| (opening the GPU if needed). Errors: INVALID_ARGUMENT (NULL),
- * NO_DEVICE. Thread-safe. */
+/* Fills |out|. Opens the GPU if needed. Errors: INVALID_ARGUMENT.
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
                                                          tandem_vulkan_handles_t *out);
 /* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem
@@ -472,10 +488,13 @@ typedef struct tandem_view {
 } tandem_view_t;
 
 /* Allocates |size| bytes (1 .. SIZE_MAX/2) with |placement|, zero-filled. Opens
- * the GPU if needed. The budget is charged before device memory is touched.
- * Errors: OUT_OF_RANGE (size), INVALID_ARGUMENT (placement), UNSUPPORTED
- * (SHARED and NPU_LOCAL on a runtime without an NPU), OVER_BUDGET, OUT_OF_MEMORY,
- * NO_DEVICE. Thread-safe. */
+ * the GPU if needed, and for SHARED and NPU_LOCAL the NPU. The budget is
+ * charged before device memory is touched. Errors: OUT_OF_RANGE (size),
+ * INVALID_ARGUMENT (placement), UNSUPPORTED (SHARED and NPU_LOCAL on a runtime
+ * without an NPU; no memory type for the placement), OVER_BUDGET,
+ * OUT_OF_MEMORY (also: larger than the device's heap, largest allocation or
+ * largest buffer, with the numbers), DEVICE_LOST (zero-filling a GPU_LOCAL buffer),
+ * IO (the NPU's zero-fill sync failed), INTERNAL. Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
                                                 tandem_placement_t placement,
                                                 tandem_buffer_t **out_buffer);
@@ -555,13 +574,16 @@ typedef struct tandem_map {
   int mode_;
 } tandem_map_t;
 
-/* Blocking maps. |out_map| is caller storage. Errors: INVALID_ARGUMENT,
- * UNSUPPORTED (placement), BUSY (a conflicting live map), DEVICE_LOST and
+/* Blocking maps. |out_map| is caller storage. Errors: INVALID_ARGUMENT (no
+ * buffer), OUT_OF_RANGE (a view not inside its buffer), UNSUPPORTED
+ * (placement), BUSY (a conflicting live map), DEVICE_LOST and
  * FAILED_DEPENDENCY (the work that last wrote the range failed; the bytes are
- * poisoned). Thread-safe. */
+ * poisoned; DEVICE_LOST also when waiting for that work failed),
+ * OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_map_read(tandem_view_t view, tandem_map_t *out_map);
 TANDEM_API tandem_status_t tandem_map_write(tandem_view_t view, tandem_map_t *out_map);
-/* As above, but BUSY instead of waiting for device work. Never block. */
+/* As above, but BUSY instead of waiting for device work. Never block.
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_try_map_read(tandem_view_t view, tandem_map_t *out_map);
 TANDEM_API tandem_status_t tandem_try_map_write(tandem_view_t view, tandem_map_t *out_map);
 /* Ends the map; |map| is zeroed. Unmapping a zeroed map does nothing.
@@ -703,15 +725,17 @@ typedef struct tandem_kernel_desc {
 
 /* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
  * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
- * named; a local size or workgroup count over the device's limit, with the
- * limit), IO (spirv_path unreadable, or not a regular file: a FIFO is refused,
- * never waited on), INVALID_KERNEL (malformed SPIR-V, missing entry point, not
- * a compute shader, GLSL given as SPIR-V, glsl_source that does not compile,
- * with glslang's message), CONTRACT (reflection disagrees with the
- * contract, a specialization constant or local size that does not fit the
- * shader, naming the binding or constant and both values), UNSUPPORTED (the
- * kernel needs a shader feature or capability the device lacks, named),
- * NO_DEVICE, OUT_OF_MEMORY. Thread-safe. */
+ * named; a local size, workgroup count or workgroup memory over the device's
+ * limit, with the limit), IO (spirv_path unreadable, or not a regular file: a
+ * FIFO is refused, never waited on), INVALID_KERNEL (malformed SPIR-V, missing
+ * entry point, not a compute shader, GLSL given as SPIR-V, glsl_source that
+ * does not compile, with glslang's message), CONTRACT (reflection disagrees
+ * with the contract, a specialization constant or local size that does not fit
+ * the shader, naming the binding or constant and both values; a shader that
+ * reaches memory through device addresses), UNSUPPORTED (the kernel needs a
+ * shader feature or capability the device lacks, named; a
+ * required_subgroup_size outside the device's range), OUT_OF_MEMORY, INTERNAL
+ * (glslang could not start, or the driver refused the pipeline). Thread-safe. */
 TANDEM_API tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime,
                                                 const tandem_kernel_desc_t *desc,
                                                 tandem_kernel_t **out_kernel);
@@ -768,12 +792,16 @@ typedef struct tandem_npu_info {
   char drm_nodes[8][64];
 } tandem_npu_info_t;
 
-/* Opens the runtime's NPU (and its GPU) if not open yet, and negotiates the
- * sharing path. Errors: NO_DEVICE ("no NPU: ..." saying what is missing: the
- * option, XRT, the device), UNSUPPORTED (a forced sharing path the pair cannot
- * do), OUT_OF_MEMORY. Thread-safe. */
+/* Opens the runtime's NPU (and its GPU, if needed) if not open yet, and
+ * negotiates the sharing path. Errors: those of tandem_runtime_open_gpu,
+ * NO_DEVICE ("no NPU: ..." saying what is missing: the option, XRT, the
+ * device), UNSUPPORTED (a forced sharing path the pair cannot do, no path at
+ * all, or an XRT library without a function tandem calls), OUT_OF_MEMORY, IO
+ * and DEVICE_LOST (a sharing probe failed for a reason other than the path).
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
-/* Describes the runtime's NPU, opening it if needed. Errors: as open_npu. */
+/* Describes the runtime's NPU, opening it if needed. Errors: as open_npu.
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
@@ -794,11 +822,12 @@ typedef struct tandem_npu_program_desc {
  * checked against the contract: each binding must be a buffer argument, the
  * scalars must not be, and the kernel must take exactly binding_count +
  * scalar_count arguments. The emulated NPU loads only its own kernels library
- * (or libraries listed in TANDEM_EMU_KERNELS). Errors: NO_DEVICE,
+ * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
  * INVALID_ARGUMENT (a field, named), IO (xclbin unreadable or not a regular
- * file), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
- * count disagree, naming the argument), OUT_OF_MEMORY. Thread-safe. */
+ * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
+ * instruction stream could not be synced to the NPU). Thread-safe. */
 TANDEM_API tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                                                      const tandem_npu_program_desc_t *desc,
                                                      tandem_npu_program_t **out_program);
@@ -823,9 +852,18 @@ TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *progr
  * Nodes are numbered from 0 in the order they are added (the graph's node
  * count before an add is the new node's number); an executable names its
  * nodes by the same numbers (tandem_exec_set_*).
+ *
+ * A graph holds at most TANDEM_MAX_GRAPH_NODES nodes; the add that would pass
+ * it fails with OUT_OF_RANGE. Preparing costs time and memory per node and per
+ * graph slot (10–20 µs and 2.5–3 KiB per node with two slots on a 2-core CPU
+ * with lavapipe, bench/NOTES.md), so at the limit one prepare takes a few
+ * seconds and under half a GiB there. Split longer work into several graphs
+ * and order them with tandem_exec_submit_after.
  */
 
 typedef struct tandem_graph tandem_graph_t;
+
+#define TANDEM_MAX_GRAPH_NODES (1u << 17) /* 131072 */
 
 typedef enum tandem_lane {
   TANDEM_LANE_AUTO = -1, /* choose from the placements (see above) */
@@ -848,12 +886,17 @@ TANDEM_API void tandem_graph_retain(tandem_graph_t *graph);
 TANDEM_API void tandem_graph_release(tandem_graph_t *graph);
 
 /* Fills |view| with the 32-bit |pattern| repeated. The view's offset and length
- * must be multiples of 4 (Vulkan's rule for fills). Errors: INVALID_ARGUMENT,
- * OUT_OF_RANGE (alignment, with the numbers), OUT_OF_MEMORY. */
+ * must be multiples of 4 (Vulkan's rule for fills). Errors: INVALID_ARGUMENT
+ * (a lane, a view without a buffer or from another runtime), OUT_OF_RANGE
+ * (alignment, with the numbers; a view not inside its buffer; a graph already
+ * holding TANDEM_MAX_GRAPH_NODES), UNSUPPORTED (an NPU_LOCAL view),
+ * OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst,
                                                  uint32_t pattern, tandem_lane_t lane);
 /* Copies src to dst. Lengths must be equal; the ranges must not overlap when
- * both are in one buffer. Errors: INVALID_ARGUMENT, OUT_OF_RANGE, OUT_OF_MEMORY. */
+ * both are in one buffer. Errors: INVALID_ARGUMENT (as add_fill),
+ * OUT_OF_RANGE (unequal lengths, overlapping ranges, with the numbers; as
+ * add_fill), UNSUPPORTED (an NPU_LOCAL view), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src,
                                                  tandem_view_t dst, tandem_lane_t lane);
 /* Dispatches |kernel| with its default workgroup count, |views| bound to
@@ -862,8 +905,12 @@ TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_v
  * tandem_graph_add_dispatch_node (INVALID_ARGUMENT here).
  * Checks: view_count equals the contract's binding count; each view's length ≥
  * the binding's bytes and its offset aligned; two views that overlap in one
- * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT,
- * CONTRACT (naming the binding and the numbers), OUT_OF_MEMORY. */
+ * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT (a
+ * NULL, a kernel or view of another runtime, no default workgroup count),
+ * CONTRACT (view count, push-constant bytes, a view against its binding,
+ * naming the binding and the numbers), OUT_OF_RANGE (a view not inside its
+ * buffer; a full graph, as add_fill), UNSUPPORTED (an NPU_LOCAL view),
+ * OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      tandem_kernel_t *kernel,
                                                      const tandem_view_t *views,
@@ -893,9 +940,9 @@ typedef struct tandem_dispatch_desc {
 /* Adds the dispatch |desc| describes and returns its node number in
  * |out_node| (may be NULL). Checks as tandem_graph_add_dispatch, plus the
  * workgroup counts against the device limits and the indirect view. Errors:
- * INVALID_ARGUMENT (a field, named; workgroups out of range), CONTRACT (views
- * or push constants against the contract, naming the binding and the
- * numbers), OUT_OF_RANGE (indirect view alignment or size), OUT_OF_MEMORY. */
+ * as tandem_graph_add_dispatch, plus INVALID_ARGUMENT (workgroups out of
+ * range, or both workgroups and an indirect view) and OUT_OF_RANGE (indirect
+ * view alignment or size). */
 TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                                                           const tandem_dispatch_desc_t *desc,
                                                           uint32_t *out_node);
@@ -904,8 +951,10 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
  * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL
  * and start at offset 0 (an NPU argument is a whole buffer object); each is
  * checked against its binding (length, alignment) as for dispatches.
- * Errors: INVALID_ARGUMENT, CONTRACT (naming the binding and the numbers),
- * OUT_OF_MEMORY. */
+ * Errors: INVALID_ARGUMENT (a NULL, a program or view of another runtime),
+ * CONTRACT (view or scalar count; a view against its binding: no NPU side, not
+ * at offset 0, too short, naming the binding and the numbers), OUT_OF_RANGE (a
+ * view not inside its buffer; a full graph, as add_fill), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph,
                                                     tandem_npu_program_t *program,
                                                     const tandem_view_t *views,
@@ -927,10 +976,13 @@ TANDEM_API uint32_t tandem_graph_node_count(const tandem_graph_t *graph);
 typedef struct tandem_exec tandem_exec_t;
 typedef struct tandem_completion tandem_completion_t;
 
-/* Prepares |graph|. The graph may be changed or released afterwards; the
- * executable keeps what it needs. Errors: INVALID_ARGUMENT (empty graph),
- * OUT_OF_MEMORY, NO_DEVICE, UNSUPPORTED (a binding's contract bytes over the
- * device's maxStorageBufferRange), INTERNAL (a Vulkan call, named). */
+/* Prepares |graph|. Opens the GPU if needed. The graph may be changed or
+ * released afterwards; the executable keeps what it needs. Time and memory
+ * grow with the node count (see TANDEM_MAX_GRAPH_NODES) times graph_slots.
+ * Errors: INVALID_ARGUMENT (empty graph), OUT_OF_MEMORY (also: the process
+ * holds more graph slots than completion handles can name), UNSUPPORTED (a
+ * binding's contract bytes over the device's maxStorageBufferRange), CONTRACT
+ * (XRT refused an NPU run's argument), INTERNAL (a Vulkan or XRT call, named). */
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
                                                 tandem_exec_t **out_exec);
 /* Reference counting. Releasing an executable with work in flight is safe:
@@ -963,8 +1015,9 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  * a graph recorded with that dependency instead).
  * Errors: INVALID_ARGUMENT (NULL, a node number out of range or of a kind the
  * call does not take, a binding out of range, workgroups out of range, an
- * indirect node), CONTRACT (as above, naming the numbers), OUT_OF_RANGE (a
- * fill offset, overlapping copy ranges). */
+ * indirect node, a view without a buffer or from another runtime), CONTRACT
+ * (as above, naming the numbers), OUT_OF_RANGE (a view not inside its buffer,
+ * a fill offset, overlapping copy ranges). */
 TANDEM_API tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
                                                           const void *push_constants,
                                                           uint32_t push_constant_bytes);
@@ -977,11 +1030,12 @@ TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t no
  * whose byte ranges conflict with it (on any lane, from any graph). GPU regions
  * go to their queues, NPU runs to the NPU lane thread. Returns a completion
  * the caller owns. Does not wait for the GPU or the NPU; allocates nothing.
- * Errors: BUSY (all graph_slots of |exec| in flight, max_submissions reached,
- * or a live conflicting host map: nothing was started), FAILED_DEPENDENCY
- * (a buffer it reads is poisoned by a failed run), OUT_OF_MEMORY or INTERNAL
- * (re-recording a region whose parameters changed failed; nothing was
- * started), DEVICE_LOST. Thread-safe. */
+ * Errors: INVALID_ARGUMENT, BUSY (all graph_slots of |exec| in flight,
+ * max_submissions reached, or a live conflicting host map: nothing was
+ * started), FAILED_DEPENDENCY (a buffer it reads is poisoned by a failed run),
+ * OUT_OF_MEMORY or INTERNAL (re-recording a region whose parameters changed
+ * failed; nothing was started), DEVICE_LOST (the runtime was lost earlier, or
+ * is now: a queue refused the submission). Thread-safe. */
 TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
                                               tandem_completion_t **out_completion);
 
@@ -1098,8 +1152,9 @@ typedef struct tandem_trace_event {
   int32_t waits_for[TANDEM_LANE_COUNT];
 } tandem_trace_event_t;
 
-/* Starts recording up to |capacity| events (1 .. 1<<24). Errors: BUSY (a trace
- * is already running), OUT_OF_RANGE, OUT_OF_MEMORY. Thread-safe. */
+/* Starts recording up to |capacity| events (1 .. 1<<24). Errors:
+ * INVALID_ARGUMENT, BUSY (a trace is already running), OUT_OF_RANGE,
+ * OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime,
                                                       uint32_t capacity);
 /* Stops recording and hands the events over; the caller owns |out_trace|.
@@ -1112,7 +1167,7 @@ TANDEM_API const tandem_trace_event_t *tandem_trace_events(const tandem_trace_t 
                                                            uint32_t *out_count);
 TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
 /* Writes the trace as Chrome / Perfetto JSON (one track per lane). Errors:
- * IO (with the path and the reason). */
+ * INVALID_ARGUMENT, IO (with the path and the reason). */
 TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
                                                    const char *path);
 /* Frees a trace returned by tandem_runtime_trace_stop. NULL is ignored. */
@@ -1245,7 +1300,8 @@ TANDEM_API tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *run
 /* Exports |buffer|'s memory as a new fd of |type| (the caller owns and
  * closes it) and fills |out|; out->fd is -1 on failure. Each call makes a new
  * fd. Errors: INVALID_ARGUMENT (NULL, |type| not one type), UNSUPPORTED (the
- * buffer was not created exportable as |type|), OUT_OF_MEMORY (no fd left).
+ * buffer was not created exportable as |type|), OUT_OF_MEMORY (no fd left),
+ * INTERNAL (the driver refused the export).
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
                                                    tandem_external_memory_type_t type,
@@ -1266,7 +1322,8 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
  * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
  * extension is missing, naming it; OPAQUE_FD from another device or driver;
  * the memory type does not fit this device, a storage buffer or the
- * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+ * placement), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE, INTERNAL (the driver
+ * refused the fd or the mapping). Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
                                                    const tandem_external_memory_t *memory,
                                                    uint64_t size, tandem_placement_t placement,
@@ -1302,7 +1359,8 @@ TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
  * INVALID_ARGUMENT (NULL, a lane out of range), UNSUPPORTED (the runtime
  * option export_timelines is off, or the device lacks
  * VK_KHR_external_semaphore_fd or cannot export timeline semaphores, named),
- * OUT_OF_MEMORY, NO_DEVICE. Thread-safe. */
+ * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (the driver refused the export).
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime,
                                                             tandem_lane_t lane, int *out_fd);
 
@@ -1328,7 +1386,8 @@ TANDEM_API tandem_status_t tandem_runtime_import_timeline_fd(
     tandem_runtime_t *runtime, int fd, tandem_external_timeline_t **out_timeline);
 
 /* Blocks until |timeline| reaches |value| or |timeout_ns| passed (TIMEOUT;
- * 0 polls). Errors: INVALID_ARGUMENT, TIMEOUT, DEVICE_LOST. Thread-safe. */
+ * 0 polls). Errors: INVALID_ARGUMENT, TIMEOUT, DEVICE_LOST, OUT_OF_MEMORY (the
+ * driver's answer to the wait). Thread-safe. */
 TANDEM_API tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline,
                                                          uint64_t value, uint64_t timeout_ns);
 
