@@ -26,8 +26,11 @@
  *     model is Vulkan's: a region is ordered after what its waits name,
  *     transitively, and a lane's value v covers that lane's earlier values;
  *     queue order alone orders nothing (core must not rely on it). Work the
- *     NPU lane does is not seen, but the ordering it carries is: the NPU lane
- *     thread's waits and signals pass it on.
+ *     host saw finished (a wait or a timeline query returned its value)
+ *     orders everything submitted after: core retires it then and orders
+ *     nothing after it any more. Work the NPU lane does is not seen, but the
+ *     ordering it carries is: the NPU lane thread's waits and signals pass it
+ *     on. Host maps are not checked.
  */
 #ifndef TANDEM_TESTS_CORE_HOST_GPU_H_
 #define TANDEM_TESTS_CORE_HOST_GPU_H_
