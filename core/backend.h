@@ -164,11 +164,27 @@ struct tandem__gpu {
   uint8_t lane_queue[TANDEM_LANE_COUNT_GPU];
 };
 
-/* Backend entry points (one per backend). */
-tandem_status_t tandem_vk_gpu_count(uint32_t *out_count);
-tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info);
-tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
-                                   atomic_uint_fast64_t *validation_counter,
-                                   tandem__gpu_t **out_gpu);
+/* A GPU backend as core knows it: how many devices it sees, the description
+ * of one, and opening one for a runtime. Core never names a backend's
+ * functions; it calls through the entry the runtime chose at creation. */
+typedef struct tandem__gpu_backend {
+  const char *name; /* "vulkan": which one it is, for people (a debugger, a test) */
+  tandem_status_t (*count)(uint32_t *out_count);
+  tandem_status_t (*info)(uint32_t index, tandem_device_info_t *out_info);
+  tandem_status_t (*open)(const tandem_runtime_options_t *options,
+                          atomic_uint_fast64_t *validation_counter, tandem__gpu_t **out_gpu);
+} tandem__gpu_backend_t;
+
+/* The Vulkan backend (backends/vulkan/vk_device.c): every runtime's unless a
+ * test says otherwise (below). */
+extern const tandem__gpu_backend_t tandem_vk_gpu_backend;
+
+/* runtime.c: makes the next runtime tandem_runtime_create makes in this
+ * process use |backend| (NULL: the default again) instead of the Vulkan
+ * backend; that runtime keeps it for good. A test hook (tests/core/host_gpu.c
+ * opens a GPU that lives in host memory): like every internal function it is
+ * hidden, so neither libtandem.so nor libtandem.a offers it to applications;
+ * only code linked with the library's objects reaches it. */
+void tandem__gpu_backend_use_next(const tandem__gpu_backend_t *backend);
 
 #endif /* TANDEM_CORE_BACKEND_H_ */

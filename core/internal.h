@@ -82,7 +82,8 @@ struct tandem_runtime {
   tandem_runtime_options_t options; /* budget retained */
 
   pthread_mutex_t open_mutex; /* guards gpu creation */
-  tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex */
+  const tandem__gpu_backend_t *gpu_backend; /* chosen at create, never changed */
+  tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex, by gpu_backend->open */
   tandem__npu_t *_Atomic npu; /* set once, under open_mutex */
   tandem_sharing_t sharing;   /* negotiated when the NPU opens (before npu is set) */
   tandem__npu_lane_t npu_lane;

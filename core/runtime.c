@@ -5,13 +5,23 @@
  * The runtime is reference-counted: the user's handle is one reference and
  * every buffer, kernel, graph and executable made from it holds another, so
  * tandem_runtime_destroy never pulls a device out from under live objects.
- * The GPU is opened at most once, under open_mutex, and never replaced.
+ * The GPU is opened at most once, under open_mutex, and never replaced, by
+ * the backend chosen at creation (core/backend.h: the Vulkan one, unless a
+ * test asked for another with tandem__gpu_backend_use_next).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+
+/* The backend the next tandem_runtime_create takes instead of the default;
+ * taken (reset to NULL) by that create. */
+static const tandem__gpu_backend_t *_Atomic tandem__next_gpu_backend;
+
+void tandem__gpu_backend_use_next(const tandem__gpu_backend_t *backend) {
+  atomic_store(&tandem__next_gpu_backend, backend);
+}
 
 void tandem_runtime_options_init(tandem_runtime_options_t *options) {
   if (!options) return;
@@ -99,6 +109,8 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
   atomic_init(&rt->refs, 1);
   rt->options = opts;
+  rt->gpu_backend = atomic_exchange(&tandem__next_gpu_backend, NULL);
+  if (!rt->gpu_backend) rt->gpu_backend = &tandem_vk_gpu_backend;
   tandem_budget_retain(opts.budget);
   pthread_mutex_init(&rt->open_mutex, NULL);
   pthread_mutex_init(&rt->mutex, NULL);
@@ -144,7 +156,7 @@ tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **o
     gpu = atomic_load(&runtime->gpu);
     tandem_status_t s = TANDEM_OK;
     if (!gpu) {
-      s = tandem_vk_gpu_open(&runtime->options, &runtime->validation_messages, &gpu);
+      s = runtime->gpu_backend->open(&runtime->options, &runtime->validation_messages, &gpu);
       if (s == TANDEM_OK) atomic_store_explicit(&runtime->gpu, gpu, memory_order_release);
     }
     pthread_mutex_unlock(&runtime->open_mutex);
@@ -190,7 +202,7 @@ tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *ou
   if (!runtime || !out_count)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_count is NULL");
   *out_count = 0;
-  return tandem_vk_gpu_count(out_count);
+  return runtime->gpu_backend->count(out_count);
 }
 
 tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
@@ -203,7 +215,7 @@ tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t inde
     *out_info = gpu->info;
     return TANDEM_OK;
   }
-  return tandem_vk_gpu_info(index, out_info);
+  return runtime->gpu_backend->info(index, out_info);
 }
 
 void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistics_t *out) {

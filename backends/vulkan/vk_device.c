@@ -431,7 +431,7 @@ static tandem_status_t tandem_vk_physical_devices(VkInstance instance, VkPhysica
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_gpu_count(uint32_t *out_count) {
+static tandem_status_t tandem_vk_gpu_count(uint32_t *out_count) {
   VkInstance instance;
   TANDEM_RETURN_IF_ERROR(tandem_vk_instance_create(false, NULL, &instance));
   VkPhysicalDevice *pds;
@@ -441,7 +441,7 @@ tandem_status_t tandem_vk_gpu_count(uint32_t *out_count) {
   return s;
 }
 
-tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info) {
+static tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info) {
   VkInstance instance;
   TANDEM_RETURN_IF_ERROR(tandem_vk_instance_create(false, NULL, &instance));
   VkPhysicalDevice *pds;
@@ -615,9 +615,9 @@ static void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
   }
 }
 
-tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
-                                   atomic_uint_fast64_t *validation_counter,
-                                   tandem__gpu_t **out_gpu) {
+static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                          atomic_uint_fast64_t *validation_counter,
+                                          tandem__gpu_t **out_gpu) {
   *out_gpu = NULL;
   tandem_vk_gpu_t *g = calloc(1, sizeof *g);
   if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
@@ -828,3 +828,10 @@ tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
   *out_gpu = &g->base;
   return TANDEM_OK;
 }
+
+const tandem__gpu_backend_t tandem_vk_gpu_backend = {
+    .name = "vulkan",
+    .count = tandem_vk_gpu_count,
+    .info = tandem_vk_gpu_info,
+    .open = tandem_vk_gpu_open,
+};

@@ -1,0 +1,1099 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_gpu.c — the host GPU of host_gpu.h: core/backend.h's vtable on host
+ * memory and host threads, for tests of the planner and the tracker that need
+ * no Vulkan device.
+ *
+ * Objects: a buffer is host memory (imported host memory for SHARED buffers
+ * on the host-pointer sharing path); a kernel is a copy of its
+ * host_gpu_kernel_code_t; a program keeps, per slot and region, a copy of
+ * the region's nodes as recorded (so a submission made never changes, as
+ * with Vulkan command buffers) and one preallocated job, which
+ * program_submit queues without allocating.
+ *
+ * Threads: one per queue (three, or one with config.one_queue). A queue
+ * starts its head job when the job's lane is not held and every lane's
+ * timeline reached the job's wait values, runs its commands outside the
+ * lock, then sets its lane's timeline to the job's value. One mutex guards
+ * timelines, queues, holds, the log and the ordering check; one condition
+ * variable (CLOCK_MONOTONIC) announces every change. Lock order:
+ * runtime->mutex before host_gpu.mutex (core queries under its lock); a
+ * queue thread takes only host_gpu.mutex and its queue's exec mutex.
+ *
+ * Invariants (asserted in Debug builds):
+ *   H1  each lane's timeline only increases, by signals of the values core
+ *       handed out: a queue signals its jobs' values in queue order;
+ *   H2  a job is queued at most once at a time (a slot's region is in flight
+ *       once), and is idle again before its slot can be submitted again;
+ *   H3  a job starts only when every timeline reached its wait values.
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/internal.h"
+#include "host_gpu.h"
+
+enum {
+  HG_HISTORY = 64,  /* accesses kept per buffer for the ordering check */
+  HG_KNOW = 1024,   /* values kept per lane for the ordering check */
+  HG_MAX_QUEUES = TANDEM_LANE_COUNT_GPU,
+};
+
+/* One GPU access, kept for the ordering check. */
+typedef struct hg_access {
+  uint64_t offset, length;
+  tandem_access_t access;
+  tandem_lane_t lane;
+  uint64_t value; /* the region's signal value on |lane| */
+} hg_access_t;
+
+typedef struct hg_buffer {
+  uint8_t *bytes;
+  uint64_t size;
+  bool owned;                      /* false: imported host memory */
+  hg_access_t history[HG_HISTORY]; /* [gpu mutex] ring of the latest accesses */
+  uint32_t history_written;        /* [gpu mutex] */
+} hg_buffer_t;
+
+typedef struct hg_kernel {
+  host_gpu_kernel_code_t code;
+} hg_kernel_t;
+
+typedef enum hg_job_state { HG_JOB_IDLE, HG_JOB_QUEUED, HG_JOB_RUNNING } hg_job_state_t;
+
+typedef struct hg_program hg_program_t;
+
+typedef struct hg_job {
+  struct hg_job *next;    /* [gpu mutex] its queue */
+  hg_job_state_t state;   /* [gpu mutex] (H2) */
+  hg_program_t *program;
+  uint32_t slot, region;
+  tandem_lane_t lane;
+  uint64_t waits[TANDEM_LANE_COUNT];
+  uint64_t signal;
+  /* What the job is ordered after: at submit, what the host had observed
+   * (host_after); at start, joined with what its waits name. */
+  uint64_t known[TANDEM_LANE_COUNT];
+} hg_job_t;
+
+/* One region as recorded for one slot. */
+typedef struct hg_region {
+  tandem_lane_t lane;
+  uint32_t count;
+  uint32_t *ids;          /* plan node ids */
+  tandem__node_t *nodes;  /* their parameters when recorded (pointers not retained:
+                             the plan and the slot's views keep them alive) */
+} hg_region_t;
+
+struct hg_program {
+  uint32_t id, slot_count, region_count;
+  hg_region_t *regions; /* [slot * region_count + region] */
+  hg_job_t *jobs;       /* same index */
+  uint64_t *times;      /* 2 per entry: CLOCK_MONOTONIC start and end of its last run */
+  uint32_t *id_store;
+  tandem__node_t *node_store;
+};
+
+typedef struct hg_queue {
+  hg_job_t *head, *tail; /* [gpu mutex] */
+  bool running;          /* [gpu mutex] one of its jobs runs */
+  pthread_mutex_t exec;  /* held while a job's commands run (tandem_runtime_queue_lock) */
+  pthread_t thread;
+  bool started;
+  struct host_gpu *gpu;
+} hg_queue_t;
+
+/* What reaching value |value| of a lane is ordered after, per lane. */
+typedef struct hg_know {
+  uint64_t value;
+  uint64_t after[TANDEM_LANE_COUNT];
+} hg_know_t;
+
+struct host_gpu {
+  tandem__gpu_t base;
+  host_gpu_config_t config;
+  bool timestamps;
+  pthread_mutex_t mutex;
+  pthread_cond_t changed;
+  uint64_t timeline[TANDEM_LANE_COUNT]; /* [mutex] (H1) */
+  uint64_t allow[TANDEM_LANE_COUNT];    /* [mutex] regions a lane may still start */
+  bool stop;                            /* [mutex] */
+  hg_queue_t queues[HG_MAX_QUEUES];
+  uint32_t queue_count;
+  hg_know_t know[TANDEM_LANE_COUNT][HG_KNOW]; /* [mutex] ring per lane, by value */
+  host_gpu_event_t *log;                /* [mutex] */
+  uint32_t log_count;                   /* [mutex] */
+  uint64_t log_dropped;                 /* [mutex] */
+  uint64_t unordered;                   /* [mutex] */
+  /* [mutex] What the host has observed reached (waits and queries) and so
+   * what work submitted from now on is ordered after: core retires a
+   * submission when it sees its values, and then orders nothing after it. */
+  uint64_t host_after[TANDEM_LANE_COUNT];
+  uint32_t next_program;                /* [mutex] */
+};
+
+static const tandem__gpu_vtable_t hg_vtable;
+
+static host_gpu_t *hg_cast(tandem__gpu_t *base) {
+  assert(base->vtable == &hg_vtable);
+  return (host_gpu_t *)base;
+}
+
+static uint64_t hg_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Appends |e| to the log. Needs the mutex. */
+static void hg_log_locked(host_gpu_t *g, const host_gpu_event_t *e) {
+  if (g->log_count == g->config.log_capacity) {
+    g->log_dropped++;
+    return;
+  }
+  g->log[g->log_count++] = *e;
+}
+
+static void hg_log(host_gpu_t *g, const host_gpu_event_t *e) {
+  pthread_mutex_lock(&g->mutex);
+  hg_log_locked(g, e);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+/*--------------------------------------------------------------------------
+ * The ordering check
+ *--------------------------------------------------------------------------*/
+
+/* The host thread's knowledge: what its successful waits ordered it after.
+ * The NPU lane thread passes it on with its signals. */
+static _Thread_local struct {
+  const host_gpu_t *gpu;
+  uint64_t after[TANDEM_LANE_COUNT];
+} hg_thread;
+
+static void hg_join(uint64_t into[TANDEM_LANE_COUNT], const uint64_t from[TANDEM_LANE_COUNT]) {
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    if (from[l] > into[l]) into[l] = from[l];
+}
+
+/* Joins into |into| what value |value| of |lane| is ordered after (itself
+ * included). An entry the ring no longer holds gives only the value. */
+static void hg_join_known_locked(const host_gpu_t *g, tandem_lane_t lane, uint64_t value,
+                                 uint64_t into[TANDEM_LANE_COUNT]) {
+  if (value == 0) return;
+  const hg_know_t *k = &g->know[lane][value % HG_KNOW];
+  if (k->value == value) hg_join(into, k->after);
+  if (value > into[lane]) into[lane] = value;
+}
+
+/* Records that reaching |value| on |lane| is ordered after |after|, and
+ * (a lane's values complete in order) after its previous value. */
+static void hg_set_known_locked(host_gpu_t *g, tandem_lane_t lane, uint64_t value,
+                                const uint64_t after[TANDEM_LANE_COUNT]) {
+  hg_know_t *k = &g->know[lane][value % HG_KNOW];
+  uint64_t a[TANDEM_LANE_COUNT];
+  memcpy(a, after, sizeof a);
+  hg_join_known_locked(g, lane, value - 1, a);
+  a[lane] = value;
+  k->value = value;
+  memcpy(k->after, a, sizeof a);
+}
+
+static void hg_unordered_locked(host_gpu_t *g, const hg_job_t *job, const hg_access_t *earlier,
+                                uint64_t offset, uint64_t length) {
+  g->unordered++;
+  host_gpu_event_t e = {.kind = HOST_GPU_UNORDERED,
+                        .program = job->program->id,
+                        .slot = job->slot,
+                        .region = job->region,
+                        .lane = job->lane,
+                        .value = job->signal,
+                        .other_lane = earlier->lane,
+                        .other_value = earlier->value,
+                        .offset = offset,
+                        .length = length};
+  hg_log_locked(g, &e);
+  fprintf(stderr,
+          "host_gpu: unordered accesses: region %u (lane %s, value %llu) touches bytes "
+          "%llu..%llu, which region (lane %s, value %llu) also touched, and no wait orders them\n",
+          job->region, tandem_lane_name(job->lane), (unsigned long long)job->signal,
+          (unsigned long long)offset, (unsigned long long)(offset + length),
+          tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
+}
+
+/* At the start of |job|: checks its accesses against the earlier ones to the
+ * same bytes, then adds them to the buffers' histories. Inside the region,
+ * conflicting nodes need a barrier between them. */
+static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec) {
+  for (uint32_t i = 0; i < rec->count; i++) {
+    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t n = tandem__node_accesses(&rec->nodes[i], acc);
+    for (uint32_t a = 0; a < n; a++) {
+      hg_buffer_t *b = acc[a].buffer->native;
+      uint32_t kept = b->history_written < HG_HISTORY ? b->history_written : HG_HISTORY;
+      for (uint32_t h = 0; h < kept; h++) {
+        const hg_access_t *e = &b->history[h];
+        if (e->lane == job->lane && e->value == job->signal) continue; /* this region */
+        if (!tandem__accesses_conflict(e->access, acc[a].access) ||
+            !tandem__ranges_overlap(e->offset, e->length, acc[a].offset, acc[a].length))
+          continue;
+        if (job->known[e->lane] < e->value)
+          hg_unordered_locked(g, job, e, acc[a].offset, acc[a].length);
+      }
+      /* Inside the region: a conflict with an earlier node needs a barrier
+       * at or after the later node's predecessor. */
+      bool barrier = false;
+      for (uint32_t j = i; j-- > 0;) {
+        barrier |= rec->nodes[j + 1].barrier_before;
+        if (barrier) break;
+        tandem__access_t other[TANDEM__MAX_NODE_ACCESSES];
+        uint32_t m = tandem__node_accesses(&rec->nodes[j], other);
+        for (uint32_t o = 0; o < m; o++) {
+          if (other[o].buffer != acc[a].buffer ||
+              !tandem__accesses_conflict(other[o].access, acc[a].access) ||
+              !tandem__ranges_overlap(other[o].offset, other[o].length, acc[a].offset,
+                                      acc[a].length))
+            continue;
+          hg_access_t same = {other[o].offset, other[o].length, other[o].access, job->lane,
+                              job->signal};
+          hg_unordered_locked(g, job, &same, acc[a].offset, acc[a].length);
+        }
+      }
+    }
+  }
+  for (uint32_t i = 0; i < rec->count; i++) {
+    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t n = tandem__node_accesses(&rec->nodes[i], acc);
+    for (uint32_t a = 0; a < n; a++) {
+      hg_buffer_t *b = acc[a].buffer->native;
+      b->history[b->history_written++ % HG_HISTORY] =
+          (hg_access_t){acc[a].offset, acc[a].length, acc[a].access, job->lane, job->signal};
+    }
+  }
+}
+
+/*--------------------------------------------------------------------------
+ * Running regions
+ *--------------------------------------------------------------------------*/
+
+static void hg_fill(const tandem__node_t *node) {
+  hg_buffer_t *b = node->views[0].buffer->native;
+  assert(node->views[0].offset % 4 == 0 && node->views[0].length % 4 == 0);
+  for (uint64_t at = 0; at < node->views[0].length; at += 4)
+    memcpy(b->bytes + node->views[0].offset + at, &node->pattern, 4);
+}
+
+static void hg_copy(const tandem__node_t *node) {
+  hg_buffer_t *src = node->views[0].buffer->native, *dst = node->views[1].buffer->native;
+  assert(node->views[0].length == node->views[1].length);
+  memmove(dst->bytes + node->views[1].offset, src->bytes + node->views[0].offset,
+          node->views[0].length);
+}
+
+static void hg_dispatch(const tandem__node_t *node) {
+  const hg_kernel_t *k = node->kernel->native;
+  host_gpu_dispatch_t d = {.binding_count = node->view_count,
+                           .push = node->push,
+                           .push_bytes = node->push_bytes};
+  for (uint32_t i = 0; i < node->view_count; i++) {
+    hg_buffer_t *b = node->views[i].buffer->native;
+    d.bindings[i] = b->bytes + node->views[i].offset;
+    d.binding_bytes[i] = node->kernel->bindings[i].bytes;
+  }
+  if (node->indirect.buffer) {
+    const hg_buffer_t *b = node->indirect.buffer->native;
+    memcpy(d.workgroups, b->bytes + node->indirect.offset, sizeof d.workgroups);
+    /* As vkCmdDispatchIndirect: a zero count dispatches nothing. */
+    if (!d.workgroups[0] || !d.workgroups[1] || !d.workgroups[2]) return;
+  } else {
+    memcpy(d.workgroups, node->workgroups, sizeof d.workgroups);
+  }
+  k->code.run(&d);
+}
+
+static void hg_run_job(host_gpu_t *g, hg_job_t *job) {
+  hg_program_t *p = job->program;
+  uint32_t at = job->slot * p->region_count + job->region;
+  const hg_region_t *rec = &p->regions[at];
+  p->times[2 * at] = hg_now();
+  for (uint32_t i = 0; i < rec->count; i++) {
+    const tandem__node_t *node = &rec->nodes[i];
+    host_gpu_event_t e = {.program = p->id,
+                          .slot = job->slot,
+                          .region = job->region,
+                          .lane = job->lane,
+                          .node = rec->ids[i],
+                          .value = job->signal};
+    if (node->barrier_before) {
+      e.kind = HOST_GPU_BARRIER;
+      hg_log(g, &e);
+    }
+    switch (node->kind) {
+      case TANDEM__NODE_FILL: hg_fill(node); e.kind = HOST_GPU_FILL; break;
+      case TANDEM__NODE_COPY: hg_copy(node); e.kind = HOST_GPU_COPY; break;
+      case TANDEM__NODE_DISPATCH: hg_dispatch(node); e.kind = HOST_GPU_DISPATCH; break;
+      case TANDEM__NODE_NPU_RUN: abort(); /* never in a GPU region */
+    }
+    hg_log(g, &e);
+  }
+  p->times[2 * at + 1] = hg_now();
+}
+
+/* Whether |job| may start now. Needs the mutex. */
+static bool hg_ready_locked(const host_gpu_t *g, const hg_job_t *job) {
+  if (g->allow[job->lane] == 0) return false;
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    if (g->timeline[l] < job->waits[l]) return false;
+  return true;
+}
+
+static void *hg_queue_main(void *arg) {
+  hg_queue_t *q = arg;
+  host_gpu_t *g = q->gpu;
+  pthread_mutex_lock(&g->mutex);
+  for (;;) {
+    while (!(q->head && hg_ready_locked(g, q->head)) && !(g->stop && !q->head))
+      pthread_cond_wait(&g->changed, &g->mutex);
+    if (!q->head) break; /* stopping, nothing left */
+    hg_job_t *job = q->head;
+    q->head = job->next;
+    if (!q->head) q->tail = NULL;
+    job->next = NULL;
+    assert(job->state == HG_JOB_QUEUED); /* H2 */
+    job->state = HG_JOB_RUNNING;
+    q->running = true;
+    if (g->allow[job->lane] != UINT64_MAX) g->allow[job->lane]--;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      assert(g->timeline[l] >= job->waits[l]); /* H3 */
+      hg_join_known_locked(g, (tandem_lane_t)l, job->waits[l], job->known);
+    }
+    const hg_program_t *p = job->program;
+    hg_check_locked(g, job, &p->regions[job->slot * p->region_count + job->region]);
+    host_gpu_event_t e = {.kind = HOST_GPU_START, .program = p->id, .slot = job->slot,
+                          .region = job->region, .lane = job->lane, .value = job->signal};
+    hg_log_locked(g, &e);
+    pthread_mutex_unlock(&g->mutex);
+
+    pthread_mutex_lock(&q->exec);
+    hg_run_job(g, job);
+    pthread_mutex_unlock(&q->exec);
+
+    pthread_mutex_lock(&g->mutex);
+    assert(job->signal > g->timeline[job->lane]); /* H1 */
+    g->timeline[job->lane] = job->signal;
+    hg_set_known_locked(g, job->lane, job->signal, job->known);
+    e.kind = HOST_GPU_END;
+    hg_log_locked(g, &e);
+    job->state = HG_JOB_IDLE;
+    q->running = false;
+    pthread_cond_broadcast(&g->changed);
+  }
+  pthread_mutex_unlock(&g->mutex);
+  return NULL;
+}
+
+static hg_queue_t *hg_queue_of(host_gpu_t *g, tandem_lane_t lane) {
+  assert(lane >= 0 && lane < TANDEM_LANE_COUNT_GPU);
+  return &g->queues[g->base.lane_queue[lane]];
+}
+
+/*--------------------------------------------------------------------------
+ * The vtable
+ *--------------------------------------------------------------------------*/
+
+static void hg_stop_queues(host_gpu_t *g) {
+  pthread_mutex_lock(&g->mutex);
+  g->stop = true;
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) g->allow[l] = UINT64_MAX;
+  pthread_cond_broadcast(&g->changed);
+  pthread_mutex_unlock(&g->mutex);
+  for (uint32_t k = 0; k < g->queue_count; k++)
+    if (g->queues[k].started) pthread_join(g->queues[k].thread, NULL);
+}
+
+static void hg_destroy(tandem__gpu_t *base) {
+  host_gpu_t *g = hg_cast(base);
+  hg_stop_queues(g);
+  for (uint32_t k = 0; k < g->queue_count; k++) {
+    assert(!g->queues[k].head);
+    pthread_mutex_destroy(&g->queues[k].exec);
+  }
+  pthread_cond_destroy(&g->changed);
+  pthread_mutex_destroy(&g->mutex);
+  free(g->log);
+  free(g);
+}
+
+static void hg_idle(tandem__gpu_t *base) {
+  host_gpu_t *g = hg_cast(base);
+  pthread_mutex_lock(&g->mutex);
+  for (;;) {
+    bool busy = false;
+    for (uint32_t k = 0; k < g->queue_count; k++) busy |= g->queues[k].head || g->queues[k].running;
+    if (!busy) break;
+    pthread_cond_wait(&g->changed, &g->mutex);
+  }
+  pthread_mutex_unlock(&g->mutex);
+}
+
+static tandem_status_t hg_buffer_new(uint64_t size, uint8_t *bytes, bool owned,
+                                     void **out_native) {
+  hg_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a buffer object");
+  b->bytes = bytes;
+  b->size = size;
+  b->owned = owned;
+  *out_native = b;
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_buffer_create(tandem__gpu_t *base, uint64_t size,
+                                        tandem_placement_t placement, uint32_t export_types,
+                                        void **out_native, void **out_host) {
+  (void)base;
+  assert(export_types == 0); /* only bits in external_memory_types (none) */
+  (void)export_types;
+  *out_native = NULL;
+  *out_host = NULL;
+  if (size > SIZE_MAX / 2)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: %llu bytes",
+                       (unsigned long long)size);
+  uint8_t *bytes = calloc(1, (size_t)size); /* zero-filled, as the vtable asks */
+  if (!bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: %llu bytes of memory",
+                       (unsigned long long)size);
+  tandem_status_t s = hg_buffer_new(size, bytes, true, out_native);
+  if (s != TANDEM_OK) {
+    free(bytes);
+    return s;
+  }
+  if (placement == TANDEM_PLACEMENT_HOST_VISIBLE) *out_host = bytes;
+  return TANDEM_OK;
+}
+
+static void hg_buffer_destroy(tandem__gpu_t *base, void *native) {
+  (void)base;
+  hg_buffer_t *b = native;
+  if (!b) return;
+  if (b->owned) free(b->bytes);
+  free(b);
+}
+
+/* One memory type in one heap, device-local and host-visible, as lavapipe's. */
+static void hg_buffer_memory(tandem__gpu_t *base, void *native, tandem_buffer_memory_t *out) {
+  (void)native;
+  *out = (tandem_buffer_memory_t){.memory_type = 0,
+                                  .properties = TANDEM_MEMORY_DEVICE_LOCAL |
+                                                TANDEM_MEMORY_HOST_VISIBLE |
+                                                TANDEM_MEMORY_HOST_COHERENT | TANDEM_MEMORY_HOST_CACHED,
+                                  .heap = 0,
+                                  .heap_bytes = base->info.device_local_bytes,
+                                  .heap_device_local = true};
+}
+
+/* No Vulkan object stands behind a host GPU buffer. */
+static void *hg_buffer_vulkan(tandem__gpu_t *base, void *native) {
+  (void)base;
+  (void)native;
+  return NULL;
+}
+
+/* Interop: external_memory_types, timelines_exportable and
+ * can_import_timelines are all off, so core refuses these before they are
+ * called; each still answers, as the vtable asks of every slot. */
+static tandem_status_t hg_buffer_export(tandem__gpu_t *base, void *native,
+                                        tandem_external_memory_type_t type,
+                                        tandem_external_memory_t *out) {
+  (void)base;
+  (void)native;
+  (void)type;
+  out->fd = -1;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU exports no memory");
+}
+
+static tandem_status_t hg_buffer_import(tandem__gpu_t *base, const tandem_external_memory_t *memory,
+                                        uint64_t size, tandem_placement_t placement,
+                                        void **out_native, void **out_host) {
+  (void)base;
+  (void)memory;
+  (void)size;
+  (void)placement;
+  *out_native = NULL;
+  *out_host = NULL;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no external memory");
+}
+
+static tandem_status_t hg_timeline_export(tandem__gpu_t *base, tandem_lane_t lane, int *out_fd) {
+  (void)base;
+  (void)lane;
+  *out_fd = -1;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU's timelines are not exportable");
+}
+
+static tandem_status_t hg_timeline_import(tandem__gpu_t *base, int fd, void **out_native) {
+  (void)base;
+  (void)fd;
+  *out_native = NULL;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no timeline");
+}
+
+static tandem_status_t hg_timeline_wait(tandem__gpu_t *base, void *native, uint64_t value,
+                                        uint64_t timeout_ns) {
+  (void)base;
+  (void)native;
+  (void)value;
+  (void)timeout_ns;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no timeline");
+}
+
+static void hg_timeline_destroy(tandem__gpu_t *base, void *native) {
+  (void)base;
+  assert(!native); /* none was ever made */
+  (void)native;
+}
+
+static tandem_status_t hg_buffer_import_host(tandem__gpu_t *base, void *host, uint64_t size,
+                                             void **out_native) {
+  *out_native = NULL;
+  if ((uintptr_t)host % base->host_import_alignment || size % base->host_import_alignment)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "host GPU: imported memory must be aligned to %llu bytes",
+                       (unsigned long long)base->host_import_alignment);
+  return hg_buffer_new(size, host, false, out_native);
+}
+
+static tandem_status_t hg_buffer_import_dmabuf(tandem__gpu_t *base, int fd, uint64_t size,
+                                               void **out_native) {
+  (void)base;
+  (void)fd;
+  (void)size;
+  *out_native = NULL;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no dma-buf");
+}
+
+static tandem_status_t hg_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t size,
+                                               void **out_native, int *out_fd) {
+  (void)base;
+  (void)size;
+  *out_native = NULL;
+  *out_fd = -1;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU exports no dma-buf");
+}
+
+static tandem_status_t hg_kernel_reflect(tandem__gpu_t *base, const void *code, size_t code_bytes,
+                                         const char *entry_point, const char *name,
+                                         tandem__kernel_interface_t *out) {
+  (void)base;
+  (void)entry_point;
+  host_gpu_kernel_code_t c;
+  if (!code || code_bytes != sizeof c)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                       "kernel '%s': the host GPU (a test device) runs host kernels "
+                       "(host_gpu_kernel_code_t, %zu bytes), not %zu bytes of SPIR-V",
+                       name, sizeof c, code_bytes);
+  memcpy(&c, code, sizeof c);
+  if (c.magic != HOST_GPU_KERNEL_MAGIC || !c.run || c.binding_count > TANDEM_MAX_BINDINGS)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                       "kernel '%s': not a host kernel (magic, run or binding count)", name);
+  memset(out, 0, sizeof *out);
+  out->binding_count = c.binding_count;
+  for (uint32_t i = 0; i < c.binding_count; i++)
+    out->bindings[i] = (tandem__reflected_binding_t){.set = 0,
+                                                     .binding = i,
+                                                     .is_storage_buffer = true,
+                                                     .writable = c.writes[i],
+                                                     .readable = c.reads[i]};
+  out->push_constant_bytes = c.push_constant_bytes;
+  for (int d = 0; d < 3; d++) {
+    out->local_size[d] = c.local_size[d] ? c.local_size[d] : 1;
+    out->local_size_spec[d] = -1;
+  }
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *build,
+                                        const char *name, void **out_native) {
+  (void)base;
+  *out_native = NULL;
+  hg_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: kernel '%s'", name);
+  assert(build->spirv_size == sizeof k->code); /* reflected just before */
+  memcpy(&k->code, build->spirv, sizeof k->code);
+  build->shared_memory_bytes = 0;
+  *out_native = k;
+  return TANDEM_OK;
+}
+
+static void hg_kernel_destroy(tandem__gpu_t *base, void *native) {
+  (void)base;
+  free(native);
+}
+
+static void hg_program_destroy(tandem__gpu_t *base, void *native) {
+  (void)base;
+  hg_program_t *p = native;
+  if (!p) return;
+#ifndef NDEBUG
+  for (uint32_t i = 0; p->jobs && i < p->slot_count * p->region_count; i++)
+    assert(p->jobs[i].state == HG_JOB_IDLE); /* the vtable: nothing in flight */
+#endif
+  free(p->regions);
+  free(p->jobs);
+  free(p->times);
+  free(p->id_store);
+  free(p->node_store);
+  free(p);
+}
+
+/* Copies region |region|'s nodes, as |plan| holds them now, into slot
+ * |slot|'s record, and logs it. */
+static void hg_record(host_gpu_t *g, hg_program_t *p, const tandem__plan_t *plan, uint32_t slot,
+                      uint32_t region) {
+  const tandem__region_t *r = &plan->regions[region];
+  hg_region_t *rec = &p->regions[slot * p->region_count + region];
+  assert(rec->lane == r->lane && rec->count == r->count);
+  uint32_t barriers = 0;
+  for (uint32_t k = 0; k < r->count; k++) {
+    uint32_t n = plan->order[r->first + k];
+    rec->ids[k] = n;
+    rec->nodes[k] = plan->nodes[n];
+    barriers += plan->nodes[n].barrier_before;
+  }
+  host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
+                        .program = p->id,
+                        .slot = slot,
+                        .region = region,
+                        .lane = r->lane,
+                        .node = r->count,
+                        .barriers = barriers};
+  hg_log(g, &e);
+}
+
+static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__plan_t *plan,
+                                         uint32_t slot_count, void **out_native) {
+  host_gpu_t *g = hg_cast(base);
+  *out_native = NULL;
+  hg_program_t *p = calloc(1, sizeof *p);
+  if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program");
+  uint32_t rc = plan->region_count;
+  size_t entries = (size_t)slot_count * rc, nodes = (size_t)slot_count * plan->node_count;
+  p->slot_count = slot_count;
+  p->region_count = rc;
+  p->regions = calloc(entries, sizeof *p->regions);
+  p->jobs = calloc(entries, sizeof *p->jobs);
+  p->times = calloc(2 * entries, sizeof *p->times);
+  p->id_store = calloc(nodes, sizeof *p->id_store);
+  p->node_store = calloc(nodes, sizeof *p->node_store);
+  if (!p->regions || !p->jobs || !p->times || !p->id_store || !p->node_store) {
+    hg_program_destroy(base, p);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program of %u regions", rc);
+  }
+  pthread_mutex_lock(&g->mutex);
+  p->id = ++g->next_program;
+  pthread_mutex_unlock(&g->mutex);
+  for (uint32_t s = 0; s < slot_count; s++) {
+    for (uint32_t r = 0; r < rc; r++) {
+      hg_region_t *rec = &p->regions[s * rc + r];
+      rec->lane = plan->regions[r].lane;
+      rec->count = plan->regions[r].count;
+      rec->ids = &p->id_store[(size_t)s * plan->node_count + plan->regions[r].first];
+      rec->nodes = &p->node_store[(size_t)s * plan->node_count + plan->regions[r].first];
+      p->jobs[s * rc + r] = (hg_job_t){.program = p, .slot = s, .region = r, .lane = rec->lane};
+      hg_record(g, p, plan, s, r);
+    }
+  }
+  *out_native = p;
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_program_record(tandem__gpu_t *base, void *native,
+                                         const tandem__plan_t *plan, uint32_t slot,
+                                         uint32_t region) {
+  host_gpu_t *g = hg_cast(base);
+  hg_program_t *p = native;
+  assert(p->jobs[slot * p->region_count + region].state == HG_JOB_IDLE);
+  hg_record(g, p, plan, slot, region);
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
+                                         tandem__region_submit_t *regions,
+                                         uint32_t region_count) {
+  host_gpu_t *g = hg_cast(base);
+  hg_program_t *p = native;
+  pthread_mutex_lock(&g->mutex);
+  for (uint32_t k = 0; k < region_count; k++) {
+    tandem__region_submit_t *rs = &regions[k];
+    hg_job_t *job = &p->jobs[slot * p->region_count + rs->region];
+    host_gpu_event_t e = {.kind = HOST_GPU_SUBMIT,
+                          .program = p->id,
+                          .slot = slot,
+                          .region = rs->region,
+                          .lane = job->lane,
+                          .value = rs->signal_value};
+    memcpy(e.wait_values, rs->wait_values, sizeof e.wait_values);
+    hg_log_locked(g, &e);
+    if (job->lane == TANDEM_LANE_NPU) continue; /* the NPU lane thread runs it */
+    assert(job->state == HG_JOB_IDLE); /* H2 */
+    job->state = HG_JOB_QUEUED;
+    memcpy(job->waits, rs->wait_values, sizeof job->waits);
+    job->signal = rs->signal_value;
+    memcpy(job->known, g->host_after, sizeof job->known);
+    job->next = NULL;
+    hg_queue_t *q = hg_queue_of(g, job->lane);
+    if (q->tail) {
+      q->tail->next = job;
+    } else {
+      q->head = job;
+    }
+    q->tail = job;
+    rs->submitted = true;
+  }
+  pthread_cond_broadcast(&g->changed);
+  pthread_mutex_unlock(&g->mutex);
+  return TANDEM_OK;
+}
+
+static bool hg_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
+                                  uint64_t *out) {
+  host_gpu_t *g = hg_cast(base);
+  hg_program_t *p = native;
+  uint32_t n = 2 * p->region_count;
+  memset(out, 0, n * sizeof *out);
+  if (!g->timestamps) return false;
+  for (uint32_t r = 0; r < p->region_count; r++) {
+    if (p->regions[slot * p->region_count + r].lane == TANDEM_LANE_NPU) continue;
+    out[2 * r] = p->times[2 * (slot * p->region_count + r)];
+    out[2 * r + 1] = p->times[2 * (slot * p->region_count + r) + 1];
+  }
+  return true;
+}
+
+static bool hg_reached_locked(const host_gpu_t *g, const uint64_t values[TANDEM_LANE_COUNT]) {
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    if (g->timeline[l] < values[l]) return false;
+  return true;
+}
+
+static tandem_status_t hg_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT],
+                               uint64_t timeout_ns) {
+  host_gpu_t *g = hg_cast(base);
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  if (timeout_ns != UINT64_MAX) {
+    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
+    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    deadline.tv_nsec = (long)(ns % 1000000000u);
+  }
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&g->mutex);
+  while (!hg_reached_locked(g, values)) {
+    if (timeout_ns == UINT64_MAX) {
+      pthread_cond_wait(&g->changed, &g->mutex);
+    } else if (pthread_cond_timedwait(&g->changed, &g->mutex, &deadline) != 0 &&
+               !hg_reached_locked(g, values)) {
+      s = TANDEM_ERROR_TIMEOUT;
+      break;
+    }
+  }
+  if (s == TANDEM_OK) {
+    if (hg_thread.gpu != g) {
+      hg_thread.gpu = g;
+      memset(hg_thread.after, 0, sizeof hg_thread.after);
+    }
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      hg_join_known_locked(g, (tandem_lane_t)l, values[l], hg_thread.after);
+      hg_join_known_locked(g, (tandem_lane_t)l, values[l], g->host_after);
+    }
+  }
+  pthread_mutex_unlock(&g->mutex);
+  return s;
+}
+
+static tandem_status_t hg_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64_t value) {
+  host_gpu_t *g = hg_cast(base);
+  uint64_t after[TANDEM_LANE_COUNT] = {0};
+  pthread_mutex_lock(&g->mutex);
+  if (hg_thread.gpu == g) memcpy(after, hg_thread.after, sizeof after);
+  assert(value > g->timeline[lane]); /* H1 */
+  g->timeline[lane] = value;
+  hg_set_known_locked(g, lane, value, after);
+  host_gpu_event_t e = {.kind = HOST_GPU_SIGNAL, .lane = lane, .value = value};
+  hg_log_locked(g, &e);
+  pthread_cond_broadcast(&g->changed);
+  pthread_mutex_unlock(&g->mutex);
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT]) {
+  host_gpu_t *g = hg_cast(base);
+  pthread_mutex_lock(&g->mutex);
+  memcpy(out, g->timeline, sizeof g->timeline);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    hg_join_known_locked(g, (tandem_lane_t)l, g->timeline[l], g->host_after);
+  pthread_mutex_unlock(&g->mutex);
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_test_control(tandem__gpu_t *base, tandem_test_op_t op) {
+  (void)base;
+  return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                     "test operation %d: the host GPU has no validation layer", (int)op);
+}
+
+static void hg_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_t *out) {
+  (void)base;
+  memset(out, 0, sizeof *out); /* no Vulkan objects behind it */
+}
+
+static void hg_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
+  hg_queue_t *q = hg_queue_of(hg_cast(base), lane);
+  if (lock) {
+    pthread_mutex_lock(&q->exec);
+  } else {
+    pthread_mutex_unlock(&q->exec);
+  }
+}
+
+static const tandem__gpu_vtable_t hg_vtable = {
+    .destroy = hg_destroy,
+    .idle = hg_idle,
+    .buffer_create = hg_buffer_create,
+    .buffer_destroy = hg_buffer_destroy,
+    .kernel_reflect = hg_kernel_reflect,
+    .kernel_create = hg_kernel_create,
+    .kernel_destroy = hg_kernel_destroy,
+    .program_create = hg_program_create,
+    .program_destroy = hg_program_destroy,
+    .program_record = hg_program_record,
+    .program_submit = hg_program_submit,
+    .program_timestamps = hg_program_timestamps,
+    .wait = hg_wait,
+    .signal = hg_signal,
+    .buffer_import_host = hg_buffer_import_host,
+    .buffer_import_dmabuf = hg_buffer_import_dmabuf,
+    .buffer_create_dmabuf = hg_buffer_create_dmabuf,
+    .query = hg_query,
+    .test_control = hg_test_control,
+    .native_handles = hg_native_handles,
+    .queue_lock = hg_queue_lock,
+    .buffer_memory = hg_buffer_memory,
+    .buffer_vulkan = hg_buffer_vulkan,
+    .buffer_export = hg_buffer_export,
+    .buffer_import = hg_buffer_import,
+    .timeline_export = hg_timeline_export,
+    .timeline_import = hg_timeline_import,
+    .timeline_wait = hg_timeline_wait,
+    .timeline_destroy = hg_timeline_destroy,
+};
+
+/*--------------------------------------------------------------------------
+ * The backend entry
+ *--------------------------------------------------------------------------*/
+
+/* [hg_config_mutex] The configuration the next open takes. */
+static pthread_mutex_t hg_config_mutex = PTHREAD_MUTEX_INITIALIZER;
+static host_gpu_config_t hg_next_config;
+
+static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) {
+  memset(info, 0, sizeof *info);
+  snprintf(info->name, sizeof info->name, "tandem host GPU (a test device in host memory)");
+  snprintf(info->driver_name, sizeof info->driver_name, "host");
+  snprintf(info->driver_info, sizeof info->driver_info, "tests/core/host_gpu.c");
+  info->api_version = (1u << 22) | (3u << 12); /* what tandem needs: 1.3 */
+  info->is_cpu = true;
+  info->features = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2 |
+                   TANDEM_GPU_EXTERNAL_MEMORY_HOST;
+  info->queue_family_count = 1;
+  info->queue_families[0] = (tandem_queue_family_info_t){
+      TANDEM_QUEUE_COMPUTE | TANDEM_QUEUE_TRANSFER | TANDEM_QUEUE_TIMESTAMPS,
+      c->one_queue ? 1 : TANDEM_LANE_COUNT_GPU};
+  info->device_local_bytes = 1ull << 32;
+  info->timestamp_period_ns = 1.0;
+  for (int d = 0; d < 3; d++) {
+    info->max_local_size[d] = d < 2 ? 1024 : 64;
+    info->max_workgroups[d] = 65535;
+  }
+  info->max_local_invocations = 1024;
+  info->subgroup_size = info->min_subgroup_size = info->max_subgroup_size = 1;
+  info->max_shared_memory_bytes = 32768;
+}
+
+static tandem_status_t hg_count(uint32_t *out_count) {
+  *out_count = 1;
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_info(uint32_t index, tandem_device_info_t *out_info) {
+  if (index != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU index %u: the host GPU is device 0 only",
+                       index);
+  pthread_mutex_lock(&hg_config_mutex);
+  host_gpu_config_t c = hg_next_config;
+  pthread_mutex_unlock(&hg_config_mutex);
+  hg_describe(&c, out_info);
+  return TANDEM_OK;
+}
+
+static tandem_status_t hg_open(const tandem_runtime_options_t *options,
+                               atomic_uint_fast64_t *validation_counter, tandem__gpu_t **out_gpu) {
+  (void)validation_counter; /* no validation layer: nothing to count */
+  *out_gpu = NULL;
+  if (options->gpu_index != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                       "runtime option gpu_index is %u; the host GPU is device 0 only",
+                       options->gpu_index);
+  host_gpu_t *g = calloc(1, sizeof *g);
+  if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the host GPU");
+  pthread_mutex_lock(&hg_config_mutex);
+  g->config = hg_next_config;
+  pthread_mutex_unlock(&hg_config_mutex);
+  if (!g->config.log_capacity) g->config.log_capacity = 4096;
+  g->log = calloc(g->config.log_capacity, sizeof *g->log);
+  if (!g->log) {
+    free(g);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the host GPU's log");
+  }
+  g->base.vtable = &hg_vtable;
+  hg_describe(&g->config, &g->base.info);
+  g->base.storage_alignment = 16;
+  for (int d = 0; d < 3; d++) g->base.max_workgroups[d] = g->base.info.max_workgroups[d];
+  g->base.max_workgroup_subgroups = 1024;
+  g->base.can_import_host = true;
+  g->base.can_import_dmabuf = false;
+  g->base.host_import_alignment = 4096;
+  g->base.external_memory_types = 0;
+  g->base.timelines_exportable = false;
+  g->base.can_import_timelines = false;
+  g->timestamps = options->gpu_timestamps;
+  g->queue_count = g->config.one_queue ? 1 : TANDEM_LANE_COUNT_GPU;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    g->base.lane_queue[l] = (uint8_t)(g->config.one_queue ? 0 : l);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    g->allow[l] = g->config.held && l != TANDEM_LANE_NPU ? 0 : UINT64_MAX;
+  pthread_mutex_init(&g->mutex, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&g->changed, &attr);
+  pthread_condattr_destroy(&attr);
+  for (uint32_t k = 0; k < g->queue_count; k++) {
+    hg_queue_t *q = &g->queues[k];
+    q->gpu = g;
+    pthread_mutex_init(&q->exec, NULL);
+    if (pthread_create(&q->thread, NULL, hg_queue_main, q) != 0) {
+      g->queue_count = k + 1;
+      hg_destroy(&g->base);
+      return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "starting a host GPU queue thread");
+    }
+    q->started = true;
+  }
+  *out_gpu = &g->base;
+  return TANDEM_OK;
+}
+
+static const tandem__gpu_backend_t hg_backend = {
+    .name = "host (test)",
+    .count = hg_count,
+    .info = hg_info,
+    .open = hg_open,
+};
+
+/*--------------------------------------------------------------------------
+ * host_gpu.h
+ *--------------------------------------------------------------------------*/
+
+void host_gpu_use_next(const host_gpu_config_t *config) {
+  pthread_mutex_lock(&hg_config_mutex);
+  hg_next_config = config ? *config : (host_gpu_config_t){0};
+  pthread_mutex_unlock(&hg_config_mutex);
+  tandem__gpu_backend_use_next(&hg_backend);
+}
+
+host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {
+  tandem__gpu_t *gpu;
+  if (!runtime || runtime->gpu_backend != &hg_backend) return NULL;
+  if (tandem__runtime_gpu(runtime, &gpu) != TANDEM_OK) return NULL;
+  return hg_cast(gpu);
+}
+
+void host_gpu_hold(host_gpu_t *g, tandem_lane_t lane) {
+  assert(lane >= 0 && lane < TANDEM_LANE_COUNT_GPU);
+  pthread_mutex_lock(&g->mutex);
+  g->allow[lane] = 0;
+  pthread_mutex_unlock(&g->mutex);
+}
+
+void host_gpu_release(host_gpu_t *g, tandem_lane_t lane, uint32_t regions) {
+  assert(lane >= 0 && lane < TANDEM_LANE_COUNT_GPU);
+  pthread_mutex_lock(&g->mutex);
+  if (g->allow[lane] != UINT64_MAX) g->allow[lane] += regions;
+  pthread_cond_broadcast(&g->changed);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+void host_gpu_run(host_gpu_t *g, tandem_lane_t lane) {
+  assert(lane >= 0 && lane < TANDEM_LANE_COUNT_GPU);
+  pthread_mutex_lock(&g->mutex);
+  g->allow[lane] = UINT64_MAX;
+  pthread_cond_broadcast(&g->changed);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+bool host_gpu_wait_value(host_gpu_t *g, tandem_lane_t lane, uint64_t value, uint32_t timeout_ms) {
+  uint64_t values[TANDEM_LANE_COUNT] = {0};
+  values[lane] = value;
+  return hg_wait(&g->base, values, (uint64_t)timeout_ms * 1000000u) == TANDEM_OK;
+}
+
+uint64_t host_gpu_value(host_gpu_t *g, tandem_lane_t lane) {
+  pthread_mutex_lock(&g->mutex);
+  uint64_t v = g->timeline[lane];
+  pthread_mutex_unlock(&g->mutex);
+  return v;
+}
+
+uint32_t host_gpu_queued(host_gpu_t *g, tandem_lane_t lane) {
+  uint32_t n = 0;
+  pthread_mutex_lock(&g->mutex);
+  for (uint32_t k = 0; k < g->queue_count; k++)
+    for (const hg_job_t *j = g->queues[k].head; j; j = j->next) n += j->lane == lane;
+  pthread_mutex_unlock(&g->mutex);
+  return n;
+}
+
+uint32_t host_gpu_events(host_gpu_t *g, host_gpu_event_t *out, uint32_t capacity,
+                         uint64_t *dropped) {
+  pthread_mutex_lock(&g->mutex);
+  uint32_t n = g->log_count;
+  memcpy(out, g->log, (n < capacity ? n : capacity) * sizeof *out);
+  if (dropped) *dropped = g->log_dropped;
+  pthread_mutex_unlock(&g->mutex);
+  return n;
+}
+
+void host_gpu_clear_events(host_gpu_t *g) {
+  pthread_mutex_lock(&g->mutex);
+  g->log_count = 0;
+  g->log_dropped = 0;
+  pthread_mutex_unlock(&g->mutex);
+}
+
+uint64_t host_gpu_unordered(host_gpu_t *g) {
+  pthread_mutex_lock(&g->mutex);
+  uint64_t n = g->unordered;
+  pthread_mutex_unlock(&g->mutex);
+  return n;
+}
+
+uint32_t host_gpu_program_of(const tandem_exec_t *exec) {
+  return exec && exec->native ? ((const hg_program_t *)exec->native)->id : 0;
+}
+
+uint8_t *host_gpu_memory(const tandem_buffer_t *buffer) {
+  const hg_buffer_t *b = buffer ? buffer->native : NULL;
+  return b ? b->bytes : NULL;
+}

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_gpu.h — a GPU that lives in host memory, so that core/'s planner and
+ * tracker can be tested without a Vulkan device (label "core").
+ *
+ * It implements core/backend.h's vtable for real: buffers are host memory,
+ * fills and copies move the bytes, dispatches call C functions (host
+ * kernels, below) with the bound bytes, each GPU queue is a host thread that
+ * runs its regions in submission order once their waits are met, and each
+ * lane's timeline is a counter guarded by one mutex and condition variable.
+ * Tests select it with host_gpu_use_next() before tandem_runtime_create
+ * (core's hidden tandem__gpu_backend_use_next hook); the test executable
+ * links the library's objects, not libtandem.so.
+ *
+ * What it adds for tests:
+ *   - a log of everything core asked it to do: each region recorded (lane,
+ *     nodes, barriers), each region submitted (waits and signal value), each
+ *     command run, each host signal;
+ *   - holds: a held lane starts no region until released, so a test can put
+ *     several submissions in flight in a chosen state (retirement order,
+ *     cancelling before the work runs);
+ *   - an ordering check: every region, as it starts, compares its accesses
+ *     with the earlier ones to its buffers; a conflicting pair (overlapping
+ *     bytes, one side writes) whose earlier region the new one is not ordered
+ *     after by timeline waits is counted (host_gpu_unordered) and logged. The
+ *     model is Vulkan's: a region is ordered after what its waits name,
+ *     transitively, and a lane's value v covers that lane's earlier values;
+ *     queue order alone orders nothing (core must not rely on it). Work the
+ *     host saw finished (a wait or a timeline query returned its value)
+ *     orders everything submitted after: core retires it then and orders
+ *     nothing after it any more. Work the NPU lane does is not seen, but the
+ *     ordering it carries is: the NPU lane thread's waits and signals pass it
+ *     on. Host maps are not checked.
+ */
+#ifndef TANDEM_TESTS_CORE_HOST_GPU_H_
+#define TANDEM_TESTS_CORE_HOST_GPU_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tandem/tandem.h"
+
+typedef struct host_gpu host_gpu_t;
+
+/*--------------------------------------------------------------------------
+ * Host kernels: what a tandem_kernel_desc_t's spirv points to (spirv_size =
+ * sizeof(host_gpu_kernel_code_t)) on the host GPU. reads/writes say what
+ * reflection would report about each binding (core checks the contract
+ * against them as it does against SPIR-V).
+ *--------------------------------------------------------------------------*/
+
+/* Not a SPIR-V magic number, and not text (the 0x7F byte). */
+#define HOST_GPU_KERNEL_MAGIC 0x7F4B4748u
+
+typedef struct host_gpu_dispatch {
+  uint32_t binding_count;
+  uint8_t *bindings[TANDEM_MAX_BINDINGS];       /* the view's bytes from its offset */
+  uint64_t binding_bytes[TANDEM_MAX_BINDINGS];  /* the contract's bytes: all the kernel sees */
+  const void *push;
+  uint32_t push_bytes;
+  uint32_t workgroups[3];                       /* direct, or read from the indirect view */
+} host_gpu_dispatch_t;
+
+typedef void (*host_gpu_kernel_fn)(const host_gpu_dispatch_t *dispatch);
+
+typedef struct host_gpu_kernel_code {
+  uint32_t magic; /* HOST_GPU_KERNEL_MAGIC */
+  uint32_t binding_count;
+  bool reads[TANDEM_MAX_BINDINGS], writes[TANDEM_MAX_BINDINGS];
+  uint32_t push_constant_bytes;
+  uint32_t local_size[3]; /* 0s: 1x1x1 */
+  host_gpu_kernel_fn run;
+} host_gpu_kernel_code_t;
+
+/*--------------------------------------------------------------------------
+ * Selecting it
+ *--------------------------------------------------------------------------*/
+
+typedef struct host_gpu_config {
+  /* All three GPU lanes on one in-order queue (lavapipe's shape); default:
+   * one queue per lane (the H200's). Either way each lane has its own
+   * timeline. */
+  bool one_queue;
+  /* Every GPU lane starts held (host_gpu_hold). */
+  bool held;
+  /* Events the log keeps (default 4096); later ones are counted as dropped. */
+  uint32_t log_capacity;
+} host_gpu_config_t;
+
+/* Makes the next tandem_runtime_create use a host GPU with |config| (NULL:
+ * defaults) when it opens its GPU. */
+void host_gpu_use_next(const host_gpu_config_t *config);
+/* The runtime's GPU, opened if needed; NULL when it is not a host GPU. */
+host_gpu_t *host_gpu_of(tandem_runtime_t *runtime);
+
+/*--------------------------------------------------------------------------
+ * Holding lanes. A held GPU lane starts no further region until released;
+ * on a shared queue (one_queue) a held region at the head holds the regions
+ * queued behind it, as an in-order queue does.
+ *--------------------------------------------------------------------------*/
+
+void host_gpu_hold(host_gpu_t *gpu, tandem_lane_t lane);
+/* Lets |regions| more regions of |lane| start; the lane stays held after. */
+void host_gpu_release(host_gpu_t *gpu, tandem_lane_t lane, uint32_t regions);
+/* Not held any more. */
+void host_gpu_run(host_gpu_t *gpu, tandem_lane_t lane);
+/* Waits until |lane|'s timeline reached |value|; false after |timeout_ms|. */
+bool host_gpu_wait_value(host_gpu_t *gpu, tandem_lane_t lane, uint64_t value, uint32_t timeout_ms);
+/* The current value of |lane|'s timeline. */
+uint64_t host_gpu_value(host_gpu_t *gpu, tandem_lane_t lane);
+/* Regions submitted to |lane| that have not started yet. */
+uint32_t host_gpu_queued(host_gpu_t *gpu, tandem_lane_t lane);
+
+/*--------------------------------------------------------------------------
+ * The log
+ *--------------------------------------------------------------------------*/
+
+typedef enum host_gpu_event_kind {
+  HOST_GPU_RECORD = 1, /* a region recorded for a slot (program_create, program_record) */
+  HOST_GPU_SUBMIT,     /* a region handed to its queue */
+  HOST_GPU_START,      /* a region began: its waits were met and its lane not held */
+  HOST_GPU_BARRIER,    /* a barrier ran, before |node| */
+  HOST_GPU_FILL,       /* a command ran: plan node |node| */
+  HOST_GPU_COPY,
+  HOST_GPU_DISPATCH,
+  HOST_GPU_END,        /* a region finished and signalled its value */
+  HOST_GPU_SIGNAL,     /* the host signalled |lane| to |value| (the NPU lane) */
+  HOST_GPU_UNORDERED,  /* the ordering check failed (see the top) */
+} host_gpu_event_kind_t;
+
+typedef struct host_gpu_event {
+  host_gpu_event_kind_t kind;
+  uint32_t program;      /* numbered from 1 in creation order (host_gpu_program_of) */
+  uint32_t slot, region;
+  tandem_lane_t lane;
+  uint32_t node;         /* commands, BARRIER: plan node; RECORD: node count */
+  uint32_t barriers;     /* RECORD: barriers in the region */
+  uint64_t wait_values[TANDEM_LANE_COUNT]; /* SUBMIT */
+  uint64_t value;        /* the region's signal value; SIGNAL: the value */
+  /* UNORDERED: the earlier access's lane and value, and the buffer bytes. */
+  tandem_lane_t other_lane;
+  uint64_t other_value;
+  uint64_t offset, length;
+} host_gpu_event_t;
+
+/* Copies up to |capacity| events, oldest first; returns how many the log
+ * holds. |dropped| (may be NULL) receives how many did not fit the log. */
+uint32_t host_gpu_events(host_gpu_t *gpu, host_gpu_event_t *out, uint32_t capacity,
+                         uint64_t *dropped);
+void host_gpu_clear_events(host_gpu_t *gpu);
+/* Conflicting access pairs found unordered since the GPU opened. */
+uint64_t host_gpu_unordered(host_gpu_t *gpu);
+
+/* The program number of a prepared executable (its events' |program|). */
+uint32_t host_gpu_program_of(const tandem_exec_t *exec);
+/* The GPU side of a buffer (any placement with one): its bytes. */
+uint8_t *host_gpu_memory(const tandem_buffer_t *buffer);
+
+#endif /* TANDEM_TESTS_CORE_HOST_GPU_H_ */
