@@ -95,6 +95,9 @@ struct hg_program {
   uint64_t *times;      /* 2 per entry: CLOCK_MONOTONIC start and end of its last run */
   uint32_t *id_store;
   tandem__node_t *node_store;
+  /* The recorded nodes' views (a node points at its views, which set_view
+   * rewrites in the plan): TANDEM_MAX_BINDINGS per slot and plan node. */
+  tandem_view_t *view_store;
 };
 
 typedef struct hg_queue {
@@ -645,6 +648,7 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->times);
   free(p->id_store);
   free(p->node_store);
+  free(p->view_store);
   free(p);
 }
 
@@ -660,6 +664,11 @@ static void hg_record(host_gpu_t *g, hg_program_t *p, const tandem__plan_t *plan
     uint32_t n = plan->order[r->first + k];
     rec->ids[k] = n;
     rec->nodes[k] = plan->nodes[n];
+    tandem_view_t *views =
+        &p->view_store[((size_t)slot * plan->node_count + n) * TANDEM_MAX_BINDINGS];
+    if (plan->nodes[n].view_count)
+      memcpy(views, plan->nodes[n].views, plan->nodes[n].view_count * sizeof *views);
+    rec->nodes[k].views = views;
     barriers += plan->nodes[n].barrier_before;
   }
   host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
@@ -687,7 +696,8 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__plan
   p->times = calloc(2 * entries, sizeof *p->times);
   p->id_store = calloc(nodes, sizeof *p->id_store);
   p->node_store = calloc(nodes, sizeof *p->node_store);
-  if (!p->regions || !p->jobs || !p->times || !p->id_store || !p->node_store) {
+  p->view_store = calloc(nodes * TANDEM_MAX_BINDINGS, sizeof *p->view_store);
+  if (!p->regions || !p->jobs || !p->times || !p->id_store || !p->node_store || !p->view_store) {
     hg_program_destroy(base, p);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program of %u regions", rc);
   }
