@@ -337,6 +337,11 @@ struct tandem__slot {
    * reports UNASSIGNED-VkSemaphore-state-timeout in that window. */
   uint64_t npu_horizon;
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
+  /* [mutex] Scratch of tandem__tracker_advance_locked: finished (its values
+   * reached, or a finished submission waited for it on the device) and the
+   * intrusive stack that marks its dependencies finished too. */
+  bool finished;
+  tandem__slot_t *finish_next;
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this

@@ -64,9 +64,10 @@ static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const ta
   return TANDEM_OK;
 }
 
-/* Retires |slot| (its lanes passed it). Slots retire in submission order, so
- * every submission ordered after this one is still in flight behind it: a
- * failure is passed on to exactly those that recorded it as a dependency. */
+/* Retires |slot| (finished: see tandem__tracker_advance_locked). Slots
+ * retire in submission order and never before a dependency, so every
+ * submission ordered after this one is still in flight behind it: a failure
+ * is passed on to exactly those that recorded it as a dependency. */
 static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   tandem_exec_t *exec = slot->exec;
   slot->result = tandem__slot_outcome(rt, slot);
@@ -115,10 +116,41 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
+  /* Finished: a slot whose lane values were reached, and every submission a
+   * finished one depends on: it waited for them on the device, whatever
+   * values this caller learned (a completion wait knows only its own). Without
+   * the second half, a reader waited for first would retire OK before the
+   * failed writer it read from, and the failure would reach nobody. */
+  tandem__slot_t *stack = NULL; /* slots marked finished whose deps are not yet marked */
+  for (tandem__slot_t *f = rt->in_flight; f; f = f->next_in_flight) {
+    f->finished = tandem__slot_passed(rt, f);
+    if (f->finished) {
+      f->finish_next = stack;
+      stack = f;
+    }
+  }
+  /* Marked when pushed, so a slot is on the stack at most once. */
+  while (stack) {
+    tandem__slot_t *f = stack;
+    stack = f->finish_next;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      if (f->lane_values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = f->lane_values[l];
+    for (uint32_t d = 0; d < f->dep_count; d++) {
+      tandem__slot_t *on = f->deps[d].slot;
+      if (on->generation != f->deps[d].generation || on->state != TANDEM__SLOT_IN_FLIGHT ||
+          on->finished)
+        continue;
+      on->finished = true;
+      on->finish_next = stack;
+      stack = on;
+    }
+  }
+  /* Retire in submission order: dependencies were submitted earlier, so
+   * each retires (and hands on its failure) before its dependents. */
   tandem__slot_t *prev = NULL, *slot = rt->in_flight;
   while (slot) {
     tandem__slot_t *next = slot->next_in_flight;
-    if (tandem__slot_passed(rt, slot)) {
+    if (slot->finished) {
       if (prev) {
         prev->next_in_flight = next;
       } else {

@@ -1040,11 +1040,15 @@ TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
                                               tandem_completion_t **out_completion);
 
 /* As tandem_exec_submit, and also ordered after every completion in |after|
- * (after_count entries, each from this runtime; finished ones are ignored).
- * The wait happens on the GPU through the lanes' semaphores: this call does not
- * block. If one of them fails or is cancelled, this submission fails with
- * FAILED_DEPENDENCY. Errors: as tandem_exec_submit, plus INVALID_ARGUMENT (a
- * NULL, stale or foreign completion). Thread-safe. */
+ * (after_count entries, each from this runtime; ones that already finished
+ * successfully are ignored). The wait happens on the GPU through the lanes'
+ * semaphores: this call does not block. If one of them fails or is cancelled
+ * while this submission is in flight, this submission ends with
+ * FAILED_DEPENDENCY; if one had already finished with a failure, this call
+ * refuses at once with FAILED_DEPENDENCY and submits nothing. Errors: as
+ * tandem_exec_submit, plus INVALID_ARGUMENT (a NULL, stale or foreign
+ * completion) and FAILED_DEPENDENCY (an |after| that already failed).
+ * Thread-safe. */
 TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
                                                     tandem_completion_t *const *after,
                                                     uint32_t after_count,
