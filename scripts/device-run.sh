@@ -5,6 +5,7 @@
 # real GPU, runs the benchmarks, and leaves logs under $OUT. Usage there:
 #   source .device/on-device.sh && scripts/device-run.sh [tests|bench|decode|all|a,b,...]
 # (decode: the transformer decode-step example's figures, examples/README.md;
+# prepare: the prepare-scale bench alone;
 # perf: waits against polling, prepare scale, the round trip's floor and
 # pre-armed batches, the tracker against live buffers; copies: the copies
 # survey alone, at 64 MiB and 256 MiB per direction — `bench` already includes
@@ -19,6 +20,7 @@ out=$(mktemp -d /tmp/tandem-results.XXXXXX)
 mkdir -p "$final"
 pack() { tar czf "$final/results.tgz" -C "$out" . ; }
 trap pack EXIT
+trap 'exit 124' TERM
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "host: $(uname -srm)"
@@ -49,6 +51,9 @@ if [[ $what == *,perf,* ]]; then
   build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
   build-device/bench/tandem_bench_round_trip 4000 2>&1 | tee "$out/round-trip.txt" || rc=1
   build-device/bench/tandem_bench_tracker 10 1000 100000 2>&1 | tee "$out/tracker.txt" || rc=1
+fi
+if [[ $what == *,prepare,* ]]; then
+  build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
 fi
 if [[ $what == *,copies,* ]]; then
   # Issue 10: raw vkCmdCopyBuffer per host-visible memory type, queue, pair
