@@ -196,7 +196,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
       if (slot->state != TANDEM__SLOT_IN_FLIGHT) continue;
       busy = true;
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-        if (slot->lane_values[l] > waits[l]) waits[l] = slot->lane_values[l];
+        if (slot->cover[l] > waits[l]) waits[l] = slot->cover[l];
       if (slot->npu_horizon > waits[TANDEM_LANE_NPU]) waits[TANDEM_LANE_NPU] = slot->npu_horizon;
     }
     if (!busy) break;
@@ -464,16 +464,13 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   uint64_t values[TANDEM_LANE_COUNT];
   pthread_mutex_lock(&rt->mutex);
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
-  memcpy(values, slot->lane_values, sizeof values);
-  uint64_t npu_horizon = slot->npu_horizon;
+  /* The wait covers the submissions this one depends on (it retires after
+   * them: cover) and the NPU signals its GPU values depend on (npu_horizon). */
+  memcpy(values, slot->cover, sizeof values);
+  if (slot->npu_horizon > values[TANDEM_LANE_NPU]) values[TANDEM_LANE_NPU] = slot->npu_horizon;
   pthread_mutex_unlock(&rt->mutex);
   if (in_flight) {
-    /* The wait covers the NPU signals the GPU values depend on (npu_horizon);
-     * what the tracker marks reached stays the submission's own values. */
-    uint64_t waits[TANDEM_LANE_COUNT];
-    memcpy(waits, values, sizeof waits);
-    if (npu_horizon > waits[TANDEM_LANE_NPU]) waits[TANDEM_LANE_NPU] = npu_horizon;
-    tandem_status_t s = tandem__runtime_wait(rt, waits, timeout_ns);
+    tandem_status_t s = tandem__runtime_wait(rt, values, timeout_ns);
     if (s == TANDEM_ERROR_TIMEOUT)
       return TANDEM_FAIL(s, "the submission did not finish within %llu ns",
                          (unsigned long long)timeout_ns);

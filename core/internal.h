@@ -337,11 +337,12 @@ struct tandem__slot {
    * reports UNASSIGNED-VkSemaphore-state-timeout in that window. */
   uint64_t npu_horizon;
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
-  /* [mutex] Scratch of tandem__tracker_advance_locked: finished (its values
-   * reached, or a finished submission waited for it on the device) and the
-   * intrusive stack that marks its dependencies finished too. */
-  bool finished;
-  tandem__slot_t *finish_next;
+  /* [mutex] Per lane, the value a host wait for this submission waits for:
+   * its own lane values and, transitively, those of every submission it
+   * depends on. A slot retires only after its dependencies (so their
+   * failures reach it), so a wait that covered only its own values could
+   * see it finished and still in flight. */
+  uint64_t cover[TANDEM_LANE_COUNT];
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this
@@ -436,8 +437,9 @@ int tandem__handle_state(const tandem__slot_t *slot);
 tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion);
 tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion,
                                            const char *what, tandem__slot_t **out_slot);
-/* Computes slot->npu_horizon of a slot being committed (its lane values and
- * dependencies set) and raises the horizons of the queues it uses. */
+/* Computes slot->npu_horizon and slot->cover of a slot being committed (its
+ * lane values and dependencies set) and raises the horizons of the queues it
+ * uses. */
 void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
                                          tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);

@@ -53,6 +53,16 @@ static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t
   return true;
 }
 
+/* True when every submission |slot| depends on has retired. */
+static bool tandem__slot_deps_retired(const tandem__slot_t *slot) {
+  for (uint32_t d = 0; d < slot->dep_count; d++) {
+    const tandem__slot_t *on = slot->deps[d].slot;
+    if (on->generation == slot->deps[d].generation && on->state == TANDEM__SLOT_IN_FLIGHT)
+      return false;
+  }
+  return true;
+}
+
 /* The result a finished slot ends with; the first cause wins. */
 static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
   if (rt->lost != TANDEM_OK) return rt->lost;
@@ -116,41 +126,16 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
-  /* Finished: a slot whose lane values were reached, and every submission a
-   * finished one depends on: it waited for them on the device, whatever
-   * values this caller learned (a completion wait knows only its own). Without
-   * the second half, a reader waited for first would retire OK before the
-   * failed writer it read from, and the failure would reach nobody. */
-  tandem__slot_t *stack = NULL; /* slots marked finished whose deps are not yet marked */
-  for (tandem__slot_t *f = rt->in_flight; f; f = f->next_in_flight) {
-    f->finished = tandem__slot_passed(rt, f);
-    if (f->finished) {
-      f->finish_next = stack;
-      stack = f;
-    }
-  }
-  /* Marked when pushed, so a slot is on the stack at most once. */
-  while (stack) {
-    tandem__slot_t *f = stack;
-    stack = f->finish_next;
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-      if (f->lane_values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = f->lane_values[l];
-    for (uint32_t d = 0; d < f->dep_count; d++) {
-      tandem__slot_t *on = f->deps[d].slot;
-      if (on->generation != f->deps[d].generation || on->state != TANDEM__SLOT_IN_FLIGHT ||
-          on->finished)
-        continue;
-      on->finished = true;
-      on->finish_next = stack;
-      stack = on;
-    }
-  }
-  /* Retire in submission order: dependencies were submitted earlier, so
-   * each retires (and hands on its failure) before its dependents. */
+  /* Retire in submission order, each slot once its values were reached and
+   * every submission it depends on has retired: dependencies were submitted
+   * earlier, so they retire first in this same pass when they can, and hand
+   * on their failure. A slot whose own values were reached but a dependency's
+   * were not stays in flight (its dependency may still fail: the dependent
+   * waited for one of its regions, not all). */
   tandem__slot_t *prev = NULL, *slot = rt->in_flight;
   while (slot) {
     tandem__slot_t *next = slot->next_in_flight;
-    if (slot->finished) {
+    if (tandem__slot_passed(rt, slot) && tandem__slot_deps_retired(slot)) {
       if (prev) {
         prev->next_in_flight = next;
       } else {
@@ -180,9 +165,14 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
       continue;
     if (r->value > waits[r->lane]) waits[r->lane] = r->value;
     if (dependent) tandem__slot_add_dep_locked(dependent, r->slot);
-    /* A host wait also waits for the NPU signals the work depends on. */
-    if (!dependent && r->slot->npu_horizon > waits[TANDEM_LANE_NPU])
-      waits[TANDEM_LANE_NPU] = r->slot->npu_horizon;
+    /* A host wait covers what the slot waits for to retire (its
+     * dependencies, cover) and the NPU signals its work depends on. */
+    if (!dependent) {
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+        if (r->slot->cover[l] > waits[l]) waits[l] = r->slot->cover[l];
+      if (r->slot->npu_horizon > waits[TANDEM_LANE_NPU])
+        waits[TANDEM_LANE_NPU] = r->slot->npu_horizon;
+    }
     found = true;
   }
   return found;
@@ -216,6 +206,10 @@ void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu
   for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++)
     if (on_queue[q]) rt->queue_npu_horizon[q] = h;
   slot->npu_horizon = h;
+  memcpy(slot->cover, slot->lane_values, sizeof slot->cover);
+  for (uint32_t d = 0; d < slot->dep_count; d++)
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      if (slot->deps[d].slot->cover[l] > slot->cover[l]) slot->cover[l] = slot->deps[d].slot->cover[l];
 }
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
