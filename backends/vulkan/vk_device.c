@@ -473,6 +473,7 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       tandem_vk_lane_t *lane = &g->lanes[l];
       if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
+      if (lane->mirror) g->vk.vkDestroySemaphore(g->device, lane->mirror, NULL);
       if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
     }
     tandem_vk_fault_forget_device(g->device); /* only void calls follow */
@@ -804,7 +805,9 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
       lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
       lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     }
-    tandem_status_t ls = tandem_vk_timeline_create(g, g->base.timelines_exportable, &lane->timeline);
+    tandem_status_t ls = tandem_vk_timeline_create(g, false, &lane->timeline);
+    if (ls == TANDEM_OK && g->base.timelines_exportable)
+      ls = tandem_vk_timeline_create(g, true, &lane->mirror);
     if (ls == TANDEM_OK) {
       VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
@@ -819,8 +822,9 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
     }
   }
   /* The NPU lane's timeline: no queue, signalled from the host. */
-  tandem_status_t ts = tandem_vk_timeline_create(g, g->base.timelines_exportable,
-                                                 &g->lanes[TANDEM_LANE_NPU].timeline);
+  tandem_status_t ts = tandem_vk_timeline_create(g, false, &g->lanes[TANDEM_LANE_NPU].timeline);
+  if (ts == TANDEM_OK && g->base.timelines_exportable)
+    ts = tandem_vk_timeline_create(g, true, &g->lanes[TANDEM_LANE_NPU].mirror);
   if (ts != TANDEM_OK) {
     tandem_vk_gpu_destroy(&g->base);
     return tandem__annotate(ts, "the NPU lane's timeline");

@@ -30,6 +30,13 @@ typedef struct tandem_vk_queue {
 typedef struct tandem_vk_lane {
   tandem_vk_queue_t *queue;
   VkSemaphore timeline;       /* signalled only by this lane's submissions (I2) */
+  /* With export_timelines: an exportable timeline signalled with the same
+   * values as |timeline| (same submissions, same host signals), the one
+   * tandem_runtime_export_timeline_fd hands out. tandem itself never waits
+   * on it: the validation layer (1.3.239) stops tracking a semaphore's queue
+   * submissions once it is exported, and would then think every command
+   * buffer that signalled it still in use. VK_NULL_HANDLE otherwise. */
+  VkSemaphore mirror;
   VkCommandPool pool;         /* command buffers of this lane's regions */
   pthread_mutex_t pool_mutex; /* guards |pool| */
   VkPipelineStageFlags2 stages; /* what a barrier on this lane may name */

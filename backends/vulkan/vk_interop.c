@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * vk_interop.c — timeline semaphores across VkDevices and processes
- * (VK_KHR_external_semaphore_fd, opaque fds): the lanes' timelines made
- * exportable when the runtime asks (option export_timelines), their export,
- * and imported timelines that the host waits on.
+ * (VK_KHR_external_semaphore_fd, opaque fds): an exportable mirror of each
+ * lane's timeline when the runtime asks (option export_timelines; signalled
+ * with the same values, see tandem_vk_lane_t.mirror), its export, and
+ * imported timelines that the host waits on.
  *
  * Buffer memory export and import live in vk_buffer.c, beside the buffer
  * record they need. Imported timelines are only waited on: signalling a
@@ -46,7 +47,7 @@ tandem_status_t tandem_vk_timeline_create(tandem_vk_gpu_t *g, bool exportable, V
 tandem_status_t tandem_vk_timeline_export(tandem__gpu_t *base, tandem_lane_t lane, int *out_fd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   VkSemaphoreGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,
-                                .semaphore = g->lanes[lane].timeline,
+                                .semaphore = g->lanes[lane].mirror,
                                 .handleType = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
   int fd = -1;
   VkResult r = g->vk.vkGetSemaphoreFdKHR(g->device, &gi, &fd);

@@ -28,7 +28,7 @@ typedef struct tandem_vk_program {
   tandem_lane_t *region_lane;          /* [region] */
   VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
   VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * lanes] */
-  VkSemaphoreSubmitInfo *signals;      /* [slot * region_count + region] */
+  VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
 } tandem_vk_program_t;
 
@@ -256,7 +256,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
   p->region_lane = calloc(rc, sizeof *p->region_lane);
   p->submits = calloc(total, sizeof *p->submits);
   p->waits = calloc((size_t)total * TANDEM_LANE_COUNT, sizeof *p->waits);
-  p->signals = calloc(total, sizeof *p->signals);
+  p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
   p->node_count = plan->node_count;
   p->sets = calloc((size_t)slot_count * plan->node_count, sizeof *p->sets);
@@ -375,15 +375,19 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
       /* The submit infos that never change. */
       p->cb_infos[at] = (VkCommandBufferSubmitInfo){
           .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = p->cbs[at]};
-      p->signals[at] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                               .semaphore = lane->timeline,
-                                               .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+      /* Two signals per region: the lane's timeline and, when timelines are
+       * exported, its mirror (vk_internal.h), with the same value. */
+      p->signals[2 * at] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                                   .semaphore = lane->timeline,
+                                                   .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+      p->signals[2 * at + 1] = p->signals[2 * at];
+      p->signals[2 * at + 1].semaphore = lane->mirror;
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
                                        .pWaitSemaphoreInfos = &p->waits[at * TANDEM_LANE_COUNT],
                                        .commandBufferInfoCount = 1,
                                        .pCommandBufferInfos = &p->cb_infos[at],
-                                       .signalSemaphoreInfoCount = 1,
-                                       .pSignalSemaphoreInfos = &p->signals[at]};
+                                       .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
+                                       .pSignalSemaphoreInfos = &p->signals[2 * at]};
     }
   }
   if (s != TANDEM_OK) {
@@ -425,7 +429,7 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
                                           .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       }
       p->submits[at].waitSemaphoreInfoCount = wc;
-      p->signals[at].value = rs->signal_value;
+      p->signals[2 * at].value = p->signals[2 * at + 1].value = rs->signal_value;
       end++;
     }
     /* The infos of one slot's regions are contiguous only when the regions
@@ -518,6 +522,10 @@ tandem_status_t tandem_vk_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64
                               .value = value};
   pthread_mutex_lock(&g->signal_mutex);
   VkResult r = g->vk.vkSignalSemaphore(g->device, &si);
+  if (r >= 0 && g->lanes[lane].mirror) { /* the exported copy follows (vk_internal.h) */
+    si.semaphore = g->lanes[lane].mirror;
+    r = g->vk.vkSignalSemaphore(g->device, &si);
+  }
   pthread_mutex_unlock(&g->signal_mutex);
   if (r < 0) return tandem_vk_fail(r, "vkSignalSemaphore", __FILE__, __LINE__);
   return TANDEM_OK;
