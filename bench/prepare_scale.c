@@ -25,17 +25,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "tandem/tandem.h"
+#define BENCH_NAME "prepare_scale"
+#include "bench_common.h"
 #include "tandem_bench_shaders.h"
 
-#define CHECK(expr)                                                                  \
-  do {                                                                               \
-    tandem_status_t s_ = (expr);                                                     \
-    if (s_ != TANDEM_OK) {                                                           \
-      fprintf(stderr, "prepare_scale: %s: %s\n", #expr, tandem_error_message());     \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                   \
-    }                                                                                \
-  } while (0)
 
 static double now_ms(void) {
   struct timespec ts;

@@ -28,17 +28,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "tandem/tandem.h"
+#define BENCH_NAME "round_trip"
+#include "bench_common.h"
 #include "volk.h"
 
-#define CHECK(expr)                                                                  \
-  do {                                                                               \
-    tandem_status_t s_ = (expr);                                                     \
-    if (s_ != TANDEM_OK) {                                                           \
-      fprintf(stderr, "round_trip: %s: %s\n", #expr, tandem_error_message());        \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                   \
-    }                                                                                \
-  } while (0)
 #define VKCHECK(expr)                                                                \
   do {                                                                               \
     VkResult r_ = (expr);                                                            \
@@ -47,23 +40,6 @@
       exit(1);                                                                       \
     }                                                                                \
   } while (0)
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void on_validation(void *user, tandem_validation_severity_t severity, const char *msg) {
-  (void)user;
-  (void)severity;
-  fprintf(stderr, "round_trip: validation: %s\n", msg);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 enum { WAY_TANDEM, WAY_TANDEM_WAIT, WAY_RAW, WAY_RAW_EMPTY, WAY_ARMED, WAY_COUNT };
 static const char *const way_names[WAY_COUNT] = {"tandem", "tandem-wait", "raw", "raw-empty",

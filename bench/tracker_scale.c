@@ -22,36 +22,11 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "tandem/tandem.h"
+#define BENCH_NAME "tracker_scale"
+#include "bench_common.h"
 
 #define ACCESSES 16u
 #define ROUNDS 2000u
-
-#define CHECK(expr)                                                                  \
-  do {                                                                               \
-    tandem_status_t s_ = (expr);                                                     \
-    if (s_ != TANDEM_OK) {                                                           \
-      fprintf(stderr, "tracker_scale: %s: %s\n", #expr, tandem_error_message());     \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                   \
-    }                                                                                \
-  } while (0)
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void on_validation(void *user, tandem_validation_severity_t severity, const char *msg) {
-  (void)user;
-  (void)severity;
-  fprintf(stderr, "tracker_scale: validation: %s\n", msg);
-}
-
-static int cmp_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
 
 /* Median ns of the submit call with |live| buffers alive. */
 static double measure(tandem_runtime_t *rt, uint32_t live, double *create_us) {
