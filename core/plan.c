@@ -340,7 +340,7 @@ oom:
   if (plan->node_count) {
     tandem__plan_free(plan);
   } else {
-    free(plan->nodes), free(plan->order), free(plan->regions);
+    free(plan->nodes), free(plan->views), free(plan->order), free(plan->regions);
     free(plan->node_region), free(plan->node_pos), free(plan->barrier_prefix);
     memset(plan, 0, sizeof *plan);
   }
