@@ -197,7 +197,6 @@ void tandem_exec_release(tandem_exec_t *exec) {
       busy = true;
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (slot->cover[l] > waits[l]) waits[l] = slot->cover[l];
-      if (slot->npu_horizon > waits[TANDEM_LANE_NPU]) waits[TANDEM_LANE_NPU] = slot->npu_horizon;
     }
     if (!busy) break;
     pthread_mutex_unlock(&rt->mutex);
@@ -389,7 +388,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   memset(slot->lane_values, 0, sizeof slot->lane_values);
   for (uint32_t r = 0; r < plan->region_count; r++)
     slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
-  tandem__slot_set_npu_horizon_locked(rt, gpu, slot);
+  tandem__slot_set_cover_locked(rt, gpu, slot);
   for (uint32_t i = 0; i < exec->access_count; i++) {
     tandem__record_t *rec = &slot->records[i];
     uint32_t r = exec->access_region[i];
@@ -465,9 +464,8 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   pthread_mutex_lock(&rt->mutex);
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
   /* The wait covers the submissions this one depends on (it retires after
-   * them: cover) and the NPU signals its GPU values depend on (npu_horizon). */
+   * them) and the NPU signals its GPU values depend on: its cover. */
   memcpy(values, slot->cover, sizeof values);
-  if (slot->npu_horizon > values[TANDEM_LANE_NPU]) values[TANDEM_LANE_NPU] = slot->npu_horizon;
   pthread_mutex_unlock(&rt->mutex);
   if (in_flight) {
     tandem_status_t s = tandem__runtime_wait(rt, values, timeout_ns);

@@ -94,7 +94,7 @@ struct tandem_runtime {
   /* [mutex] Per in-order GPU queue (tandem__gpu_t.lane_queue): the highest NPU
    * value any work submitted to it so far depends on. Work on one queue runs
    * in submission order, so a later value on it waits for those NPU signals
-   * too (see tandem__slot_t.npu_horizon). */
+   * too (see tandem__slot_t.cover). */
   uint64_t queue_npu_horizon[TANDEM_LANE_COUNT_GPU];
   tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
   tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
@@ -327,21 +327,19 @@ struct tandem__slot {
   bool user_ref;                     /* [mutex] the completion is held by the user */
   tandem_status_t result;            /* [mutex] final result once DONE */
   uint64_t lane_values[TANDEM_LANE_COUNT]; /* [mutex] final value per lane, 0 none */
-  /* [mutex] The highest NPU value this submission's GPU values depend on:
-   * its own NPU regions, the NPU values its regions wait for, its
-   * dependencies' horizons and its queues' (runtime->queue_npu_horizon).
-   * Host waits for its GPU values wait for the NPU lane to have signalled this
-   * far first (tandem__runtime_wait), so a host wait never returns from the
-   * driver while the NPU signal it depends on is still inside
-   * vkSignalSemaphore: Debian 12's validation layer (1.3.239) stalls 10 s and
-   * reports UNASSIGNED-VkSemaphore-state-timeout in that window. */
-  uint64_t npu_horizon;
   tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
   /* [mutex] Per lane, the value a host wait for this submission waits for:
    * its own lane values and, transitively, those of every submission it
    * depends on. A slot retires only after its dependencies (so their
    * failures reach it), so a wait that covered only its own values could
-   * see it finished and still in flight. */
+   * see it finished and still in flight.
+   * cover[NPU] is also the NPU horizon: the highest NPU value its GPU values
+   * depend on (NPU waits of its regions, and earlier work on the same
+   * in-order queue: runtime->queue_npu_horizon). tandem__runtime_wait waits
+   * for the NPU lane first, so a host wait never returns from the driver
+   * while the NPU signal it depends on is still inside vkSignalSemaphore:
+   * Debian 12's validation layer (1.3.239) stalls 10 s and reports
+   * UNASSIGNED-VkSemaphore-state-timeout in that window. */
   uint64_t cover[TANDEM_LANE_COUNT];
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
@@ -417,7 +415,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. With a
  * |dependent| slot, the conflicting slots become its dependencies; without
- * (a host wait), waits[NPU] also covers their npu_horizon. */
+ * (a host wait), waits[] also cover the conflicting slots' cover. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
                                       uint64_t waits[TANDEM_LANE_COUNT],
                                       tandem__slot_t *dependent);
@@ -437,10 +435,9 @@ int tandem__handle_state(const tandem__slot_t *slot);
 tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion);
 tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion,
                                            const char *what, tandem__slot_t **out_slot);
-/* Computes slot->npu_horizon and slot->cover of a slot being committed (its
- * lane values and dependencies set) and raises the horizons of the queues it
- * uses. */
-void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
+/* Computes slot->cover of a slot being committed (its lane values and
+ * dependencies set) and raises the NPU horizons of the queues it uses. */
+void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
                                          tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
 /* Blocks until every lane reached |values| (0 = ignore); records device loss. */

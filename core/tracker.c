@@ -166,13 +166,10 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
     if (r->value > waits[r->lane]) waits[r->lane] = r->value;
     if (dependent) tandem__slot_add_dep_locked(dependent, r->slot);
     /* A host wait covers what the slot waits for to retire (its
-     * dependencies, cover) and the NPU signals its work depends on. */
-    if (!dependent) {
+     * dependencies) and the NPU signals its work depends on: its cover. */
+    if (!dependent)
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (r->slot->cover[l] > waits[l]) waits[l] = r->slot->cover[l];
-      if (r->slot->npu_horizon > waits[TANDEM_LANE_NPU])
-        waits[TANDEM_LANE_NPU] = r->slot->npu_horizon;
-    }
     found = true;
   }
   return found;
@@ -185,31 +182,29 @@ void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on) {
   slot->deps[slot->dep_count++] = (tandem__dep_t){on, on->generation};
 }
 
-void tandem__slot_set_npu_horizon_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
-                                         tandem__slot_t *slot) {
+void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
+                                   tandem__slot_t *slot) {
   const tandem__plan_t *plan = &slot->exec->plan;
-  uint64_t h = slot->lane_values[TANDEM_LANE_NPU];
+  uint64_t *cover = slot->cover;
+  memcpy(cover, slot->lane_values, sizeof slot->cover);
   bool on_queue[TANDEM_LANE_COUNT_GPU] = {false};
   for (uint32_t r = 0; r < plan->region_count; r++) {
-    const tandem__region_submit_t *sub = &slot->submits[r];
-    if (sub->wait_values[TANDEM_LANE_NPU] > h) h = sub->wait_values[TANDEM_LANE_NPU];
+    uint64_t npu_wait = slot->submits[r].wait_values[TANDEM_LANE_NPU];
+    if (npu_wait > cover[TANDEM_LANE_NPU]) cover[TANDEM_LANE_NPU] = npu_wait;
     tandem_lane_t l = plan->regions[r].lane;
     if (l != TANDEM_LANE_NPU) on_queue[gpu->lane_queue[l]] = true;
   }
   /* Dependencies were found under this lock, just now: all in flight. */
   for (uint32_t d = 0; d < slot->dep_count; d++) {
     assert(slot->deps[d].slot->generation == slot->deps[d].generation);
-    if (slot->deps[d].slot->npu_horizon > h) h = slot->deps[d].slot->npu_horizon;
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      if (slot->deps[d].slot->cover[l] > cover[l]) cover[l] = slot->deps[d].slot->cover[l];
   }
   for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++)
-    if (on_queue[q] && rt->queue_npu_horizon[q] > h) h = rt->queue_npu_horizon[q];
+    if (on_queue[q] && rt->queue_npu_horizon[q] > cover[TANDEM_LANE_NPU])
+      cover[TANDEM_LANE_NPU] = rt->queue_npu_horizon[q];
   for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++)
-    if (on_queue[q]) rt->queue_npu_horizon[q] = h;
-  slot->npu_horizon = h;
-  memcpy(slot->cover, slot->lane_values, sizeof slot->cover);
-  for (uint32_t d = 0; d < slot->dep_count; d++)
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-      if (slot->deps[d].slot->cover[l] > slot->cover[l]) slot->cover[l] = slot->deps[d].slot->cover[l];
+    if (on_queue[q]) rt->queue_npu_horizon[q] = cover[TANDEM_LANE_NPU];
 }
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
