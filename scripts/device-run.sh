@@ -9,7 +9,8 @@
 # perf: waits against polling, prepare scale, the round trip's floor and
 # pre-armed batches, the tracker against live buffers; copies: the copies
 # survey alone, at 64 MiB and 256 MiB per direction — `bench` already includes
-# the 64 MiB one)
+# the 64 MiB one; paths: copy engines against a copy kernel on the shader cores,
+# and the barrier survey: the two experiments behind issue 10's unmet targets)
 # Everything is written to a scratch folder and packed into $OUT/results.tgz at
 # the end (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -62,6 +63,11 @@ if [[ $what == *,copies,* ]]; then
     2>&1 | tee "$out/copies.txt" || rc=1
   build-device/tools/tandem bench --only copies --transfer-mib 256 --json "$out/copies-256.json" \
     2>&1 | tee "$out/copies-256.txt" || rc=1
+fi
+if [[ $what == *,paths,* ]]; then
+  build-device/bench/tandem_bench_copy_paths --mib 256 --rounds 30 2>&1 | tee "$out/copy-paths.txt" || rc=1
+  build-device/bench/tandem_bench_copy_paths --mib 64 --rounds 30 2>&1 | tee "$out/copy-paths-64.txt" || rc=1
+  build-device/tools/tandem bench --only barriers 2>&1 | tee "$out/barriers.txt" || rc=1
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \

@@ -9,6 +9,8 @@
  *   chain100        100 read-modify-write dispatches on one range
  *   transfer        upload and download bandwidth (bench_stream.c)
  *   overlap         chunked upload → compute → download vs its ideal
+ *   barriers        the GPU cost of one dependency: memory, buffer and event
+ *                   barriers over 1000-dispatch chains (bench_barriers.c)
  *   copies          raw copies in every host-visible memory type, on each
  *                   queue and split over queues, beside tandem's copies
  *                   (bench_copies.c)
@@ -51,7 +53,7 @@ static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
 static const char *const bench_names[] = {"dispatch", "independent100", "chain100",
                                           "independent1000", "chain1000", "transfer",
-                                          "overlap", "npu-edge", "copies"};
+                                          "overlap", "npu-edge", "copies", "barriers"};
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
 static void usage(FILE *f) {
@@ -81,6 +83,9 @@ static void usage(FILE *f) {
         "                   over queues and regions (GPU timestamps and wall time),\n"
         "                   host memcpy through each mapping, and tandem's copies and\n"
         "                   memory types beside them; --transfer-mib sets the size\n"
+        "  barriers         what one dependency between dispatches costs the GPU: memory,\n"
+        "                   buffer and event (split) barriers over 1000-dispatch chains,\n"
+        "                   raw Vulkan, GPU timestamps (bench_barriers.c)\n"
         "\n"
         "options:\n"
         "  --only NAME      run only the named benchmark\n"
@@ -635,7 +640,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
       if (!known)
         return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
-                         "independent1000, chain1000, transfer, overlap, npu-edge, copies)", v),
+                         "independent1000, chain1000, transfer, overlap, npu-edge, copies, barriers)", v),
                false;
     } else {
       cli_error("bench: unknown option '%s' (see tandem bench --help)", a);
@@ -756,6 +761,7 @@ int cli_bench_main(int argc, char **argv) {
   bench_copies_report_t *copies = calloc(1, sizeof *copies);
   if (!copies) bench_die("out of memory");
   if (selected(&o, "copies")) bench_copies(&o, rt, &raw, copies);
+  if (selected(&o, "barriers")) bench_barriers(&o, &raw, &k.raw_increment);
 
   tandem_kernel_release(k.write);
   tandem_kernel_release(k.increment);

@@ -226,4 +226,10 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f);
 /* The report as the value of a JSON key (an object, no trailing newline). */
 void bench_copies_json(const bench_copies_report_t *r, FILE *f);
 
+/* bench_barriers.c: prints what one dependency between dispatches costs the
+ * GPU by each kind of barrier (raw Vulkan, GPU timestamps); |increment| is
+ * the chain kernel's raw pipeline. Skips (with a line on stderr) without
+ * compute timestamps. */
+void bench_barriers(const bench_options_t *o, raw_t *raw, const raw_kernel_t *increment);
+
 #endif /* TANDEM_TOOLS_BENCH_H_ */
