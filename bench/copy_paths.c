@@ -16,9 +16,13 @@
  * (median of the rounds; wall = submit until the wait returned, gpu = the
  * first region's start to the last region's end by GPU timestamps):
  *   up-engine, down-engine, both-engine    copy nodes (upload / download lane)
- *   up-sm/G, down-sm/G, both-sm/G          the copy kernel with G workgroups of
+ *   up-sm/G, down-sm/G, both-sm/G+G        the copy kernel with G workgroups of
  *                                          256 threads, grid-stride over uvec4s
- *   both-mixed-up-sm, both-mixed-down-sm   one direction each way
+ *                                          (both: two dispatches, one each way)
+ *   both-fused/G                           one dispatch of G workgroups, half
+ *                                          copying up and half down
+ *   both-mixed-up-sm, both-mixed-down-sm   one direction by engine, the other
+ *                                          by the kernel
  * "both" rows move two buffers of the size, one each way, independent, so
  * tandem runs them at once. Before timing, every shader row runs once on
  * zeroed destinations and the bytes are compared with the source (a copy
@@ -47,7 +51,28 @@ static const char copy_glsl[] =
     "  for (uint i = gl_GlobalInvocationID.x; i < p.count; i += stride) d[i] = s[i];\n"
     "}\n";
 
-enum { MAX_ROWS = 32 };
+/* Both directions in one dispatch: the first |split| workgroups copy up, the
+ * rest down, so the two always run at once whatever the scheduler does with
+ * two dispatches. */
+static const char fused_glsl[] =
+    "#version 450\n"
+    "layout(local_size_x = 256) in;\n"
+    "layout(set = 0, binding = 0, std430) readonly buffer A { uvec4 a[]; };\n"
+    "layout(set = 0, binding = 1, std430) writeonly buffer B { uvec4 b[]; };\n"
+    "layout(set = 0, binding = 2, std430) readonly buffer C { uvec4 c[]; };\n"
+    "layout(set = 0, binding = 3, std430) writeonly buffer D { uvec4 d[]; };\n"
+    "layout(push_constant) uniform P { uint count; uint split; } p;\n"
+    "void main() {\n"
+    "  bool up = gl_WorkGroupID.x < p.split;\n"
+    "  uint groups = up ? p.split : gl_NumWorkGroups.x - p.split;\n"
+    "  uint first = (up ? gl_WorkGroupID.x : gl_WorkGroupID.x - p.split) * 256u;\n"
+    "  uint stride = groups * 256u;\n"
+    "  for (uint i = first + gl_LocalInvocationID.x; i < p.count; i += stride) {\n"
+    "    if (up) b[i] = a[i]; else d[i] = c[i];\n"
+    "  }\n"
+    "}\n";
+
+enum { MAX_ROWS = 40 };
 typedef struct row {
   char name[40];
   tandem_exec_t *exec;
@@ -57,7 +82,7 @@ typedef struct row {
 
 typedef struct ctx {
   tandem_runtime_t *rt;
-  tandem_kernel_t *copy;
+  tandem_kernel_t *copy, *fused;
   uint64_t size;
   tandem_buffer_t *host_up, *dev_up, *dev_down, *host_down, *check;
 } ctx_t;
@@ -75,18 +100,33 @@ static void add_sm(ctx_t *c, tandem_graph_t *g, tandem_buffer_t *src, tandem_buf
   CHECK(tandem_graph_add_dispatch_node(g, &d, NULL));
 }
 
+static void add_fused(ctx_t *c, tandem_graph_t *g, uint32_t groups) {
+  tandem_view_t views[4] = {tandem_buffer_whole(c->host_up), tandem_buffer_whole(c->dev_up),
+                            tandem_buffer_whole(c->dev_down), tandem_buffer_whole(c->host_down)};
+  uint32_t push[2] = {(uint32_t)(c->size / 16), groups / 2};
+  tandem_dispatch_desc_t d = {.kernel = c->fused,
+                              .views = views,
+                              .view_count = 4,
+                              .push_constants = push,
+                              .push_constant_bytes = sizeof push,
+                              .workgroups = {groups, 1, 1}};
+  CHECK(tandem_graph_add_dispatch_node(g, &d, NULL));
+}
+
 static void add_engine(ctx_t *c, tandem_graph_t *g, tandem_buffer_t *src, tandem_buffer_t *dst) {
   (void)c;
   CHECK(tandem_graph_add_copy(g, tandem_buffer_whole(src), tandem_buffer_whole(dst),
                               TANDEM_LANE_AUTO));
 }
 
-/* up: 0 none, 1 engine, 2 shader; the same for down. */
+/* up: 0 none, 1 engine, 2 shader, 3 both in one fused dispatch (down
+ * ignored); the same for down. */
 static void make_row(ctx_t *c, row_t *r, const char *name, int up, int down, uint32_t groups) {
   tandem_graph_t *g;
   CHECK(tandem_graph_create(c->rt, &g));
   if (up == 1) add_engine(c, g, c->host_up, c->dev_up);
   if (up == 2) add_sm(c, g, c->host_up, c->dev_up, groups);
+  if (up == 3) add_fused(c, g, groups), down = 3;
   if (down == 1) add_engine(c, g, c->dev_down, c->host_down);
   if (down == 2) add_sm(c, g, c->dev_down, c->host_down, groups);
   CHECK(tandem_graph_prepare(g, &r->exec));
@@ -206,6 +246,13 @@ int main(int argc, char **argv) {
                              .binding_count = 2,
                              .push_constant_bytes = 4};
   CHECK(tandem_kernel_create(c.rt, &kd, &c.copy));
+  tandem_binding_contract_t fb[4] = {b[0], b[1], b[0], b[1]};
+  tandem_kernel_desc_t fd = {.name = "copy_both_uvec4",
+                             .glsl_source = fused_glsl,
+                             .bindings = fb,
+                             .binding_count = 4,
+                             .push_constant_bytes = 8};
+  CHECK(tandem_kernel_create(c.rt, &fd, &c.fused));
   CHECK(tandem_buffer_create(c.rt, c.size, TANDEM_PLACEMENT_HOST_VISIBLE, &c.host_up));
   CHECK(tandem_buffer_create(c.rt, c.size, TANDEM_PLACEMENT_GPU_LOCAL, &c.dev_up));
   CHECK(tandem_buffer_create(c.rt, c.size, TANDEM_PLACEMENT_GPU_LOCAL, &c.dev_down));
@@ -228,26 +275,38 @@ int main(int argc, char **argv) {
          info.name, info.driver_name, info.driver_info, (unsigned long long)mib, rounds,
          mem.memory_type);
 
-  static const uint32_t groups[] = {264, 1056, 4224};
+  static const uint32_t one_way[] = {264, 1056};
+  static const uint32_t both[] = {132, 264, 528, 1056};
+  static const uint32_t fused[] = {132, 264, 528, 1056, 4224};
   row_t rows[MAX_ROWS];
   int n = 0, shader_up[MAX_ROWS], shader_down[MAX_ROWS];
   memset(rows, 0, sizeof rows);
-  make_row(&c, &rows[n], "up-engine", 1, 0, 0), shader_up[n] = shader_down[n] = 0, n++;
-  make_row(&c, &rows[n], "down-engine", 0, 1, 0), shader_up[n] = shader_down[n] = 0, n++;
-  make_row(&c, &rows[n], "both-engine", 1, 1, 0), shader_up[n] = shader_down[n] = 0, n++;
-  for (size_t k = 0; k < sizeof groups / sizeof *groups; k++) {
-    char name[40];
-    snprintf(name, sizeof name, "up-sm/%u", groups[k]);
-    make_row(&c, &rows[n], name, 2, 0, groups[k]), shader_up[n] = 1, shader_down[n] = 0, n++;
-    snprintf(name, sizeof name, "down-sm/%u", groups[k]);
-    make_row(&c, &rows[n], name, 0, 2, groups[k]), shader_up[n] = 0, shader_down[n] = 1, n++;
-    snprintf(name, sizeof name, "both-sm/%u", groups[k]);
-    make_row(&c, &rows[n], name, 2, 2, groups[k]), shader_up[n] = shader_down[n] = 1, n++;
+#define ROW(name_, up_, down_, groups_, sup_, sdown_)                     \
+  do {                                                                    \
+    make_row(&c, &rows[n], name_, up_, down_, groups_);                   \
+    shader_up[n] = sup_, shader_down[n] = sdown_, n++;                    \
+  } while (0)
+  char name[40];
+  ROW("up-engine", 1, 0, 0, 0, 0);
+  ROW("down-engine", 0, 1, 0, 0, 0);
+  ROW("both-engine", 1, 1, 0, 0, 0);
+  for (size_t k = 0; k < sizeof one_way / sizeof *one_way; k++) {
+    snprintf(name, sizeof name, "up-sm/%u", one_way[k]);
+    ROW(name, 2, 0, one_way[k], 1, 0);
+    snprintf(name, sizeof name, "down-sm/%u", one_way[k]);
+    ROW(name, 0, 2, one_way[k], 0, 1);
   }
-  make_row(&c, &rows[n], "both-mixed-up-sm", 2, 1, 1056), shader_up[n] = 1, shader_down[n] = 0,
-      n++;
-  make_row(&c, &rows[n], "both-mixed-down-sm", 1, 2, 1056), shader_up[n] = 0,
-      shader_down[n] = 1, n++;
+  for (size_t k = 0; k < sizeof both / sizeof *both; k++) {
+    snprintf(name, sizeof name, "both-sm/%u+%u", both[k], both[k]);
+    ROW(name, 2, 2, both[k], 1, 1);
+  }
+  for (size_t k = 0; k < sizeof fused / sizeof *fused; k++) {
+    snprintf(name, sizeof name, "both-fused/%u", fused[k]);
+    ROW(name, 3, 3, fused[k], 1, 1);
+  }
+  ROW("both-mixed-up-sm", 2, 1, 264, 1, 0);
+  ROW("both-mixed-down-sm", 1, 2, 264, 0, 1);
+#undef ROW
 
   int rc = 0;
   for (int i = 0; i < n; i++)
@@ -291,6 +350,7 @@ int main(int argc, char **argv) {
   tandem_buffer_release(c.host_down);
   tandem_buffer_release(c.check);
   tandem_kernel_release(c.copy);
+  tandem_kernel_release(c.fused);
   tandem_runtime_destroy(c.rt);
   return rc;
 }
