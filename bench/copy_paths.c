@@ -28,7 +28,10 @@
  * zeroed destinations and the bytes are compared with the source (a copy
  * that is fast because it copies nothing would be a wrong number).
  *
- *   build/bench/tandem_bench_copy_paths [--mib N] [--rounds R]   (256, 30)
+ *   build/bench/tandem_bench_copy_paths [--mib N] [--rounds R] [--spin-us U]
+ *        (256 MiB, 30 rounds, the runtime's default wait spin)
+ * Beside wall and GPU time it prints "start" (submit until the GPU started)
+ * and "tail" (the GPU's end until tandem saw it finished: what the wait adds).
  *   build/bench/tandem_bench_copy_paths --smoke   (CTest: 1 MiB, 3 rounds,
  *        validation layer on; any validation message or wrong byte fails)
  */
@@ -77,7 +80,7 @@ typedef struct row {
   char name[40];
   tandem_exec_t *exec;
   uint64_t bytes; /* moved per run */
-  uint64_t *wall, *gpu;
+  uint64_t *wall, *gpu, *start, *tail;
 } row_t;
 
 typedef struct ctx {
@@ -135,7 +138,11 @@ static void make_row(ctx_t *c, row_t *r, const char *name, int up, int down, uin
   r->bytes = c->size * (uint64_t)((up != 0) + (down != 0));
 }
 
-static void run_graph(tandem_exec_t *e, uint64_t *wall, uint64_t *gpu) {
+/* wall: submit call until the wait returned; gpu: first region start to
+ * last region end; start: submit until the GPU started; tail: the GPU's end
+ * until tandem saw it finished (what the wait adds). */
+static void run_graph(tandem_exec_t *e, uint64_t *wall, uint64_t *gpu, uint64_t *start,
+                      uint64_t *tail) {
   tandem_completion_t *done;
   uint64_t t0 = now_ns();
   CHECK(tandem_exec_submit(e, &done));
@@ -146,12 +153,15 @@ static void run_graph(tandem_exec_t *e, uint64_t *wall, uint64_t *gpu) {
   tandem_completion_release(done);
   if (wall) *wall = t1 - t0;
   if (gpu) *gpu = prof.gpu_times_valid ? prof.execution_ns : 0;
+  if (start) *start = prof.gpu_times_valid ? prof.queue_ns : 0;
+  uint64_t end = prof.host_submit_ns + prof.queue_ns + prof.execution_ns;
+  if (tail) *tail = prof.gpu_times_valid && prof.host_observed_ns > end ? prof.host_observed_ns - end : 0;
 }
 
 static void run_once(ctx_t *c, tandem_graph_t *g) {
   tandem_exec_t *e;
   CHECK(tandem_graph_prepare(g, &e));
-  run_graph(e, NULL, NULL);
+  run_graph(e, NULL, NULL, NULL, NULL);
   tandem_exec_release(e);
   (void)c;
 }
@@ -185,7 +195,7 @@ static bool check_row(ctx_t *c, row_t *r, int up, int down) {
   CHECK(tandem_graph_add_fill(g, tandem_buffer_whole(c->host_down), 0, TANDEM_LANE_AUTO));
   run_once(c, g);
   tandem_graph_release(g);
-  run_graph(r->exec, NULL, NULL);
+  run_graph(r->exec, NULL, NULL, NULL, NULL);
   bool ok = true;
   if (up) {
     CHECK(tandem_graph_create(c->rt, &g));
@@ -214,12 +224,14 @@ int main(int argc, char **argv) {
   uint64_t mib = 256;
   int rounds = 30;
   bool smoke = false;
+  int spin_us = -1; /* -1: the runtime's default */
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--smoke") == 0) smoke = true;
     else if (strcmp(argv[i], "--mib") == 0 && i + 1 < argc) mib = strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--spin-us") == 0 && i + 1 < argc) spin_us = atoi(argv[++i]);
     else {
-      fprintf(stderr, "usage: %s [--mib N] [--rounds R] | --smoke\n", argv[0]);
+      fprintf(stderr, "usage: %s [--mib N] [--rounds R] [--spin-us U] | --smoke\n", argv[0]);
       return 2;
     }
   }
@@ -232,6 +244,7 @@ int main(int argc, char **argv) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
   o.gpu_timestamps = true;
+  if (spin_us >= 0) o.wait_spin_us = (uint32_t)spin_us;
   o.validation = smoke;
   o.validation_callback = on_validation;
   CHECK(tandem_runtime_create(&o, &c.rt));
@@ -315,22 +328,27 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; i++) {
     rows[i].wall = calloc((size_t)rounds, sizeof(uint64_t));
     rows[i].gpu = calloc((size_t)rounds, sizeof(uint64_t));
-    if (!rows[i].wall || !rows[i].gpu) {
+    rows[i].start = calloc((size_t)rounds, sizeof(uint64_t));
+    rows[i].tail = calloc((size_t)rounds, sizeof(uint64_t));
+    if (!rows[i].wall || !rows[i].gpu || !rows[i].start || !rows[i].tail) {
       fprintf(stderr, "copy_paths: out of memory\n");
       return 1;
     }
-    run_graph(rows[i].exec, NULL, NULL); /* warm-up */
+    run_graph(rows[i].exec, NULL, NULL, NULL, NULL); /* warm-up */
   }
   for (int round = 0; round < rounds; round++)
     for (int k = 0; k < n; k++) {
       int i = (round + k) % n;
-      run_graph(rows[i].exec, &rows[i].wall[round], &rows[i].gpu[round]);
+      run_graph(rows[i].exec, &rows[i].wall[round], &rows[i].gpu[round], &rows[i].start[round],
+                &rows[i].tail[round]);
     }
-  printf("%-22s %12s %10s %12s %10s\n", "row", "wall us", "GB/s", "gpu us", "GB/s");
+  printf("%-22s %10s %8s %10s %8s %9s %9s\n", "row", "wall us", "GB/s", "gpu us", "GB/s",
+         "start us", "tail us");
   for (int i = 0; i < n; i++) {
     double w = median_of(rows[i].wall, rounds), gp = median_of(rows[i].gpu, rounds);
-    printf("%-22s %12.1f %10.2f %12.1f %10.2f\n", rows[i].name, w / 1e3,
-           (double)rows[i].bytes / w, gp / 1e3, gp > 0 ? (double)rows[i].bytes / gp : 0.0);
+    printf("%-22s %10.1f %8.2f %10.1f %8.2f %9.1f %9.1f\n", rows[i].name, w / 1e3,
+           (double)rows[i].bytes / w, gp / 1e3, gp > 0 ? (double)rows[i].bytes / gp : 0.0,
+           median_of(rows[i].start, rounds) / 1e3, median_of(rows[i].tail, rounds) / 1e3);
   }
   printf("reference (issue 10, CUDA pinned memcpy on this machine): 55.0 GB/s one way, "
          "both ways at once 2 x 64 MiB in 1336-1460 us (92-100 GB/s)\n");
@@ -343,6 +361,8 @@ int main(int argc, char **argv) {
     tandem_exec_release(rows[i].exec);
     free(rows[i].wall);
     free(rows[i].gpu);
+    free(rows[i].start);
+    free(rows[i].tail);
   }
   tandem_buffer_release(c.host_up);
   tandem_buffer_release(c.dev_up);
