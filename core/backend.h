@@ -20,7 +20,87 @@
 #include "tandem/tandem_testing.h"
 
 typedef struct tandem__gpu tandem__gpu_t;
-typedef struct tandem__plan tandem__plan_t;
+
+/*--------------------------------------------------------------------------
+ * The command interface: how core records a prepared program.
+ *
+ * Core walks its plan (core/record.c) and hands a backend one region of one
+ * slot at a time as a list of commands: fill, copy, dispatch, and the
+ * barriers between them, each with its scope already computed. Core decides
+ * the order, the regions, where barriers go and what they cover, and the
+ * timeline values a region waits for and signals (program_submit); a backend
+ * decides only the native objects and calls that carry them out. A backend
+ * never sees core's plan or node layouts.
+ *
+ * Commands are numbered across the program (|id|, 0 .. command_count-1,
+ * stable for the program's life: the plan's node index); descriptors and
+ * similar per-command native state hang off that number. A new kind of
+ * command (say, one a user's callback records into the backend's native
+ * command buffer) is a new record_* entry and a case in core/record.c; a
+ * command whose contents the backend cannot see must make it forget what it
+ * believed bound, and take TANDEM__WORK_ALL in the barriers around it.
+ *--------------------------------------------------------------------------*/
+
+/* Kinds of GPU work: a barrier's source and destination scopes are sets of
+ * them. Core derives them from the commands on either side of the barrier. */
+enum {
+  TANDEM__WORK_COMPUTE = 1u << 0,  /* dispatches: shader storage reads and writes */
+  TANDEM__WORK_TRANSFER = 1u << 1, /* fills and copies */
+  /* An indirect dispatch reading its workgroup counts (a destination kind
+   * only: on a device it is a stage of its own, and naming it costs, so core
+   * names it only when an indirect dispatch is in the barrier's destination). */
+  TANDEM__WORK_INDIRECT = 1u << 2,
+  TANDEM__WORK_ALL = TANDEM__WORK_COMPUTE | TANDEM__WORK_TRANSFER | TANDEM__WORK_INDIRECT,
+};
+
+/* One storage binding of a dispatch: |range| bytes of |buffer| (a backend
+ * buffer native) from |offset| — the contract's bytes, all the kernel sees. */
+typedef struct tandem__binding {
+  void *buffer;
+  uint64_t offset, range;
+} tandem__binding_t;
+
+typedef struct tandem__cmd_fill {
+  uint32_t id;
+  void *buffer;
+  uint64_t offset, length;
+  uint32_t pattern;
+} tandem__cmd_fill_t;
+
+typedef struct tandem__cmd_copy {
+  uint32_t id;
+  void *src, *dst;
+  uint64_t src_offset, dst_offset, bytes;
+} tandem__cmd_copy_t;
+
+typedef struct tandem__cmd_dispatch {
+  uint32_t id;
+  void *kernel; /* the kernel's native (kernel_create) */
+  const tandem__binding_t *bindings;
+  uint32_t binding_count; /* the program description's for this id */
+  const void *push;
+  uint32_t push_bytes;
+  uint32_t workgroups[3]; /* direct dispatch */
+  void *indirect;         /* buffer native holding the counts, or NULL: direct */
+  uint64_t indirect_offset;
+} tandem__cmd_dispatch_t;
+
+/* What a command id needs made once per slot: a dispatch's kernel and its
+ * binding count (kernel NULL for every other command). */
+typedef struct tandem__program_command {
+  void *kernel;
+  uint32_t binding_count;
+} tandem__program_command_t;
+
+/* A prepared program as a backend sees it (program_create). */
+typedef struct tandem__program_desc {
+  uint32_t slot_count;
+  uint32_t region_count;
+  const tandem_lane_t *region_lane;  /* [region]; NPU regions are never recorded */
+  const uint32_t *region_commands;   /* [region]: its commands, barriers not counted */
+  uint32_t command_count;
+  const tandem__program_command_t *commands; /* [id] */
+} tandem__program_desc_t;
 
 /* One region's submission: which prepared region, and the values it waits for
  * on each lane (0 = no wait) and signals on its own lane. */
@@ -61,17 +141,35 @@ typedef struct tandem__gpu_vtable {
                                    const char *name, void **out_native);
   void (*kernel_destroy)(tandem__gpu_t *gpu, void *native);
 
-  /* Records |plan| once per slot (command buffers, descriptors). */
-  tandem_status_t (*program_create)(tandem__gpu_t *gpu, const tandem__plan_t *plan,
-                                    uint32_t slot_count, void **out_native);
+  /* Makes the native objects of a prepared program (|desc|, below): per
+   * slot, a command buffer per GPU region and descriptors per dispatch.
+   * Records nothing: core records every GPU region of every slot right after
+   * (core/record.c). |desc| and its arrays are the caller's; copy what is
+   * kept. */
+  tandem_status_t (*program_create)(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,
+                                    void **out_native);
   /* Only called when no slot of the program is in flight. */
   void (*program_destroy)(tandem__gpu_t *gpu, void *native);
-  /* Records GPU region |region| of slot |slot| again from |plan|'s current
-   * node parameters (descriptor sets and command buffer). Only called while
-   * that slot is not in flight, under runtime->mutex. Allocates nothing of
-   * tandem's own. */
-  tandem_status_t (*program_record)(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
-                                    uint32_t slot, uint32_t region);
+
+  /* Recording one GPU region of one slot, command by command (core/record.c
+   * decides every command, its order and every barrier's scope; see "The
+   * command interface" above). Only called while that slot is not in flight:
+   * at prepare before the program is shared, later under runtime->mutex, so
+   * one program records one region at a time and may keep the recording's
+   * state in itself. Sequence: record_begin; record_bindings for every
+   * dispatch of the region (before any command); the commands in order;
+   * record_end. After a record_begin that succeeded core always calls
+   * record_end; the commands cannot fail (a backend that meets a failure
+   * between them reports it from record_end). Allocates nothing of
+   * tandem's own: re-recording happens at submit. */
+  tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                  uint32_t region);
+  void (*record_bindings)(tandem__gpu_t *gpu, void *native, const tandem__cmd_dispatch_t *cmd);
+  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t src_work, uint32_t dst_work);
+  void (*record_fill)(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);
+  void (*record_copy)(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);
+  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, const tandem__cmd_dispatch_t *cmd);
+  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must
    * not allocate. Marks each region it handed to a queue |submitted|: after
@@ -148,6 +246,7 @@ struct tandem__gpu {
   uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
   uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount (also in info) */
   uint32_t max_workgroup_subgroups; /* maxComputeWorkgroupSubgroups */
+  uint64_t max_storage_range; /* the most bytes one binding may cover (maxStorageBufferRange) */
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
   bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */
@@ -163,6 +262,10 @@ struct tandem__gpu {
    * (lavapipe has a single queue; the H200 one per lane). */
   uint8_t lane_queue[TANDEM_LANE_COUNT_GPU];
 };
+
+/* core/trace.c: CLOCK_MONOTONIC in ns, the clock every time tandem reports is
+ * on (backends convert device timestamps to it). */
+uint64_t tandem__now_ns(void);
 
 /* A GPU backend as core knows it: how many devices it sees, the description
  * of one, and opening one for a runtime. Core never names a backend's

@@ -104,7 +104,7 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
       }
     }
     exec->access_count = a;
-    s = gpu->vtable->program_create(gpu, plan, exec->slot_count, &exec->native);
+    s = tandem__program_create(gpu, plan, exec->slot_count, &exec->native);
     /* NPU runs: one run handle per slot and node, every argument set now. */
     tandem__npu_t *npu = atomic_load(&rt->npu);
     for (uint32_t k = 0; s == TANDEM_OK && k < exec->slot_count; k++) {
@@ -367,7 +367,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
         *held = node->views[v];
       }
     }
-    s = gpu->vtable->program_record(gpu, exec->native, plan, slot->index, r);
+    s = tandem__record_region(gpu, exec->native, plan, slot->index, r);
     if (s != TANDEM_OK) goto out; /* the version stays old: recorded again next time */
     slot->region_version[r] = exec->region_version[r];
   }

@@ -244,6 +244,8 @@ struct tandem_graph {
   uint64_t view_total;                        /* sum of the nodes' view_count */
 };
 
+typedef struct tandem__plan tandem__plan_t;
+
 /* A prepared region: consecutive nodes of one lane (in order[]), the regions
  * of this graph it must wait for (latest per lane, -1 none). */
 typedef struct tandem__region {
@@ -252,10 +254,10 @@ typedef struct tandem__region {
   int32_t wait_region[TANDEM_LANE_COUNT];
 } tandem__region_t;
 
-/* What prepare computed; shared with the backend for recording. In an
- * executable, the dispatch parameters of |nodes| (views, push constants,
- * workgroups) are the current ones, changed by tandem_exec_set_* under
- * runtime->mutex; backends read them while recording under the same lock. */
+/* What prepare computed; core/record.c walks it to record (backends never see
+ * it). In an executable, the dispatch parameters of |nodes| (views, push
+ * constants, workgroups) are the current ones, changed by tandem_exec_set_*
+ * under runtime->mutex; recording reads them under the same lock. */
 struct tandem__plan {
   tandem__node_t *nodes; /* copies, retaining buffers and kernels */
   uint32_t node_count;
@@ -267,6 +269,16 @@ struct tandem__plan {
   uint32_t *node_pos;        /* position of each node in order[] */
   uint32_t *barrier_prefix;  /* per order[] position: barriers at or before it */
 };
+
+/* record.c: makes |plan|'s program on |gpu| from a description of it (no plan
+ * layout crosses to the backend) and records every GPU region of every slot. */
+tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                       uint32_t slot_count, void **out_native);
+/* record.c: records GPU region |region| of slot |slot| again from |plan|'s
+ * current node parameters, command by command (core/backend.h). Only while
+ * that slot is not in flight, under runtime->mutex. Allocates nothing. */
+tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
+                                      uint32_t slot, uint32_t region);
 
 /* True when the prepared |plan| orders node |a| before node |b| (a < b in
  * record order): a barrier between them in one region, or a chain of
@@ -397,7 +409,6 @@ struct tandem_trace {
   uint64_t written;             /* events ever written; index = written % capacity */
 };
 
-uint64_t tandem__now_ns(void);
 /* Fills |out| (2 per region) with the times of |slot|'s last run: GPU
  * timestamps (when the backend has them) and the NPU lane's host times.
  * Returns whether GPU times were available. */

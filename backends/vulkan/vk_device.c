@@ -545,7 +545,13 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .kernel_destroy = tandem_vk_kernel_destroy,
     .program_create = tandem_vk_program_create,
     .program_destroy = tandem_vk_program_destroy,
-    .program_record = tandem_vk_program_record,
+    .record_begin = tandem_vk_record_begin,
+    .record_bindings = tandem_vk_record_bindings,
+    .record_barrier = tandem_vk_record_barrier,
+    .record_fill = tandem_vk_record_fill,
+    .record_copy = tandem_vk_record_copy,
+    .record_dispatch = tandem_vk_record_dispatch,
+    .record_end = tandem_vk_record_end,
     .program_submit = tandem_vk_program_submit,
     .program_timestamps = tandem_vk_program_timestamps,
     .wait = tandem_vk_wait,
@@ -678,7 +684,7 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
   vkGetPhysicalDeviceProperties2(g->physical, &pp13);
   g->base.max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
   g->max_buffer_size = p13.maxBufferSize;
-  g->max_storage_range = props.limits.maxStorageBufferRange;
+  g->base.max_storage_range = props.limits.maxStorageBufferRange;
   vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
 
   uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;

@@ -74,7 +74,6 @@ typedef struct tandem_vk_gpu {
    * Blocking waits do not take it; core waits for the NPU first instead
    * (tandem__slot_t.npu_horizon). Costs one uncontended lock per read. */
   pthread_mutex_t signal_mutex;
-  VkDeviceSize max_storage_range;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
   /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
@@ -160,12 +159,20 @@ typedef struct tandem_vk_kernel {
 } tandem_vk_kernel_t;
 
 /* vk_submit.c */
-tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
-                                         uint32_t slot_count, void **out_native);
+tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,
+                                         void **out_native);
 void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
-tandem_status_t tandem_vk_program_record(tandem__gpu_t *gpu, void *native,
-                                         const tandem__plan_t *plan, uint32_t slot,
-                                         uint32_t region);
+tandem_status_t tandem_vk_record_begin(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                       uint32_t region);
+void tandem_vk_record_bindings(tandem__gpu_t *gpu, void *native,
+                               const tandem__cmd_dispatch_t *cmd);
+void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t src_work,
+                              uint32_t dst_work);
+void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);
+void tandem_vk_record_copy(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);
+void tandem_vk_record_dispatch(tandem__gpu_t *gpu, void *native,
+                               const tandem__cmd_dispatch_t *cmd);
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          tandem__region_submit_t *regions,
                                          uint32_t region_count);

@@ -3,26 +3,63 @@
  * vk_submit.c — prepared programs: command buffers recorded once per slot and
  * region, submitted with timeline waits and signals; waiting and polling.
  *
+ * Recording is core's command interface (core/backend.h): core/record.c
+ * walks the plan and calls record_begin / record_bindings / record_barrier /
+ * record_fill / record_copy / record_dispatch / record_end with every
+ * decision made (order, barriers and their scopes); this file only turns
+ * each call into Vulkan commands and descriptor writes. It never sees core's
+ * plan or node layouts.
+ *
  * Everything a submission needs (VkSubmitInfo2, semaphore and command-buffer
  * infos, descriptor sets) is allocated at program creation, one set per slot;
  * submit only writes values into them, so replay allocates nothing. A region
  * whose nodes' parameters changed (tandem_exec_set_*) is re-recorded into the
  * submitting slot's own command buffer and descriptor sets, which no running
- * work uses (program_record). Consecutive regions
+ * work uses. Consecutive regions
  * that land on one VkQueue go to the driver in one vkQueueSubmit2 call.
  * Command pools are externally synchronised, including while recording into
  * their command buffers: recording holds the lane's pool_mutex.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
-#include "core/internal.h"
+
+/* Descriptor writes go to the driver in batches of up to this many (one call
+ * per node cost a driver entry per dispatch at prepare). */
+enum { TANDEM_VK_WRITE_BATCH = 128 };
+_Static_assert(TANDEM_VK_WRITE_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch's writes fit one batch");
+
+/* The recording in progress of one region of one slot (core/backend.h: a
+ * program records one region at a time, between record_begin and
+ * record_end, so this lives in the program and recording allocates
+ * nothing). |cb| is non-NULL exactly while recording, and the lane's
+ * pool_mutex is held for that whole time (pools are externally
+ * synchronised while their buffers record). */
+typedef struct tandem_vk_recording {
+  VkCommandBuffer cb;
+  tandem_vk_lane_t *lane;
+  uint32_t at;               /* slot * region_count + region */
+  VkDescriptorSet *sets;     /* the slot's sets, by command id */
+  /* State carried from command to command: the compute pipeline bound so
+   * far (state persists across barriers, fills and copies, so a run of
+   * dispatches of one kernel binds it once, as hand-written Vulkan would),
+   * and the kernel and bindings of the descriptor set bound. */
+  VkPipeline bound;
+  const tandem_vk_kernel_t *set_kernel; /* NULL: no set bound yet */
+  uint32_t set_binding_count;
+  tandem__binding_t set_bindings[TANDEM_MAX_BINDINGS];
+  /* Descriptor writes not yet handed to the driver (record_bindings). */
+  uint32_t pending;
+  VkDescriptorBufferInfo infos[TANDEM_VK_WRITE_BATCH];
+  VkWriteDescriptorSet writes[TANDEM_VK_WRITE_BATCH];
+} tandem_vk_recording_t;
 
 typedef struct tandem_vk_program {
-  uint32_t slot_count, region_count, node_count;
+  uint32_t slot_count, region_count, command_count;
   VkDescriptorPool descriptor_pool;
-  VkDescriptorSet *sets;               /* [slot * node_count + node], NULL for non-dispatch */
+  VkDescriptorSet *sets;               /* [slot * command_count + id], NULL for non-dispatch */
   VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
   VkCommandBuffer *cbs;                /* [slot * region_count + region] */
   tandem_lane_t *region_lane;          /* [region] */
@@ -30,12 +67,14 @@ typedef struct tandem_vk_program {
   VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * lanes] */
   VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
+  tandem_vk_recording_t rec;
 } tandem_vk_program_t;
 
 void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   if (!p) return;
+  assert(!p->rec.cb); /* no recording left open (core pairs begin and end) */
   if (p->cbs) {
     for (uint32_t s = 0; s < p->slot_count; s++) {
       for (uint32_t r = 0; r < p->region_count; r++) {
@@ -60,196 +99,197 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p);
 }
 
-/* What recording one region's command buffer carries from node to node:
- * the compute pipeline bound so far (state persists across barriers, fills
- * and copies, so a run of dispatches of one kernel binds it once, as
- * hand-written Vulkan would), and which kinds of work ran since the last
- * barrier (the barrier waits for those stages only). */
-typedef struct tandem_vk_record_state {
-  VkPipeline bound;
-  const tandem__node_t *bound_set_of; /* the dispatch whose descriptor set is bound */
-  bool compute_since, transfer_since;
-  bool compute_until, transfer_until; /* kinds from this barrier to the next */
-} tandem_vk_record_state_t;
+/* Hands the pending descriptor writes to the driver. Every command calls it
+ * first: a set must be written before a command binds it. */
+static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *rec) {
+  if (!rec->pending) return;
+  g->vk.vkUpdateDescriptorSets(g->device, rec->pending, rec->writes, 0, NULL);
+  rec->pending = 0;
+}
 
-/* Records one node. A barrier before it is as narrow as the work allows:
- * source = the stages of the work since the previous barrier, destination =
- * the stages of the work from here to the next barrier. The plan relies on a
- * barrier ordering everything before it against everything after it
- * (core/plan.c); these scopes keep that true through chains of barriers,
- * because each barrier's source is exactly the previous one's destination.
- * A dispatch-to-dispatch chain gets the compute-to-compute barrier raw Vulkan
- * would use. */
-static void tandem_vk_record_node(tandem_vk_gpu_t *g, const tandem_vk_lane_t *lane,
-                                  VkCommandBuffer cb, const tandem__node_t *node,
-                                  VkDescriptorSet set, tandem_vk_record_state_t *st) {
-  VkPipeline *bound = &st->bound;
-  bool dispatch = node->kind == TANDEM__NODE_DISPATCH;
-  if (node->barrier_before) {
-    VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
-                           .srcStageMask = lane->stages,
-                           .srcAccessMask = lane->src_access,
-                           .dstStageMask = lane->stages,
-                           .dstAccessMask = lane->dst_access};
-    if (st->compute_since || st->transfer_since) {
-      mb.srcStageMask = mb.srcAccessMask = 0;
-      if (st->compute_since) {
-        mb.srcStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-        mb.srcAccessMask |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      }
-      if (st->transfer_since) {
-        mb.srcStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-        mb.srcAccessMask |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
-      }
-      mb.dstStageMask = mb.dstAccessMask = 0;
-      if (st->compute_until) {
-        mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-        mb.dstAccessMask |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      }
-      if (st->transfer_until) {
-        mb.dstStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
-        mb.dstAccessMask |= VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-      }
-    }
-    st->compute_since = st->transfer_since = false;
-    /* An indirect dispatch reads its counts at DRAW_INDIRECT. Only then is
-     * that stage named: a barrier that names it waits for the command
-     * front-end too (bench/NOTES.md: chain100 on the H200). */
-    if (node->kind == TANDEM__NODE_DISPATCH && node->indirect.buffer) {
-      mb.dstStageMask |= VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
-      mb.dstAccessMask |= VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
-    }
-    VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
-                            .memoryBarrierCount = 1,
-                            .pMemoryBarriers = &mb};
-    g->vk.vkCmdPipelineBarrier2(cb, &dep);
+tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32_t slot,
+                                       uint32_t region) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_program_t *p = native;
+  tandem_vk_recording_t *rec = &p->rec;
+  assert(!rec->cb && p->region_lane[region] != TANDEM_LANE_NPU);
+  tandem_vk_lane_t *lane = &g->lanes[p->region_lane[region]];
+  uint32_t at = slot * p->region_count + region;
+  pthread_mutex_lock(&lane->pool_mutex);
+  /* The slot is not in flight (its last run retired), so neither its sets
+   * nor its command buffer are in use. Begin resets a recorded buffer (the
+   * pool has RESET_COMMAND_BUFFER). */
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  VkResult vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
+  if (vr < 0) {
+    pthread_mutex_unlock(&lane->pool_mutex);
+    return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
   }
-  if (dispatch) st->compute_since = true;
-  else if (node->kind != TANDEM__NODE_NPU_RUN) st->transfer_since = true;
-  switch (node->kind) {
-    case TANDEM__NODE_FILL:
-      g->vk.vkCmdFillBuffer(cb, tandem_vk_buffer_handle(node->views[0].buffer->native),
-                            node->views[0].offset, node->views[0].length, node->pattern);
-      break;
-    case TANDEM__NODE_COPY: {
-      VkBufferCopy region = {.srcOffset = node->views[0].offset,
-                             .dstOffset = node->views[1].offset,
-                             .size = node->views[0].length};
-      g->vk.vkCmdCopyBuffer(cb, tandem_vk_buffer_handle(node->views[0].buffer->native),
-                            tandem_vk_buffer_handle(node->views[1].buffer->native), 1, &region);
-      break;
-    }
-    case TANDEM__NODE_DISPATCH: {
-      const tandem_vk_kernel_t *k = node->kernel->native;
-      if (*bound != k->pipeline) {
-        g->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
-        *bound = k->pipeline;
-      }
-      /* Binding a set costs the GPU front-end about as much as the barrier
-       * in a dependent chain: skip it when the set bound already holds the
-       * same views for the same kernel (equal contents, another object). */
-      const tandem__node_t *prev = st->bound_set_of;
-      bool same = prev && prev->kernel == node->kernel &&
-                  !memcmp(prev->views, node->views, node->view_count * sizeof *node->views);
-      if (!same) {
-        if (set)
-          g->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set,
-                                        0, NULL);
-        st->bound_set_of = node; /* any other kernel in between forces a bind */
-      }
-      if (node->push_bytes)
-        g->vk.vkCmdPushConstants(cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, node->push_bytes,
-                                 node->push);
-      if (node->indirect.buffer)
-        g->vk.vkCmdDispatchIndirect(cb, tandem_vk_buffer_handle(node->indirect.buffer->native),
-                                    node->indirect.offset);
-      else
-        g->vk.vkCmdDispatch(cb, node->workgroups[0], node->workgroups[1], node->workgroups[2]);
-      break;
-    }
-    case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
-      break;
+  if (p->queries)
+    g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries,
+                               2 * at);
+  rec->cb = p->cbs[at];
+  rec->lane = lane;
+  rec->at = at;
+  rec->sets = &p->sets[(size_t)slot * p->command_count];
+  rec->bound = VK_NULL_HANDLE;
+  rec->set_kernel = NULL;
+  rec->pending = 0;
+  return TANDEM_OK;
+}
+
+void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
+                               const tandem__cmd_dispatch_t *cmd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb);
+  if (cmd->binding_count == 0) return;
+  if (rec->pending + cmd->binding_count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
+  for (uint32_t b = 0; b < cmd->binding_count; b++, rec->pending++) {
+    /* Bind exactly the contract's bytes: the kernel sees no more. */
+    rec->infos[rec->pending] = (VkDescriptorBufferInfo){
+        tandem_vk_buffer_handle(cmd->bindings[b].buffer), cmd->bindings[b].offset,
+        cmd->bindings[b].range};
+    rec->writes[rec->pending] =
+        (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                               .dstSet = rec->sets[cmd->id],
+                               .dstBinding = b,
+                               .descriptorCount = 1,
+                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               .pBufferInfo = &rec->infos[rec->pending]};
   }
 }
 
-tandem_status_t tandem_vk_program_record(tandem__gpu_t *base, void *native,
-                                         const tandem__plan_t *plan, uint32_t slot,
-                                         uint32_t region_index) {
+/* Core computed the scopes (core/record.c): the kinds of work since the
+ * previous barrier and until the next. Each kind maps to its stages and
+ * accesses; DRAW_INDIRECT is named only when core says an indirect dispatch
+ * follows, because a barrier that names it waits for the command front-end
+ * too (bench/NOTES.md: chain100 on the H200). With no kind on the source
+ * side the barrier is the lane's widest (core never asks for that). */
+void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_work,
+                              uint32_t dst_work) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb);
+  tandem_vk_flush_writes(g, rec);
+  const tandem_vk_lane_t *lane = rec->lane;
+  VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                         .srcStageMask = lane->stages,
+                         .srcAccessMask = lane->src_access,
+                         .dstStageMask = lane->stages,
+                         .dstAccessMask = lane->dst_access};
+  if (src_work & (TANDEM__WORK_COMPUTE | TANDEM__WORK_TRANSFER)) {
+    mb.srcStageMask = mb.srcAccessMask = 0;
+    if (src_work & TANDEM__WORK_COMPUTE) {
+      mb.srcStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      mb.srcAccessMask |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+    }
+    if (src_work & TANDEM__WORK_TRANSFER) {
+      mb.srcStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+      mb.srcAccessMask |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    }
+    mb.dstStageMask = mb.dstAccessMask = 0;
+    if (dst_work & TANDEM__WORK_COMPUTE) {
+      mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      mb.dstAccessMask |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+    }
+    if (dst_work & TANDEM__WORK_TRANSFER) {
+      mb.dstStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+      mb.dstAccessMask |= VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    }
+  }
+  if (dst_work & TANDEM__WORK_INDIRECT) {
+    mb.dstStageMask |= VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+    mb.dstAccessMask |= VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT;
+  }
+  VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                          .memoryBarrierCount = 1,
+                          .pMemoryBarriers = &mb};
+  g->vk.vkCmdPipelineBarrier2(rec->cb, &dep);
+}
+
+void tandem_vk_record_fill(tandem__gpu_t *base, void *native, const tandem__cmd_fill_t *cmd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb);
+  tandem_vk_flush_writes(g, rec);
+  g->vk.vkCmdFillBuffer(rec->cb, tandem_vk_buffer_handle(cmd->buffer), cmd->offset, cmd->length,
+                        cmd->pattern);
+}
+
+void tandem_vk_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_copy_t *cmd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb);
+  tandem_vk_flush_writes(g, rec);
+  VkBufferCopy region = {.srcOffset = cmd->src_offset,
+                         .dstOffset = cmd->dst_offset,
+                         .size = cmd->bytes};
+  g->vk.vkCmdCopyBuffer(rec->cb, tandem_vk_buffer_handle(cmd->src),
+                        tandem_vk_buffer_handle(cmd->dst), 1, &region);
+}
+
+void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
+                               const tandem__cmd_dispatch_t *cmd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb && cmd->binding_count <= TANDEM_MAX_BINDINGS);
+  tandem_vk_flush_writes(g, rec);
+  const tandem_vk_kernel_t *k = cmd->kernel;
+  if (rec->bound != k->pipeline) {
+    g->vk.vkCmdBindPipeline(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
+    rec->bound = k->pipeline;
+  }
+  /* Binding a set costs the GPU front-end about as much as the barrier in a
+   * dependent chain: skip it when the set bound already holds the same
+   * bindings for the same kernel (equal contents, another set). */
+  bool same = rec->set_kernel == k && rec->set_binding_count == cmd->binding_count &&
+              !memcmp(rec->set_bindings, cmd->bindings,
+                      cmd->binding_count * sizeof *cmd->bindings);
+  if (!same) {
+    VkDescriptorSet set = rec->sets[cmd->id];
+    if (set)
+      g->vk.vkCmdBindDescriptorSets(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
+                                    &set, 0, NULL);
+    /* any other kernel in between forces a bind */
+    rec->set_kernel = k;
+    rec->set_binding_count = cmd->binding_count;
+    if (cmd->binding_count)
+      memcpy(rec->set_bindings, cmd->bindings, cmd->binding_count * sizeof *cmd->bindings);
+  }
+  if (cmd->push_bytes)
+    g->vk.vkCmdPushConstants(rec->cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, cmd->push_bytes,
+                             cmd->push);
+  if (cmd->indirect)
+    g->vk.vkCmdDispatchIndirect(rec->cb, tandem_vk_buffer_handle(cmd->indirect),
+                                cmd->indirect_offset);
+  else
+    g->vk.vkCmdDispatch(rec->cb, cmd->workgroups[0], cmd->workgroups[1], cmd->workgroups[2]);
+}
+
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
-  const tandem__region_t *region = &plan->regions[region_index];
-  tandem_vk_lane_t *lane = &g->lanes[region->lane];
-  uint32_t at = slot * p->region_count + region_index;
-  VkDescriptorSet *sets = &p->sets[slot * p->node_count];
-  /* Descriptors first: the slot is not in flight (its last run retired), so
-   * neither its sets nor its command buffer are in use. Writes go to the
-   * driver in batches of up to TANDEM_VK_WRITE_BATCH (one call per node cost
-   * a driver entry per dispatch at prepare), from the stack: re-recording at
-   * submit allocates nothing. */
-  enum { TANDEM_VK_WRITE_BATCH = 128 };
-  _Static_assert(TANDEM_VK_WRITE_BATCH >= TANDEM_MAX_BINDINGS, "a node's writes fit one batch");
-  VkDescriptorBufferInfo infos[TANDEM_VK_WRITE_BATCH];
-  VkWriteDescriptorSet writes[TANDEM_VK_WRITE_BATCH];
-  uint32_t pending = 0;
-  for (uint32_t k = 0; k < region->count; k++) {
-    uint32_t n = plan->order[region->first + k];
-    const tandem__node_t *node = &plan->nodes[n];
-    if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-    if (pending + node->view_count > TANDEM_VK_WRITE_BATCH) {
-      g->vk.vkUpdateDescriptorSets(g->device, pending, writes, 0, NULL);
-      pending = 0;
-    }
-    for (uint32_t b = 0; b < node->view_count; b++, pending++) {
-      /* Bind exactly the contract's bytes: the kernel sees no more. */
-      infos[pending] = (VkDescriptorBufferInfo){
-          tandem_vk_buffer_handle(node->views[b].buffer->native), node->views[b].offset,
-          node->kernel->bindings[b].bytes};
-      writes[pending] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                               .dstSet = sets[n],
-                                               .dstBinding = b,
-                                               .descriptorCount = 1,
-                                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                               .pBufferInfo = &infos[pending]};
-    }
-  }
-  if (pending) g->vk.vkUpdateDescriptorSets(g->device, pending, writes, 0, NULL);
-  pthread_mutex_lock(&lane->pool_mutex);
-  VkCommandBuffer cb = p->cbs[at];
-  /* Begin resets a recorded buffer (the pool has RESET_COMMAND_BUFFER). */
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  VkResult vr = g->vk.vkBeginCommandBuffer(cb, &bi);
-  if (vr >= 0 && p->queries)
-    g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries, 2 * at);
-  tandem_vk_record_state_t st = {.bound = VK_NULL_HANDLE};
-  for (uint32_t k = 0; vr >= 0 && k < region->count; k++) {
-    uint32_t n = plan->order[region->first + k];
-    if (plan->nodes[n].barrier_before) {
-      /* The kinds of work this barrier's destination scope must cover. */
-      st.compute_until = st.transfer_until = false;
-      for (uint32_t j = k; j < region->count; j++) {
-        const tandem__node_t *later = &plan->nodes[plan->order[region->first + j]];
-        if (j > k && later->barrier_before) break;
-        if (later->kind == TANDEM__NODE_DISPATCH) st.compute_until = true;
-        else st.transfer_until = true;
-      }
-    }
-    tandem_vk_record_node(g, lane, cb, &plan->nodes[n], sets[n], &st);
-  }
-  if (vr >= 0 && p->queries)
-    g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries, 2 * at + 1);
-  if (vr >= 0) vr = g->vk.vkEndCommandBuffer(cb);
-  pthread_mutex_unlock(&lane->pool_mutex);
+  tandem_vk_recording_t *rec = &p->rec;
+  assert(rec->cb);
+  tandem_vk_flush_writes(g, rec);
+  if (p->queries)
+    g->vk.vkCmdWriteTimestamp2(rec->cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
+                               2 * rec->at + 1);
+  VkResult vr = g->vk.vkEndCommandBuffer(rec->cb);
+  pthread_mutex_unlock(&rec->lane->pool_mutex);
+  rec->cb = VK_NULL_HANDLE;
   if (vr < 0) return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan_t *plan,
-                                         uint32_t slot_count, void **out_native) {
+tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__program_desc_t *desc,
+                                         void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
   tandem_vk_program_t *p = calloc(1, sizeof *p);
   if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program");
-  uint32_t rc = plan->region_count, total = slot_count * rc;
+  uint32_t slot_count = desc->slot_count, rc = desc->region_count, total = slot_count * rc;
   p->slot_count = slot_count;
   p->region_count = rc;
   p->cbs = calloc(total, sizeof *p->cbs);
@@ -258,30 +298,22 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
   p->waits = calloc((size_t)total * TANDEM_LANE_COUNT, sizeof *p->waits);
   p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
-  p->node_count = plan->node_count;
-  p->sets = calloc((size_t)slot_count * plan->node_count, sizeof *p->sets);
+  p->command_count = desc->command_count;
+  p->sets = calloc((size_t)slot_count * desc->command_count, sizeof *p->sets);
   tandem_status_t s = TANDEM_OK;
   if (!p->cbs || !p->region_lane || !p->submits || !p->waits || !p->signals || !p->cb_infos ||
       !p->sets)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
-  for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = plan->regions[r].lane;
+  for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = desc->region_lane[r];
 
   /* Descriptor sets: one per dispatch with bindings and slot, so a slot's
    * sets can be rewritten (tandem_exec_set_view) while another slot's run is
    * in flight. A set is written only while its slot is not in flight. */
   uint32_t set_count = 0, descriptor_count = 0;
-  for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
-    const tandem__node_t *node = &plan->nodes[i];
-    if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+  for (uint32_t i = 0; s == TANDEM_OK && i < desc->command_count; i++) {
+    if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
     set_count++;
-    descriptor_count += node->view_count;
-    for (uint32_t b = 0; b < node->view_count; b++)
-      if (node->kernel->bindings[b].bytes > g->max_storage_range)
-        s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                        "binding %u of '%s': contract bytes %llu exceed the device's "
-                        "maxStorageBufferRange %llu",
-                        b, node->kernel->name, (unsigned long long)node->kernel->bindings[b].bytes,
-                        (unsigned long long)g->max_storage_range);
+    descriptor_count += desc->commands[i].binding_count;
   }
   if (s == TANDEM_OK && set_count) {
     VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_count * slot_count};
@@ -299,10 +331,9 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u descriptor-set layouts",
                       set_count);
     uint32_t at = 0;
-    for (uint32_t i = 0; s == TANDEM_OK && i < plan->node_count; i++) {
-      const tandem__node_t *node = &plan->nodes[i];
-      if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-      layouts[at++] = ((const tandem_vk_kernel_t *)node->kernel->native)->set_layout;
+    for (uint32_t i = 0; s == TANDEM_OK && i < desc->command_count; i++) {
+      if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
+      layouts[at++] = ((const tandem_vk_kernel_t *)desc->commands[i].kernel)->set_layout;
     }
     for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
       VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
@@ -315,10 +346,9 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
         break;
       }
       at = 0;
-      for (uint32_t i = 0; i < plan->node_count; i++) {
-        const tandem__node_t *node = &plan->nodes[i];
-        if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
-        p->sets[sl * p->node_count + i] = got[at++];
+      for (uint32_t i = 0; i < desc->command_count; i++) {
+        if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
+        p->sets[(size_t)sl * p->command_count + i] = got[at++];
       }
     }
     free(layouts);
@@ -344,7 +374,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u command-buffer handles", total);
   for (int l = 0; s == TANDEM_OK && l < TANDEM_LANE_COUNT_GPU; l++) {
     uint32_t count = 0;
-    for (uint32_t r = 0; r < rc; r++) count += plan->regions[r].lane == (tandem_lane_t)l;
+    for (uint32_t r = 0; r < rc; r++) count += desc->region_lane[r] == (tandem_lane_t)l;
     if (!count) continue;
     tandem_vk_lane_t *lane = &g->lanes[l];
     VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -361,17 +391,14 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__plan
     uint32_t k = 0;
     for (uint32_t sl = 0; sl < slot_count; sl++)
       for (uint32_t r = 0; r < rc; r++)
-        if (plan->regions[r].lane == (tandem_lane_t)l) p->cbs[sl * rc + r] = got[k++];
+        if (desc->region_lane[r] == (tandem_lane_t)l) p->cbs[sl * rc + r] = got[k++];
   }
   free(got);
   for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
     for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) {
-      const tandem__region_t *region = &plan->regions[r];
-      if (region->lane == TANDEM_LANE_NPU) continue; /* run by the NPU lane thread */
-      tandem_vk_lane_t *lane = &g->lanes[region->lane];
+      if (desc->region_lane[r] == TANDEM_LANE_NPU) continue; /* run by the NPU lane thread */
+      tandem_vk_lane_t *lane = &g->lanes[desc->region_lane[r]];
       uint32_t at = sl * rc + r;
-      s = tandem_vk_program_record(base, p, plan, sl, r);
-      if (s != TANDEM_OK) break;
       /* The submit infos that never change. */
       p->cb_infos[at] = (VkCommandBufferSubmitInfo){
           .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = p->cbs[at]};

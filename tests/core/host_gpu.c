@@ -6,10 +6,14 @@
  *
  * Objects: a buffer is host memory (imported host memory for SHARED buffers
  * on the host-pointer sharing path); a kernel is a copy of its
- * host_gpu_kernel_code_t; a program keeps, per slot and region, a copy of
- * the region's nodes as recorded (so a submission made never changes, as
- * with Vulkan command buffers) and one preallocated job, which
- * program_submit queues without allocating.
+ * host_gpu_kernel_code_t; a program keeps, per slot and region, the list of
+ * commands core recorded through the command interface (core/backend.h:
+ * barriers with their scopes, fills, copies, dispatches; so a submission
+ * made never changes, as with Vulkan command buffers), per slot a copy of
+ * each dispatch's bindings (its "descriptor set"), and one preallocated
+ * job, which program_submit queues without allocating. It sees commands
+ * only, never core's plan: what it runs and checks is what a device would
+ * be given.
  *
  * Threads: one per queue (three, or one with config.one_queue). A queue
  * starts its head job when the job's lane is not held and every lane's
@@ -28,6 +32,7 @@
  *   H3  a job starts only when every timeline reached its wait values.
  */
 #include <assert.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,25 +84,53 @@ typedef struct hg_job {
   uint64_t known[TANDEM_LANE_COUNT];
 } hg_job_t;
 
-/* One region as recorded for one slot. */
+typedef enum hg_cmd_kind { HG_CMD_BARRIER, HG_CMD_FILL, HG_CMD_COPY, HG_CMD_DISPATCH } hg_cmd_kind_t;
+
+/* One command as recorded (core/backend.h's command interface): what a
+ * Vulkan command buffer would hold. Buffers are not retained: core keeps
+ * every buffer a recorded slot uses alive (tandem__slot_t.views). */
+typedef struct hg_cmd {
+  hg_cmd_kind_t kind;
+  uint32_t id;                   /* the command's id (core: its plan node) */
+  uint32_t src_work, dst_work;   /* BARRIER: TANDEM__WORK_* scopes */
+  struct hg_buffer *dst, *src;   /* FILL: dst; COPY: src to dst */
+  uint64_t dst_offset, src_offset, length;
+  uint32_t pattern;
+  const struct hg_kernel *kernel; /* DISPATCH */
+  const tandem__binding_t *bindings; /* the slot's "descriptor set" of |id| */
+  uint32_t binding_count;
+  uint32_t push_bytes;
+  uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
+  uint32_t workgroups[3];
+  struct hg_buffer *indirect;
+  uint64_t indirect_offset;
+} hg_cmd_t;
+
+/* One region as recorded for one slot: its command list, barriers included
+ * (at most one before each command, so 2 x its commands). */
 typedef struct hg_region {
   tandem_lane_t lane;
-  uint32_t count;
-  uint32_t *ids;          /* plan node ids */
-  tandem__node_t *nodes;  /* their parameters when recorded (pointers not retained:
-                             the plan and the slot's views keep them alive) */
+  uint32_t count, capacity;
+  hg_cmd_t *cmds;
 } hg_region_t;
 
 struct hg_program {
-  uint32_t id, slot_count, region_count;
+  uint32_t id, slot_count, region_count, command_count;
   hg_region_t *regions; /* [slot * region_count + region] */
   hg_job_t *jobs;       /* same index */
   uint64_t *times;      /* 2 per entry: CLOCK_MONOTONIC start and end of its last run */
-  uint32_t *id_store;
-  tandem__node_t *node_store;
-  /* The recorded nodes' views (a node points at its views, which set_view
-   * rewrites in the plan): TANDEM_MAX_BINDINGS per slot and plan node. */
-  tandem_view_t *view_store;
+  hg_cmd_t *cmd_store;
+  /* Per slot, each dispatch's bindings as record_bindings wrote them (what a
+   * descriptor set holds): binding_store[slot * binding_total + binding_at[id]]. */
+  tandem__binding_t *binding_store;
+  uint32_t *binding_at;
+  uint32_t *binding_count; /* [id]: from the program description */
+  uint32_t binding_total;
+  /* The recording in progress (core records one region of a program at a
+   * time): the region's record, NULL when none. Written only by the thread
+   * recording, which core serialises (prepare, then runtime->mutex). */
+  hg_region_t *recording;
+  uint32_t recording_slot;
 };
 
 typedef struct hg_queue {
@@ -227,15 +260,77 @@ static void hg_unordered_locked(host_gpu_t *g, const hg_job_t *job, const hg_acc
           tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
 }
 
+/* One byte range a command touches: how, and the kind of work it is as a
+ * barrier's source (what must finish) and destination (what must wait). */
+typedef struct hg_cmd_access {
+  hg_buffer_t *buffer;
+  uint64_t offset, length;
+  tandem_access_t access;
+  uint32_t src_work, dst_work;
+} hg_cmd_access_t;
+
+/* What command |c| touches, derived from the command alone (as a device
+ * would run it): a dispatch's bindings as its kernel reads and writes them,
+ * its indirect counts read at TANDEM__WORK_INDIRECT. */
+static uint32_t hg_cmd_accesses(const hg_cmd_t *c, hg_cmd_access_t *out) {
+  uint32_t n = 0;
+  switch (c->kind) {
+    case HG_CMD_BARRIER: break;
+    case HG_CMD_FILL:
+      out[n++] = (hg_cmd_access_t){c->dst, c->dst_offset, c->length, TANDEM_ACCESS_WRITE,
+                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
+      break;
+    case HG_CMD_COPY:
+      out[n++] = (hg_cmd_access_t){c->src, c->src_offset, c->length, TANDEM_ACCESS_READ,
+                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
+      out[n++] = (hg_cmd_access_t){c->dst, c->dst_offset, c->length, TANDEM_ACCESS_WRITE,
+                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
+      break;
+    case HG_CMD_DISPATCH:
+      for (uint32_t b = 0; b < c->binding_count; b++) {
+        tandem_access_t a = (c->kernel->code.reads[b] ? TANDEM_ACCESS_READ : 0) |
+                            (c->kernel->code.writes[b] ? TANDEM_ACCESS_WRITE : 0);
+        if (a)
+          out[n++] = (hg_cmd_access_t){c->bindings[b].buffer, c->bindings[b].offset,
+                                       c->bindings[b].range, a, TANDEM__WORK_COMPUTE,
+                                       TANDEM__WORK_COMPUTE};
+      }
+      /* The counts are read before the shader runs: a COMPUTE source scope
+       * covers the read, a destination must name INDIRECT. */
+      if (c->indirect)
+        out[n++] = (hg_cmd_access_t){c->indirect, c->indirect_offset, 12, TANDEM_ACCESS_READ,
+                                     TANDEM__WORK_COMPUTE, TANDEM__WORK_INDIRECT};
+      break;
+  }
+  return n;
+}
+
+/* Whether, inside a region, command |j|'s access |earlier| is ordered before
+ * command |i|'s access |later| by the barriers between them. Vulkan's
+ * model: a barrier orders work of its source kinds before it against work of
+ * its destination kinds after it, and barriers chain when one's source
+ * meets what an earlier one ordered. */
+static bool hg_barriers_order(const hg_region_t *rec, uint32_t j, uint32_t i,
+                              const hg_cmd_access_t *earlier, const hg_cmd_access_t *later) {
+  uint32_t ordered = 0; /* kinds of work after the barriers so far that wait for |earlier| */
+  for (uint32_t p = j + 1; p < i; p++) {
+    const hg_cmd_t *c = &rec->cmds[p];
+    if (c->kind == HG_CMD_BARRIER && ((ordered | earlier->src_work) & c->src_work))
+      ordered |= c->dst_work;
+  }
+  return (later->dst_work & ordered) != 0;
+}
+
 /* At the start of |job|: checks its accesses against the earlier ones to the
  * same bytes, then adds them to the buffers' histories. Inside the region,
- * conflicting nodes need a barrier between them. */
+ * conflicting commands need barriers between them whose scopes order them
+ * (hg_barriers_order). */
 static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec) {
   for (uint32_t i = 0; i < rec->count; i++) {
-    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
-    uint32_t n = tandem__node_accesses(&rec->nodes[i], acc);
+    hg_cmd_access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t n = hg_cmd_accesses(&rec->cmds[i], acc);
     for (uint32_t a = 0; a < n; a++) {
-      hg_buffer_t *b = acc[a].buffer->native;
+      hg_buffer_t *b = acc[a].buffer;
       uint32_t kept = b->history_written < HG_HISTORY ? b->history_written : HG_HISTORY;
       for (uint32_t h = 0; h < kept; h++) {
         const hg_access_t *e = &b->history[h];
@@ -246,19 +341,17 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
         if (job->known[e->lane] < e->value)
           hg_unordered_locked(g, job, e, acc[a].offset, acc[a].length);
       }
-      /* Inside the region: a conflict with an earlier node needs a barrier
-       * at or after the later node's predecessor. */
-      bool barrier = false;
-      for (uint32_t j = i; j-- > 0;) {
-        barrier |= rec->nodes[j + 1].barrier_before;
-        if (barrier) break;
-        tandem__access_t other[TANDEM__MAX_NODE_ACCESSES];
-        uint32_t m = tandem__node_accesses(&rec->nodes[j], other);
+      /* Inside the region: every earlier conflicting command must be
+       * ordered by the barriers between them. */
+      for (uint32_t j = 0; j < i; j++) {
+        hg_cmd_access_t other[TANDEM__MAX_NODE_ACCESSES];
+        uint32_t m = hg_cmd_accesses(&rec->cmds[j], other);
         for (uint32_t o = 0; o < m; o++) {
           if (other[o].buffer != acc[a].buffer ||
               !tandem__accesses_conflict(other[o].access, acc[a].access) ||
               !tandem__ranges_overlap(other[o].offset, other[o].length, acc[a].offset,
-                                      acc[a].length))
+                                      acc[a].length) ||
+              hg_barriers_order(rec, j, i, &other[o], &acc[a]))
             continue;
           hg_access_t same = {other[o].offset, other[o].length, other[o].access, job->lane,
                               job->signal};
@@ -268,10 +361,10 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
     }
   }
   for (uint32_t i = 0; i < rec->count; i++) {
-    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
-    uint32_t n = tandem__node_accesses(&rec->nodes[i], acc);
+    hg_cmd_access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t n = hg_cmd_accesses(&rec->cmds[i], acc);
     for (uint32_t a = 0; a < n; a++) {
-      hg_buffer_t *b = acc[a].buffer->native;
+      hg_buffer_t *b = acc[a].buffer;
       b->history[b->history_written++ % HG_HISTORY] =
           (hg_access_t){acc[a].offset, acc[a].length, acc[a].access, job->lane, job->signal};
     }
@@ -282,39 +375,71 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
  * Running regions
  *--------------------------------------------------------------------------*/
 
-static void hg_fill(const tandem__node_t *node) {
-  hg_buffer_t *b = node->views[0].buffer->native;
-  assert(node->views[0].offset % 4 == 0 && node->views[0].length % 4 == 0);
-  for (uint64_t at = 0; at < node->views[0].length; at += 4)
-    memcpy(b->bytes + node->views[0].offset + at, &node->pattern, 4);
+static void hg_fill(const hg_cmd_t *c) {
+  assert(c->dst_offset % 4 == 0 && c->length % 4 == 0);
+  for (uint64_t at = 0; at < c->length; at += 4)
+    memcpy(c->dst->bytes + c->dst_offset + at, &c->pattern, 4);
 }
 
-static void hg_copy(const tandem__node_t *node) {
-  hg_buffer_t *src = node->views[0].buffer->native, *dst = node->views[1].buffer->native;
-  assert(node->views[0].length == node->views[1].length);
-  memmove(dst->bytes + node->views[1].offset, src->bytes + node->views[0].offset,
-          node->views[0].length);
+static void hg_copy(const hg_cmd_t *c) {
+  memmove(c->dst->bytes + c->dst_offset, c->src->bytes + c->src_offset, c->length);
 }
 
-static void hg_dispatch(const tandem__node_t *node) {
-  const hg_kernel_t *k = node->kernel->native;
-  host_gpu_dispatch_t d = {.binding_count = node->view_count,
-                           .push = node->push,
-                           .push_bytes = node->push_bytes};
-  for (uint32_t i = 0; i < node->view_count; i++) {
-    hg_buffer_t *b = node->views[i].buffer->native;
-    d.bindings[i] = b->bytes + node->views[i].offset;
-    d.binding_bytes[i] = node->kernel->bindings[i].bytes;
+static void hg_dispatch(const hg_cmd_t *c) {
+  host_gpu_dispatch_t d = {.binding_count = c->binding_count,
+                           .push = c->push,
+                           .push_bytes = c->push_bytes};
+  for (uint32_t i = 0; i < c->binding_count; i++) {
+    const hg_buffer_t *b = c->bindings[i].buffer;
+    d.bindings[i] = b->bytes + c->bindings[i].offset;
+    d.binding_bytes[i] = c->bindings[i].range;
   }
-  if (node->indirect.buffer) {
-    const hg_buffer_t *b = node->indirect.buffer->native;
-    memcpy(d.workgroups, b->bytes + node->indirect.offset, sizeof d.workgroups);
+  if (c->indirect) {
+    memcpy(d.workgroups, c->indirect->bytes + c->indirect_offset, sizeof d.workgroups);
     /* As vkCmdDispatchIndirect: a zero count dispatches nothing. */
     if (!d.workgroups[0] || !d.workgroups[1] || !d.workgroups[2]) return;
   } else {
-    memcpy(d.workgroups, node->workgroups, sizeof d.workgroups);
+    memcpy(d.workgroups, c->workgroups, sizeof d.workgroups);
   }
-  k->code.run(&d);
+  c->kernel->code.run(&d);
+}
+
+/* Fills in |e| what the log says of command |c| at |position|. */
+static void hg_cmd_describe(const hg_cmd_t *c, uint32_t position, host_gpu_event_t *e) {
+  e->position = position;
+  e->node = c->id;
+  switch (c->kind) {
+    case HG_CMD_BARRIER:
+      e->kind = HOST_GPU_BARRIER;
+      e->src_work = c->src_work;
+      e->dst_work = c->dst_work;
+      break;
+    case HG_CMD_FILL:
+      e->kind = HOST_GPU_FILL;
+      e->memory = c->dst->bytes;
+      e->offset = c->dst_offset;
+      e->length = c->length;
+      e->pattern = c->pattern;
+      break;
+    case HG_CMD_COPY:
+      e->kind = HOST_GPU_COPY;
+      e->memory = c->dst->bytes;
+      e->offset = c->dst_offset;
+      e->src_memory = c->src->bytes;
+      e->src_offset = c->src_offset;
+      e->length = c->length;
+      break;
+    case HG_CMD_DISPATCH:
+      e->kind = HOST_GPU_DISPATCH;
+      e->binding_count = c->binding_count;
+      if (c->binding_count) {
+        e->memory = ((const hg_buffer_t *)c->bindings[0].buffer)->bytes;
+        e->offset = c->bindings[0].offset;
+        e->length = c->bindings[0].range;
+      }
+      e->indirect = c->indirect != NULL;
+      break;
+  }
 }
 
 static void hg_run_job(host_gpu_t *g, hg_job_t *job) {
@@ -323,22 +448,24 @@ static void hg_run_job(host_gpu_t *g, hg_job_t *job) {
   const hg_region_t *rec = &p->regions[at];
   p->times[2 * at] = hg_now();
   for (uint32_t i = 0; i < rec->count; i++) {
-    const tandem__node_t *node = &rec->nodes[i];
+    const hg_cmd_t *c = &rec->cmds[i];
     host_gpu_event_t e = {.program = p->id,
                           .slot = job->slot,
                           .region = job->region,
                           .lane = job->lane,
-                          .node = rec->ids[i],
                           .value = job->signal};
-    if (node->barrier_before) {
-      e.kind = HOST_GPU_BARRIER;
-      hg_log(g, &e);
+    hg_cmd_describe(c, i, &e);
+    /* A barrier is logged with the command it precedes (the last command
+     * of a region is never a barrier: core records one only before one). */
+    if (c->kind == HG_CMD_BARRIER) {
+      assert(i + 1 < rec->count && rec->cmds[i + 1].kind != HG_CMD_BARRIER);
+      e.node = rec->cmds[i + 1].id;
     }
-    switch (node->kind) {
-      case TANDEM__NODE_FILL: hg_fill(node); e.kind = HOST_GPU_FILL; break;
-      case TANDEM__NODE_COPY: hg_copy(node); e.kind = HOST_GPU_COPY; break;
-      case TANDEM__NODE_DISPATCH: hg_dispatch(node); e.kind = HOST_GPU_DISPATCH; break;
-      case TANDEM__NODE_NPU_RUN: abort(); /* never in a GPU region */
+    switch (c->kind) {
+      case HG_CMD_BARRIER: break; /* one thread runs a region in order */
+      case HG_CMD_FILL: hg_fill(c); break;
+      case HG_CMD_COPY: hg_copy(c); break;
+      case HG_CMD_DISPATCH: hg_dispatch(c); break;
     }
     hg_log(g, &e);
   }
@@ -639,6 +766,7 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   (void)base;
   hg_program_t *p = native;
   if (!p) return;
+  assert(!p->recording); /* core pairs record_begin with record_end */
 #ifndef NDEBUG
   for (uint32_t i = 0; p->jobs && i < p->slot_count * p->region_count; i++)
     assert(p->jobs[i].state == HG_JOB_IDLE); /* the vtable: nothing in flight */
@@ -646,86 +774,172 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->regions);
   free(p->jobs);
   free(p->times);
-  free(p->id_store);
-  free(p->node_store);
-  free(p->view_store);
+  free(p->cmd_store);
+  free(p->binding_store);
+  free(p->binding_at);
+  free(p->binding_count);
   free(p);
 }
 
-/* Copies region |region|'s nodes, as |plan| holds them now, into slot
- * |slot|'s record, and logs it. */
-static void hg_record(host_gpu_t *g, hg_program_t *p, const tandem__plan_t *plan, uint32_t slot,
-                      uint32_t region) {
-  const tandem__region_t *r = &plan->regions[region];
-  hg_region_t *rec = &p->regions[slot * p->region_count + region];
-  assert(rec->lane == r->lane && rec->count == r->count);
-  uint32_t barriers = 0;
-  for (uint32_t k = 0; k < r->count; k++) {
-    uint32_t n = plan->order[r->first + k];
-    rec->ids[k] = n;
-    rec->nodes[k] = plan->nodes[n];
-    tandem_view_t *views =
-        &p->view_store[((size_t)slot * plan->node_count + n) * TANDEM_MAX_BINDINGS];
-    if (plan->nodes[n].view_count)
-      memcpy(views, plan->nodes[n].views, plan->nodes[n].view_count * sizeof *views);
-    rec->nodes[k].views = views;
-    barriers += plan->nodes[n].barrier_before;
-  }
-  host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
-                        .program = p->id,
-                        .slot = slot,
-                        .region = region,
-                        .lane = r->lane,
-                        .node = r->count,
-                        .barriers = barriers};
-  hg_log(g, &e);
-}
-
-static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__plan_t *plan,
-                                         uint32_t slot_count, void **out_native) {
+static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__program_desc_t *desc,
+                                         void **out_native) {
   host_gpu_t *g = hg_cast(base);
   *out_native = NULL;
   hg_program_t *p = calloc(1, sizeof *p);
   if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program");
-  uint32_t rc = plan->region_count;
-  size_t entries = (size_t)slot_count * rc, nodes = (size_t)slot_count * plan->node_count;
-  p->slot_count = slot_count;
+  uint32_t rc = desc->region_count, slots = desc->slot_count;
+  size_t entries = (size_t)slots * rc, cmds = 0;
+  for (uint32_t r = 0; r < rc; r++) cmds += 2 * (size_t)desc->region_commands[r];
+  p->slot_count = slots;
   p->region_count = rc;
-  p->regions = calloc(entries, sizeof *p->regions);
-  p->jobs = calloc(entries, sizeof *p->jobs);
-  p->times = calloc(2 * entries, sizeof *p->times);
-  p->id_store = calloc(nodes, sizeof *p->id_store);
-  p->node_store = calloc(nodes, sizeof *p->node_store);
-  p->view_store = calloc(nodes * TANDEM_MAX_BINDINGS, sizeof *p->view_store);
-  if (!p->regions || !p->jobs || !p->times || !p->id_store || !p->node_store || !p->view_store) {
+  p->command_count = desc->command_count;
+  p->regions = calloc(entries ? entries : 1, sizeof *p->regions);
+  p->jobs = calloc(entries ? entries : 1, sizeof *p->jobs);
+  p->times = calloc(2 * (entries ? entries : 1), sizeof *p->times);
+  size_t cmd_total = slots * cmds, binding_total;
+  p->cmd_store = calloc(cmd_total ? cmd_total : 1, sizeof *p->cmd_store);
+  p->binding_at = calloc(desc->command_count ? desc->command_count : 1, sizeof *p->binding_at);
+  p->binding_count =
+      calloc(desc->command_count ? desc->command_count : 1, sizeof *p->binding_count);
+  if (p->binding_at && p->binding_count) {
+    for (uint32_t i = 0; i < desc->command_count; i++) {
+      p->binding_at[i] = p->binding_total;
+      p->binding_count[i] = desc->commands[i].kernel ? desc->commands[i].binding_count : 0;
+      p->binding_total += p->binding_count[i];
+    }
+  }
+  binding_total = (size_t)slots * p->binding_total;
+  p->binding_store = calloc(binding_total ? binding_total : 1, sizeof *p->binding_store);
+  if (!p->regions || !p->jobs || !p->times || !p->cmd_store || !p->binding_at ||
+      !p->binding_count || !p->binding_store) {
     hg_program_destroy(base, p);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program of %u regions", rc);
   }
   pthread_mutex_lock(&g->mutex);
   p->id = ++g->next_program;
   pthread_mutex_unlock(&g->mutex);
-  for (uint32_t s = 0; s < slot_count; s++) {
+  size_t at = 0;
+  for (uint32_t s = 0; s < slots; s++) {
     for (uint32_t r = 0; r < rc; r++) {
       hg_region_t *rec = &p->regions[s * rc + r];
-      rec->lane = plan->regions[r].lane;
-      rec->count = plan->regions[r].count;
-      rec->ids = &p->id_store[(size_t)s * plan->node_count + plan->regions[r].first];
-      rec->nodes = &p->node_store[(size_t)s * plan->node_count + plan->regions[r].first];
+      rec->lane = desc->region_lane[r];
+      rec->capacity = 2 * desc->region_commands[r];
+      rec->cmds = &p->cmd_store[at];
+      at += rec->capacity;
       p->jobs[s * rc + r] = (hg_job_t){.program = p, .slot = s, .region = r, .lane = rec->lane};
-      hg_record(g, p, plan, s, r);
     }
   }
   *out_native = p;
   return TANDEM_OK;
 }
 
-static tandem_status_t hg_program_record(tandem__gpu_t *base, void *native,
-                                         const tandem__plan_t *plan, uint32_t slot,
-                                         uint32_t region) {
+/* The next command slot of the recording in progress. */
+static hg_cmd_t *hg_next_cmd(hg_program_t *p, hg_cmd_kind_t kind, uint32_t id) {
+  hg_region_t *rec = p->recording;
+  assert(rec && rec->count < rec->capacity); /* at most a barrier before each command */
+  hg_cmd_t *c = &rec->cmds[rec->count++];
+  memset(c, 0, offsetof(hg_cmd_t, push));
+  c->kind = kind;
+  c->id = id;
+  return c;
+}
+
+static tandem_status_t hg_record_begin(tandem__gpu_t *base, void *native, uint32_t slot,
+                                       uint32_t region) {
+  (void)base;
+  hg_program_t *p = native;
+  assert(!p->recording && slot < p->slot_count && region < p->region_count);
+  /* The vtable: only while that slot is not in flight. */
+  assert(p->jobs[slot * p->region_count + region].state == HG_JOB_IDLE);
+  assert(p->regions[slot * p->region_count + region].lane != TANDEM_LANE_NPU);
+  p->recording = &p->regions[slot * p->region_count + region];
+  p->recording_slot = slot;
+  p->recording->count = 0;
+  return TANDEM_OK;
+}
+
+/* A dispatch's "descriptor set": the slot's copy of its bindings. */
+static tandem__binding_t *hg_set_of(hg_program_t *p, uint32_t slot, uint32_t id) {
+  assert(id < p->command_count);
+  return &p->binding_store[(size_t)slot * p->binding_total + p->binding_at[id]];
+}
+
+static void hg_record_bindings(tandem__gpu_t *base, void *native,
+                               const tandem__cmd_dispatch_t *cmd) {
+  (void)base;
+  hg_program_t *p = native;
+  assert(p->recording && p->recording->count == 0); /* before any command */
+  assert(cmd->binding_count == p->binding_count[cmd->id]); /* the description's */
+  if (cmd->binding_count)
+    memcpy(hg_set_of(p, p->recording_slot, cmd->id), cmd->bindings,
+           cmd->binding_count * sizeof *cmd->bindings);
+}
+
+static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_work,
+                              uint32_t dst_work) {
+  (void)base;
+  hg_program_t *p = native;
+  assert(src_work && dst_work && !(src_work & ~TANDEM__WORK_ALL) && !(dst_work & ~TANDEM__WORK_ALL));
+  hg_cmd_t *c = hg_next_cmd(p, HG_CMD_BARRIER, UINT32_MAX);
+  c->src_work = src_work;
+  c->dst_work = dst_work;
+}
+
+static void hg_record_fill(tandem__gpu_t *base, void *native, const tandem__cmd_fill_t *cmd) {
+  (void)base;
+  hg_cmd_t *c = hg_next_cmd(native, HG_CMD_FILL, cmd->id);
+  c->dst = cmd->buffer;
+  c->dst_offset = cmd->offset;
+  c->length = cmd->length;
+  c->pattern = cmd->pattern;
+}
+
+static void hg_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_copy_t *cmd) {
+  (void)base;
+  hg_cmd_t *c = hg_next_cmd(native, HG_CMD_COPY, cmd->id);
+  c->src = cmd->src;
+  c->dst = cmd->dst;
+  c->src_offset = cmd->src_offset;
+  c->dst_offset = cmd->dst_offset;
+  c->length = cmd->bytes;
+}
+
+static void hg_record_dispatch(tandem__gpu_t *base, void *native,
+                               const tandem__cmd_dispatch_t *cmd) {
+  (void)base;
+  hg_program_t *p = native;
+  hg_cmd_t *c = hg_next_cmd(p, HG_CMD_DISPATCH, cmd->id);
+  c->kernel = cmd->kernel;
+  c->binding_count = cmd->binding_count;
+  c->bindings = hg_set_of(p, p->recording_slot, cmd->id);
+  /* What the dispatch binds is what record_bindings wrote for it. */
+  assert(cmd->binding_count == p->binding_count[cmd->id] &&
+         !memcmp(c->bindings, cmd->bindings, cmd->binding_count * sizeof *cmd->bindings));
+  assert(cmd->push_bytes <= sizeof c->push);
+  c->push_bytes = cmd->push_bytes;
+  if (cmd->push_bytes) memcpy(c->push, cmd->push, cmd->push_bytes);
+  memcpy(c->workgroups, cmd->workgroups, sizeof c->workgroups);
+  c->indirect = cmd->indirect;
+  c->indirect_offset = cmd->indirect_offset;
+}
+
+/* Logs the region recorded: its commands and barriers. */
+static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native) {
   host_gpu_t *g = hg_cast(base);
   hg_program_t *p = native;
-  assert(p->jobs[slot * p->region_count + region].state == HG_JOB_IDLE);
-  hg_record(g, p, plan, slot, region);
+  hg_region_t *rec = p->recording;
+  assert(rec);
+  uint32_t barriers = 0;
+  for (uint32_t i = 0; i < rec->count; i++) barriers += rec->cmds[i].kind == HG_CMD_BARRIER;
+  host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
+                        .program = p->id,
+                        .slot = p->recording_slot,
+                        .region = (uint32_t)(rec - &p->regions[p->recording_slot * p->region_count]),
+                        .lane = rec->lane,
+                        .node = rec->count - barriers,
+                        .barriers = barriers};
+  p->recording = NULL;
+  hg_log(g, &e);
   return TANDEM_OK;
 }
 
@@ -878,7 +1092,13 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .kernel_destroy = hg_kernel_destroy,
     .program_create = hg_program_create,
     .program_destroy = hg_program_destroy,
-    .program_record = hg_program_record,
+    .record_begin = hg_record_begin,
+    .record_bindings = hg_record_bindings,
+    .record_barrier = hg_record_barrier,
+    .record_fill = hg_record_fill,
+    .record_copy = hg_record_copy,
+    .record_dispatch = hg_record_dispatch,
+    .record_end = hg_record_end,
     .program_submit = hg_program_submit,
     .program_timestamps = hg_program_timestamps,
     .wait = hg_wait,
@@ -972,6 +1192,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   g->base.storage_alignment = 16;
   for (int d = 0; d < 3; d++) g->base.max_workgroups[d] = g->base.info.max_workgroups[d];
   g->base.max_workgroup_subgroups = 1024;
+  g->base.max_storage_range = UINT64_MAX; /* host memory: any binding the buffer holds */
   g->base.can_import_host = true;
   g->base.can_import_dmabuf = false;
   g->base.host_import_alignment = 4096;

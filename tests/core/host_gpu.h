@@ -14,15 +14,20 @@
  *
  * What it adds for tests:
  *   - a log of everything core asked it to do: each region recorded (lane,
- *     nodes, barriers), each region submitted (waits and signal value), each
- *     command run, each host signal;
+ *     commands, barriers), each region submitted (waits and signal value),
+ *     each command and barrier run (with its position in the region and its
+ *     operands or scopes), each host signal;
  *   - holds: a held lane starts no region until released, so a test can put
  *     several submissions in flight in a chosen state (retirement order,
  *     cancelling before the work runs);
  *   - an ordering check: every region, as it starts, compares its accesses
  *     with the earlier ones to its buffers; a conflicting pair (overlapping
  *     bytes, one side writes) whose earlier region the new one is not ordered
- *     after by timeline waits is counted (host_gpu_unordered) and logged. The
+ *     after by timeline waits is counted (host_gpu_unordered) and logged;
+ *     inside a region, one whose barriers do not order it (a barrier orders
+ *     its source kinds of work before it against its destination kinds
+ *     after it, and barriers chain; a missing or too-narrow barrier both
+ *     count). The
  *     model is Vulkan's: a region is ordered after what its waits name,
  *     transitively, and a lane's value v covers that lane's earlier values;
  *     queue order alone orders nothing (core must not rely on it). Work the
@@ -116,11 +121,11 @@ uint32_t host_gpu_queued(host_gpu_t *gpu, tandem_lane_t lane);
  *--------------------------------------------------------------------------*/
 
 typedef enum host_gpu_event_kind {
-  HOST_GPU_RECORD = 1, /* a region recorded for a slot (program_create, program_record) */
+  HOST_GPU_RECORD = 1, /* a region recorded for a slot (record_begin .. record_end) */
   HOST_GPU_SUBMIT,     /* a region handed to its queue */
   HOST_GPU_START,      /* a region began: its waits were met and its lane not held */
-  HOST_GPU_BARRIER,    /* a barrier ran, before |node| */
-  HOST_GPU_FILL,       /* a command ran: plan node |node| */
+  HOST_GPU_BARRIER,    /* a barrier ran, before command |node| (src_work, dst_work) */
+  HOST_GPU_FILL,       /* a command ran: command id |node| (core: the plan node) */
   HOST_GPU_COPY,
   HOST_GPU_DISPATCH,
   HOST_GPU_END,        /* a region finished and signalled its value */
@@ -133,11 +138,23 @@ typedef struct host_gpu_event {
   uint32_t program;      /* numbered from 1 in creation order (host_gpu_program_of) */
   uint32_t slot, region;
   tandem_lane_t lane;
-  uint32_t node;         /* commands, BARRIER: plan node; RECORD: node count */
+  uint32_t node;         /* commands, BARRIER: command id (plan node); RECORD: commands */
   uint32_t barriers;     /* RECORD: barriers in the region */
+  /* Commands and barriers: the position in the region's recorded list
+   * (barriers count), and what the command was recorded with. */
+  uint32_t position;
+  uint32_t src_work, dst_work;  /* BARRIER: TANDEM__WORK_* (core/backend.h) */
+  const uint8_t *memory;        /* FILL, COPY: the destination's bytes (host_gpu_memory);
+                                   DISPATCH: binding 0's (offset, length: its range) */
+  const uint8_t *src_memory;    /* COPY: the source's bytes */
+  uint64_t src_offset;          /* COPY */
+  uint32_t pattern;             /* FILL */
+  uint32_t binding_count;       /* DISPATCH */
+  bool indirect;                /* DISPATCH: counts read from a buffer */
   uint64_t wait_values[TANDEM_LANE_COUNT]; /* SUBMIT */
   uint64_t value;        /* the region's signal value; SIGNAL: the value */
-  /* UNORDERED: the earlier access's lane and value, and the buffer bytes. */
+  /* UNORDERED: the earlier access's lane and value, and the buffer bytes;
+   * FILL, COPY: the destination bytes. */
   tandem_lane_t other_lane;
   uint64_t other_value;
   uint64_t offset, length;

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * record.c — core's side of the command interface (core/backend.h): it turns
+ * a prepared plan into the backend-neutral description a program is made
+ * from, and records each GPU region of each slot by walking the plan and
+ * calling the backend once per command.
+ *
+ * Everything device-agnostic about recording is decided here, so that every
+ * backend (Vulkan, the host GPU of the core tests) gets the same commands and
+ * barriers and the tests can pin them: the order of the commands (the plan's
+ * record order inside a region), where barriers go (the plan's
+ * barrier_before), and each barrier's scope. A barrier is as narrow as the
+ * work allows: its source is the kinds of work since the previous barrier
+ * (or the region's start), its destination the kinds of work from it to the
+ * next barrier (or the region's end), with TANDEM__WORK_INDIRECT added when
+ * an indirect dispatch is among the latter (it reads its counts before its
+ * shader runs). The plan relies on a barrier ordering everything before it
+ * against everything after it (core/plan.c); these scopes keep that true
+ * through chains of barriers, because each barrier's source is exactly the
+ * previous one's destination (less INDIRECT, which a COMPUTE source covers:
+ * the counts are read before the shader that COMPUTE names). A
+ * dispatch-to-dispatch chain gets a compute-to-compute barrier, which is what
+ * hand-written code would use (bench/NOTES.md measures the difference on the
+ * H200).
+ *
+ * Recording allocates nothing: re-recording a region after tandem_exec_set_*
+ * happens inside tandem_exec_submit (test_replay_alloc).
+ */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "core/internal.h"
+
+/* The kinds of work |node| does as a barrier's source (what must finish)
+ * and as its destination (what must wait). */
+static uint32_t tandem__node_src_work(const tandem__node_t *node) {
+  return node->kind == TANDEM__NODE_DISPATCH ? TANDEM__WORK_COMPUTE : TANDEM__WORK_TRANSFER;
+}
+
+static uint32_t tandem__node_dst_work(const tandem__node_t *node) {
+  if (node->kind != TANDEM__NODE_DISPATCH) return TANDEM__WORK_TRANSFER;
+  return TANDEM__WORK_COMPUTE | (node->indirect.buffer ? TANDEM__WORK_INDIRECT : 0u);
+}
+
+/* The dispatch command of node |id|, its bindings written to |bindings|. */
+static void tandem__dispatch_cmd(const tandem__node_t *node, uint32_t id,
+                                 tandem__binding_t bindings[TANDEM_MAX_BINDINGS],
+                                 tandem__cmd_dispatch_t *cmd) {
+  assert(node->kind == TANDEM__NODE_DISPATCH && node->view_count <= TANDEM_MAX_BINDINGS);
+  for (uint32_t b = 0; b < node->view_count; b++)
+    bindings[b] = (tandem__binding_t){node->views[b].buffer->native, node->views[b].offset,
+                                      node->kernel->bindings[b].bytes};
+  *cmd = (tandem__cmd_dispatch_t){.id = id,
+                                  .kernel = node->kernel->native,
+                                  .bindings = bindings,
+                                  .binding_count = node->view_count,
+                                  .push = node->push,
+                                  .push_bytes = node->push_bytes,
+                                  .workgroups = {node->workgroups[0], node->workgroups[1],
+                                                 node->workgroups[2]},
+                                  .indirect = node->indirect.buffer
+                                                  ? node->indirect.buffer->native
+                                                  : NULL,
+                                  .indirect_offset = node->indirect.offset};
+}
+
+tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
+                                      uint32_t slot, uint32_t region_index) {
+  const tandem__gpu_vtable_t *vt = gpu->vtable;
+  const tandem__region_t *region = &plan->regions[region_index];
+  assert(region->lane != TANDEM_LANE_NPU); /* the NPU lane thread runs those */
+  tandem_status_t s = vt->record_begin(gpu, native, slot, region_index);
+  if (s != TANDEM_OK) return s;
+  tandem__binding_t bindings[TANDEM_MAX_BINDINGS];
+  tandem__cmd_dispatch_t dispatch;
+  /* Every dispatch's bindings first: a backend writes its descriptors
+   * before any command binds them. */
+  for (uint32_t k = 0; k < region->count; k++) {
+    uint32_t n = plan->order[region->first + k];
+    const tandem__node_t *node = &plan->nodes[n];
+    if (node->kind != TANDEM__NODE_DISPATCH) continue;
+    tandem__dispatch_cmd(node, n, bindings, &dispatch);
+    vt->record_bindings(gpu, native, &dispatch);
+  }
+  uint32_t since = 0; /* kinds of work since the last barrier (or the start) */
+  for (uint32_t k = 0; k < region->count; k++) {
+    uint32_t n = plan->order[region->first + k];
+    const tandem__node_t *node = &plan->nodes[n];
+    if (node->barrier_before) {
+      uint32_t until = 0; /* kinds of work from here to the next barrier */
+      for (uint32_t j = k; j < region->count; j++) {
+        const tandem__node_t *later = &plan->nodes[plan->order[region->first + j]];
+        if (j > k && later->barrier_before) break;
+        until |= tandem__node_dst_work(later);
+      }
+      /* A barrier follows a conflict with work since the last one (plan.c),
+       * so neither side is empty. */
+      assert(since != 0 && until != 0);
+      vt->record_barrier(gpu, native, since, until);
+      since = 0;
+    }
+    since |= tandem__node_src_work(node);
+    switch (node->kind) {
+      case TANDEM__NODE_FILL: {
+        tandem__cmd_fill_t fill = {.id = n,
+                                   .buffer = node->views[0].buffer->native,
+                                   .offset = node->views[0].offset,
+                                   .length = node->views[0].length,
+                                   .pattern = node->pattern};
+        vt->record_fill(gpu, native, &fill);
+        break;
+      }
+      case TANDEM__NODE_COPY: {
+        tandem__cmd_copy_t copy = {.id = n,
+                                   .src = node->views[0].buffer->native,
+                                   .dst = node->views[1].buffer->native,
+                                   .src_offset = node->views[0].offset,
+                                   .dst_offset = node->views[1].offset,
+                                   .bytes = node->views[0].length};
+        vt->record_copy(gpu, native, &copy);
+        break;
+      }
+      case TANDEM__NODE_DISPATCH:
+        tandem__dispatch_cmd(node, n, bindings, &dispatch);
+        vt->record_dispatch(gpu, native, &dispatch);
+        break;
+      case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
+        assert(!"an NPU run in a GPU region");
+        break;
+    }
+  }
+  return vt->record_end(gpu, native);
+}
+
+tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                       uint32_t slot_count, void **out_native) {
+  *out_native = NULL;
+  uint32_t rc = plan->region_count, n = plan->node_count;
+  /* A binding the device cannot bind in one descriptor: refused before any
+   * native object is made. */
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem__node_t *node = &plan->nodes[i];
+    if (node->kind != TANDEM__NODE_DISPATCH) continue;
+    for (uint32_t b = 0; b < node->view_count; b++)
+      if (node->kernel->bindings[b].bytes > gpu->max_storage_range)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "binding %u of '%s': contract bytes %llu exceed the device's "
+                           "maxStorageBufferRange %llu",
+                           b, node->kernel->name,
+                           (unsigned long long)node->kernel->bindings[b].bytes,
+                           (unsigned long long)gpu->max_storage_range);
+  }
+  tandem_lane_t *region_lane = malloc((rc ? rc : 1) * sizeof *region_lane);
+  uint32_t *region_commands = malloc((rc ? rc : 1) * sizeof *region_commands);
+  tandem__program_command_t *commands = calloc(n ? n : 1, sizeof *commands);
+  if (!region_lane || !region_commands || !commands) {
+    free(region_lane);
+    free(region_commands);
+    free(commands);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
+  }
+  for (uint32_t r = 0; r < rc; r++) {
+    region_lane[r] = plan->regions[r].lane;
+    region_commands[r] = plan->regions[r].count;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    const tandem__node_t *node = &plan->nodes[i];
+    if (node->kind != TANDEM__NODE_DISPATCH) continue;
+    commands[i] = (tandem__program_command_t){node->kernel->native, node->view_count};
+  }
+  tandem__program_desc_t desc = {.slot_count = slot_count,
+                                 .region_count = rc,
+                                 .region_lane = region_lane,
+                                 .region_commands = region_commands,
+                                 .command_count = n,
+                                 .commands = commands};
+  void *native = NULL;
+  tandem_status_t s = gpu->vtable->program_create(gpu, &desc, &native);
+  free(region_lane);
+  free(region_commands);
+  free(commands);
+  for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++)
+    for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++)
+      if (plan->regions[r].lane != TANDEM_LANE_NPU)
+        s = tandem__record_region(gpu, native, plan, sl, r);
+  if (s != TANDEM_OK) {
+    if (native) gpu->vtable->program_destroy(gpu, native);
+    return s;
+  }
+  *out_native = native;
+  return TANDEM_OK;
+}
