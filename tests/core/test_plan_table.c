@@ -6,7 +6,10 @@
  *
  * Each row is a small graph (or a sequence of submissions) and what the rules
  * of core/graph.c's opening comment and docs/design.md say must come of it:
- * the regions, the lane of each, which region waits on which, the barriers;
+ * the regions, the lane of each, which region waits on which, and the exact
+ * commands the host GPU was handed through core's command interface
+ * (core/backend.h): at each position of a region, the node's command with
+ * its operands or a barrier with its scope (kinds of work before and after);
  * for submissions in sequence, each region's wait and signal values, the
  * results, the retirement order and what stays poisoned. The expectations are
  * worked out from those rules (each row names the rule it pins), not copied
@@ -59,6 +62,7 @@ typedef enum op {
   OP_INC,      /* kernel: v0[i] += 1 over 64 bytes; READ_WRITE */
   OP_NPU_ADD,  /* NPU add_i32: v2 = v0 + v1 over 16 words; READ, READ, WRITE */
   OP_NPU_FAIL, /* NPU fail: a run that fails; WRITE v0 */
+  OP_ADD1_IND, /* ADD1 dispatched indirectly: workgroup counts READ from v2's 12 bytes */
 } op_t;
 
 typedef struct vs {
@@ -80,6 +84,8 @@ typedef struct node_spec {
 #define COPY(sb, so, db, dof, l) {.op = OP_COPY, .v = {{sb, so, l}, {db, dof, l}}}
 #define ADD1(ib, io, il, ob, oo, ol) {.op = OP_ADD1, .v = {{ib, io, il}, {ob, oo, ol}}}
 #define INC(b, o) {.op = OP_INC, .v = {{b, o, CONTRACT_BYTES}}}
+#define ADD1_IND(ib, io, ob, oo, cb, co) \
+  {.op = OP_ADD1_IND, .v = {{ib, io, CONTRACT_BYTES}, {ob, oo, CONTRACT_BYTES}, {cb, co, 12}}}
 #define NPU_ADD(a, b, c) \
   {.op = OP_NPU_ADD, .v = {{a, 0, BUF_BYTES}, {b, 0, BUF_BYTES}, {c, 0, BUF_BYTES}}}
 #define NPU_FAIL(b) {.op = OP_NPU_FAIL, .v = {{b, 0, BUF_BYTES}}}
@@ -126,6 +132,10 @@ static void ref_apply(uint8_t ref[NBUF][BUF_BYTES], const node_spec_t *n) {
     case OP_COPY:
       memmove(&ref[n->v[1].buf][n->v[1].off], &ref[n->v[0].buf][n->v[0].off], n->v[0].len);
       break;
+    case OP_ADD1_IND: /* as vkCmdDispatchIndirect: a zero count dispatches nothing */
+      for (uint32_t i = 0; i < 12; i += 4)
+        if (!rd32(&ref[n->v[2].buf][n->v[2].off + i])) return;
+      /* fall through */
     case OP_ADD1:
       for (uint32_t i = 0; i < CONTRACT_BYTES; i += 4)
         wr32(&ref[n->v[1].buf][n->v[1].off + i], rd32(&ref[n->v[0].buf][n->v[0].off + i]) + 1);
@@ -272,6 +282,11 @@ static void add_node(world_t *w, tandem_graph_t *g, const node_spec_t *n, const 
     case OP_COPY: s = tandem_graph_add_copy(g, v[0], v[1], lane); break;
     case OP_ADD1: s = tandem_graph_add_dispatch(g, w->add1, v, 2, NULL, 0); break;
     case OP_INC: s = tandem_graph_add_dispatch(g, w->inc, v, 1, NULL, 0); break;
+    case OP_ADD1_IND: {
+      tandem_dispatch_desc_t d = {.kernel = w->add1, .views = v, .view_count = 2, .indirect = v[2]};
+      s = tandem_graph_add_dispatch_node(g, &d, NULL);
+      break;
+    }
     case OP_NPU_ADD: {
       const uint32_t words = NPU_WORDS;
       s = tandem_graph_add_npu_run(g, w->npu_add, v, 3, &words, 1);
@@ -347,7 +362,32 @@ typedef struct plan_row {
   int region_count;
   int barriers[8]; /* nodes with a barrier before them */
   int barrier_count;
+  /* Each barrier's scope, source and destination (TANDEM__WORK_* sets):
+   * the kinds of work since the previous barrier and until the next. */
+  uint32_t scopes[8][2];
 } plan_row_t;
+
+/* Barrier scopes: compute (dispatches), transfer (fills, copies), indirect
+ * (an indirect dispatch reading its counts). */
+#define W_C TANDEM__WORK_COMPUTE
+#define W_T TANDEM__WORK_TRANSFER
+#define W_I TANDEM__WORK_INDIRECT
+
+/* Two-node rows of the hazard matrix below. ROW_SAME: both nodes on the
+ * compute lane, one region, with a barrier before node 1 (BARRIER(source,
+ * destination)) or none (NONE). ROW_CROSS: node 0 on lane |l0|, node 1 on
+ * |l1|, two regions; the second waits for the first (WAIT_ON(l0)) or not. */
+#define NONE 0, {{0, 0}}
+#define BARRIER(src, dst) 1, {{(src), (dst)}}
+#define ROW_SAME(name, a, b, barrier)                                                          \
+  {name, "design.md Regions 1: only overlapping bytes with a write on either side conflict; " \
+         "graph.c: a conflict in one region gets a barrier (record.c: scope = the two kinds)", \
+   {a, b}, 2, {{COMP, {0, 1}, 2, NOWAIT}}, 1, {1}, barrier}
+#define WAIT_ON(l) {(l) == UP ? 0 : NO, (l) == COMP ? 0 : NO, (l) == DOWN ? 0 : NO, NO}
+#define ROW_CROSS(name, a, b, l0, l1, waits)                                                   \
+  {name, "design.md Regions 1: only overlapping bytes with a write on either side conflict; " \
+         "a conflict across lanes is a wait on the earlier region, never a barrier",          \
+   {a, b}, 2, {{l0, {0}, 1, NOWAIT}, {l1, {1}, 1, waits}}, 2, {0}, 0, {{0, 0}}}
 
 static const plan_row_t k_plan_rows[] = {
     {"independent dispatches",
@@ -357,7 +397,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1, 2}, 3, NOWAIT}},
      1,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"dependent chain",
      "design.md Regions: a dependent chain becomes one region with a barrier between each pair",
      {INC(D0, 0), INC(D0, 0), INC(D0, 0)},
@@ -365,7 +406,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1, 2}, 3, NOWAIT}},
      1,
      {1, 2},
-     2},
+     2,
+     {{W_C, W_C}, {W_C, W_C}}},
     {"chunked stream, chunk by chunk",
      "design.md Regions: a chunked upload -> compute -> download stream becomes one region per "
      "node (the open region is waited on, or lacks the node's wait)",
@@ -380,7 +422,8 @@ static const plan_row_t k_plan_rows[] = {
       {DOWN, {5}, 1, {NO, 4, NO, NO}}},
      6,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"chunked stream, lane by lane",
      "graph.c: a node joins its lane's open region when nobody waits on it yet and it already "
      "waits for everything the node needs",
@@ -390,7 +433,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0, 1}, 2, NOWAIT}, {COMP, {2, 3}, 2, {0, NO, NO, NO}}, {DOWN, {4, 5}, 2, {NO, 1, NO, NO}}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"contract bytes, not the view",
      "design.md Regions 1: a dispatch's access for binding i is (view.offset, contract.bytes[i]), "
      "not the whole view: a fill of bytes the view holds past the contract conflicts with nothing",
@@ -399,7 +443,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1}, 2, NOWAIT}},
      1,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"contract bytes overlapped",
      "graph.c: a barrier goes before a node that conflicts with a node since the last barrier "
      "(WAW on D1 bytes 32..64 of the contract)",
@@ -408,7 +453,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1}, 2, NOWAIT}},
      1,
      {1},
-     1},
+     1,
+     {{W_C, W_T}}},
     {"read/read never orders",
      "design.md Regions 1: read/read never orders, in one lane or across lanes",
      {COPY(D0, 0, D1, 0, 64), COPY(D0, 0, D2, 0, 64), COPY(D0, 0, H0, 0, 64)},
@@ -416,7 +462,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1}, 2, NOWAIT}, {DOWN, {2}, 1, NOWAIT}},
      2,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"write after read across lanes",
      "design.md Regions 1 (WAR): the fill of D0 waits for the download that reads it",
      {COPY(D0, 0, H0, 0, 64), FILL(D0, 0, 64, 9)},
@@ -424,7 +471,8 @@ static const plan_row_t k_plan_rows[] = {
      {{DOWN, {0}, 1, NOWAIT}, {COMP, {1}, 1, {NO, NO, 0, NO}}},
      2,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"write after write across lanes",
      "design.md Regions 1 (WAW): overlapping bytes 32..64 order the fill after the upload",
      {COPY(H0, 0, D0, 0, 64), FILL(D0, 32, 64, 9)},
@@ -432,7 +480,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0}, 1, NOWAIT}, {COMP, {1}, 1, {0, NO, NO, NO}}},
      2,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"no join into a region another waits on",
      "graph.c: a node joins the open region only if no other region waits on it yet",
      {FILL(D0, 0, 64, 1), COPY(D0, 0, H0, 0, 64), FILL(D1, 0, 64, 2)},
@@ -440,7 +489,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0}, 1, NOWAIT}, {DOWN, {1}, 1, {NO, 0, NO, NO}}, {COMP, {2}, 1, NOWAIT}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"no join without the node's wait",
      "graph.c: a node joins only if the region already waits for everything it needs; the new "
      "region waits for the upload only, not for the independent compute region",
@@ -449,7 +499,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0}, 1, NOWAIT}, {COMP, {1}, 1, NOWAIT}, {COMP, {2}, 1, {0, NO, NO, NO}}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"join when the wait is there",
      "graph.c: the second reader of the upload joins the region that already waits for it, "
      "with no barrier (it conflicts with nothing in the region)",
@@ -458,7 +509,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0}, 1, NOWAIT}, {COMP, {1, 2}, 2, {0, NO, NO, NO}}},
      2,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"barrier only after a conflict since the last one",
      "graph.c: the barrier before node 2 already orders node 1 before node 3",
      {FILL(D0, 0, 64, 1), FILL(D1, 0, 64, 2), ADD1(D0, 0, 64, D2, 0, 64),
@@ -467,7 +519,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1, 2, 3}, 4, NOWAIT}},
      1,
      {2},
-     1},
+     1,
+     {{W_T, W_C}}},
     {"lane choice",
      "design.md Lanes: host-visible to device memory is an upload, the reverse a download, "
      "everything else (device to device, host to host, fills) compute",
@@ -477,7 +530,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0}, 1, NOWAIT}, {DOWN, {1}, 1, NOWAIT}, {COMP, {2, 3, 4}, 3, NOWAIT}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"a lane named explicitly",
      "design.md Lanes: each add call can name a lane; the copy on compute joins the dispatch "
      "that reads it, behind a barrier",
@@ -486,7 +540,8 @@ static const plan_row_t k_plan_rows[] = {
      {{COMP, {0, 1}, 2, NOWAIT}},
      1,
      {1},
-     1},
+     1,
+     {{W_T, W_C}}},
     {"GPU -> NPU -> GPU through shared memory",
      "design.md / npu.md: NPU runs are regions of the NPU lane; the NPU region waits for the "
      "uploads, the download for the NPU region (SHARED is device memory for lane choice)",
@@ -495,7 +550,8 @@ static const plan_row_t k_plan_rows[] = {
      {{UP, {0, 1}, 2, NOWAIT}, {NPU, {2}, 1, {0, NO, NO, NO}}, {DOWN, {3}, 1, {NO, NO, NO, 1}}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
     {"NPU and compute overlap",
      "graph.c: the compute work independent of the NPU run does not wait for it; the copy "
      "that reads the NPU's output opens its own region waiting for it",
@@ -504,7 +560,117 @@ static const plan_row_t k_plan_rows[] = {
      {{NPU, {0}, 1, NOWAIT}, {COMP, {1}, 1, NOWAIT}, {COMP, {2}, 1, {NO, NO, NO, 0}}},
      3,
      {0},
-     0},
+     0,
+     {{0, 0}}},
+
+    /* Barrier scopes beyond two nodes. */
+    {"a barrier's destination is everything up to the next one",
+     "record.c: the destination scope is the kinds of work from the barrier to the next (the "
+     "copy of D1 after the dispatch is ordered after the fill of D1 by the same barrier)",
+     {FILL(D0, 0, 64, 1), FILL(D1, 0, 64, 2), ADD1(D0, 0, 64, D2, 0, 64), COPY(D1, 0, D3, 0, 64)},
+     4,
+     {{COMP, {0, 1, 2, 3}, 4, NOWAIT}},
+     1,
+     {2},
+     1,
+     {{W_T, W_C | W_T}}},
+    {"a chain of barriers",
+     "record.c: each barrier's source is the kinds of work since the previous one, so a chain "
+     "fill -> dispatch -> copy gets transfer->compute, then compute->transfer",
+     {FILL(D0, 0, 64, 1), ADD1(D0, 0, 64, D1, 0, 64), COPY(D1, 0, D2, 0, 64)},
+     3,
+     {{COMP, {0, 1, 2}, 3, NOWAIT}},
+     1,
+     {1, 2},
+     2,
+     {{W_T, W_C}, {W_C, W_T}}},
+    {"an indirect dispatch past the barrier's first command",
+     "record.c: the destination names INDIRECT when any indirect dispatch is in it, not only "
+     "the first command after the barrier: the counts in D2 written before the barrier are "
+     "read by the second dispatch behind it",
+     {FILL(D2, 0, 16, 1), FILL(D0, 0, 64, 5), ADD1(D0, 0, 64, D1, 0, 64),
+      ADD1_IND(D0, 0, D3, 0, D2, 0)},
+     4,
+     {{COMP, {0, 1, 2, 3}, 4, NOWAIT}},
+     1,
+     {2},
+     1,
+     {{W_T, W_C | W_I}}},
+    {"an indirect dispatch right after its counts",
+     "record.c: a barrier before an indirect dispatch whose counts a fill wrote names INDIRECT; "
+     "a dispatch-only chain after it does not",
+     {FILL(D2, 0, 16, 1), ADD1_IND(D0, 0, D1, 0, D2, 0), INC(D1, 0)},
+     3,
+     {{COMP, {0, 1, 2}, 3, NOWAIT}},
+     1,
+     {1, 2},
+     2,
+     {{W_T, W_C | W_I}, {W_C, W_C}}},
+
+    /* Hazards x lanes x range shapes: the first node touches range X of D0,
+     * the second range Y. Disjoint: Y past X; touching: Y starts where X
+     * ends; nested: one inside the other; partial: they overlap in part.
+     * Only nested and partial overlap, and only a write on either side
+     * conflicts (design.md Regions 1): then one lane gets a barrier whose
+     * scope is the two kinds of work, two lanes a wait. */
+    ROW_SAME("RAW, one lane, disjoint", FILL(D0, 0, 64, 7), ADD1(D0, 128, 64, D1, 0, 64), NONE),
+    ROW_SAME("RAW, one lane, touching", FILL(D0, 0, 64, 7), ADD1(D0, 64, 64, D1, 0, 64), NONE),
+    ROW_SAME("RAW, one lane, nested", FILL(D0, 0, 128, 7), ADD1(D0, 32, 64, D1, 0, 64),
+             BARRIER(W_T, W_C)),
+    ROW_SAME("RAW, one lane, partial", FILL(D0, 0, 64, 7), ADD1(D0, 32, 64, D1, 0, 64),
+             BARRIER(W_T, W_C)),
+    ROW_SAME("WAR, one lane, disjoint", ADD1(D0, 0, 64, D1, 0, 64), FILL(D0, 128, 64, 9), NONE),
+    ROW_SAME("WAR, one lane, touching", ADD1(D0, 0, 64, D1, 0, 64), FILL(D0, 64, 64, 9), NONE),
+    ROW_SAME("WAR, one lane, nested", ADD1(D0, 0, 64, D1, 0, 64), FILL(D0, 16, 32, 9),
+             BARRIER(W_C, W_T)),
+    ROW_SAME("WAR, one lane, partial", ADD1(D0, 0, 64, D1, 0, 64), FILL(D0, 32, 64, 9),
+             BARRIER(W_C, W_T)),
+    ROW_SAME("WAW, one lane, disjoint", FILL(D0, 0, 64, 3), FILL(D0, 128, 64, 4), NONE),
+    ROW_SAME("WAW, one lane, touching", FILL(D0, 0, 64, 3), FILL(D0, 64, 64, 4), NONE),
+    ROW_SAME("WAW, one lane, nested", FILL(D0, 0, 128, 3), FILL(D0, 32, 32, 4),
+             BARRIER(W_T, W_T)),
+    ROW_SAME("WAW, one lane, partial", ADD1(D1, 0, 64, D0, 0, 64), FILL(D0, 32, 64, 4),
+             BARRIER(W_C, W_T)),
+    ROW_SAME("read-read, one lane, disjoint", ADD1(D0, 0, 64, D1, 0, 64), COPY(D0, 128, D2, 0, 64),
+             NONE),
+    ROW_SAME("read-read, one lane, touching", ADD1(D0, 0, 64, D1, 0, 64), COPY(D0, 64, D2, 0, 64),
+             NONE),
+    ROW_SAME("read-read, one lane, nested", ADD1(D0, 0, 64, D1, 0, 64), COPY(D0, 16, D2, 0, 32),
+             NONE),
+    ROW_SAME("read-read, one lane, partial", ADD1(D0, 0, 64, D1, 0, 64), COPY(D0, 32, D2, 0, 64),
+             NONE),
+    ROW_CROSS("RAW, two lanes, disjoint", FILL(D0, 0, 64, 7), COPY(D0, 128, H0, 0, 64), COMP, DOWN,
+              NOWAIT),
+    ROW_CROSS("RAW, two lanes, touching", FILL(D0, 0, 64, 7), COPY(D0, 64, H0, 0, 64), COMP, DOWN,
+              NOWAIT),
+    ROW_CROSS("RAW, two lanes, nested", FILL(D0, 0, 128, 7), COPY(D0, 32, H0, 0, 64), COMP, DOWN,
+              WAIT_ON(COMP)),
+    ROW_CROSS("RAW, two lanes, partial", FILL(D0, 0, 64, 7), COPY(D0, 32, H0, 0, 64), COMP, DOWN,
+              WAIT_ON(COMP)),
+    ROW_CROSS("WAR, two lanes, disjoint", COPY(D0, 0, H0, 0, 64), FILL(D0, 128, 64, 9), DOWN, COMP,
+              NOWAIT),
+    ROW_CROSS("WAR, two lanes, touching", COPY(D0, 0, H0, 0, 64), FILL(D0, 64, 64, 9), DOWN, COMP,
+              NOWAIT),
+    ROW_CROSS("WAR, two lanes, nested", COPY(D0, 0, H0, 0, 128), FILL(D0, 32, 32, 9), DOWN, COMP,
+              WAIT_ON(DOWN)),
+    ROW_CROSS("WAR, two lanes, partial", COPY(D0, 0, H0, 0, 64), FILL(D0, 32, 64, 9), DOWN, COMP,
+              WAIT_ON(DOWN)),
+    ROW_CROSS("WAW, two lanes, disjoint", COPY(H0, 0, D0, 0, 64), FILL(D0, 128, 64, 4), UP, COMP,
+              NOWAIT),
+    ROW_CROSS("WAW, two lanes, touching", COPY(H0, 0, D0, 0, 64), FILL(D0, 64, 64, 4), UP, COMP,
+              NOWAIT),
+    ROW_CROSS("WAW, two lanes, nested", COPY(H0, 0, D0, 0, 128), FILL(D0, 32, 32, 4), UP, COMP,
+              WAIT_ON(UP)),
+    ROW_CROSS("WAW, two lanes, partial", COPY(H0, 0, D0, 0, 64), FILL(D0, 32, 64, 4), UP, COMP,
+              WAIT_ON(UP)),
+    ROW_CROSS("read-read, two lanes, disjoint", COPY(D0, 0, H0, 0, 64), COPY(D0, 128, D1, 0, 64),
+              DOWN, COMP, NOWAIT),
+    ROW_CROSS("read-read, two lanes, touching", COPY(D0, 0, H0, 0, 64), COPY(D0, 64, D1, 0, 64),
+              DOWN, COMP, NOWAIT),
+    ROW_CROSS("read-read, two lanes, nested", COPY(D0, 0, H0, 0, 128), COPY(D0, 32, D1, 0, 32),
+              DOWN, COMP, NOWAIT),
+    ROW_CROSS("read-read, two lanes, partial", COPY(D0, 0, H0, 0, 64), COPY(D0, 32, D1, 0, 64),
+              DOWN, COMP, NOWAIT),
 };
 
 static bool row_uses_npu(const node_spec_t *nodes, int count) {
@@ -541,6 +707,43 @@ static void check_plan(const plan_row_t *row, const tandem_exec_t *e, const char
   }
 }
 
+/* The command the host GPU must log for |spec| (plan node |node|): its
+ * operands as the node gives them; a dispatch's binding 0 with the
+ * contract's bytes. */
+static host_gpu_event_t expected_command(world_t *w, const node_spec_t *spec, uint32_t node) {
+  host_gpu_event_t e = {.node = node};
+  switch (spec->op) {
+    case OP_FILL:
+      e.kind = HOST_GPU_FILL;
+      e.memory = host_gpu_memory(w->buf[spec->v[0].buf]);
+      e.offset = spec->v[0].off;
+      e.length = spec->v[0].len;
+      e.pattern = spec->pattern;
+      break;
+    case OP_COPY:
+      e.kind = HOST_GPU_COPY;
+      e.memory = host_gpu_memory(w->buf[spec->v[1].buf]);
+      e.offset = spec->v[1].off;
+      e.src_memory = host_gpu_memory(w->buf[spec->v[0].buf]);
+      e.src_offset = spec->v[0].off;
+      e.length = spec->v[0].len;
+      break;
+    case OP_ADD1:
+    case OP_INC:
+    case OP_ADD1_IND:
+      e.kind = HOST_GPU_DISPATCH;
+      e.binding_count = spec->op == OP_INC ? 1 : 2;
+      e.memory = host_gpu_memory(w->buf[spec->v[0].buf]);
+      e.offset = spec->v[0].off;
+      e.length = CONTRACT_BYTES;
+      e.indirect = spec->op == OP_ADD1_IND;
+      break;
+    case OP_NPU_ADD:
+    case OP_NPU_FAIL: fail_msg("node %u: an NPU run has no GPU command", node);
+  }
+  return e;
+}
+
 /* What the host GPU was asked to do must be the plan: the regions recorded
  * for every slot, the submission's values (each lane counts its regions from
  * 1 in a fresh runtime; a wait names the value of the region waited for),
@@ -559,6 +762,7 @@ static void check_log(const plan_row_t *row, world_t *w, const tandem_exec_t *e,
     if (x->program != program) continue;
     if (x->kind == HOST_GPU_RECORD) {
       const region_spec_t *want = &row->regions[x->region];
+      if (want->lane == NPU) fail_msg("%s: NPU region %u was recorded on the GPU", ctx, x->region);
       int barriers = 0;
       for (int k = 0; k < want->n; k++)
         for (int b = 0; b < row->barrier_count; b++) barriers += row->barriers[b] == want->nodes[k];
@@ -590,36 +794,58 @@ static void check_log(const plan_row_t *row, world_t *w, const tandem_exec_t *e,
   if (records != (uint32_t)gpu_regions * e->slot_count || submits != (uint32_t)row->region_count)
     fail_msg("%s: %u regions recorded and %u submitted; expected %d x %u slots and %d", ctx,
              records, submits, gpu_regions, e->slot_count, row->region_count);
-  /* The commands of each GPU region, in order. */
+  /* The commands of each GPU region, exactly: at each position of the
+   * region's recorded list, the barrier with its scope or the node's
+   * command with its operands (what a device would be handed). */
   for (int r = 0; r < row->region_count; r++) {
     const region_spec_t *want = &row->regions[r];
     if (want->lane == TANDEM_LANE_NPU) continue;
-    int k = 0;
-    bool barrier_pending = false;
+    host_gpu_event_t expect[16];
+    int m = 0;
+    for (int k = 0; k < want->n; k++) {
+      int node = want->nodes[k];
+      for (int b = 0; b < row->barrier_count; b++) {
+        if (row->barriers[b] != node) continue;
+        expect[m++] = (host_gpu_event_t){.kind = HOST_GPU_BARRIER,
+                                         .node = (uint32_t)node,
+                                         .src_work = row->scopes[b][0],
+                                         .dst_work = row->scopes[b][1]};
+      }
+      expect[m++] = expected_command(w, &row->nodes[node], (uint32_t)node);
+    }
+    int got = 0;
     for (uint32_t i = 0; i < n; i++) {
       const host_gpu_event_t *x = &ev[i];
       if (x->program != program || (int)x->region != r || x->slot != 0) continue;
-      if (x->kind == HOST_GPU_BARRIER) {
-        barrier_pending = true;
+      if (x->kind != HOST_GPU_BARRIER && x->kind != HOST_GPU_FILL && x->kind != HOST_GPU_COPY &&
+          x->kind != HOST_GPU_DISPATCH)
         continue;
-      }
-      if (x->kind != HOST_GPU_FILL && x->kind != HOST_GPU_COPY && x->kind != HOST_GPU_DISPATCH)
-        continue;
-      if (k >= want->n || (int)x->node != want->nodes[k])
-        fail_msg("%s: region %d ran node %u as its command %d", ctx, r, x->node, k);
-      const node_spec_t *spec = &row->nodes[x->node];
-      host_gpu_event_kind_t kind = spec->op == OP_FILL   ? HOST_GPU_FILL
-                                   : spec->op == OP_COPY ? HOST_GPU_COPY
-                                                         : HOST_GPU_DISPATCH;
-      bool barrier = false;
-      for (int b = 0; b < row->barrier_count; b++) barrier |= row->barriers[b] == (int)x->node;
-      if (x->kind != kind || barrier_pending != barrier)
-        fail_msg("%s: node %u ran as event %d %s a barrier", ctx, x->node, x->kind,
-                 barrier_pending ? "after" : "without");
-      barrier_pending = false;
-      k++;
+      if (got >= m || (int)x->position != got)
+        fail_msg("%s: region %d ran a command at position %u; expected %d commands", ctx, r,
+                 x->position, m);
+      const host_gpu_event_t *y = &expect[got++];
+      if (x->kind != y->kind || x->node != y->node)
+        fail_msg("%s: region %d position %u is event %d for node %u; expected event %d for "
+                 "node %u",
+                 ctx, r, x->position, x->kind, x->node, y->kind, y->node);
+      if (x->kind == HOST_GPU_BARRIER && (x->src_work != y->src_work || x->dst_work != y->dst_work))
+        fail_msg("%s: region %d: the barrier before node %u has scope %#x -> %#x; expected "
+                 "%#x -> %#x",
+                 ctx, r, x->node, x->src_work, x->dst_work, y->src_work, y->dst_work);
+      if (x->memory != y->memory || x->offset != y->offset || x->length != y->length ||
+          x->src_memory != y->src_memory || x->src_offset != y->src_offset ||
+          x->pattern != y->pattern || x->binding_count != y->binding_count ||
+          x->indirect != y->indirect)
+        fail_msg("%s: region %d: node %u's command ran with other operands than the node's "
+                 "(offset %llu length %llu src offset %llu pattern %u bindings %u; expected "
+                 "%llu %llu %llu %u %u)",
+                 ctx, r, x->node, (unsigned long long)x->offset, (unsigned long long)x->length,
+                 (unsigned long long)x->src_offset, x->pattern, x->binding_count,
+                 (unsigned long long)y->offset, (unsigned long long)y->length,
+                 (unsigned long long)y->src_offset, y->pattern, y->binding_count);
     }
-    if (k != want->n) fail_msg("%s: region %d ran %d commands, expected %d", ctx, r, k, want->n);
+    if (got != m)
+      fail_msg("%s: region %d ran %d commands and barriers, expected %d", ctx, r, got, m);
   }
 }
 
@@ -1237,10 +1463,17 @@ static void test_host_gpu_is_the_device(void **state) {
 /* The ordering check can fail: two regions that conflict, handed to the host
  * GPU straight through the vtable with no wait between them, are reported;
  * with the wait, they are not. So are two conflicting nodes of one region
- * with their barrier taken away. */
+ * with their barrier taken away, or with a barrier whose scope misses one
+ * side (a fill, then a copy reading its bytes: a compute-to-transfer or a
+ * transfer-to-compute barrier orders nothing between them; transfer to
+ * transfer does). */
 static void test_ordering_check_catches(void **state) {
   (void)state;
-  for (int variant = 0; variant < 3; variant++) {
+  static const uint32_t scope[6][2] = {{0, 0}, {0, 0}, {0, 0},
+                                       {TANDEM__WORK_COMPUTE, TANDEM__WORK_TRANSFER},
+                                       {TANDEM__WORK_TRANSFER, TANDEM__WORK_COMPUTE},
+                                       {TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER}};
+  for (int variant = 0; variant < 6; variant++) {
     world_t w;
     host_gpu_config_t config = {.held = true};
     world_open(&w, false, &config);
@@ -1258,6 +1491,24 @@ static void test_ordering_check_catches(void **state) {
       assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
       assert_int_equal(gpu->vtable->program_submit(gpu, b->native, 0, &rb, 1), TANDEM_OK);
       expect_unordered = variant == 1 ? 0 : 1;
+    } else if (variant >= 3) {
+      /* The same two commands recorded by hand, through the command
+       * interface, with the barrier's scope of the variant. */
+      a = prepare(&w, both, 2, "check");
+      tandem__cmd_fill_t f = {.id = 0, .buffer = w.buf[D0]->native, .offset = 0, .length = 64,
+                              .pattern = 1};
+      tandem__cmd_copy_t c = {.id = 1, .src = w.buf[D0]->native, .dst = w.buf[D1]->native,
+                              .bytes = 64};
+      pthread_mutex_lock(&w.rt->mutex);
+      assert_int_equal(gpu->vtable->record_begin(gpu, a->native, 0, 0), TANDEM_OK);
+      gpu->vtable->record_fill(gpu, a->native, &f);
+      gpu->vtable->record_barrier(gpu, a->native, scope[variant][0], scope[variant][1]);
+      gpu->vtable->record_copy(gpu, a->native, &c);
+      assert_int_equal(gpu->vtable->record_end(gpu, a->native), TANDEM_OK);
+      pthread_mutex_unlock(&w.rt->mutex);
+      tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
+      assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      expect_unordered = variant == 5 ? 0 : 1;
     } else {
       a = prepare(&w, both, 2, "check");
       assert_true(a->plan.nodes[1].barrier_before); /* the plan orders them */
@@ -1282,7 +1533,7 @@ static void test_ordering_check_catches(void **state) {
       assert_int_equal(ev[i].offset, 0);
       assert_int_equal(ev[i].length, 64);
       assert_int_equal(ev[i].other_lane, TANDEM_LANE_COMPUTE);
-      assert_int_equal(ev[i].other_value, variant == 2 ? 2 : 1);
+      assert_int_equal(ev[i].other_value, variant >= 2 ? 2 : 1);
     }
     assert_int_equal(reports, expect_unordered);
     /* The data ran anyway: D1 holds the fill. */
