@@ -189,6 +189,71 @@ static void test_indirect_dispatch(void **state) {
   tandem_kernel_release(counts);
 }
 
+/* An indirect dispatch that is not the first command after the barrier that
+ * orders it after its counts: fill data2, write the counts, [barrier] add one
+ * to data2 (which needs the barrier), then the indirect dispatch over data,
+ * whose counts were written before that barrier and which needs no barrier
+ * of its own. The barrier must name the indirect-read stage for it
+ * (core/record.c); synchronization validation reports the counts' read as a
+ * hazard otherwise, and the harness fails on any validation message. */
+static void test_indirect_dispatch_behind_a_direct_one(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 1024 };
+  tandem_kernel_t *add = add_one_nodefault(rt, N);
+  const tandem_binding_contract_t cb[2] = {{4, 4, TANDEM_ACCESS_READ},
+                                           {12, 4, TANDEM_ACCESS_WRITE}};
+  tandem_kernel_desc_t kd = {.name = "write_counts",
+                             .spirv = tandem_spv_write_counts,
+                             .spirv_size = tandem_spv_write_counts_size,
+                             .workgroups = {1, 1, 1},
+                             .bindings = cb,
+                             .binding_count = 2};
+  tandem_kernel_t *counts = NULL;
+  TH_ASSERT_OK(tandem_kernel_create(rt, &kd, &counts));
+  tandem_buffer_t *nbuf = th_buffer(rt, 256, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *args = th_buffer(rt, 256, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *data = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *data2 = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  const uint32_t n = 700; /* 3 workgroups of 256 */
+  th_write(nbuf, 0, &n, 4);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(data2), 5, TANDEM_LANE_COMPUTE));
+  tandem_view_t cv[2] = {th_view(nbuf, 0, 4), th_view(args, 16, 12)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, counts, cv, 2, NULL, 0));
+  tandem_view_t v2 = tandem_buffer_whole(data2);
+  uint32_t all = N;
+  tandem_dispatch_desc_t direct = {.kernel = add,
+                                   .views = &v2,
+                                   .view_count = 1,
+                                   .push_constants = &all,
+                                   .push_constant_bytes = 4,
+                                   .workgroups = {N / 256, 1, 1}};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &direct, NULL));
+  tandem_view_t dv = tandem_buffer_whole(data);
+  tandem_dispatch_desc_t ind = {.kernel = add,
+                                .views = &dv,
+                                .view_count = 1,
+                                .push_constants = &all,
+                                .push_constant_bytes = 4,
+                                .indirect = th_view(args, 16, 12)};
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &ind, NULL));
+  th_run_graph(g, 1);
+  uint32_t got[N], want[N];
+  th_read(data2, 0, got, sizeof got);
+  for (uint32_t i = 0; i < N; i++) want[i] = 6;
+  TH_ASSERT_U32_ARRAY(got, want, N, "data2: filled with 5, then one added");
+  th_read(data, 0, got, sizeof got);
+  for (uint32_t i = 0; i < N; i++) want[i] = i < 768 ? 1 : 0;
+  TH_ASSERT_U32_ARRAY(got, want, N, "data: one added by 3 indirect workgroups of 256");
+  tandem_graph_release(g);
+  tandem_buffer_release(nbuf);
+  tandem_buffer_release(args);
+  tandem_buffer_release(data);
+  tandem_buffer_release(data2);
+  tandem_kernel_release(add);
+  tandem_kernel_release(counts);
+}
+
 /* 256 submissions of one executable, each with its own push constants,
  * workgroup count and output range, up to three in flight while the next one
  * is set: every element of every output checked against a CPU mirror. */
@@ -568,6 +633,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_workgroups_on_the_node, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_indirect_dispatch, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_indirect_dispatch_behind_a_direct_one, th_setup_gpu,
+                                      th_teardown_gpu),
       cmocka_unit_test(test_256_submissions_alternating),
       cmocka_unit_test_setup_teardown(test_each_parameter_alone, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_moved_view_waits_for_in_flight_writer, th_setup_gpu,
