@@ -60,6 +60,17 @@ typedef struct tandem__binding {
   uint64_t offset, range;
 } tandem__binding_t;
 
+/* The bindings of up to TANDEM__BINDING_BATCH bindings' worth of dispatches
+ * (record_bindings): dispatch i is command ids[i], with the next
+ * binding_counts[i] entries of |bindings|. */
+#define TANDEM__BINDING_BATCH 128u
+typedef struct tandem__binding_batch {
+  uint32_t count;
+  const uint32_t *ids;
+  const uint32_t *binding_counts;
+  const tandem__binding_t *bindings;
+} tandem__binding_batch_t;
+
 typedef struct tandem__cmd_fill {
   uint32_t id;
   void *buffer;
@@ -156,15 +167,17 @@ typedef struct tandem__gpu_vtable {
    * command interface" above). Only called while that slot is not in flight:
    * at prepare before the program is shared, later under runtime->mutex, so
    * one program records one region at a time and may keep the recording's
-   * state in itself. Sequence: record_begin; record_bindings for every
-   * dispatch of the region (before any command); the commands in order;
-   * record_end. After a record_begin that succeeded core always calls
+   * state in itself. Sequence: record_begin; then, in order, record_bindings
+   * with a batch of the dispatches ahead (those with bindings, each before
+   * its dispatch command and with the bindings that command carries; no
+   * command recorded so far bound any of them, so a backend may write their
+   * descriptors now) and the commands up to the next batch; record_end. After a record_begin that succeeded core always calls
    * record_end; the commands cannot fail (a backend that meets a failure
    * between them reports it from record_end). Allocates nothing of
    * tandem's own: re-recording happens at submit. */
   tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint32_t region);
-  void (*record_bindings)(tandem__gpu_t *gpu, void *native, const tandem__cmd_dispatch_t *cmd);
+  void (*record_bindings)(tandem__gpu_t *gpu, void *native, const tandem__binding_batch_t *batch);
   void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t src_work, uint32_t dst_work);
   void (*record_fill)(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);
   void (*record_copy)(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);

@@ -31,6 +31,10 @@
 
 #include "core/internal.h"
 
+/* A dispatch's bindings always fit an empty batch, so every chunk of a
+ * region (tandem__record_region) holds at least one node. */
+_Static_assert(TANDEM__BINDING_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch fits one batch");
+
 /* The kinds of work |node| does as a barrier's source (what must finish)
  * and as its destination (what must wait). */
 static uint32_t tandem__node_src_work(const tandem__node_t *node) {
@@ -42,26 +46,19 @@ static uint32_t tandem__node_dst_work(const tandem__node_t *node) {
   return TANDEM__WORK_COMPUTE | (node->indirect.buffer ? TANDEM__WORK_INDIRECT : 0u);
 }
 
-/* The dispatch command of node |id|, its bindings written to |bindings|. */
-static void tandem__dispatch_cmd(const tandem__node_t *node, uint32_t id,
-                                 tandem__binding_t bindings[TANDEM_MAX_BINDINGS],
-                                 tandem__cmd_dispatch_t *cmd) {
+/* Node |node|'s bindings (a dispatch): each view's buffer native and offset,
+ * with the contract's bytes. Returns how many. */
+static inline uint32_t tandem__bindings_of(const tandem__node_t *node,
+                                           tandem__binding_t *bindings) {
   assert(node->kind == TANDEM__NODE_DISPATCH && node->view_count <= TANDEM_MAX_BINDINGS);
-  for (uint32_t b = 0; b < node->view_count; b++)
-    bindings[b] = (tandem__binding_t){node->views[b].buffer->native, node->views[b].offset,
-                                      node->kernel->bindings[b].bytes};
-  *cmd = (tandem__cmd_dispatch_t){.id = id,
-                                  .kernel = node->kernel->native,
-                                  .bindings = bindings,
-                                  .binding_count = node->view_count,
-                                  .push = node->push,
-                                  .push_bytes = node->push_bytes,
-                                  .workgroups = {node->workgroups[0], node->workgroups[1],
-                                                 node->workgroups[2]},
-                                  .indirect = node->indirect.buffer
-                                                  ? node->indirect.buffer->native
-                                                  : NULL,
-                                  .indirect_offset = node->indirect.offset};
+  const tandem_view_t *views = node->views;
+  const tandem_binding_contract_t *contract = node->kernel->bindings;
+  for (uint32_t b = 0; b < node->view_count; b++) {
+    bindings[b].buffer = views[b].buffer->native;
+    bindings[b].offset = views[b].offset;
+    bindings[b].range = contract[b].bytes;
+  }
+  return node->view_count;
 }
 
 tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
@@ -69,65 +66,93 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
   const tandem__gpu_vtable_t *vt = gpu->vtable;
   const tandem__region_t *region = &plan->regions[region_index];
   assert(region->lane != TANDEM_LANE_NPU); /* the NPU lane thread runs those */
+  const uint32_t *order = &plan->order[region->first]; /* the region's nodes, in record order */
+  const tandem__node_t *nodes = plan->nodes;
+  uint32_t count = region->count;
   tandem_status_t s = vt->record_begin(gpu, native, slot, region_index);
   if (s != TANDEM_OK) return s;
-  tandem__binding_t bindings[TANDEM_MAX_BINDINGS];
+  /* The region goes in chunks: the bindings of a chunk's dispatches (up to
+   * one batch of them), then the chunk's commands, which carry the same
+   * bindings without building them again. Nothing recorded before a chunk
+   * binds its dispatches' descriptors, so a backend may write them then. */
+  uint32_t ids[TANDEM__BINDING_BATCH], counts[TANDEM__BINDING_BATCH];
+  tandem__binding_t bindings[TANDEM__BINDING_BATCH];
+  tandem__binding_batch_t batch = {.ids = ids, .binding_counts = counts, .bindings = bindings};
   tandem__cmd_dispatch_t dispatch;
-  /* Every dispatch's bindings first: a backend writes its descriptors
-   * before any command binds them. */
-  for (uint32_t k = 0; k < region->count; k++) {
-    uint32_t n = plan->order[region->first + k];
-    const tandem__node_t *node = &plan->nodes[n];
-    if (node->kind != TANDEM__NODE_DISPATCH) continue;
-    tandem__dispatch_cmd(node, n, bindings, &dispatch);
-    vt->record_bindings(gpu, native, &dispatch);
-  }
   uint32_t since = 0; /* kinds of work since the last barrier (or the start) */
-  for (uint32_t k = 0; k < region->count; k++) {
-    uint32_t n = plan->order[region->first + k];
-    const tandem__node_t *node = &plan->nodes[n];
-    if (node->barrier_before) {
-      uint32_t until = 0; /* kinds of work from here to the next barrier */
-      for (uint32_t j = k; j < region->count; j++) {
-        const tandem__node_t *later = &plan->nodes[plan->order[region->first + j]];
-        if (j > k && later->barrier_before) break;
-        until |= tandem__node_dst_work(later);
-      }
-      /* A barrier follows a conflict with work since the last one (plan.c),
-       * so neither side is empty. */
-      assert(since != 0 && until != 0);
-      vt->record_barrier(gpu, native, since, until);
-      since = 0;
+  uint32_t k = 0;
+  while (k < count) {
+    uint32_t end = k, used = 0;
+    batch.count = 0;
+    for (; end < count; end++) {
+      const tandem__node_t *node = &nodes[order[end]];
+      if (node->kind != TANDEM__NODE_DISPATCH || node->view_count == 0) continue;
+      if (used + node->view_count > TANDEM__BINDING_BATCH) break;
+      ids[batch.count] = order[end];
+      counts[batch.count++] = tandem__bindings_of(node, &bindings[used]);
+      used += node->view_count;
     }
-    since |= tandem__node_src_work(node);
-    switch (node->kind) {
-      case TANDEM__NODE_FILL: {
-        tandem__cmd_fill_t fill = {.id = n,
-                                   .buffer = node->views[0].buffer->native,
-                                   .offset = node->views[0].offset,
-                                   .length = node->views[0].length,
-                                   .pattern = node->pattern};
-        vt->record_fill(gpu, native, &fill);
-        break;
+    if (batch.count) vt->record_bindings(gpu, native, &batch);
+    uint32_t at = 0; /* the next dispatch's first binding in |bindings| */
+    for (; k < end; k++) {
+      uint32_t n = order[k];
+      const tandem__node_t *node = &nodes[n];
+      if (node->barrier_before) {
+        uint32_t until = tandem__node_dst_work(node); /* kinds from here to the next barrier */
+        for (uint32_t j = k + 1; j < count; j++) {
+          const tandem__node_t *later = &nodes[order[j]];
+          if (later->barrier_before) break;
+          until |= tandem__node_dst_work(later);
+        }
+        /* A barrier follows a conflict with work since the last one
+         * (plan.c), so neither side is empty. */
+        assert(since != 0 && until != 0);
+        vt->record_barrier(gpu, native, since, until);
+        since = 0;
       }
-      case TANDEM__NODE_COPY: {
-        tandem__cmd_copy_t copy = {.id = n,
-                                   .src = node->views[0].buffer->native,
-                                   .dst = node->views[1].buffer->native,
-                                   .src_offset = node->views[0].offset,
-                                   .dst_offset = node->views[1].offset,
-                                   .bytes = node->views[0].length};
-        vt->record_copy(gpu, native, &copy);
-        break;
+      since |= tandem__node_src_work(node);
+      switch (node->kind) {
+        case TANDEM__NODE_FILL: {
+          tandem__cmd_fill_t fill = {.id = n,
+                                     .buffer = node->views[0].buffer->native,
+                                     .offset = node->views[0].offset,
+                                     .length = node->views[0].length,
+                                     .pattern = node->pattern};
+          vt->record_fill(gpu, native, &fill);
+          break;
+        }
+        case TANDEM__NODE_COPY: {
+          tandem__cmd_copy_t copy = {.id = n,
+                                     .src = node->views[0].buffer->native,
+                                     .dst = node->views[1].buffer->native,
+                                     .src_offset = node->views[0].offset,
+                                     .dst_offset = node->views[1].offset,
+                                     .bytes = node->views[0].length};
+          vt->record_copy(gpu, native, &copy);
+          break;
+        }
+        case TANDEM__NODE_DISPATCH:
+          dispatch.id = n;
+          dispatch.kernel = node->kernel->native;
+          dispatch.bindings = &bindings[at];
+          dispatch.binding_count = node->view_count;
+          at += node->view_count;
+          assert(at <= used);
+          dispatch.push = node->push;
+          dispatch.push_bytes = node->push_bytes;
+          dispatch.workgroups[0] = node->workgroups[0];
+          dispatch.workgroups[1] = node->workgroups[1];
+          dispatch.workgroups[2] = node->workgroups[2];
+          dispatch.indirect = node->indirect.buffer ? node->indirect.buffer->native : NULL;
+          dispatch.indirect_offset = node->indirect.offset;
+          vt->record_dispatch(gpu, native, &dispatch);
+          break;
+        case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
+          assert(!"an NPU run in a GPU region");
+          break;
       }
-      case TANDEM__NODE_DISPATCH:
-        tandem__dispatch_cmd(node, n, bindings, &dispatch);
-        vt->record_dispatch(gpu, native, &dispatch);
-        break;
-      case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
-        assert(!"an NPU run in a GPU region");
-        break;
     }
+    assert(at == used);
   }
   return vt->record_end(gpu, native);
 }
@@ -152,7 +177,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   }
   tandem_lane_t *region_lane = malloc((rc ? rc : 1) * sizeof *region_lane);
   uint32_t *region_commands = malloc((rc ? rc : 1) * sizeof *region_commands);
-  tandem__program_command_t *commands = calloc(n ? n : 1, sizeof *commands);
+  tandem__program_command_t *commands = malloc((n ? n : 1) * sizeof *commands);
   if (!region_lane || !region_commands || !commands) {
     free(region_lane);
     free(region_commands);
@@ -165,8 +190,9 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   }
   for (uint32_t i = 0; i < n; i++) {
     const tandem__node_t *node = &plan->nodes[i];
-    if (node->kind != TANDEM__NODE_DISPATCH) continue;
-    commands[i] = (tandem__program_command_t){node->kernel->native, node->view_count};
+    bool dispatch = node->kind == TANDEM__NODE_DISPATCH;
+    commands[i].kernel = dispatch ? node->kernel->native : NULL;
+    commands[i].binding_count = dispatch ? node->view_count : 0;
   }
   tandem__program_desc_t desc = {.slot_count = slot_count,
                                  .region_count = rc,

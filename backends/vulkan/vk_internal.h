@@ -165,7 +165,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_record_begin(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                        uint32_t region);
 void tandem_vk_record_bindings(tandem__gpu_t *gpu, void *native,
-                               const tandem__cmd_dispatch_t *cmd);
+                               const tandem__binding_batch_t *batch);
 void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t src_work,
                               uint32_t dst_work);
 void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);

@@ -30,6 +30,8 @@
  * per node cost a driver entry per dispatch at prepare). */
 enum { TANDEM_VK_WRITE_BATCH = 128 };
 _Static_assert(TANDEM_VK_WRITE_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch's writes fit one batch");
+_Static_assert(TANDEM_VK_WRITE_BATCH == TANDEM__BINDING_BATCH,
+               "one record_bindings batch is one vkUpdateDescriptorSets");
 
 /* The recording in progress of one region of one slot (core/backend.h: a
  * program records one region at a time, between record_begin and
@@ -139,24 +141,32 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
 }
 
 void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
-                               const tandem__cmd_dispatch_t *cmd) {
+                               const tandem__binding_batch_t *batch) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
   assert(rec->cb);
-  if (cmd->binding_count == 0) return;
-  if (rec->pending + cmd->binding_count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
-  for (uint32_t b = 0; b < cmd->binding_count; b++, rec->pending++) {
-    /* Bind exactly the contract's bytes: the kernel sees no more. */
-    rec->infos[rec->pending] = (VkDescriptorBufferInfo){
-        tandem_vk_buffer_handle(cmd->bindings[b].buffer), cmd->bindings[b].offset,
-        cmd->bindings[b].range};
-    rec->writes[rec->pending] =
-        (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                               .dstSet = rec->sets[cmd->id],
-                               .dstBinding = b,
-                               .descriptorCount = 1,
-                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                               .pBufferInfo = &rec->infos[rec->pending]};
+  const tandem__binding_t *bindings = batch->bindings;
+  for (uint32_t d = 0; d < batch->count; d++) {
+    uint32_t count = batch->binding_counts[d];
+    assert(count <= TANDEM_MAX_BINDINGS);
+    if (rec->pending + count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
+    VkDescriptorSet set = rec->sets[batch->ids[d]];
+    VkDescriptorBufferInfo *info = &rec->infos[rec->pending];
+    VkWriteDescriptorSet *write = &rec->writes[rec->pending];
+    for (uint32_t b = 0; b < count; b++) {
+      /* Bind exactly the contract's bytes: the kernel sees no more. */
+      info[b].buffer = tandem_vk_buffer_handle(bindings[b].buffer);
+      info[b].offset = bindings[b].offset;
+      info[b].range = bindings[b].range;
+      write[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                        .dstSet = set,
+                                        .dstBinding = b,
+                                        .descriptorCount = 1,
+                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                        .pBufferInfo = &info[b]};
+    }
+    rec->pending += count;
+    bindings += count;
   }
 }
 
@@ -243,9 +253,14 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
   /* Binding a set costs the GPU front-end about as much as the barrier in a
    * dependent chain: skip it when the set bound already holds the same
    * bindings for the same kernel (equal contents, another set). */
-  bool same = rec->set_kernel == k && rec->set_binding_count == cmd->binding_count &&
-              !memcmp(rec->set_bindings, cmd->bindings,
-                      cmd->binding_count * sizeof *cmd->bindings);
+  /* (Field by field: a dispatch has a binding or two, where a libc call
+   * costs more than the comparison; prepare does this per dispatch.) */
+  const tandem__binding_t *b = cmd->bindings;
+  uint32_t n = cmd->binding_count;
+  bool same = rec->set_kernel == k && rec->set_binding_count == n;
+  for (uint32_t i = 0; same && i < n; i++)
+    same = rec->set_bindings[i].buffer == b[i].buffer &&
+           rec->set_bindings[i].offset == b[i].offset && rec->set_bindings[i].range == b[i].range;
   if (!same) {
     VkDescriptorSet set = rec->sets[cmd->id];
     if (set)
@@ -253,9 +268,8 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
                                     &set, 0, NULL);
     /* any other kernel in between forces a bind */
     rec->set_kernel = k;
-    rec->set_binding_count = cmd->binding_count;
-    if (cmd->binding_count)
-      memcpy(rec->set_bindings, cmd->bindings, cmd->binding_count * sizeof *cmd->bindings);
+    rec->set_binding_count = n;
+    for (uint32_t i = 0; i < n; i++) rec->set_bindings[i] = b[i];
   }
   if (cmd->push_bytes)
     g->vk.vkCmdPushConstants(rec->cb, k->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, cmd->push_bytes,

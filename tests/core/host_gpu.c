@@ -865,14 +865,22 @@ static tandem__binding_t *hg_set_of(hg_program_t *p, uint32_t slot, uint32_t id)
 }
 
 static void hg_record_bindings(tandem__gpu_t *base, void *native,
-                               const tandem__cmd_dispatch_t *cmd) {
+                               const tandem__binding_batch_t *batch) {
   (void)base;
   hg_program_t *p = native;
-  assert(p->recording && p->recording->count == 0); /* before any command */
-  assert(cmd->binding_count == p->binding_count[cmd->id]); /* the description's */
-  if (cmd->binding_count)
-    memcpy(hg_set_of(p, p->recording_slot, cmd->id), cmd->bindings,
-           cmd->binding_count * sizeof *cmd->bindings);
+  assert(p->recording);
+  const tandem__binding_t *bindings = batch->bindings;
+  for (uint32_t d = 0; d < batch->count; d++) {
+    uint32_t id = batch->ids[d], count = batch->binding_counts[d];
+    assert(count && count == p->binding_count[id]); /* the description's */
+#ifndef NDEBUG
+    /* None of these is recorded yet in this region (its set is not bound). */
+    for (uint32_t i = 0; i < p->recording->count; i++)
+      assert(p->recording->cmds[i].kind != HG_CMD_DISPATCH || p->recording->cmds[i].id != id);
+#endif
+    memcpy(hg_set_of(p, p->recording_slot, id), bindings, count * sizeof *bindings);
+    bindings += count;
+  }
 }
 
 static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_work,

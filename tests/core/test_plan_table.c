@@ -1551,6 +1551,57 @@ static void test_ordering_check_catches(void **state) {
   }
 }
 
+/* A region whose dispatches have more bindings than one batch (core/record.c
+ * records it in chunks: bindings of up to TANDEM__BINDING_BATCH, then their
+ * commands): 100 dependent two-binding dispatches, D0 -> D1 -> D0 ..., are
+ * one region of 100 dispatches with a compute-to-compute barrier before
+ * every one but the first, each dispatch bound to its own views, and the
+ * result is the reference's. */
+static void test_region_larger_than_a_batch(void **state) {
+  (void)state;
+  enum { N = 100 };
+  _Static_assert(2 * N > TANDEM__BINDING_BATCH, "more bindings than one batch");
+  world_t w;
+  world_open(&w, false, NULL);
+  static node_spec_t nodes[N];
+  for (int i = 0; i < N; i++)
+    nodes[i] = (node_spec_t)ADD1(i % 2 ? D1 : D0, 0, 64, i % 2 ? D0 : D1, 0, 64);
+  tandem_exec_t *e = prepare(&w, nodes, N, "large region");
+  assert_int_equal(e->plan.region_count, 1);
+  tandem_completion_t *c = NULL;
+  assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
+  assert_int_equal(tandem_completion_wait(c), TANDEM_OK);
+  tandem_completion_release(c);
+  for (int i = 0; i < N; i++) ref_apply(w.ref, &nodes[i]);
+  check_memory(&w, "large region");
+  static host_gpu_event_t ev[4096];
+  uint64_t dropped = 0;
+  uint32_t n = host_gpu_events(w.gpu, ev, 4096, &dropped);
+  assert_int_equal(dropped, 0);
+  uint32_t position = 0, dispatches = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const host_gpu_event_t *x = &ev[i];
+    if (x->slot != 0 || (x->kind != HOST_GPU_BARRIER && x->kind != HOST_GPU_DISPATCH)) continue;
+    assert_int_equal(x->position, position++);
+    if (x->kind == HOST_GPU_BARRIER) {
+      assert_int_equal(x->src_work, TANDEM__WORK_COMPUTE);
+      assert_int_equal(x->dst_work, TANDEM__WORK_COMPUTE);
+      assert_int_equal(x->node, dispatches); /* before the next dispatch */
+      assert_true(dispatches > 0);
+      continue;
+    }
+    const host_gpu_event_t want = expected_command(&w, &nodes[dispatches], dispatches);
+    assert_int_equal(x->node, want.node);
+    assert_ptr_equal(x->memory, want.memory);
+    assert_int_equal(x->binding_count, 2);
+    dispatches++;
+  }
+  assert_int_equal(dispatches, N);
+  assert_int_equal(position, 2 * N - 1);
+  tandem_exec_release(e);
+  world_close(&w, "large region");
+}
+
 /* A submission made never changes: changing a node's view after submitting
  * re-records the region for the next submission only, and the host GPU ran
  * what was recorded. Held lanes put both in flight at once. */
@@ -1702,6 +1753,7 @@ int main(void) {
       cmocka_unit_test(test_plan_rows),
       cmocka_unit_test(test_tracker_rows),
       cmocka_unit_test(test_sequence_rows),
+      cmocka_unit_test(test_region_larger_than_a_batch),
       cmocka_unit_test(test_recorded_parameters_stay),
       cmocka_unit_test(test_submit_after_retired),
       cmocka_unit_test(test_host_maps_and_in_flight_work),
