@@ -171,10 +171,11 @@ typedef struct tandem__gpu_vtable {
    * with a batch of the dispatches ahead (those with bindings, each before
    * its dispatch command and with the bindings that command carries; no
    * command recorded so far bound any of them, so a backend may write their
-   * descriptors now) and the commands up to the next batch; record_end. After a record_begin that succeeded core always calls
-   * record_end; the commands cannot fail (a backend that meets a failure
-   * between them reports it from record_end). Allocates nothing of
-   * tandem's own: re-recording happens at submit. */
+   * descriptors now) and the commands up to the next batch; record_end.
+   * After a record_begin that succeeded core always calls record_end; the
+   * commands cannot fail (a backend that meets a failure between them
+   * reports it from record_end). Allocates nothing of tandem's own:
+   * re-recording happens at submit. */
   tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint32_t region);
   void (*record_bindings)(tandem__gpu_t *gpu, void *native, const tandem__binding_batch_t *batch);

@@ -84,7 +84,12 @@ typedef struct hg_job {
   uint64_t known[TANDEM_LANE_COUNT];
 } hg_job_t;
 
-typedef enum hg_cmd_kind { HG_CMD_BARRIER, HG_CMD_FILL, HG_CMD_COPY, HG_CMD_DISPATCH } hg_cmd_kind_t;
+typedef enum hg_cmd_kind {
+  HG_CMD_BARRIER,
+  HG_CMD_FILL,
+  HG_CMD_COPY,
+  HG_CMD_DISPATCH,
+} hg_cmd_kind_t;
 
 /* One command as recorded (core/backend.h's command interface): what a
  * Vulkan command buffer would hold. Buffers are not retained: core keeps
@@ -887,7 +892,8 @@ static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_wo
                               uint32_t dst_work) {
   (void)base;
   hg_program_t *p = native;
-  assert(src_work && dst_work && !(src_work & ~TANDEM__WORK_ALL) && !(dst_work & ~TANDEM__WORK_ALL));
+  assert(src_work && dst_work);
+  assert(!(src_work & ~TANDEM__WORK_ALL) && !(dst_work & ~TANDEM__WORK_ALL));
   hg_cmd_t *c = hg_next_cmd(p, HG_CMD_BARRIER, UINT32_MAX);
   c->src_work = src_work;
   c->dst_work = dst_work;
@@ -939,10 +945,11 @@ static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native) {
   assert(rec);
   uint32_t barriers = 0;
   for (uint32_t i = 0; i < rec->count; i++) barriers += rec->cmds[i].kind == HG_CMD_BARRIER;
+  uint32_t region = (uint32_t)(rec - &p->regions[p->recording_slot * p->region_count]);
   host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
                         .program = p->id,
                         .slot = p->recording_slot,
-                        .region = (uint32_t)(rec - &p->regions[p->recording_slot * p->region_count]),
+                        .region = region,
                         .lane = rec->lane,
                         .node = rec->count - barriers,
                         .barriers = barriers};
