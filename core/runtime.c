@@ -94,7 +94,7 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   }
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const char *env = getenv("TANDEM_VALIDATION");
-  if (env && strcmp(env, "1") == 0) {
+  if (env && strcmp(env, "1") == 0 && !opts.vulkan_device) {
     /* The variable turns validation on in a program that did not ask for it
      * and so installed no callback: its messages would be counted and seen
      * by nobody. Print them. */
@@ -116,6 +116,19 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   pthread_mutex_init(&rt->mutex, NULL);
   atomic_init(&rt->gpu, NULL);
   atomic_init(&rt->npu, NULL);
+  if (opts.vulkan_device) {
+    /* The application's device: opened now, while the description it points
+     * to is valid (the pointer is not kept), so a device created without
+     * what tandem needs is refused here. */
+    tandem__gpu_t *gpu;
+    tandem_status_t s = tandem__runtime_gpu(rt, &gpu);
+    rt->options.vulkan_device = NULL;
+    if (s != TANDEM_OK) {
+      tandem__runtime_release(rt);
+      return s;
+    }
+    rt->options.gpu_index = gpu->info.index;
+  }
   *out_runtime = rt;
   return TANDEM_OK;
 }

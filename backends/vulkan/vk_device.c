@@ -9,6 +9,7 @@
  * Requirements: Vulkan 1.3 (timeline semaphores and synchronization2 core).
  * volk loads the loader at run time; nothing links against libvulkan.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -460,16 +461,32 @@ static tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *
 
 static void tandem_vk_gpu_idle(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  /* vkDeviceWaitIdle needs every queue externally synchronized. */
+  /* vkDeviceWaitIdle needs every queue externally synchronized. On the
+   * application's device tandem holds the locks of its own queues only, so
+   * it waits for those one by one. */
   for (uint32_t k = 0; k < g->queue_count; k++) pthread_mutex_lock(&g->queues[k].mutex);
-  (void)g->vk.vkDeviceWaitIdle(g->device);
+  if (g->borrowed) {
+    for (uint32_t k = 0; k < g->queue_count; k++) (void)g->vk.vkQueueWaitIdle(g->queues[k].queue);
+  } else {
+    (void)g->vk.vkDeviceWaitIdle(g->device);
+  }
   for (uint32_t k = g->queue_count; k-- > 0;) pthread_mutex_unlock(&g->queues[k].mutex);
 }
 
 static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (g->device) {
-    g->vk.vkDeviceWaitIdle(g->device);
+    if (g->borrowed) {
+      /* Only tandem's queues, under their locks: the application may be
+       * using its other queues right now. */
+      for (uint32_t k = 0; k < g->queue_count; k++) {
+        pthread_mutex_lock(&g->queues[k].mutex);
+        (void)g->vk.vkQueueWaitIdle(g->queues[k].queue);
+        pthread_mutex_unlock(&g->queues[k].mutex);
+      }
+    } else {
+      g->vk.vkDeviceWaitIdle(g->device);
+    }
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       tandem_vk_lane_t *lane = &g->lanes[l];
       if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
@@ -477,13 +494,13 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
       if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
     }
     tandem_vk_fault_forget_device(g->device); /* only void calls follow */
-    g->vk.vkDestroyDevice(g->device, NULL);
+    if (!g->borrowed) g->vk.vkDestroyDevice(g->device, NULL);
   }
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
   pthread_mutex_destroy(&g->signal_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
-  if (g->instance) vkDestroyInstance(g->instance, NULL);
+  if (g->instance && !g->borrowed) vkDestroyInstance(g->instance, NULL);
   free(g);
 }
 
@@ -622,141 +639,55 @@ static void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
   }
 }
 
-static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
-                                          atomic_uint_fast64_t *validation_counter,
-                                          tandem__gpu_t **out_gpu) {
-  *out_gpu = NULL;
-  tandem_vk_gpu_t *g = calloc(1, sizeof *g);
-  if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
-  g->base.vtable = &tandem_vk_gpu_vtable;
-  g->validation_counter = validation_counter;
-  g->validation_callback = options->validation_callback;
-  g->validation_user_data = options->validation_user_data;
-  g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
-  pthread_mutex_init(&g->signal_mutex, NULL);
-
-  tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);
-  VkPhysicalDevice *pds = NULL;
-  uint32_t n = 0;
-  if (s == TANDEM_OK) s = tandem_vk_physical_devices(g->instance, &pds, &n);
-  if (s == TANDEM_OK && options->gpu_index >= n)
-    s = TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
-                    "runtime option gpu_index is %u but the Vulkan loader reports %u device%s",
-                    options->gpu_index, n, n == 1 ? "" : "s");
-  if (s != TANDEM_OK) {
-    free(pds);
-    tandem_vk_gpu_destroy(&g->base);
-    return s;
-  }
-  g->physical = pds[options->gpu_index];
-  free(pds);
-  s = tandem_vk_describe(g->physical, options->gpu_index, &g->base.info);
-  if (s != TANDEM_OK) {
-    tandem_vk_gpu_destroy(&g->base);
-    return s;
-  }
-  const tandem_device_info_t *info = &g->base.info;
-  uint32_t need = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2;
-  if (info->api_version < VK_API_VERSION_1_3 || (info->features & need) != need) {
-    tandem_vk_gpu_destroy(&g->base);
-    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
-                       "GPU %u ('%s') offers Vulkan %u.%u; tandem needs 1.3 with timeline "
-                       "semaphores and synchronization2",
-                       options->gpu_index, info->name, VK_API_VERSION_MAJOR(info->api_version),
-                       VK_API_VERSION_MINOR(info->api_version));
-  }
+/* The device's properties the backend keeps (limits, memory, UUIDs). */
+static void tandem_vk_gpu_properties(tandem_vk_gpu_t *g) {
   VkPhysicalDeviceVulkan11Properties p11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceVulkan13Properties p13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES, .pNext = &p11};
   VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                        .pNext = &p11};
+                                        .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &props2);
-  VkPhysicalDeviceProperties props = props2.properties;
+  const VkPhysicalDeviceProperties *props = &props2.properties;
   g->max_allocation = p11.maxMemoryAllocationSize;
   memcpy(g->device_uuid, p11.deviceUUID, VK_UUID_SIZE);
   memcpy(g->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
-  g->base.storage_alignment = props.limits.minStorageBufferOffsetAlignment;
-  for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props.limits.maxComputeWorkGroupCount[i];
-  VkPhysicalDeviceVulkan13Properties p13 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES};
-  VkPhysicalDeviceProperties2 pp13 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
-                                      .pNext = &p13};
-  vkGetPhysicalDeviceProperties2(g->physical, &pp13);
+  g->base.storage_alignment = props->limits.minStorageBufferOffsetAlignment;
+  for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props->limits.maxComputeWorkGroupCount[i];
   g->base.max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;
   g->max_buffer_size = p13.maxBufferSize;
-  g->base.max_storage_range = props.limits.maxStorageBufferRange;
+  g->base.max_storage_range = props->limits.maxStorageBufferRange;
+  g->timestamp_period = props->limits.timestampPeriod;
   vkGetPhysicalDeviceMemoryProperties(g->physical, &g->memory);
+}
 
-  uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
-  VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
-  vkGetPhysicalDeviceQueueFamilyProperties(g->physical, &qn, qprops);
-  uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
-  tandem_vk_pick_queues(qprops, qn, family, index);
-
-  /* One VkDeviceQueueCreateInfo per distinct family, enough queues for its lanes. */
-  VkDeviceQueueCreateInfo qci[TANDEM_LANE_COUNT_GPU];
-  float priorities[4] = {1, 1, 1, 1};
-  uint32_t qci_count = 0;
-  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
-    uint32_t k = 0;
-    while (k < qci_count && qci[k].queueFamilyIndex != family[l]) k++;
-    if (k == qci_count) {
-      qci[qci_count++] = (VkDeviceQueueCreateInfo){
-          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-          .queueFamilyIndex = family[l],
-          .queueCount = 0,
-          .pQueuePriorities = priorities};
-      g->families[g->family_count++] = family[l];
-    }
-    if (index[l] + 1 > qci[k].queueCount) qci[k].queueCount = index[l] + 1;
-  }
-  /* Every optional shader feature the device has is enabled (the set
-   * info->shader_features reports), plus what tandem itself needs. */
-  tandem_vk_feature_chain_t chain;
-  tandem_vk_feature_chain_init(&chain);
-  vkGetPhysicalDeviceFeatures2(g->physical, &chain.f);
-  tandem_vk_feature_chain_select(&chain);
-  VkPhysicalDeviceVulkan13Features *f13 = &chain.f13;
-  VkPhysicalDeviceVulkan12Features *f12 = &chain.f12;
-  f13->synchronization2 = VK_TRUE;
-  f12->timelineSemaphore = VK_TRUE;
-  /* Timestamps need a valid counter on every lane's family and host query
-   * reset (reset at submit, no command needed on transfer queues). */
-  VkPhysicalDeviceVulkan12Features have12 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-  VkPhysicalDeviceFeatures2 have = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
-                                    .pNext = &have12};
-  vkGetPhysicalDeviceFeatures2(g->physical, &have);
+/* Decides timestamps from the lanes' families, whether hostQueryReset is
+ * (or will be) enabled, and the option. */
+static void tandem_vk_timestamps_decide(tandem_vk_gpu_t *g, const tandem_runtime_options_t *options,
+                                        const VkQueueFamilyProperties *qprops,
+                                        const uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                        bool host_query_reset) {
   uint32_t valid_bits = 64;
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     if (qprops[family[l]].timestampValidBits < valid_bits)
       valid_bits = qprops[family[l]].timestampValidBits;
-  g->timestamps = options->gpu_timestamps && valid_bits > 0 && have12.hostQueryReset && props.limits.timestampPeriod > 0;
+  g->timestamps = options->gpu_timestamps && valid_bits > 0 && host_query_reset &&
+                  g->timestamp_period > 0;
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
-  g->timestamp_period = props.limits.timestampPeriod;
-  f12->hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
-  const char *dev_ext[8];
-  uint32_t dev_ext_count = 0;
-  bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
-  if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-  /* Sharing with an NPU: enabled when the device offers them (decided from
-   * the extension list, never from loaded function pointers). */
+}
+
+/* Interop capabilities from the extensions in info->features (the ones the
+ * device has and, on the application's device, was created with). */
+static void tandem_vk_interop_decide(tandem_vk_gpu_t *g, const tandem_runtime_options_t *options) {
+  const tandem_device_info_t *info = &g->base.info;
   g->base.can_import_host = info->features & TANDEM_GPU_EXTERNAL_MEMORY_HOST;
   g->base.can_import_dmabuf = (info->features & TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF) &&
                               (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
-  if (g->base.can_import_host) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
-  if (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD) {
-    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+  if (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD)
     g->base.external_memory_types |= TANDEM_EXTERNAL_MEMORY_OPAQUE_FD;
-  }
-  if (g->base.can_import_dmabuf) {
-    dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
-    g->base.external_memory_types |= TANDEM_EXTERNAL_MEMORY_DMA_BUF;
-  }
-  /* Interop (vk_interop.c): enabling the extensions costs nothing; the
-   * lanes' timelines are made exportable only when the runtime asks. */
+  if (g->base.can_import_dmabuf) g->base.external_memory_types |= TANDEM_EXTERNAL_MEMORY_DMA_BUF;
+  /* The lanes' timelines are made exportable only when the runtime asks. */
   if (info->features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD) {
-    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
     bool exportable, importable;
     tandem_vk_timeline_caps(g->physical, &exportable, &importable);
     g->base.timelines_exportable = options->export_timelines && exportable;
@@ -770,18 +701,15 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
     vkGetPhysicalDeviceProperties2(g->physical, &pp);
     g->base.host_import_alignment = hp.minImportedHostPointerAlignment;
   }
-  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                            .pNext = &chain.f,
-                            .queueCreateInfoCount = qci_count,
-                            .pQueueCreateInfos = qci,
-                            .enabledExtensionCount = dev_ext_count,
-                            .ppEnabledExtensionNames = dev_ext};
-  VkResult r = vkCreateDevice(g->physical, &dci, NULL, &g->device);
-  if (r < 0) {
-    g->device = VK_NULL_HANDLE;
-    tandem_vk_gpu_destroy(&g->base);
-    return tandem_vk_fail(r, "vkCreateDevice", __FILE__, __LINE__);
-  }
+}
+
+/* Everything after the VkDevice exists: its function table, calibration,
+ * the lanes' queues, timelines and pools. Destroys |g| on failure. */
+static tandem_status_t tandem_vk_gpu_finish(tandem_vk_gpu_t *g, bool calibrate,
+                                            const VkQueueFamilyProperties *qprops,
+                                            const uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                            const uint32_t index[TANDEM_LANE_COUNT_GPU],
+                                            tandem__gpu_t **out_gpu) {
   volkLoadDeviceTable(&g->vk, g->device);
   tandem_vk_fault_wrap_device(&g->vk, g->device);
   if (calibrate) tandem_vk_calibrate(g);
@@ -818,7 +746,7 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
       VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                      .queueFamilyIndex = family[l]};
-      r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
+      VkResult r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
       if (r < 0) ls = tandem_vk_fail(r, "vkCreateCommandPool", __FILE__, __LINE__);
     }
     if (ls != TANDEM_OK) {
@@ -837,6 +765,429 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
   }
   *out_gpu = &g->base;
   return TANDEM_OK;
+}
+
+/* Records the distinct families of the lanes in g->families. */
+static void tandem_vk_families(tandem_vk_gpu_t *g, const uint32_t family[TANDEM_LANE_COUNT_GPU]) {
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    uint32_t k = 0;
+    while (k < g->family_count && g->families[k] != family[l]) k++;
+    if (k == g->family_count) g->families[g->family_count++] = family[l];
+  }
+}
+
+static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *options,
+                                            atomic_uint_fast64_t *validation_counter) {
+  tandem_vk_gpu_t *g = calloc(1, sizeof *g);
+  if (!g) return NULL;
+  g->base.vtable = &tandem_vk_gpu_vtable;
+  g->validation_counter = validation_counter;
+  g->validation_callback = options->validation_callback;
+  g->validation_user_data = options->validation_user_data;
+  g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+  pthread_mutex_init(&g->signal_mutex, NULL);
+  return g;
+}
+
+/*--------------------------------------------------- the application's device --*/
+
+/* ORs |src|'s VkBool32 members (after sType and pNext) into |dst|'s. */
+static void tandem_vk_bools_or(void *dst, const void *src, size_t size) {
+  size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);
+  VkBool32 *d = (VkBool32 *)((char *)dst + start);
+  const VkBool32 *x = (const VkBool32 *)((const char *)src + start);
+  for (size_t i = 0; i < (size - start) / sizeof(VkBool32); i++) d[i] = d[i] || x[i];
+}
+
+/* ANDs every feature of |have| into |c| (what is enabled and supported). */
+static void tandem_vk_chain_and(tandem_vk_feature_chain_t *c, const tandem_vk_feature_chain_t *have) {
+  VkBool32 *f = (VkBool32 *)&c->f.features;
+  const VkBool32 *h = (const VkBool32 *)&have->f.features;
+  for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] && h[i];
+#define TANDEM_VK_AND(member, type)                                                      \
+  do {                                                                                   \
+    size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge); \
+    VkBool32 *d = (VkBool32 *)((char *)&c->member + start);                              \
+    const VkBool32 *x = (const VkBool32 *)((const char *)&have->member + start);         \
+    for (size_t i = 0; i < (sizeof(type) - start) / sizeof(VkBool32); i++)               \
+      d[i] = d[i] && x[i];                                                               \
+  } while (0)
+  TANDEM_VK_AND(f11, VkPhysicalDeviceVulkan11Features);
+  TANDEM_VK_AND(f12, VkPhysicalDeviceVulkan12Features);
+  TANDEM_VK_AND(f13, VkPhysicalDeviceVulkan13Features);
+#undef TANDEM_VK_AND
+}
+
+/* The features the application enabled, gathered from its vkCreateDevice
+ * chain (Features2, the 1.1/1.2/1.3 structs and the per-feature structs
+ * that carry what tandem uses) into one tandem_vk_feature_chain_t. */
+static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
+                                               tandem_vk_feature_chain_t *c) {
+  tandem_vk_feature_chain_init(c);
+  if (d->enabled_features) c->f.features = *(const VkPhysicalDeviceFeatures *)d->enabled_features;
+  const VkBaseInStructure *s = d->features;
+  for (uint32_t n = 0; s; s = s->pNext, n++) {
+    if (n == 256)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device->features: the pNext chain has more than 256 structs "
+                         "(a cycle?); pass VkDeviceCreateInfo.pNext as given to vkCreateDevice");
+    switch (s->sType) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: {
+        const VkPhysicalDeviceFeatures2 *x = (const void *)s;
+        VkBool32 *f = (VkBool32 *)&c->f.features;
+        const VkBool32 *g = (const VkBool32 *)&x->features;
+        for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] || g[i];
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        tandem_vk_bools_or(&c->f11, s, sizeof c->f11);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
+        tandem_vk_bools_or(&c->f12, s, sizeof c->f12);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
+        tandem_vk_bools_or(&c->f13, s, sizeof c->f13);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES: {
+        const VkPhysicalDevice16BitStorageFeatures *x = (const void *)s;
+        c->f11.storageBuffer16BitAccess |= x->storageBuffer16BitAccess;
+        c->f11.uniformAndStorageBuffer16BitAccess |= x->uniformAndStorageBuffer16BitAccess;
+        c->f11.storagePushConstant16 |= x->storagePushConstant16;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES: {
+        const VkPhysicalDevice8BitStorageFeatures *x = (const void *)s;
+        c->f12.storageBuffer8BitAccess |= x->storageBuffer8BitAccess;
+        c->f12.uniformAndStorageBuffer8BitAccess |= x->uniformAndStorageBuffer8BitAccess;
+        c->f12.storagePushConstant8 |= x->storagePushConstant8;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES: {
+        const VkPhysicalDeviceShaderFloat16Int8Features *x = (const void *)s;
+        c->f12.shaderFloat16 |= x->shaderFloat16;
+        c->f12.shaderInt8 |= x->shaderInt8;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        c->f12.timelineSemaphore |=
+            ((const VkPhysicalDeviceTimelineSemaphoreFeatures *)(const void *)s)->timelineSemaphore;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
+        c->f12.hostQueryReset |=
+            ((const VkPhysicalDeviceHostQueryResetFeatures *)(const void *)s)->hostQueryReset;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES:
+        c->f12.shaderSubgroupExtendedTypes |=
+            ((const VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures *)(const void *)s)
+                ->shaderSubgroupExtendedTypes;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES:
+        c->f12.shaderBufferInt64Atomics |=
+            ((const VkPhysicalDeviceShaderAtomicInt64Features *)(const void *)s)
+                ->shaderBufferInt64Atomics;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES: {
+        const VkPhysicalDeviceVulkanMemoryModelFeatures *x = (const void *)s;
+        c->f12.vulkanMemoryModel |= x->vulkanMemoryModel;
+        c->f12.vulkanMemoryModelDeviceScope |= x->vulkanMemoryModelDeviceScope;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES:
+        c->f12.bufferDeviceAddress |=
+            ((const VkPhysicalDeviceBufferDeviceAddressFeatures *)(const void *)s)
+                ->bufferDeviceAddress;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
+        c->f13.synchronization2 |=
+            ((const VkPhysicalDeviceSynchronization2Features *)(const void *)s)->synchronization2;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES: {
+        const VkPhysicalDeviceSubgroupSizeControlFeatures *x = (const void *)s;
+        c->f13.subgroupSizeControl |= x->subgroupSizeControl;
+        c->f13.computeFullSubgroups |= x->computeFullSubgroups;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES:
+        c->f13.shaderIntegerDotProduct |=
+            ((const VkPhysicalDeviceShaderIntegerDotProductFeatures *)(const void *)s)
+                ->shaderIntegerDotProduct;
+        break;
+      default:
+        break; /* a struct tandem does not read */
+    }
+  }
+  return TANDEM_OK;
+}
+
+/* Appends ", name" (or "name") to |list|. */
+static void tandem_vk_list_add(char *list, size_t cap, const char *name) {
+  size_t used = strlen(list);
+  snprintf(list + used, cap - used, "%s%s", used ? ", " : "", name);
+}
+
+/* Checks the application's description and fills |g| from it: physical
+ * device, info (restricted to what the device was created with), queues.
+ * On failure |g| is left for the caller to destroy. */
+static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_device_t *d,
+                                           uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                           uint32_t index[TANDEM_LANE_COUNT_GPU],
+                                           VkQueueFamilyProperties *qprops,
+                                           tandem_vk_feature_chain_t *enabled) {
+  if (!d->instance || !d->physical_device || !d->device)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: instance, physical_device and device must all be set "
+                       "(%s is NULL)",
+                       !d->instance ? "instance" : !d->physical_device ? "physical_device" : "device");
+  if (d->extension_count && !d->extensions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: extension_count is %u but extensions is NULL",
+                       d->extension_count);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_loader_init());
+  if (d->get_instance_proc_addr && d->get_instance_proc_addr != (void *)vkGetInstanceProcAddr)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: get_instance_proc_addr is not the system loader's "
+                       "(libvulkan.so.1), the one tandem calls through; create the instance "
+                       "through that loader, or pass NULL if you did");
+  if (d->api_version < VK_API_VERSION_1_3)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: the instance was created for Vulkan %u.%u; tandem needs "
+                       "1.3 (set VkApplicationInfo.apiVersion to VK_API_VERSION_1_3 and "
+                       "api_version with it)",
+                       VK_API_VERSION_MAJOR(d->api_version), VK_API_VERSION_MINOR(d->api_version));
+  g->instance = (VkInstance)d->instance;
+  g->physical = (VkPhysicalDevice)d->physical_device;
+  g->device = (VkDevice)d->device;
+  g->borrowed = true;
+  tandem_vk_load_instance(g->instance, false);
+
+  VkPhysicalDevice *pds;
+  uint32_t n;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_physical_devices(g->instance, &pds, &n));
+  uint32_t at = 0;
+  while (at < n && pds[at] != g->physical) at++;
+  free(pds);
+  if (at == n)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: physical_device is not one of the instance's %u physical "
+                       "devices (vkEnumeratePhysicalDevices); pass the one the VkDevice was "
+                       "created on",
+                       n);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_describe(g->physical, at, &g->base.info));
+  tandem_device_info_t *info = &g->base.info;
+  if (info->api_version < VK_API_VERSION_1_3)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: GPU '%s' offers Vulkan %u.%u; tandem needs 1.3",
+                       info->name, VK_API_VERSION_MAJOR(info->api_version),
+                       VK_API_VERSION_MINOR(info->api_version));
+
+  /* Features: what the application enabled, and of that what the device has. */
+  TANDEM_RETURN_IF_ERROR(tandem_vk_chain_enabled(d, enabled));
+  tandem_vk_feature_chain_t have;
+  tandem_vk_feature_chain_init(&have);
+  vkGetPhysicalDeviceFeatures2(g->physical, &have.f);
+  tandem_vk_chain_and(enabled, &have);
+  char missing[512] = "";
+  if (!enabled->f12.timelineSemaphore)
+    tandem_vk_list_add(missing, sizeof missing,
+                       "feature timelineSemaphore (VkPhysicalDeviceVulkan12Features)");
+  if (!enabled->f13.synchronization2)
+    tandem_vk_list_add(missing, sizeof missing,
+                       "feature synchronization2 (VkPhysicalDeviceVulkan13Features)");
+  if (missing[0])
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: the VkDevice on GPU '%s' was not created with %s, which "
+                       "tandem needs: enable them in the feature chain given to vkCreateDevice "
+                       "(and pass that chain as features)",
+                       info->name, missing);
+  VkPhysicalDeviceVulkan11Properties p11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceVulkan13Properties p13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES, .pNext = &p11};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &p13};
+  vkGetPhysicalDeviceProperties2(g->physical, &props);
+  info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13);
+  if (!enabled->f12.bufferDeviceAddress) info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
+  /* Extensions: the ones tandem uses count only when the device has them. */
+  static const struct {
+    const char *name;
+    uint32_t bit;
+  } known[] = {
+      {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
+      {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
+      {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
+      {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+      {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+  };
+  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    bool on = false;
+    for (uint32_t e = 0; e < d->extension_count && !on; e++)
+      on = d->extensions[e] && strcmp(d->extensions[e], known[k].name) == 0;
+    if (!on) info->features &= ~known[k].bit;
+  }
+
+  /* Queues: the families and indices the application names. */
+  uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
+  vkGetPhysicalDeviceQueueFamilyProperties(g->physical, &qn, qprops);
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    const tandem_vulkan_queue_t *q = &d->lanes[l];
+    const char *lane = tandem_lane_name((tandem_lane_t)l);
+    if (q->queue_family >= qn)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue_family is %u; GPU '%s' has %u "
+                         "queue families",
+                         lane, q->queue_family, info->name, qn);
+    if (q->queue_index >= qprops[q->queue_family].queueCount)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue_index is %u; queue family %u has "
+                         "%u queues",
+                         lane, q->queue_index, q->queue_family,
+                         qprops[q->queue_family].queueCount);
+    VkQueueFlags need = l == TANDEM_LANE_COMPUTE ? VK_QUEUE_COMPUTE_BIT
+                                                  : (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT |
+                                                     VK_QUEUE_GRAPHICS_BIT);
+    if (!(qprops[q->queue_family].queueFlags & need))
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue family %u cannot do %s; name a "
+                         "family that can",
+                         lane, q->queue_family,
+                         l == TANDEM_LANE_COMPUTE ? "compute" : "transfers");
+    family[l] = q->queue_family;
+    index[l] = q->queue_index;
+  }
+  return TANDEM_OK;
+}
+
+/* Opens the runtime's GPU on the application's device (vulkan_device). */
+static tandem_status_t tandem_vk_gpu_open_byo(const tandem_runtime_options_t *options,
+                                              atomic_uint_fast64_t *validation_counter,
+                                              tandem__gpu_t **out_gpu) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(options, validation_counter);
+  if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
+  uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
+  VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
+  tandem_vk_feature_chain_t enabled;
+  tandem_status_t s = tandem_vk_byo_check(g, options->vulkan_device, family, index, qprops,
+                                          &enabled);
+  if (s != TANDEM_OK) {
+    /* Nothing of tandem's exists on the application's objects yet. */
+    g->device = VK_NULL_HANDLE;
+    tandem_vk_gpu_destroy(&g->base);
+    return s;
+  }
+  tandem_vk_gpu_properties(g);
+  tandem_vk_families(g, family);
+  tandem_vk_timestamps_decide(g, options, qprops, family, enabled.f12.hostQueryReset);
+  tandem_vk_interop_decide(g, options);
+  bool calibrate = g->timestamps && (g->base.info.features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
+  return tandem_vk_gpu_finish(g, calibrate, qprops, family, index, out_gpu);
+}
+
+/*------------------------------------------------------------ tandem's own --*/
+
+static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                          atomic_uint_fast64_t *validation_counter,
+                                          tandem__gpu_t **out_gpu) {
+  *out_gpu = NULL;
+  if (options->vulkan_device) return tandem_vk_gpu_open_byo(options, validation_counter, out_gpu);
+  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(options, validation_counter);
+  if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
+
+  tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);
+  VkPhysicalDevice *pds = NULL;
+  uint32_t n = 0;
+  if (s == TANDEM_OK) s = tandem_vk_physical_devices(g->instance, &pds, &n);
+  if (s == TANDEM_OK && options->gpu_index >= n)
+    s = TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                    "runtime option gpu_index is %u but the Vulkan loader reports %u device%s",
+                    options->gpu_index, n, n == 1 ? "" : "s");
+  if (s != TANDEM_OK) {
+    free(pds);
+    tandem_vk_gpu_destroy(&g->base);
+    return s;
+  }
+  g->physical = pds[options->gpu_index];
+  free(pds);
+  s = tandem_vk_describe(g->physical, options->gpu_index, &g->base.info);
+  if (s != TANDEM_OK) {
+    tandem_vk_gpu_destroy(&g->base);
+    return s;
+  }
+  const tandem_device_info_t *info = &g->base.info;
+  uint32_t need = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2;
+  if (info->api_version < VK_API_VERSION_1_3 || (info->features & need) != need) {
+    tandem_vk_gpu_destroy(&g->base);
+    return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
+                       "GPU %u ('%s') offers Vulkan %u.%u; tandem needs 1.3 with timeline "
+                       "semaphores and synchronization2",
+                       options->gpu_index, info->name, VK_API_VERSION_MAJOR(info->api_version),
+                       VK_API_VERSION_MINOR(info->api_version));
+  }
+  tandem_vk_gpu_properties(g);
+
+  uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
+  VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
+  vkGetPhysicalDeviceQueueFamilyProperties(g->physical, &qn, qprops);
+  uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
+  tandem_vk_pick_queues(qprops, qn, family, index);
+  tandem_vk_families(g, family);
+
+  /* One VkDeviceQueueCreateInfo per distinct family, enough queues for its lanes. */
+  VkDeviceQueueCreateInfo qci[TANDEM_LANE_COUNT_GPU];
+  float priorities[4] = {1, 1, 1, 1};
+  uint32_t qci_count = 0;
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    uint32_t k = 0;
+    while (k < qci_count && qci[k].queueFamilyIndex != family[l]) k++;
+    if (k == qci_count)
+      qci[qci_count++] = (VkDeviceQueueCreateInfo){
+          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+          .queueFamilyIndex = family[l],
+          .queueCount = 0,
+          .pQueuePriorities = priorities};
+    if (index[l] + 1 > qci[k].queueCount) qci[k].queueCount = index[l] + 1;
+  }
+  /* Every optional shader feature the device has is enabled (the set
+   * info->shader_features reports), plus what tandem itself needs. */
+  tandem_vk_feature_chain_t chain;
+  tandem_vk_feature_chain_init(&chain);
+  vkGetPhysicalDeviceFeatures2(g->physical, &chain.f);
+  bool host_query_reset = chain.f12.hostQueryReset;
+  tandem_vk_feature_chain_select(&chain);
+  chain.f13.synchronization2 = VK_TRUE;
+  chain.f12.timelineSemaphore = VK_TRUE;
+  /* Timestamps need a valid counter on every lane's family and host query
+   * reset (reset at submit, no command needed on transfer queues). */
+  tandem_vk_timestamps_decide(g, options, qprops, family, host_query_reset);
+  chain.f12.hostQueryReset = g->timestamps ? VK_TRUE : VK_FALSE;
+  /* Sharing with an NPU and interop (vk_interop.c): enabled when the device
+   * offers them (decided from the extension list, never from loaded function
+   * pointers); enabling the extensions costs nothing. */
+  tandem_vk_interop_decide(g, options);
+  const char *dev_ext[8];
+  uint32_t dev_ext_count = 0;
+  bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
+  if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
+  if (g->base.can_import_host) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  if (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD)
+    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+  if (g->base.can_import_dmabuf) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+  if (info->features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)
+    dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
+  VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .pNext = &chain.f,
+                            .queueCreateInfoCount = qci_count,
+                            .pQueueCreateInfos = qci,
+                            .enabledExtensionCount = dev_ext_count,
+                            .ppEnabledExtensionNames = dev_ext};
+  VkResult r = vkCreateDevice(g->physical, &dci, NULL, &g->device);
+  if (r < 0) {
+    g->device = VK_NULL_HANDLE;
+    tandem_vk_gpu_destroy(&g->base);
+    return tandem_vk_fail(r, "vkCreateDevice", __FILE__, __LINE__);
+  }
+  return tandem_vk_gpu_finish(g, calibrate, qprops, family, index, out_gpu);
 }
 
 const tandem__gpu_backend_t tandem_vk_gpu_backend = {

@@ -49,6 +49,10 @@ typedef struct tandem_vk_gpu {
   VkDebugUtilsMessengerEXT messenger;
   VkPhysicalDevice physical;
   VkDevice device;
+  /* The application's instance and device (runtime option vulkan_device):
+   * tandem destroys only what it created on them, never them, and waits for
+   * its own queues only (vk_device.c). Set once at open. */
+  bool borrowed;
   struct VolkDeviceTable vk;
   tandem_vk_queue_t queues[TANDEM_LANE_COUNT_GPU];
   uint32_t queue_count;

@@ -256,15 +256,28 @@ typedef struct tandem_runtime_options {
    * may take a different path in the driver, and tandem does not make every
    * runtime pay for a feature few use. */
   bool export_timelines;
+  /* Run on the application's own Vulkan device instead of opening one (see
+   * "Bring your own device" under Devices). NULL (default): tandem creates
+   * its instance and device. When set, tandem_runtime_create opens the GPU at
+   * once on it and reads the description only during that call; gpu_index,
+   * validation (and TANDEM_VALIDATION) and the validation callback do not
+   * apply: validation is the application's instance's business. */
+  const struct tandem_vulkan_device *vulkan_device;
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above. */
 TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
 
-/* Makes a runtime. The GPU is not opened yet. |options| may be NULL for the
- * defaults. Errors: INVALID_ARGUMENT (an option out of range or not a value of
- * its enum, or a malformed TANDEM_WAIT_SPIN_US, with its name and the allowed
- * range), OUT_OF_MEMORY. */
+/* Makes a runtime. The GPU is not opened yet, unless options->vulkan_device
+ * is set: then it is opened now, on that device. |options| may be NULL for
+ * the defaults. Errors: INVALID_ARGUMENT (an option out of range or not a
+ * value of its enum, or a malformed TANDEM_WAIT_SPIN_US, with its name and
+ * the allowed range; a vulkan_device with a NULL handle, a physical device
+ * not of its instance, or a lane's queue family or index outside the
+ * device's, named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a
+ * feature or extension tandem needs that the device was not created with,
+ * each named with the fix; a get_instance_proc_addr of another loader),
+ * OUT_OF_MEMORY, DEVICE_LOST. */
 TANDEM_API tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
                                                  tandem_runtime_t **out_runtime);
 
@@ -433,6 +446,63 @@ TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runti
  * GPU lanes of a runtime whose GPU is open; anything else is ignored. */
 TANDEM_API void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane);
 TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane);
+
+/* Bring your own device.  A runtime can run on a VkDevice the application
+ * created (runtime option vulkan_device). The application keeps ownership of
+ * the instance, the physical device, the device and its queues: tandem
+ * creates only its own objects on them (timeline semaphores, command pools,
+ * buffers, pipelines, descriptor pools) and destroys only those, when the
+ * runtime closes; the device must outlive the runtime and everything made
+ * from it. Vulkan cannot be asked what a VkDevice was created with, so the
+ * description repeats it: the extension names and the feature chain exactly
+ * as given to vkCreateDevice.
+ *
+ * What tandem needs, checked at tandem_runtime_create (UNSUPPORTED naming
+ * every missing one and how to enable it): instance and device Vulkan 1.3,
+ * features timelineSemaphore and synchronization2 enabled. What it uses when
+ * enabled, and otherwise leaves off: the optional shader features
+ * (shaderFloat16, shaderInt8, shaderInt16/64, shaderFloat64, 16- and 8-bit
+ * storage, subgroupSizeControl, shaderIntegerDotProduct, vulkanMemoryModel,
+ * ...: a kernel that needs one not enabled is UNSUPPORTED as on any device
+ * without it, and tandem_device_info_t.shader_features lists only enabled
+ * ones), hostQueryReset (with the gpu_timestamps option),
+ * VK_EXT_calibrated_timestamps, VK_KHR_external_memory_fd,
+ * VK_EXT_external_memory_dma_buf, VK_EXT_external_memory_host and
+ * VK_KHR_external_semaphore_fd (interop and NPU sharing paths).
+ *
+ * Queues: per GPU lane, a queue family and index the device was created
+ * with (lanes may share one queue; the compute lane's family must support
+ * compute). A VkQueue is externally synchronised: while the runtime lives,
+ * every submission of yours to one of these queues (and vkQueueWaitIdle,
+ * vkDeviceWaitIdle) must hold tandem_runtime_queue_lock of each lane on it;
+ * two live runtimes must not share a queue. Validation: tandem cannot add a
+ * layer to an instance it did not create: enable VK_LAYER_KHRONOS_validation
+ * (and synchronization validation) on your instance and read its messages
+ * with your own debug messenger; tandem_runtime_validation_messages counts
+ * nothing on such a runtime. */
+typedef struct tandem_vulkan_queue {
+  uint32_t queue_family;
+  uint32_t queue_index; /* < the queueCount the device was created with */
+} tandem_vulkan_queue_t;
+
+typedef struct tandem_vulkan_device {
+  void *instance;               /* VkInstance */
+  void *physical_device;        /* VkPhysicalDevice of |instance| */
+  void *device;                 /* VkDevice created on |physical_device| */
+  /* PFN_vkGetInstanceProcAddr the instance came from; NULL: the system
+   * loader's (libvulkan.so.1), the only one tandem can use. */
+  void *get_instance_proc_addr;
+  uint32_t api_version;         /* the instance's VkApplicationInfo.apiVersion */
+  const char *const *extensions; /* VkDeviceCreateInfo.ppEnabledExtensionNames */
+  uint32_t extension_count;      /* VkDeviceCreateInfo.enabledExtensionCount */
+  /* VkDeviceCreateInfo.pNext as given (VkPhysicalDeviceFeatures2,
+   * VkPhysicalDeviceVulkan11/12/13Features and the per-feature structs are
+   * read; other structs are skipped), and pEnabledFeatures (a
+   * VkPhysicalDeviceFeatures *, or NULL). */
+  const void *features;
+  const void *enabled_features;
+  tandem_vulkan_queue_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
+} tandem_vulkan_device_t;
 
 /*============================================================================
  * Buffers and views
@@ -1398,6 +1468,100 @@ TANDEM_API tandem_status_t tandem_external_timeline_wait(tandem_external_timelin
 /* Destroys an imported timeline (one owner: not reference-counted). No wait
  * on it may be running. NULL is ignored. */
 TANDEM_API void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline);
+
+/*
+ * Adoption.  A VkBuffer or a compute VkPipeline the application made with
+ * plain Vulkan on the runtime's VkDevice (its own, or the one
+ * tandem_runtime_vulkan_handles names) can become a tandem buffer or kernel
+ * and then take part in graphs like any other: tracked by byte range,
+ * viewed, mapped (HOST_VISIBLE), bound to dispatches. The application keeps
+ * ownership: releasing the tandem object never destroys, frees or unmaps
+ * what you gave; yours must outlive the tandem object and every submission
+ * that uses it (release the completions first), and must not be destroyed,
+ * rebound or written by your own work while tandem work on it is in flight.
+ * Objects of another VkDevice are refused (INVALID_ARGUMENT, "belongs to
+ * another VkDevice").
+ */
+
+/* A buffer to adopt. Vulkan cannot be asked how a buffer was created or
+ * where it is bound, so the description says so; what can be checked
+ * against vkGetBufferMemoryRequirements and the device's memory types is. */
+typedef struct tandem_vulkan_buffer {
+  void *device;            /* VkDevice the buffer was created on */
+  void *buffer;            /* VkBuffer */
+  void *memory;            /* VkDeviceMemory it is bound to */
+  uint64_t memory_offset;  /* vkBindBufferMemory's memoryOffset */
+  uint64_t memory_size;    /* the memory's allocationSize */
+  uint32_t memory_type;    /* the memory's memoryTypeIndex */
+  /* VkBufferUsageFlags it was created with: STORAGE_BUFFER, TRANSFER_SRC,
+   * TRANSFER_DST and INDIRECT_BUFFER are needed (tandem's own buffers have
+   * them: any view may be bound, copied, filled or used as indirect). */
+  uint32_t usage;
+  /* Created with VK_SHARING_MODE_CONCURRENT over every queue family of the
+   * runtime's lanes (tandem_vulkan_handles_t.lanes). Required when those are
+   * more than one family: tandem does no queue-family ownership transfers. */
+  bool concurrent;
+  uint64_t size;           /* bytes tandem uses from the buffer's start, ≤ its
+                              VkBufferCreateInfo.size */
+  tandem_placement_t placement; /* GPU_LOCAL or HOST_VISIBLE */
+  /* HOST_VISIBLE: your mapping of the buffer's first byte when you keep the
+   * memory mapped; NULL: tandem maps it (vkMapMemory) and unmaps it at
+   * release, and you must not map it meanwhile. Ignored for GPU_LOCAL. */
+  void *host;
+  /* The bytes are already charged to the runtime's budget (by an earlier
+   * adoption or by you through tandem_budget_*): adoption charges 0 then,
+   * size otherwise. */
+  bool budget_charged;
+} tandem_vulkan_buffer_t;
+
+/* Makes a tandem buffer of desc->size bytes over |desc|'s VkBuffer. The
+ * bytes are yours, not zero-filled. Checks: the VkDevice is the runtime's;
+ * placement GPU_LOCAL or HOST_VISIBLE; size fits the buffer's memory
+ * requirements and the memory (offset aligned, range inside
+ * memory_size); the memory type is one the buffer allows and fits the
+ * placement (HOST_VISIBLE needs HOST_VISIBLE|HOST_COHERENT memory; GPU_LOCAL
+ * accepts any type); usage and sharing as above. What cannot be checked:
+ * the creation size beyond the requirements' size, the binding itself, the
+ * usage flags and sharing mode you state. The budget is charged size
+ * (unless budget_charged) and statistics count an allocation of size bytes.
+ * Opens the GPU if needed. Errors: INVALID_ARGUMENT (NULL; a handle NULL;
+ * another VkDevice's buffer; a placement not GPU_LOCAL or HOST_VISIBLE;
+ * usage lacking a needed flag, named; not concurrent over the lanes'
+ * families), OUT_OF_RANGE (size 0 or past the buffer or the memory, an
+ * unaligned or outside offset, with the numbers), UNSUPPORTED (a memory type
+ * the buffer cannot use, or one not host-visible and coherent for
+ * HOST_VISIBLE), OVER_BUDGET, OUT_OF_MEMORY, NO_DEVICE, INTERNAL (vkMapMemory
+ * failed). Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
+                                                      const tandem_vulkan_buffer_t *desc,
+                                                      tandem_buffer_t **out_buffer);
+
+/* A compute pipeline to adopt, and what it was built from. tandem checks the
+ * contract against the SPIR-V exactly as tandem_kernel_create does, so
+ * |kernel| must describe the pipeline truthfully: the code (spirv,
+ * spirv_path or glsl_source), entry point, specialization constants, local
+ * size and required subgroup size the pipeline was created with, plus the
+ * contract. The layouts must be the ones tandem would make, which Vulkan
+ * cannot be asked about: set 0 of |pipeline_layout| is |set_layout|, with
+ * bindings 0..binding_count-1 each one STORAGE_BUFFER descriptor for the
+ * compute stage (no flags), and one push-constant range at offset 0 of
+ * push_constant_bytes for the compute stage when that is not 0. */
+typedef struct tandem_vulkan_kernel {
+  void *device;          /* VkDevice the objects were created on */
+  void *pipeline;        /* VkPipeline (compute) */
+  void *pipeline_layout; /* VkPipelineLayout it was created with */
+  void *set_layout;      /* VkDescriptorSetLayout of set 0 */
+  tandem_kernel_desc_t kernel;
+} tandem_vulkan_kernel_t;
+
+/* Makes a kernel over |desc|'s pipeline. Errors: as tandem_kernel_create
+ * (INVALID_ARGUMENT, IO, INVALID_KERNEL, CONTRACT, UNSUPPORTED,
+ * OUT_OF_MEMORY, INTERNAL: the same checks and messages), plus
+ * INVALID_ARGUMENT (a NULL handle; objects of another VkDevice) and
+ * NO_DEVICE. Thread-safe. */
+TANDEM_API tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
+                                                      const tandem_vulkan_kernel_t *desc,
+                                                      tandem_kernel_t **out_kernel);
 
 #ifdef __cplusplus
 }
