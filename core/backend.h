@@ -252,6 +252,20 @@ typedef struct tandem__gpu_vtable {
   tandem_status_t (*timeline_wait)(tandem__gpu_t *gpu, void *native, uint64_t value,
                                    uint64_t timeout_ns);
   void (*timeline_destroy)(tandem__gpu_t *gpu, void *native);
+
+  /* Adoption (core/adopt.c): the application's buffer or pipeline as this
+   * backend's native object, after checking it against this device
+   * (another device's is INVALID_ARGUMENT). The native object borrows the
+   * application's handles: buffer_destroy / kernel_destroy then free only
+   * what the backend added (the record, a mapping it made). buffer_adopt:
+   * |out_host| as buffer_create (HOST_VISIBLE), not zero-filled.
+   * kernel_adopt: |build| as kernel_create, already checked against the
+   * contract; the backend checks what only it can (workgroup memory). */
+  tandem_status_t (*buffer_adopt)(tandem__gpu_t *gpu, const tandem_vulkan_buffer_t *desc,
+                                  void **out_native, void **out_host);
+  tandem_status_t (*kernel_adopt)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
+                                  const char *name, const tandem_vulkan_kernel_t *desc,
+                                  void **out_native);
 } tandem__gpu_vtable_t;
 
 struct tandem__gpu {

@@ -54,19 +54,33 @@ tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
                                     tandem_placement_t placement, uint32_t export_types,
                                     const tandem_external_memory_t *import,
                                     tandem_buffer_t **out_buffer) {
+  return tandem__buffer_make_from(runtime, size, placement, export_types, import, NULL,
+                                  out_buffer);
+}
+
+tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t size,
+                                         tandem_placement_t placement, uint32_t export_types,
+                                         const tandem_external_memory_t *import,
+                                         const tandem_vulkan_buffer_t *adopt,
+                                         tandem_buffer_t **out_buffer) {
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
 
   tandem_buffer_t *buffer = calloc(1, sizeof *buffer);
   if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer object");
-  tandem_status_t s = tandem__budget_reserve(runtime->options.budget, size);
+  /* An adopted buffer whose bytes the application already charged costs 0. */
+  uint64_t charged = adopt && adopt->budget_charged ? 0 : size;
+  tandem_status_t s = tandem__budget_reserve(runtime->options.budget, charged);
   if (s != TANDEM_OK) {
     free(buffer);
     return s;
   }
   buffer->size = size;
+  buffer->charged = charged;
   buffer->placement = placement;
-  if (import) {
+  if (adopt) {
+    s = gpu->vtable->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host);
+  } else if (import) {
     s = gpu->vtable->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
   } else if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
     s = tandem__npu_buffer_create(runtime, buffer);
@@ -75,11 +89,11 @@ tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
                                    &buffer->host);
   }
   if (s != TANDEM_OK) {
-    tandem__budget_unreserve(runtime->options.budget, size);
+    tandem__budget_unreserve(runtime->options.budget, charged);
     free(buffer);
     return tandem__annotate(s, "%s a %s buffer of %llu bytes",
-                            import ? "importing" : "creating", tandem_placement_name(placement),
-                            (unsigned long long)size);
+                            adopt ? "adopting" : import ? "importing" : "creating",
+                            tandem_placement_name(placement), (unsigned long long)size);
   }
   atomic_init(&buffer->refs, 1);
   buffer->runtime = runtime;
@@ -112,7 +126,7 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   } else {
     gpu->vtable->buffer_destroy(gpu, buffer->native);
   }
-  tandem__budget_unreserve(rt->options.budget, buffer->size);
+  tandem__budget_unreserve(rt->options.budget, buffer->charged);
   atomic_fetch_sub(&rt->stats.live_bytes, buffer->size);
   free(buffer->maps);
   free(buffer);

@@ -121,6 +121,18 @@ tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
                                     tandem_placement_t placement, uint32_t export_types,
                                     const tandem_external_memory_t *import,
                                     tandem_buffer_t **out_buffer);
+/* As tandem__buffer_make, or the application's buffer (|adopt|, core/adopt.c):
+ * the budget is charged 0 when adopt->budget_charged. */
+tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t size,
+                                         tandem_placement_t placement, uint32_t export_types,
+                                         const tandem_external_memory_t *import,
+                                         const tandem_vulkan_buffer_t *adopt,
+                                         tandem_buffer_t **out_buffer);
+/* kernel.c: loads |desc| (tandem_kernel_create's checks, in order), then
+ * builds the pipeline, or with |adopt| wraps the application's (core/adopt.c). */
+tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kernel_desc_t *desc,
+                                    const tandem_vulkan_kernel_t *adopt,
+                                    tandem_kernel_t **out_kernel);
 
 void tandem__runtime_retain(tandem_runtime_t *runtime);
 void tandem__runtime_release(tandem_runtime_t *runtime);
@@ -140,6 +152,8 @@ struct tandem_buffer {
   atomic_uint_fast64_t refs;
   tandem_runtime_t *runtime;
   uint64_t size;
+  uint64_t charged; /* bytes reserved in the runtime's budget: size, or 0 for an
+                       adopted buffer the application had already charged */
   tandem_placement_t placement;
   void *native; /* GPU backend buffer; NULL for NPU_LOCAL */
   void *host;   /* what host maps see: HOST_VISIBLE and SHARED/NPU_LOCAL mappings */

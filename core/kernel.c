@@ -541,6 +541,12 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
   *out_kernel = NULL;
   if (!runtime || !desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
+  return tandem__kernel_load(runtime, desc, NULL, out_kernel);
+}
+
+tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kernel_desc_t *desc,
+                                    const tandem_vulkan_kernel_t *adopt,
+                                    tandem_kernel_t **out_kernel) {
   tandem_kernel_desc_t d = *desc;
   if (!d.entry_point) d.entry_point = "main";
   const char *name = d.name ? d.name : d.entry_point;
@@ -605,7 +611,8 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
     build->binding_count = d.binding_count;
     build->push_constant_bytes = d.push_constant_bytes;
     build->required_subgroup_size = d.required_subgroup_size;
-    s = gpu->vtable->kernel_create(gpu, build, name, &kernel->native);
+    s = adopt ? gpu->vtable->kernel_adopt(gpu, build, name, adopt, &kernel->native)
+              : gpu->vtable->kernel_create(gpu, build, name, &kernel->native);
   }
   free(file_data);
   if (s != TANDEM_OK) {

@@ -37,6 +37,7 @@
  *   opaque-fd import  the exporter's type (Vulkan requires it), checked
  *                 against the placement.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,11 @@ typedef struct tandem_vk_buffer {
   VkExternalMemoryHandleTypeFlags export_types;
   VkDeviceSize allocation_size;
   bool dedicated;
+  /* Adopted (tandem_buffer_adopt_vulkan): |buffer| and |memory| are the
+   * application's and never destroyed or freed here; |mapped| says tandem
+   * mapped |memory| itself (and unmaps it at destroy). */
+  bool adopted;
+  bool mapped;
 } tandem_vk_buffer_t;
 
 #define TANDEM_VK_BUFFER_USAGE                                                     \
@@ -297,6 +303,11 @@ void tandem_vk_buffer_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_buffer_t *b = native;
   if (!b) return;
+  if (b->adopted) {
+    if (b->mapped) g->vk.vkUnmapMemory(g->device, b->memory);
+    free(b);
+    return;
+  }
   if (b->buffer) g->vk.vkDestroyBuffer(g->device, b->buffer, NULL);
   if (b->memory) g->vk.vkFreeMemory(g->device, b->memory, NULL); /* unmaps too */
   free(b);
@@ -592,6 +603,103 @@ tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *base, const tandem_extern
   if (s != TANDEM_OK) {
     tandem_vk_buffer_destroy(base, b);
     return s;
+  }
+  *out_native = b;
+  *out_host = b->host;
+  return TANDEM_OK;
+}
+
+/*------------------------------------------------------------ adoption --*/
+
+tandem_status_t tandem_vk_buffer_adopt(tandem__gpu_t *base, const tandem_vulkan_buffer_t *d,
+                                       void **out_native, void **out_host) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  *out_host = NULL;
+  assert((VkDevice)d->device == g->device); /* core/adopt.c checked it */
+  /* What tandem does with any buffer: bind it as storage, copy and fill it,
+   * read dispatch sizes from it. */
+  static const struct {
+    VkBufferUsageFlags bit;
+    const char *name;
+  } usage[] = {{VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, "STORAGE_BUFFER"},
+               {VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "TRANSFER_SRC"},
+               {VK_BUFFER_USAGE_TRANSFER_DST_BIT, "TRANSFER_DST"},
+               {VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, "INDIRECT_BUFFER"}};
+  char missing[128] = "";
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++)
+    if (!(d->usage & usage[i].bit)) {
+      size_t used = strlen(missing);
+      snprintf(missing + used, sizeof missing - used, "%s%s", used ? "|" : "", usage[i].name);
+    }
+  if (missing[0])
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the buffer's usage 0x%x lacks %s: tandem binds, copies, fills and "
+                       "reads dispatch sizes from any buffer; create it with "
+                       "STORAGE_BUFFER|TRANSFER_SRC|TRANSFER_DST|INDIRECT_BUFFER",
+                       d->usage, missing);
+  if (g->family_count > 1 && !d->concurrent)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the runtime's lanes use %u queue families and tandem transfers no "
+                       "queue-family ownership: create the buffer VK_SHARING_MODE_CONCURRENT "
+                       "over the families tandem_runtime_vulkan_handles lists, and set "
+                       "concurrent",
+                       g->family_count);
+  if (d->memory_type >= g->memory.memoryTypeCount)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "memory_type %u is not a memory type of GPU '%s' (it has %u)",
+                       d->memory_type, base->info.name, g->memory.memoryTypeCount);
+  VkMemoryRequirements req;
+  g->vk.vkGetBufferMemoryRequirements(g->device, (VkBuffer)d->buffer, &req);
+  if (!(req.memoryTypeBits & (1u << d->memory_type)))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "memory_type %u cannot back this buffer: vkGetBufferMemoryRequirements "
+                       "allows types 0x%x",
+                       d->memory_type, req.memoryTypeBits);
+  if (d->size > req.size)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "size %llu is more than the buffer holds: its memory requirements are "
+                       "%llu bytes",
+                       (unsigned long long)d->size, (unsigned long long)req.size);
+  if (req.alignment && d->memory_offset % req.alignment)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "memory_offset %llu is not a multiple of the buffer's required "
+                       "alignment %llu",
+                       (unsigned long long)d->memory_offset, (unsigned long long)req.alignment);
+  if (d->memory_offset > d->memory_size || req.size > d->memory_size - d->memory_offset)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "the buffer needs %llu bytes at memory_offset %llu, past the end of "
+                       "the %llu-byte memory",
+                       (unsigned long long)req.size, (unsigned long long)d->memory_offset,
+                       (unsigned long long)d->memory_size);
+  const VkMemoryPropertyFlags host_flags =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  VkMemoryPropertyFlags flags = g->memory.memoryTypes[d->memory_type].propertyFlags;
+  bool host = d->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
+  if (host && (flags & host_flags) != host_flags)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "memory type %u (flags 0x%x) is not HOST_VISIBLE|HOST_COHERENT, so the "
+                       "buffer cannot be HOST_VISIBLE: adopt it as GPU_LOCAL and copy through "
+                       "a HOST_VISIBLE buffer",
+                       d->memory_type, (unsigned)flags);
+  tandem_vk_buffer_t *b = calloc(1, sizeof *b);
+  if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
+  b->adopted = true;
+  b->buffer = (VkBuffer)d->buffer;
+  b->memory = (VkDeviceMemory)d->memory;
+  b->memory_type = d->memory_type;
+  b->allocation_size = d->memory_size;
+  if (host && d->host) {
+    b->host = d->host;
+  } else if (host) {
+    VkResult r = g->vk.vkMapMemory(g->device, b->memory, d->memory_offset, d->size, 0, &b->host);
+    if (r < 0) {
+      free(b);
+      return tandem__annotate(tandem_vk_fail(r, "vkMapMemory", __FILE__, __LINE__),
+                              "mapping the adopted memory (is it mapped already? then pass "
+                              "your mapping as host)");
+    }
+    b->mapped = true;
   }
   *out_native = b;
   *out_host = b->host;

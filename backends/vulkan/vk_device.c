@@ -587,6 +587,8 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .timeline_import = tandem_vk_timeline_import,
     .timeline_wait = tandem_vk_timeline_wait,
     .timeline_destroy = tandem_vk_timeline_destroy,
+    .buffer_adopt = tandem_vk_buffer_adopt,
+    .kernel_adopt = tandem_vk_kernel_adopt,
 };
 
 /* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,

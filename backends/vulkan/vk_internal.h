@@ -126,6 +126,8 @@ tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *gpu, const tandem_externa
                                         uint64_t size, tandem_placement_t placement,
                                         void **out_native, void **out_host);
 void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
+tandem_status_t tandem_vk_buffer_adopt(tandem__gpu_t *gpu, const tandem_vulkan_buffer_t *desc,
+                                       void **out_native, void **out_host);
 VkBuffer tandem_vk_buffer_handle(void *native);
 void tandem_vk_buffer_memory(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
 tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uint64_t size,
@@ -160,7 +162,11 @@ typedef struct tandem_vk_kernel {
   VkPipeline pipeline;
   uint32_t binding_count;
   uint32_t push_constant_bytes;
+  bool adopted; /* the layouts and pipeline are the application's: never destroyed */
 } tandem_vk_kernel_t;
+tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
+                                       const char *name, const tandem_vulkan_kernel_t *desc,
+                                       void **out_native);
 
 /* vk_submit.c */
 tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,

@@ -8,6 +8,7 @@
  * and a required subgroup size go into the pipeline's shader stage.
  * The reflection that core/kernel.c checks lives in vk_reflect.c.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,10 @@ void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_kernel_t *k = native;
   if (!k) return;
+  if (k->adopted) { /* the application's objects: only the record is tandem's */
+    free(k);
+    return;
+  }
   if (k->pipeline) g->vk.vkDestroyPipeline(g->device, k->pipeline, NULL);
   if (k->layout) g->vk.vkDestroyPipelineLayout(g->device, k->layout, NULL);
   if (k->set_layout) g->vk.vkDestroyDescriptorSetLayout(g->device, k->set_layout, NULL);
@@ -26,10 +31,10 @@ void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   free(k);
 }
 
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *desc,
-                                        const char *name, void **out_native) {
-  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  *out_native = NULL;
+/* Sets desc->shared_memory_bytes; INVALID_ARGUMENT when over the device's limit. */
+static tandem_status_t tandem_vk_kernel_shared_check(tandem__gpu_t *base,
+                                                     tandem__kernel_build_t *desc,
+                                                     const char *name) {
   /* Workgroup memory is known only now (array sizes are often spec
    * constants): over the device's limit, the pipeline would fail to build or
    * run out of bounds. */
@@ -53,6 +58,34 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
                        "(maxComputeSharedMemorySize)",
                        name, (unsigned long long)shared, base->info.name,
                        base->info.max_shared_memory_bytes);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *base, tandem__kernel_build_t *build,
+                                       const char *name, const tandem_vulkan_kernel_t *desc,
+                                       void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  assert((VkDevice)desc->device == g->device); /* core/adopt.c checked it */
+  (void)g;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, build, name));
+  tandem_vk_kernel_t *k = calloc(1, sizeof *k);
+  if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
+  k->adopted = true;
+  k->pipeline = (VkPipeline)desc->pipeline;
+  k->layout = (VkPipelineLayout)desc->pipeline_layout;
+  k->set_layout = (VkDescriptorSetLayout)desc->set_layout;
+  k->binding_count = build->binding_count;
+  k->push_constant_bytes = build->push_constant_bytes;
+  *out_native = k;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *desc,
+                                        const char *name, void **out_native) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  *out_native = NULL;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, desc, name));
   tandem_vk_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
   k->binding_count = desc->binding_count;

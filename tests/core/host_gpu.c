@@ -661,6 +661,30 @@ static tandem_status_t hg_buffer_import(tandem__gpu_t *base, const tandem_extern
   return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no external memory");
 }
 
+/* Adoption takes Vulkan objects, which the host GPU has none of. */
+static tandem_status_t hg_buffer_adopt(tandem__gpu_t *base, const tandem_vulkan_buffer_t *desc,
+                                       void **out_native, void **out_host) {
+  (void)base;
+  (void)desc;
+  *out_native = NULL;
+  *out_host = NULL;
+  return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                     "the buffer belongs to another VkDevice: the host GPU has no VkDevice");
+}
+
+static tandem_status_t hg_kernel_adopt(tandem__gpu_t *base, tandem__kernel_build_t *build,
+                                       const char *name, const tandem_vulkan_kernel_t *desc,
+                                       void **out_native) {
+  (void)base;
+  (void)build;
+  (void)desc;
+  *out_native = NULL;
+  return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                     "kernel '%s': the pipeline belongs to another VkDevice: the host GPU has "
+                     "no VkDevice",
+                     name);
+}
+
 static tandem_status_t hg_timeline_export(tandem__gpu_t *base, tandem_lane_t lane, int *out_fd) {
   (void)base;
   (void)lane;
@@ -1133,6 +1157,8 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .timeline_import = hg_timeline_import,
     .timeline_wait = hg_timeline_wait,
     .timeline_destroy = hg_timeline_destroy,
+    .buffer_adopt = hg_buffer_adopt,
+    .kernel_adopt = hg_kernel_adopt,
 };
 
 /*--------------------------------------------------------------------------
