@@ -80,6 +80,10 @@ static void th__validation_callback(void *user_data, tandem_validation_severity_
           message ? message : "(null)");
 }
 
+void th__validation_note(tandem_validation_severity_t severity, const char *message) {
+  th__validation_callback(NULL, severity, message);
+}
+
 uint64_t th_validation_count(void) { return atomic_load(&th__validation_count); }
 
 void th_validation_reset(void) {
@@ -95,6 +99,19 @@ void th_options_validated(tandem_runtime_options_t *o) {
   o->validation_user_data = NULL;
 }
 
+int th_own_device(void) {
+  const char *env = getenv("TANDEM_TEST_OWN_DEVICE");
+  return env != NULL && strcmp(env, "1") == 0;
+}
+
+/* Own-device mode: which device each live runtime runs on (destroyed with
+ * it by th_runtime_destroy). Test threads create runtimes one at a time. */
+#define TH_OWN_MAX 16
+static struct {
+  tandem_runtime_t *runtime;
+  th_vk_device_t *device;
+} th__own[TH_OWN_MAX];
+
 tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *options) {
   tandem_runtime_options_t o;
   if (options != NULL) {
@@ -105,9 +122,25 @@ tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *optio
   o.validation = true;
   o.validation_callback = th__validation_callback;
   o.validation_user_data = NULL;
+  th_vk_device_t *own = NULL;
+  if (th_own_device()) {
+    own = th_vk_device_create(NULL);
+    o.vulkan_device = th_vk_device_desc(own);
+  }
   tandem_runtime_t *rt = NULL;
   TH_ASSERT_OK(tandem_runtime_create(&o, &rt));
   assert_non_null(rt);
+  if (own) {
+    /* The runtime must run on that device, not on one of its own. */
+    tandem_vulkan_handles_t h;
+    TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+    assert_ptr_equal(h.device, th_vk_device_desc(own)->device);
+    size_t i = 0;
+    while (i < TH_OWN_MAX && th__own[i].runtime) i++;
+    if (i == TH_OWN_MAX) fail_msg("more than %d runtimes on own devices at once", TH_OWN_MAX);
+    th__own[i].runtime = rt;
+    th__own[i].device = own;
+  }
   return rt;
 }
 
@@ -130,6 +163,13 @@ void th_runtime_destroy(tandem_runtime_t *runtime) {
   tandem_runtime_statistics(runtime, &st);
   uint64_t counted_by_runtime = tandem_runtime_validation_messages(runtime);
   tandem_runtime_destroy(runtime);
+  for (size_t i = 0; i < TH_OWN_MAX; i++)
+    if (th__own[i].runtime == runtime) {
+      /* After the runtime: the device must outlive everything tandem made. */
+      th_vk_device_destroy(th__own[i].device);
+      th__own[i].runtime = NULL;
+      th__own[i].device = NULL;
+    }
   if (st.live_bytes != 0) {
     fail_msg("teardown: %" PRIu64 " live bytes remain (a buffer was not released)",
              st.live_bytes);

@@ -56,8 +56,17 @@ void th_options_validated(tandem_runtime_options_t *o);
 tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *options);
 
 /* Fails the test unless live_bytes is 0 and no validation message arrived
- * (unless th_expect_validation_messages() was called), then destroys. */
+ * (unless th_expect_validation_messages() was called), then destroys. In
+ * "own device" mode (below) it then destroys the runtime's device too: the
+ * test must have released everything made from the runtime. */
 void th_runtime_destroy(tandem_runtime_t *runtime);
+
+/* "Own device" mode, TANDEM_TEST_OWN_DEVICE=1: th_runtime_create and
+ * th_runtime_create_closed put every runtime on a VkDevice the harness
+ * creates with plain Vulkan (th_vk_device_create, runtime option
+ * vulkan_device), so a suite's assertions run on an application's device
+ * (the GPU is then open at once, and gpu_index is not used). */
+int th_own_device(void);
 
 /* Validation messages the harness callback has counted since the last reset. */
 uint64_t th_validation_count(void);
@@ -172,5 +181,61 @@ tandem_graph_t *th_graph(tandem_runtime_t *runtime);
 tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *runtime, uint32_t n);
 tandem_status_t th_add_add_one(tandem_graph_t *graph, tandem_kernel_t *kernel, tandem_view_t view,
                                uint32_t n);
+
+/*---------------------------------------------------------------------------
+ * Plain Vulkan (harness_vk.c): what an application makes without tandem.
+ * Handles are void * as in tandem.h; failures fail the test.
+ *---------------------------------------------------------------------------*/
+
+/* Counts a validation message as the harness's callback does (for
+ * messengers the tests create themselves). */
+void th__validation_note(tandem_validation_severity_t severity, const char *message);
+
+typedef struct th_vk_device th_vk_device_t;
+/* A VkInstance of the system loader with the validation layer and
+ * synchronization validation (messages counted by the harness), and a
+ * VkDevice on physical device 0 with the features and extensions tandem uses
+ * that it has and queues as tandem would pick them; |drop| leaves one off:
+ * "synchronization2", "timelineSemaphore", "16bit" (16-bit storage), or
+ * NULL. Exits 77 (skip) without a Vulkan 1.3 device. */
+th_vk_device_t *th_vk_device_create(const char *drop);
+/* The description for runtime option vulkan_device (valid while |d| lives). */
+const tandem_vulkan_device_t *th_vk_device_desc(th_vk_device_t *d);
+/* |d|'s handles as tandem_runtime_vulkan_handles reports them (no queues or
+ * timelines), for the helpers below. */
+tandem_vulkan_handles_t th_vk_device_handles(th_vk_device_t *d);
+/* Waits for the device and destroys device, messenger and instance. */
+void th_vk_device_destroy(th_vk_device_t *d);
+
+typedef struct th_vk_buffer {
+  void *device, *buffer, *memory;
+  uint32_t memory_type, memory_flags, usage;
+  uint64_t memory_size;
+  bool concurrent;
+} th_vk_buffer_t;
+/* A VkBuffer of |size| bytes with tandem's usage flags (CONCURRENT over the
+ * lanes' families when more than one), bound at offset 0 to its own memory
+ * of the first type with every flag of |want_flags| (VkMemoryPropertyFlags). */
+th_vk_buffer_t th_vk_buffer_create(const tandem_vulkan_handles_t *h, uint64_t size,
+                                   uint32_t want_flags);
+/* The adoption description of |b| for |size| bytes and |placement|. */
+tandem_vulkan_buffer_t th_vk_buffer_desc(const th_vk_buffer_t *b, uint64_t size,
+                                         tandem_placement_t placement);
+/* Maps |b|'s (host-visible) memory, copies |write| in then / or the first
+ * |bytes| out to |read|, and unmaps. */
+void th_vk_buffer_access(const tandem_vulkan_handles_t *h, const th_vk_buffer_t *b, void *read,
+                         const void *write, uint64_t bytes);
+void th_vk_buffer_destroy(const tandem_vulkan_handles_t *h, th_vk_buffer_t *b);
+
+typedef struct th_vk_pipeline {
+  void *device, *module, *set_layout, *layout, *pipeline;
+} th_vk_pipeline_t;
+/* A compute pipeline of |spirv| ("main", no specialization) with the
+ * layouts tandem would make: set 0 of |binding_count| storage buffers, one
+ * push-constant range of |push_bytes|. */
+th_vk_pipeline_t th_vk_pipeline_create(const tandem_vulkan_handles_t *h, const uint32_t *spirv,
+                                       size_t spirv_size, uint32_t binding_count,
+                                       uint32_t push_bytes);
+void th_vk_pipeline_destroy(const tandem_vulkan_handles_t *h, th_vk_pipeline_t *p);
 
 #endif /* TANDEM_TESTS_HARNESS_H_ */
