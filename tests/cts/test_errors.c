@@ -28,6 +28,14 @@
  *     calls, and DEVICE_LOST from a sharing probe.
  *   - IO from npu_program_create's instruction sync (the row for INTERNAL
  *     passes it on the way).
+ *   - runtime_create on the application's device (vulkan_device):
+ *     DEVICE_LOST and OUT_OF_MEMORY from creating tandem's semaphores and
+ *     pools on it take the path open_gpu's rows take; UNSUPPORTED for
+ *     another loader's get_instance_proc_addr and Vulkan 1.2 are in
+ *     test_user_vulkan.c. buffer_adopt_vulkan: INTERNAL (vkMapMemory
+ *     refused) is the driver's answer only; the HOST_VISIBLE refusal of
+ *     memory that is not host-visible needs a device with such memory.
+ *     kernel_adopt_vulkan: INTERNAL as kernel_create's.
  *   - Interop on lavapipe: it has no dma-buf and no external semaphores, so
  *     every timeline export and import stops at UNSUPPORTED (their TIMEOUT,
  *     DEVICE_LOST, OUT_OF_MEMORY and INTERNAL need a device that has them;
@@ -541,6 +549,177 @@ static tandem_status_t kernel_absent(void) {
   return s;
 }
 static tandem_status_t kernel_info_null(void) { return keep(tandem_kernel_info(F.add_one, NULL)); }
+
+/* The application's device, buffers and pipelines (harness_vk.c makes them
+ * with plain Vulkan): one buffer and one pipeline on F.rt's device, made on
+ * first use and destroyed by the fixture's teardown. */
+static th_vk_buffer_t g_raw_buffer;
+static th_vk_pipeline_t g_raw_pipeline;
+#define RAW_HOST_FLAGS (TANDEM_MEMORY_HOST_VISIBLE | TANDEM_MEMORY_HOST_COHERENT)
+
+static tandem_vulkan_handles_t handles_of(tandem_runtime_t *rt) {
+  tandem_vulkan_handles_t h;
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  return h;
+}
+static tandem_vulkan_buffer_t raw_buffer_desc(uint64_t size) {
+  if (!g_raw_buffer.buffer) {
+    tandem_vulkan_handles_t h = handles_of(F.rt);
+    g_raw_buffer = th_vk_buffer_create(&h, 4096, RAW_HOST_FLAGS);
+  }
+  return th_vk_buffer_desc(&g_raw_buffer, size, TANDEM_PLACEMENT_HOST_VISIBLE);
+}
+static tandem_vulkan_kernel_t raw_kernel_desc(void) {
+  if (!g_raw_pipeline.pipeline) {
+    tandem_vulkan_handles_t h = handles_of(F.rt);
+    g_raw_pipeline =
+        th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
+  }
+  tandem_vulkan_kernel_t d = {.device = g_raw_pipeline.device,
+                              .pipeline = g_raw_pipeline.pipeline,
+                              .pipeline_layout = g_raw_pipeline.layout,
+                              .set_layout = g_raw_pipeline.set_layout,
+                              .kernel = add_one_desc()};
+  return d;
+}
+static void raw_release(void) {
+  tandem_vulkan_handles_t h = handles_of(F.rt);
+  if (g_raw_buffer.buffer) th_vk_buffer_destroy(&h, &g_raw_buffer);
+  if (g_raw_pipeline.pipeline) th_vk_pipeline_destroy(&h, &g_raw_pipeline);
+}
+static tandem_status_t runtime_on_own(const char *drop, uint32_t bad_family) {
+  th_vk_device_t *dev = th_vk_device_create(drop);
+  tandem_vulkan_device_t d = *th_vk_device_desc(dev);
+  if (bad_family) d.lanes[TANDEM_LANE_DOWNLOAD].queue_family = bad_family;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.vulkan_device = &d;
+  tandem_runtime_t *rt = NULL;
+  tandem_status_t s = keep(tandem_runtime_create(&o, &rt));
+  tandem_runtime_destroy(rt);
+  th_vk_device_destroy(dev);
+  return s;
+}
+static tandem_status_t runtime_own_missing(void) { return runtime_on_own("synchronization2", 0); }
+static tandem_status_t runtime_own_queue(void) { return runtime_on_own(NULL, 99); }
+static tandem_status_t adopt_buffer_on(tandem_runtime_t *rt, const tandem_vulkan_buffer_t *d) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s = keep(tandem_buffer_adopt_vulkan(rt, d, &b));
+  tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t adopt_buffer_other(void) {
+  tandem_vulkan_handles_t h = handles_of(F.npu); /* another runtime: another VkDevice */
+  th_vk_buffer_t vb = th_vk_buffer_create(&h, 4096, RAW_HOST_FLAGS);
+  tandem_vulkan_buffer_t d = th_vk_buffer_desc(&vb, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_status_t s = adopt_buffer_on(F.rt, &d);
+  th_vk_buffer_destroy(&h, &vb);
+  return s;
+}
+static tandem_status_t adopt_buffer_size(void) {
+  tandem_vulkan_buffer_t d = raw_buffer_desc(8192);
+  return adopt_buffer_on(F.rt, &d);
+}
+static tandem_status_t adopt_buffer_type(void) {
+  tandem_vulkan_buffer_t d = raw_buffer_desc(4096);
+  d.memory_type = 99;
+  return adopt_buffer_on(F.rt, &d);
+}
+static tandem_status_t adopt_buffer_budget(void) {
+  tandem_budget_t *budget = NULL;
+  TH_ASSERT_OK(tandem_budget_create(1024, &budget));
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.budget = budget;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  tandem_vulkan_handles_t h = handles_of(rt);
+  th_vk_buffer_t vb = th_vk_buffer_create(&h, 4096, RAW_HOST_FLAGS);
+  tandem_vulkan_buffer_t d = th_vk_buffer_desc(&vb, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_status_t s = adopt_buffer_on(rt, &d);
+  th_vk_buffer_destroy(&h, &vb);
+  th_runtime_destroy(rt);
+  tandem_budget_release(budget);
+  return s;
+}
+static tandem_status_t adopt_buffer_alloc(void) {
+  tandem_vulkan_buffer_t d = raw_buffer_desc(4096);
+  return adopt_buffer_on(F.rt, &d);
+}
+static tandem_status_t adopt_buffer_oom(void) {
+  (void)raw_buffer_desc(4096); /* made before injection is armed */
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/buffer.c", adopt_buffer_alloc);
+}
+static tandem_status_t adopt_buffer_absent(void) {
+  tandem_runtime_t *rt = absent_gpu_runtime();
+  tandem_vulkan_buffer_t d = raw_buffer_desc(4096);
+  tandem_status_t s = adopt_buffer_on(rt, &d);
+  th_runtime_destroy(rt);
+  return s;
+}
+static tandem_status_t adopt_kernel_on(tandem_runtime_t *rt, const tandem_vulkan_kernel_t *d) {
+  tandem_kernel_t *k = NULL;
+  tandem_status_t s = keep(tandem_kernel_adopt_vulkan(rt, d, &k));
+  tandem_kernel_release(k);
+  return s;
+}
+static tandem_status_t adopt_kernel_null(void) {
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  d.set_layout = NULL;
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_other(void) {
+  tandem_vulkan_handles_t h = handles_of(F.npu);
+  th_vk_pipeline_t p =
+      th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
+  tandem_vulkan_kernel_t d = {.device = p.device,
+                              .pipeline = p.pipeline,
+                              .pipeline_layout = p.layout,
+                              .set_layout = p.set_layout,
+                              .kernel = add_one_desc()};
+  tandem_status_t s = adopt_kernel_on(F.rt, &d);
+  th_vk_pipeline_destroy(&h, &p);
+  return s;
+}
+static tandem_status_t adopt_kernel_io(void) {
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  d.kernel.spirv = NULL;
+  d.kernel.spirv_path = "/nonexistent/errors_adopted.spv";
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_malformed(void) {
+  static const uint32_t words[8] = {0x12345678u};
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  d.kernel.spirv = words;
+  d.kernel.spirv_size = sizeof words;
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_contract(void) {
+  const tandem_binding_contract_t two[2] = {k_binding[0], k_binding[0]};
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  d.kernel.bindings = two;
+  d.kernel.binding_count = 2;
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_subgroup(void) {
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  d.kernel.required_subgroup_size = 1024;
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_alloc(void) {
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  return adopt_kernel_on(F.rt, &d);
+}
+static tandem_status_t adopt_kernel_oom(void) {
+  (void)raw_kernel_desc(); /* made before injection is armed */
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/kernel.c", adopt_kernel_alloc);
+}
+static tandem_status_t adopt_kernel_absent(void) {
+  tandem_runtime_t *rt = absent_gpu_runtime();
+  tandem_vulkan_kernel_t d = raw_kernel_desc();
+  tandem_status_t s = adopt_kernel_on(rt, &d);
+  th_runtime_destroy(rt);
+  return s;
+}
 
 /* NPU device and programs */
 static tandem_status_t open_npu_null(void) { return keep(tandem_runtime_open_npu(NULL)); }
@@ -1307,6 +1486,33 @@ static const row_t rows[] = {
     R(tandem_kernel_create, OUT_OF_MEMORY, "kernel 'errors_add_one': allocating", kernel_oom),
     R(tandem_kernel_create, NO_DEVICE, "gpu_index is 99", kernel_absent),
     R(tandem_kernel_info, INVALID_ARGUMENT, "out_info", kernel_info_null),
+    R(tandem_runtime_create, UNSUPPORTED, "not created with feature synchronization2",
+      runtime_own_missing),
+    R(tandem_runtime_create, INVALID_ARGUMENT, "the download lane's queue_family is 99",
+      runtime_own_queue),
+    R(tandem_buffer_adopt_vulkan, INVALID_ARGUMENT, "the buffer belongs to another VkDevice",
+      adopt_buffer_other),
+    R(tandem_buffer_adopt_vulkan, OUT_OF_RANGE, "size 8192 is more than the buffer holds",
+      adopt_buffer_size),
+    R(tandem_buffer_adopt_vulkan, UNSUPPORTED, "memory_type 99 is not a memory type",
+      adopt_buffer_type),
+    R(tandem_buffer_adopt_vulkan, OVER_BUDGET, "4096 bytes would exceed the memory budget",
+      adopt_buffer_budget),
+    R(tandem_buffer_adopt_vulkan, OUT_OF_MEMORY, "allocating a buffer object", adopt_buffer_oom),
+    R(tandem_buffer_adopt_vulkan, NO_DEVICE, "gpu_index is 99", adopt_buffer_absent),
+    R(tandem_kernel_adopt_vulkan, INVALID_ARGUMENT, "desc->set_layout is NULL", adopt_kernel_null),
+    R(tandem_kernel_adopt_vulkan, INVALID_ARGUMENT,
+      "the pipeline of kernel 'errors_add_one' belongs to another VkDevice", adopt_kernel_other),
+    R(tandem_kernel_adopt_vulkan, IO, "/nonexistent/errors_adopted.spv", adopt_kernel_io),
+    R(tandem_kernel_adopt_vulkan, INVALID_KERNEL, "first word is 0x12345678",
+      adopt_kernel_malformed),
+    R(tandem_kernel_adopt_vulkan, CONTRACT, "the shader declares 1 bindings, the contract has 2",
+      adopt_kernel_contract),
+    R(tandem_kernel_adopt_vulkan, UNSUPPORTED, "required_subgroup_size 1024",
+      adopt_kernel_subgroup),
+    R(tandem_kernel_adopt_vulkan, OUT_OF_MEMORY, "kernel 'errors_add_one': allocating",
+      adopt_kernel_oom),
+    R(tandem_kernel_adopt_vulkan, NO_DEVICE, "gpu_index is 99", adopt_kernel_absent),
     R(tandem_runtime_open_npu, INVALID_ARGUMENT, "runtime is NULL", open_npu_null),
     R(tandem_runtime_open_npu, NO_DEVICE, "created without one", open_npu_none),
     R(tandem_runtime_open_npu, NO_DEVICE, "/nonexistent/libtandem_npu_emu.so.0",
@@ -1518,6 +1724,7 @@ static void fixture_teardown_clean(void **state) {
   tandem_kernel_release(F.no_default);
   tandem_kernel_release(F.other_kernel);
   tandem_npu_program_release(F.sleep);
+  raw_release();
   th_runtime_destroy(F.rt);
   th_runtime_destroy(F.npu);
   memset(&F, 0, sizeof F);
@@ -1541,7 +1748,8 @@ static void table_covers_the_header(void **state) {
       "tandem_buffer_xrt_bo", "tandem_buffer_create_exportable", "tandem_buffer_export_fd",
       "tandem_buffer_import_fd", "tandem_runtime_export_timeline_fd",
       "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",
-      "tandem_external_timeline_wait"};
+      "tandem_external_timeline_wait", "tandem_buffer_adopt_vulkan",
+      "tandem_kernel_adopt_vulkan"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
