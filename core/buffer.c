@@ -121,6 +121,7 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* I1: refcount 0 means no graph, exec or in-flight slot refers to it. */
   assert(tandem__buffer_check_free(buffer));
+  assert(buffer->charged == buffer->size || buffer->charged == 0); /* see internal.h */
   if (buffer->npu_bo) {
     tandem__npu_buffer_destroy(rt, buffer);
   } else {
