@@ -277,7 +277,9 @@ TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
  * device's, named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a
  * feature or extension tandem needs that the device was not created with,
  * each named with the fix; a get_instance_proc_addr of another loader),
- * OUT_OF_MEMORY, DEVICE_LOST. */
+ * OUT_OF_MEMORY, and from opening the application's device NO_DEVICE (no
+ * Vulkan loader), DEVICE_LOST, INTERNAL (the driver refused tandem's
+ * semaphores or pools). */
 TANDEM_API tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
                                                  tandem_runtime_t **out_runtime);
 

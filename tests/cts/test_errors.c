@@ -29,8 +29,9 @@
  *   - IO from npu_program_create's instruction sync (the row for INTERNAL
  *     passes it on the way).
  *   - runtime_create on the application's device (vulkan_device):
- *     DEVICE_LOST and OUT_OF_MEMORY from creating tandem's semaphores and
- *     pools on it take the path open_gpu's rows take; UNSUPPORTED for
+ *     NO_DEVICE (no loader: loaded once per process), DEVICE_LOST and
+ *     INTERNAL (the driver's answers while tandem creates its semaphores and
+ *     pools on the device; injection answers OUT_OF_MEMORY); UNSUPPORTED for
  *     another loader's get_instance_proc_addr and Vulkan 1.2 are in
  *     test_user_vulkan.c. buffer_adopt_vulkan: INTERNAL (vkMapMemory
  *     refused) is the driver's answer only; the HOST_VISIBLE refusal of
