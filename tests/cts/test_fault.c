@@ -11,7 +11,11 @@
  * usable or consistently DEVICE_LOST. Leaks show under LeakSanitizer (ASan
  * build). Scenarios: open + buffers + kernel + prepare + submit + map on the
  * GPU (with an exported and re-imported buffer and an exported timeline
- * where the device can); the same with an NPU run on the emulated NPU.
+ * where the device can); the same with an NPU run on the emulated NPU; and
+ * a runtime on the test's own VkDevice (runtime option vulkan_device) running
+ * an adopted pipeline on an adopted buffer, where a failure anywhere must
+ * leave the device as the test made it (one device serves every run; any
+ * object tandem left on it is reported when it is destroyed at the end).
  * argv[1] picks the fault kinds ("alloc", "vulkan", "xrt"; default all).
  * Label "vulkan".
  */
@@ -33,6 +37,13 @@ static uint32_t g_kinds = TANDEM_TEST_FAULT_ALL;
  * device's extensions silently; sharing must not fall back silently either). */
 static uint32_t g_features;
 static tandem_sharing_t g_sharing;
+/* The own-device scenario's device, raw buffer and pipeline (made once, by
+ * the harness's own Vulkan calls, which injection never reaches), and the
+ * features a runtime on that device reports without faults. */
+static th_vk_device_t *g_own;
+static th_vk_buffer_t g_own_buffer;
+static th_vk_pipeline_t g_own_pipeline;
+static uint32_t g_own_features;
 static volatile sig_atomic_t g_at; /* the N of the run in progress, for the alarm */
 
 static void on_alarm(int sig) {
@@ -92,12 +103,12 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
 
 /* After the fault run, with injection off: the runtime must still work, or
  * answer DEVICE_LOST to everything that submits. */
-static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu) {
+static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features) {
   tandem_device_info_t info;
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
-  if (info.features != g_features && !r->unexpected[0])
+  if (info.features != features && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
-             "the GPU opened with features 0x%x, without faults 0x%x", info.features, g_features);
+             "the GPU opened with features 0x%x, without faults 0x%x", info.features, features);
   if (npu) {
     tandem_npu_info_t ni;
     TH_ASSERT_OK(tandem_runtime_npu_info(rt, &ni));
@@ -280,12 +291,83 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(hv);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   tandem_test_fault_set(NULL); /* what follows is the check, not the scenario */
-  if (opened) still_usable_or_lost(rt, r, npu);
+  if (opened) still_usable_or_lost(rt, r, npu, g_features);
   if (rt) th_runtime_destroy(rt);
 }
 
+/* The own-device scenario: a runtime on g_own, the raw buffer adopted
+ * HOST_VISIBLE (tandem maps it) and the raw add_one pipeline adopted; write,
+ * add one twice, read, check. */
+static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.vulkan_device = th_vk_device_desc(g_own);
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *b = NULL;
+  tandem_kernel_t *k = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  bool opened = STEP(r, tandem_runtime_create(&o, &rt));
+  bool ok = opened;
+  tandem_vulkan_buffer_t bd = th_vk_buffer_desc(&g_own_buffer, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  ok = ok && STEP(r, tandem_buffer_adopt_vulkan(rt, &bd, &b));
+  tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_vulkan_kernel_t kd = {.device = g_own_pipeline.device,
+                               .pipeline = g_own_pipeline.pipeline,
+                               .pipeline_layout = g_own_pipeline.layout,
+                               .set_layout = g_own_pipeline.set_layout,
+                               .kernel = {.name = "adopted_add_one",
+                                          .spirv = tandem_spv_add_one_u32,
+                                          .spirv_size = tandem_spv_add_one_u32_size,
+                                          .workgroups = {N / 256, 1, 1},
+                                          .bindings = &contract,
+                                          .binding_count = 1,
+                                          .push_constant_bytes = 4}};
+  ok = ok && STEP(r, tandem_kernel_adopt_vulkan(rt, &kd, &k));
+  if (ok) {
+    tandem_map_t m;
+    ok = STEP(r, tandem_map_write(tandem_buffer_whole(b), &m));
+    if (ok) {
+      for (uint32_t i = 0; i < N; i++) ((uint32_t *)m.data)[i] = i;
+      tandem_unmap(&m);
+    }
+  }
+  uint32_t n = N;
+  tandem_view_t v = tandem_buffer_whole(b);
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  ok = ok && STEP(r, tandem_exec_submit(e, &c));
+  ok = ok && STEP(r, wait_bounded(c, r));
+  if (ok) {
+    tandem_map_t m;
+    if (STEP(r, tandem_map_read(tandem_buffer_whole(b), &m))) {
+      for (uint32_t i = 0; i < N && !r->unexpected[0]; i++)
+        if (((const uint32_t *)m.data)[i] != i + 2)
+          snprintf(r->unexpected, sizeof r->unexpected,
+                   "all calls succeeded but element %u of the adopted buffer is %u, expected %u",
+                   i, ((const uint32_t *)m.data)[i], i + 2);
+      tandem_unmap(&m);
+    }
+  }
+  if (c) tandem_completion_release(c);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  tandem_test_fault_set(NULL);
+  if (opened) still_usable_or_lost(rt, r, false, g_own_features);
+  if (rt) th_runtime_destroy(rt);
+}
+
+typedef void (*scenario_t)(run_t *r, bool npu, tandem_test_fault_report_t *rep);
+
 /* Runs |scenario| for N = 1, 2, ... until no call N was reached. */
-static void loop(const char *name, bool npu, bool persistent) {
+static void loop(const char *name, scenario_t scenario, bool npu, bool persistent) {
   uint64_t reached = 0;
   for (uint64_t at = 1;; at++) {
     th_validation_reset();
@@ -295,7 +377,7 @@ static void loop(const char *name, bool npu, bool persistent) {
     TH_ASSERT_OK(tandem_test_fault_set(&f));
     run_t r = {0};
     tandem_test_fault_report_t rep;
-    scenario_gpu(&r, npu, &rep);
+    scenario(&r, npu, &rep);
     alarm(0);
     if (getenv("TANDEM_FAULT_VERBOSE"))
       fprintf(stderr, "test_fault: %s N = %llu failed %s (%llu calls counted)\n", name,
@@ -314,22 +396,32 @@ static void loop(const char *name, bool npu, bool persistent) {
 
 static void test_gpu_transient(void **state) {
   (void)state;
-  loop("gpu", false, false);
+  loop("gpu", scenario_gpu, false, false);
 }
 
 static void test_gpu_persistent(void **state) {
   (void)state;
-  loop("gpu", false, true);
+  loop("gpu", scenario_gpu, false, true);
 }
 
 static void test_npu_transient(void **state) {
   (void)state;
-  loop("npu", true, false);
+  loop("npu", scenario_gpu, true, false);
 }
 
 static void test_npu_persistent(void **state) {
   (void)state;
-  loop("npu", true, true);
+  loop("npu", scenario_gpu, true, true);
+}
+
+static void test_own_transient(void **state) {
+  (void)state;
+  loop("own device", scenario_own, false, false);
+}
+
+static void test_own_persistent(void **state) {
+  (void)state;
+  loop("own device", scenario_own, false, true);
 }
 
 int main(int argc, char **argv) {
@@ -364,13 +456,47 @@ int main(int argc, char **argv) {
    * ("libnvidia-tls.so: cannot allocate memory in static TLS block"; the
    * loop passed with glibc.rtld.optional_static_tls raised). */
   tandem_runtime_t *keeper = th_runtime_create(NULL);
+  g_own = th_vk_device_create(NULL);
+  tandem_vulkan_handles_t h = th_vk_device_handles(g_own);
+  g_own_buffer = th_vk_buffer_create(&h, N * 4,
+                                     TANDEM_MEMORY_HOST_VISIBLE | TANDEM_MEMORY_HOST_COHERENT);
+  g_own_pipeline =
+      th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
+  {
+    tandem_runtime_options_t o;
+    tandem_runtime_options_init(&o);
+    o.vulkan_device = th_vk_device_desc(g_own);
+    tandem_runtime_t *rt = NULL;
+    tandem_device_info_t info;
+    if (tandem_runtime_create(&o, &rt) != TANDEM_OK ||
+        tandem_runtime_gpu_info(rt, 0, &info) != TANDEM_OK) {
+      fprintf(stderr, "test_fault: the baseline own-device open failed: %s\n",
+              tandem_error_message());
+      return 1;
+    }
+    g_own_features = info.features;
+    tandem_runtime_destroy(rt);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu_transient),
       cmocka_unit_test(test_gpu_persistent),
       cmocka_unit_test(test_npu_transient),
       cmocka_unit_test(test_npu_persistent),
+      cmocka_unit_test(test_own_transient),
+      cmocka_unit_test(test_own_persistent),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   th_runtime_destroy(keeper);
+  /* Whatever tandem left on the shared device shows now (the layer reports
+   * objects a device still holds at vkDestroyDevice). */
+  th_validation_reset();
+  th_vk_pipeline_destroy(&h, &g_own_pipeline);
+  th_vk_buffer_destroy(&h, &g_own_buffer);
+  th_vk_device_destroy(g_own);
+  if (th_validation_count() != 0) {
+    fprintf(stderr, "test_fault: %llu validation messages destroying the own device: tandem "
+            "left objects on it\n", (unsigned long long)th_validation_count());
+    return 1;
+  }
   return rc;
 }
