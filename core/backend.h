@@ -51,6 +51,10 @@ enum {
    * names it only when an indirect dispatch is in the barrier's destination). */
   TANDEM__WORK_INDIRECT = 1u << 2,
   TANDEM__WORK_ALL = TANDEM__WORK_COMPUTE | TANDEM__WORK_TRANSFER | TANDEM__WORK_INDIRECT,
+  /* Commands a user's callback recorded (record_user): the backend cannot see
+   * which they are, so this names every shader and transfer stage the lane's
+   * queue can run, with every read and write access of them. */
+  TANDEM__WORK_USER = 1u << 3,
 };
 
 /* One storage binding of a dispatch: |range| bytes of |buffer| (a backend
@@ -95,6 +99,15 @@ typedef struct tandem__cmd_dispatch {
   void *indirect;         /* buffer native holding the counts, or NULL: direct */
   uint64_t indirect_offset;
 } tandem__cmd_dispatch_t;
+
+/* Commands a user's callback records into the backend's native command
+ * buffer (a Vulkan commands node, core/handoff.c): the backend calls
+ * record(context, command_buffer) and then forgets what it believed bound. */
+typedef struct tandem__cmd_user {
+  uint32_t id;
+  tandem_status_t (*record)(void *context, void *command_buffer);
+  void *context;
+} tandem__cmd_user_t;
 
 /* What a command id needs made once per slot: a dispatch's kernel and its
  * binding count (kernel NULL for every other command). */
@@ -183,6 +196,9 @@ typedef struct tandem__gpu_vtable {
   void (*record_fill)(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);
   void (*record_copy)(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);
   void (*record_dispatch)(tandem__gpu_t *gpu, void *native, const tandem__cmd_dispatch_t *cmd);
+  /* The one command that can fail: the user's callback's status. Core then
+   * records nothing more into the region and calls record_end. */
+  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, const tandem__cmd_user_t *cmd);
   tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must

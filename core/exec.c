@@ -22,6 +22,13 @@
 #include "core/internal.h"
 
 tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_exec) {
+  return tandem__graph_prepare_slots(graph, graph ? graph->runtime->options.graph_slots : 1,
+                                     out_exec);
+}
+
+tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot_count,
+                                            tandem_exec_t **out_exec) {
+  assert(slot_count >= 1);
   if (!out_exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_exec is NULL");
   *out_exec = NULL;
   if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
@@ -49,7 +56,7 @@ tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_
   }
   exec->accesses = malloc((count ? count : 1) * sizeof *exec->accesses);
   exec->access_region = malloc((count ? count : 1) * sizeof *exec->access_region);
-  exec->slot_count = rt->options.graph_slots;
+  exec->slot_count = slot_count;
   exec->slots = calloc(exec->slot_count, sizeof *exec->slots);
   exec->region_copied = calloc(plan->region_count, sizeof *exec->region_copied);
   exec->region_version = calloc(plan->region_count, sizeof *exec->region_version);

@@ -22,7 +22,8 @@ static const char *tandem__kind_name(tandem__node_kind_t kind) {
   return kind == TANDEM__NODE_FILL   ? "fill"
          : kind == TANDEM__NODE_COPY ? "copy"
          : kind == TANDEM__NODE_DISPATCH ? "dispatch"
-                                         : "NPU run";
+         : kind == TANDEM__NODE_NPU_RUN  ? "NPU run"
+                                         : "Vulkan commands";
 }
 
 /* Node |node| of |exec| when it is of a kind |what| accepts (a dispatch, or
@@ -36,11 +37,13 @@ static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, co
                        "%s: node %u is out of range; the executable has nodes 0..%u", what, node,
                        exec->plan.node_count - 1);
   tandem__node_t *n = &exec->plan.nodes[node];
-  bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && n->kind != TANDEM__NODE_NPU_RUN);
+  bool fixed = n->kind == TANDEM__NODE_NPU_RUN || n->kind == TANDEM__NODE_VULKAN_COMMANDS;
+  bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && !fixed);
   if (!ok)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s: node %u is a %s node; %s", what, node, tandem__kind_name(n->kind),
-                       any_gpu ? "NPU runs keep the views they were recorded with"
+                       any_gpu ? "NPU runs and Vulkan commands nodes keep the views they were "
+                                 "recorded with"
                                : "only dispatch nodes take this parameter");
   *out = n;
   return TANDEM_OK;

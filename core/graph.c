@@ -399,6 +399,62 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
   return tandem__graph_append(graph, &node, what);
 }
 
+tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_lane_t lane,
+                                                 const tandem_access_decl_t *accesses,
+                                                 uint32_t access_count,
+                                                 tandem_vulkan_record_fn record, void *user) {
+  if (!graph || !record)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "Vulkan commands: %s is NULL",
+                       graph ? "the record callback" : "graph");
+  tandem_runtime_t *rt = graph->runtime;
+  uint32_t id = graph->node_count;
+  if (lane != TANDEM_LANE_AUTO && (lane < 0 || lane >= TANDEM_LANE_COUNT_GPU))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan commands node %u: lane %d is not a GPU lane (upload, compute or "
+                       "download; AUTO is compute)",
+                       id, (int)lane);
+  if (access_count > TANDEM_MAX_BINDINGS)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "Vulkan commands node %u: %u accesses declared, at most %u "
+                       "(TANDEM_MAX_BINDINGS); split the commands into several nodes",
+                       id, access_count, TANDEM_MAX_BINDINGS);
+  if (access_count && !accesses)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan commands node %u: accesses is NULL with access_count %u", id,
+                       access_count);
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
+  tandem_vulkan_handles_t handles;
+  gpu->vtable->native_handles(gpu, &handles);
+  if (!handles.device)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "Vulkan commands node %u: the runtime's GPU backend '%s' has no VkDevice "
+                       "to record Vulkan commands for",
+                       id, rt->gpu_backend->name);
+  tandem_view_t views[TANDEM_MAX_BINDINGS];
+  tandem__node_t node = {.kind = TANDEM__NODE_VULKAN_COMMANDS,
+                         .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,
+                         .view_count = access_count,
+                         .views = views,
+                         .record = record,
+                         .record_user = user};
+  for (uint32_t i = 0; i < access_count; i++) {
+    tandem_access_t a = accesses[i].access;
+    if (a != TANDEM_ACCESS_READ && a != TANDEM_ACCESS_WRITE && a != TANDEM_ACCESS_READ_WRITE)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "access %u of Vulkan commands node %u: %d is not a tandem_access_t "
+                         "(READ, WRITE or READ_WRITE)",
+                         i, id, (int)a);
+    tandem_status_t s = tandem__gpu_view_check(rt, accesses[i].view, "view");
+    if (s != TANDEM_OK) return tandem__annotate(s, "access %u of Vulkan commands node %u", i, id);
+    views[i] = accesses[i].view;
+    node.access_bits |= (uint64_t)a << (2 * i);
+  }
+  char what[64];
+  snprintf(what, sizeof what, "Vulkan commands node %u", id);
+  return tandem__graph_append(graph, &node, what);
+}
+
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
   switch (node->kind) {
     case TANDEM__NODE_FILL:
@@ -427,6 +483,11 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
         out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
                                     node->program->bindings[i].bytes,
                                     node->program->bindings[i].access};
+      return node->view_count;
+    case TANDEM__NODE_VULKAN_COMMANDS: /* the declared views, whole, as declared */
+      for (uint32_t i = 0; i < node->view_count; i++)
+        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
+                                    node->views[i].length, tandem__node_decl_access(node, i)};
       return node->view_count;
   }
   return 0;

@@ -194,6 +194,7 @@ typedef enum tandem__node_kind {
   TANDEM__NODE_COPY,
   TANDEM__NODE_DISPATCH,
   TANDEM__NODE_NPU_RUN,
+  TANDEM__NODE_VULKAN_COMMANDS, /* the user's own commands (handoff.c) */
 } tandem__node_kind_t;
 
 
@@ -220,7 +221,8 @@ typedef struct tandem__node {
   tandem_npu_program_t *program; /* NPU_RUN: retained */
   uint32_t scalar_count;        /* NPU_RUN */
   uint32_t scalars[TANDEM_MAX_NPU_SCALARS];
-  uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n */
+  uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n,
+                                   VULKAN_COMMANDS its declared accesses */
   /* view_count views, buffers retained. They live outside the node so a node
    * stays small (prepare copies nodes, 100 000 of them at scale): in the
    * graph's chunked view storage (graph.c; addresses stable while the graph
@@ -234,11 +236,32 @@ typedef struct tandem__node {
   tandem_view_t indirect;       /* DISPATCH: counts read on the GPU when .buffer set
                                    (retained) */
   bool barrier_before;          /* set by prepare: barrier ahead of it in its region */
+  /* VULKAN_COMMANDS: the user's callback and its pointer, and the declared
+   * access of each view, 2 bits (a tandem_access_t) per view from bit 0. */
+  tandem_vulkan_record_fn record;
+  void *record_user;
+  uint64_t access_bits;
 } tandem__node_t;
 
 /* graph.c: a node's references to its buffers, kernel and program. */
 void tandem__node_retain(tandem__node_t *node);
 void tandem__node_release(tandem__node_t *node);
+
+/* handoff.c: the declared access of view |i| of a VULKAN_COMMANDS node. */
+static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *node, uint32_t i) {
+  return (tandem_access_t)((node->access_bits >> (2 * i)) & 3u);
+}
+/* handoff.c: records node |node_index| of |plan|, a VULKAN_COMMANDS node on a
+ * GPU lane, into |command_buffer| (a VkCommandBuffer the backend is
+ * recording) by calling the user's callback with a scope. A failure carries
+ * the callback's code and a message naming the node. Called by the backend
+ * while it records the node's region. */
+tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                               uint32_t node_index, void *command_buffer);
+/* exec.c: prepare with |slot_count| graph slots (tandem_graph_prepare uses
+ * the runtime option graph_slots). */
+tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot_count,
+                                            tandem_exec_t **out_exec);
 
 /* A node touches at most its bindings plus an indirect argument. */
 #define TANDEM__MAX_NODE_ACCESSES (TANDEM_MAX_BINDINGS + 1)

@@ -38,10 +38,12 @@ _Static_assert(TANDEM__BINDING_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch fits on
 /* The kinds of work |node| does as a barrier's source (what must finish)
  * and as its destination (what must wait). */
 static uint32_t tandem__node_src_work(const tandem__node_t *node) {
+  if (node->kind == TANDEM__NODE_VULKAN_COMMANDS) return TANDEM__WORK_USER;
   return node->kind == TANDEM__NODE_DISPATCH ? TANDEM__WORK_COMPUTE : TANDEM__WORK_TRANSFER;
 }
 
 static uint32_t tandem__node_dst_work(const tandem__node_t *node) {
+  if (node->kind == TANDEM__NODE_VULKAN_COMMANDS) return TANDEM__WORK_USER;
   if (node->kind != TANDEM__NODE_DISPATCH) return TANDEM__WORK_TRANSFER;
   return TANDEM__WORK_COMPUTE | (node->indirect.buffer ? TANDEM__WORK_INDIRECT : 0u);
 }
@@ -59,6 +61,19 @@ static inline uint32_t tandem__bindings_of(const tandem__node_t *node,
     bindings[b].range = contract[b].bytes;
   }
   return node->view_count;
+}
+
+/* What a Vulkan commands node's record trampoline needs (core/handoff.c
+ * builds the user's scope from the plan). */
+typedef struct tandem__user_context {
+  tandem__gpu_t *gpu;
+  const tandem__plan_t *plan;
+  uint32_t node;
+} tandem__user_context_t;
+
+static tandem_status_t tandem__user_record(void *context, void *command_buffer) {
+  const tandem__user_context_t *c = context;
+  return tandem__vulkan_commands_record(c->gpu, c->plan, c->node, command_buffer);
 }
 
 tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
@@ -81,7 +96,8 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
   tandem__cmd_dispatch_t dispatch;
   uint32_t since = 0; /* kinds of work since the last barrier (or the start) */
   uint32_t k = 0;
-  while (k < count) {
+  tandem_status_t user = TANDEM_OK; /* a user callback's failure ends the region */
+  while (k < count && user == TANDEM_OK) {
     uint32_t end = k, used = 0;
     batch.count = 0;
     for (; end < count; end++) {
@@ -94,7 +110,7 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
     }
     if (batch.count) vt->record_bindings(gpu, native, &batch);
     uint32_t at = 0; /* the next dispatch's first binding in |bindings| */
-    for (; k < end; k++) {
+    for (; k < end && user == TANDEM_OK; k++) {
       uint32_t n = order[k];
       const tandem__node_t *node = &nodes[n];
       if (node->barrier_before) {
@@ -147,14 +163,28 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
           dispatch.indirect_offset = node->indirect.offset;
           vt->record_dispatch(gpu, native, &dispatch);
           break;
+        case TANDEM__NODE_VULKAN_COMMANDS: {
+          tandem__user_context_t context = {gpu, plan, n};
+          tandem__cmd_user_t cmd = {.id = n, .record = tandem__user_record, .context = &context};
+          user = vt->record_user(gpu, native, &cmd);
+          break;
+        }
         case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
           assert(!"an NPU run in a GPU region");
           break;
       }
     }
-    assert(at == used);
+    assert(user != TANDEM_OK || at == used);
   }
-  return vt->record_end(gpu, native);
+  if (user == TANDEM_OK) return vt->record_end(gpu, native);
+  /* Ended even after a callback failed: a buffer left recording could not
+   * be begun again. The region's version stays old, so it is recorded again
+   * before any submit uses it (core/exec.c). The message is the callback's. */
+  char saved[1024];
+  tandem__save_error(saved, sizeof saved);
+  (void)vt->record_end(gpu, native);
+  tandem__restore_error(saved);
+  return user;
 }
 
 tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,

@@ -96,6 +96,7 @@ static int tandem__trace_node_label(const tandem__plan_t *plan, uint32_t id, cha
     case TANDEM__NODE_COPY: what = "copy"; break;
     case TANDEM__NODE_DISPATCH: what = tandem_kernel_name(node->kernel); break;
     case TANDEM__NODE_NPU_RUN: what = tandem_npu_program_name(node->program); break;
+    case TANDEM__NODE_VULKAN_COMMANDS: what = "vulkan commands"; break;
   }
   return snprintf(buf, n, "%s #%u", what, id);
 }

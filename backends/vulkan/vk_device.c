@@ -568,6 +568,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .record_fill = tandem_vk_record_fill,
     .record_copy = tandem_vk_record_copy,
     .record_dispatch = tandem_vk_record_dispatch,
+    .record_user = tandem_vk_record_user,
     .record_end = tandem_vk_record_end,
     .program_submit = tandem_vk_program_submit,
     .program_timestamps = tandem_vk_program_timestamps,

@@ -182,6 +182,8 @@ void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, const tandem__cmd_f
 void tandem_vk_record_copy(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);
 void tandem_vk_record_dispatch(tandem__gpu_t *gpu, void *native,
                                const tandem__cmd_dispatch_t *cmd);
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *gpu, void *native,
+                                      const tandem__cmd_user_t *cmd);
 tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          tandem__region_submit_t *regions,

@@ -168,6 +168,7 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
     rec->pending += count;
     bindings += count;
   }
+  return TANDEM_OK;
 }
 
 /* Core computed the scopes (core/record.c): the kinds of work since the
@@ -188,8 +189,19 @@ void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_wo
                          .srcAccessMask = lane->src_access,
                          .dstStageMask = lane->stages,
                          .dstAccessMask = lane->dst_access};
-  if (src_work & (TANDEM__WORK_COMPUTE | TANDEM__WORK_TRANSFER)) {
+  /* User commands (TANDEM__WORK_USER) name the compute stage only where the
+   * lane's queue can compute: a transfer-only queue takes transfer only. */
+  bool computes = lane->stages & VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+  if (src_work & (TANDEM__WORK_COMPUTE | TANDEM__WORK_TRANSFER | TANDEM__WORK_USER)) {
     mb.srcStageMask = mb.srcAccessMask = 0;
+    if ((src_work & TANDEM__WORK_USER) && computes) {
+      mb.srcStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      mb.srcAccessMask |= VK_ACCESS_2_SHADER_WRITE_BIT;
+    }
+    if (src_work & TANDEM__WORK_USER) {
+      mb.srcStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+      mb.srcAccessMask |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    }
     if (src_work & TANDEM__WORK_COMPUTE) {
       mb.srcStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
       mb.srcAccessMask |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
@@ -199,6 +211,14 @@ void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_wo
       mb.srcAccessMask |= VK_ACCESS_2_TRANSFER_WRITE_BIT;
     }
     mb.dstStageMask = mb.dstAccessMask = 0;
+    if ((dst_work & TANDEM__WORK_USER) && computes) {
+      mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      mb.dstAccessMask |= VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT;
+    }
+    if (dst_work & TANDEM__WORK_USER) {
+      mb.dstStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
+      mb.dstAccessMask |= VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
+    }
     if (dst_work & TANDEM__WORK_COMPUTE) {
       mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
       mb.dstAccessMask |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
@@ -279,6 +299,20 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
                                 cmd->indirect_offset);
   else
     g->vk.vkCmdDispatch(rec->cb, cmd->workgroups[0], cmd->workgroups[1], cmd->workgroups[2]);
+}
+
+/* The user's commands (a Vulkan commands node). Whatever they bound is
+ * theirs, so tandem binds its own pipeline and set again after them. */
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native,
+                                      const tandem__cmd_user_t *cmd) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
+  assert(rec->cb);
+  tandem_vk_flush_writes(g, rec);
+  tandem_status_t s = cmd->record(cmd->context, (void *)rec->cb);
+  rec->bound = VK_NULL_HANDLE;
+  rec->set_kernel = NULL;
+  return s;
 }
 
 tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native) {

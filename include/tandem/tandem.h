@@ -912,7 +912,8 @@ TANDEM_API const char *tandem_npu_program_name(const tandem_npu_program_t *progr
  * Graphs
  *============================================================================
  *
- * A graph records nodes: fills, copies and dispatches. Recording checks every
+ * A graph records nodes: fills, copies, dispatches, NPU runs and your own
+ * Vulkan commands (tandem_graph_add_vulkan_commands, under Interop). Recording checks every
  * view against the node's needs; a failed add leaves the graph unchanged.
  * Nodes are ordered only where their byte ranges conflict (read-after-write,
  * write-after-read, write-after-write; read/read never orders). Each node runs
@@ -1054,7 +1055,9 @@ typedef struct tandem_completion tandem_completion_t;
  * Errors: INVALID_ARGUMENT (empty graph), OUT_OF_MEMORY (also: the process
  * holds more graph slots than completion handles can name), UNSUPPORTED (a
  * binding's contract bytes over the device's maxStorageBufferRange), CONTRACT
- * (XRT refused an NPU run's argument), INTERNAL (a Vulkan or XRT call, named). */
+ * (XRT refused an NPU run's argument), INTERNAL (a Vulkan or XRT call, named),
+ * and any code a Vulkan commands node's record callback returned (naming the
+ * node; see Interop, "Scoped handoff"). */
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
                                                 tandem_exec_t **out_exec);
 /* Reference counting. Releasing an executable with work in flight is safe:
@@ -1080,7 +1083,8 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  * binding of the node, a GPU-visible buffer of this runtime with the same
  * placement as the view it replaces); or view 0 (destination) of a fill node,
  * view 0 (source) or 1 (destination) of a copy node, with the same length and
- * placement and the rules of add_fill / add_copy. NPU runs keep their views. Submissions after it are ordered against in-flight work by the
+ * placement and the rules of add_fill / add_copy. NPU runs and Vulkan
+ * commands nodes keep their views. Submissions after it are ordered against in-flight work by the
  * new range. The graph's own ordering was decided at prepare: a new range that
  * would conflict with another node of the graph in a way the prepared plan
  * does not already order is refused with CONTRACT naming both nodes (prepare
@@ -1106,7 +1110,8 @@ TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t no
  * max_submissions reached, or a live conflicting host map: nothing was
  * started), FAILED_DEPENDENCY (a buffer it reads is poisoned by a failed run),
  * OUT_OF_MEMORY or INTERNAL (re-recording a region whose parameters changed
- * failed; nothing was started), DEVICE_LOST (the runtime was lost earlier, or
+ * failed; nothing was started; also any code a Vulkan commands node's record
+ * callback returned then), DEVICE_LOST (the runtime was lost earlier, or
  * is now: a queue refused the submission). Thread-safe. */
 TANDEM_API tandem_status_t tandem_exec_submit(tandem_exec_t *exec,
                                               tandem_completion_t **out_completion);
@@ -1564,6 +1569,105 @@ typedef struct tandem_vulkan_kernel {
 TANDEM_API tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
                                                       const tandem_vulkan_kernel_t *desc,
                                                       tandem_kernel_t **out_kernel);
+ * Scoped handoff.  Your own Vulkan commands inside tandem's ordering: a graph
+ * node that declares the byte ranges it touches (views, each READ, WRITE or
+ * READ_WRITE, as a dispatch's bindings do) and a callback that records
+ * commands into a command buffer tandem gives it. Unlike the rest of this
+ * section, this crosses into the tracker: tandem orders the node after
+ * earlier conflicting work and before later conflicting work (barriers in a
+ * region, semaphore waits between lanes and submissions), a live host map
+ * that conflicts with a declared view makes the submit BUSY, and the node is
+ * prepared and replayed like any other. docs/interop.md ("Handoff") has a
+ * complete example.
+ *
+ * The callback's rules (tandem checks what it can; the rest it cannot order):
+ *   - It records commands only: no submit, no wait, no vkBeginCommandBuffer /
+ *     vkEndCommandBuffer, and it does not keep the command buffer after it
+ *     returns.
+ *   - Its commands touch only the declared views' bytes, each as declared.
+ *     tandem_vulkan_scope_view gives declared access i as (VkBuffer, offset,
+ *     range) and refuses any other index.
+ *   - tandem's barrier before the commands and after them covers the compute
+ *     shader and transfer stages with shader and transfer reads and writes
+ *     (transfer only on a lane whose queue family cannot compute: check
+ *     scope->queue_family). Commands that touch the bytes otherwise (indirect
+ *     arguments, vertex input, host access) are not covered. Barriers between
+ *     your own commands are yours; none may rely on anything outside them.
+ *   - Pipelines, descriptor sets and push constants it binds are its own:
+ *     tandem binds its own again after it.
+ *   - The commands are replayed at every submit of the executable: every
+ *     object they use (pipeline, layout, descriptor set) must outlive the
+ *     executable, and data baked into commands (vkCmdUpdateBuffer, push
+ *     constants) is that of the recording; pass changing data in buffers.
+ *   - It runs at prepare once per graph slot (each slot has its own command
+ *     buffers), and again whenever tandem re-records the region the node lies
+ *     in (a tandem_exec_set_* changed another node of that region; then on the
+ *     submitting thread with tandem's tracker lock held). It must record the
+ *     same work each time and call no tandem function other than
+ *     tandem_vulkan_scope_view. It is never called per submit.
+ *   - It returns TANDEM_OK, or a TANDEM_ERROR_* code: then the prepare (or
+ *     the submit that re-records) fails with that code and a message naming
+ *     the node (and holding tandem_vulkan_scope_view's message if that is what
+ *     failed).
+ */
+
+/* One declared access of a Vulkan commands node: the bytes and how the
+ * commands use them. */
+typedef struct tandem_access_decl {
+  tandem_view_t view;
+  tandem_access_t access; /* READ, WRITE (every byte overwritten) or READ_WRITE */
+} tandem_access_decl_t;
+
+/* What a record callback gets: valid only during the call. */
+typedef struct tandem_vulkan_scope {
+  void *command_buffer;            /* VkCommandBuffer, recording: record into it */
+  tandem_vulkan_handles_t handles; /* as tandem_runtime_vulkan_handles */
+  tandem_lane_t lane;              /* the lane the commands run on */
+  uint32_t queue_family;           /* that lane's queue family: what commands it takes */
+  uint32_t node;                   /* the node's number in its graph */
+  uint32_t access_count;           /* declared accesses, 0 .. access_count-1 */
+  const void *internal;            /* tandem's own; do not touch */
+} tandem_vulkan_scope_t;
+
+/* Records the node's commands into scope->command_buffer (the rules above);
+ * |user| is the pointer given at add. */
+typedef tandem_status_t (*tandem_vulkan_record_fn)(void *user, const tandem_vulkan_scope_t *scope);
+
+/* Adds a Vulkan commands node on |lane| (a GPU lane; AUTO: compute) that
+ * declares |accesses| (access_count entries, 0 .. TANDEM_MAX_BINDINGS; the
+ * array is copied) and records with |record|(|user|, scope). With no
+ * accesses the node is ordered against nothing. Opens the GPU if needed.
+ * Errors: INVALID_ARGUMENT (a NULL, a lane that is not a GPU lane, an access
+ * that is not a tandem_access_t, a view without a buffer or from another
+ * runtime), OUT_OF_RANGE (more than TANDEM_MAX_BINDINGS accesses; a view not
+ * inside its buffer; a full graph, as add_fill), UNSUPPORTED (an NPU_LOCAL
+ * view: it has no VkBuffer; a GPU backend without a VkDevice), OUT_OF_MEMORY. */
+TANDEM_API tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph,
+                                                            tandem_lane_t lane,
+                                                            const tandem_access_decl_t *accesses,
+                                                            uint32_t access_count,
+                                                            tandem_vulkan_record_fn record,
+                                                            void *user);
+
+/* Declared access |index| of the node being recorded, as Vulkan sees it:
+ * (VkBuffer, offset, range) of its view. Only inside a record callback, with
+ * the scope it was given. Errors: INVALID_ARGUMENT (a NULL; an index that is
+ * not a declared access, naming the index and the node; a scope whose
+ * callback has returned). */
+TANDEM_API tandem_status_t tandem_vulkan_scope_view(const tandem_vulkan_scope_t *scope,
+                                                    uint32_t index, tandem_vulkan_view_t *out);
+
+/* One run of a single Vulkan commands node, as add_vulkan_commands on a
+ * one-node graph prepared with one slot and submitted: |record| is called
+ * once, before this returns, on this thread, and the commands are ordered
+ * against in-flight work as a submit orders them. Returns a completion the
+ * caller owns. Does not wait for the GPU. Errors: those of
+ * tandem_graph_add_vulkan_commands, of tandem_graph_prepare (including what
+ * |record| returned) and of tandem_exec_submit. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_run_vulkan_commands(
+    tandem_runtime_t *runtime, tandem_lane_t lane, const tandem_access_decl_t *accesses,
+    uint32_t access_count, tandem_vulkan_record_fn record, void *user,
+    tandem_completion_t **out_completion);
 
 #ifdef __cplusplus
 }

@@ -942,6 +942,14 @@ static void hg_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_
   c->length = cmd->bytes;
 }
 
+/* Never called: a Vulkan commands node needs a VkDevice, and core refuses
+ * it at add on this GPU (native_handles gives none). */
+static tandem_status_t hg_record_user(tandem__gpu_t *base, void *native,
+                                      const tandem__cmd_user_t *cmd) {
+  (void)base, (void)native, (void)cmd;
+  abort();
+}
+
 static void hg_record_dispatch(tandem__gpu_t *base, void *native,
                                const tandem__cmd_dispatch_t *cmd) {
   (void)base;
@@ -1137,6 +1145,7 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .record_fill = hg_record_fill,
     .record_copy = hg_record_copy,
     .record_dispatch = hg_record_dispatch,
+    .record_user = hg_record_user,
     .record_end = hg_record_end,
     .program_submit = hg_program_submit,
     .program_timestamps = hg_program_timestamps,

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handoff.c — the scoped handoff (tandem.h, Interop, "Scoped handoff"): the
+ * user's own Vulkan commands as a graph node. graph.c records the node (its
+ * declared views and accesses, the callback), plan.c orders it like any node
+ * through tandem__node_accesses, and the backend, when it records the node's
+ * region, calls tandem__vulkan_commands_record here with the command buffer
+ * it is recording. This file builds the scope the callback sees, answers
+ * tandem_vulkan_scope_view from it, and runs one-shot handoffs.
+ *
+ * Core stays free of Vulkan: the command buffer and every handle are void *
+ * here, and the VkBuffer of a view comes from the backend (buffer_vulkan).
+ *
+ * A scope lives on the recording thread's stack for the duration of one
+ * callback. Its state's |live| is set just before the call and cleared just
+ * after, so a scope kept past its callback is refused by the accessor (as far
+ * as the memory still holds it; the rules forbid keeping it).
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* What tandem_vulkan_scope_t.internal points at. */
+typedef struct tandem__scope_state {
+  uint64_t live; /* TANDEM__SCOPE_LIVE during the callback, 0 otherwise */
+  const tandem__node_t *node;
+  uint32_t node_index;
+} tandem__scope_state_t;
+
+#define TANDEM__SCOPE_LIVE 0x68616e646f666621ull /* "handoff!" */
+
+tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                               uint32_t node_index, void *command_buffer) {
+  const tandem__node_t *node = &plan->nodes[node_index];
+  assert(node->kind == TANDEM__NODE_VULKAN_COMMANDS && node->record);
+  assert(node->lane >= 0 && node->lane < TANDEM_LANE_COUNT_GPU && command_buffer);
+  tandem__scope_state_t state = {.live = TANDEM__SCOPE_LIVE,
+                                 .node = node,
+                                 .node_index = node_index};
+  tandem_vulkan_scope_t scope = {.command_buffer = command_buffer,
+                                 .lane = node->lane,
+                                 .node = node_index,
+                                 .access_count = node->view_count,
+                                 .internal = &state};
+  gpu->vtable->native_handles(gpu, &scope.handles);
+  scope.queue_family = scope.handles.lanes[node->lane].queue_family;
+  /* The message after a failure is the callback's own (a refused
+   * tandem_vulkan_scope_view), or none: never one left from earlier. */
+  tandem__clear_error();
+  tandem_status_t s = node->record(node->record_user, &scope);
+  state.live = 0;
+  if (s == TANDEM_OK) return TANDEM_OK;
+  if (s > 0 || strcmp(tandem_status_name(s), "UNKNOWN") == 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan commands node %u (%s lane): its record callback returned %d, "
+                       "which is not a tandem_status_t; return TANDEM_OK or a TANDEM_ERROR_* "
+                       "code",
+                       node_index, tandem_lane_name(node->lane), (int)s);
+  if (tandem_error_message()[0])
+    return tandem__annotate(s, "Vulkan commands node %u (%s lane): its record callback failed "
+                               "with %s",
+                            node_index, tandem_lane_name(node->lane), tandem_status_name(s));
+  return TANDEM_FAIL(s,
+                     "Vulkan commands node %u (%s lane): its record callback returned %s; the "
+                     "executable cannot be recorded until it returns TANDEM_OK",
+                     node_index, tandem_lane_name(node->lane), tandem_status_name(s));
+}
+
+tandem_status_t tandem_vulkan_scope_view(const tandem_vulkan_scope_t *scope, uint32_t index,
+                                         tandem_vulkan_view_t *out) {
+  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "scope view: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!scope || !scope->internal)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "scope view: %s is NULL; call it inside a record callback with the scope "
+                       "it was given",
+                       scope ? "scope->internal" : "scope");
+  const tandem__scope_state_t *state = scope->internal;
+  if (state->live != TANDEM__SCOPE_LIVE)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "scope view: the scope's record callback has returned; a scope is valid "
+                       "only during its callback");
+  const tandem__node_t *node = state->node;
+  if (index >= node->view_count)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan commands node %u: access %u is not declared (the node declares "
+                       "%u); declare every view the commands touch when adding the node",
+                       state->node_index, index, node->view_count);
+  tandem_status_t s = tandem_view_vulkan_buffer(node->views[index], out);
+  /* Checked at add: the view is inside a buffer with a VkBuffer. */
+  assert(s == TANDEM_OK);
+  return s;
+}
+
+tandem_status_t tandem_runtime_run_vulkan_commands(tandem_runtime_t *runtime, tandem_lane_t lane,
+                                                   const tandem_access_decl_t *accesses,
+                                                   uint32_t access_count,
+                                                   tandem_vulkan_record_fn record, void *user,
+                                                   tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem_graph_t *graph = NULL;
+  tandem_exec_t *exec = NULL;
+  tandem_status_t s = tandem_graph_create(runtime, &graph);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count, record, user);
+  /* One slot: the callback records once, and the executable lives exactly
+   * as long as the completion (which holds its reference). */
+  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
+  if (s == TANDEM_OK) s = tandem_exec_submit(exec, out_completion);
+  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
+  tandem_graph_release(graph);
+  return s;
+}
