@@ -1,0 +1,749 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_handoff.c — the scoped handoff (tandem.h, Interop, "Scoped handoff"):
+ * the user's own Vulkan commands as graph nodes, ordered by tandem.
+ *
+ * The commands are plain Vulkan recorded through the native handles: copies,
+ * fills, buffer updates and a compute pipeline the test builds itself from
+ * the add_one_u32 SPIR-V (its own descriptor-set layout, pool and sets). They
+ * write buffers that tandem dispatches and copies then read, and read buffers
+ * tandem wrote, on one lane and across lanes; every graph is replayed with
+ * new random data and checked against a CPU reference. Also: the callback
+ * runs once per slot at prepare and at re-records only, never per submit; a
+ * live host map makes the submit BUSY; an undeclared access index is refused;
+ * a callback's error fails prepare with its code and the node named; the
+ * one-shot form. Every runtime runs with validation (synchronization
+ * validation included): any message fails the test. Label "vulkan".
+ */
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <stdlib.h>
+
+#include "harness.h"
+#include "tandem_test_shaders.h"
+
+/*------------------------------------------------------------- raw Vulkan --*/
+
+/* Entry points the commands use, and the test's own add-one pipeline (not
+ * tandem's kernel: a VkPipeline made here from the same SPIR-V). */
+typedef struct raw {
+  VkDevice device;
+  PFN_vkCmdCopyBuffer CmdCopyBuffer;
+  PFN_vkCmdFillBuffer CmdFillBuffer;
+  PFN_vkCmdUpdateBuffer CmdUpdateBuffer;
+  PFN_vkCmdPipelineBarrier2 CmdPipelineBarrier2;
+  PFN_vkCmdBindPipeline CmdBindPipeline;
+  PFN_vkCmdBindDescriptorSets CmdBindDescriptorSets;
+  PFN_vkCmdPushConstants CmdPushConstants;
+  PFN_vkCmdDispatch CmdDispatch;
+  PFN_vkCreateShaderModule CreateShaderModule;
+  PFN_vkDestroyShaderModule DestroyShaderModule;
+  PFN_vkCreateDescriptorSetLayout CreateDescriptorSetLayout;
+  PFN_vkDestroyDescriptorSetLayout DestroyDescriptorSetLayout;
+  PFN_vkCreatePipelineLayout CreatePipelineLayout;
+  PFN_vkDestroyPipelineLayout DestroyPipelineLayout;
+  PFN_vkCreateComputePipelines CreateComputePipelines;
+  PFN_vkDestroyPipeline DestroyPipeline;
+  PFN_vkCreateDescriptorPool CreateDescriptorPool;
+  PFN_vkDestroyDescriptorPool DestroyDescriptorPool;
+  PFN_vkAllocateDescriptorSets AllocateDescriptorSets;
+  PFN_vkUpdateDescriptorSets UpdateDescriptorSets;
+  VkDescriptorSetLayout set_layout;
+  VkPipelineLayout layout;
+  VkPipeline pipeline;
+  VkDescriptorPool pool; /* one set per recording; freed with the pool */
+} raw_t;
+
+#define RAW_MAX_SETS 64
+
+static void raw_open(tandem_runtime_t *rt, raw_t *r) {
+  tandem_vulkan_handles_t h;
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
+  PFN_vkGetDeviceProcAddr gdpa =
+      (PFN_vkGetDeviceProcAddr)gipa((VkInstance)h.instance, "vkGetDeviceProcAddr");
+  assert_non_null(gdpa);
+  memset(r, 0, sizeof *r);
+  r->device = (VkDevice)h.device;
+#define LOAD(name)                                        \
+  r->name = (PFN_vk##name)gdpa(r->device, "vk" #name); \
+  assert_non_null(r->name)
+  LOAD(CmdCopyBuffer);
+  LOAD(CmdFillBuffer);
+  LOAD(CmdUpdateBuffer);
+  LOAD(CmdPipelineBarrier2);
+  LOAD(CmdBindPipeline);
+  LOAD(CmdBindDescriptorSets);
+  LOAD(CmdPushConstants);
+  LOAD(CmdDispatch);
+  LOAD(CreateShaderModule);
+  LOAD(DestroyShaderModule);
+  LOAD(CreateDescriptorSetLayout);
+  LOAD(DestroyDescriptorSetLayout);
+  LOAD(CreatePipelineLayout);
+  LOAD(DestroyPipelineLayout);
+  LOAD(CreateComputePipelines);
+  LOAD(DestroyPipeline);
+  LOAD(CreateDescriptorPool);
+  LOAD(DestroyDescriptorPool);
+  LOAD(AllocateDescriptorSets);
+  LOAD(UpdateDescriptorSets);
+#undef LOAD
+  VkDescriptorSetLayoutBinding binding = {.binding = 0,
+                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                          .descriptorCount = 1,
+                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                        .bindingCount = 1,
+                                        .pBindings = &binding};
+  assert_int_equal(r->CreateDescriptorSetLayout(r->device, &dl, NULL, &r->set_layout), VK_SUCCESS);
+  VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
+  VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                   .setLayoutCount = 1,
+                                   .pSetLayouts = &r->set_layout,
+                                   .pushConstantRangeCount = 1,
+                                   .pPushConstantRanges = &push};
+  assert_int_equal(r->CreatePipelineLayout(r->device, &pl, NULL, &r->layout), VK_SUCCESS);
+  VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                 .codeSize = tandem_spv_add_one_u32_size,
+                                 .pCode = (const uint32_t *)tandem_spv_add_one_u32};
+  VkShaderModule module;
+  assert_int_equal(r->CreateShaderModule(r->device, &sm, NULL, &module), VK_SUCCESS);
+  VkComputePipelineCreateInfo cp = {
+      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = module,
+                .pName = "main"},
+      .layout = r->layout};
+  assert_int_equal(r->CreateComputePipelines(r->device, VK_NULL_HANDLE, 1, &cp, NULL, &r->pipeline),
+                   VK_SUCCESS);
+  r->DestroyShaderModule(r->device, module, NULL);
+  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, RAW_MAX_SETS};
+  VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                   .maxSets = RAW_MAX_SETS,
+                                   .poolSizeCount = 1,
+                                   .pPoolSizes = &size};
+  assert_int_equal(r->CreateDescriptorPool(r->device, &dp, NULL, &r->pool), VK_SUCCESS);
+}
+
+/* After every executable that replays the commands is released. */
+static void raw_close(raw_t *r) {
+  r->DestroyDescriptorPool(r->device, r->pool, NULL);
+  r->DestroyPipeline(r->device, r->pipeline, NULL);
+  r->DestroyPipelineLayout(r->device, r->layout, NULL);
+  r->DestroyDescriptorSetLayout(r->device, r->set_layout, NULL);
+}
+
+/* Records v[i] += 1 for the first |n| uints of |view| with the raw pipeline,
+ * in a descriptor set of its own (a set already bound in another slot's
+ * command buffer must not be written again). */
+static void raw_add_one(raw_t *r, VkCommandBuffer cb, tandem_vulkan_view_t view, uint32_t n) {
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = r->pool,
+                                    .descriptorSetCount = 1,
+                                    .pSetLayouts = &r->set_layout};
+  VkDescriptorSet set;
+  assert_int_equal(r->AllocateDescriptorSets(r->device, &ai, &set), VK_SUCCESS);
+  VkDescriptorBufferInfo bi = {(VkBuffer)view.buffer, view.offset, view.range};
+  VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                            .dstSet = set,
+                            .descriptorCount = 1,
+                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                            .pBufferInfo = &bi};
+  r->UpdateDescriptorSets(r->device, 1, &w, 0, NULL);
+  r->CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
+  r->CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, 1, &set, 0, NULL);
+  r->CmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
+  r->CmdDispatch(cb, (n + 255) / 256, 1, 1);
+}
+
+/* A barrier between the user's own commands: transfer writes before compute
+ * reads and writes (the user's to record; tandem's cover only the edges). */
+static void raw_transfer_to_compute(raw_t *r, VkCommandBuffer cb) {
+  VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                         .srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                         .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                         .dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                         .dstAccessMask = VK_ACCESS_2_SHADER_STORAGE_READ_BIT |
+                                          VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT};
+  VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                          .memoryBarrierCount = 1,
+                          .pMemoryBarriers = &mb};
+  r->CmdPipelineBarrier2(cb, &dep);
+}
+
+/*------------------------------------------------------------- callbacks --*/
+
+typedef enum mode {
+  COPY_ADD_ONE, /* access 0 → access 1 by copy, then raw add-one on access 1 */
+  COPY,         /* access 0 → access 1 by copy (transfer only: any lane) */
+  ADD_ONE,      /* raw add-one on access 0 */
+  COPY_OUT,     /* access 0 → access 1 by copy; update access 2; fill access 3 */
+  UNDECLARED,   /* asks for access |bad| and returns what the accessor said */
+  FAIL,         /* returns |result| */
+} rec_mode_t;
+
+typedef struct ctx {
+  raw_t *raw;
+  rec_mode_t mode;
+  uint32_t n;             /* uints the commands touch */
+  int calls;              /* times the callback ran */
+  uint32_t bad;           /* UNDECLARED: the index it asks for */
+  tandem_status_t result; /* FAIL: what it returns; UNDECLARED: what the accessor said */
+  char message[512];      /* UNDECLARED: the accessor's message */
+  uint32_t node;          /* the scope's node number, last call */
+  tandem_lane_t lane;     /* the scope's lane, last call */
+} ctx_t;
+
+static const uint32_t k_header[4] = {0x0A0B0C0Du, 0x11223344u, 0xDEADBEEFu, 7u};
+#define FILL_WORD 0x5A5A5A5Au
+
+static tandem_vulkan_view_t scope_view(const tandem_vulkan_scope_t *scope, uint32_t i) {
+  tandem_vulkan_view_t v;
+  TH_ASSERT_OK(tandem_vulkan_scope_view(scope, i, &v));
+  assert_non_null(v.buffer);
+  return v;
+}
+
+static tandem_status_t record(void *user, const tandem_vulkan_scope_t *scope) {
+  ctx_t *c = user;
+  c->calls++;
+  c->node = scope->node;
+  c->lane = scope->lane;
+  assert_non_null(scope->command_buffer);
+  assert_non_null(scope->handles.device);
+  assert_int_equal(scope->queue_family, scope->handles.lanes[scope->lane].queue_family);
+  VkCommandBuffer cb = scope->command_buffer;
+  raw_t *r = c->raw;
+  switch (c->mode) {
+    case COPY_ADD_ONE:
+    case COPY: {
+      tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
+      VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
+      r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+      if (c->mode == COPY) break;
+      raw_transfer_to_compute(r, cb);
+      raw_add_one(r, cb, dst, c->n);
+      break;
+    }
+    case ADD_ONE: raw_add_one(r, cb, scope_view(scope, 0), c->n); break;
+    case COPY_OUT: {
+      tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
+      VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
+      r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+      tandem_vulkan_view_t head = scope_view(scope, 2), tail = scope_view(scope, 3);
+      r->CmdUpdateBuffer(cb, (VkBuffer)head.buffer, head.offset, sizeof k_header, k_header);
+      r->CmdFillBuffer(cb, (VkBuffer)tail.buffer, tail.offset, tail.range, FILL_WORD);
+      break;
+    }
+    case UNDECLARED: {
+      tandem_vulkan_view_t v = {(void *)1, 1, 1};
+      c->result = tandem_vulkan_scope_view(scope, c->bad, &v);
+      snprintf(c->message, sizeof c->message, "%s", tandem_error_message());
+      assert_null(v.buffer); /* cleared on failure */
+      return c->result;
+    }
+    case FAIL: return c->result;
+  }
+  return TANDEM_OK;
+}
+
+static tandem_access_decl_t decl(tandem_buffer_t *b, uint64_t offset, uint64_t length,
+                                 tandem_access_t access) {
+  return (tandem_access_decl_t){th_view(b, offset, length), access};
+}
+
+static uint32_t test_n(void) { return th_small() ? 1024 : 8192; }
+
+static tandem_runtime_t *runtime_with_slots(uint32_t slots) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.graph_slots = slots;
+  return th_runtime_create(&o);
+}
+
+/* Submits |exec| and waits; the result must be OK. */
+static void run_once(tandem_exec_t *exec) {
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(exec, &c));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+}
+
+/*----------------------------------------------------------------- tests --*/
+
+/* Raw Vulkan writes, tandem reads: the handoff copies new host data into a
+ * device buffer and adds one with its own pipeline; tandem's add_one adds
+ * another in the same region (a barrier between), and a copy on the download
+ * lane brings it back (a semaphore wait). out = in + 2, replayed with new
+ * data; the callback ran once per slot, at prepare only. */
+static void test_raw_writes_tandem_reads(void **state) {
+  (void)state;
+  const uint32_t slots = 3;
+  tandem_runtime_t *rt = runtime_with_slots(slots);
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *mid = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  ctx_t c = {.raw = &raw, .mode = COPY_ADD_ONE, .n = n};
+  tandem_access_decl_t acc[2] = {decl(in, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(mid, 0, bytes, TANDEM_ACCESS_WRITE)};
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc, 2, record, &c));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(mid), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(mid), tandem_buffer_whole(out),
+                                     TANDEM_LANE_AUTO));
+  assert_int_equal(c.calls, 0); /* recording the node calls nothing */
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  assert_int_equal(c.calls, (int)slots);
+  assert_int_equal(c.node, 0);
+  assert_int_equal(c.lane, TANDEM_LANE_COMPUTE);
+  tandem_graph_release(g); /* the executable keeps what it needs */
+
+  th_rng_t rng = th_rng(1);
+  uint32_t *data = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+  assert_non_null(data);
+  assert_non_null(got);
+  assert_non_null(want);
+  for (int round = 0; round < 6; round++) {
+    th_fill_random_u32(&rng, data, n);
+    th_write(in, 0, data, bytes);
+    run_once(e);
+    th_read(out, 0, got, bytes);
+    for (uint32_t i = 0; i < n; i++) want[i] = data[i] + 2;
+    TH_ASSERT_U32_ARRAY(got, want, n, "out = in + 1 (raw pipeline) + 1 (tandem)");
+  }
+  assert_int_equal(c.calls, (int)slots); /* replay records nothing */
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(in);
+  tandem_buffer_release(mid);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+  free(data), free(got), free(want);
+  th_runtime_destroy(rt);
+}
+
+/* tandem writes, raw Vulkan reads: an upload copy and tandem's add_one
+ * produce in + 1 in a device buffer; the handoff copies it out to a host
+ * buffer and writes a header (vkCmdUpdateBuffer) and a tail (vkCmdFillBuffer)
+ * around it. Replayed with new data. */
+static void test_tandem_writes_raw_reads(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4, tail = 256;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *data = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes + sizeof k_header + tail,
+                                   TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  ctx_t c = {.raw = &raw, .mode = COPY_OUT, .n = n};
+  tandem_access_decl_t acc[4] = {
+      decl(data, 0, bytes, TANDEM_ACCESS_READ), decl(out, 0, bytes, TANDEM_ACCESS_WRITE),
+      decl(out, bytes, sizeof k_header, TANDEM_ACCESS_WRITE),
+      decl(out, bytes + sizeof k_header, tail, TANDEM_ACCESS_WRITE)};
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(data),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(data), n));
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, acc, 4, record, &c));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  int calls = c.calls;
+  assert_int_equal(c.node, 2);
+
+  th_rng_t rng = th_rng(2);
+  uint32_t *src = malloc(bytes), *got = malloc(bytes + sizeof k_header + tail),
+           *want = malloc(bytes);
+  assert_non_null(src);
+  assert_non_null(got);
+  assert_non_null(want);
+  for (int round = 0; round < 5; round++) {
+    th_fill_random_u32(&rng, src, n);
+    th_write(in, 0, src, bytes);
+    th_write(out, 0, src, bytes); /* stale bytes the handoff must replace */
+    run_once(e);
+    th_read(out, 0, got, bytes + sizeof k_header + tail);
+    for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 1;
+    TH_ASSERT_U32_ARRAY(got, want, n, "copied out by raw Vulkan after tandem's add_one");
+    TH_ASSERT_U32_ARRAY(got + n, k_header, 4, "vkCmdUpdateBuffer's header");
+    TH_ASSERT_U32_FILL(got + n + 4, FILL_WORD, tail / 4, "vkCmdFillBuffer's tail");
+  }
+  assert_int_equal(c.calls, calls);
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(in);
+  tandem_buffer_release(data);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+  free(src), free(got), free(want);
+  th_runtime_destroy(rt);
+}
+
+/* Across lanes: a handoff on the upload lane copies host data in (transfer
+ * commands), tandem's add_one on the compute lane waits for it, a handoff
+ * on the compute lane adds one with the raw pipeline after it, and a copy
+ * on the download lane brings the result back, waiting for the handoff.
+ * Then the reverse edge: a handoff on the download lane copies what the
+ * download copy wrote. out = in + 2 and out2 = out, replayed. */
+static void test_cross_lane(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *mid = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *out2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  ctx_t up = {.raw = &raw, .mode = COPY, .n = n};
+  ctx_t add = {.raw = &raw, .mode = ADD_ONE, .n = n};
+  ctx_t down = {.raw = &raw, .mode = COPY, .n = n};
+  tandem_access_decl_t up_acc[2] = {decl(in, 0, bytes, TANDEM_ACCESS_READ),
+                                    decl(mid, 0, bytes, TANDEM_ACCESS_WRITE)};
+  tandem_access_decl_t add_acc[1] = {decl(mid, 0, bytes, TANDEM_ACCESS_READ_WRITE)};
+  tandem_access_decl_t down_acc[2] = {decl(out, 0, bytes, TANDEM_ACCESS_READ),
+                                      decl(out2, 0, bytes, TANDEM_ACCESS_WRITE)};
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_UPLOAD, up_acc, 2, record, &up));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(mid), n));
+  TH_ASSERT_OK(
+      tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, add_acc, 1, record, &add));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(mid), tandem_buffer_whole(out),
+                                     TANDEM_LANE_DOWNLOAD));
+  TH_ASSERT_OK(
+      tandem_graph_add_vulkan_commands(g, TANDEM_LANE_DOWNLOAD, down_acc, 2, record, &down));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  assert_int_equal(up.lane, TANDEM_LANE_UPLOAD);
+  assert_int_equal(down.lane, TANDEM_LANE_DOWNLOAD);
+  assert_int_equal(down.node, 4);
+
+  th_rng_t rng = th_rng(3);
+  uint32_t *src = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+  assert_non_null(src);
+  assert_non_null(got);
+  assert_non_null(want);
+  for (int round = 0; round < 5; round++) {
+    th_fill_random_u32(&rng, src, n);
+    th_write(in, 0, src, bytes);
+    run_once(e);
+    for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 2;
+    th_read(out, 0, got, bytes);
+    TH_ASSERT_U32_ARRAY(got, want, n, "out: upload handoff, add_one, raw add-one, download");
+    th_read(out2, 0, got, bytes);
+    TH_ASSERT_U32_ARRAY(got, want, n, "out2: the download-lane handoff's copy of out");
+  }
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(in);
+  tandem_buffer_release(mid);
+  tandem_buffer_release(out);
+  tandem_buffer_release(out2);
+  raw_close(&raw);
+  free(src), free(got), free(want);
+  th_runtime_destroy(rt);
+}
+
+/* A tandem_exec_set_* on another node of the handoff's region re-records
+ * that region at the next submit, callback included (once, for the slot
+ * used); the commands it records again are still ordered. */
+static void test_rerecord(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = runtime_with_slots(2);
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *b = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  ctx_t c = {.raw = &raw, .mode = ADD_ONE, .n = n};
+  tandem_access_decl_t acc[1] = {decl(b, 0, bytes, TANDEM_ACCESS_READ_WRITE)};
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, acc, 1, record, &c));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(b), n));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  assert_int_equal(c.calls, 2);
+  /* A Vulkan commands node keeps its views. */
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, tandem_buffer_whole(b)),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "node 0 is a Vulkan commands node");
+  th_rng_t rng = th_rng(4);
+  uint32_t *src = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+  assert_non_null(src);
+  assert_non_null(got);
+  assert_non_null(want);
+  uint32_t half = n / 2;
+  TH_ASSERT_OK(tandem_exec_set_push_constants(e, 1, &half, sizeof half));
+  for (int round = 0; round < 4; round++) {
+    th_fill_random_u32(&rng, src, n);
+    th_write(b, 0, src, bytes);
+    /* Two runs in flight at once: both slots are used every round. */
+    tandem_completion_t *first = NULL, *second = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &first));
+    TH_ASSERT_OK(tandem_exec_submit(e, &second));
+    TH_ASSERT_OK(tandem_completion_wait(second));
+    TH_ASSERT_OK(tandem_completion_wait(first));
+    tandem_completion_release(first);
+    tandem_completion_release(second);
+    th_read(b, 0, got, bytes);
+    for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 2 * (1 + (i < half));
+    TH_ASSERT_U32_ARRAY(got, want, n, "twice: raw add-one everywhere, tandem's on the first half");
+    /* Each slot re-recorded its region once, on its first submit after the
+     * set, and never again. */
+    assert_int_equal(c.calls, 4);
+  }
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  raw_close(&raw);
+  free(src), free(got), free(want);
+  th_runtime_destroy(rt);
+}
+
+/* A live host map that conflicts with a declared access makes the submit
+ * BUSY and starts nothing; one that does not conflict (a read map of bytes
+ * the node only reads) does not. The one-shot form answers the same. */
+static void test_busy_with_live_map(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = 256;
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  uint32_t src[256], got[256];
+  th_rng_t rng = th_rng(5);
+  th_fill_random_u32(&rng, src, n);
+  th_write(in, 0, src, bytes);
+  ctx_t c = {.raw = &raw, .mode = COPY, .n = n};
+  tandem_access_decl_t acc[2] = {decl(in, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(out, 0, bytes, TANDEM_ACCESS_WRITE)};
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, acc, 2, record, &c));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  uint64_t before = th_stats(rt).submissions;
+
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(th_view(in, 64, 64), &m));
+  tandem_completion_t *done = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &done), TANDEM_ERROR_BUSY, "live host write map");
+  assert_null(done);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_COMPUTE, acc, 2, record,
+                                                          &c, &done),
+                       TANDEM_ERROR_BUSY, "live host write map");
+  assert_null(done);
+  tandem_unmap(&m);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, before);
+
+  TH_ASSERT_OK(tandem_map_read(th_view(out, 0, 64), &m));
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &done), TANDEM_ERROR_BUSY, "live host read map");
+  tandem_unmap(&m);
+  TH_ASSERT_OK(tandem_map_read(th_view(in, 0, 64), &m)); /* read/read: no conflict */
+  TH_ASSERT_OK(tandem_exec_submit(e, &done));
+  TH_ASSERT_OK(tandem_completion_wait(done));
+  tandem_completion_release(done);
+  tandem_unmap(&m);
+  th_read(out, 0, got, bytes);
+  TH_ASSERT_U32_ARRAY(got, src, n, "copied by the handoff once the write map was gone");
+  tandem_exec_release(e);
+  tandem_buffer_release(in);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+}
+
+/* An index the node did not declare is refused inside the callback, naming
+ * the index and the node; a callback that returns that failure fails the
+ * prepare with it. */
+static void test_undeclared_index(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, 0, 64), 1, TANDEM_LANE_AUTO));
+  ctx_t c = {.raw = &raw, .mode = UNDECLARED, .bad = 2};
+  tandem_access_decl_t acc[2] = {decl(b, 0, 1024, TANDEM_ACCESS_READ),
+                                 decl(b, 1024, 1024, TANDEM_ACCESS_WRITE)};
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, acc, 2, record, &c));
+  tandem_exec_t *e = (tandem_exec_t *)1;
+  TH_ASSERT_STATUS_MSG(tandem_graph_prepare(g, &e), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan commands node 1 (compute lane): its record callback failed");
+  TH_ASSERT_MESSAGE_HAS("access 2 is not declared (the node declares 2)");
+  assert_null(e);
+  assert_int_equal(c.calls, 1); /* the first slot's recording stopped the prepare */
+  assert_int_equal(c.result, TANDEM_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(c.message, "Vulkan commands node 1: access 2 is not declared"));
+  /* Outside a callback, and with NULLs. */
+  tandem_vulkan_view_t v;
+  TH_ASSERT_STATUS_MSG(tandem_vulkan_scope_view(NULL, 0, &v), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "scope is NULL");
+  tandem_vulkan_scope_t fake = {0};
+  TH_ASSERT_STATUS_MSG(tandem_vulkan_scope_view(&fake, 0, &v), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "scope->internal is NULL");
+  TH_ASSERT_STATUS_MSG(tandem_vulkan_scope_view(&fake, 0, NULL), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "out is NULL");
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+  raw_close(&raw);
+}
+
+/* A callback's error fails prepare with its code and a message naming the
+ * node; a value that is no tandem_status_t is refused as such. Nothing
+ * leaks, and the half-recorded command buffers raise no validation message. */
+static void test_callback_error(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, 0, 64), 1, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, 64, 64), 2, TANDEM_LANE_DOWNLOAD));
+  ctx_t c = {.mode = FAIL, .result = TANDEM_ERROR_UNSUPPORTED};
+  tandem_access_decl_t acc[1] = {decl(b, 0, 128, TANDEM_ACCESS_READ)};
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_DOWNLOAD, acc, 1, record, &c));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_graph_prepare(g, &e), TANDEM_ERROR_UNSUPPORTED,
+                       "Vulkan commands node 2 (download lane): its record callback returned "
+                       "ERROR_UNSUPPORTED");
+  assert_null(e);
+  c.result = (tandem_status_t)5;
+  TH_ASSERT_STATUS_MSG(tandem_graph_prepare(g, &e), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "returned 5, which is not a tandem_status_t");
+  c.result = TANDEM_OK; /* the same graph prepares once the callback succeeds */
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  run_once(e);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+}
+
+/* The one-shot form: the callback runs once, before the call returns; the
+ * commands are ordered after in-flight work that writes what they read
+ * (no wait in between), and the completion works as usual. */
+static void test_one_shot(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *dev = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(dev),
+                                     TANDEM_LANE_AUTO));
+  for (int i = 0; i < 3; i++) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(dev), n));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  th_rng_t rng = th_rng(6);
+  uint32_t *src = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+  assert_non_null(src);
+  assert_non_null(got);
+  assert_non_null(want);
+  ctx_t c = {.raw = &raw, .mode = COPY_ADD_ONE, .n = n};
+  tandem_access_decl_t acc[2] = {decl(dev, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(out, 0, bytes, TANDEM_ACCESS_WRITE)};
+  for (int round = 0; round < 3; round++) {
+    th_fill_random_u32(&rng, src, n);
+    th_write(in, 0, src, bytes);
+    tandem_completion_t *first = NULL, *second = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &first));
+    TH_ASSERT_OK(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, acc, 2, record, &c,
+                                                    &second));
+    assert_non_null(second);
+    assert_int_equal(c.calls, round + 1);
+    TH_ASSERT_OK(tandem_completion_wait(second));
+    assert_true(tandem_completion_is_complete(first)); /* ordered after it */
+    tandem_completion_release(second);
+    tandem_completion_release(first);
+    th_read(out, 0, got, bytes);
+    for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 4;
+    TH_ASSERT_U32_ARRAY(got, want, n, "3 tandem add_ones, then the one-shot's copy + add-one");
+  }
+  tandem_completion_t *none = (tandem_completion_t *)1;
+  TH_ASSERT_STATUS_MSG(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_NPU, acc, 2, record, &c,
+                                                          &none),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "lane 3 is not a GPU lane");
+  assert_null(none);
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(in);
+  tandem_buffer_release(dev);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+  free(src), free(got), free(want);
+}
+
+/* What add refuses, each leaving the graph unchanged. */
+static void test_add_refuses(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  ctx_t c = {.mode = FAIL};
+  tandem_access_decl_t acc[TANDEM_MAX_BINDINGS + 1];
+  for (uint32_t i = 0; i <= TANDEM_MAX_BINDINGS; i++)
+    acc[i] = decl(b, 64u * i, 64, TANDEM_ACCESS_READ);
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(NULL, TANDEM_LANE_AUTO, acc, 1, record, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc, 1, NULL, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "the record callback is NULL");
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_NPU, acc, 1, record, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "lane 3 is not a GPU lane");
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, NULL, 1, record, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "accesses is NULL with access_count 1");
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc,
+                                                        TANDEM_MAX_BINDINGS + 1, record, &c),
+                       TANDEM_ERROR_OUT_OF_RANGE, "33 accesses declared, at most 32");
+  tandem_access_decl_t bad = decl(b, 0, 64, (tandem_access_t)0);
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &bad, 1, record, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT,
+                       "access 0 of Vulkan commands node 0: 0 is not a tandem_access_t");
+  tandem_access_decl_t outside[2] = {acc[0], {{b, 4000, 200}, TANDEM_ACCESS_WRITE}};
+  TH_ASSERT_STATUS_MSG(
+      tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, outside, 2, record, &c),
+      TANDEM_ERROR_OUT_OF_RANGE, "access 1 of Vulkan commands node 0: view: view (offset 4000");
+  tandem_access_decl_t empty = {{NULL, 0, 64}, TANDEM_ACCESS_READ};
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &empty, 1, record, &c),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "view has no buffer");
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
+  /* Every declared access is tracked: 32 is the most. */
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc, TANDEM_MAX_BINDINGS,
+                                                record, &c));
+  TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 1);
+  assert_int_equal(c.calls, 0);
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_raw_writes_tandem_reads),
+      cmocka_unit_test(test_tandem_writes_raw_reads),
+      cmocka_unit_test(test_cross_lane),
+      cmocka_unit_test(test_rerecord),
+      cmocka_unit_test_setup_teardown(test_busy_with_live_map, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_undeclared_index, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_callback_error, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_one_shot, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_add_refuses, th_setup_gpu, th_teardown_gpu),
+  };
+  return TH_RUN_GROUP(tests);
+}
