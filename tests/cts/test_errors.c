@@ -1416,6 +1416,92 @@ static tandem_status_t timeline_wait_null(void) {
   return keep(tandem_external_timeline_wait(NULL, 1, 0));
 }
 
+/* scoped handoff: callbacks that record nothing, and one that asks for an
+ * access index it did not declare (its answer is the row's) */
+static tandem_status_t rec_nothing(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)scope;
+  return user ? *(const tandem_status_t *)user : TANDEM_OK;
+}
+static tandem_status_t g_scope_status;
+static tandem_status_t rec_undeclared(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)user;
+  tandem_vulkan_view_t v;
+  g_scope_status = keep(tandem_vulkan_scope_view(scope, scope->access_count, &v));
+  return TANDEM_OK;
+}
+static tandem_access_decl_t host_decl(tandem_access_t access) {
+  return (tandem_access_decl_t){th_view(F.host, 0, 256), access};
+}
+static tandem_status_t vk_commands_lane(void) {
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
+  return keep(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_NPU, &a, 1, rec_nothing, NULL));
+}
+static tandem_status_t vk_commands_many(void) {
+  tandem_access_decl_t a[TANDEM_MAX_BINDINGS + 1];
+  for (uint32_t i = 0; i <= TANDEM_MAX_BINDINGS; i++) a[i] = host_decl(TANDEM_ACCESS_READ);
+  return keep(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, a, TANDEM_MAX_BINDINGS + 1,
+                                               rec_nothing, NULL));
+}
+static tandem_status_t vk_commands_npu_local(void) {
+  tandem_graph_t *g = th_graph(F.npu);
+  tandem_access_decl_t a = {tandem_buffer_whole(F.npu_local), TANDEM_ACCESS_WRITE};
+  tandem_status_t s =
+      keep(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL));
+  tandem_graph_release(g);
+  return s;
+}
+static tandem_status_t vk_commands_one(void) {
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_WRITE);
+  return keep(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL));
+}
+static tandem_status_t vk_commands_oom(void) {
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/graph.c", vk_commands_one);
+}
+static tandem_status_t scope_view_undeclared(void) {
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, &a, 1, rec_undeclared, NULL));
+  tandem_exec_t *e = NULL;
+  g_scope_status = TANDEM_OK;
+  TH_ASSERT_OK(tandem_graph_prepare(G, &e));
+  tandem_exec_release(e);
+  return g_scope_status;
+}
+static tandem_status_t prepare_callback(void) {
+  static const tandem_status_t timeout = TANDEM_ERROR_TIMEOUT;
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, &a, 1, rec_nothing,
+                                                (void *)&timeout));
+  return prepare_on(G);
+}
+static tandem_status_t run_commands_null(void) {
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
+  return keep(
+      tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL, NULL));
+}
+static tandem_status_t run_commands_busy(void) {
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_WRITE);
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_read(th_view(F.host, 128, 64), &m));
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = keep(
+      tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL, &c));
+  tandem_unmap(&m);
+  return s;
+}
+static tandem_status_t run_commands_callback(void) {
+  static const tandem_status_t io = TANDEM_ERROR_IO;
+  tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
+  tandem_completion_t *c = NULL;
+  return keep(tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing,
+                                                 (void *)&io, &c));
+}
+static tandem_status_t run_commands_outside(void) {
+  tandem_access_decl_t a = {{F.host, 4000, 200}, TANDEM_ACCESS_READ};
+  tandem_completion_t *c = NULL;
+  return keep(
+      tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL, &c));
+}
+
 /*---------------------------------------------------------------------------
  * The table
  *---------------------------------------------------------------------------*/
@@ -1639,6 +1725,25 @@ static const row_t rows[] = {
     R(tandem_runtime_import_timeline_fd, UNSUPPORTED, "VK_KHR_external_semaphore_fd",
       timeline_import_unsupported),
     R(tandem_external_timeline_wait, INVALID_ARGUMENT, "timeline is NULL", timeline_wait_null),
+    R(tandem_graph_add_vulkan_commands, INVALID_ARGUMENT, "lane 3 is not a GPU lane",
+      vk_commands_lane),
+    R(tandem_graph_add_vulkan_commands, OUT_OF_RANGE, "33 accesses declared, at most 32",
+      vk_commands_many),
+    R(tandem_graph_add_vulkan_commands, UNSUPPORTED,
+      "access 0 of Vulkan commands node 0: view: an NPU_LOCAL buffer", vk_commands_npu_local),
+    R(tandem_graph_add_vulkan_commands, OUT_OF_MEMORY, "Vulkan commands node 0: growing a graph",
+      vk_commands_oom),
+    R(tandem_vulkan_scope_view, INVALID_ARGUMENT, "node 0: access 1 is not declared",
+      scope_view_undeclared),
+    R(tandem_graph_prepare, TIMEOUT, "its record callback returned ERROR_TIMEOUT",
+      prepare_callback),
+    R(tandem_runtime_run_vulkan_commands, INVALID_ARGUMENT, "out_completion is NULL",
+      run_commands_null),
+    R(tandem_runtime_run_vulkan_commands, OUT_OF_RANGE, "(offset 4000, length 200)",
+      run_commands_outside),
+    R(tandem_runtime_run_vulkan_commands, BUSY, "live host read map", run_commands_busy),
+    R(tandem_runtime_run_vulkan_commands, IO, "its record callback returned ERROR_IO",
+      run_commands_callback),
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -1750,7 +1855,8 @@ static void table_covers_the_header(void **state) {
       "tandem_buffer_import_fd", "tandem_runtime_export_timeline_fd",
       "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",
       "tandem_external_timeline_wait", "tandem_buffer_adopt_vulkan",
-      "tandem_kernel_adopt_vulkan"};
+      "tandem_kernel_adopt_vulkan", "tandem_graph_add_vulkan_commands",
+      "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
