@@ -272,6 +272,22 @@ static void run_once(tandem_exec_t *exec) {
   tandem_completion_release(c);
 }
 
+/* The whole text of |path|, NUL-terminated (the caller frees). */
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) fail_msg("cannot open %s", path);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long size = ftell(f);
+  assert_true(size >= 0);
+  rewind(f);
+  char *text = malloc((size_t)size + 1);
+  assert_non_null(text);
+  assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
+  text[size] = '\0';
+  fclose(f);
+  return text;
+}
+
 /*----------------------------------------------------------------- tests --*/
 
 /* Raw Vulkan writes, tandem reads: the handoff copies new host data into a
@@ -692,6 +708,119 @@ static void test_one_shot(void **state) {
   free(src), free(got), free(want);
 }
 
+/* docs:handoff-example begin */
+/* Raw Vulkan fills a scratch buffer and copies it into |data|; tandem then
+ * adds one to |data| and downloads it. The entry points come from the loader
+ * tandem uses (tandem_vulkan_handles_t.get_instance_proc_addr). */
+typedef struct fill_copy {
+  PFN_vkCmdFillBuffer fill;
+  PFN_vkCmdCopyBuffer copy;
+  PFN_vkCmdPipelineBarrier2 barrier;
+  uint32_t pattern;
+} fill_copy_t;
+
+static tandem_status_t record_fill_copy(void *user, const tandem_vulkan_scope_t *scope) {
+  const fill_copy_t *f = user;
+  tandem_vulkan_view_t scratch, data; /* declared accesses 0 and 1 */
+  tandem_status_t s = tandem_vulkan_scope_view(scope, 0, &scratch);
+  if (s == TANDEM_OK) s = tandem_vulkan_scope_view(scope, 1, &data);
+  if (s != TANDEM_OK) return s; /* prepare fails with it, naming the node */
+  VkCommandBuffer cb = scope->command_buffer;
+  f->fill(cb, (VkBuffer)scratch.buffer, scratch.offset, scratch.range, f->pattern);
+  /* Between your own commands, your own barrier; tandem's cover the edges. */
+  VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                         .srcStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                         .srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                         .dstStageMask = VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT,
+                         .dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT};
+  VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                          .memoryBarrierCount = 1,
+                          .pMemoryBarriers = &mb};
+  f->barrier(cb, &dep);
+  VkBufferCopy region = {scratch.offset, data.offset, data.range};
+  f->copy(cb, (VkBuffer)scratch.buffer, (VkBuffer)data.buffer, 1, &region);
+  return TANDEM_OK;
+}
+
+/* scratch and data: GPU_LOCAL, n uints; host: HOST_VISIBLE, n uints;
+ * add_one: a kernel adding one to n uints in place (push constant n). |f|
+ * must outlive the executable: the callback may run again at a re-record. */
+static tandem_status_t prepare_fill_copy(tandem_runtime_t *rt, fill_copy_t *f,
+                                         tandem_buffer_t *scratch, tandem_buffer_t *data,
+                                         tandem_buffer_t *host, tandem_kernel_t *add_one,
+                                         uint32_t n, tandem_exec_t **out_exec) {
+  tandem_vulkan_handles_t h;
+  tandem_status_t s = tandem_runtime_vulkan_handles(rt, &h);
+  if (s != TANDEM_OK) return s;
+  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
+  PFN_vkGetDeviceProcAddr gdpa =
+      (PFN_vkGetDeviceProcAddr)gipa((VkInstance)h.instance, "vkGetDeviceProcAddr");
+  VkDevice device = (VkDevice)h.device;
+  f->fill = (PFN_vkCmdFillBuffer)gdpa(device, "vkCmdFillBuffer");
+  f->copy = (PFN_vkCmdCopyBuffer)gdpa(device, "vkCmdCopyBuffer");
+  f->barrier = (PFN_vkCmdPipelineBarrier2)gdpa(device, "vkCmdPipelineBarrier2");
+
+  tandem_access_decl_t accesses[2] = {
+      {tandem_buffer_whole(scratch), TANDEM_ACCESS_WRITE},
+      {tandem_buffer_whole(data), TANDEM_ACCESS_WRITE},
+  };
+  tandem_view_t data_view = tandem_buffer_whole(data);
+  tandem_graph_t *g;
+  s = tandem_graph_create(rt, &g);
+  if (s != TANDEM_OK) return s;
+  s = tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, accesses, 2, record_fill_copy, f);
+  if (s == TANDEM_OK) s = tandem_graph_add_dispatch(g, add_one, &data_view, 1, &n, sizeof n);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_copy(g, data_view, tandem_buffer_whole(host), TANDEM_LANE_DOWNLOAD);
+  if (s == TANDEM_OK) s = tandem_graph_prepare(g, out_exec); /* calls record_fill_copy */
+  tandem_graph_release(g);
+  return s; /* then tandem_exec_submit replays the commands, no callback */
+}
+/* docs:handoff-example end */
+
+/* The example in docs/interop.md ("Handoff"), which is the block above
+ * verbatim (checked here): it compiles, runs clean and computes. */
+static void test_docs_example(void **state) {
+  tandem_runtime_t *rt = *state;
+  uint32_t n = 1024;
+  tandem_buffer_t *scratch = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *data = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *host = th_buffer(rt, n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  th_rng_t rng = th_rng(7);
+  fill_copy_t f = {.pattern = th_rand_u32(&rng)};
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(prepare_fill_copy(rt, &f, scratch, data, host, k, n, &e));
+  uint32_t got[1024];
+  for (int round = 0; round < 3; round++) {
+    th_write(host, 0, (uint32_t[4]){1, 2, 3, 4}, 16); /* overwritten by the run */
+    run_once(e);
+    th_read(host, 0, got, sizeof got);
+    TH_ASSERT_U32_FILL(got, f.pattern + 1, n, "the pattern raw Vulkan filled, plus one");
+  }
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(scratch);
+  tandem_buffer_release(data);
+  tandem_buffer_release(host);
+
+  /* The block between the markers appears verbatim in docs/interop.md. */
+  char *test = read_text(TANDEM_TEST_SOURCE_DIR "/tests/cts/test_handoff.c");
+  char *doc = read_text(TANDEM_TEST_SOURCE_DIR "/docs/interop.md");
+  const char *begin_marker = "/* docs:handoff-example begin */\n";
+  char *begin = strstr(test, begin_marker);
+  assert_non_null(begin);
+  begin += strlen(begin_marker);
+  char *end = strstr(begin, "/* docs:handoff-example end */");
+  assert_non_null(end);
+  *end = '\0';
+  if (!strstr(doc, begin))
+    fail_msg("docs/interop.md does not hold the example of test_handoff.c verbatim; copy the "
+             "block between the docs:handoff-example markers into its Handoff section");
+  free(test);
+  free(doc);
+}
+
 /* What add refuses, each leaving the graph unchanged. */
 static void test_add_refuses(void **state) {
   tandem_runtime_t *rt = *state;
@@ -744,6 +873,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_callback_error, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_one_shot, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_add_refuses, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_docs_example, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }
