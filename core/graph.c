@@ -399,6 +399,8 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
   return tandem__graph_append(graph, &node, what);
 }
 
+_Static_assert(2 * TANDEM_MAX_BINDINGS <= 64, "access_bits holds 2 bits per declared view");
+
 tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_lane_t lane,
                                                  const tandem_access_decl_t *accesses,
                                                  uint32_t access_count,

@@ -35,6 +35,7 @@
 #ifndef TANDEM_CORE_INTERNAL_H_
 #define TANDEM_CORE_INTERNAL_H_
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -249,7 +250,10 @@ void tandem__node_release(tandem__node_t *node);
 
 /* handoff.c: the declared access of view |i| of a VULKAN_COMMANDS node. */
 static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *node, uint32_t i) {
-  return (tandem_access_t)((node->access_bits >> (2 * i)) & 3u);
+  assert(node->kind == TANDEM__NODE_VULKAN_COMMANDS && i < node->view_count);
+  tandem_access_t a = (tandem_access_t)((node->access_bits >> (2 * i)) & 3u);
+  assert(a != 0); /* every declared view has READ, WRITE or both (checked at add) */
+  return a;
 }
 /* handoff.c: records node |node_index| of |plan|, a VULKAN_COMMANDS node on a
  * GPU lane, into |command_buffer| (a VkCommandBuffer the backend is

@@ -1423,6 +1423,12 @@ static void test_sequence_rows(void **state) {
  * The host GPU itself
  *===========================================================================*/
 
+static tandem_status_t record_nothing(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)user;
+  (void)scope;
+  return TANDEM_OK;
+}
+
 /* The backend entry serves the device questions too. */
 static void test_host_gpu_is_the_device(void **state) {
   (void)state;
@@ -1452,6 +1458,17 @@ static void test_host_gpu_is_the_device(void **state) {
                                                    TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &exportable),
                    TANDEM_ERROR_UNSUPPORTED);
   assert_null(exportable);
+  /* No VkDevice behind it: Vulkan commands nodes are refused at add (its
+   * recording never meets one). */
+  tandem_graph_t *g = NULL;
+  assert_int_equal(tandem_graph_create(w.rt, &g), TANDEM_OK);
+  tandem_access_decl_t decl = {tandem_buffer_whole(w.buf[D0]), TANDEM_ACCESS_WRITE};
+  assert_int_equal(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &decl, 1,
+                                                    record_nothing, NULL),
+                   TANDEM_ERROR_UNSUPPORTED);
+  assert_non_null(strstr(tandem_error_message(), "has no VkDevice"));
+  assert_int_equal(tandem_graph_node_count(g), 0);
+  tandem_graph_release(g);
   /* A runtime made without the hook is not a host GPU. */
   tandem_runtime_t *plain = NULL;
   assert_int_equal(tandem_runtime_create(NULL, &plain), TANDEM_OK);
