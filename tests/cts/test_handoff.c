@@ -195,6 +195,7 @@ typedef struct ctx {
   char message[512];      /* UNDECLARED: the accessor's message */
   uint32_t node;          /* the scope's node number, last call */
   tandem_lane_t lane;     /* the scope's lane, last call */
+  tandem_status_t fail;   /* any mode: when set, returned instead of recording */
 } ctx_t;
 
 static const uint32_t k_header[4] = {0x0A0B0C0Du, 0x11223344u, 0xDEADBEEFu, 7u};
@@ -215,6 +216,7 @@ static tandem_status_t record(void *user, const tandem_vulkan_scope_t *scope) {
   assert_non_null(scope->command_buffer);
   assert_non_null(scope->handles.device);
   assert_int_equal(scope->queue_family, scope->handles.lanes[scope->lane].queue_family);
+  if (c->fail != TANDEM_OK) return c->fail;
   VkCommandBuffer cb = scope->command_buffer;
   raw_t *r = c->raw;
   switch (c->mode) {
@@ -524,6 +526,34 @@ static void test_rerecord(void **state) {
      * set, and never again. */
     assert_int_equal(c.calls, 4);
   }
+  /* A callback that fails at a re-record fails that submit with its code,
+   * naming the node, and starts nothing; the region (its command buffer
+   * ended, not left recording) is recorded again at the next submit. */
+  TH_ASSERT_OK(tandem_exec_set_push_constants(e, 1, &n, sizeof n));
+  c.fail = TANDEM_ERROR_OUT_OF_MEMORY;
+  uint64_t submissions = th_stats(rt).submissions;
+  tandem_completion_t *none = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &none), TANDEM_ERROR_OUT_OF_MEMORY,
+                       "Vulkan commands node 0 (compute lane): its record callback returned "
+                       "ERROR_OUT_OF_MEMORY");
+  assert_null(none);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, submissions);
+  c.fail = TANDEM_OK;
+  th_fill_random_u32(&rng, src, n);
+  th_write(b, 0, src, bytes);
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 16));
+  run_once(e);
+  tandem_trace_t *trace = NULL;
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &trace));
+  uint32_t events = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(trace, &events);
+  assert_int_equal(events, 1);
+  assert_non_null(strstr(ev[0].name, "vulkan commands #0, add_one_u32 #1"));
+  tandem_trace_release(trace);
+  assert_int_equal(c.calls, 6); /* the failed attempt and the one after it */
+  th_read(b, 0, got, bytes);
+  for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 2;
+  TH_ASSERT_U32_ARRAY(got, want, n, "re-recorded after a failed re-record: +1 raw, +1 tandem");
   tandem_exec_release(e);
   tandem_kernel_release(k);
   tandem_buffer_release(b);
