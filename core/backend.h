@@ -132,6 +132,10 @@ typedef struct tandem__region_submit {
   uint32_t region;
   uint64_t wait_values[TANDEM_LANE_COUNT];
   uint64_t signal_value;
+  /* One more wait, on a timeline semaphore of the user's (tandem_runtime_submit_vulkan):
+   * the native semaphore and its value; NULL none. GPU regions only. */
+  void *external_wait;
+  uint64_t external_value;
   bool submitted; /* set by program_submit once the region is handed to its queue */
 } tandem__region_submit_t;
 
@@ -242,6 +246,9 @@ typedef struct tandem__gpu_vtable {
   /* The native handles (tandem_runtime_vulkan_handles), and the lock of a GPU
    * lane's queue for code outside tandem. */
   void (*native_handles)(tandem__gpu_t *gpu, tandem_vulkan_handles_t *out);
+  /* The native timeline semaphore of |lane| (any lane, the NPU's too), for
+   * user submissions to wait on; NULL without Vulkan. */
+  void *(*lane_timeline)(tandem__gpu_t *gpu, tandem_lane_t lane);
   void (*queue_lock)(tandem__gpu_t *gpu, tandem_lane_t lane, bool lock);
 
   /* Interop (core/interop.c). The native buffer's VkBuffer, as void *. */

@@ -246,8 +246,11 @@ static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
   return false;
 }
 
+/* Submits |exec| after |after|; with |external|, a one-region executable
+ * whose region also waits for what external(|external_user|) submits. */
 static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *const *after,
-                                      uint32_t after_count,
+                                      uint32_t after_count, tandem_vulkan_submit_fn external,
+                                      void *external_user,
                                       tandem_completion_t **out_completion) {
   if (!out_completion)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
@@ -335,6 +338,8 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     sub->region = r;
     sub->submitted = false;
     sub->signal_value = ++next[plan->regions[r].lane];
+    sub->external_wait = NULL;
+    sub->external_value = 0;
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       int32_t w = plan->regions[r].wait_region[l];
       sub->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
@@ -377,6 +382,13 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     s = tandem__record_region(gpu, exec->native, plan, slot->index, r);
     if (s != TANDEM_OK) goto out; /* the version stays old: recorded again next time */
     slot->region_version[r] = exec->region_version[r];
+  }
+  /* The user's work goes to its queue now, waiting for what the region
+   * waits for; the region then waits for its end too. */
+  if (external) {
+    assert(plan->region_count == 1 && plan->regions[0].lane < TANDEM_LANE_COUNT_GPU);
+    s = tandem__vulkan_submit_call(gpu, plan, external, external_user, &slot->submits[0]);
+    if (s != TANDEM_OK) goto out;
   }
   uint64_t submit_ns = tandem__now_ns(); /* before the queues see it */
   s = gpu->vtable->program_submit(gpu, exec->native, slot->index, slot->submits,
@@ -451,13 +463,18 @@ out:
 }
 
 tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
-  return tandem__submit(exec, NULL, 0, out_completion);
+  return tandem__submit(exec, NULL, 0, NULL, NULL, out_completion);
 }
 
 tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec, tandem_completion_t *const *after,
                                          uint32_t after_count,
                                          tandem_completion_t **out_completion) {
-  return tandem__submit(exec, after, after_count, out_completion);
+  return tandem__submit(exec, after, after_count, NULL, NULL, out_completion);
+}
+
+tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_submit_fn submit,
+                                             void *user, tandem_completion_t **out_completion) {
+  return tandem__submit(exec, NULL, 0, submit, user, out_completion);
 }
 
 /*--------------------------------------------------------------------------*/

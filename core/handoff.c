@@ -8,6 +8,16 @@
  * it is recording. This file builds the scope the callback sees, answers
  * tandem_vulkan_scope_view from it, and runs one-shot handoffs.
  *
+ * The external-submit form (tandem_runtime_submit_vulkan) is a one-node,
+ * one-slot executable whose node records nothing: exec.c's submit computes
+ * the region's waits as for any submission, then, still under the tracker
+ * lock and before the region goes to its queue, tandem__vulkan_submit_call
+ * hands those waits (lane timelines and values) to the user's callback,
+ * which submits its own work; the region then also waits, on the GPU, for
+ * the timeline value the callback returned. The tracker records the declared
+ * accesses at the region's value, so everything later that conflicts waits
+ * for the user's work through it.
+ *
  * Core stays free of Vulkan: the command buffer and every handle are void *
  * here, and the VkBuffer of a view comes from the backend (buffer_vulkan).
  *
@@ -68,6 +78,51 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
                      node_index, tandem_lane_name(node->lane), tandem_status_name(s));
 }
 
+tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                           tandem_vulkan_submit_fn submit, void *user,
+                                           tandem__region_submit_t *region) {
+  assert(plan->node_count == 1 && plan->nodes[0].kind == TANDEM__NODE_VULKAN_COMMANDS);
+  const tandem__node_t *node = &plan->nodes[0];
+  tandem__scope_state_t state = {.live = TANDEM__SCOPE_LIVE, .node = node, .node_index = 0};
+  tandem_vulkan_scope_t scope = {.lane = node->lane,
+                                 .access_count = node->view_count,
+                                 .internal = &state};
+  gpu->vtable->native_handles(gpu, &scope.handles);
+  scope.queue_family = scope.handles.lanes[node->lane].queue_family;
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    if (!region->wait_values[l]) continue;
+    scope.wait_semaphores[scope.wait_count] = gpu->vtable->lane_timeline(gpu, (tandem_lane_t)l);
+    scope.wait_values[scope.wait_count++] = region->wait_values[l];
+  }
+  tandem_vulkan_signal_t signal = {0};
+  tandem__clear_error();
+  tandem_status_t s = submit(user, &scope, &signal);
+  state.live = 0;
+  const char *lane = tandem_lane_name(node->lane);
+  if (s > 0 || strcmp(tandem_status_name(s), "UNKNOWN") == 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan submit (%s lane): its submit callback returned %d, which is not "
+                       "a tandem_status_t; return TANDEM_OK or a TANDEM_ERROR_* code",
+                       lane, (int)s);
+  if (s != TANDEM_OK && tandem_error_message()[0])
+    return tandem__annotate(s, "Vulkan submit (%s lane): its submit callback failed with %s",
+                            lane, tandem_status_name(s));
+  if (s != TANDEM_OK)
+    return TANDEM_FAIL(s,
+                       "Vulkan submit (%s lane): its submit callback returned %s; nothing was "
+                       "started",
+                       lane, tandem_status_name(s));
+  if (!signal.semaphore || !signal.value)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "Vulkan submit (%s lane): the submit callback returned TANDEM_OK with "
+                       "%s; tandem cannot order the work it submitted, so wait for that work "
+                       "yourself before touching the declared bytes",
+                       lane, signal.semaphore ? "signal value 0" : "no semaphore");
+  region->external_wait = signal.semaphore;
+  region->external_value = signal.value;
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_vulkan_scope_view(const tandem_vulkan_scope_t *scope, uint32_t index,
                                          tandem_vulkan_view_t *out) {
   if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "scope view: out is NULL");
@@ -112,6 +167,36 @@ tandem_status_t tandem_runtime_run_vulkan_commands(tandem_runtime_t *runtime, ta
    * as long as the completion (which holds its reference). */
   if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
   if (s == TANDEM_OK) s = tandem_exec_submit(exec, out_completion);
+  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
+  tandem_graph_release(graph);
+  return s;
+}
+
+/* The node of a submit handoff records nothing: its region only waits. */
+static tandem_status_t tandem__record_nothing(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)user;
+  (void)scope;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtime, tandem_lane_t lane,
+                                             const tandem_access_decl_t *accesses,
+                                             uint32_t access_count, tandem_vulkan_submit_fn submit,
+                                             void *user, tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  if (!runtime || !submit)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "Vulkan submit: %s is NULL",
+                       runtime ? "the submit callback" : "runtime");
+  tandem_graph_t *graph = NULL;
+  tandem_exec_t *exec = NULL;
+  tandem_status_t s = tandem_graph_create(runtime, &graph);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count,
+                                         tandem__record_nothing, NULL);
+  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
+  if (s == TANDEM_OK) s = tandem__exec_submit_external(exec, submit, user, out_completion);
   tandem_exec_release(exec); /* keeps the message; the completion holds exec */
   tandem_graph_release(graph);
   return s;

@@ -262,6 +262,17 @@ static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *nod
  * while it records the node's region. */
 tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem__plan_t *plan,
                                                uint32_t node_index, void *command_buffer);
+/* handoff.c: calls |submit| (tandem_runtime_submit_vulkan) for |plan|'s one
+ * node, a VULKAN_COMMANDS node that records nothing, with the timeline values
+ * |waits| its region waits for, and sets |region|'s external wait to what it
+ * signals. Needs runtime->mutex (the slot's values are being committed). */
+tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+                                           tandem_vulkan_submit_fn submit, void *user,
+                                           tandem__region_submit_t *region);
+/* exec.c: tandem_exec_submit of a one-region executable whose region also
+ * waits for the work |submit| submits (called once the waits are known). */
+tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_submit_fn submit,
+                                             void *user, tandem_completion_t **out_completion);
 /* exec.c: prepare with |slot_count| graph slots (tandem_graph_prepare uses
  * the runtime option graph_slots). */
 tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot_count,

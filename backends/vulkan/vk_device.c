@@ -543,6 +543,10 @@ static void tandem_vk_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_
   }
 }
 
+static void *tandem_vk_lane_timeline(tandem__gpu_t *base, tandem_lane_t lane) {
+  return (void *)tandem_vk_gpu_cast(base)->lanes[lane].timeline;
+}
+
 static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (lock)
@@ -580,6 +584,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .query = tandem_vk_query,
     .test_control = tandem_vk_test_control,
     .native_handles = tandem_vk_native_handles,
+    .lane_timeline = tandem_vk_lane_timeline,
     .queue_lock = tandem_vk_queue_lock,
     .buffer_vulkan = tandem_vk_buffer_vulkan,
     .buffer_export = tandem_vk_buffer_export,

@@ -66,7 +66,8 @@ typedef struct tandem_vk_program {
   VkCommandBuffer *cbs;                /* [slot * region_count + region] */
   tandem_lane_t *region_lane;          /* [region] */
   VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
-  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * lanes] */
+  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * (lanes + 1)]:
+                                          each lane's timeline, and an external one */
   VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
   tandem_vk_recording_t rec;
@@ -343,7 +344,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
   p->cbs = calloc(total, sizeof *p->cbs);
   p->region_lane = calloc(rc, sizeof *p->region_lane);
   p->submits = calloc(total, sizeof *p->submits);
-  p->waits = calloc((size_t)total * TANDEM_LANE_COUNT, sizeof *p->waits);
+  p->waits = calloc((size_t)total * (TANDEM_LANE_COUNT + 1), sizeof *p->waits);
   p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
   p->command_count = desc->command_count;
@@ -458,7 +459,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       p->signals[2 * at + 1] = p->signals[2 * at];
       p->signals[2 * at + 1].semaphore = lane->mirror;
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                                       .pWaitSemaphoreInfos = &p->waits[at * TANDEM_LANE_COUNT],
+                                       .pWaitSemaphoreInfos = &p->waits[at * (TANDEM_LANE_COUNT + 1)],
                                        .commandBufferInfoCount = 1,
                                        .pCommandBufferInfos = &p->cb_infos[at],
                                        .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
@@ -494,7 +495,7 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
            g->lanes[p->region_lane[regions[end].region]].queue == queue) {
       const tandem__region_submit_t *rs = &regions[end];
       uint32_t at = slot * p->region_count + rs->region;
-      VkSemaphoreSubmitInfo *w = &p->waits[at * TANDEM_LANE_COUNT];
+      VkSemaphoreSubmitInfo *w = &p->waits[at * (TANDEM_LANE_COUNT + 1)];
       uint32_t wc = 0;
       for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
         if (!rs->wait_values[l]) continue;
@@ -503,6 +504,11 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
                                           .value = rs->wait_values[l],
                                           .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       }
+      if (rs->external_wait) /* the user's own submission's end */
+        w[wc++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = (VkSemaphore)rs->external_wait,
+                                          .value = rs->external_value,
+                                          .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       p->submits[at].waitSemaphoreInfoCount = wc;
       p->signals[2 * at].value = p->signals[2 * at + 1].value = rs->signal_value;
       end++;

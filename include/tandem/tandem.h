@@ -1618,14 +1618,22 @@ typedef struct tandem_access_decl {
   tandem_access_t access; /* READ, WRITE (every byte overwritten) or READ_WRITE */
 } tandem_access_decl_t;
 
-/* What a record callback gets: valid only during the call. */
+/* What a record (or submit) callback gets: valid only during the call. */
 typedef struct tandem_vulkan_scope {
-  void *command_buffer;            /* VkCommandBuffer, recording: record into it */
+  void *command_buffer;            /* VkCommandBuffer, recording: record into it
+                                      (NULL for a submit callback) */
   tandem_vulkan_handles_t handles; /* as tandem_runtime_vulkan_handles */
   tandem_lane_t lane;              /* the lane the commands run on */
   uint32_t queue_family;           /* that lane's queue family: what commands it takes */
   uint32_t node;                   /* the node's number in its graph */
   uint32_t access_count;           /* declared accesses, 0 .. access_count-1 */
+  /* A submit callback's waits (0 for a record callback, which tandem orders
+   * itself): the submission must wait, on the GPU, until each timeline
+   * semaphore wait_semaphores[i] (a VkSemaphore) reaches wait_values[i]
+   * before it touches the declared bytes. */
+  uint32_t wait_count;
+  void *wait_semaphores[TANDEM_LANE_COUNT];
+  uint64_t wait_values[TANDEM_LANE_COUNT];
   const void *internal;            /* tandem's own; do not touch */
 } tandem_vulkan_scope_t;
 
@@ -1668,6 +1676,61 @@ TANDEM_API tandem_status_t tandem_runtime_run_vulkan_commands(
     tandem_runtime_t *runtime, tandem_lane_t lane, const tandem_access_decl_t *accesses,
     uint32_t access_count, tandem_vulkan_record_fn record, void *user,
     tandem_completion_t **out_completion);
+
+/*
+ * External submit.  The same declared accesses, but your code submits the
+ * work itself (on a queue of tandem's VkDevice: a lane's queue under
+ * tandem_runtime_queue_lock) and tells tandem which timeline semaphore value
+ * marks its end. Both directions are GPU-side waits:
+ *   - before: the scope lists the timeline values (tandem's lane timelines)
+ *     of in-flight tracked work that conflicts with the declared accesses;
+ *     your submission waits for them (VkSemaphoreSubmitInfo or
+ *     VkTimelineSemaphoreSubmitInfo, at a stage no later than its first
+ *     access) before it touches the bytes;
+ *   - after: tandem submits an empty region on |lane| that waits for your
+ *     semaphore's value, and tracks the declared accesses at that region's
+ *     value: later conflicting work (any lane, any graph), host maps and the
+ *     returned completion wait for your work through it.
+ * The callback's rules: it runs once, on the calling thread, before the call
+ * returns, with tandem's tracker lock held, so it must submit and never wait
+ * on the host, and call no tandem function but tandem_vulkan_scope_view and
+ * tandem_runtime_queue_lock / _unlock. It signals out->semaphore, a timeline
+ * semaphore of tandem's VkDevice that you created (never a lane's timeline),
+ * to out->value (above any value it had) when its work on the declared bytes
+ * is done; the semaphore must live until the returned completion has
+ * finished. It returns TANDEM_OK after submitting, or an error code when it
+ * submitted nothing: then nothing is started and the call fails with that
+ * code.
+ */
+
+/* The timeline value a submit callback's work signals at its end. */
+typedef struct tandem_vulkan_signal {
+  void *semaphore; /* VkSemaphore, a timeline semaphore of tandem's VkDevice */
+  uint64_t value;
+} tandem_vulkan_signal_t;
+
+/* Submits the work (the rules above), waiting as scope->wait_* say, and
+ * fills |out| with what it signals at its end. */
+typedef tandem_status_t (*tandem_vulkan_submit_fn)(void *user, const tandem_vulkan_scope_t *scope,
+                                                   tandem_vulkan_signal_t *out);
+
+/* Orders work |submit| submits itself against tandem's, through |accesses|
+ * (as tandem_runtime_run_vulkan_commands) and the waits above; |lane| (a GPU
+ * lane; AUTO: compute) carries the region that waits for its end. Returns
+ * a completion the caller owns, finished once that region (so your work)
+ * has. Does not wait for the GPU. Errors: those of
+ * tandem_graph_add_vulkan_commands and tandem_exec_submit (BUSY with a
+ * conflicting live host map: |submit| is not called; FAILED_DEPENDENCY),
+ * OUT_OF_MEMORY, INTERNAL, INVALID_ARGUMENT (|submit| returned OK without a
+ * semaphore: its work is then not ordered), and any code |submit| returned.
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtime,
+                                                        tandem_lane_t lane,
+                                                        const tandem_access_decl_t *accesses,
+                                                        uint32_t access_count,
+                                                        tandem_vulkan_submit_fn submit,
+                                                        void *user,
+                                                        tandem_completion_t **out_completion);
 
 #ifdef __cplusplus
 }

@@ -1120,6 +1120,12 @@ static void hg_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_t *out)
   memset(out, 0, sizeof *out); /* no Vulkan objects behind it */
 }
 
+static void *hg_lane_timeline(tandem__gpu_t *base, tandem_lane_t lane) {
+  (void)base;
+  (void)lane;
+  return NULL; /* no Vulkan objects behind it */
+}
+
 static void hg_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
   hg_queue_t *q = hg_queue_of(hg_cast(base), lane);
   if (lock) {
@@ -1157,6 +1163,7 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .query = hg_query,
     .test_control = hg_test_control,
     .native_handles = hg_native_handles,
+    .lane_timeline = hg_lane_timeline,
     .queue_lock = hg_queue_lock,
     .buffer_memory = hg_buffer_memory,
     .buffer_vulkan = hg_buffer_vulkan,

@@ -49,6 +49,16 @@ typedef struct raw {
   PFN_vkDestroyDescriptorPool DestroyDescriptorPool;
   PFN_vkAllocateDescriptorSets AllocateDescriptorSets;
   PFN_vkUpdateDescriptorSets UpdateDescriptorSets;
+  PFN_vkCreateCommandPool CreateCommandPool;
+  PFN_vkDestroyCommandPool DestroyCommandPool;
+  PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
+  PFN_vkBeginCommandBuffer BeginCommandBuffer;
+  PFN_vkEndCommandBuffer EndCommandBuffer;
+  PFN_vkQueueSubmit2 QueueSubmit2;
+  PFN_vkCreateSemaphore CreateSemaphore;
+  PFN_vkDestroySemaphore DestroySemaphore;
+  PFN_vkWaitSemaphores WaitSemaphores;
+  PFN_vkSignalSemaphore SignalSemaphore;
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
@@ -89,6 +99,16 @@ static void raw_open(tandem_runtime_t *rt, raw_t *r) {
   LOAD(DestroyDescriptorPool);
   LOAD(AllocateDescriptorSets);
   LOAD(UpdateDescriptorSets);
+  LOAD(CreateCommandPool);
+  LOAD(DestroyCommandPool);
+  LOAD(AllocateCommandBuffers);
+  LOAD(BeginCommandBuffer);
+  LOAD(EndCommandBuffer);
+  LOAD(QueueSubmit2);
+  LOAD(CreateSemaphore);
+  LOAD(DestroySemaphore);
+  LOAD(WaitSemaphores);
+  LOAD(SignalSemaphore);
 #undef LOAD
   VkDescriptorSetLayoutBinding binding = {.binding = 0,
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
@@ -738,6 +758,338 @@ static void test_one_shot(void **state) {
   free(src), free(got), free(want);
 }
 
+/*--------------------------------------------------------- external submit --*/
+
+/* The user's own submission: a command pool and a timeline semaphore of
+ * theirs, on tandem's device; commands submitted on a lane's queue under
+ * tandem's queue lock. */
+typedef struct ext_ctx {
+  raw_t *raw;
+  tandem_runtime_t *rt;
+  tandem_lane_t queue_lane; /* whose VkQueue the work goes to */
+  VkQueue queue;
+  VkCommandPool pool;       /* one command buffer per call, freed with the pool */
+  VkSemaphore timeline;
+  uint64_t value;           /* the last value submitted to signal */
+  uint32_t n;
+  int calls;
+  uint32_t waits_seen;      /* scope->wait_count, last call */
+  void *wait_semaphores[TANDEM_LANE_COUNT]; /* and its waits */
+  uint64_t wait_values[TANDEM_LANE_COUNT];
+  VkSemaphore gate;         /* when set, the work also waits for gate >= gate_value */
+  uint64_t gate_value;
+  tandem_status_t fail;     /* returned before submitting anything */
+  bool no_semaphore;        /* submits, but returns no semaphore */
+} ext_ctx_t;
+
+static void ext_open(ext_ctx_t *c, tandem_runtime_t *rt, raw_t *raw, tandem_lane_t lane,
+                     uint32_t n) {
+  memset(c, 0, sizeof *c);
+  c->raw = raw;
+  c->rt = rt;
+  c->queue_lane = lane;
+  c->n = n;
+  tandem_vulkan_handles_t h;
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  c->queue = (VkQueue)h.lanes[lane].queue;
+  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                 .queueFamilyIndex = h.lanes[lane].queue_family};
+  assert_int_equal(raw->CreateCommandPool(raw->device, &pci, NULL, &c->pool), VK_SUCCESS);
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  assert_int_equal(raw->CreateSemaphore(raw->device, &sci, NULL, &c->timeline), VK_SUCCESS);
+}
+
+/* Waits (host) for everything the context submitted, then frees it. */
+static void ext_close(ext_ctx_t *c) {
+  raw_t *r = c->raw;
+  VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                            .semaphoreCount = 1,
+                            .pSemaphores = &c->timeline,
+                            .pValues = &c->value};
+  assert_int_equal(r->WaitSemaphores(r->device, &wi, UINT64_MAX), VK_SUCCESS);
+  r->DestroySemaphore(r->device, c->timeline, NULL);
+  r->DestroyCommandPool(r->device, c->pool, NULL);
+}
+
+/* Copies access 0 into access 1 and adds one there with the raw pipeline,
+ * in a command buffer of its own, submitted waiting for scope's waits and
+ * signalling the context's timeline. */
+static tandem_status_t ext_submit(void *user, const tandem_vulkan_scope_t *scope,
+                                  tandem_vulkan_signal_t *out) {
+  ext_ctx_t *c = user;
+  raw_t *r = c->raw;
+  c->calls++;
+  c->waits_seen = scope->wait_count;
+  memcpy(c->wait_semaphores, scope->wait_semaphores, sizeof c->wait_semaphores);
+  memcpy(c->wait_values, scope->wait_values, sizeof c->wait_values);
+  assert_null(scope->command_buffer);
+  if (c->fail != TANDEM_OK) return c->fail;
+  tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = c->pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkCommandBuffer cb;
+  assert_int_equal(r->AllocateCommandBuffers(r->device, &ai, &cb), VK_SUCCESS);
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  assert_int_equal(r->BeginCommandBuffer(cb, &bi), VK_SUCCESS);
+  VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
+  r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+  raw_transfer_to_compute(r, cb);
+  raw_add_one(r, cb, dst, c->n);
+  assert_int_equal(r->EndCommandBuffer(cb), VK_SUCCESS);
+  VkSemaphoreSubmitInfo waits[TANDEM_LANE_COUNT + 1];
+  uint32_t wait_count = 0;
+  for (uint32_t i = 0; i < scope->wait_count; i++)
+    waits[wait_count++] = (VkSemaphoreSubmitInfo){
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+        .semaphore = (VkSemaphore)scope->wait_semaphores[i],
+        .value = scope->wait_values[i],
+        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+  if (c->gate)
+    waits[wait_count++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                                  .semaphore = c->gate,
+                                                  .value = c->gate_value,
+                                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+  VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                  .semaphore = c->timeline,
+                                  .value = ++c->value,
+                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+  VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                   .commandBuffer = cb};
+  VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                      .waitSemaphoreInfoCount = wait_count,
+                      .pWaitSemaphoreInfos = waits,
+                      .commandBufferInfoCount = 1,
+                      .pCommandBufferInfos = &cbi,
+                      .signalSemaphoreInfoCount = 1,
+                      .pSignalSemaphoreInfos = &signal};
+  tandem_runtime_queue_lock(c->rt, c->queue_lane);
+  VkResult vr = r->QueueSubmit2(c->queue, 1, &si, VK_NULL_HANDLE);
+  tandem_runtime_queue_unlock(c->rt, c->queue_lane);
+  assert_int_equal(vr, VK_SUCCESS);
+  *out = (tandem_vulkan_signal_t){c->no_semaphore ? NULL : (void *)c->timeline, c->value};
+  return TANDEM_OK;
+}
+
+/* tandem writes x (upload copy, add_one), the user's own submission copies
+ * x into y and adds one there, tandem adds one to y and downloads it: both
+ * edges are GPU-side waits, and nothing waits on the host in between. The
+ * user's queue is the compute lane's, and then the upload lane's (the region
+ * that waits for it on the compute lane). out = in + 3, replayed. */
+static void test_external_submit(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = test_n();
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *x = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *y = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(x),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(x), n));
+  tandem_exec_t *before = NULL, *after = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &before));
+  tandem_graph_release(g);
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(y), n));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(y), tandem_buffer_whole(out),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_prepare(g, &after));
+  tandem_graph_release(g);
+  tandem_access_decl_t acc[2] = {decl(x, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(y, 0, bytes, TANDEM_ACCESS_WRITE)};
+  th_rng_t rng = th_rng(8);
+  uint32_t *src = malloc(bytes), *got = malloc(bytes), *want = malloc(bytes);
+  assert_non_null(src);
+  assert_non_null(got);
+  assert_non_null(want);
+  tandem_vulkan_handles_t h;
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  VkSemaphore gate;
+  assert_int_equal(raw.CreateSemaphore(raw.device, &sci, NULL, &gate), VK_SUCCESS);
+  uint64_t gate_value = 0;
+  const tandem_lane_t queues[2] = {TANDEM_LANE_COMPUTE, TANDEM_LANE_UPLOAD};
+  for (int q = 0; q < 2; q++) {
+    ext_ctx_t c;
+    ext_open(&c, rt, &raw, queues[q], n);
+    for (int round = 0; round < 3; round++) {
+      th_fill_random_u32(&rng, src, n);
+      th_write(in, 0, src, bytes);
+      tandem_completion_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
+      TH_ASSERT_OK(tandem_exec_submit(before, &c1));
+      /* The first round holds the user's work behind a gate the host opens
+       * later: tandem's work after it must not finish before it. */
+      bool gated = round == 0;
+      c.gate = gated ? gate : VK_NULL_HANDLE;
+      c.gate_value = ++gate_value;
+      TH_ASSERT_OK(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_COMPUTE, acc, 2, ext_submit, &c,
+                                                &c2));
+      /* Nothing retired |before|'s run in between (no wait, no poll), so the
+       * user's submission had to wait for it: for the values its upload copy
+       * and its add_one (both write x) reach on their lanes' timelines. */
+      uint64_t lane_values[TANDEM_LANE_COUNT];
+      TH_ASSERT_OK(tandem_completion_lane_values(c1, lane_values));
+      assert_int_equal(c.waits_seen, 2);
+      for (uint32_t w = 0; w < c.waits_seen; w++) {
+        tandem_lane_t l = w == 0 ? TANDEM_LANE_UPLOAD : TANDEM_LANE_COMPUTE; /* lane order */
+        assert_ptr_equal(c.wait_semaphores[w], h.lanes[l].timeline);
+        TH_ASSERT_U64_EQ(c.wait_values[w], lane_values[l]);
+      }
+      TH_ASSERT_OK(tandem_exec_submit(after, &c3));
+      if (gated) {
+        TH_ASSERT_STATUS(tandem_completion_wait_timeout(c3, 50 * 1000 * 1000),
+                         TANDEM_ERROR_TIMEOUT);
+        assert_false(tandem_completion_is_complete(c2));
+        VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                      .semaphore = gate,
+                                      .value = gate_value};
+        assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
+      }
+      TH_ASSERT_OK(tandem_completion_wait(c3));
+      assert_true(tandem_completion_is_complete(c2)); /* c3 was ordered after it */
+      TH_ASSERT_OK(tandem_completion_wait(c2));
+      TH_ASSERT_OK(tandem_completion_wait(c1));
+      tandem_completion_release(c1);
+      tandem_completion_release(c2);
+      tandem_completion_release(c3);
+      th_read(out, 0, got, bytes);
+      for (uint32_t i = 0; i < n; i++) want[i] = src[i] + 3;
+      TH_ASSERT_U32_ARRAY(got, want, n, "tandem +1, the user's submission copy +1, tandem +1");
+    }
+    assert_int_equal(c.calls, 3);
+    ext_close(&c);
+  }
+  /* An open gate at every value used (later rounds did not wait for it). */
+  VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                .semaphore = gate,
+                                .value = gate_value + 1};
+  assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
+  raw.DestroySemaphore(raw.device, gate, NULL);
+  free(src), free(got), free(want);
+  tandem_exec_release(before);
+  tandem_exec_release(after);
+  tandem_kernel_release(k);
+  tandem_buffer_release(in);
+  tandem_buffer_release(x);
+  tandem_buffer_release(y);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+}
+
+/* What the external submit refuses: a conflicting live map (the callback is
+ * not called), a callback error (nothing started), OK without a semaphore
+ * (the user's work is then theirs to wait for). */
+static void test_external_submit_refuses(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = 256;
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *dev = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_access_decl_t acc[2] = {decl(in, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(dev, 0, bytes, TANDEM_ACCESS_WRITE)};
+  ext_ctx_t c;
+  ext_open(&c, rt, &raw, TANDEM_LANE_COMPUTE, n);
+  uint64_t submissions = th_stats(rt).submissions;
+  tandem_completion_t *done = (tandem_completion_t *)1;
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(th_view(in, 0, 64), &m));
+  TH_ASSERT_STATUS_MSG(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, ext_submit, &c,
+                                                    &done),
+                       TANDEM_ERROR_BUSY, "live host write map");
+  tandem_unmap(&m);
+  assert_null(done);
+  assert_int_equal(c.calls, 0);
+  c.fail = TANDEM_ERROR_CANCELLED;
+  TH_ASSERT_STATUS_MSG(
+      tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, ext_submit, &c, &done),
+      TANDEM_ERROR_CANCELLED,
+      "Vulkan submit (compute lane): its submit callback returned ERROR_CANCELLED; nothing was "
+      "started");
+  c.fail = TANDEM_OK;
+  c.no_semaphore = true;
+  TH_ASSERT_STATUS_MSG(
+      tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, ext_submit, &c, &done),
+      TANDEM_ERROR_INVALID_ARGUMENT, "returned TANDEM_OK with no semaphore");
+  assert_int_equal(c.calls, 2);
+  TH_ASSERT_U64_EQ(th_stats(rt).submissions, submissions);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, NULL, &c, &done),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "the submit callback is NULL");
+  ext_close(&c); /* waits for the work submitted without a semaphore for tandem */
+  tandem_buffer_release(in);
+  tandem_buffer_release(dev);
+  raw_close(&raw);
+}
+
+/* A "submission" that is the host's: the callback submits nothing and
+ * names a timeline the test signals later. Later conflicting tandem work
+ * must not run before it: tandem's own wait, seen even on a device whose
+ * lanes share one in-order queue (a blocked user submission on that queue
+ * would hold everything behind it anyway). */
+static tandem_status_t host_gate_submit(void *user, const tandem_vulkan_scope_t *scope,
+                                        tandem_vulkan_signal_t *out) {
+  (void)scope;
+  ext_ctx_t *c = user;
+  c->calls++;
+  *out = (tandem_vulkan_signal_t){(void *)c->gate, c->gate_value};
+  return TANDEM_OK;
+}
+
+static void test_external_submit_waits(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  ext_ctx_t c;
+  ext_open(&c, rt, &raw, TANDEM_LANE_COMPUTE, 0);
+  c.gate = c.timeline; /* the context's own timeline, signalled by the host */
+  c.gate_value = c.value = 5;
+  tandem_access_decl_t acc[1] = {decl(b, 0, 4096, TANDEM_ACCESS_WRITE)};
+  tandem_completion_t *gated = NULL, *fill = NULL;
+  TH_ASSERT_OK(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_DOWNLOAD, acc, 1, host_gate_submit,
+                                            &c, &gated));
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, 0, 64), 0x77u, TANDEM_LANE_AUTO));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  TH_ASSERT_OK(tandem_exec_submit(e, &fill));
+  /* The fill (compute lane) waits for the gated region (download lane). */
+  TH_ASSERT_STATUS(tandem_completion_wait_timeout(fill, 100 * 1000 * 1000), TANDEM_ERROR_TIMEOUT);
+  assert_false(tandem_completion_is_complete(gated));
+  tandem_map_t m;
+  TH_ASSERT_STATUS_MSG(tandem_try_map_read(th_view(b, 1024, 64), &m), TANDEM_ERROR_BUSY,
+                       "in use by in-flight device work");
+  VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                .semaphore = c.gate,
+                                .value = c.gate_value};
+  assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
+  TH_ASSERT_OK(tandem_completion_wait(fill));
+  TH_ASSERT_OK(tandem_completion_wait(gated));
+  tandem_completion_release(fill);
+  tandem_completion_release(gated);
+  uint32_t got[16];
+  th_read(b, 0, got, sizeof got);
+  TH_ASSERT_U32_FILL(got, 0x77u, 16, "the fill, once the gate opened");
+  assert_int_equal(c.calls, 1);
+  tandem_exec_release(e);
+  ext_close(&c);
+  tandem_buffer_release(b);
+  raw_close(&raw);
+}
+
 /* docs:handoff-example begin */
 /* Raw Vulkan fills a scratch buffer and copies it into |data|; tandem then
  * adds one to |data| and downloads it. The entry points come from the loader
@@ -904,6 +1256,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_one_shot, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_add_refuses, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_docs_example, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_external_submit, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_external_submit_refuses, th_setup_gpu,
+                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_external_submit_waits, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }
