@@ -1495,6 +1495,40 @@ static tandem_status_t run_commands_callback(void) {
   return keep(tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing,
                                                  (void *)&io, &c));
 }
+static tandem_status_t submit_code(void *user, const tandem_vulkan_scope_t *scope,
+                                   tandem_vulkan_signal_t *out) {
+  (void)scope;
+  (void)out; /* submits nothing: OK without a semaphore, or the code in |user| */
+  return user ? *(const tandem_status_t *)user : TANDEM_OK;
+}
+static tandem_status_t submit_vulkan_with(tandem_access_t access, const tandem_status_t *code) {
+  tandem_access_decl_t a = host_decl(access);
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = keep(tandem_runtime_submit_vulkan(F.rt, TANDEM_LANE_AUTO, &a, 1,
+                                                        submit_code, (void *)code, &c));
+  assert_null(c);
+  return s;
+}
+static tandem_status_t submit_vulkan_no_semaphore(void) {
+  return submit_vulkan_with(TANDEM_ACCESS_READ, NULL);
+}
+static tandem_status_t submit_vulkan_code(void) {
+  static const tandem_status_t cancelled = TANDEM_ERROR_CANCELLED;
+  return submit_vulkan_with(TANDEM_ACCESS_READ, &cancelled);
+}
+static tandem_status_t submit_vulkan_busy(void) {
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(th_view(F.host, 0, 64), &m));
+  tandem_status_t s = submit_vulkan_with(TANDEM_ACCESS_READ, NULL);
+  tandem_unmap(&m);
+  return s;
+}
+static tandem_status_t submit_vulkan_npu_local(void) {
+  tandem_access_decl_t a = {tandem_buffer_whole(F.npu_local), TANDEM_ACCESS_READ};
+  tandem_completion_t *c = NULL;
+  return keep(
+      tandem_runtime_submit_vulkan(F.npu, TANDEM_LANE_AUTO, &a, 1, submit_code, NULL, &c));
+}
 static tandem_status_t run_commands_outside(void) {
   tandem_access_decl_t a = {{F.host, 4000, 200}, TANDEM_ACCESS_READ};
   tandem_completion_t *c = NULL;
@@ -1744,6 +1778,13 @@ static const row_t rows[] = {
     R(tandem_runtime_run_vulkan_commands, BUSY, "live host read map", run_commands_busy),
     R(tandem_runtime_run_vulkan_commands, IO, "its record callback returned ERROR_IO",
       run_commands_callback),
+    R(tandem_runtime_submit_vulkan, INVALID_ARGUMENT, "returned TANDEM_OK with no semaphore",
+      submit_vulkan_no_semaphore),
+    R(tandem_runtime_submit_vulkan, CANCELLED, "its submit callback returned ERROR_CANCELLED",
+      submit_vulkan_code),
+    R(tandem_runtime_submit_vulkan, BUSY, "live host write map", submit_vulkan_busy),
+    R(tandem_runtime_submit_vulkan, UNSUPPORTED, "an NPU_LOCAL buffer is not visible to the GPU",
+      submit_vulkan_npu_local),
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -1856,7 +1897,8 @@ static void table_covers_the_header(void **state) {
       "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",
       "tandem_external_timeline_wait", "tandem_buffer_adopt_vulkan",
       "tandem_kernel_adopt_vulkan", "tandem_graph_add_vulkan_commands",
-      "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands"};
+      "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands",
+      "tandem_runtime_submit_vulkan"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
