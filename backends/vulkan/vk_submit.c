@@ -459,7 +459,8 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       p->signals[2 * at + 1] = p->signals[2 * at];
       p->signals[2 * at + 1].semaphore = lane->mirror;
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                                       .pWaitSemaphoreInfos = &p->waits[at * (TANDEM_LANE_COUNT + 1)],
+                                       .pWaitSemaphoreInfos =
+                                           &p->waits[at * (TANDEM_LANE_COUNT + 1)],
                                        .commandBufferInfoCount = 1,
                                        .pCommandBufferInfos = &p->cb_infos[at],
                                        .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,

@@ -1698,9 +1698,11 @@ TANDEM_API tandem_status_t tandem_runtime_run_vulkan_commands(
  * semaphore of tandem's VkDevice that you created (never a lane's timeline),
  * to out->value (above any value it had) when its work on the declared bytes
  * is done; the semaphore must live until the returned completion has
- * finished. It returns TANDEM_OK after submitting, or an error code when it
- * submitted nothing: then nothing is started and the call fails with that
- * code.
+ * finished. A value that is never reached stalls that region, everything
+ * that conflicts with the declared accesses after it, and the completion
+ * (tandem cannot time it out). It returns TANDEM_OK after submitting, or an
+ * error code when it submitted nothing: then nothing is started and the call
+ * fails with that code.
  */
 
 /* The timeline value a submit callback's work signals at its end. */

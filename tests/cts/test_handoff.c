@@ -114,9 +114,10 @@ static void raw_open(tandem_runtime_t *rt, raw_t *r) {
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                           .descriptorCount = 1,
                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                        .bindingCount = 1,
-                                        .pBindings = &binding};
+  VkDescriptorSetLayoutCreateInfo dl = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+      .bindingCount = 1,
+      .pBindings = &binding};
   assert_int_equal(r->CreateDescriptorSetLayout(r->device, &dl, NULL, &r->set_layout), VK_SUCCESS);
   VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
   VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -850,10 +851,11 @@ static tandem_status_t ext_submit(void *user, const tandem_vulkan_scope_t *scope
         .value = scope->wait_values[i],
         .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
   if (c->gate)
-    waits[wait_count++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                  .semaphore = c->gate,
-                                                  .value = c->gate_value,
-                                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    waits[wait_count++] = (VkSemaphoreSubmitInfo){
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+        .semaphore = c->gate,
+        .value = c->gate_value,
+        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
   VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                   .semaphore = c->timeline,
                                   .value = ++c->value,
