@@ -57,11 +57,17 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
   gpu->vtable->native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
   /* The message after a failure is the callback's own (a refused
-   * tandem_vulkan_scope_view), or none: never one left from earlier. */
+   * tandem_vulkan_scope_view), or none: never one left from earlier. After
+   * a success the caller's message is as it was. */
+  char saved[1024];
+  tandem__save_error(saved, sizeof saved);
   tandem__clear_error();
   tandem_status_t s = node->record(node->record_user, &scope);
   state.live = 0;
-  if (s == TANDEM_OK) return TANDEM_OK;
+  if (s == TANDEM_OK) {
+    tandem__restore_error(saved);
+    return TANDEM_OK;
+  }
   if (s > 0 || strcmp(tandem_status_name(s), "UNKNOWN") == 0)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "Vulkan commands node %u (%s lane): its record callback returned %d, "
@@ -95,9 +101,12 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
     scope.wait_values[scope.wait_count++] = region->wait_values[l];
   }
   tandem_vulkan_signal_t signal = {0};
+  char saved[1024]; /* as in tandem__vulkan_commands_record */
+  tandem__save_error(saved, sizeof saved);
   tandem__clear_error();
   tandem_status_t s = submit(user, &scope, &signal);
   state.live = 0;
+  if (s == TANDEM_OK) tandem__restore_error(saved);
   const char *lane = tandem_lane_name(node->lane);
   if (s > 0 || strcmp(tandem_status_name(s), "UNKNOWN") == 0)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

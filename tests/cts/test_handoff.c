@@ -694,6 +694,8 @@ static void test_callback_error(void **state) {
                        "returned 5, which is not a tandem_status_t");
   c.result = TANDEM_OK; /* the same graph prepares once the callback succeeds */
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  /* ... and a success leaves the thread's last failure message alone. */
+  assert_non_null(strstr(tandem_error_message(), "returned 5"));
   run_once(e);
   tandem_exec_release(e);
   tandem_graph_release(g);
