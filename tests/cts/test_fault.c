@@ -9,13 +9,14 @@
  * bounded, and an alarm names N if anything blocks), live bytes 0 and no
  * validation message at teardown, and the runtime afterwards either still
  * usable or consistently DEVICE_LOST. Leaks show under LeakSanitizer (ASan
- * build). Scenarios: open + buffers + kernel + prepare + submit + map on the
- * GPU (with an exported and re-imported buffer and an exported timeline
- * where the device can); the same with an NPU run on the emulated NPU; and
- * a runtime on the test's own VkDevice (runtime option vulkan_device) running
- * an adopted pipeline on an adopted buffer, where a failure anywhere must
- * leave the device as the test made it (one device serves every run; any
- * object tandem left on it is reported when it is destroyed at the end).
+ * build). Scenarios: open + buffers + kernel + prepare (a graph with a
+ * Vulkan commands node among its nodes) + submit + map on the GPU (with an
+ * exported and re-imported buffer and an exported timeline where the device
+ * can); the same with an NPU run on the emulated NPU; and a runtime on the
+ * test's own VkDevice (runtime option vulkan_device) running an adopted
+ * pipeline on an adopted buffer, where a failure anywhere must leave the
+ * device as the test made it (one device serves every run; any object tandem
+ * left on it is reported when it is destroyed at the end).
  * argv[1] picks the fault kinds ("alloc", "vulkan", "xrt"; default all).
  * Label "vulkan".
  */
@@ -189,6 +190,14 @@ static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) 
 /* The GPU scenario: upload, add one twice (two submissions, the second after
  * the first), download, check. With the extensions, the device buffer is
  * exportable and interop_steps run on it. */
+/* A Vulkan commands node that reads |dev| and records nothing but asks for
+ * its view: the handoff's recording path under every failure. */
+static tandem_status_t record_view_only(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)user;
+  tandem_vulkan_view_t v;
+  return tandem_vulkan_scope_view(scope, 0, &v);
+}
+
 static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
@@ -255,6 +264,9 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_view_t vd = tandem_buffer_whole(dev);
   ok = ok && STEP(r, tandem_graph_add_copy(g, tandem_buffer_whole(hv), vd, TANDEM_LANE_AUTO));
   ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &vd, 1, &n, sizeof n));
+  tandem_access_decl_t handoff = {vd, TANDEM_ACCESS_READ};
+  ok = ok && STEP(r, tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &handoff, 1,
+                                                      record_view_only, NULL));
   if (npu) ok = ok && STEP(r, tandem_graph_add_npu_run(g, p, &vd, 1, &zero, 1));
   ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &vd, 1, &n, sizeof n));
   ok = ok && STEP(r, tandem_graph_add_copy(g, vd, tandem_buffer_whole(hv), TANDEM_LANE_AUTO));
