@@ -11,9 +11,14 @@
  * new random data and checked against a CPU reference. Also: the callback
  * runs once per slot at prepare and at re-records only, never per submit; a
  * live host map makes the submit BUSY; an undeclared access index is refused;
- * a callback's error fails prepare with its code and the node named; the
- * one-shot form. Every runtime runs with validation (synchronization
- * validation included): any message fails the test. Label "vulkan".
+ * a callback's error fails prepare (or a re-recording submit) with its code
+ * and the node named; declared accesses carry poison; the one-shot form; the
+ * external-submit form (the user's own vkQueueSubmit2 between tandem runs,
+ * GPU-side waits both ways, one of them held by a host-signalled gate). The
+ * docs/interop.md example is the block between the docs:handoff-example
+ * markers, checked verbatim. Every runtime runs with validation
+ * (synchronization validation included): any message fails the test. Label
+ * "vulkan".
  */
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
@@ -202,6 +207,7 @@ typedef enum mode {
   COPY,         /* access 0 → access 1 by copy (transfer only: any lane) */
   ADD_ONE,      /* raw add-one on access 0 */
   COPY_OUT,     /* access 0 → access 1 by copy; update access 2; fill access 3 */
+  FILL,         /* fills access 0 with FILL_WORD */
   UNDECLARED,   /* asks for access |bad| and returns what the accessor said */
   FAIL,         /* returns |result| */
 } rec_mode_t;
@@ -252,6 +258,11 @@ static tandem_status_t record(void *user, const tandem_vulkan_scope_t *scope) {
       break;
     }
     case ADD_ONE: raw_add_one(r, cb, scope_view(scope, 0), c->n); break;
+    case FILL: {
+      tandem_vulkan_view_t v = scope_view(scope, 0);
+      r->CmdFillBuffer(cb, (VkBuffer)v.buffer, v.offset, v.range, FILL_WORD);
+      break;
+    }
     case COPY_OUT: {
       tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
       VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
@@ -761,6 +772,64 @@ static void test_one_shot(void **state) {
   free(src), free(got), free(want);
 }
 
+/* Declared accesses carry poison like any node's: a handoff that reads
+ * bytes a failed run wrote is refused with FAILED_DEPENDENCY; one that
+ * declares WRITE over the whole buffer (the promise WRITE makes: every byte
+ * overwritten) rewrites it, and readers run again after it. */
+static void test_poison(void **state) {
+  tandem_runtime_t *rt = *state;
+  raw_t raw;
+  raw_open(rt, &raw);
+  uint32_t n = 1024;
+  uint64_t bytes = (uint64_t)n * 4;
+  tandem_buffer_t *x = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(x), 1u, TANDEM_LANE_AUTO));
+  tandem_exec_t *fill = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &fill));
+  tandem_graph_release(g);
+  TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(fill, &c));
+  TH_ASSERT_STATUS(tandem_completion_wait(c), TANDEM_ERROR_INTERNAL);
+  tandem_completion_release(c);
+
+  ctx_t reader = {.raw = &raw, .mode = COPY, .n = n};
+  tandem_access_decl_t racc[2] = {decl(x, 0, bytes, TANDEM_ACCESS_READ),
+                                  decl(out, 0, bytes, TANDEM_ACCESS_WRITE)};
+  g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, racc, 2, record, &reader));
+  tandem_exec_t *read = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &read));
+  tandem_graph_release(g);
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(read, &c), TANDEM_ERROR_FAILED_DEPENDENCY,
+                       "written by work that failed");
+  /* READ_WRITE over the whole buffer reads the poisoned bytes: refused too. */
+  ctx_t writer = {.raw = &raw, .mode = FILL};
+  tandem_access_decl_t wacc = decl(x, 0, bytes, TANDEM_ACCESS_READ_WRITE);
+  TH_ASSERT_STATUS(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, &wacc, 1, record,
+                                                      &writer, &c),
+                   TANDEM_ERROR_FAILED_DEPENDENCY);
+  wacc.access = TANDEM_ACCESS_WRITE;
+  TH_ASSERT_OK(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, &wacc, 1, record, &writer,
+                                                  &c));
+  tandem_completion_t *r = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(read, &r)); /* ordered after the rewrite in flight */
+  TH_ASSERT_OK(tandem_completion_wait(r));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(r);
+  tandem_completion_release(c);
+  uint32_t got[1024];
+  th_read(out, 0, got, sizeof got);
+  TH_ASSERT_U32_FILL(got, FILL_WORD, n, "the handoff's rewrite, copied by the handoff reader");
+  tandem_exec_release(fill);
+  tandem_exec_release(read);
+  tandem_buffer_release(x);
+  tandem_buffer_release(out);
+  raw_close(&raw);
+}
+
 /*--------------------------------------------------------- external submit --*/
 
 /* The user's own submission: a command pool and a timeline semaphore of
@@ -1259,6 +1328,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_callback_error, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_one_shot, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_add_refuses, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_poison, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_docs_example, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_external_submit, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_external_submit_refuses, th_setup_gpu,
