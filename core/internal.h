@@ -255,6 +255,7 @@ static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *nod
   assert(a != 0); /* every declared view has READ, WRITE or both (checked at add) */
   return a;
 }
+typedef struct tandem__plan tandem__plan_t; /* defined below */
 /* handoff.c: records node |node_index| of |plan|, a VULKAN_COMMANDS node on a
  * GPU lane, into |command_buffer| (a VkCommandBuffer the backend is
  * recording) by calling the user's callback with a scope. A failure carries
@@ -296,7 +297,6 @@ struct tandem_graph {
   uint64_t view_total;                        /* sum of the nodes' view_count */
 };
 
-typedef struct tandem__plan tandem__plan_t;
 
 /* A prepared region: consecutive nodes of one lane (in order[]), the regions
  * of this graph it must wait for (latest per lane, -1 none). */

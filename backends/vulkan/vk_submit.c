@@ -169,7 +169,6 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
     rec->pending += count;
     bindings += count;
   }
-  return TANDEM_OK;
 }
 
 /* Core computed the scopes (core/record.c): the kinds of work since the

@@ -1569,6 +1569,8 @@ typedef struct tandem_vulkan_kernel {
 TANDEM_API tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
                                                       const tandem_vulkan_kernel_t *desc,
                                                       tandem_kernel_t **out_kernel);
+
+/*
  * Scoped handoff.  Your own Vulkan commands inside tandem's ordering: a graph
  * node that declares the byte ranges it touches (views, each READ, WRITE or
  * READ_WRITE, as a dispatch's bindings do) and a callback that records
