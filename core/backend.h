@@ -126,11 +126,22 @@ typedef struct tandem__program_desc {
   const tandem__program_command_t *commands; /* [id] */
 } tandem__program_desc_t;
 
+/* Lane ids: the four built-in lanes keep their tandem_lane_t values (0..3);
+ * user lanes (imported timelines, native sessions: core/lane.c) take ids
+ * TANDEM_LANE_COUNT .. TANDEM__MAX_LANES - 1. Equal to the public
+ * TANDEM_MAX_LANES. Eight in all: every region submission carries a wait
+ * value per lane id and the backend keeps one wait descriptor per lane id per
+ * region, made at prepare so replay allocates nothing; eight keeps those fixed
+ * arrays small while leaving four user lanes (a few producers plus a session),
+ * and a larger table only costs memory per region. */
+#define TANDEM__MAX_LANES TANDEM_MAX_LANES
+
 /* One region's submission: which prepared region, and the values it waits for
- * on each lane (0 = no wait) and signals on its own lane. */
+ * on each lane id, user lanes included (0 = no wait), and signals on its own
+ * (built-in) lane. */
 typedef struct tandem__region_submit {
   uint32_t region;
-  uint64_t wait_values[TANDEM_LANE_COUNT];
+  uint64_t wait_values[TANDEM__MAX_LANES];
   uint64_t signal_value;
   /* One more wait, on a timeline semaphore of the user's (tandem_runtime_submit_vulkan):
    * the native semaphore and its value; NULL none. GPU regions only. */
@@ -219,8 +230,9 @@ typedef struct tandem__gpu_vtable {
                              uint64_t *out_pairs);
 
   /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
-   * passed (TIMEOUT). Thread-safe; takes no core lock. */
-  tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT],
+   * passed (TIMEOUT). Only lanes with a timeline (built-in, or bound by
+   * lane_bind) are named. Thread-safe; takes no core lock. */
+  tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                           uint64_t timeout_ns);
   /* Signals |lane|'s timeline to |value| from the host (the NPU lane).
    * Thread-safe. */
@@ -238,8 +250,18 @@ typedef struct tandem__gpu_vtable {
    * same extensions cover export). */
   tandem_status_t (*buffer_create_dmabuf)(tandem__gpu_t *gpu, uint64_t size, void **out_native,
                                           int *out_fd);
-  /* Current value of every lane's timeline. Thread-safe. */
-  tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
+  /* Current value of every lane's timeline (0 for a user lane id with none
+   * bound). Thread-safe. */
+  tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM__MAX_LANES]);
+  /* Gives user lane id |lane| (TANDEM_LANE_COUNT ..) a timeline that region
+   * submissions may wait on: |imported| (a timeline_import native, still
+   * owned by the caller, only waited on), or, when NULL, a new timeline of
+   * the backend's own that signal() advances from the host (a native
+   * session). Called under runtime->mutex for an id with none bound. */
+  tandem_status_t (*lane_bind)(tandem__gpu_t *gpu, tandem_lane_t lane, void *imported);
+  /* Forgets |lane|'s timeline (destroying one lane_bind made). Called under
+   * runtime->mutex once no queued work waits on it any more. */
+  void (*lane_unbind)(tandem__gpu_t *gpu, tandem_lane_t lane);
 
   tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
 

@@ -78,10 +78,19 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
         return tandem__broken("I3", "a record of an in-flight slot is not linked (slot, access)",
                               s->index, i);
       /* I3, the other way: whatever shares that list belongs to an in-flight slot. */
-      for (const tandem__record_t *r = rec->access.buffer->records; r; r = r->next)
+      for (const tandem__record_t *r = rec->access.buffer->records; r; r = r->next) {
+        if (!r->slot) { /* a native session's open stage (session.c) */
+          if (r->lane < TANDEM_LANE_COUNT || r->lane >= TANDEM__MAX_LANES ||
+              rt->lanes[r->lane].kind != TANDEM_LANE_KIND_SESSION ||
+              r->value <= rt->lane_done_value[r->lane])
+            return tandem__broken("I3", "a buffer lists a session record of no open stage "
+                                  "(lane, value)", (uint64_t)r->lane, r->value);
+          continue;
+        }
         if (r->slot->state != TANDEM__SLOT_IN_FLIGHT || !tandem__slot_listed(rt, r->slot))
           return tandem__broken("I3", "a buffer lists a record of a slot not in flight (slot, state)",
                                 r->slot->index, r->slot->state);
+      }
     }
   }
   if (n != rt->in_flight_count || last != rt->in_flight_tail)

@@ -51,6 +51,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
     count += tandem__node_accesses(node, scratch);
     if (node->kind == TANDEM__NODE_COPY) exec->copied_per_lane[node->lane] += node->views[0].length;
+    exec->uses_lane[node->lane] = true;
     exec->node_view[i] = exec->view_total;
     if (node->kind != TANDEM__NODE_NPU_RUN) exec->view_total += node->view_count;
   }
@@ -196,13 +197,13 @@ void tandem_exec_release(tandem_exec_t *exec) {
   pthread_mutex_lock(&rt->mutex);
   for (;;) {
     tandem__tracker_poll_locked(rt); /* after a failed wait (lost) this retires all */
-    uint64_t waits[TANDEM_LANE_COUNT] = {0};
+    uint64_t waits[TANDEM__MAX_LANES] = {0};
     bool busy = false;
     for (uint32_t k = 0; k < exec->slot_count; k++) {
       const tandem__slot_t *slot = &exec->slots[k];
       if (slot->state != TANDEM__SLOT_IN_FLIGHT) continue;
       busy = true;
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      for (int l = 0; l < TANDEM__MAX_LANES; l++)
         if (slot->cover[l] > waits[l]) waits[l] = slot->cover[l];
     }
     if (!busy) break;
@@ -216,8 +217,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
   tandem__exec_destroy(exec);
 }
 
-/* Fails with BUSY when a live host map conflicts with |a|. */
-static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
+tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   const tandem_buffer_t *b = a->buffer;
   for (uint32_t i = 0; i < b->map_count; i++) {
     const tandem__host_map_t *m = &b->maps[i];
@@ -237,19 +237,24 @@ static tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
  * ordered after it (and fails with it, through its dependencies, if it fails),
  * so the poison of earlier bytes no longer matters to that reader. Only WRITE
  * counts: it promises every byte is overwritten and none read (the shader's
- * writeonly is checked at load); READ_WRITE would read the poisoned bytes. */
+ * writeonly is checked at load); READ_WRITE would read the poisoned bytes.
+ * A native session's stage (no slot) does not count: what it writes is the
+ * client's, and tandem cannot tell whether it rewrites every byte. */
 static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
   for (const tandem__record_t *r = b->records; r; r = r->next)
     if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset == 0 &&
-        r->access.length == b->size && !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
+        r->access.length == b->size && r->slot && !atomic_load(&r->slot->cancel_requested) &&
+        !r->slot->inject_failure)
       return true;
   return false;
 }
 
-/* Submits |exec| after |after|; with |external|, a one-region executable
- * whose region also waits for what external(|external_user|) submits. */
+/* Submits |exec| after |after|, its regions also waiting for |lane_waits|
+ * (user lanes' values); with |external|, a one-region executable whose
+ * region also waits for what external(|external_user|) submits. */
 static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *const *after,
-                                      uint32_t after_count, tandem_vulkan_submit_fn external,
+                                      uint32_t after_count, const tandem_lane_wait_t *lane_waits,
+                                      uint32_t lane_wait_count, tandem_vulkan_submit_fn external,
                                       void *external_user,
                                       tandem_completion_t **out_completion) {
   if (!out_completion)
@@ -280,6 +285,24 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     s = TANDEM_FAIL(rt->lost, "the runtime's GPU failed earlier (%s); nothing can be submitted",
                     tandem_status_name(rt->lost));
     goto out;
+  }
+  for (uint32_t i = 0; i < lane_wait_count; i++) {
+    int l = lane_waits[i].lane;
+    if (l < TANDEM_LANE_COUNT || l >= TANDEM__MAX_LANES ||
+        rt->lanes[l].kind != TANDEM_LANE_KIND_EXTERNAL || rt->lanes[l].closing) {
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                      "waits[%u]: lane %d is not an external lane of this runtime (make one "
+                      "with tandem_external_timeline_lane; built-in lanes are ordered through "
+                      "tandem_exec_submit_after)",
+                      i, l);
+      goto out;
+    }
+    if (lane_waits[i].value == 0) {
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                      "waits[%u]: value 0 on lane %d waits for nothing; timelines start at 0",
+                      i, l);
+      goto out;
+    }
   }
   /* Retire finished work only when a limit is in the way: waits retire what
    * they waited for, so the common replay path makes no timeline queries. */
@@ -331,7 +354,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   }
   /* Values and waits, computed into the slot before anything is committed. */
   slot->dep_count = 0;
-  uint64_t next[TANDEM_LANE_COUNT];
+  uint64_t next[TANDEM__MAX_LANES];
   memcpy(next, rt->lane_next_value, sizeof next);
   for (uint32_t r = 0; r < plan->region_count; r++) {
     tandem__region_submit_t *sub = &slot->submits[r];
@@ -340,10 +363,15 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     sub->signal_value = ++next[plan->regions[r].lane];
     sub->external_wait = NULL;
     sub->external_value = 0;
+    memset(sub->wait_values, 0, sizeof sub->wait_values);
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       int32_t w = plan->regions[r].wait_region[l];
       sub->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
     }
+    /* Waits on user lanes (tandem_exec_submit_waiting): every region. */
+    for (uint32_t i = 0; i < lane_wait_count; i++)
+      if (lane_waits[i].value > sub->wait_values[lane_waits[i].lane])
+        sub->wait_values[lane_waits[i].lane] = lane_waits[i].value;
   }
   for (uint32_t i = 0; i < exec->access_count; i++)
     tandem__tracker_conflicts_locked(rt, &exec->accesses[i],
@@ -408,6 +436,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   for (uint32_t r = 0; r < plan->region_count; r++)
     slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
   tandem__slot_set_cover_locked(rt, gpu, slot);
+  tandem__lane_note_waits_locked(rt, slot);
   for (uint32_t i = 0; i < exec->access_count; i++) {
     tandem__record_t *rec = &slot->records[i];
     uint32_t r = exec->access_region[i];
@@ -423,7 +452,9 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   slot->generation++;
   slot->submission = ++rt->submission_count;
   atomic_store(&slot->cancel_requested, false);
-  atomic_store(&slot->dep_failed, false);
+  /* A session stage it waits for may already have ended in failure (its
+   * records stay until its value is signalled): fail with it. */
+  atomic_store(&slot->dep_failed, tandem__lane_failed_waits_locked(rt, slot));
   atomic_store(&slot->abandoned, false);
   atomic_store(&slot->npu_result, TANDEM_OK);
   slot->inject_failure = rt->fail_next;
@@ -441,10 +472,13 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   rt->in_flight_count++;
   atomic_fetch_add(&rt->stats.submissions, 1);
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    if (exec->uses_lane[l]) atomic_fetch_add(&rt->lanes[l].submissions, 1);
     if (!exec->copied_per_lane[l]) continue;
-    atomic_fetch_add(&rt->stats.copied_per_lane[l], exec->copied_per_lane[l]);
+    atomic_fetch_add(&rt->lanes[l].copied_bytes, exec->copied_per_lane[l]);
     atomic_fetch_add(&rt->stats.copied_bytes, exec->copied_per_lane[l]);
   }
+  for (uint32_t i = 0; i < lane_wait_count; i++)
+    atomic_fetch_add(&rt->lanes[lane_waits[i].lane].submissions, 1);
   /* NPU regions go to the lane thread last: the GPU regions that wait for
    * them are queued already (wait-before-signal on the NPU timeline). */
   for (uint32_t r = 0; r < plan->region_count; r++) {
@@ -463,18 +497,31 @@ out:
 }
 
 tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
-  return tandem__submit(exec, NULL, 0, NULL, NULL, out_completion);
+  return tandem__submit(exec, NULL, 0, NULL, 0, NULL, NULL, out_completion);
+}
+
+tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec, const tandem_lane_wait_t *waits,
+                                           uint32_t wait_count,
+                                           tandem_completion_t **out_completion) {
+  if (wait_count && !waits)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "waits is NULL with wait_count %u",
+                       wait_count);
+  if (wait_count > TANDEM_MAX_LANES)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "wait_count %u: a submission waits on at most %d lanes (one entry each)",
+                       wait_count, TANDEM_MAX_LANES);
+  return tandem__submit(exec, NULL, 0, waits, wait_count, NULL, NULL, out_completion);
 }
 
 tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec, tandem_completion_t *const *after,
                                          uint32_t after_count,
                                          tandem_completion_t **out_completion) {
-  return tandem__submit(exec, after, after_count, NULL, NULL, out_completion);
+  return tandem__submit(exec, after, after_count, NULL, 0, NULL, NULL, out_completion);
 }
 
 tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_submit_fn submit,
                                              void *user, tandem_completion_t **out_completion) {
-  return tandem__submit(exec, NULL, 0, submit, user, out_completion);
+  return tandem__submit(exec, NULL, 0, NULL, 0, submit, user, out_completion);
 }
 
 /*--------------------------------------------------------------------------*/
@@ -484,7 +531,7 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   tandem__slot_t *slot;
   TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
   tandem_runtime_t *rt = slot->exec->runtime;
-  uint64_t values[TANDEM_LANE_COUNT];
+  uint64_t values[TANDEM__MAX_LANES];
   pthread_mutex_lock(&rt->mutex);
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
   /* The wait covers the submissions this one depends on (it retires after

@@ -95,7 +95,9 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
                                  .internal = &state};
   gpu->vtable->native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+  /* Built-in lanes and user lanes (an open session's stage, an imported
+   * timeline's value) alike. */
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (!region->wait_values[l]) continue;
     scope.wait_semaphores[scope.wait_count] = gpu->vtable->lane_timeline(gpu, (tandem_lane_t)l);
     scope.wait_values[scope.wait_count++] = region->wait_values[l];

@@ -78,6 +78,27 @@ typedef struct tandem__npu_lane {
   pthread_t thread;
 } tandem__npu_lane_t;
 
+/* A lane (core/lane.c): an entry of the runtime's lane table, indexed by
+ * lane id. Built-in ids 0..3 are fixed at creation; user ids are taken and
+ * given back under runtime->mutex. Its timeline lives in the GPU backend
+ * under the same id (lane_bind for user lanes); values are in
+ * runtime->lane_next_value / lane_done_value. */
+typedef struct tandem__lane {
+  tandem_lane_kind_t kind;  /* [mutex] UNUSED for a free user id */
+  bool closing;             /* [mutex] being given back: no new waits, id not free yet */
+  char name[64];            /* [mutex] */
+  /* [mutex] User lanes: per built-in lane, the highest value whose work
+   * waits on this lane's timeline on the GPU (or on the NPU thread). Giving
+   * the id back waits for those first: the timeline must outlive every queued
+   * wait on it. */
+  uint64_t waited_by[TANDEM_LANE_COUNT];
+  /* [mutex] SESSION: the value of the last stage that ended in failure (0
+   * none); work waiting for that value fails with it. (Only the open stage's
+   * value is ever waited for: a stage's records go when it ends.) */
+  uint64_t failed_value;
+  atomic_uint_fast64_t submissions, copied_bytes; /* tandem_lane_info_t */
+} tandem__lane_t;
+
 struct tandem_runtime {
   atomic_uint_fast64_t refs;
   tandem_runtime_options_t options; /* budget retained */
@@ -90,13 +111,23 @@ struct tandem_runtime {
   tandem__npu_lane_t npu_lane;
 
   pthread_mutex_t mutex;                            /* the tracker lock */
-  uint64_t lane_next_value[TANDEM_LANE_COUNT];  /* [mutex] last handed out */
-  uint64_t lane_done_value[TANDEM_LANE_COUNT];  /* [mutex] last seen reached */
-  /* [mutex] Per in-order GPU queue (tandem__gpu_t.lane_queue): the highest NPU
-   * value any work submitted to it so far depends on. Work on one queue runs
-   * in submission order, so a later value on it waits for those NPU signals
+  tandem__lane_t lanes[TANDEM__MAX_LANES];          /* the lane table (lane.c) */
+  /* [mutex] Per lane id: last value handed out, last seen reached. Never
+   * reset when a user id is given back and taken again, so a new session's
+   * values stay above every value an older record of that id carries.
+   * EXTERNAL lanes use neither (their values are another process's). */
+  uint64_t lane_next_value[TANDEM__MAX_LANES];
+  uint64_t lane_done_value[TANDEM__MAX_LANES];
+  /* Broadcast (with runtime->mutex) when a SESSION lane's done value moves:
+   * host waits for host-signalled user lanes wait on it, as the NPU lane's
+   * waits wait on npu_lane.done_changed. CLOCK_MONOTONIC. */
+  pthread_cond_t host_lane_signalled;
+  /* [mutex] Per in-order GPU queue (tandem__gpu_t.lane_queue) and
+   * host-signalled lane (the NPU, sessions): the highest value of that lane
+   * any work submitted to the queue so far depends on. Work on one queue runs
+   * in submission order, so a later value on it waits for those host signals
    * too (see tandem__slot_t.cover). */
-  uint64_t queue_npu_horizon[TANDEM_LANE_COUNT_GPU];
+  uint64_t queue_horizon[TANDEM_LANE_COUNT_GPU][TANDEM__MAX_LANES];
   tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
   tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
   uint64_t submission_count;                        /* [mutex] numbers submissions */
@@ -109,8 +140,7 @@ struct tandem_runtime {
 
   struct {
     atomic_uint_fast64_t allocations, live_bytes, peak_bytes, submissions, completions,
-        copied_bytes;
-    atomic_uint_fast64_t copied_per_lane[TANDEM_LANE_COUNT];
+        copied_bytes; /* per lane: lanes[].copied_bytes */
     atomic_uint_fast64_t imports, cache_maintenance_bytes, npu_runs;
   } stats;
 };
@@ -342,9 +372,9 @@ bool tandem__plan_orders(const tandem__plan_t *plan, uint32_t a, uint32_t b);
 struct tandem__record {
   tandem__record_t *next, *prev; /* [mutex] buffer->records */
   tandem__access_t access;
-  tandem_lane_t lane;
-  uint64_t value; /* the region's signal value on |lane| */
-  tandem__slot_t *slot;
+  tandem_lane_t lane; /* a built-in lane, or a SESSION lane for a session's record */
+  uint64_t value; /* the region's signal value on |lane| (a session: its stage's) */
+  tandem__slot_t *slot; /* NULL for a session stage's record (session.c) */
 };
 
 typedef enum tandem__slot_state {
@@ -404,7 +434,7 @@ struct tandem__slot {
    * while the NPU signal it depends on is still inside vkSignalSemaphore:
    * Debian 12's validation layer (1.3.239) stalls 10 s and reports
    * UNASSIGNED-VkSemaphore-state-timeout in that window. */
-  uint64_t cover[TANDEM_LANE_COUNT];
+  uint64_t cover[TANDEM__MAX_LANES]; /* host-signalled user lanes (sessions) too */
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this
@@ -429,6 +459,7 @@ struct tandem_exec {
   tandem__slot_t *slots;
   uint32_t slot_count;
   uint64_t copied_per_lane[TANDEM_LANE_COUNT]; /* bytes one run copies */
+  bool uses_lane[TANDEM_LANE_COUNT];           /* a region of it runs on the lane */
   uint64_t *region_copied;     /* bytes each region copies */
   uint32_t *node_access;       /* first index into accesses of each node */
   uint32_t *node_view;         /* first index into a slot's views of each node */
@@ -474,13 +505,13 @@ void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
 /* As poll, with lane values the caller already knows were reached (a finished
  * wait), or a query failure |s|: saves the timeline queries. */
 void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
-                                    uint64_t values[TANDEM_LANE_COUNT], tandem_status_t s);
+                                    uint64_t values[TANDEM__MAX_LANES], tandem_status_t s);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. With a
  * |dependent| slot, the conflicting slots become its dependencies; without
  * (a host wait), waits[] also cover the conflicting slots' cover. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT],
+                                      uint64_t waits[TANDEM__MAX_LANES],
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
 void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
@@ -503,9 +534,10 @@ tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion
 void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
                                          tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
+void tandem__tracker_unlink_locked(tandem__record_t *record);
 /* Blocks until every lane reached |values| (0 = ignore); records device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,
-                                     const uint64_t values[TANDEM_LANE_COUNT],
+                                     const uint64_t values[TANDEM__MAX_LANES],
                                      uint64_t timeout_ns);
 /* Checks that |view| is well-formed and belongs to |runtime|; |what| names it. */
 tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
@@ -543,7 +575,33 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *runtime);
  * sure nothing the queues already hold waits for a value nobody signals (the
  * NPU lane signals the submission's NPU values). Needs runtime->mutex. */
 void tandem__submit_abandon_locked(tandem_runtime_t *runtime, tandem__slot_t *slot,
-                                   const uint64_t next[TANDEM_LANE_COUNT]);
+                                   const uint64_t next[TANDEM__MAX_LANES]);
+
+/* Lanes (lane.c). init: the built-in entries, at runtime creation. */
+void tandem__lanes_init(tandem_runtime_t *runtime);
+/* True for a lane whose timeline tandem signals from the host (the NPU lane,
+ * SESSION lanes): host waits for it wait for the signaller's record, not the
+ * semaphore. Needs runtime->mutex. */
+bool tandem__lane_host_signalled_locked(const tandem_runtime_t *runtime, int lane);
+/* Takes the lowest free user id as |kind| named |name| and binds its
+ * timeline in the backend (|imported|: lane_bind). BUSY when every id is
+ * taken. Needs runtime->mutex. */
+tandem_status_t tandem__lane_take_locked(tandem_runtime_t *runtime, tandem__gpu_t *gpu,
+                                         tandem_lane_kind_t kind, const char *name,
+                                         void *imported, tandem_lane_t *out_lane);
+/* Gives user lane |lane| back: no new waits on it, then (without the lock)
+ * a host wait for every queued wait on its timeline, then unbinds it and
+ * frees the id. Takes runtime->mutex itself. */
+void tandem__lane_give_back(tandem_runtime_t *runtime, tandem_lane_t lane);
+/* True when a region of |slot| waits for a SESSION stage that ended in
+ * failure (tandem__lane_t.failed_value). Needs runtime->mutex. */
+bool tandem__lane_failed_waits_locked(const tandem_runtime_t *runtime, const tandem__slot_t *slot);
+/* exec.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
+tandem_status_t tandem__maps_check_locked(const tandem__access_t *a);
+
+/* Commit-time bookkeeping of a submission whose regions wait on user lanes:
+ * raises those lanes' waited_by. Needs runtime->mutex. */
+void tandem__lane_note_waits_locked(tandem_runtime_t *runtime, const tandem__slot_t *slot);
 
 /* Invariant checkers (check.c), called only inside assert(): each returns
  * false, after printing the invariant it found broken, when it does not hold. */

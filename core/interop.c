@@ -20,6 +20,9 @@
 struct tandem_external_timeline {
   tandem_runtime_t *runtime; /* a reference: the device outlives the semaphore */
   void *native;
+  /* The user lane it became (tandem_external_timeline_lane), or -1. Set once
+   * under runtime->mutex; read by its one owner. */
+  int lane;
 };
 
 /*-------------------------------------------------------- native handles --*/
@@ -260,6 +263,7 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
     return s;
   }
   t->runtime = runtime;
+  t->lane = -1;
   tandem__runtime_retain(runtime);
   *out_timeline = t;
   return TANDEM_OK;
@@ -276,9 +280,31 @@ tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeli
   return s;
 }
 
+tandem_status_t tandem_external_timeline_lane(tandem_external_timeline_t *timeline,
+                                              tandem_lane_t *out_lane) {
+  if (!out_lane) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_lane is NULL");
+  *out_lane = TANDEM_LANE_AUTO;
+  if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
+  tandem_runtime_t *rt = timeline->runtime;
+  tandem__gpu_t *gpu = atomic_load(&rt->gpu); /* open: the import needed it */
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&rt->mutex);
+  if (timeline->lane < 0) {
+    tandem_lane_t lane;
+    s = tandem__lane_take_locked(rt, gpu, TANDEM_LANE_KIND_EXTERNAL, NULL, timeline->native,
+                                 &lane);
+    if (s == TANDEM_OK) timeline->lane = lane;
+  }
+  if (s == TANDEM_OK) *out_lane = (tandem_lane_t)timeline->lane;
+  pthread_mutex_unlock(&rt->mutex);
+  return s;
+}
+
 void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline) {
   if (!timeline) return;
   tandem_runtime_t *rt = timeline->runtime;
+  /* Its lane first: that waits for every submission waiting on it. */
+  if (timeline->lane >= 0) tandem__lane_give_back(rt, (tandem_lane_t)timeline->lane);
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   gpu->vtable->timeline_destroy(gpu, timeline->native);
   free(timeline);

@@ -25,6 +25,7 @@ void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
    * runtime is lost and answers DEVICE_LOST from now on. The failing call's
    * own message names the cause. */
   rt->lost = TANDEM_ERROR_DEVICE_LOST;
+  pthread_cond_broadcast(&rt->host_lane_signalled); /* host-lane waits stop waiting */
   const char *abort_env = getenv("TANDEM_ABORT_ON_DEVICE_LOST");
   if (abort_env && strcmp(abort_env, "1") == 0) {
     fprintf(stderr, "tandem: the runtime's GPU failed (%s): %s; aborting "
@@ -36,7 +37,7 @@ void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
 void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
   pthread_mutex_lock(&rt->mutex);
   bool lost = rt->lost != TANDEM_OK;
-  uint64_t values[TANDEM_LANE_COUNT];
+  uint64_t values[TANDEM__MAX_LANES];
   memcpy(values, rt->lane_next_value, sizeof values);
   pthread_mutex_unlock(&rt->mutex);
   if (!lost) return;
@@ -53,7 +54,7 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
 }
 
 void tandem__submit_abandon_locked(tandem_runtime_t *rt, tandem__slot_t *slot,
-                                   const uint64_t next[TANDEM_LANE_COUNT]) {
+                                   const uint64_t next[TANDEM__MAX_LANES]) {
   const tandem__plan_t *plan = &slot->exec->plan;
   /* GPU lanes: lane_next_value records the last value that reached a queue
    * (the runtime is lost: no value is handed out after this). Regions reach

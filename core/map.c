@@ -47,7 +47,7 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
       }
     }
     tandem__tracker_poll_locked(rt);
-    uint64_t waits[TANDEM_LANE_COUNT] = {0};
+    uint64_t waits[TANDEM__MAX_LANES] = {0};
     if (!tandem__tracker_conflicts_locked(rt, &access, waits, NULL)) break;
     pthread_mutex_unlock(&rt->mutex);
     if (!block)

@@ -394,14 +394,14 @@ static tandem_status_t tandem__npu_make_visible(tandem_runtime_t *rt, tandem__np
   if (to_npu && staged) {
     memcpy((uint8_t *)b->npu_host + a->offset, (uint8_t *)b->host + a->offset, a->length);
     atomic_fetch_add(&rt->stats.copied_bytes, a->length);
-    atomic_fetch_add(&rt->stats.copied_per_lane[TANDEM_LANE_NPU], a->length);
+    atomic_fetch_add(&rt->lanes[TANDEM_LANE_NPU].copied_bytes, a->length);
   }
   TANDEM_RETURN_IF_ERROR(npu->vtable->bo_sync(npu, b->npu_bo, to_npu, a->offset, a->length));
   atomic_fetch_add(&rt->stats.cache_maintenance_bytes, a->length);
   if (!to_npu && staged) {
     memcpy((uint8_t *)b->host + a->offset, (uint8_t *)b->npu_host + a->offset, a->length);
     atomic_fetch_add(&rt->stats.copied_bytes, a->length);
-    atomic_fetch_add(&rt->stats.copied_per_lane[TANDEM_LANE_NPU], a->length);
+    atomic_fetch_add(&rt->lanes[TANDEM_LANE_NPU].copied_bytes, a->length);
   }
   return TANDEM_OK;
 }
@@ -450,7 +450,7 @@ static void *tandem__npu_lane_main(void *arg) {
     const tandem__region_submit_t *sub = &slot->submits[region];
     uint64_t signal = sub->signal_value;
     /* I5: wait for the GPU lanes; earlier NPU values are ours, in order. */
-    uint64_t waits[TANDEM_LANE_COUNT];
+    uint64_t waits[TANDEM__MAX_LANES];
     memcpy(waits, sub->wait_values, sizeof waits);
     waits[TANDEM_LANE_NPU] = 0;
     tandem__npu_t *npu = atomic_load(&rt->npu);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/internal.h"
 
@@ -114,6 +115,12 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   tandem_budget_retain(opts.budget);
   pthread_mutex_init(&rt->open_mutex, NULL);
   pthread_mutex_init(&rt->mutex, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&rt->host_lane_signalled, &attr);
+  pthread_condattr_destroy(&attr);
+  tandem__lanes_init(rt);
   atomic_init(&rt->gpu, NULL);
   atomic_init(&rt->npu, NULL);
   if (opts.vulkan_device) {
@@ -151,6 +158,7 @@ void tandem__runtime_release(tandem_runtime_t *runtime) {
   tandem_budget_release(runtime->options.budget);
   pthread_mutex_destroy(&runtime->open_mutex);
   pthread_mutex_destroy(&runtime->mutex);
+  pthread_cond_destroy(&runtime->host_lane_signalled);
   free(runtime);
 }
 
@@ -245,8 +253,6 @@ void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistic
   out->imports = atomic_load(&rt->stats.imports);
   out->cache_maintenance_bytes = atomic_load(&rt->stats.cache_maintenance_bytes);
   out->npu_runs = atomic_load(&rt->stats.npu_runs);
-  for (int i = 0; i < TANDEM_LANE_COUNT; i++)
-    out->copied_bytes_per_lane[i] = atomic_load(&rt->stats.copied_per_lane[i]);
 }
 
 tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op) {

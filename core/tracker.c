@@ -37,7 +37,7 @@ uint64_t tandem__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void tandem__tracker_unlink_locked(tandem__record_t *record) {
+void tandem__tracker_unlink_locked(tandem__record_t *record) {
   if (record->prev) {
     record->prev->next = record->next;
   } else {
@@ -111,19 +111,25 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
 void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   if (!rt->in_flight) return;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  uint64_t values[TANDEM_LANE_COUNT];
+  uint64_t values[TANDEM__MAX_LANES];
   tandem_status_t s = gpu->vtable->query(gpu, values);
   values[TANDEM_LANE_NPU] = tandem__npu_lane_done(rt);
+  /* User lanes: a session's done value moves when its stage ends
+   * (session.c), never from a query; an external lane's values are another
+   * process's and mean nothing to the tracker. */
+  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES; l++) values[l] = 0;
   tandem__tracker_advance_locked(rt, values, s);
 }
 
-void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM_LANE_COUNT],
+void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM__MAX_LANES],
                                     tandem_status_t s) {
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     tandem__runtime_set_lost_locked(rt, s);
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) values[l] = UINT64_MAX;
   }
+  /* Built-in lanes only: user lanes' values here are waits that were reached
+   * (a session's are recorded by the session itself). */
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
   /* Retire in submission order, each slot once its values were reached and
@@ -153,7 +159,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
 }
 
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM_LANE_COUNT],
+                                      uint64_t waits[TANDEM__MAX_LANES],
                                       tandem__slot_t *dependent) {
   assert(tandem__check_not_npu_lane());
   bool found = false;
@@ -164,13 +170,16 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
                                 access->length))
       continue;
     if (r->value > waits[r->lane]) waits[r->lane] = r->value;
+    found = true;
+    /* A session stage's record (no slot): waiting for its value is all; a
+     * failed stage fails its dependents when it ends (session.c). */
+    if (!r->slot) continue;
     if (dependent) tandem__slot_add_dep_locked(dependent, r->slot);
     /* A host wait covers what the slot waits for to retire (its
-     * dependencies) and the NPU signals its work depends on: its cover. */
+     * dependencies) and the host signals its work depends on: its cover. */
     if (!dependent)
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      for (int l = 0; l < TANDEM__MAX_LANES; l++)
         if (r->slot->cover[l] > waits[l]) waits[l] = r->slot->cover[l];
-    found = true;
   }
   return found;
 }
@@ -186,35 +195,85 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
                                    tandem__slot_t *slot) {
   const tandem__plan_t *plan = &slot->exec->plan;
   uint64_t *cover = slot->cover;
-  memcpy(cover, slot->lane_values, sizeof slot->cover);
+  memset(cover, 0, sizeof slot->cover);
+  memcpy(cover, slot->lane_values, sizeof slot->lane_values);
   bool on_queue[TANDEM_LANE_COUNT_GPU] = {false};
+  bool host[TANDEM__MAX_LANES];
+  for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
+    host[l] = tandem__lane_host_signalled_locked(rt, l);
   for (uint32_t r = 0; r < plan->region_count; r++) {
-    uint64_t npu_wait = slot->submits[r].wait_values[TANDEM_LANE_NPU];
-    if (npu_wait > cover[TANDEM_LANE_NPU]) cover[TANDEM_LANE_NPU] = npu_wait;
+    for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++) {
+      uint64_t w = slot->submits[r].wait_values[l];
+      if (host[l] && w > cover[l]) cover[l] = w;
+    }
     tandem_lane_t l = plan->regions[r].lane;
     if (l != TANDEM_LANE_NPU) on_queue[gpu->lane_queue[l]] = true;
   }
   /* Dependencies were found under this lock, just now: all in flight. */
   for (uint32_t d = 0; d < slot->dep_count; d++) {
     assert(slot->deps[d].slot->generation == slot->deps[d].generation);
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    for (int l = 0; l < TANDEM__MAX_LANES; l++)
       if (slot->deps[d].slot->cover[l] > cover[l]) cover[l] = slot->deps[d].slot->cover[l];
   }
-  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++)
-    if (on_queue[q] && rt->queue_npu_horizon[q] > cover[TANDEM_LANE_NPU])
-      cover[TANDEM_LANE_NPU] = rt->queue_npu_horizon[q];
-  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++)
-    if (on_queue[q]) rt->queue_npu_horizon[q] = cover[TANDEM_LANE_NPU];
+  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
+    if (!on_queue[q]) continue;
+    for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
+      if (rt->queue_horizon[q][l] > cover[l]) cover[l] = rt->queue_horizon[q][l];
+  }
+  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
+    if (!on_queue[q]) continue;
+    for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++) rt->queue_horizon[q][l] = cover[l];
+  }
+}
+
+/* Waits until every SESSION lane reached |values| (its stage ended and the
+ * session recorded it, session.c) and clears those entries of |values|.
+ * Values of user ids that are not sessions now are cleared unwaited: a lane
+ * is given back only after every queued wait on it passed. */
+static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
+                                               uint64_t values[TANDEM__MAX_LANES],
+                                               uint64_t timeout_ns) {
+  uint64_t deadline = timeout_ns == TANDEM__WAIT_FOREVER ? 0 : tandem__now_ns() + timeout_ns;
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&rt->mutex);
+  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES && s == TANDEM_OK; l++) {
+    while (values[l] && rt->lanes[l].kind == TANDEM_LANE_KIND_SESSION &&
+           rt->lane_done_value[l] < values[l] && rt->lost == TANDEM_OK) {
+      if (!deadline) {
+        pthread_cond_wait(&rt->host_lane_signalled, &rt->mutex);
+        continue;
+      }
+      uint64_t now = tandem__now_ns();
+      if (now >= deadline) {
+        s = TANDEM_ERROR_TIMEOUT;
+        break;
+      }
+      struct timespec ts = {(time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u)};
+      pthread_cond_timedwait(&rt->host_lane_signalled, &rt->mutex, &ts);
+    }
+    values[l] = 0;
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  return s;
 }
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
-                                     const uint64_t values[TANDEM_LANE_COUNT],
+                                     const uint64_t values[TANDEM__MAX_LANES],
                                      uint64_t timeout_ns) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  uint64_t gpu_values[TANDEM_LANE_COUNT];
+  uint64_t gpu_values[TANDEM__MAX_LANES];
   memcpy(gpu_values, values, sizeof gpu_values);
   tandem_status_t s = TANDEM_OK;
-  if (values[TANDEM_LANE_NPU]) {
+  /* Host-signalled lanes first, as the NPU lane below: a host wait must not
+   * return from the driver while a signal it depends on is still inside
+   * vkSignalSemaphore (tandem__slot_t.cover). */
+  uint64_t host_start = tandem__now_ns();
+  s = tandem__host_lanes_wait(rt, gpu_values, timeout_ns);
+  if (timeout_ns != TANDEM__WAIT_FOREVER) {
+    uint64_t spent = tandem__now_ns() - host_start;
+    timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+  }
+  if (s == TANDEM_OK && values[TANDEM_LANE_NPU]) {
     /* The NPU lane is host-signalled: wait for the lane thread's record of
      * it (made after vkSignalSemaphore returned), not the semaphore. */
     uint64_t start = tandem__now_ns();

@@ -1093,7 +1093,9 @@ int main(int argc, char **argv) {
   if (!runs || !rates) die("out of memory");
   totals_t totals = {0};
   tandem_statistics_t st0, st1;
+  tandem_lane_info_t down0, down1;
   tandem_runtime_statistics(g.rt, &st0);
+  CHECK(tandem_runtime_lane_info(g.rt, TANDEM_LANE_DOWNLOAD, &down0));
   if (o.trace) CHECK(tandem_runtime_trace_start(g.rt, 8 * (o.tokens + 1) * o.repeat));
   for (uint32_t r = 0; r < o.repeat; r++) {
     runs[r].tokens = calloc(o.tokens, sizeof(uint32_t));
@@ -1106,6 +1108,7 @@ int main(int argc, char **argv) {
   }
 
   tandem_runtime_statistics(g.rt, &st1);
+  CHECK(tandem_runtime_lane_info(g.rt, TANDEM_LANE_DOWNLOAD, &down1));
   if (o.trace) {
     tandem_trace_t *trace;
     CHECK(tandem_runtime_trace_stop(g.rt, &trace));
@@ -1141,8 +1144,7 @@ int main(int argc, char **argv) {
    * the NPU shares memory through staged copies, which count on its lane. */
   const uint64_t steps = (uint64_t)o.tokens * o.repeat;
   const uint64_t copied = st1.copied_bytes - st0.copied_bytes;
-  const uint64_t downloaded = st1.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] -
-                              st0.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
+  const uint64_t downloaded = down1.copied_bytes - down0.copied_bytes;
   const bool replay_ok = st1.allocations == st0.allocations &&
                          downloaded == steps * 4 * (VOCAB + 1) &&
                          (staged || copied == downloaded);

@@ -100,11 +100,13 @@ int main(void) {
   tandem_unmap(&result);
   tandem_statistics_t st;
   tandem_runtime_statistics(rt, &st);
+  tandem_lane_info_t up, down;
+  CHECK(tandem_runtime_lane_info(rt, TANDEM_LANE_UPLOAD, &up));
+  CHECK(tandem_runtime_lane_info(rt, TANDEM_LANE_DOWNLOAD, &down));
   printf("saxpy on %u floats: %u mismatches; copied %llu bytes (upload %llu, download %llu); "
          "%llu validation messages\n",
          n, bad, (unsigned long long)st.copied_bytes,
-         (unsigned long long)st.copied_bytes_per_lane[TANDEM_LANE_UPLOAD],
-         (unsigned long long)st.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD],
+         (unsigned long long)up.copied_bytes, (unsigned long long)down.copied_bytes,
          (unsigned long long)tandem_runtime_validation_messages(rt));
   free(expect);
   tandem_exec_release(exec);

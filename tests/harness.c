@@ -409,6 +409,12 @@ tandem_statistics_t th_stats(tandem_runtime_t *rt) {
   return s;
 }
 
+uint64_t th_lane_copied(tandem_runtime_t *rt, int lane) {
+  tandem_lane_info_t info;
+  TH_ASSERT_OK(tandem_runtime_lane_info(rt, lane, &info));
+  return info.copied_bytes;
+}
+
 /* v[i] += 1 over |n| uints. */
 tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};

@@ -175,6 +175,8 @@ tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const ui
 
 /* Statistics snapshot (poisoned first, so a field the library misses shows). */
 tandem_statistics_t th_stats(tandem_runtime_t *runtime);
+/* Bytes copied so far on |lane| (tandem_runtime_lane_info; asserts it answers). */
+uint64_t th_lane_copied(tandem_runtime_t *runtime, int lane);
 /* An empty graph (asserts creation and 0 nodes). */
 tandem_graph_t *th_graph(tandem_runtime_t *runtime);
 /* add_one_u32 over |n| uints (binding 0 read-write, push {uint n}). */

@@ -504,6 +504,14 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Busy time per lane: the union of its regions' GPU intervals. */
+/* Bytes copied so far on each built-in lane (tandem_runtime_lane_info). */
+static void lanes_copied(tandem_runtime_t *rt, uint64_t out[TANDEM_LANE_COUNT]) {
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    tandem_lane_info_t info;
+    out[l] = tandem_runtime_lane_info(rt, l, &info) == TANDEM_OK ? info.copied_bytes : 0;
+  }
+}
+
 static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COUNT],
                       uint32_t regions[TANDEM_LANE_COUNT], uint64_t *span_ns) {
   uint32_t n = 0;
@@ -674,6 +682,8 @@ int cli_run_main(int argc, char **argv) {
   }
   tandem_statistics_t before, after;
   tandem_runtime_statistics(st.rt, &before);
+  uint64_t lane_copied_before[TANDEM_LANE_COUNT];
+  lanes_copied(st.rt, lane_copied_before);
   if (!o.quiet) {
     printf("running %u iteration%s (Ctrl-C stops early, with a summary)\n", iterations,
            iterations == 1 ? "" : "s");
@@ -717,8 +727,8 @@ int cli_run_main(int argc, char **argv) {
   if (rep.interrupted && rc == CLI_EXIT_OK) rc = CLI_EXIT_INTERRUPTED;
 
   lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-    rep.copied_per_lane[l] = after.copied_bytes_per_lane[l] - before.copied_bytes_per_lane[l];
+  lanes_copied(st.rt, rep.copied_per_lane);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) rep.copied_per_lane[l] -= lane_copied_before[l];
   rep.submissions = after.submissions - before.submissions;
   rep.copied_bytes = after.copied_bytes - before.copied_bytes;
   rep.cache_maintenance_bytes = after.cache_maintenance_bytes - before.cache_maintenance_bytes;

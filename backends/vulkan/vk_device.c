@@ -10,6 +10,7 @@
  * volk loads the loader at run time; nothing links against libvulkan.
  */
 #include <stddef.h>
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,16 +488,21 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
     } else {
       g->vk.vkDeviceWaitIdle(g->device);
     }
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       tandem_vk_lane_t *lane = &g->lanes[l];
-      if (lane->timeline) g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
+      /* User lanes were given back before the runtime's last reference went
+       * (sessions and imported timelines hold one); an imported timeline is
+       * its owner's to destroy in any case. */
+      assert(l < TANDEM_LANE_COUNT || !lane->timeline);
+      if (lane->timeline && (l < TANDEM_LANE_COUNT || lane->owned))
+        g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
       if (lane->mirror) g->vk.vkDestroySemaphore(g->device, lane->mirror, NULL);
       if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
     }
     tandem_vk_fault_forget_device(g->device); /* only void calls follow */
     if (!g->borrowed) g->vk.vkDestroyDevice(g->device, NULL);
   }
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
   pthread_mutex_destroy(&g->signal_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
@@ -595,6 +601,8 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .timeline_destroy = tandem_vk_timeline_destroy,
     .buffer_adopt = tandem_vk_buffer_adopt,
     .kernel_adopt = tandem_vk_kernel_adopt,
+    .lane_bind = tandem_vk_lane_bind,
+    .lane_unbind = tandem_vk_lane_unbind,
 };
 
 /* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,
@@ -793,7 +801,7 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;
   g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
   pthread_mutex_init(&g->signal_mutex, NULL);
   return g;
 }

@@ -37,6 +37,11 @@ typedef struct tandem_vk_lane {
    * submissions once it is exported, and would then think every command
    * buffer that signalled it still in use. VK_NULL_HANDLE otherwise. */
   VkSemaphore mirror;
+  /* User lanes (ids TANDEM_LANE_COUNT..): |timeline| is bound by lane_bind,
+   * either an imported one (owned by core's tandem_external_timeline_t) or
+   * one made for a native session (owned: |owned| set). Written under
+   * signal_mutex, so a query never reads a semaphore being destroyed. */
+  bool owned;
   VkCommandPool pool;         /* command buffers of this lane's regions */
   pthread_mutex_t pool_mutex; /* guards |pool| */
   VkPipelineStageFlags2 stages; /* what a barrier on this lane may name */
@@ -58,7 +63,7 @@ typedef struct tandem_vk_gpu {
   uint32_t queue_count;
   /* GPU lanes own a queue and a pool; the NPU lane only its timeline, which
    * the NPU lane thread signals from the host. */
-  tandem_vk_lane_t lanes[TANDEM_LANE_COUNT];
+  tandem_vk_lane_t lanes[TANDEM__MAX_LANES]; /* by lane id, user lanes too */
   uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
   uint32_t lane_queue_index[TANDEM_LANE_COUNT_GPU]; /* queue index in its family */
   uint32_t family_count;
@@ -145,6 +150,8 @@ tandem_status_t tandem_vk_timeline_import(tandem__gpu_t *gpu, int fd, void **out
 tandem_status_t tandem_vk_timeline_wait(tandem__gpu_t *gpu, void *native, uint64_t value,
                                         uint64_t timeout_ns);
 void tandem_vk_timeline_destroy(tandem__gpu_t *gpu, void *native);
+tandem_status_t tandem_vk_lane_bind(tandem__gpu_t *gpu, tandem_lane_t lane, void *imported);
+void tandem_vk_lane_unbind(tandem__gpu_t *gpu, tandem_lane_t lane);
 /* Whether timeline semaphores can be exported / imported as opaque fds. */
 void tandem_vk_timeline_caps(VkPhysicalDevice physical, bool *exportable, bool *importable);
 
@@ -190,9 +197,9 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint3
                                          uint32_t region_count);
 bool tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint64_t *out_pairs);
-tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM_LANE_COUNT],
+tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns);
-tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM_LANE_COUNT]);
+tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM__MAX_LANES]);
 /* Runs one command buffer recorded by |record| on |lane|'s queue and waits
  * for it (used for zero-filling new memory, off the replay path). */
 tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,

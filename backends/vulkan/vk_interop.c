@@ -3,13 +3,15 @@
  * vk_interop.c — timeline semaphores across VkDevices and processes
  * (VK_KHR_external_semaphore_fd, opaque fds): an exportable mirror of each
  * lane's timeline when the runtime asks (option export_timelines; signalled
- * with the same values, see tandem_vk_lane_t.mirror), its export, and
- * imported timelines that the host waits on.
+ * with the same values, see tandem_vk_lane_t.mirror), its export,
+ * imported timelines that the host waits on, and user lanes (lane_bind): an
+ * imported timeline the queues wait on, or a native session's own timeline.
  *
  * Buffer memory export and import live in vk_buffer.c, beside the buffer
  * record they need. Imported timelines are only waited on: signalling a
  * lane's timeline from outside would break I2 (core/internal.h).
  */
+#include <assert.h>
 #include <stdlib.h>
 
 #include "backends/vulkan/vk_internal.h"
@@ -100,4 +102,31 @@ tandem_status_t tandem_vk_timeline_wait(tandem__gpu_t *base, void *native, uint6
 void tandem_vk_timeline_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (native) g->vk.vkDestroySemaphore(g->device, (VkSemaphore)native, NULL);
+}
+
+tandem_status_t tandem_vk_lane_bind(tandem__gpu_t *base, tandem_lane_t lane, void *imported) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  assert(lane >= TANDEM_LANE_COUNT && lane < TANDEM__MAX_LANES && !g->lanes[lane].timeline);
+  VkSemaphore sem = (VkSemaphore)imported;
+  /* A session's timeline: a plain one, signalled from the host like the NPU
+   * lane's (tandem_vk_signal), waited on by the regions ordered after it. */
+  if (!sem) TANDEM_RETURN_IF_ERROR(tandem_vk_timeline_create(g, false, &sem));
+  pthread_mutex_lock(&g->signal_mutex);
+  g->lanes[lane].timeline = sem;
+  g->lanes[lane].owned = !imported;
+  pthread_mutex_unlock(&g->signal_mutex);
+  return TANDEM_OK;
+}
+
+void tandem_vk_lane_unbind(tandem__gpu_t *base, tandem_lane_t lane) {
+  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
+  assert(lane >= TANDEM_LANE_COUNT && lane < TANDEM__MAX_LANES && g->lanes[lane].timeline);
+  pthread_mutex_lock(&g->signal_mutex);
+  VkSemaphore sem = g->lanes[lane].timeline;
+  bool owned = g->lanes[lane].owned;
+  g->lanes[lane].timeline = VK_NULL_HANDLE;
+  g->lanes[lane].owned = false;
+  /* Inside the lock: a query that read the handle has finished with it. */
+  if (owned) g->vk.vkDestroySemaphore(g->device, sem, NULL);
+  pthread_mutex_unlock(&g->signal_mutex);
 }

@@ -66,7 +66,7 @@ typedef struct tandem_vk_program {
   VkCommandBuffer *cbs;                /* [slot * region_count + region] */
   tandem_lane_t *region_lane;          /* [region] */
   VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
-  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * (lanes + 1)]:
+  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * (TANDEM__MAX_LANES + 1)]:
                                           each lane's timeline, and an external one */
   VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
@@ -343,7 +343,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
   p->cbs = calloc(total, sizeof *p->cbs);
   p->region_lane = calloc(rc, sizeof *p->region_lane);
   p->submits = calloc(total, sizeof *p->submits);
-  p->waits = calloc((size_t)total * (TANDEM_LANE_COUNT + 1), sizeof *p->waits);
+  p->waits = calloc((size_t)total * (TANDEM__MAX_LANES + 1), sizeof *p->waits);
   p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
   p->command_count = desc->command_count;
@@ -459,7 +459,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       p->signals[2 * at + 1].semaphore = lane->mirror;
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
                                        .pWaitSemaphoreInfos =
-                                           &p->waits[at * (TANDEM_LANE_COUNT + 1)],
+                                           &p->waits[at * (TANDEM__MAX_LANES + 1)],
                                        .commandBufferInfoCount = 1,
                                        .pCommandBufferInfos = &p->cb_infos[at],
                                        .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
@@ -495,10 +495,13 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
            g->lanes[p->region_lane[regions[end].region]].queue == queue) {
       const tandem__region_submit_t *rs = &regions[end];
       uint32_t at = slot * p->region_count + rs->region;
-      VkSemaphoreSubmitInfo *w = &p->waits[at * (TANDEM_LANE_COUNT + 1)];
+      VkSemaphoreSubmitInfo *w = &p->waits[at * (TANDEM__MAX_LANES + 1)];
       uint32_t wc = 0;
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      /* Built-in lanes and user lanes alike: an imported timeline (another
+       * process's work) or a native session's, each waited on the GPU. */
+      for (int l = 0; l < TANDEM__MAX_LANES; l++) {
         if (!rs->wait_values[l]) continue;
+        assert(g->lanes[l].timeline); /* core waits only on bound lanes */
         w[wc++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                           .semaphore = g->lanes[l].timeline,
                                           .value = rs->wait_values[l],
@@ -553,14 +556,15 @@ bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t sl
   return true;
 }
 
-tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT],
+tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  VkSemaphore sems[TANDEM_LANE_COUNT];
-  uint64_t vals[TANDEM_LANE_COUNT];
+  VkSemaphore sems[TANDEM__MAX_LANES];
+  uint64_t vals[TANDEM__MAX_LANES];
   uint32_t n = 0;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (!values[l]) continue;
+    assert(g->lanes[l].timeline); /* core waits only on bound lanes */
     sems[n] = g->lanes[l].timeline;
     vals[n++] = values[l];
   }
@@ -612,12 +616,15 @@ tandem_status_t tandem_vk_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT]) {
+tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM__MAX_LANES]) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   VkResult r = VK_SUCCESS;
   pthread_mutex_lock(&g->signal_mutex);
-  for (int l = 0; l < TANDEM_LANE_COUNT && r >= 0; l++)
-    r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
+  for (int l = 0; l < TANDEM__MAX_LANES && r >= 0; l++) {
+    out[l] = 0;
+    if (g->lanes[l].timeline)
+      r = g->vk.vkGetSemaphoreCounterValue(g->device, g->lanes[l].timeline, &out[l]);
+  }
   pthread_mutex_unlock(&g->signal_mutex);
   if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
   return TANDEM_OK;

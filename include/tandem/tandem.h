@@ -945,8 +945,14 @@ typedef enum tandem_lane {
   TANDEM_LANE_DOWNLOAD = 2,
   TANDEM_LANE_COUNT_GPU = 3, /* the GPU lanes are 0 .. 2 */
   TANDEM_LANE_NPU = 3,       /* NPU runs; a host thread per NPU device */
-  TANDEM_LANE_COUNT = 4,
+  TANDEM_LANE_COUNT = 4,     /* the built-in lanes are 0 .. 3; user lanes follow */
 } tandem_lane_t;
+
+/* Lane ids of a runtime go up to TANDEM_MAX_LANES - 1: the four built-in
+ * lanes above, then user lanes (an imported timeline made a lane,
+ * tandem_external_timeline_lane; a native session, tandem_session_create),
+ * which take the lowest free id and give it back when destroyed. */
+#define TANDEM_MAX_LANES 8
 
 /* "upload", "compute", "download", "npu" or "unknown". Thread-safe. */
 TANDEM_API const char *tandem_lane_name(tandem_lane_t lane);
@@ -1131,6 +1137,31 @@ TANDEM_API tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec,
                                                     uint32_t after_count,
                                                     tandem_completion_t **out_completion);
 
+/* One GPU-side wait of a submission: |lane| (an EXTERNAL lane,
+ * tandem_external_timeline_lane) must reach |value| first. */
+typedef struct tandem_lane_wait {
+  tandem_lane_t lane;
+  uint64_t value;
+} tandem_lane_wait_t;
+
+/* As tandem_exec_submit, and every region of the submission first waits on
+ * the GPU (in its VkSubmitInfo2 wait list, never on the host) until each
+ * lane in |waits| (wait_count entries, at most TANDEM_MAX_LANES) reaches its
+ * value: another process's or device's work, through an imported timeline.
+ * The value is per submission: a replayed executable waits for whatever the
+ * producer signals next time. This call does not block. A value that never
+ * comes holds the submission, and everything ordered after it, on the GPU:
+ * tandem_completion_wait then waits for ever, so wait with
+ * tandem_completion_wait_timeout (TIMEOUT; the work stays queued) when the
+ * producer may fail, and destroying the timeline waits for the submission.
+ * Errors: as tandem_exec_submit, plus INVALID_ARGUMENT (waits NULL with a
+ * count, more than TANDEM_MAX_LANES entries, a lane that is not an EXTERNAL
+ * lane of this runtime, a value of 0). Thread-safe. */
+TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
+                                                      const tandem_lane_wait_t *waits,
+                                                      uint32_t wait_count,
+                                                      tandem_completion_t **out_completion);
+
 /*============================================================================
  * Completions
  *============================================================================
@@ -1265,8 +1296,8 @@ typedef struct tandem_statistics {
   uint64_t submissions;   /* successful submits */
   uint64_t completions;   /* submissions observed finished */
   uint64_t imports;       /* memory imported from another device (sharing) */
-  uint64_t copied_bytes;  /* bytes moved by copy nodes and staged sharing, all lanes */
-  uint64_t copied_bytes_per_lane[TANDEM_LANE_COUNT];
+  uint64_t copied_bytes;  /* bytes moved by copy nodes and staged sharing, all lanes;
+                             per lane: tandem_runtime_lane_info */
   uint64_t cache_maintenance_bytes; /* bytes made visible to another engine (xrtBOSync) */
   uint64_t npu_runs;      /* NPU kernel runs executed */
 } tandem_statistics_t;
@@ -1274,6 +1305,42 @@ typedef struct tandem_statistics {
 /* A snapshot of the counters. Thread-safe. */
 TANDEM_API void tandem_runtime_statistics(const tandem_runtime_t *runtime,
                                           tandem_statistics_t *out_statistics);
+
+/*
+ * Lanes.  Every lane is an object with a timeline: the three GPU queues and
+ * the NPU thread (ids 0..3, tandem_lane_t), and user lanes after them: an
+ * imported timeline made a lane (EXTERNAL: tandem only waits on it) or a
+ * native session (SESSION: signalled from the host when a stage ends).
+ */
+typedef enum tandem_lane_kind {
+  TANDEM_LANE_KIND_UNUSED = 0,     /* a user lane id that is free now */
+  TANDEM_LANE_KIND_GPU_QUEUE = 1,  /* upload, compute, download */
+  TANDEM_LANE_KIND_NPU_THREAD = 2, /* the NPU lane */
+  TANDEM_LANE_KIND_EXTERNAL = 3,   /* an imported timeline (tandem_external_timeline_lane) */
+  TANDEM_LANE_KIND_SESSION = 4,    /* a native session (tandem_session_create) */
+} tandem_lane_kind_t;
+
+typedef struct tandem_lane_info {
+  tandem_lane_kind_t kind;
+  char name[64];         /* "compute", "npu", the session's name, "external 4" ... */
+  uint64_t value;        /* the timeline's value now (0 before the GPU is opened) */
+  /* Built-in lanes: submissions with work on the lane. EXTERNAL: submissions
+   * that waited on it. SESSION: stages begun. Counted since the lane id was
+   * last taken. */
+  uint64_t submissions;
+  uint64_t copied_bytes; /* bytes moved by copy nodes on the lane (and staged sharing on NPU) */
+} tandem_lane_info_t;
+
+/* One more than the highest lane id in use: TANDEM_LANE_COUNT while no user
+ * lane exists, at most TANDEM_MAX_LANES. Ids below it may be UNUSED (a user
+ * lane given back). 0 for NULL. Thread-safe. */
+TANDEM_API uint32_t tandem_runtime_lane_count(const tandem_runtime_t *runtime);
+
+/* Describes lane |lane| (0 .. TANDEM_MAX_LANES - 1) into |out_info|; a free
+ * user id answers kind UNUSED. Errors: INVALID_ARGUMENT (NULL, a lane out of
+ * range). Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, int lane,
+                                                    tandem_lane_info_t *out_info);
 
 /*============================================================================
  * Interop: native handles, exported memory and timelines
@@ -1430,9 +1497,9 @@ TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
  * matters.
  *
  * Imported timelines can be waited on from the host
- * (tandem_external_timeline_wait). Using one as a wait of a tandem submission
- * (a GPU-side wait, in the manner of tandem_exec_submit_after) is not built
- * yet.
+ * (tandem_external_timeline_wait), or made a lane
+ * (tandem_external_timeline_lane) that submissions wait on on the GPU
+ * (tandem_exec_submit_waiting).
  */
 
 /* Exports |lane|'s timeline (a GPU lane or TANDEM_LANE_NPU) as a new opaque
@@ -1472,8 +1539,19 @@ TANDEM_API tandem_status_t tandem_runtime_import_timeline_fd(
 TANDEM_API tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline,
                                                          uint64_t value, uint64_t timeout_ns);
 
-/* Destroys an imported timeline (one owner: not reference-counted). No wait
- * on it may be running. NULL is ignored. */
+/* Makes |timeline| a lane of its runtime (kind EXTERNAL: tandem waits on it
+ * and never signals it), so submissions can wait for its values on the GPU
+ * (tandem_exec_submit_waiting). The first call takes the lowest free user
+ * lane id; later calls answer the same id. The lane lives until the timeline
+ * is destroyed. Errors: INVALID_ARGUMENT (NULL), BUSY (all TANDEM_MAX_LANES
+ * - TANDEM_LANE_COUNT user lane ids are taken). Thread-safe. */
+TANDEM_API tandem_status_t tandem_external_timeline_lane(tandem_external_timeline_t *timeline,
+                                                         tandem_lane_t *out_lane);
+
+/* Destroys an imported timeline (one owner: not reference-counted). No host
+ * wait on it may be running. When it was made a lane, first waits for every
+ * submission that waits on it on the GPU (so those must be able to finish:
+ * their values must come), then gives the lane id back. NULL is ignored. */
 TANDEM_API void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline);
 
 /*
@@ -1634,8 +1712,8 @@ typedef struct tandem_vulkan_scope {
    * semaphore wait_semaphores[i] (a VkSemaphore) reaches wait_values[i]
    * before it touches the declared bytes. */
   uint32_t wait_count;
-  void *wait_semaphores[TANDEM_LANE_COUNT];
-  uint64_t wait_values[TANDEM_LANE_COUNT];
+  void *wait_semaphores[TANDEM_MAX_LANES]; /* built-in and user lanes */
+  uint64_t wait_values[TANDEM_MAX_LANES];
   const void *internal;            /* tandem's own; do not touch */
 } tandem_vulkan_scope_t;
 
@@ -1735,6 +1813,71 @@ TANDEM_API tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtim
                                                         tandem_vulkan_submit_fn submit,
                                                         void *user,
                                                         tandem_completion_t **out_completion);
+
+/*
+ * Native sessions.  A long-lived stage for a client that does its own work
+ * synchronously on the calling thread (Vulkan commands it submits itself on
+ * tandem's device and waits for, host code, another API), ordered against
+ * tandem's graphs by the tracker. A session is a user lane (kind SESSION)
+ * signalled from the host:
+ *   - tandem_session_begin(accesses) waits on the host for earlier
+ *     submissions (and other sessions' stages) whose byte ranges conflict
+ *     with |accesses|, then records the stage as in flight on the session's
+ *     lane. From then on the client may touch those bytes.
+ *   - Later conflicting submissions get a GPU wait on the stage's value:
+ *     they are queued at once and cannot overtake the stage. Host maps and
+ *     other sessions' begins wait for the stage to end.
+ *   - tandem_session_end(status) signals the value. With a status other than
+ *     OK the stage failed: the session is quarantined (every later begin
+ *     fails with FAILED_DEPENDENCY), what it wrote is poisoned, and every
+ *     submission that waited for it finishes with FAILED_DEPENDENCY.
+ * The client's own GPU work must have finished before end (a fence or
+ * vkQueueWaitIdle): the value says the stage is done, nothing more. Do not
+ * submit the client's work to a queue behind a tandem submission that waits
+ * for the open stage: an in-order queue would then wait for itself.
+ * One session's calls must not overlap; different sessions are independent.
+ */
+typedef struct tandem_session tandem_session_t;
+
+typedef struct tandem_session_access {
+  tandem_view_t view;
+  tandem_access_t access; /* READ, WRITE (every byte rewritten) or READ_WRITE */
+} tandem_session_access_t;
+
+/* Makes a session named |name| (for lane info; NULL: "session N") on its
+ * own user lane. Opens the GPU if needed. Errors: INVALID_ARGUMENT (NULL),
+ * BUSY (all user lane ids are taken), OUT_OF_MEMORY, NO_DEVICE, INTERNAL
+ * (the timeline could not be made). Thread-safe. */
+TANDEM_API tandem_status_t tandem_session_create(tandem_runtime_t *runtime, const char *name,
+                                                 tandem_session_t **out_session);
+
+/* The session's lane id (for tandem_runtime_lane_info), or TANDEM_LANE_AUTO
+ * for NULL. */
+TANDEM_API tandem_lane_t tandem_session_lane(const tandem_session_t *session);
+
+/* Begins a stage over |accesses| (count entries): waits up to |timeout_ns|
+ * (UINT64_MAX: for ever) for earlier conflicting work, then records the
+ * stage. Errors: INVALID_ARGUMENT (NULL, accesses NULL with a count, a view
+ * without a buffer or from another runtime, an access that is not READ,
+ * WRITE or READ_WRITE, a stage already open), OUT_OF_RANGE (a view outside
+ * its buffer), BUSY (a live host map conflicts: nothing was begun),
+ * FAILED_DEPENDENCY (the session is quarantined, or a buffer it reads was
+ * written by work that failed), TIMEOUT (earlier work did not finish in
+ * time: nothing was begun), OUT_OF_MEMORY, DEVICE_LOST. */
+TANDEM_API tandem_status_t tandem_session_begin(tandem_session_t *session,
+                                                const tandem_session_access_t *accesses,
+                                                uint32_t count, uint64_t timeout_ns);
+
+/* Ends the open stage with |status| (OK: it succeeded; anything else: it
+ * failed, see above) and signals its value; returns OK once the stage is
+ * over, whatever |status| said. Errors: INVALID_ARGUMENT (NULL, no stage
+ * open), DEVICE_LOST (the signal failed: the runtime is lost). */
+TANDEM_API tandem_status_t tandem_session_end(tandem_session_t *session, tandem_status_t status);
+
+/* Ends an open stage as CANCELLED, waits for every submission that waits on
+ * the session's lane on the GPU, gives the lane back and frees the session.
+ * NULL is ignored. */
+TANDEM_API void tandem_session_destroy(tandem_session_t *session);
 
 #ifdef __cplusplus
 }

@@ -77,11 +77,11 @@ typedef struct hg_job {
   hg_program_t *program;
   uint32_t slot, region;
   tandem_lane_t lane;
-  uint64_t waits[TANDEM_LANE_COUNT];
+  uint64_t waits[TANDEM__MAX_LANES];
   uint64_t signal;
   /* What the job is ordered after: at submit, what the host had observed
    * (host_after); at start, joined with what its waits name. */
-  uint64_t known[TANDEM_LANE_COUNT];
+  uint64_t known[TANDEM__MAX_LANES];
 } hg_job_t;
 
 typedef enum hg_cmd_kind {
@@ -150,7 +150,7 @@ typedef struct hg_queue {
 /* What reaching value |value| of a lane is ordered after, per lane. */
 typedef struct hg_know {
   uint64_t value;
-  uint64_t after[TANDEM_LANE_COUNT];
+  uint64_t after[TANDEM__MAX_LANES];
 } hg_know_t;
 
 struct host_gpu {
@@ -159,12 +159,12 @@ struct host_gpu {
   bool timestamps;
   pthread_mutex_t mutex;
   pthread_cond_t changed;
-  uint64_t timeline[TANDEM_LANE_COUNT]; /* [mutex] (H1) */
-  uint64_t allow[TANDEM_LANE_COUNT];    /* [mutex] regions a lane may still start */
+  uint64_t timeline[TANDEM__MAX_LANES]; /* [mutex] (H1) */
+  uint64_t allow[TANDEM__MAX_LANES];    /* [mutex] regions a lane may still start */
   bool stop;                            /* [mutex] */
   hg_queue_t queues[HG_MAX_QUEUES];
   uint32_t queue_count;
-  hg_know_t know[TANDEM_LANE_COUNT][HG_KNOW]; /* [mutex] ring per lane, by value */
+  hg_know_t know[TANDEM__MAX_LANES][HG_KNOW]; /* [mutex] ring per lane, by value */
   host_gpu_event_t *log;                /* [mutex] */
   uint32_t log_count;                   /* [mutex] */
   uint64_t log_dropped;                 /* [mutex] */
@@ -172,7 +172,7 @@ struct host_gpu {
   /* [mutex] What the host has observed reached (waits and queries) and so
    * what work submitted from now on is ordered after: core retires a
    * submission when it sees its values, and then orders nothing after it. */
-  uint64_t host_after[TANDEM_LANE_COUNT];
+  uint64_t host_after[TANDEM__MAX_LANES];
   uint32_t next_program;                /* [mutex] */
 };
 
@@ -212,18 +212,18 @@ static void hg_log(host_gpu_t *g, const host_gpu_event_t *e) {
  * The NPU lane thread passes it on with its signals. */
 static _Thread_local struct {
   const host_gpu_t *gpu;
-  uint64_t after[TANDEM_LANE_COUNT];
+  uint64_t after[TANDEM__MAX_LANES];
 } hg_thread;
 
-static void hg_join(uint64_t into[TANDEM_LANE_COUNT], const uint64_t from[TANDEM_LANE_COUNT]) {
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+static void hg_join(uint64_t into[TANDEM__MAX_LANES], const uint64_t from[TANDEM__MAX_LANES]) {
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     if (from[l] > into[l]) into[l] = from[l];
 }
 
 /* Joins into |into| what value |value| of |lane| is ordered after (itself
  * included). An entry the ring no longer holds gives only the value. */
 static void hg_join_known_locked(const host_gpu_t *g, tandem_lane_t lane, uint64_t value,
-                                 uint64_t into[TANDEM_LANE_COUNT]) {
+                                 uint64_t into[TANDEM__MAX_LANES]) {
   if (value == 0) return;
   const hg_know_t *k = &g->know[lane][value % HG_KNOW];
   if (k->value == value) hg_join(into, k->after);
@@ -233,9 +233,9 @@ static void hg_join_known_locked(const host_gpu_t *g, tandem_lane_t lane, uint64
 /* Records that reaching |value| on |lane| is ordered after |after|, and
  * (a lane's values complete in order) after its previous value. */
 static void hg_set_known_locked(host_gpu_t *g, tandem_lane_t lane, uint64_t value,
-                                const uint64_t after[TANDEM_LANE_COUNT]) {
+                                const uint64_t after[TANDEM__MAX_LANES]) {
   hg_know_t *k = &g->know[lane][value % HG_KNOW];
-  uint64_t a[TANDEM_LANE_COUNT];
+  uint64_t a[TANDEM__MAX_LANES];
   memcpy(a, after, sizeof a);
   hg_join_known_locked(g, lane, value - 1, a);
   a[lane] = value;
@@ -480,7 +480,7 @@ static void hg_run_job(host_gpu_t *g, hg_job_t *job) {
 /* Whether |job| may start now. Needs the mutex. */
 static bool hg_ready_locked(const host_gpu_t *g, const hg_job_t *job) {
   if (g->allow[job->lane] == 0) return false;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     if (g->timeline[l] < job->waits[l]) return false;
   return true;
 }
@@ -501,7 +501,7 @@ static void *hg_queue_main(void *arg) {
     job->state = HG_JOB_RUNNING;
     q->running = true;
     if (g->allow[job->lane] != UINT64_MAX) g->allow[job->lane]--;
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       assert(g->timeline[l] >= job->waits[l]); /* H3 */
       hg_join_known_locked(g, (tandem_lane_t)l, job->waits[l], job->known);
     }
@@ -542,7 +542,7 @@ static hg_queue_t *hg_queue_of(host_gpu_t *g, tandem_lane_t lane) {
 static void hg_stop_queues(host_gpu_t *g) {
   pthread_mutex_lock(&g->mutex);
   g->stop = true;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) g->allow[l] = UINT64_MAX;
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) g->allow[l] = UINT64_MAX;
   pthread_cond_broadcast(&g->changed);
   pthread_mutex_unlock(&g->mutex);
   for (uint32_t k = 0; k < g->queue_count; k++)
@@ -1043,13 +1043,13 @@ static bool hg_program_timestamps(tandem__gpu_t *base, void *native, uint32_t sl
   return true;
 }
 
-static bool hg_reached_locked(const host_gpu_t *g, const uint64_t values[TANDEM_LANE_COUNT]) {
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+static bool hg_reached_locked(const host_gpu_t *g, const uint64_t values[TANDEM__MAX_LANES]) {
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     if (g->timeline[l] < values[l]) return false;
   return true;
 }
 
-static tandem_status_t hg_wait(tandem__gpu_t *base, const uint64_t values[TANDEM_LANE_COUNT],
+static tandem_status_t hg_wait(tandem__gpu_t *base, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns) {
   host_gpu_t *g = hg_cast(base);
   struct timespec deadline;
@@ -1075,7 +1075,7 @@ static tandem_status_t hg_wait(tandem__gpu_t *base, const uint64_t values[TANDEM
       hg_thread.gpu = g;
       memset(hg_thread.after, 0, sizeof hg_thread.after);
     }
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       hg_join_known_locked(g, (tandem_lane_t)l, values[l], hg_thread.after);
       hg_join_known_locked(g, (tandem_lane_t)l, values[l], g->host_after);
     }
@@ -1086,7 +1086,7 @@ static tandem_status_t hg_wait(tandem__gpu_t *base, const uint64_t values[TANDEM
 
 static tandem_status_t hg_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64_t value) {
   host_gpu_t *g = hg_cast(base);
-  uint64_t after[TANDEM_LANE_COUNT] = {0};
+  uint64_t after[TANDEM__MAX_LANES] = {0};
   pthread_mutex_lock(&g->mutex);
   if (hg_thread.gpu == g) memcpy(after, hg_thread.after, sizeof after);
   assert(value > g->timeline[lane]); /* H1 */
@@ -1099,11 +1099,11 @@ static tandem_status_t hg_signal(tandem__gpu_t *base, tandem_lane_t lane, uint64
   return TANDEM_OK;
 }
 
-static tandem_status_t hg_query(tandem__gpu_t *base, uint64_t out[TANDEM_LANE_COUNT]) {
+static tandem_status_t hg_query(tandem__gpu_t *base, uint64_t out[TANDEM__MAX_LANES]) {
   host_gpu_t *g = hg_cast(base);
   pthread_mutex_lock(&g->mutex);
   memcpy(out, g->timeline, sizeof g->timeline);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     hg_join_known_locked(g, (tandem_lane_t)l, g->timeline[l], g->host_after);
   pthread_mutex_unlock(&g->mutex);
   return TANDEM_OK;
@@ -1133,6 +1133,21 @@ static void hg_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
   } else {
     pthread_mutex_unlock(&q->exec);
   }
+}
+
+/* User lanes: the host GPU keeps a timeline for every lane id, so a
+ * session's lane needs nothing made; it imports no timeline (can_import_timelines
+ * is off, so core never offers one). */
+static tandem_status_t hg_lane_bind(tandem__gpu_t *base, tandem_lane_t lane, void *imported) {
+  (void)base;
+  (void)lane;
+  if (imported) return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU imports no timeline");
+  return TANDEM_OK;
+}
+
+static void hg_lane_unbind(tandem__gpu_t *base, tandem_lane_t lane) {
+  (void)base;
+  (void)lane;
 }
 
 static const tandem__gpu_vtable_t hg_vtable = {
@@ -1175,6 +1190,8 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .timeline_destroy = hg_timeline_destroy,
     .buffer_adopt = hg_buffer_adopt,
     .kernel_adopt = hg_kernel_adopt,
+    .lane_bind = hg_lane_bind,
+    .lane_unbind = hg_lane_unbind,
 };
 
 /*--------------------------------------------------------------------------
@@ -1260,7 +1277,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   g->queue_count = g->config.one_queue ? 1 : TANDEM_LANE_COUNT_GPU;
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     g->base.lane_queue[l] = (uint8_t)(g->config.one_queue ? 0 : l);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     g->allow[l] = g->config.held && l != TANDEM_LANE_NPU ? 0 : UINT64_MAX;
   pthread_mutex_init(&g->mutex, NULL);
   pthread_condattr_t attr;
@@ -1332,7 +1349,7 @@ void host_gpu_run(host_gpu_t *g, tandem_lane_t lane) {
 }
 
 bool host_gpu_wait_value(host_gpu_t *g, tandem_lane_t lane, uint64_t value, uint32_t timeout_ms) {
-  uint64_t values[TANDEM_LANE_COUNT] = {0};
+  uint64_t values[TANDEM__MAX_LANES] = {0};
   values[lane] = value;
   return hg_wait(&g->base, values, (uint64_t)timeout_ms * 1000000u) == TANDEM_OK;
 }

@@ -151,7 +151,7 @@ typedef struct host_gpu_event {
   uint32_t pattern;             /* FILL */
   uint32_t binding_count;       /* DISPATCH */
   bool indirect;                /* DISPATCH: counts read from a buffer */
-  uint64_t wait_values[TANDEM_LANE_COUNT]; /* SUBMIT */
+  uint64_t wait_values[TANDEM_MAX_LANES]; /* SUBMIT */
   uint64_t value;        /* the region's signal value; SIGNAL: the value */
   /* UNORDERED: the earlier access's lane and value, and the buffer bytes;
    * FILL, COPY: the destination bytes. */

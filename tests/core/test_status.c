@@ -196,7 +196,7 @@ static void test_runtime_create_defaults(void **state) {
   TH_ASSERT_U64_EQ(st.submissions, 0);
   TH_ASSERT_U64_EQ(st.completions, 0);
   TH_ASSERT_U64_EQ(st.copied_bytes, 0);
-  for (int i = 0; i < TANDEM_LANE_COUNT_GPU; ++i) TH_ASSERT_U64_EQ(st.copied_bytes_per_lane[i], 0);
+  for (int i = 0; i < TANDEM_LANE_COUNT; ++i) TH_ASSERT_U64_EQ(th_lane_copied(rt, i), 0);
   TH_ASSERT_U64_EQ(tandem_runtime_validation_messages(rt), 0);
   tandem_runtime_destroy(rt);
 }

@@ -410,13 +410,11 @@ static void test_chunked_stream(void **state) {
       TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(hout), &m));
       memset(m.data, 0xAB, (size_t)n * 4);
       tandem_unmap(&m);
-      uint64_t up0 = th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD];
-      uint64_t down0 = th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD];
+      uint64_t up0 = th_lane_copied(rt, TANDEM_LANE_UPLOAD);
+      uint64_t down0 = th_lane_copied(rt, TANDEM_LANE_DOWNLOAD);
       run_once(e);
-      TH_ASSERT_U64_EQ(th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_UPLOAD] - up0,
-                       (uint64_t)n * 4);
-      TH_ASSERT_U64_EQ(th_stats(rt).copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD] - down0,
-                       (uint64_t)n * 4);
+      TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_UPLOAD) - up0, (uint64_t)n * 4);
+      TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_DOWNLOAD) - down0, (uint64_t)n * 4);
       th_read(hout, 0, got, (uint64_t)n * 4);
       TH_ASSERT_U32_ARRAY(got, want, n,
                           shared ? "chunked stream through one staging range"

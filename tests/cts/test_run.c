@@ -143,9 +143,9 @@ static void test_saxpy_1m(void **state) {
   TH_ASSERT_U64_EQ(s.submissions, 3);
   TH_ASSERT_U64_EQ(s.completions, 3);
   TH_ASSERT_U64_EQ(s.copied_bytes, 3 * 3 * bytes);
-  TH_ASSERT_U64_EQ(s.copied_bytes_per_lane[TANDEM_LANE_UPLOAD], 3 * 2 * bytes);
-  TH_ASSERT_U64_EQ(s.copied_bytes_per_lane[TANDEM_LANE_DOWNLOAD], 3 * bytes);
-  TH_ASSERT_U64_EQ(s.copied_bytes_per_lane[TANDEM_LANE_COMPUTE], 0);
+  TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_UPLOAD), 3 * 2 * bytes);
+  TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_DOWNLOAD), 3 * bytes);
+  TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_COMPUTE), 0);
 
   tandem_exec_release(e);
   tandem_buffer_release(hx);
