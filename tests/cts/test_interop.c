@@ -536,13 +536,14 @@ static void test_timeline_export_import(void **state) {
 
 /*------------------------------------------------------- two processes --*/
 
-enum { MSG_SETUP = 1, MSG_IMPORTED, MSG_GO, MSG_RESULT };
+enum { MSG_SETUP = 1, MSG_IMPORTED, MSG_GO, MSG_RESULT, MSG_DONE };
 
 typedef struct ip_msg {
   uint32_t kind;
-  uint32_t fd_count;             /* SETUP: memory fd, then the timeline fd */
+  uint32_t fd_count;             /* SETUP: memory fd, then the timeline fd; IMPORTED: B's
+                                    timeline fd (timeline case) */
   tandem_external_memory_t memory; /* SETUP (fd replaced by the receiver) */
-  uint64_t wait_value;           /* GO: the compute lane value (timeline case) */
+  uint64_t wait_value;           /* GO: A's compute lane value; RESULT: B's (timeline case) */
   uint32_t pattern;              /* GO: what A's fill wrote */
   uint32_t pattern_back;         /* GO: what B writes back */
   int32_t ok;                    /* RESULT: 1 when B saw the right bytes */
@@ -597,11 +598,17 @@ static void ip_recv(int sock, ip_msg_t *msg, int *fds) {
 }
 
 /* Process B: imports, waits (through the timeline or A's message), checks
- * A's bytes, writes its own with the GPU and reports. */
+ * A's bytes, writes its own with the GPU and reports. In the timeline case B
+ * also exports its own compute lane's timeline to A and reports the value
+ * its fill signals without waiting for it: A's graph waits for that value on
+ * the GPU. */
 static int ip_child(bool timeline, int sock) {
   th_init();
   th_validation_reset();
-  tandem_runtime_t *rt = th_runtime_create(NULL);
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.export_timelines = timeline;
+  tandem_runtime_t *rt = th_runtime_create(&o);
   ip_msg_t msg;
   int fds[2] = {-1, -1};
   ip_recv(sock, &msg, fds);
@@ -613,7 +620,13 @@ static int ip_child(bool timeline, int sock) {
   tandem_external_timeline_t *t = NULL;
   if (timeline) TH_ASSERT_OK(tandem_runtime_import_timeline_fd(rt, fds[1], &t));
   ip_msg_t reply = {.kind = MSG_IMPORTED};
-  ip_send(sock, &reply, NULL, 0);
+  int own = -1; /* B's compute timeline, for A's GPU wait */
+  if (timeline) {
+    TH_ASSERT_OK(tandem_runtime_export_timeline_fd(rt, TANDEM_LANE_COMPUTE, &own));
+    reply.fd_count = 1;
+  }
+  ip_send(sock, &reply, &own, reply.fd_count);
+  if (own >= 0) close(own); /* A holds its own copy */
 
   ip_recv(sock, &msg, fds);
   assert_int_equal(msg.kind, MSG_GO);
@@ -637,10 +650,37 @@ static int ip_child(bool timeline, int sock) {
   /* B's own GPU work on the shared memory, for A to read back. */
   tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(buf), msg.pattern_back,
-                                     TANDEM_LANE_AUTO));
-  th_run_graph(g, 1);
+                                     TANDEM_LANE_COMPUTE));
+  if (timeline) {
+    /* Reported while it may still run: A orders its read on the GPU. */
+    tandem_exec_t *e = NULL;
+    TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &c));
+    uint64_t values[TANDEM_LANE_COUNT];
+    TH_ASSERT_OK(tandem_completion_lane_values(c, values));
+    reply.wait_value = values[TANDEM_LANE_COMPUTE];
+    ip_send(sock, &reply, NULL, 0);
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+    /* A asks for one more fill: the next compute value, which A's second
+     * submission has been waiting for on the GPU. */
+    ip_recv(sock, &msg, fds);
+    assert_int_equal(msg.kind, MSG_GO);
+    TH_ASSERT_OK(tandem_exec_submit(e, &c));
+    TH_ASSERT_OK(tandem_completion_lane_values(c, values));
+    assert_int_equal(values[TANDEM_LANE_COMPUTE], reply.wait_value + 1);
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_release(c);
+    tandem_exec_release(e);
+    /* A has read what it waited for before B's timeline goes away. */
+    ip_recv(sock, &msg, fds);
+    assert_int_equal(msg.kind, MSG_DONE);
+  } else {
+    th_run_graph(g, 1);
+    ip_send(sock, &reply, NULL, 0);
+  }
   tandem_graph_release(g);
-  ip_send(sock, &reply, NULL, 0);
   tandem_external_timeline_destroy(t);
   tandem_buffer_release(buf);
   th_runtime_destroy(rt); /* fails (exit 255) on any validation message */
@@ -713,9 +753,30 @@ static int ip_parent(bool timeline, const char *argv0) {
   ip_send(sock, &msg, fds, msg.fd_count);
   for (uint32_t i = 0; i < msg.fd_count; i++) close(fds[i]); /* B holds its own copies */
   ip_msg_t reply;
-  int none[2];
+  int none[2] = {-1, -1};
   ip_recv(sock, &reply, none);
   assert_int_equal(reply.kind, MSG_IMPORTED);
+  /* Timeline case: B's compute timeline becomes a lane of A's runtime, and
+   * a graph that copies the shared buffer out waits on it on the GPU. */
+  tandem_external_timeline_t *b_timeline = NULL;
+  tandem_lane_t b_lane = TANDEM_LANE_AUTO;
+  tandem_buffer_t *out = NULL;
+  tandem_graph_t *read_g = NULL;
+  tandem_exec_t *read_e = NULL;
+  if (timeline) {
+    assert_int_equal(reply.fd_count, 1);
+    TH_ASSERT_OK(tandem_runtime_import_timeline_fd(rt, none[0], &b_timeline));
+    TH_ASSERT_OK(tandem_external_timeline_lane(b_timeline, &b_lane));
+    assert_true(b_lane >= TANDEM_LANE_COUNT && b_lane < TANDEM_MAX_LANES);
+    tandem_lane_info_t li;
+    TH_ASSERT_OK(tandem_runtime_lane_info(rt, b_lane, &li));
+    assert_int_equal(li.kind, TANDEM_LANE_KIND_EXTERNAL);
+    out = th_buffer(rt, IP_WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+    read_g = th_graph(rt);
+    TH_ASSERT_OK(tandem_graph_add_copy(read_g, tandem_buffer_whole(buf),
+                                       tandem_buffer_whole(out), TANDEM_LANE_COMPUTE));
+    TH_ASSERT_OK(tandem_graph_prepare(read_g, &read_e));
+  }
 
   tandem_completion_t *c = NULL;
   TH_ASSERT_OK(tandem_exec_submit(e, &c));
@@ -730,6 +791,40 @@ static int ip_parent(bool timeline, const char *argv0) {
   ip_recv(sock, &reply, none);
   assert_int_equal(reply.kind, MSG_RESULT);
   fprintf(stderr, "B: %s\n", reply.text);
+  if (timeline) {
+    /* B's fill may still be running: the copy waits for its value on the
+     * GPU (in the submission's wait list, not on this thread). A wait that
+     * never came would end this wait with TIMEOUT rather than hang. */
+    tandem_lane_wait_t w = {b_lane, reply.wait_value};
+    tandem_completion_t *rc = NULL;
+    TH_ASSERT_OK(tandem_exec_submit_waiting(read_e, &w, 1, &rc));
+    TH_ASSERT_OK(tandem_completion_wait_timeout(rc, 60ull * 1000000000u));
+    tandem_completion_release(rc);
+    uint32_t *copied = malloc(IP_WORDS * 4);
+    assert_non_null(copied);
+    th_read(out, 0, copied, IP_WORDS * 4);
+    TH_ASSERT_U32_FILL(copied, pattern_back, IP_WORDS, "A's copy, after its GPU wait on B");
+    free(copied);
+    tandem_lane_info_t li;
+    TH_ASSERT_OK(tandem_runtime_lane_info(rt, b_lane, &li));
+    assert_true(li.value >= reply.wait_value);
+    TH_ASSERT_U64_EQ(li.submissions, 1);
+    /* A value B has not signalled (its next fill's): the submission stays
+     * queued on the GPU and a completion wait times out rather than hang;
+     * once B runs that fill, the same submission finishes. */
+    w.value = reply.wait_value + 1;
+    TH_ASSERT_OK(tandem_exec_submit_waiting(read_e, &w, 1, &rc));
+    TH_ASSERT_STATUS(tandem_completion_wait_timeout(rc, 200ull * 1000000u), TANDEM_ERROR_TIMEOUT);
+    assert_false(tandem_completion_is_complete(rc));
+    ip_msg_t more = {.kind = MSG_GO};
+    ip_send(sock, &more, NULL, 0);
+    TH_ASSERT_OK(tandem_completion_wait_timeout(rc, 60ull * 1000000000u));
+    tandem_completion_release(rc);
+    TH_ASSERT_OK(tandem_runtime_lane_info(rt, b_lane, &li));
+    TH_ASSERT_U64_EQ(li.submissions, 2);
+    ip_msg_t done = {.kind = MSG_DONE};
+    ip_send(sock, &done, NULL, 0);
+  }
   int status = 0;
   assert_int_equal(waitpid(pid, &status, 0), pid);
   close(sock);
@@ -748,10 +843,16 @@ static int ip_parent(bool timeline, const char *argv0) {
   tandem_completion_release(c);
   tandem_exec_release(e);
   tandem_graph_release(g);
+  tandem_exec_release(read_e);
+  tandem_graph_release(read_g);
+  tandem_buffer_release(out);
+  tandem_external_timeline_destroy(b_timeline);
   tandem_buffer_release(buf);
   th_runtime_destroy(rt);
   fprintf(stderr, "two processes (%s): B read A's fill, A read B's\n",
-          timeline ? "B waited on A's exported compute timeline" : "memory only");
+          timeline ? "B waited on A's exported compute timeline, A's copy waited on B's on "
+                     "the GPU"
+                   : "memory only");
   return 0;
 }
 
