@@ -42,7 +42,11 @@
  *     DEVICE_LOST, OUT_OF_MEMORY and INTERNAL need a device that has them;
  *     tests/cts/test_interop.c runs the working paths where they exist), and
  *     OVER_BUDGET and NO_DEVICE of import_fd take the same path as
- *     buffer_create's rows.
+ *     buffer_create's rows. The same holds for GPU waits on imported
+ *     timelines: tandem_external_timeline_lane's BUSY needs imported
+ *     timelines (tests/cts/test_lanes.c fills the lane table with sessions).
+ *   - INTERNAL from tandem_session_create (its vkCreateSemaphore is injected
+ *     as OOM: that row is there).
  * Label "vulkan".
  */
 #include "harness.h"
@@ -1534,6 +1538,167 @@ static tandem_status_t run_commands_outside(void) {
   tandem_completion_t *c = NULL;
   return keep(
       tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL, &c));
+/* lanes and native sessions */
+static tandem_status_t lane_info_range(void) {
+  tandem_lane_info_t li;
+  return keep(tandem_runtime_lane_info(F.rt, TANDEM_MAX_LANES, &li));
+}
+static tandem_status_t lane_info_null(void) { return keep(tandem_runtime_lane_info(F.rt, 0, NULL)); }
+static tandem_status_t submit_waiting_with(tandem_lane_t lane, uint32_t count) {
+  tandem_exec_t *e = one_fill_exec(F.rt, F.host);
+  tandem_lane_wait_t w[TANDEM_MAX_LANES + 1];
+  for (uint32_t i = 0; i < TANDEM_MAX_LANES + 1; i++) w[i] = (tandem_lane_wait_t){lane, 1};
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = keep(tandem_exec_submit_waiting(e, w, count, &c));
+  if (s == TANDEM_OK) wait_release(c);
+  tandem_exec_release(e);
+  return s;
+}
+static tandem_status_t submit_waiting_builtin(void) {
+  return submit_waiting_with(TANDEM_LANE_COMPUTE, 1);
+}
+static tandem_status_t submit_waiting_count(void) {
+  return submit_waiting_with(TANDEM_LANE_COMPUTE, TANDEM_MAX_LANES + 1);
+}
+static tandem_status_t timeline_lane_null(void) {
+  tandem_lane_t l;
+  return keep(tandem_external_timeline_lane(NULL, &l));
+}
+static tandem_status_t session_null(void) {
+  return keep(tandem_session_create(F.rt, NULL, NULL));
+}
+static tandem_status_t session_create_on(tandem_runtime_t *rt) {
+  tandem_session_t *s = NULL;
+  tandem_status_t st = keep(tandem_session_create(rt, "row", &s));
+  tandem_session_destroy(s);
+  return st;
+}
+static tandem_status_t session_create_call(void) { return session_create_on(F.rt); }
+static tandem_status_t session_busy(void) {
+  tandem_session_t *s[TANDEM_MAX_LANES - TANDEM_LANE_COUNT];
+  for (int i = 0; i < TANDEM_MAX_LANES - TANDEM_LANE_COUNT; i++)
+    TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &s[i]));
+  tandem_status_t st = session_create_call();
+  for (int i = 0; i < TANDEM_MAX_LANES - TANDEM_LANE_COUNT; i++) tandem_session_destroy(s[i]);
+  return st;
+}
+static tandem_status_t session_oom(void) {
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/session.c", session_create_call);
+}
+static tandem_status_t session_semaphore_oom(void) {
+  return fail_first(TANDEM_TEST_FAULT_VULKAN, "vkCreateSemaphore", session_create_call);
+}
+static tandem_status_t session_absent(void) {
+  tandem_runtime_t *rt = absent_gpu_runtime();
+  tandem_status_t s = session_create_on(rt);
+  th_runtime_destroy(rt);
+  return s;
+}
+/* begin on a fresh session of F.rt over g_acc (1 ms for earlier work). */
+static tandem_session_access_t g_acc;
+static tandem_status_t begin_call(void) {
+  tandem_session_t *s = NULL;
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &s));
+  tandem_status_t st = keep(tandem_session_begin(s, &g_acc, 1, 1000000));
+  tandem_session_destroy(s);
+  return st;
+}
+static tandem_status_t begin_with(tandem_view_t view, tandem_access_t access) {
+  g_acc = (tandem_session_access_t){view, access};
+  return begin_call();
+}
+static tandem_status_t begin_null(void) { return keep(tandem_session_begin(NULL, NULL, 0, 0)); }
+static tandem_status_t begin_access(void) {
+  return begin_with(tandem_buffer_whole(F.host), (tandem_access_t)0);
+}
+static tandem_status_t begin_range(void) {
+  return begin_with((tandem_view_t){F.host, 4000, 200}, TANDEM_ACCESS_READ);
+}
+static tandem_status_t begin_open(void) {
+  tandem_session_t *s = NULL;
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &s));
+  tandem_session_access_t a = {tandem_buffer_whole(F.host), TANDEM_ACCESS_READ};
+  TH_ASSERT_OK(tandem_session_begin(s, &a, 1, 0));
+  tandem_status_t st = keep(tandem_session_begin(s, &a, 1, 0));
+  tandem_session_destroy(s);
+  return st;
+}
+static tandem_status_t begin_mapped(void) {
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_write(tandem_buffer_whole(F.host), &m));
+  tandem_status_t s = begin_with(tandem_buffer_whole(F.host), TANDEM_ACCESS_READ);
+  tandem_unmap(&m);
+  return s;
+}
+static tandem_status_t begin_quarantined(void) {
+  tandem_session_t *s = NULL;
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &s));
+  tandem_session_access_t a = {tandem_buffer_whole(F.host2), TANDEM_ACCESS_READ};
+  TH_ASSERT_OK(tandem_session_begin(s, &a, 1, 0));
+  TH_ASSERT_OK(tandem_session_end(s, TANDEM_ERROR_INTERNAL));
+  tandem_status_t st = keep(tandem_session_begin(s, &a, 1, 0));
+  tandem_session_destroy(s);
+  return st;
+}
+static tandem_status_t begin_timeout(void) {
+  tandem_session_t *other = NULL;
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &other));
+  tandem_session_access_t a = {tandem_buffer_whole(F.host), TANDEM_ACCESS_WRITE};
+  TH_ASSERT_OK(tandem_session_begin(other, &a, 1, 0));
+  tandem_status_t s = begin_with(th_view(F.host, 0, 64), TANDEM_ACCESS_READ);
+  TH_ASSERT_OK(tandem_session_end(other, TANDEM_OK));
+  tandem_session_destroy(other);
+  return s;
+}
+static tandem_status_t begin_oom(void) {
+  tandem_session_t *s = NULL;
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &s));
+  g_acc = (tandem_session_access_t){tandem_buffer_whole(F.host), TANDEM_ACCESS_READ};
+  arm(TANDEM_TEST_FAULT_ALLOC, 1);
+  tandem_status_t st = keep(tandem_session_begin(s, &g_acc, 1, 0));
+  tandem_test_fault_report_t r = disarm();
+  if (r.failed != 1 || !strstr(r.first_site, "core/session.c"))
+    fail_msg("the call made to fail was '%s', not core/session.c", r.first_site);
+  tandem_session_destroy(s);
+  return st;
+}
+/* A runtime lost by a failed submission; |then| is called with it. */
+static tandem_status_t on_lost_runtime(tandem_status_t (*then)(tandem_runtime_t *rt)) {
+  tandem_runtime_t *rt = armed_runtime(NULL);
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+  g_exec = one_fill_exec(rt, b);
+  TH_ASSERT_STATUS(fail_first(TANDEM_TEST_FAULT_VULKAN, "vkQueueSubmit2", submit_call),
+                   TANDEM_ERROR_DEVICE_LOST);
+  tandem_status_t s = then(rt);
+  tandem_exec_release(g_exec);
+  tandem_buffer_release(b);
+  th_runtime_destroy(rt);
+  return s;
+}
+static tandem_status_t begin_on(tandem_runtime_t *rt) {
+  tandem_session_t *s = NULL;
+  TH_ASSERT_OK(tandem_session_create(rt, NULL, &s));
+  tandem_status_t st = keep(tandem_session_begin(s, NULL, 0, 0));
+  tandem_session_destroy(s);
+  return st;
+}
+static tandem_status_t begin_lost(void) { return on_lost_runtime(begin_on); }
+static tandem_session_t *g_session;
+static tandem_status_t end_call(void) { return keep(tandem_session_end(g_session, TANDEM_OK)); }
+static tandem_status_t end_not_open(void) {
+  TH_ASSERT_OK(tandem_session_create(F.rt, NULL, &g_session));
+  tandem_status_t s = end_call();
+  tandem_session_destroy(g_session);
+  return s;
+}
+static tandem_status_t end_lost(void) {
+  tandem_runtime_t *rt = armed_runtime(NULL);
+  TH_ASSERT_OK(tandem_session_create(rt, NULL, &g_session));
+  TH_ASSERT_OK(tandem_session_begin(g_session, NULL, 0, 0));
+  tandem_status_t s = fail_first(TANDEM_TEST_FAULT_VULKAN, "vkSignalSemaphore", end_call);
+  tandem_session_destroy(g_session);
+  th_runtime_destroy(rt);
+  return s;
 }
 
 /*---------------------------------------------------------------------------
@@ -1785,6 +1950,28 @@ static const row_t rows[] = {
     R(tandem_runtime_submit_vulkan, BUSY, "live host write map", submit_vulkan_busy),
     R(tandem_runtime_submit_vulkan, UNSUPPORTED, "an NPU_LOCAL buffer is not visible to the GPU",
       submit_vulkan_npu_local),
+    R(tandem_runtime_lane_info, INVALID_ARGUMENT, "lane 8: lane ids are 0..7", lane_info_range),
+    R(tandem_runtime_lane_info, INVALID_ARGUMENT, "out_info is NULL", lane_info_null),
+    R(tandem_exec_submit_waiting, INVALID_ARGUMENT, "lane 1 is not an external lane",
+      submit_waiting_builtin),
+    R(tandem_exec_submit_waiting, INVALID_ARGUMENT, "at most 8 lanes", submit_waiting_count),
+    R(tandem_external_timeline_lane, INVALID_ARGUMENT, "timeline is NULL", timeline_lane_null),
+    R(tandem_session_create, INVALID_ARGUMENT, "out_session is NULL", session_null),
+    R(tandem_session_create, BUSY, "all 4 user lanes of the runtime are taken", session_busy),
+    R(tandem_session_create, OUT_OF_MEMORY, "allocating a session", session_oom),
+    R(tandem_session_create, OUT_OF_MEMORY, "vkCreateSemaphore", session_semaphore_oom),
+    R(tandem_session_create, NO_DEVICE, "gpu_index is 99", session_absent),
+    R(tandem_session_begin, INVALID_ARGUMENT, "session is NULL", begin_null),
+    R(tandem_session_begin, INVALID_ARGUMENT, "access 0 is not", begin_access),
+    R(tandem_session_begin, INVALID_ARGUMENT, "already has a stage open", begin_open),
+    R(tandem_session_begin, OUT_OF_RANGE, "not inside its 4096-byte buffer", begin_range),
+    R(tandem_session_begin, BUSY, "live host write map", begin_mapped),
+    R(tandem_session_begin, FAILED_DEPENDENCY, "quarantined", begin_quarantined),
+    R(tandem_session_begin, TIMEOUT, "no stage was begun", begin_timeout),
+    R(tandem_session_begin, OUT_OF_MEMORY, "records for 1 session accesses", begin_oom),
+    R(tandem_session_begin, DEVICE_LOST, "no stage can begin", begin_lost),
+    R(tandem_session_end, INVALID_ARGUMENT, "has no stage open", end_not_open),
+    R(tandem_session_end, DEVICE_LOST, "vkSignalSemaphore", end_lost),
 };
 
 #define ROW_COUNT (sizeof rows / sizeof rows[0])
@@ -1898,7 +2085,9 @@ static void table_covers_the_header(void **state) {
       "tandem_external_timeline_wait", "tandem_buffer_adopt_vulkan",
       "tandem_kernel_adopt_vulkan", "tandem_graph_add_vulkan_commands",
       "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands",
-      "tandem_runtime_submit_vulkan"};
+      "tandem_runtime_submit_vulkan", "tandem_runtime_lane_info", "tandem_exec_submit_waiting",
+      "tandem_external_timeline_lane", "tandem_session_create", "tandem_session_begin",
+      "tandem_session_end"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
