@@ -477,8 +477,11 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     atomic_fetch_add(&rt->lanes[l].copied_bytes, exec->copied_per_lane[l]);
     atomic_fetch_add(&rt->stats.copied_bytes, exec->copied_per_lane[l]);
   }
-  for (uint32_t i = 0; i < lane_wait_count; i++)
-    atomic_fetch_add(&rt->lanes[lane_waits[i].lane].submissions, 1);
+  for (uint32_t i = 0; i < lane_wait_count; i++) {
+    bool again = false; /* one count per lane, however many entries name it */
+    for (uint32_t j = 0; j < i; j++) again |= lane_waits[j].lane == lane_waits[i].lane;
+    if (!again) atomic_fetch_add(&rt->lanes[lane_waits[i].lane].submissions, 1);
+  }
   /* NPU regions go to the lane thread last: the GPU regions that wait for
    * them are queued already (wait-before-signal on the NPU timeline). */
   for (uint32_t r = 0; r < plan->region_count; r++) {

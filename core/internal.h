@@ -21,7 +21,8 @@
  *   I2  For each lane, signal values are handed out and submitted in strictly
  *       increasing order under runtime->mutex.
  *   I3  A tracker record is linked in its buffer's list iff its slot is in flight
- *       (submitted and not yet retired).
+ *       (submitted and not yet retired); a native session's record (no slot)
+ *       iff its stage is open (its value above its lane's done value).
  *   I4  A slot is FREE iff it is not in flight and its completion has no user
  *       reference; its completion handle is live iff the user holds it
  *       (core/handle.c).
@@ -429,12 +430,14 @@ struct tandem__slot {
    * see it finished and still in flight.
    * cover[NPU] is also the NPU horizon: the highest NPU value its GPU values
    * depend on (NPU waits of its regions, and earlier work on the same
-   * in-order queue: runtime->queue_npu_horizon). tandem__runtime_wait waits
+   * in-order queue: runtime->queue_horizon). tandem__runtime_wait waits
    * for the NPU lane first, so a host wait never returns from the driver
    * while the NPU signal it depends on is still inside vkSignalSemaphore:
    * Debian 12's validation layer (1.3.239) stalls 10 s and reports
-   * UNASSIGNED-VkSemaphore-state-timeout in that window. */
-  uint64_t cover[TANDEM__MAX_LANES]; /* host-signalled user lanes (sessions) too */
+   * UNASSIGNED-VkSemaphore-state-timeout in that window. SESSION lanes
+   * (host-signalled too) are covered the same way: cover[session lane] is
+   * the stage value its regions wait for. */
+  uint64_t cover[TANDEM__MAX_LANES];
   tandem__record_t *records;         /* plan access count entries */
   tandem__region_submit_t *submits;  /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this
