@@ -144,7 +144,9 @@ tandem_status_t tandem_session_begin(tandem_session_t *session,
     session->records[i].access = (tandem__access_t){accesses[i].view.buffer,
                                                     accesses[i].view.offset,
                                                     accesses[i].view.length, accesses[i].access};
-  uint64_t deadline = timeout_ns == TANDEM__WAIT_FOREVER ? 0 : tandem__now_ns() + timeout_ns;
+  uint64_t start = tandem__now_ns();
+  /* 0: no deadline (also when start + timeout would not fit). */
+  uint64_t deadline = timeout_ns > UINT64_MAX - start ? 0 : start + timeout_ns;
   pthread_mutex_lock(&rt->mutex);
   tandem_status_t s;
   for (;;) {

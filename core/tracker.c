@@ -233,7 +233,12 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
 static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
                                                uint64_t values[TANDEM__MAX_LANES],
                                                uint64_t timeout_ns) {
-  uint64_t deadline = timeout_ns == TANDEM__WAIT_FOREVER ? 0 : tandem__now_ns() + timeout_ns;
+  bool any = false;
+  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES; l++) any |= values[l] != 0;
+  if (!any) return TANDEM_OK; /* the common case: no lock taken */
+  uint64_t now = tandem__now_ns();
+  /* 0: no deadline (also when now + timeout would not fit). */
+  uint64_t deadline = timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&rt->mutex);
   for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES && s == TANDEM_OK; l++) {
@@ -243,7 +248,7 @@ static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
         pthread_cond_wait(&rt->host_lane_signalled, &rt->mutex);
         continue;
       }
-      uint64_t now = tandem__now_ns();
+      now = tandem__now_ns();
       if (now >= deadline) {
         s = TANDEM_ERROR_TIMEOUT;
         break;
