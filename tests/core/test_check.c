@@ -156,6 +156,27 @@ static void test_i3_stale_record_linked(void **state) {
   free(w);
 }
 
+static void test_i3_session_record(void **state) {
+  (void)state;
+  world_t *w = world_make();
+  /* A native session's open stage: lane 4 at value 1, not yet reached. */
+  tandem__record_t stage = {.access = w->access, .lane = (tandem_lane_t)TANDEM_LANE_COUNT,
+                            .value = 1, .slot = NULL};
+  w->rt.lanes[TANDEM_LANE_COUNT].kind = TANDEM_LANE_KIND_SESSION;
+  tandem__tracker_link_locked(&stage);
+  assert_true(world_ok(w));
+  /* The stage ended (its value reached) but its record stayed linked. */
+  w->rt.lane_done_value[TANDEM_LANE_COUNT] = 1;
+  assert_false(tandem__runtime_check_locked(&w->rt));
+  /* A record without a slot on a lane that is no session. */
+  w->rt.lane_done_value[TANDEM_LANE_COUNT] = 0;
+  w->rt.lanes[TANDEM_LANE_COUNT].kind = TANDEM_LANE_KIND_EXTERNAL;
+  assert_false(tandem__runtime_check_locked(&w->rt));
+  stage.lane = TANDEM_LANE_COMPUTE;
+  assert_false(tandem__runtime_check_locked(&w->rt));
+  free(w);
+}
+
 static void test_i4_slot_states(void **state) {
   (void)state;
   world_t *w = world_make();
@@ -212,6 +233,7 @@ int main(void) {
       cmocka_unit_test(test_i2_values_out_of_order),
       cmocka_unit_test(test_i3_record_not_linked),
       cmocka_unit_test(test_i3_stale_record_linked),
+      cmocka_unit_test(test_i3_session_record),
       cmocka_unit_test(test_i4_slot_states),
       cmocka_unit_test(test_i5_npu_signal_order),
       cmocka_unit_test(test_i6_npu_lane_never_locks),
