@@ -1538,6 +1538,8 @@ static tandem_status_t run_commands_outside(void) {
   tandem_completion_t *c = NULL;
   return keep(
       tandem_runtime_run_vulkan_commands(F.rt, TANDEM_LANE_AUTO, &a, 1, rec_nothing, NULL, &c));
+}
+
 /* lanes and native sessions */
 static tandem_status_t lane_info_range(void) {
   tandem_lane_info_t li;
