@@ -342,25 +342,19 @@ uint64_t tandem__now_ns(void);
 
 /* A GPU backend as core knows it: how many devices it sees, the description
  * of one, and opening one for a runtime. Core never names a backend's
- * functions; it calls through the entry the runtime chose at creation. */
+ * functions: a runtime finds its entry by name in the registry
+ * (core/registry.h) at creation and calls through it. */
 typedef struct tandem__gpu_backend {
-  const char *name; /* "vulkan": which one it is, for people (a debugger, a test) */
+  const char *name; /* "vulkan": the runtime option gpu_backend that selects it */
   tandem_status_t (*count)(uint32_t *out_count);
   tandem_status_t (*info)(uint32_t index, tandem_device_info_t *out_info);
   tandem_status_t (*open)(const tandem_runtime_options_t *options,
                           atomic_uint_fast64_t *validation_counter, tandem__gpu_t **out_gpu);
 } tandem__gpu_backend_t;
 
-/* The Vulkan backend (backends/vulkan/vk_device.c): every runtime's unless a
- * test says otherwise (below). */
+/* The Vulkan backend (backends/vulkan/vk_device.c): the registry's "vulkan",
+ * every runtime's unless its options name another. Only core/registry.c
+ * names it. */
 extern const tandem__gpu_backend_t tandem_vk_gpu_backend;
-
-/* runtime.c: makes the next runtime tandem_runtime_create makes in this
- * process use |backend| (NULL: the default again) instead of the Vulkan
- * backend; that runtime keeps it for good. A test hook (tests/core/host_gpu.c
- * opens a GPU that lives in host memory): like every internal function it is
- * hidden, so neither libtandem.so nor libtandem.a offers it to applications;
- * only code linked with the library's objects reaches it. */
-void tandem__gpu_backend_use_next(const tandem__gpu_backend_t *backend);
 
 #endif /* TANDEM_CORE_BACKEND_H_ */

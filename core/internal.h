@@ -44,6 +44,7 @@
 
 #include "core/backend.h"
 #include "core/npu_backend.h"
+#include "core/registry.h"
 #include "core/status.h"
 #include "tandem/tandem.h"
 
@@ -105,7 +106,10 @@ struct tandem_runtime {
   tandem_runtime_options_t options; /* budget retained */
 
   pthread_mutex_t open_mutex; /* guards gpu creation */
-  const tandem__gpu_backend_t *gpu_backend; /* chosen at create, never changed */
+  /* Found in the registry (core/registry.h) at create, never changed: the
+   * option gpu_backend's entry, and the option npu's (NULL for NONE). */
+  const tandem__gpu_backend_t *gpu_backend;
+  const tandem__npu_backend_t *npu_backend;
   tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex, by gpu_backend->open */
   tandem__npu_t *_Atomic npu; /* set once, under open_mutex */
   tandem_sharing_t sharing;   /* negotiated when the NPU opens (before npu is set) */

@@ -22,13 +22,11 @@
  * After the signal the job is not touched again: the slot may be reused.
  */
 #include <assert.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <xf86drm.h>
 
 #include "core/internal.h"
 
@@ -121,7 +119,9 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
     return TANDEM_OK;
   }
   *out_npu = NULL;
-  if (rt->options.npu == TANDEM_NPU_NONE)
+  /* The registry gave the runtime an NPU backend at creation iff npu is not NONE. */
+  assert((rt->npu_backend != NULL) == (rt->options.npu != TANDEM_NPU_NONE));
+  if (!rt->npu_backend)
     return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
                        "no NPU: the runtime was created without one (set the runtime option npu "
                        "to TANDEM_NPU_XRT or TANDEM_NPU_EMULATED, or TANDEM_NPU=xrt|emulated)");
@@ -131,7 +131,7 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
   tandem_status_t s = TANDEM_OK;
   npu = atomic_load(&rt->npu);
   if (!npu) {
-    s = tandem_xrt_npu_open(&rt->options, &npu);
+    s = rt->npu_backend->open(&rt->options, &npu);
     tandem_sharing_t chosen = TANDEM_SHARING_AUTO;
     if (s == TANDEM_OK) {
       if (rt->options.sharing != TANDEM_SHARING_AUTO) {
@@ -197,9 +197,6 @@ tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime) {
   return tandem__runtime_npu(runtime, &npu);
 }
 
-/* Lists /dev/accel and /dev/dri nodes (where NPUs and GPUs appear). */
-static void tandem__drm_nodes(tandem_npu_info_t *info);
-
 tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_info_t *out) {
   if (!runtime || !out)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
@@ -210,7 +207,7 @@ tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_in
   snprintf(out->backend, sizeof out->backend, "%s", npu->backend);
   out->emulated = npu->emulated;
   out->sharing = runtime->sharing;
-  tandem__drm_nodes(out);
+  npu->vtable->device_nodes(npu, out);
   return TANDEM_OK;
 }
 
@@ -488,30 +485,4 @@ static void *tandem__npu_lane_main(void *arg) {
     pthread_cond_broadcast(&lane->done_changed);
     pthread_mutex_unlock(&lane->mutex);
   }
-}
-
-/*------------------------------------------------------------ DRM nodes --*/
-
-/* DRM devices through libdrm (drmGetDevices2), and /dev/accel by listing it:
- * Debian 12's libdrm (2.4.114) does not know accel nodes yet. Neither exists
- * on the machines this was written on; absence is a normal, empty answer. */
-static void tandem__drm_nodes(tandem_npu_info_t *info) {
-  drmDevicePtr devices[8];
-  int n = drmGetDevices2(0, devices, 8);
-  for (int i = 0; i < n; i++) {
-    for (int t = 0; t < DRM_NODE_MAX; t++)
-      if ((devices[i]->available_nodes & (1 << t)) && info->drm_node_count < 8)
-        snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0], "%s",
-                 devices[i]->nodes[t]);
-  }
-  if (n > 0) drmFreeDevices(devices, n);
-  DIR *dir = opendir("/dev/accel");
-  if (!dir) return;
-  struct dirent *e;
-  while ((e = readdir(dir)) && info->drm_node_count < 8) {
-    if (e->d_name[0] == '.') continue;
-    snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0],
-             "/dev/accel/%.40s", e->d_name);
-  }
-  closedir(dir);
 }

@@ -4,8 +4,9 @@
  *
  * core/npu.c owns the NPU lane thread, the sharing negotiation and the order
  * of syncs and runs; a backend (backends/xrt/, serving real XRT and the
- * emulated NPU through one code path) turns them into native calls. The vtable
- * starts with destroy; every slot is filled.
+ * emulated NPU through one code path) turns them into native calls, and
+ * answers what core must not know how to find (device nodes: libdrm lives in
+ * the backend). The vtable starts with destroy; every slot is filled.
  */
 #ifndef TANDEM_CORE_NPU_BACKEND_H_
 #define TANDEM_CORE_NPU_BACKEND_H_
@@ -46,6 +47,10 @@ typedef struct tandem__npu_vtable {
   tandem_status_t (*run_execute)(tandem__npu_t *npu, void *run, uint32_t timeout_ms);
   /* Waits for a run still going (after a timeout), then frees it. */
   void (*run_destroy)(tandem__npu_t *npu, void *run);
+  /* Appends the device nodes where NPUs and GPUs appear on this system
+   * (/dev/accel, /dev/dri) to info->drm_nodes, at most 8 in all. Absence is
+   * a normal, empty answer. */
+  void (*device_nodes)(tandem__npu_t *npu, tandem_npu_info_t *info);
 } tandem__npu_vtable_t;
 
 struct tandem__npu {
@@ -55,8 +60,18 @@ struct tandem__npu {
   bool emulated;
 };
 
-/* Opens device |options->npu_index| through XRT or the emulated NPU. */
-tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
-                                    tandem__npu_t **out_npu);
+/* An NPU backend as core knows it: which runtime option npu value it
+ * serves, and opening device |options->npu_index| for a runtime. A runtime
+ * finds its entry in the registry (core/registry.h) by the kind's name. */
+typedef struct tandem__npu_backend {
+  const char *name;       /* "xrt", "emulated" */
+  tandem_npu_kind_t kind; /* the runtime option npu that selects it */
+  tandem_status_t (*open)(const tandem_runtime_options_t *options, tandem__npu_t **out_npu);
+} tandem__npu_backend_t;
+
+/* backends/xrt/xrt_npu.c: the system's XRT ("xrt") and tandem's emulated NPU
+ * ("emulated"), one code path. Only core/registry.c names them. */
+extern const tandem__npu_backend_t tandem_xrt_npu_backend;
+extern const tandem__npu_backend_t tandem_emu_npu_backend;
 
 #endif /* TANDEM_CORE_NPU_BACKEND_H_ */

@@ -6,8 +6,8 @@
  * every buffer, kernel, graph and executable made from it holds another, so
  * tandem_runtime_destroy never pulls a device out from under live objects.
  * The GPU is opened at most once, under open_mutex, and never replaced, by
- * the backend chosen at creation (core/backend.h: the Vulkan one, unless a
- * test asked for another with tandem__gpu_backend_use_next).
+ * the backend the registry (core/registry.h) gave for the option gpu_backend
+ * at creation; the NPU likewise by the backend of the option npu.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,14 +15,6 @@
 #include <time.h>
 
 #include "core/internal.h"
-
-/* The backend the next tandem_runtime_create takes instead of the default;
- * taken (reset to NULL) by that create. */
-static const tandem__gpu_backend_t *_Atomic tandem__next_gpu_backend;
-
-void tandem__gpu_backend_use_next(const tandem__gpu_backend_t *backend) {
-  atomic_store(&tandem__next_gpu_backend, backend);
-}
 
 void tandem_runtime_options_init(tandem_runtime_options_t *options) {
   if (!options) return;
@@ -94,6 +86,14 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
     opts.wait_spin_us = (uint32_t)v;
   }
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
+  const tandem__gpu_backend_t *gpu_backend;
+  TANDEM_RETURN_IF_ERROR(tandem__gpu_backend_find(opts.gpu_backend, &gpu_backend));
+  /* The caller's string need not outlive the call: keep the entry's own. */
+  opts.gpu_backend = gpu_backend->name;
+  const tandem__npu_backend_t *npu_backend = NULL;
+  if (opts.npu != TANDEM_NPU_NONE)
+    TANDEM_RETURN_IF_ERROR(
+        tandem__npu_backend_find(tandem__npu_kind_backend(opts.npu), &npu_backend));
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0 && !opts.vulkan_device) {
     /* The variable turns validation on in a program that did not ask for it
@@ -110,8 +110,8 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
   atomic_init(&rt->refs, 1);
   rt->options = opts;
-  rt->gpu_backend = atomic_exchange(&tandem__next_gpu_backend, NULL);
-  if (!rt->gpu_backend) rt->gpu_backend = &tandem_vk_gpu_backend;
+  rt->gpu_backend = gpu_backend;
+  rt->npu_backend = npu_backend;
   tandem_budget_retain(opts.budget);
   pthread_mutex_init(&rt->open_mutex, NULL);
   pthread_mutex_init(&rt->mutex, NULL);

@@ -49,6 +49,8 @@ static tandem_xrt_npu_t *tandem_xrt_cast(tandem__npu_t *base) { return (tandem_x
 /* xrt_fault.c: numbered fault injection over the API table (core/fault.h). */
 void tandem_xrt_fault_wrap(tandem_xrt_api_t *api);
 void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
+/* xrt_nodes.c (the backend's one user of libdrm). */
+void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info);
 
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
@@ -354,15 +356,16 @@ static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
     .run_create = tandem_xrt_run_create,
     .run_execute = tandem_xrt_run_execute,
     .run_destroy = tandem_xrt_run_destroy,
+    .device_nodes = tandem_xrt_device_nodes,
 };
 
-tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
-                                    tandem__npu_t **out_npu) {
+/* Opens device options->npu_index through the real XRT or the emulated NPU. */
+static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options, bool emulated,
+                                           tandem__npu_t **out_npu) {
   *out_npu = NULL;
   tandem_xrt_npu_t *n = calloc(1, sizeof *n);
   if (!n) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the NPU device");
   n->base.vtable = &tandem_xrt_npu_vtable;
-  bool emulated = options->npu == TANDEM_NPU_EMULATED;
   const char *library = options->npu_library;
   if (emulated && !library) library = getenv("TANDEM_NPU_LIBRARY");
   tandem_status_t s =
@@ -388,3 +391,25 @@ tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
   *out_npu = &n->base;
   return TANDEM_OK;
 }
+
+static tandem_status_t tandem_xrt_open_real(const tandem_runtime_options_t *options,
+                                            tandem__npu_t **out_npu) {
+  return tandem_xrt_npu_open(options, false, out_npu);
+}
+
+static tandem_status_t tandem_xrt_open_emulated(const tandem_runtime_options_t *options,
+                                                tandem__npu_t **out_npu) {
+  return tandem_xrt_npu_open(options, true, out_npu);
+}
+
+const tandem__npu_backend_t tandem_xrt_npu_backend = {
+    .name = "xrt",
+    .kind = TANDEM_NPU_XRT,
+    .open = tandem_xrt_open_real,
+};
+
+const tandem__npu_backend_t tandem_emu_npu_backend = {
+    .name = "emulated",
+    .kind = TANDEM_NPU_EMULATED,
+    .open = tandem_xrt_open_emulated,
+};

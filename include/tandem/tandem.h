@@ -205,6 +205,12 @@ typedef void (*tandem_validation_callback_t)(void *user_data,
                                              const char *message);
 
 typedef struct tandem_runtime_options {
+  /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan" (the only
+   * one this library has). The NPU backend follows the option npu (below):
+   * TANDEM_NPU_XRT is the backend "xrt", TANDEM_NPU_EMULATED "emulated".
+   * tandem_runtime_create fails with INVALID_ARGUMENT for an unknown name,
+   * listing the known ones. The string need not outlive the call. */
+  const char *gpu_backend;
   /* Which Vulkan physical device, in the loader's enumeration order.
    * Default 0. Checked when the GPU opens (NO_DEVICE if absent). */
   uint32_t gpu_index;
@@ -271,10 +277,10 @@ TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
 /* Makes a runtime. The GPU is not opened yet, unless options->vulkan_device
  * is set: then it is opened now, on that device. |options| may be NULL for
  * the defaults. Errors: INVALID_ARGUMENT (an option out of range or not a
- * value of its enum, or a malformed TANDEM_WAIT_SPIN_US, with its name and
- * the allowed range; a vulkan_device with a NULL handle, a physical device
- * not of its instance, or a lane's queue family or index outside the
- * device's, named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a
+ * value of its enum, a gpu_backend no backend has, or a malformed
+ * TANDEM_WAIT_SPIN_US, with its name and the allowed range or names; a
+ * vulkan_device with a NULL handle, a physical device not of its instance,
+ * or a lane's queue family or index outside the device's, named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a
  * feature or extension tandem needs that the device was not created with,
  * each named with the fix; a get_instance_proc_addr of another loader),
  * OUT_OF_MEMORY, and from opening the application's device NO_DEVICE (no

@@ -1301,7 +1301,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
 }
 
 static const tandem__gpu_backend_t hg_backend = {
-    .name = "host (test)",
+    .name = HOST_GPU_BACKEND,
     .count = hg_count,
     .info = hg_info,
     .open = hg_open,
@@ -1311,11 +1311,14 @@ static const tandem__gpu_backend_t hg_backend = {
  * host_gpu.h
  *--------------------------------------------------------------------------*/
 
-void host_gpu_use_next(const host_gpu_config_t *config) {
+void host_gpu_configure(const host_gpu_config_t *config) {
   pthread_mutex_lock(&hg_config_mutex);
   hg_next_config = config ? *config : (host_gpu_config_t){0};
   pthread_mutex_unlock(&hg_config_mutex);
-  tandem__gpu_backend_use_next(&hg_backend);
+  if (tandem__gpu_backend_register(&hg_backend) != TANDEM_OK) {
+    fprintf(stderr, "host_gpu: registering the backend: %s\n", tandem_error_message());
+    abort();
+  }
 }
 
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {

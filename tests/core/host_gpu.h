@@ -8,9 +8,10 @@
  * kernels, below) with the bound bytes, each GPU queue is a host thread that
  * runs its regions in submission order once their waits are met, and each
  * lane's timeline is a counter guarded by one mutex and condition variable.
- * Tests select it with host_gpu_use_next() before tandem_runtime_create
- * (core's hidden tandem__gpu_backend_use_next hook); the test executable
- * links the library's objects, not libtandem.so.
+ * Tests register it with host_gpu_configure() (core's hidden registry hook,
+ * tandem__gpu_backend_register) and select it with the runtime option
+ * gpu_backend = HOST_GPU_BACKEND; the test executable links the library's
+ * objects, not libtandem.so.
  *
  * What it adds for tests:
  *   - a log of everything core asked it to do: each region recorded (lane,
@@ -92,9 +93,12 @@ typedef struct host_gpu_config {
   uint32_t log_capacity;
 } host_gpu_config_t;
 
-/* Makes the next tandem_runtime_create use a host GPU with |config| (NULL:
- * defaults) when it opens its GPU. */
-void host_gpu_use_next(const host_gpu_config_t *config);
+/* The name the host GPU has in core's registry (runtime option gpu_backend). */
+#define HOST_GPU_BACKEND "host"
+
+/* Registers the host GPU backend (once; fails the test if core refuses) and
+ * makes the next host GPU a runtime opens take |config| (NULL: defaults). */
+void host_gpu_configure(const host_gpu_config_t *config);
 /* The runtime's GPU, opened if needed; NULL when it is not a host GPU. */
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime);
 

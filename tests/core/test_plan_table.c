@@ -220,7 +220,8 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
     o.npu = TANDEM_NPU_EMULATED;
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   }
-  host_gpu_use_next(config);
+  host_gpu_configure(config);
+  o.gpu_backend = HOST_GPU_BACKEND;
   assert_int_equal(tandem_runtime_create(&o, &w->rt), TANDEM_OK);
   w->gpu = host_gpu_of(w->rt);
   assert_non_null(w->gpu);
@@ -1469,7 +1470,7 @@ static void test_host_gpu_is_the_device(void **state) {
   assert_non_null(strstr(tandem_error_message(), "has no VkDevice"));
   assert_int_equal(tandem_graph_node_count(g), 0);
   tandem_graph_release(g);
-  /* A runtime made without the hook is not a host GPU. */
+  /* A runtime made without the option is not a host GPU. */
   tandem_runtime_t *plain = NULL;
   assert_int_equal(tandem_runtime_create(NULL, &plain), TANDEM_OK);
   assert_ptr_equal(plain->gpu_backend, &tandem_vk_gpu_backend);

@@ -1,0 +1,25 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# check_boundary.sh SOURCE_DIR — the boundary between core/ and the backends,
+# checked in the sources (ctest test_core_boundary, label "core"): core/
+# includes no libdrm, Vulkan, volk or XRT header (libdrm lives in
+# backends/xrt/xrt_nodes.c, the one source CMake gives its headers), and no
+# core/ source but registry.c names a backend's entries or functions
+# (core/registry.h: backends are found by name). Prints what breaks the rule.
+set -u
+cd "$1" || exit 2
+status=0
+headers='#[[:space:]]*include[[:space:]]*[<"](xf86drm|drm[._]|libdrm/|vulkan/|volk|xrt/|experimental/xrt)'
+if grep -nE "$headers" core/*.c core/*.h; then
+  echo "core/ includes a backend header (above): move that code into backends/" >&2
+  status=1
+fi
+if grep -nE 'tandem_(vk|xrt|emu)_[a-z_]+' core/*.c | grep -v '^core/registry\.c:'; then
+  echo "core/ names a backend (above): look it up in the registry (core/registry.h)" >&2
+  status=1
+fi
+if ! grep -q '#include <xf86drm.h>' backends/xrt/xrt_nodes.c; then
+  echo "backends/xrt/xrt_nodes.c no longer lists DRM nodes with libdrm: update this check" >&2
+  status=1
+fi
+exit $status
