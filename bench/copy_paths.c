@@ -250,6 +250,7 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_create(&o, &c.rt));
   CHECK(tandem_runtime_open_gpu(c.rt));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(c.rt, 0, &info));
   tandem_binding_contract_t b[2] = {{c.size, 16, TANDEM_ACCESS_READ},
                                     {c.size, 16, TANDEM_ACCESS_WRITE}};

@@ -124,6 +124,7 @@ int main(int argc, char **argv) {
   CHECK(tandem_buffer_create(c.rt, 4096 * 256, TANDEM_PLACEMENT_HOST_VISIBLE, &c.host));
   CHECK(tandem_buffer_create(c.rt, 4096 * 256, TANDEM_PLACEMENT_GPU_LOCAL, &c.big));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(c.rt, 0, &info));
   printf("device: %s (%s %s)\n", info.name, info.driver_name, info.driver_info);
   int count = given ? given : 3;

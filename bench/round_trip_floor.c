@@ -178,6 +178,7 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_create(&o, &rt));
   CHECK(tandem_runtime_open_gpu(rt));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(rt, 0, &info));
 
   tandem_buffer_t *b = NULL;

@@ -90,6 +90,7 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_create(&o, &rt));
   CHECK(tandem_runtime_open_gpu(rt));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(rt, 0, &info));
   printf("tracker_scale: %s; %u fills per submission, each conflicting with one in flight\n",
          info.name, ACCESSES);

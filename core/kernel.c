@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 static tandem_status_t tandem__read_file(const char *path, const char *name, void **out_data,
                                          size_t *out_size) {
@@ -661,17 +662,24 @@ const char *tandem_kernel_name(const tandem_kernel_t *kernel) {
 
 tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel, tandem_kernel_info_t *out_info) {
   if (!out_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
-  memset(out_info, 0, sizeof *out_info);
-  if (!kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
-  memcpy(out_info->local_size, kernel->local_size, sizeof out_info->local_size);
-  out_info->local_size_specialized = kernel->local_size_specialized;
-  memcpy(out_info->workgroups, kernel->workgroups, sizeof out_info->workgroups);
-  out_info->binding_count = kernel->binding_count;
-  out_info->push_constant_bytes = kernel->push_constant_bytes;
-  out_info->spec_constant_count = kernel->spec_constant_count;
-  out_info->shader_features = kernel->shader_features;
-  out_info->required_subgroup_size = kernel->required_subgroup_size;
-  out_info->shared_memory_bytes = kernel->shared_memory_bytes;
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_info, TANDEM__OLDEST_KERNEL_INFO, "tandem_kernel_info_t"));
+  tandem_kernel_info_t info;
+  memset(&info, 0, sizeof info);
+  if (!kernel) {
+    tandem__struct_out(out_info, &info, sizeof info);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
+  }
+  memcpy(info.local_size, kernel->local_size, sizeof info.local_size);
+  info.local_size_specialized = kernel->local_size_specialized;
+  memcpy(info.workgroups, kernel->workgroups, sizeof info.workgroups);
+  info.binding_count = kernel->binding_count;
+  info.push_constant_bytes = kernel->push_constant_bytes;
+  info.spec_constant_count = kernel->spec_constant_count;
+  info.shader_features = kernel->shader_features;
+  info.required_subgroup_size = kernel->required_subgroup_size;
+  info.shared_memory_bytes = kernel->shared_memory_bytes;
+  tandem__struct_out(out_info, &info, sizeof info);
   return TANDEM_OK;
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 const char *tandem_sharing_name(tandem_sharing_t sharing) {
   switch (sharing) {
@@ -197,18 +198,24 @@ tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime) {
   return tandem__runtime_npu(runtime, &npu);
 }
 
-tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_info_t *out) {
-  if (!runtime || !out)
+tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_info_t *out_info) {
+  if (!runtime || !out_info)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
-  memset(out, 0, sizeof *out);
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_info, TANDEM__OLDEST_NPU_INFO, "tandem_npu_info_t"));
+  tandem_npu_info_t info;
+  memset(&info, 0, sizeof info);
   tandem__npu_t *npu;
-  TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(runtime, &npu));
-  snprintf(out->name, sizeof out->name, "%s", npu->name);
-  snprintf(out->backend, sizeof out->backend, "%s", npu->backend);
-  out->emulated = npu->emulated;
-  out->sharing = runtime->sharing;
-  npu->vtable->device_nodes(npu, out);
-  return TANDEM_OK;
+  tandem_status_t s = tandem__runtime_npu(runtime, &npu);
+  if (s == TANDEM_OK) {
+    snprintf(info.name, sizeof info.name, "%s", npu->name);
+    snprintf(info.backend, sizeof info.backend, "%s", npu->backend);
+    info.emulated = npu->emulated;
+    info.sharing = runtime->sharing;
+    npu->vtable->device_nodes(npu, &info);
+  }
+  tandem__struct_out(out_info, &info, sizeof info);
+  return s;
 }
 
 /*---------------------------------------------------------------- buffers --*/

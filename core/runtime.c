@@ -15,18 +15,7 @@
 #include <time.h>
 
 #include "core/internal.h"
-
-void tandem_runtime_options_init(tandem_runtime_options_t *options) {
-  if (!options) return;
-  memset(options, 0, sizeof *options);
-  options->gpu_index = 0;
-  options->max_submissions = 64;
-  options->graph_slots = 2;
-  options->npu = TANDEM_NPU_NONE;
-  options->npu_timeout_ms = 10000;
-  options->sharing = TANDEM_SHARING_AUTO;
-  options->wait_spin_us = 50;
-}
+#include "core/struct_size.h"
 
 /* The validation callback TANDEM_VALIDATION=1 installs when the program set
  * none: the one place the library prints. */
@@ -65,11 +54,11 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (!out_runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_runtime is NULL");
   *out_runtime = NULL;
   tandem_runtime_options_t opts;
-  if (options) {
-    opts = *options;
-  } else {
-    tandem_runtime_options_init(&opts);
-  }
+  tandem_runtime_options_init(&opts);
+  if (options)
+    TANDEM_RETURN_IF_ERROR(tandem__struct_in(options, &opts, sizeof opts,
+                                             TANDEM__OLDEST_RUNTIME_OPTIONS,
+                                             "tandem_runtime_options_t"));
   const char *npu_env = getenv("TANDEM_NPU");
   if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
   if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
@@ -230,19 +219,31 @@ tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t inde
                                         tandem_device_info_t *out_info) {
   if (!runtime || !out_info)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
-  memset(out_info, 0, sizeof *out_info);
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
+  tandem_device_info_t info;
+  memset(&info, 0, sizeof info);
   tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
+  tandem_status_t s = TANDEM_OK;
   if (gpu && index == runtime->options.gpu_index) {
-    *out_info = gpu->info;
-    return TANDEM_OK;
+    info = gpu->info;
+  } else {
+    s = runtime->gpu_backend->info(index, &info);
+    if (s != TANDEM_OK) memset(&info, 0, sizeof info);
   }
-  return runtime->gpu_backend->info(index, out_info);
+  tandem__struct_out(out_info, &info, sizeof info);
+  return s;
 }
 
-void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistics_t *out) {
-  if (!out) return;
-  memset(out, 0, sizeof *out);
-  if (!runtime) return;
+tandem_status_t tandem_runtime_statistics(const tandem_runtime_t *runtime,
+                                          tandem_statistics_t *out_statistics) {
+  if (!runtime || !out_statistics)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_statistics is NULL");
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_statistics, TANDEM__OLDEST_STATISTICS, "tandem_statistics_t"));
+  tandem_statistics_t st;
+  memset(&st, 0, sizeof st);
+  tandem_statistics_t *out = &st;
   tandem_runtime_t *rt = (tandem_runtime_t *)runtime;
   out->allocations = atomic_load(&rt->stats.allocations);
   out->live_bytes = atomic_load(&rt->stats.live_bytes);
@@ -253,6 +254,8 @@ void tandem_runtime_statistics(const tandem_runtime_t *runtime, tandem_statistic
   out->imports = atomic_load(&rt->stats.imports);
   out->cache_maintenance_bytes = atomic_load(&rt->stats.cache_maintenance_bytes);
   out->npu_runs = atomic_load(&rt->stats.npu_runs);
+  tandem__struct_out(out_statistics, &st, sizeof st);
+  return TANDEM_OK;
 }
 
 tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op) {

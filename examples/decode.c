@@ -563,6 +563,7 @@ static tandem_kernel_t *kernel(gpu_t *g, const char *name, spirv_t code,
     exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
   }
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   CHECK(tandem_kernel_info(k, &info));
   if (info.local_size[0] != g->block || info.local_size[1] != 1 || info.local_size[2] != 1)
     die("kernel '%s' runs with local size %ux%ux%u, expected %ux1x1", name, info.local_size[0],
@@ -1033,9 +1034,11 @@ int main(int argc, char **argv) {
   bool staged = false; /* NPU sharing through copies (counted on the NPU lane) */
   CHECK(tandem_runtime_create(&ro, &g.rt));
   CHECK(tandem_runtime_open_gpu(g.rt));
+  tandem_device_info_init(&g.info);
   CHECK(tandem_runtime_gpu_info(g.rt, o.gpu_index, &g.info));
   if (o.npu) {
     tandem_npu_info_t ni;
+    tandem_npu_info_init(&ni);
     CHECK(tandem_runtime_npu_info(g.rt, &ni));
     printf("npu:     %s, sharing %s\n", ni.name, tandem_sharing_name(ni.sharing));
     staged = ni.sharing == TANDEM_SHARING_STAGED;
@@ -1094,6 +1097,8 @@ int main(int argc, char **argv) {
   totals_t totals = {0};
   tandem_statistics_t st0, st1;
   tandem_lane_info_t down0, down1;
+  tandem_statistics_init(&st0);
+  tandem_statistics_init(&st1);
   tandem_runtime_statistics(g.rt, &st0);
   CHECK(tandem_runtime_lane_info(g.rt, TANDEM_LANE_DOWNLOAD, &down0));
   if (o.trace) CHECK(tandem_runtime_trace_start(g.rt, 8 * (o.tokens + 1) * o.repeat));

@@ -31,6 +31,7 @@ int main(void) {
   CHECK(tandem_runtime_create(NULL, &rt));
   CHECK(tandem_runtime_open_gpu(rt));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   tandem_runtime_gpu_info(rt, 0, &info);
   printf("device: %s (%s %s)\n", info.name, info.driver_name, info.driver_info);
 
@@ -99,6 +100,7 @@ int main(void) {
     if (fabsf(got[i] - expect[i]) > 1e-6f * fmaxf(1.0f, fabsf(expect[i]))) bad++;
   tandem_unmap(&result);
   tandem_statistics_t st;
+  tandem_statistics_init(&st);
   tandem_runtime_statistics(rt, &st);
   tandem_lane_info_t up, down;
   CHECK(tandem_runtime_lane_info(rt, TANDEM_LANE_UPLOAD, &up));

@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   free(spirv);
   if (s == TANDEM_OK) {
     tandem_kernel_info_t info;
+    tandem_kernel_info_init(&info);
     if (tandem_kernel_info(kernel, &info) != TANDEM_OK || info.binding_count != d.binding_count ||
         info.push_constant_bytes != d.push_constant_bytes) {
       fprintf(stderr, "fuzz_kernel: accepted kernel disagrees with its contract\n");

@@ -160,7 +160,8 @@ void th_runtime_destroy(tandem_runtime_t *runtime) {
   if (runtime == NULL) return;
   tandem_statistics_t st;
   memset(&st, 0xCD, sizeof st);
-  tandem_runtime_statistics(runtime, &st);
+  st.struct_size = sizeof st; /* after the poison */
+  TH_ASSERT_OK(tandem_runtime_statistics(runtime, &st));
   uint64_t counted_by_runtime = tandem_runtime_validation_messages(runtime);
   tandem_runtime_destroy(runtime);
   for (size_t i = 0; i < TH_OWN_MAX; i++)
@@ -405,7 +406,8 @@ tandem_kernel_t *th_kernel_load(tandem_runtime_t *rt, const char *name, const ui
 tandem_statistics_t th_stats(tandem_runtime_t *rt) {
   tandem_statistics_t s;
   memset(&s, 0xEE, sizeof s);
-  tandem_runtime_statistics(rt, &s);
+  s.struct_size = sizeof s; /* after the poison */
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &s));
   return s;
 }
 

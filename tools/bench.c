@@ -711,6 +711,7 @@ int cli_bench_main(int argc, char **argv) {
   }
   if (s != TANDEM_OK) bench_die("opening the GPU: %s: %s", tandem_status_name(s), tandem_error_message());
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TCHECK(tandem_runtime_gpu_info(rt, o.gpu_index, &info));
   scale_defaults(&o, &info);
   raw_t raw;

@@ -51,6 +51,7 @@ void raw_open(raw_t *raw, tandem_runtime_t *rt) {
   /* Host-pointer import, when tandem enabled it (it does whenever the device
    * offers VK_EXT_external_memory_host). */
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TCHECK(tandem_runtime_gpu_info(rt, 0, &info));
   uint32_t en = 0;
   vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, NULL);

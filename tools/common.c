@@ -158,6 +158,7 @@ int cli_check_gpu(tandem_runtime_t *rt, uint32_t index) {
             count == 1 ? "is" : "are", count, count - 1);
   for (uint32_t i = 0; i < count; i++) {
     tandem_device_info_t info;
+    tandem_device_info_init(&info);
     if (tandem_runtime_gpu_info(rt, i, &info) == TANDEM_OK)
       fprintf(stderr, "  %u: %s (%s)\n", i, info.name, info.driver_name);
   }

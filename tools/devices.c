@@ -195,7 +195,10 @@ int cli_devices_main(int argc, char **argv) {
     tandem_runtime_destroy(rt);
     return CLI_EXIT_FAILURE;
   }
-  for (uint32_t i = 0; i < count && s == TANDEM_OK; i++) s = tandem_runtime_gpu_info(rt, i, &infos[i]);
+  for (uint32_t i = 0; i < count && s == TANDEM_OK; i++) {
+    tandem_device_info_init(&infos[i]);
+    s = tandem_runtime_gpu_info(rt, i, &infos[i]);
+  }
   if (s != TANDEM_OK) {
     cli_tandem_error("describing a Vulkan device", s);
     free(infos);
@@ -205,6 +208,7 @@ int cli_devices_main(int argc, char **argv) {
 
   int rc = CLI_EXIT_OK;
   tandem_npu_info_t ni;
+  tandem_npu_info_init(&ni);
   bool have_npu = false;
   if (npu.kind != TANDEM_NPU_NONE) {
     {

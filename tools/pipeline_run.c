@@ -627,6 +627,7 @@ int cli_run_main(int argc, char **argv) {
     goto out;
   }
   tandem_device_info_t gpu;
+  tandem_device_info_init(&gpu);
   tandem_runtime_gpu_info(st.rt, ro.gpu_index, &gpu);
   char device_line[512];
   snprintf(device_line, sizeof device_line, "%.250s (%.200s)", gpu.name, gpu.driver_name);
@@ -650,6 +651,7 @@ int cli_run_main(int argc, char **argv) {
                       .svg_path = o.svg_path,
                       .output_paths = st.output_paths};
   tandem_npu_info_t ni;
+  tandem_npu_info_init(&ni);
   if (p.program_count) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
@@ -681,6 +683,8 @@ int cli_run_main(int argc, char **argv) {
     goto out;
   }
   tandem_statistics_t before, after;
+  tandem_statistics_init(&before);
+  tandem_statistics_init(&after);
   tandem_runtime_statistics(st.rt, &before);
   uint64_t lane_copied_before[TANDEM_LANE_COUNT];
   lanes_copied(st.rt, lane_copied_before);

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,6 +54,26 @@ extern "C" {
  *
  * Outputs.  Parameters named out_* are written on success and set to NULL
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
+ *
+ * Versioned structs.  A struct that will grow starts with a uint32_t
+ * struct_size: tandem_runtime_options_t, tandem_device_info_t,
+ * tandem_kernel_info_t, tandem_npu_info_t and tandem_statistics_t. Set it with
+ * the struct's *_init function (static inline in this header, so it is the
+ * struct's size as the header you compile against declares it), or to
+ * sizeof(type) yourself, before the struct goes into or comes out of a call.
+ * The library reads and writes only the first struct_size bytes:
+ *   - 0, or less than the oldest layout this library reads, is
+ *     INVALID_ARGUMENT naming the struct and the fix ("set struct_size =
+ *     sizeof(tandem_statistics_t)"); nothing is written to the struct;
+ *   - larger than the library knows (a program built against a newer header):
+ *     in a struct you pass in, every byte past the library's own size must be
+ *     zero, else INVALID_ARGUMENT (you set a field this library does not
+ *     have); in a struct the library fills, those bytes are set to zero.
+ * struct_size itself is never changed by the library. Fields are only ever
+ * appended, and a field added later has 0 as its default, so a program built
+ * against an older header keeps working with a newer library. While the
+ * SONAME is 0 (no release has shipped a struct_size yet) the oldest layout is
+ * the current one.
  *
  * Ownership.  Objects are opaque and reference-counted. A *_create function
  * returns an object with one reference that the caller owns and must give up
@@ -205,6 +226,7 @@ typedef void (*tandem_validation_callback_t)(void *user_data,
                                              const char *message);
 
 typedef struct tandem_runtime_options {
+  uint32_t struct_size; /* sizeof(tandem_runtime_options_t): see Conventions */
   /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan" (the only
    * one this library has). The NPU backend follows the option npu (below):
    * TANDEM_NPU_XRT is the backend "xrt", TANDEM_NPU_EMULATED "emulated".
@@ -271,21 +293,33 @@ typedef struct tandem_runtime_options {
   const struct tandem_vulkan_device *vulkan_device;
 } tandem_runtime_options_t;
 
-/* Fills |options| with the defaults above. */
-TANDEM_API void tandem_runtime_options_init(tandem_runtime_options_t *options);
+/* Fills |options| with the defaults above and sets struct_size. NULL is
+ * ignored. Errors: none. */
+static inline void tandem_runtime_options_init(tandem_runtime_options_t *options) {
+  if (!options) return;
+  memset(options, 0, sizeof *options);
+  options->struct_size = (uint32_t)sizeof *options;
+  options->max_submissions = 64;
+  options->graph_slots = 2;
+  options->npu = TANDEM_NPU_NONE;
+  options->npu_timeout_ms = 10000;
+  options->sharing = TANDEM_SHARING_AUTO;
+  options->wait_spin_us = 50;
+}
 
 /* Makes a runtime. The GPU is not opened yet, unless options->vulkan_device
  * is set: then it is opened now, on that device. |options| may be NULL for
  * the defaults. Errors: INVALID_ARGUMENT (an option out of range or not a
  * value of its enum, a gpu_backend no backend has, or a malformed
  * TANDEM_WAIT_SPIN_US, with its name and the allowed range or names; a
- * vulkan_device with a NULL handle, a physical device not of its instance,
- * or a lane's queue family or index outside the device's, named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a
- * feature or extension tandem needs that the device was not created with,
- * each named with the fix; a get_instance_proc_addr of another loader),
- * OUT_OF_MEMORY, and from opening the application's device NO_DEVICE (no
- * Vulkan loader), DEVICE_LOST, INTERNAL (the driver refused tandem's
- * semaphores or pools). */
+ * struct_size that is 0, too small, or larger with a non-zero tail, see
+ * Conventions; a vulkan_device with a NULL handle, a physical device not of
+ * its instance, or a lane's queue family or index outside the device's,
+ * named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a feature or
+ * extension tandem needs that the device was not created with, each named
+ * with the fix; a get_instance_proc_addr of another loader), OUT_OF_MEMORY,
+ * and from opening the application's device NO_DEVICE (no Vulkan loader),
+ * DEVICE_LOST, INTERNAL (the driver refused tandem's semaphores or pools). */
 TANDEM_API tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
                                                  tandem_runtime_t **out_runtime);
 
@@ -371,6 +405,7 @@ typedef struct tandem_queue_family_info {
 } tandem_queue_family_info_t;
 
 typedef struct tandem_device_info {
+  uint32_t struct_size; /* sizeof(tandem_device_info_t): see Conventions */
   uint32_t index; /* enumeration index (the runtime option gpu_index) */
   char name[256];
   char driver_name[256];   /* e.g. "llvmpipe", "NVIDIA" */
@@ -394,6 +429,14 @@ typedef struct tandem_device_info {
   uint32_t max_shared_memory_bytes; /* maxComputeSharedMemorySize */
 } tandem_device_info_t;
 
+/* Zeroes |info| and sets struct_size, ready for tandem_runtime_gpu_info.
+ * NULL is ignored. Errors: none. */
+static inline void tandem_device_info_init(tandem_device_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
+
 #define TANDEM_VERSION_MAJOR_OF(v) (((uint32_t)(v) >> 22) & 0x7Fu)
 #define TANDEM_VERSION_MINOR_OF(v) (((uint32_t)(v) >> 12) & 0x3FFu)
 #define TANDEM_VERSION_PATCH_OF(v) ((uint32_t)(v) & 0xFFFu)
@@ -403,8 +446,9 @@ typedef struct tandem_device_info {
  * older than Vulkan 1.3), OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime,
                                                     uint32_t *out_count);
-/* Describes device |index| (not necessarily the runtime's own).
- * Errors: INVALID_ARGUMENT, OUT_OF_RANGE (index, with the device count),
+/* Describes device |index| (not necessarily the runtime's own). Set
+ * out_info->struct_size first (tandem_device_info_init).
+ * Errors: INVALID_ARGUMENT (also a bad struct_size), OUT_OF_RANGE (index, with the device count),
  * NO_DEVICE, OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
                                                    tandem_device_info_t *out_info);
@@ -824,6 +868,7 @@ TANDEM_API void tandem_kernel_release(tandem_kernel_t *kernel);
 TANDEM_API const char *tandem_kernel_name(const tandem_kernel_t *kernel);
 
 typedef struct tandem_kernel_info {
+  uint32_t struct_size;       /* sizeof(tandem_kernel_info_t): see Conventions */
   uint32_t local_size[3];     /* the effective workgroup size */
   bool local_size_specialized; /* true when a spec constant sets some dimension */
   uint32_t workgroups[3];     /* the default dispatch size, 0,0,0 for none */
@@ -838,7 +883,17 @@ typedef struct tandem_kernel_info {
   uint64_t shared_memory_bytes;
 } tandem_kernel_info_t;
 
-/* Describes a loaded kernel. Errors: INVALID_ARGUMENT (NULL). Thread-safe. */
+/* Zeroes |info| and sets struct_size, ready for tandem_kernel_info. NULL is
+ * ignored. Errors: none. */
+static inline void tandem_kernel_info_init(tandem_kernel_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
+
+/* Describes a loaded kernel. Set out_info->struct_size first
+ * (tandem_kernel_info_init). Errors: INVALID_ARGUMENT (NULL, a bad
+ * struct_size). Thread-safe. */
 TANDEM_API tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel,
                                               tandem_kernel_info_t *out_info);
 
@@ -862,6 +917,7 @@ TANDEM_API tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel,
 typedef struct tandem_npu_program tandem_npu_program_t;
 
 typedef struct tandem_npu_info {
+  uint32_t struct_size; /* sizeof(tandem_npu_info_t): see Conventions */
   char name[128];    /* "emulated NPU (CPU test device)" or the XRT device */
   char backend[192]; /* which library serves it */
   bool emulated;
@@ -869,6 +925,14 @@ typedef struct tandem_npu_info {
   uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
   char drm_nodes[8][64];
 } tandem_npu_info_t;
+
+/* Zeroes |info| and sets struct_size, ready for tandem_runtime_npu_info. NULL
+ * is ignored. Errors: none. */
+static inline void tandem_npu_info_init(tandem_npu_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
 
 /* Opens the runtime's NPU (and its GPU, if needed) if not open yet, and
  * negotiates the sharing path. Errors: those of tandem_runtime_open_gpu,
@@ -878,8 +942,9 @@ typedef struct tandem_npu_info {
  * and DEVICE_LOST (a sharing probe failed for a reason other than the path).
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
-/* Describes the runtime's NPU, opening it if needed. Errors: as open_npu.
- * Thread-safe. */
+/* Describes the runtime's NPU, opening it if needed. Set
+ * out_info->struct_size first (tandem_npu_info_init). Errors: as open_npu,
+ * and INVALID_ARGUMENT (NULL, a bad struct_size). Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
@@ -1296,6 +1361,7 @@ TANDEM_API void tandem_trace_release(tandem_trace_t *trace);
  *============================================================================*/
 
 typedef struct tandem_statistics {
+  uint32_t struct_size;   /* sizeof(tandem_statistics_t): see Conventions */
   uint64_t allocations;   /* buffers created */
   uint64_t live_bytes;    /* bytes of buffers alive now */
   uint64_t peak_bytes;    /* highest live_bytes seen */
@@ -1308,9 +1374,20 @@ typedef struct tandem_statistics {
   uint64_t npu_runs;      /* NPU kernel runs executed */
 } tandem_statistics_t;
 
-/* A snapshot of the counters. Thread-safe. */
-TANDEM_API void tandem_runtime_statistics(const tandem_runtime_t *runtime,
-                                          tandem_statistics_t *out_statistics);
+/* Zeroes |statistics| and sets struct_size, ready for
+ * tandem_runtime_statistics. NULL is ignored. Errors: none. */
+static inline void tandem_statistics_init(tandem_statistics_t *statistics) {
+  if (!statistics) return;
+  memset(statistics, 0, sizeof *statistics);
+  statistics->struct_size = (uint32_t)sizeof *statistics;
+}
+
+/* A snapshot of the counters into |out_statistics|, whose struct_size must be
+ * set (tandem_statistics_init). Errors: INVALID_ARGUMENT (runtime or
+ * out_statistics NULL, a bad struct_size: nothing is written then).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_statistics(const tandem_runtime_t *runtime,
+                                                     tandem_statistics_t *out_statistics);
 
 /*
  * Lanes.  Every lane is an object with a timeline: the three GPU queues and

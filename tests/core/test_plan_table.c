@@ -227,6 +227,7 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
   assert_non_null(w->gpu);
   if (npu) {
     tandem_npu_info_t info;
+    tandem_npu_info_init(&info);
     tandem_status_t s = tandem_runtime_npu_info(w->rt, &info);
     if (s != TANDEM_OK) fail_msg("emulated NPU: %s: %s", tandem_status_name(s), tandem_error_message());
     /* The host GPU imports host memory and nothing else: the path is proven. */
@@ -265,7 +266,8 @@ static void world_close(world_t *w, const char *row) {
   tandem_npu_program_release(w->npu_fail);
   for (int b = 0; b < NBUF; b++) tandem_buffer_release(w->buf[b]);
   tandem_statistics_t st;
-  tandem_runtime_statistics(w->rt, &st);
+  tandem_statistics_init(&st);
+  assert_int_equal(tandem_runtime_statistics(w->rt, &st), TANDEM_OK);
   assert_int_equal(st.live_bytes, 0);
   tandem_runtime_destroy(w->rt);
 }
@@ -1439,6 +1441,7 @@ static void test_host_gpu_is_the_device(void **state) {
   assert_int_equal(tandem_runtime_gpu_count(w.rt, &n), TANDEM_OK);
   assert_int_equal(n, 1);
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   assert_int_equal(tandem_runtime_gpu_info(w.rt, 0, &info), TANDEM_OK);
   assert_non_null(strstr(info.name, "host GPU"));
   assert_int_equal(tandem_runtime_gpu_info(w.rt, 1, &info), TANDEM_ERROR_OUT_OF_RANGE);

@@ -189,7 +189,8 @@ static void test_runtime_create_defaults(void **state) {
   /* Nothing allocated, nothing counted, GPU not opened. */
   tandem_statistics_t st;
   memset(&st, 0xEE, sizeof st);
-  tandem_runtime_statistics(rt, &st);
+  st.struct_size = sizeof st; /* after the poison */
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &st));
   TH_ASSERT_U64_EQ(st.allocations, 0);
   TH_ASSERT_U64_EQ(st.live_bytes, 0);
   TH_ASSERT_U64_EQ(st.peak_bytes, 0);
@@ -283,7 +284,8 @@ static void test_null_handling(void **state) {
   TH_ASSERT_STATUS(tandem_runtime_gpu_count(rt, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_runtime_gpu_info(rt, 0, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
   tandem_statistics_t st;
-  tandem_runtime_statistics(rt, &st);
+  tandem_statistics_init(&st);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &st));
   TH_ASSERT_U64_EQ(st.allocations, 0); /* nothing above allocated */
   TH_ASSERT_U64_EQ(st.live_bytes, 0);
   tandem_runtime_destroy(rt);

@@ -14,7 +14,8 @@
 static tandem_statistics_t stats(tandem_runtime_t *rt) {
   tandem_statistics_t s;
   memset(&s, 0xEE, sizeof s);
-  tandem_runtime_statistics(rt, &s);
+  s.struct_size = sizeof s; /* after the poison */
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &s));
   return s;
 }
 

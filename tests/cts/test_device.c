@@ -33,6 +33,7 @@ static void test_gpu_count_and_info(void **state) {
   for (uint32_t i = 0; i < count; ++i) {
     tandem_device_info_t info;
     memset(&info, 0xCC, sizeof info);
+    info.struct_size = sizeof info; /* after the poison */
     TH_ASSERT_OK(tandem_runtime_gpu_info(rt, i, &info));
     TH_ASSERT_U64_EQ(info.index, i);
     /* NUL-terminated, non-empty strings. */
@@ -80,6 +81,7 @@ static void test_gpu_info_out_of_range(void **state) {
   uint32_t count = 0;
   TH_ASSERT_OK(tandem_runtime_gpu_count(rt, &count));
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_STATUS(tandem_runtime_gpu_info(rt, count, &info), TANDEM_ERROR_OUT_OF_RANGE);
   char number[32];
   snprintf(number, sizeof number, "%u", count);
@@ -108,6 +110,7 @@ static void test_missing_gpu_index(void **state) {
   assert_null(b);
   /* Enumeration still works without the runtime's own device. */
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   th_runtime_destroy(rt);
 }
@@ -142,6 +145,7 @@ static void test_native_handles(void **state) {
   assert_non_null(h.get_instance_proc_addr);
   assert_true(TANDEM_VERSION_MINOR_OF(h.api_version) >= 3);
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
     assert_non_null(h.lanes[l].queue);

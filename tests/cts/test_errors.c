@@ -274,10 +274,12 @@ static tandem_status_t gpu_count_no_driver(void) {
 static tandem_status_t gpu_info_null(void) { return keep(tandem_runtime_gpu_info(F.rt, 0, NULL)); }
 static tandem_status_t gpu_info_index(void) {
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   return keep(tandem_runtime_gpu_info(F.rt, 99, &info));
 }
 static tandem_status_t gpu_info_other(void) {
   tandem_device_info_t info; /* not the open device: enumerates again */
+  tandem_device_info_init(&info);
   return keep(tandem_runtime_gpu_info(F.rt, 5, &info));
 }
 static tandem_status_t gpu_info_oom(void) {
@@ -766,6 +768,7 @@ static tandem_status_t open_npu_probe_io(void) {
 static tandem_status_t npu_info_null(void) { return keep(tandem_runtime_npu_info(F.npu, NULL)); }
 static tandem_status_t npu_info_none(void) {
   tandem_npu_info_t info;
+  tandem_npu_info_init(&info);
   return keep(tandem_runtime_npu_info(F.rt, &info));
 }
 
@@ -2023,6 +2026,7 @@ static void run_row(void **state) {
 
 static tandem_device_info_t device_info(void) {
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(F.rt, 0, &info));
   return info;
 }

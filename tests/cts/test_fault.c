@@ -106,12 +106,14 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
  * answer DEVICE_LOST to everything that submits. */
 static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features) {
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   if (info.features != features && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
              "the GPU opened with features 0x%x, without faults 0x%x", info.features, features);
   if (npu) {
     tandem_npu_info_t ni;
+    tandem_npu_info_init(&ni);
     TH_ASSERT_OK(tandem_runtime_npu_info(rt, &ni));
     if (ni.sharing != g_sharing && !r->unexpected[0])
       snprintf(r->unexpected, sizeof r->unexpected, "the NPU opened sharing by '%s', without "
@@ -452,7 +454,9 @@ int main(int argc, char **argv) {
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
     tandem_runtime_t *rt = th_runtime_create(&o);
     tandem_device_info_t info;
+    tandem_device_info_init(&info);
     tandem_npu_info_t ni;
+    tandem_npu_info_init(&ni);
     if (tandem_runtime_gpu_info(rt, 0, &info) != TANDEM_OK || tandem_runtime_open_npu(rt) ||
         tandem_runtime_npu_info(rt, &ni) != TANDEM_OK) {
       fprintf(stderr, "test_fault: the baseline open failed: %s\n", tandem_error_message());
@@ -480,6 +484,7 @@ int main(int argc, char **argv) {
     o.vulkan_device = th_vk_device_desc(g_own);
     tandem_runtime_t *rt = NULL;
     tandem_device_info_t info;
+    tandem_device_info_init(&info);
     if (tandem_runtime_create(&o, &rt) != TANDEM_OK ||
         tandem_runtime_gpu_info(rt, 0, &info) != TANDEM_OK) {
       fprintf(stderr, "test_fault: the baseline own-device open failed: %s\n",

@@ -217,6 +217,7 @@ static void test_xrt_bo_emulated(void **state) {
 
 static bool has_feature(tandem_runtime_t *rt, uint32_t bit) {
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   return (info.features & bit) != 0;
 }
@@ -697,6 +698,7 @@ static int ip_parent(bool timeline, const char *argv0) {
   o.export_timelines = timeline;
   tandem_runtime_t *rt = th_runtime_create(&o);
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   const char *missing = NULL;
   if (!(info.features & TANDEM_GPU_EXTERNAL_MEMORY_FD)) missing = "VK_KHR_external_memory_fd";

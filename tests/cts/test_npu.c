@@ -144,9 +144,11 @@ static void zero_copy_pipeline(tandem_runtime_t *rt) {
   th_rng_t rng = th_rng(41);
   run_and_check(&p, &rng); /* warm-up run, then the counters must stand still */
   tandem_statistics_t before, after;
-  tandem_runtime_statistics(rt, &before);
+  tandem_statistics_init(&before);
+  tandem_statistics_init(&after);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &before));
   for (int i = 0; i < 6; i++) run_and_check(&p, &rng);
-  tandem_runtime_statistics(rt, &after);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &after));
   TH_ASSERT_U64_EQ(after.copied_bytes, 0);
   TH_ASSERT_U64_EQ(after.allocations, before.allocations);
   TH_ASSERT_U64_EQ(after.imports, before.imports);
@@ -162,6 +164,7 @@ static void test_gpu_npu_gpu_zero_copy(void **state) {
   (void)state;
   tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
   tandem_npu_info_t info;
+  tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
   assert_true(info.emulated);
   assert_non_null(strstr(info.name, "emulated"));
@@ -200,15 +203,18 @@ static void test_staged_fallback(void **state) {
   (void)state;
   tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_STAGED, 0);
   tandem_npu_info_t info;
+  tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
   assert_int_equal(info.sharing, TANDEM_SHARING_STAGED);
   pipeline_t p = make_pipeline(rt);
   th_rng_t rng = th_rng(42);
   tandem_statistics_t before, after;
-  tandem_runtime_statistics(rt, &before);
+  tandem_statistics_init(&before);
+  tandem_statistics_init(&after);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &before));
   uint64_t npu_before = th_lane_copied(rt, TANDEM_LANE_NPU);
   for (int i = 0; i < 3; i++) run_and_check(&p, &rng);
-  tandem_runtime_statistics(rt, &after);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &after));
   TH_ASSERT_U64_EQ(after.copied_bytes - before.copied_bytes, 3ull * 4 * (M * K + K * N + M * N));
   TH_ASSERT_U64_EQ(th_lane_copied(rt, TANDEM_LANE_NPU) - npu_before,
                    3ull * 4 * (M * K + K * N + M * N));

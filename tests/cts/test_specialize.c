@@ -32,6 +32,7 @@ static tandem_spec_constant_t spec_f32(uint32_t id, float v) {
 
 static tandem_device_info_t device_info(tandem_runtime_t *rt) {
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   return info;
 }
@@ -120,6 +121,7 @@ static void test_two_constants_given(void **state) {
   tandem_kernel_t *k = NULL;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   TH_ASSERT_U64_EQ(info.local_size[0], 32);
   TH_ASSERT_U64_EQ(info.local_size[1], 1);
@@ -207,6 +209,7 @@ static void test_local_size_given_at_creation(void **state) {
   /* Not given: the defaults (1, 1, 1) are the size; nothing is ambiguous. */
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   TH_ASSERT_U64_EQ(info.local_size[0] * info.local_size[1] * info.local_size[2], 1);
   tandem_kernel_release(k);
@@ -300,6 +303,7 @@ static void test_spec_constant_types(void **state) {
   d.spec_constant_count = 7;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   TH_ASSERT_U64_EQ(info.spec_constant_count, 7);
   assert_true(info.shader_features & TANDEM_SHADER_INT64);
@@ -373,6 +377,7 @@ static void test_f16_storage(void **state) {
   }
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   assert_true(info.shader_features & TANDEM_SHADER_STORAGE_BUFFER_16BIT);
   TH_ASSERT_U64_EQ(info.local_size[0], 64);
@@ -433,6 +438,7 @@ static void test_subgroup_reduction(void **state) {
   }
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   assert_true(info.shader_features & TANDEM_SHADER_SUBGROUP_ARITHMETIC);
   tandem_buffer_t *in = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -564,6 +570,7 @@ static void test_tiled_matmul(void **state) {
   d.spec_constant_count = 1;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   TH_ASSERT_U64_EQ(info.local_size[0], 16);
   TH_ASSERT_U64_EQ(info.local_size[1], 16);
@@ -620,6 +627,7 @@ static void test_shared_memory_after_specialization(void **state) {
   tandem_kernel_t *k = NULL;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k)); /* default ROWS = 4 */
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_OK(tandem_kernel_info(k, &info));
   TH_ASSERT_U64_EQ(info.shared_memory_bytes, 4 * 64 * 4);
   tandem_kernel_release(k);
@@ -674,6 +682,7 @@ static void test_device_reports_features(void **state) {
                       "unknown");
   assert_string_equal(tandem_scalar_type_name(TANDEM_SCALAR_FLOAT64), "float64");
   tandem_kernel_info_t info;
+  tandem_kernel_info_init(&info);
   TH_ASSERT_STATUS(tandem_kernel_info(NULL, &info), TANDEM_ERROR_INVALID_ARGUMENT);
 }
 

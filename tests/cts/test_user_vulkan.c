@@ -127,6 +127,7 @@ static void test_own_device_optional_off(void **state) {
   th_vk_device_t *full = th_vk_device_create(NULL);
   tandem_runtime_t *rt = own_runtime(full, NULL);
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
   bool has = (info.shader_features & need) == need;
   tandem_kernel_t *k = NULL;
@@ -426,6 +427,7 @@ static void test_adopt_pipeline(void **state) {
     TH_ASSERT_OK(tandem_kernel_adopt_vulkan(rt, &d, &k));
     assert_string_equal(tandem_kernel_name(k), "adopted_add_one");
     tandem_kernel_info_t info;
+    tandem_kernel_info_init(&info);
     TH_ASSERT_OK(tandem_kernel_info(k, &info));
     assert_int_equal(info.local_size[0], 256);
     assert_int_equal(info.binding_count, 1);

@@ -36,6 +36,7 @@ static void test_noop_pipeline(void **state) {
   }
   TH_ASSERT_OK(s);
   tandem_npu_info_t info;
+  tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
   assert_false(info.emulated);
   fprintf(stderr, "NPU: %s via %s, sharing: %s\n", info.name, info.backend,
@@ -88,7 +89,8 @@ static void test_noop_pipeline(void **state) {
   th_read(out, 0, got, bytes);
   TH_ASSERT_U32_FILL(got, 0x11111111u, n, "a after the NPU's syncs");
   tandem_statistics_t st;
-  tandem_runtime_statistics(rt, &st);
+  tandem_statistics_init(&st);
+  TH_ASSERT_OK(tandem_runtime_statistics(rt, &st));
   TH_ASSERT_U64_EQ(st.npu_runs, 3);
   TH_ASSERT_U64_EQ(st.cache_maintenance_bytes, 3ull * 3 * bytes);
   tandem_exec_release(e);

@@ -18,6 +18,7 @@ int main(void) {
     return s == TANDEM_ERROR_NO_DEVICE ? 77 : 1;
   }
   tandem_device_info_t info;
+  tandem_device_info_init(&info);
   tandem_runtime_gpu_info(rt, 0, &info);
   printf("consumer: tandem %d.%d.%d on %s\n", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR,
          TANDEM_VERSION_PATCH, info.name);

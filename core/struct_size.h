@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * struct_size.h — the versioned public structs: checking a caller's
+ * struct_size and copying only the bytes both sides know (tandem.h,
+ * Conventions, "Versioned structs").
+ *
+ * The library always works on a whole struct of its own layout; these helpers
+ * move it across the boundary. TANDEM__OLDEST_* is the smallest struct_size
+ * each struct accepts: its size in the first release that shipped struct_size.
+ * No release has yet (SONAME 0), so it is the current size; once one ships it
+ * is frozen at that number and fields are only appended, with 0 as default.
+ */
+#ifndef TANDEM_CORE_STRUCT_SIZE_H_
+#define TANDEM_CORE_STRUCT_SIZE_H_
+
+#include <stddef.h>
+
+#include "tandem/tandem.h"
+
+#define TANDEM__OLDEST_RUNTIME_OPTIONS sizeof(tandem_runtime_options_t)
+#define TANDEM__OLDEST_DEVICE_INFO sizeof(tandem_device_info_t)
+#define TANDEM__OLDEST_KERNEL_INFO sizeof(tandem_kernel_info_t)
+#define TANDEM__OLDEST_NPU_INFO sizeof(tandem_npu_info_t)
+#define TANDEM__OLDEST_STATISTICS sizeof(tandem_statistics_t)
+
+/* A struct the caller passes in: |known| (|known_size| bytes, this library's
+ * layout) must hold the defaults on entry; on success it holds the caller's
+ * first min(struct_size, known_size) bytes over them, with struct_size set to
+ * known_size. Errors: INVALID_ARGUMENT, naming |type|, for a struct_size of
+ * 0, below |oldest|, or above known_size with a non-zero byte past it. */
+tandem_status_t tandem__struct_in(const void *user, void *known, size_t known_size, size_t oldest,
+                                  const char *type);
+
+/* A struct the library fills: checks the caller's struct_size (as
+ * tandem__struct_in, without the tail check). Writes nothing. */
+tandem_status_t tandem__struct_out_check(const void *user, size_t oldest, const char *type);
+
+/* Writes |known| (|known_size| bytes, this library's layout) to |user|, which
+ * passed tandem__struct_out_check: the first min(struct_size, known_size)
+ * bytes, zero past known_size up to struct_size, and user's struct_size kept. */
+void tandem__struct_out(void *user, const void *known, size_t known_size);
+
+#endif /* TANDEM_CORE_STRUCT_SIZE_H_ */
