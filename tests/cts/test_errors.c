@@ -246,6 +246,31 @@ static tandem_status_t runtime_enum(void) {
   tandem_runtime_t *rt = NULL;
   return keep(tandem_runtime_create(&o, &rt));
 }
+static tandem_status_t runtime_backend(void) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_backend = "metal";
+  tandem_runtime_t *rt = NULL;
+  return keep(tandem_runtime_create(&o, &rt));
+}
+static tandem_status_t runtime_size_zero(void) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.struct_size = 0;
+  tandem_runtime_t *rt = NULL;
+  return keep(tandem_runtime_create(&o, &rt));
+}
+static tandem_status_t runtime_size_newer(void) {
+  struct {
+    tandem_runtime_options_t o;
+    uint32_t unknown_option; /* what a newer header might add */
+  } newer;
+  tandem_runtime_options_init(&newer.o);
+  newer.o.struct_size = sizeof newer;
+  newer.unknown_option = 1;
+  tandem_runtime_t *rt = NULL;
+  return keep(tandem_runtime_create(&newer.o, &rt));
+}
 static tandem_status_t runtime_alloc(void) {
   tandem_runtime_t *rt = NULL;
   tandem_status_t s = keep(tandem_runtime_create(NULL, &rt));
@@ -272,6 +297,12 @@ static tandem_status_t gpu_count_no_driver(void) {
   return s;
 }
 static tandem_status_t gpu_info_null(void) { return keep(tandem_runtime_gpu_info(F.rt, 0, NULL)); }
+static tandem_status_t gpu_info_size(void) {
+  tandem_device_info_t info;
+  tandem_device_info_init(&info);
+  info.struct_size = 8;
+  return keep(tandem_runtime_gpu_info(F.rt, 0, &info));
+}
 static tandem_status_t gpu_info_index(void) {
   tandem_device_info_t info;
   tandem_device_info_init(&info);
@@ -556,6 +587,10 @@ static tandem_status_t kernel_absent(void) {
   return s;
 }
 static tandem_status_t kernel_info_null(void) { return keep(tandem_kernel_info(F.add_one, NULL)); }
+static tandem_status_t kernel_info_size(void) {
+  tandem_kernel_info_t info = {0}; /* struct_size not set */
+  return keep(tandem_kernel_info(F.add_one, &info));
+}
 
 /* The application's device, buffers and pipelines (harness_vk.c makes them
  * with plain Vulkan): one buffer and one pipeline on F.rt's device, made on
@@ -766,6 +801,10 @@ static tandem_status_t open_npu_probe_io(void) {
   return open_npu_injected(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO);
 }
 static tandem_status_t npu_info_null(void) { return keep(tandem_runtime_npu_info(F.npu, NULL)); }
+static tandem_status_t npu_info_size(void) {
+  tandem_npu_info_t info = {0}; /* struct_size not set */
+  return keep(tandem_runtime_npu_info(F.npu, &info));
+}
 static tandem_status_t npu_info_none(void) {
   tandem_npu_info_t info;
   tandem_npu_info_init(&info);
@@ -1705,6 +1744,14 @@ static tandem_status_t end_lost(void) {
   th_runtime_destroy(rt);
   return s;
 }
+/* statistics */
+static tandem_status_t statistics_null(void) { return keep(tandem_runtime_statistics(F.rt, NULL)); }
+static tandem_status_t statistics_size(void) {
+  tandem_statistics_t st;
+  tandem_statistics_init(&st);
+  st.struct_size = 0;
+  return keep(tandem_runtime_statistics(F.rt, &st));
+}
 
 /*---------------------------------------------------------------------------
  * The table
@@ -1725,11 +1772,16 @@ static const row_t rows[] = {
     R(tandem_budget_create, OUT_OF_MEMORY, "allocating a budget", budget_oom),
     R(tandem_runtime_create, INVALID_ARGUMENT, "max_submissions is 0", runtime_limit),
     R(tandem_runtime_create, INVALID_ARGUMENT, "sharing is 9", runtime_enum),
+    R(tandem_runtime_create, INVALID_ARGUMENT, "gpu_backend is 'metal'", runtime_backend),
+    R(tandem_runtime_create, INVALID_ARGUMENT, "sizeof(tandem_runtime_options_t)",
+      runtime_size_zero),
+    R(tandem_runtime_create, INVALID_ARGUMENT, "is not zero", runtime_size_newer),
     R(tandem_runtime_create, OUT_OF_MEMORY, "allocating a runtime", runtime_oom),
     R(tandem_runtime_gpu_count, INVALID_ARGUMENT, "out_count", gpu_count_null),
     R(tandem_runtime_gpu_count, NO_DEVICE, "no Vulkan driver", gpu_count_no_driver),
     R(tandem_runtime_gpu_count, OUT_OF_MEMORY, "listing physical devices", gpu_count_oom),
     R(tandem_runtime_gpu_info, INVALID_ARGUMENT, "out_info", gpu_info_null),
+    R(tandem_runtime_gpu_info, INVALID_ARGUMENT, "sizeof(tandem_device_info_t)", gpu_info_size),
     R(tandem_runtime_gpu_info, OUT_OF_RANGE, "GPU index 99", gpu_info_index),
     R(tandem_runtime_gpu_info, NO_DEVICE, "no Vulkan driver", gpu_info_no_driver),
     R(tandem_runtime_gpu_info, OUT_OF_MEMORY, "listing physical devices", gpu_info_oom),
@@ -1777,6 +1829,7 @@ static const row_t rows[] = {
     R(tandem_kernel_create, OUT_OF_MEMORY, "kernel 'errors_add_one': allocating", kernel_oom),
     R(tandem_kernel_create, NO_DEVICE, "gpu_index is 99", kernel_absent),
     R(tandem_kernel_info, INVALID_ARGUMENT, "out_info", kernel_info_null),
+    R(tandem_kernel_info, INVALID_ARGUMENT, "sizeof(tandem_kernel_info_t)", kernel_info_size),
     R(tandem_runtime_create, UNSUPPORTED, "not created with feature synchronization2",
       runtime_own_missing),
     R(tandem_runtime_create, INVALID_ARGUMENT, "the download lane's queue_family is 99",
@@ -1813,6 +1866,7 @@ static const row_t rows[] = {
     R(tandem_runtime_open_npu, OUT_OF_MEMORY, "allocating the NPU device", open_npu_oom),
     R(tandem_runtime_open_npu, IO, "negotiating GPU-NPU sharing", open_npu_probe_io),
     R(tandem_runtime_npu_info, INVALID_ARGUMENT, "out_info", npu_info_null),
+    R(tandem_runtime_npu_info, INVALID_ARGUMENT, "sizeof(tandem_npu_info_t)", npu_info_size),
     R(tandem_runtime_npu_info, NO_DEVICE, "created without one", npu_info_none),
     R(tandem_npu_program_create, INVALID_ARGUMENT, "xclbin_path and kernel_name",
       program_no_xclbin),
@@ -1898,6 +1952,9 @@ static const row_t rows[] = {
     R(tandem_runtime_trace_stop, INVALID_ARGUMENT, "no trace is running", trace_not_running),
     R(tandem_trace_write_json, INVALID_ARGUMENT, "trace or path is NULL", trace_json_null),
     R(tandem_trace_write_json, IO, "/nonexistent/dir/errors_trace.json", trace_json_io),
+    R(tandem_runtime_statistics, INVALID_ARGUMENT, "out_statistics", statistics_null),
+    R(tandem_runtime_statistics, INVALID_ARGUMENT, "sizeof(tandem_statistics_t)",
+      statistics_size),
     R(tandem_view_vulkan_buffer, INVALID_ARGUMENT, "out is NULL", vulkan_view_null),
     R(tandem_view_vulkan_buffer, OUT_OF_RANGE, "(offset 4000, length 200)", vulkan_view_outside),
     R(tandem_view_vulkan_buffer, UNSUPPORTED, "NPU_LOCAL buffer has no VkBuffer",
@@ -2084,7 +2141,8 @@ static void table_covers_the_header(void **state) {
       "tandem_graph_add_dispatch", "tandem_graph_add_dispatch_node", "tandem_graph_add_npu_run",
       "tandem_graph_prepare", "tandem_exec_set_push_constants", "tandem_exec_set_workgroups",
       "tandem_exec_set_view", "tandem_exec_submit", "tandem_runtime_trace_start",
-      "tandem_runtime_trace_stop", "tandem_trace_write_json", "tandem_view_vulkan_buffer",
+      "tandem_runtime_trace_stop", "tandem_trace_write_json", "tandem_runtime_statistics",
+      "tandem_view_vulkan_buffer",
       "tandem_buffer_xrt_bo", "tandem_buffer_create_exportable", "tandem_buffer_export_fd",
       "tandem_buffer_import_fd", "tandem_runtime_export_timeline_fd",
       "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",

@@ -1,0 +1,472 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_registry.c — the boundary between core and its backends, and the
+ * versioned public structs, without a Vulkan device (label "core").
+ *
+ * The registry (core/registry.h): a runtime finds its GPU backend by the
+ * option gpu_backend (NULL: "vulkan") and its NPU backend by the option npu;
+ * unknown names are INVALID_ARGUMENT naming the known ones; tests add
+ * backends by registering them (the host GPU, tests/core/host_gpu.c).
+ *
+ * struct_size (tandem.h, Conventions): for each versioned struct, 0 and too
+ * small are INVALID_ARGUMENT naming the struct and the fix, with nothing
+ * written; the exact size is read or filled; a larger struct (a newer
+ * header) is filled with its tail zeroed, or, passed in, accepted only when
+ * its tail is zero. Filled structs are compared with what the host GPU and
+ * the runtime must report, not only their status.
+ *
+ * Like test_plan_table it links the library's objects: the registry's
+ * functions are internal.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/internal.h"
+#include "core/registry.h"
+#include "host_gpu.h"
+
+#define POISON 0xA5
+#define EXTRA 64 /* bytes a "newer header" adds to a struct */
+
+static void expect_status(tandem_status_t got, tandem_status_t want, const char *what) {
+  if (got != want)
+    fail_msg("%s: expected %s, got %s: '%s'", what, tandem_status_name(want),
+             tandem_status_name(got), tandem_error_message());
+}
+
+static void expect_message_has(const char *needle) {
+  if (!strstr(tandem_error_message(), needle))
+    fail_msg("the message does not name '%s': '%s'", needle, tandem_error_message());
+}
+
+/* |n| bytes at |p| all equal |byte|. */
+static bool all_bytes(const void *p, size_t n, unsigned char byte) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++)
+    if (b[i] != byte) return false;
+  return true;
+}
+
+/* A runtime on the host GPU (registered here), optionally with the emulated NPU. */
+static tandem_runtime_t *host_runtime(bool npu) {
+  host_gpu_configure(NULL);
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_backend = HOST_GPU_BACKEND;
+  o.wait_spin_us = 0;
+  if (npu) {
+    o.npu = TANDEM_NPU_EMULATED;
+    o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  }
+  tandem_runtime_t *rt = NULL;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "a host GPU runtime");
+  assert_non_null(host_gpu_of(rt));
+  return rt;
+}
+
+/*---------------------------------------------------------------------------
+ * The registry
+ *---------------------------------------------------------------------------*/
+
+static void test_gpu_lookup(void **state) {
+  (void)state;
+  const tandem__gpu_backend_t *b = NULL, *v = NULL;
+  expect_status(tandem__gpu_backend_find(NULL, &b), TANDEM_OK, "NULL name");
+  assert_string_equal(b->name, "vulkan");
+  expect_status(tandem__gpu_backend_find("vulkan", &v), TANDEM_OK, "'vulkan'");
+  assert_ptr_equal(b, v);
+  expect_status(tandem__gpu_backend_find("metal", &b), TANDEM_ERROR_INVALID_ARGUMENT, "'metal'");
+  assert_null(b);
+  expect_message_has("gpu_backend is 'metal'");
+  expect_message_has("'vulkan'");
+}
+
+static void test_npu_lookup(void **state) {
+  (void)state;
+  assert_string_equal(tandem__npu_kind_backend(TANDEM_NPU_XRT), "xrt");
+  assert_string_equal(tandem__npu_kind_backend(TANDEM_NPU_EMULATED), "emulated");
+  assert_null(tandem__npu_kind_backend(TANDEM_NPU_NONE));
+  assert_null(tandem__npu_kind_backend((tandem_npu_kind_t)7));
+  const tandem__npu_backend_t *b = NULL;
+  expect_status(tandem__npu_backend_find("xrt", &b), TANDEM_OK, "'xrt'");
+  assert_int_equal(b->kind, TANDEM_NPU_XRT);
+  expect_status(tandem__npu_backend_find("emulated", &b), TANDEM_OK, "'emulated'");
+  assert_int_equal(b->kind, TANDEM_NPU_EMULATED);
+  expect_status(tandem__npu_backend_find("tpu", &b), TANDEM_ERROR_INVALID_ARGUMENT, "'tpu'");
+  assert_null(b);
+  expect_message_has("'tpu'");
+  expect_message_has("'xrt', 'emulated'");
+  expect_status(tandem__npu_backend_find(NULL, &b), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
+}
+
+static tandem_status_t no_count(uint32_t *out_count) {
+  *out_count = 0;
+  return TANDEM_OK;
+}
+
+/* Registration: the host GPU once and again, a clash, a nameless entry, and
+ * the table's end. Runs after every test that needs free slots. */
+static void test_register(void **state) {
+  (void)state;
+  host_gpu_configure(NULL); /* registers "host" (again: a no-op) */
+  host_gpu_configure(NULL);
+  const tandem__gpu_backend_t *host = NULL;
+  expect_status(tandem__gpu_backend_find(HOST_GPU_BACKEND, &host), TANDEM_OK, "'host'");
+  assert_string_equal(host->name, HOST_GPU_BACKEND);
+  /* The unknown-name message lists registered backends too. */
+  const tandem__gpu_backend_t *b;
+  expect_status(tandem__gpu_backend_find("cuda", &b), TANDEM_ERROR_INVALID_ARGUMENT, "'cuda'");
+  expect_message_has("'vulkan', 'host'");
+
+  static const tandem__gpu_backend_t clash = {.name = "vulkan", .count = no_count};
+  expect_status(tandem__gpu_backend_register(&clash), TANDEM_ERROR_INVALID_ARGUMENT, "a clash");
+  expect_message_has("'vulkan'");
+  expect_status(tandem__gpu_backend_find("vulkan", &b), TANDEM_OK, "'vulkan' after a clash");
+  assert_ptr_not_equal(b, &clash);
+  static const tandem__gpu_backend_t nameless = {.name = "", .count = no_count};
+  expect_status(tandem__gpu_backend_register(&nameless), TANDEM_ERROR_INVALID_ARGUMENT, "no name");
+  expect_status(tandem__gpu_backend_register(NULL), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
+
+  /* Fill the table: "host" holds one slot; distinct entries take the rest,
+   * and the next one is BUSY. */
+  static tandem__gpu_backend_t extra[16];
+  static char names[16][16];
+  tandem_status_t s = TANDEM_OK;
+  int added = 0;
+  for (int i = 0; i < 16 && s == TANDEM_OK; i++) {
+    snprintf(names[i], sizeof names[i], "extra%d", i);
+    extra[i] = (tandem__gpu_backend_t){.name = names[i], .count = no_count};
+    s = tandem__gpu_backend_register(&extra[i]);
+    if (s == TANDEM_OK) added++;
+  }
+  expect_status(s, TANDEM_ERROR_BUSY, "the table's end");
+  expect_message_has("extra");
+  assert_int_equal(added, 7); /* 8 slots, one is "host" */
+  expect_status(tandem__gpu_backend_find("extra6", &b), TANDEM_OK, "the last one added");
+  assert_ptr_equal(b, &extra[6]);
+}
+
+/* The public side: the option gpu_backend. */
+static void test_runtime_option(void **state) {
+  (void)state;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  assert_null(o.gpu_backend);
+  o.gpu_backend = "metal";
+  tandem_runtime_t *rt = (tandem_runtime_t *)&o; /* anything but NULL */
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "'metal'");
+  assert_null(rt);
+  expect_message_has("gpu_backend is 'metal'");
+  expect_message_has("'vulkan'");
+
+  /* The name need not outlive the call; NULL and "vulkan" are the same. */
+  char *name = strdup("vulkan");
+  assert_non_null(name);
+  o.gpu_backend = name;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "'vulkan'");
+  free(name);
+  const tandem__gpu_backend_t *vulkan;
+  expect_status(tandem__gpu_backend_find(NULL, &vulkan), TANDEM_OK, "NULL");
+  assert_ptr_equal(rt->gpu_backend, vulkan);
+  assert_string_equal(rt->options.gpu_backend, "vulkan");
+  assert_null(rt->npu_backend);
+  tandem_runtime_destroy(rt);
+
+  /* The NPU kinds choose NPU backends. */
+  o.gpu_backend = NULL;
+  o.npu = TANDEM_NPU_EMULATED;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu EMULATED");
+  assert_string_equal(rt->npu_backend->name, "emulated");
+  tandem_runtime_destroy(rt);
+  o.npu = TANDEM_NPU_XRT;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu XRT");
+  assert_string_equal(rt->npu_backend->name, "xrt");
+  tandem_runtime_destroy(rt);
+
+  /* A registered backend is chosen by its name, and does the work. */
+  rt = host_runtime(false);
+  assert_string_equal(rt->gpu_backend->name, HOST_GPU_BACKEND);
+  tandem_runtime_destroy(rt);
+}
+
+/*---------------------------------------------------------------------------
+ * struct_size
+ *---------------------------------------------------------------------------*/
+
+/* The runtime options: 0, too small, exact, larger with a zero tail, larger
+ * with a non-zero byte in it. */
+static void test_options_struct_size(void **state) {
+  (void)state;
+  struct {
+    tandem_runtime_options_t o;
+    unsigned char tail[EXTRA];
+  } newer;
+  tandem_runtime_t *rt = NULL;
+  tandem_runtime_options_init(&newer.o);
+  assert_int_equal(newer.o.struct_size, sizeof(tandem_runtime_options_t));
+
+  newer.o.struct_size = 0;
+  expect_status(tandem_runtime_create(&newer.o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "size 0");
+  assert_null(rt);
+  expect_message_has("tandem_runtime_options_t.struct_size is 0");
+  expect_message_has("set struct_size = sizeof(tandem_runtime_options_t)");
+
+  newer.o.struct_size = (uint32_t)offsetof(tandem_runtime_options_t, max_submissions);
+  expect_status(tandem_runtime_create(&newer.o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "too small");
+  assert_null(rt);
+  expect_message_has("less than the");
+  expect_message_has("set struct_size = sizeof(tandem_runtime_options_t)");
+
+  /* Exact: the options are read (a value that is not the default). */
+  tandem_runtime_options_init(&newer.o);
+  newer.o.max_submissions = 5;
+  expect_status(tandem_runtime_create(&newer.o, &rt), TANDEM_OK, "exact");
+  assert_int_equal(rt->options.max_submissions, 5);
+  assert_int_equal(rt->options.struct_size, sizeof(tandem_runtime_options_t));
+  tandem_runtime_destroy(rt);
+
+  /* Larger, its tail zero: read as the known layout. */
+  memset(newer.tail, 0, sizeof newer.tail);
+  newer.o.struct_size = (uint32_t)sizeof newer;
+  newer.o.graph_slots = 7;
+  expect_status(tandem_runtime_create(&newer.o, &rt), TANDEM_OK, "larger, zero tail");
+  assert_int_equal(rt->options.max_submissions, 5);
+  assert_int_equal(rt->options.graph_slots, 7);
+  assert_int_equal(rt->options.struct_size, sizeof(tandem_runtime_options_t));
+  tandem_runtime_destroy(rt);
+
+  /* Larger, a field this library does not have set: refused, naming the byte. */
+  newer.tail[EXTRA - 1] = 1;
+  rt = (tandem_runtime_t *)&newer;
+  expect_status(tandem_runtime_create(&newer.o, &rt), TANDEM_ERROR_INVALID_ARGUMENT,
+                "larger, non-zero tail");
+  assert_null(rt);
+  char byte[32];
+  snprintf(byte, sizeof byte, "byte %zu is not zero", sizeof newer - 1);
+  expect_message_has(byte);
+  expect_message_has("tandem_runtime_options_t.struct_size");
+}
+
+/* An out struct of |size| bytes: the first |size| poisoned, struct_size set. */
+static void poison(void *p, size_t total, uint32_t size) {
+  memset(p, POISON, total);
+  memcpy(p, &size, sizeof size);
+}
+
+/* Statistics: a buffer of 4096 bytes makes the counters known. */
+static void test_statistics_struct_size(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = host_runtime(false);
+  tandem_buffer_t *buf = NULL;
+  expect_status(tandem_buffer_create(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE, &buf), TANDEM_OK,
+                "a buffer");
+  struct {
+    tandem_statistics_t st;
+    unsigned char tail[EXTRA];
+  } newer;
+  const size_t known = sizeof(tandem_statistics_t);
+
+  for (uint32_t size = 0; size <= 8; size += 8) { /* 0, and less than the oldest layout */
+    poison(&newer, sizeof newer, size);
+    expect_status(tandem_runtime_statistics(rt, &newer.st), TANDEM_ERROR_INVALID_ARGUMENT,
+                  "a bad struct_size");
+    expect_message_has("tandem_statistics_t.struct_size is");
+    expect_message_has("set struct_size = sizeof(tandem_statistics_t)");
+    assert_int_equal(newer.st.struct_size, size);
+    assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, POISON)); /* nothing written */
+  }
+  expect_status(tandem_runtime_statistics(rt, NULL), TANDEM_ERROR_INVALID_ARGUMENT, "NULL out");
+  expect_status(tandem_runtime_statistics(NULL, &newer.st), TANDEM_ERROR_INVALID_ARGUMENT,
+                "NULL runtime");
+
+  /* Exact: every counter written, the bytes after it untouched. */
+  poison(&newer, sizeof newer, (uint32_t)known);
+  expect_status(tandem_runtime_statistics(rt, &newer.st), TANDEM_OK, "exact");
+  assert_int_equal(newer.st.struct_size, known);
+  assert_int_equal(newer.st.allocations, 1);
+  assert_int_equal(newer.st.live_bytes, 4096);
+  assert_int_equal(newer.st.peak_bytes, 4096);
+  assert_int_equal(newer.st.submissions, 0);
+  assert_int_equal(newer.st.npu_runs, 0);
+  assert_true(all_bytes(newer.tail, EXTRA, POISON));
+
+  /* Larger: the same counters, the tail this library does not know zeroed. */
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_runtime_statistics(rt, &newer.st), TANDEM_OK, "larger");
+  assert_int_equal(newer.st.struct_size, sizeof newer);
+  assert_int_equal(newer.st.allocations, 1);
+  assert_int_equal(newer.st.live_bytes, 4096);
+  assert_true(all_bytes(newer.tail, EXTRA, 0));
+
+  /* The _init function makes a struct the library fills. */
+  tandem_statistics_t st;
+  memset(&st, POISON, sizeof st);
+  tandem_statistics_init(&st);
+  assert_int_equal(st.struct_size, known);
+  expect_status(tandem_runtime_statistics(rt, &st), TANDEM_OK, "after _init");
+  assert_int_equal(st.live_bytes, 4096);
+  tandem_buffer_release(buf);
+  tandem_runtime_destroy(rt);
+}
+
+/* Device info: the host GPU describes itself (tests/core/host_gpu.c). */
+static void test_device_info_struct_size(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = host_runtime(false);
+  struct {
+    tandem_device_info_t info;
+    unsigned char tail[EXTRA];
+  } newer;
+  poison(&newer, sizeof newer, 0);
+  expect_status(tandem_runtime_gpu_info(rt, 0, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT,
+                "size 0");
+  expect_message_has("tandem_device_info_t.struct_size is 0");
+  expect_message_has("set struct_size = sizeof(tandem_device_info_t)");
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, POISON));
+  poison(&newer, sizeof newer, 4);
+  expect_status(tandem_runtime_gpu_info(rt, 0, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT,
+                "size 4");
+  expect_message_has("tandem_device_info_t.struct_size is 4");
+
+  /* Before and after the GPU opens (the backend's answer, then the open
+   * device's), exact and larger. */
+  for (int open = 0; open < 2; open++) {
+    if (open) expect_status(tandem_runtime_open_gpu(rt), TANDEM_OK, "opening the host GPU");
+    poison(&newer, sizeof newer, (uint32_t)sizeof(tandem_device_info_t));
+    expect_status(tandem_runtime_gpu_info(rt, 0, &newer.info), TANDEM_OK, "exact");
+    assert_int_equal(newer.info.struct_size, sizeof(tandem_device_info_t));
+    assert_string_equal(newer.info.driver_name, "host");
+    assert_true(newer.info.is_cpu);
+    assert_int_equal(newer.info.max_shared_memory_bytes, 32768);
+    assert_true(all_bytes(newer.tail, EXTRA, POISON));
+    poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+    expect_status(tandem_runtime_gpu_info(rt, 0, &newer.info), TANDEM_OK, "larger");
+    assert_int_equal(newer.info.struct_size, sizeof newer);
+    assert_string_equal(newer.info.driver_name, "host");
+    assert_int_equal(newer.info.max_shared_memory_bytes, 32768);
+    assert_true(all_bytes(newer.tail, EXTRA, 0));
+  }
+  /* A failure still zeroes what it may write, struct_size kept. */
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_runtime_gpu_info(rt, 3, &newer.info), TANDEM_ERROR_OUT_OF_RANGE, "index 3");
+  assert_int_equal(newer.info.struct_size, sizeof newer);
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
+  tandem_runtime_destroy(rt);
+}
+
+static void host_noop(const host_gpu_dispatch_t *dispatch) { (void)dispatch; }
+
+/* Kernel info: a host kernel of known shape. */
+static void test_kernel_info_struct_size(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = host_runtime(false);
+  host_gpu_kernel_code_t code = {.magic = HOST_GPU_KERNEL_MAGIC,
+                                 .binding_count = 1,
+                                 .reads = {true},
+                                 .writes = {true},
+                                 .local_size = {4, 2, 1},
+                                 .run = host_noop};
+  tandem_binding_contract_t contract = {64, 16, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t d = {.name = "registry_info",
+                            .spirv = &code,
+                            .spirv_size = sizeof code,
+                            .workgroups = {3, 1, 1},
+                            .bindings = &contract,
+                            .binding_count = 1};
+  tandem_kernel_t *k = NULL;
+  expect_status(tandem_kernel_create(rt, &d, &k), TANDEM_OK, "a host kernel");
+  struct {
+    tandem_kernel_info_t info;
+    unsigned char tail[EXTRA];
+  } newer;
+  poison(&newer, sizeof newer, 0);
+  expect_status(tandem_kernel_info(k, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT, "size 0");
+  expect_message_has("set struct_size = sizeof(tandem_kernel_info_t)");
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, POISON));
+  poison(&newer, sizeof newer, 2);
+  expect_status(tandem_kernel_info(k, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT, "size 2");
+  expect_message_has("tandem_kernel_info_t.struct_size is 2");
+
+  poison(&newer, sizeof newer, (uint32_t)sizeof(tandem_kernel_info_t));
+  expect_status(tandem_kernel_info(k, &newer.info), TANDEM_OK, "exact");
+  assert_int_equal(newer.info.local_size[0], 4);
+  assert_int_equal(newer.info.local_size[1], 2);
+  assert_int_equal(newer.info.workgroups[0], 3);
+  assert_int_equal(newer.info.binding_count, 1);
+  assert_true(all_bytes(newer.tail, EXTRA, POISON));
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_kernel_info(k, &newer.info), TANDEM_OK, "larger");
+  assert_int_equal(newer.info.struct_size, sizeof newer);
+  assert_int_equal(newer.info.local_size[0], 4);
+  assert_int_equal(newer.info.binding_count, 1);
+  assert_true(all_bytes(newer.tail, EXTRA, 0));
+  /* A NULL kernel with a good struct: zeroed, struct_size kept. */
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_kernel_info(NULL, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
+  assert_int_equal(newer.info.struct_size, sizeof newer);
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
+  tandem_kernel_release(k);
+  tandem_runtime_destroy(rt);
+}
+
+/* NPU info: the size is checked before the NPU is opened (or found absent);
+ * the emulated NPU on the host GPU fills it. */
+static void test_npu_info_struct_size(void **state) {
+  (void)state;
+  tandem_runtime_t *none = host_runtime(false);
+  struct {
+    tandem_npu_info_t info;
+    unsigned char tail[EXTRA];
+  } newer;
+  poison(&newer, sizeof newer, 0);
+  expect_status(tandem_runtime_npu_info(none, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT,
+                "size 0");
+  expect_message_has("set struct_size = sizeof(tandem_npu_info_t)");
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, POISON));
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_runtime_npu_info(none, &newer.info), TANDEM_ERROR_NO_DEVICE, "no NPU");
+  assert_int_equal(newer.info.struct_size, sizeof newer);
+  assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
+  tandem_runtime_destroy(none);
+
+  tandem_runtime_t *rt = host_runtime(true);
+  poison(&newer, sizeof newer, 16);
+  expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT, "size 16");
+  expect_message_has("tandem_npu_info_t.struct_size is 16");
+  assert_null(atomic_load(&rt->npu)); /* refused before opening anything */
+  poison(&newer, sizeof newer, (uint32_t)sizeof(tandem_npu_info_t));
+  expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_OK, "exact");
+  assert_true(newer.info.emulated);
+  assert_non_null(strstr(newer.info.name, "emulated NPU"));
+  assert_int_equal(newer.info.sharing, TANDEM_SHARING_HOST_POINTER);
+  assert_true(newer.info.drm_node_count <= 8);
+  assert_true(all_bytes(newer.tail, EXTRA, POISON));
+  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_OK, "larger");
+  assert_true(newer.info.emulated);
+  assert_int_equal(newer.info.sharing, TANDEM_SHARING_HOST_POINTER);
+  assert_true(all_bytes(newer.tail, EXTRA, 0));
+  tandem_runtime_destroy(rt);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_gpu_lookup),
+      cmocka_unit_test(test_npu_lookup),
+      cmocka_unit_test(test_runtime_option),
+      cmocka_unit_test(test_options_struct_size),
+      cmocka_unit_test(test_statistics_struct_size),
+      cmocka_unit_test(test_device_info_struct_size),
+      cmocka_unit_test(test_kernel_info_struct_size),
+      cmocka_unit_test(test_npu_info_struct_size),
+      cmocka_unit_test(test_register), /* last: it fills the table */
+  };
+  return cmocka_run_group_tests_name("test_registry", tests, NULL, NULL);
+}
