@@ -254,14 +254,16 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_gpu_info(c.rt, 0, &info));
   tandem_binding_contract_t b[2] = {{c.size, 16, TANDEM_ACCESS_READ},
                                     {c.size, 16, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t kd = {.name = "copy_uvec4",
+  tandem_kernel_desc_t kd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "copy_uvec4",
                              .glsl_source = copy_glsl,
                              .bindings = b,
                              .binding_count = 2,
                              .push_constant_bytes = 4};
   CHECK(tandem_kernel_create(c.rt, &kd, &c.copy));
   tandem_binding_contract_t fb[4] = {b[0], b[1], b[0], b[1]};
-  tandem_kernel_desc_t fd = {.name = "copy_both_uvec4",
+  tandem_kernel_desc_t fd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "copy_both_uvec4",
                              .glsl_source = fused_glsl,
                              .bindings = fb,
                              .binding_count = 4,

@@ -111,7 +111,8 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_create(NULL, &c.rt));
   CHECK(tandem_runtime_open_gpu(c.rt));
   tandem_binding_contract_t b = {256, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t d = {.name = "bench_increment",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "bench_increment",
                             .spirv = tandem_spv_bench_increment,
                             .spirv_size = tandem_spv_bench_increment_size,
                             .workgroups = {1, 1, 1},

@@ -548,7 +548,10 @@ tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_ker
 tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kernel_desc_t *desc,
                                     const tandem_vulkan_kernel_t *adopt,
                                     tandem_kernel_t **out_kernel) {
-  tandem_kernel_desc_t d = *desc;
+  tandem_kernel_desc_t d;
+  tandem_kernel_desc_init(&d);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(desc, &d, sizeof d, TANDEM__OLDEST_KERNEL_DESC,
+                                           "tandem_kernel_desc_t"));
   if (!d.entry_point) d.entry_point = "main";
   const char *name = d.name ? d.name : d.entry_point;
   TANDEM_RETURN_IF_ERROR(tandem__desc_check(&d, name));

@@ -14,6 +14,7 @@
 
 /* Every versioned struct starts with uint32_t struct_size (tandem.h). */
 _Static_assert(offsetof(tandem_runtime_options_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_kernel_desc_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_device_info_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_kernel_info_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_npu_info_t, struct_size) == 0, "struct_size first");

@@ -18,6 +18,7 @@
 #include "tandem/tandem.h"
 
 #define TANDEM__OLDEST_RUNTIME_OPTIONS sizeof(tandem_runtime_options_t)
+#define TANDEM__OLDEST_KERNEL_DESC sizeof(tandem_kernel_desc_t)
 #define TANDEM__OLDEST_DEVICE_INFO sizeof(tandem_device_info_t)
 #define TANDEM__OLDEST_KERNEL_INFO sizeof(tandem_kernel_info_t)
 #define TANDEM__OLDEST_NPU_INFO sizeof(tandem_npu_info_t)

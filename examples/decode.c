@@ -547,7 +547,8 @@ static tandem_kernel_t *kernel(gpu_t *g, const char *name, spirv_t code,
   tandem_spec_constant_t all[8];
   all[0] = spec_u32(0, g->block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
-  tandem_kernel_desc_t desc = {.name = name,
+  tandem_kernel_desc_t desc = {.struct_size = sizeof(tandem_kernel_desc_t),
+                               .name = name,
                                .spirv = code.words,
                                .spirv_size = code.bytes,
                                .bindings = bindings,

@@ -59,7 +59,8 @@ int main(void) {
       {.bytes = bytes, .alignment = 4, .access = TANDEM_ACCESS_READ},
       {.bytes = bytes, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
   };
-  tandem_kernel_desc_t desc = {.name = "saxpy",
+  tandem_kernel_desc_t desc = {.struct_size = sizeof(tandem_kernel_desc_t),
+                               .name = "saxpy",
                                .spirv = tandem_spv_saxpy,
                                .spirv_size = tandem_spv_saxpy_size,
                                .workgroups = {n / 256, 1, 1},

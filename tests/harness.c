@@ -380,7 +380,7 @@ tandem_kernel_desc_t th_kernel_desc(const char *name, const uint32_t *spirv, siz
                                     const tandem_binding_contract_t *bindings, uint32_t count,
                                     uint32_t push) {
   tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
+  tandem_kernel_desc_init(&d);
   d.name = name;
   d.spirv = spirv;
   d.spirv_size = size;

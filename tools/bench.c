@@ -719,7 +719,8 @@ int cli_bench_main(int argc, char **argv) {
 
   kernels_t k = {0};
   tandem_binding_contract_t write_binding = {RANGE_BYTES, RANGE_BYTES, TANDEM_ACCESS_WRITE};
-  tandem_kernel_desc_t wd = {.name = "bench_write",
+  tandem_kernel_desc_t wd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "bench_write",
                              .spirv = tandem_spv_bench_write,
                              .spirv_size = tandem_spv_bench_write_size,
                              .workgroups = {1, 1, 1},
@@ -728,7 +729,8 @@ int cli_bench_main(int argc, char **argv) {
                              .push_constant_bytes = 4};
   TCHECK(tandem_kernel_create(rt, &wd, &k.write));
   tandem_binding_contract_t incr_binding = {RANGE_BYTES, RANGE_BYTES, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t id = {.name = "bench_increment",
+  tandem_kernel_desc_t id = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "bench_increment",
                              .spirv = tandem_spv_bench_increment,
                              .spirv_size = tandem_spv_bench_increment_size,
                              .workgroups = {1, 1, 1},

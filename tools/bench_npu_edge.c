@@ -144,7 +144,8 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   tandem_binding_contract_t kb[3] = {{bytes, 4, TANDEM_ACCESS_READ},
                                      {bytes, 4, TANDEM_ACCESS_READ},
                                      {bytes, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t kd = {.name = "scale_add",
+  tandem_kernel_desc_t kd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "scale_add",
                              .spirv = tandem_spv_scale_add,
                              .spirv_size = tandem_spv_scale_add_size,
                              .workgroups = {n / 256, 1, 1},

@@ -55,7 +55,8 @@ static void tstream_open(tstream_t *t, tandem_runtime_t *rt, const stream_shape_
   TCHECK(tandem_buffer_create(rt, total, TANDEM_PLACEMENT_GPU_LOCAL, &t->dev_out));
   tandem_binding_contract_t b[2] = {{s->chunk_bytes, 4, TANDEM_ACCESS_READ},
                                     {s->chunk_bytes, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t d = {.name = "bench_work",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "bench_work",
                             .spirv = tandem_spv_bench_work,
                             .spirv_size = tandem_spv_bench_work_size,
                             .workgroups = {(uint32_t)((s->chunk_bytes / 4 + 255) / 256), 1, 1},

@@ -213,7 +213,8 @@ static int build(run_state_t *st, const run_opts_t *o) {
   }
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     const pl_kernel_t *k = &p->kernels[i];
-    tandem_kernel_desc_t d = {.name = k->name,
+    tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                              .name = k->name,
                               .spirv_path = k->spirv_path,
                               .entry_point = k->entry,
                               .workgroups = {k->workgroups[0], k->workgroups[1], k->workgroups[2]},

@@ -56,11 +56,12 @@ extern "C" {
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
  *
  * Versioned structs.  A struct that will grow starts with a uint32_t
- * struct_size: tandem_runtime_options_t, tandem_device_info_t,
- * tandem_kernel_info_t, tandem_npu_info_t and tandem_statistics_t. Set it with
- * the struct's *_init function (static inline in this header, so it is the
- * struct's size as the header you compile against declares it), or to
- * sizeof(type) yourself, before the struct goes into or comes out of a call.
+ * struct_size: tandem_runtime_options_t, tandem_kernel_desc_t,
+ * tandem_device_info_t, tandem_kernel_info_t, tandem_npu_info_t and
+ * tandem_statistics_t. Set it with the struct's *_init function (static
+ * inline in this header, so it is the struct's size as the header you compile
+ * against declares it), or to sizeof(type) yourself, before the struct goes
+ * into or comes out of a call.
  * The library reads and writes only the first struct_size bytes:
  *   - 0, or less than the oldest layout this library reads, is
  *     INVALID_ARGUMENT naming the struct and the fix ("set struct_size =
@@ -447,9 +448,9 @@ static inline void tandem_device_info_init(tandem_device_info_t *info) {
 TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime,
                                                     uint32_t *out_count);
 /* Describes device |index| (not necessarily the runtime's own). Set
- * out_info->struct_size first (tandem_device_info_init).
- * Errors: INVALID_ARGUMENT (also a bad struct_size), OUT_OF_RANGE (index, with the device count),
- * NO_DEVICE, OUT_OF_MEMORY, INTERNAL. */
+ * out_info->struct_size first (tandem_device_info_init). Errors:
+ * INVALID_ARGUMENT (also a bad struct_size), OUT_OF_RANGE (index, with the
+ * device count), NO_DEVICE, OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
                                                    tandem_device_info_t *out_info);
 /* Opens the runtime's GPU if it is not open yet. Every call that needs the GPU
@@ -817,6 +818,7 @@ typedef struct tandem_spec_constant {
 } tandem_spec_constant_t;
 
 typedef struct tandem_kernel_desc {
+  uint32_t struct_size;    /* sizeof(tandem_kernel_desc_t): see Conventions */
   const char *name;        /* used in messages; defaults to the entry point */
   const void *spirv;       /* SPIR-V words; or NULL and spirv_path */
   size_t spirv_size;       /* bytes, a multiple of 4 */
@@ -845,10 +847,19 @@ typedef struct tandem_kernel_desc {
   const char *glsl_source;
 } tandem_kernel_desc_t;
 
+/* Zeroes |desc| and sets struct_size; then set the fields you need. NULL is
+ * ignored. Errors: none. */
+static inline void tandem_kernel_desc_init(tandem_kernel_desc_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
+
 /* Loads a kernel. The descriptor and the SPIR-V are copied; they may be freed
  * after the call. Opens the GPU if needed. Errors: INVALID_ARGUMENT (a field,
- * named; a local size, workgroup count or workgroup memory over the device's
- * limit, with the limit), IO (spirv_path unreadable, or not a regular file: a
+ * named; a struct_size that is 0, too small, or larger with a non-zero tail,
+ * see Conventions; a local size, workgroup count or workgroup memory over the
+ * device's limit, with the limit), IO (spirv_path unreadable, or not a regular file: a
  * FIFO is refused, never waited on), INVALID_KERNEL (malformed SPIR-V, missing
  * entry point, not a compute shader, GLSL given as SPIR-V, glsl_source that
  * does not compile, with glslang's message), CONTRACT (reflection disagrees

@@ -177,7 +177,8 @@ static tandem_kernel_t *kernel_make(tandem_runtime_t *rt, const char *name, host
     code.writes[i] = access[i] & TANDEM_ACCESS_WRITE;
     contract[i] = (tandem_binding_contract_t){CONTRACT_BYTES, 16, access[i]};
   }
-  tandem_kernel_desc_t d = {.name = name,
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = name,
                             .spirv = &code,
                             .spirv_size = sizeof code,
                             .workgroups = {1, 1, 1},
@@ -1447,7 +1448,8 @@ static void test_host_gpu_is_the_device(void **state) {
   assert_int_equal(tandem_runtime_gpu_info(w.rt, 1, &info), TANDEM_ERROR_OUT_OF_RANGE);
   /* SPIR-V is not a host kernel. */
   static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 1, 0};
-  tandem_kernel_desc_t d = {.name = "spirv", .spirv = spirv, .spirv_size = sizeof spirv,
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "spirv", .spirv = spirv, .spirv_size = sizeof spirv,
                             .workgroups = {1, 1, 1}};
   tandem_kernel_t *k = NULL;
   assert_int_equal(tandem_kernel_create(w.rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL);

@@ -374,7 +374,8 @@ static void test_kernel_info_struct_size(void **state) {
                                  .local_size = {4, 2, 1},
                                  .run = host_noop};
   tandem_binding_contract_t contract = {64, 16, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t d = {.name = "registry_info",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "registry_info",
                             .spirv = &code,
                             .spirv_size = sizeof code,
                             .workgroups = {3, 1, 1},
@@ -413,6 +414,64 @@ static void test_kernel_info_struct_size(void **state) {
   assert_int_equal(newer.info.struct_size, sizeof newer);
   assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
   tandem_kernel_release(k);
+  tandem_runtime_destroy(rt);
+}
+
+/* The kernel descriptor, passed in: 0, too small, exact, larger with a zero
+ * tail (created, the known fields read), larger with a non-zero byte. */
+static void test_kernel_desc_struct_size(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = host_runtime(false);
+  host_gpu_kernel_code_t code = {.magic = HOST_GPU_KERNEL_MAGIC,
+                                 .binding_count = 1,
+                                 .reads = {true},
+                                 .local_size = {8, 1, 1},
+                                 .run = host_noop};
+  tandem_binding_contract_t contract = {64, 16, TANDEM_ACCESS_READ};
+  struct {
+    tandem_kernel_desc_t d;
+    unsigned char tail[EXTRA];
+  } newer;
+  memset(&newer, 0, sizeof newer);
+  tandem_kernel_desc_init(&newer.d);
+  assert_int_equal(newer.d.struct_size, sizeof(tandem_kernel_desc_t));
+  newer.d.name = "registry_desc";
+  newer.d.spirv = &code;
+  newer.d.spirv_size = sizeof code;
+  newer.d.workgroups[0] = newer.d.workgroups[1] = newer.d.workgroups[2] = 2;
+  newer.d.bindings = &contract;
+  newer.d.binding_count = 1;
+  tandem_kernel_t *k = NULL;
+  const uint32_t bad[] = {0, (uint32_t)offsetof(tandem_kernel_desc_t, workgroups)};
+  for (size_t i = 0; i < 2; i++) {
+    newer.d.struct_size = bad[i];
+    k = (tandem_kernel_t *)&newer;
+    expect_status(tandem_kernel_create(rt, &newer.d, &k), TANDEM_ERROR_INVALID_ARGUMENT,
+                  "a bad struct_size");
+    assert_null(k);
+    expect_message_has("tandem_kernel_desc_t.struct_size is");
+    expect_message_has("set struct_size = sizeof(tandem_kernel_desc_t)");
+  }
+  for (int larger = 0; larger < 2; larger++) {
+    newer.d.struct_size = larger ? (uint32_t)sizeof newer : (uint32_t)sizeof(tandem_kernel_desc_t);
+    expect_status(tandem_kernel_create(rt, &newer.d, &k), TANDEM_OK, "exact or larger");
+    tandem_kernel_info_t info;
+    tandem_kernel_info_init(&info);
+    expect_status(tandem_kernel_info(k, &info), TANDEM_OK, "its info");
+    assert_int_equal(info.local_size[0], 8);
+    assert_int_equal(info.workgroups[2], 2);
+    assert_int_equal(info.binding_count, 1);
+    assert_string_equal(tandem_kernel_name(k), "registry_desc");
+    tandem_kernel_release(k);
+  }
+  newer.tail[3] = 0x10;
+  k = (tandem_kernel_t *)&newer;
+  expect_status(tandem_kernel_create(rt, &newer.d, &k), TANDEM_ERROR_INVALID_ARGUMENT,
+                "larger, non-zero tail");
+  assert_null(k);
+  char byte[32];
+  snprintf(byte, sizeof byte, "byte %zu is not zero", sizeof(tandem_kernel_desc_t) + 3);
+  expect_message_has(byte);
   tandem_runtime_destroy(rt);
 }
 
@@ -465,6 +524,7 @@ int main(void) {
       cmocka_unit_test(test_statistics_struct_size),
       cmocka_unit_test(test_device_info_struct_size),
       cmocka_unit_test(test_kernel_info_struct_size),
+      cmocka_unit_test(test_kernel_desc_struct_size),
       cmocka_unit_test(test_npu_info_struct_size),
       cmocka_unit_test(test_register), /* last: it fills the table */
   };

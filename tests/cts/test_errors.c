@@ -532,6 +532,11 @@ static tandem_status_t kernel_no_code(void) {
   d.spirv = NULL;
   return kernel_with(F.rt, &d);
 }
+static tandem_status_t kernel_struct_size(void) {
+  tandem_kernel_desc_t d = add_one_desc();
+  d.struct_size = 4;
+  return kernel_with(F.rt, &d);
+}
 static tandem_status_t kernel_local_size(void) {
   /* ids_only sizes its workgroup with spec constants: any size reaches the
    * device check. */
@@ -1820,6 +1825,7 @@ static const row_t rows[] = {
     R(tandem_kernel_create, INVALID_ARGUMENT, "none of spirv, spirv_path and glsl_source",
       kernel_no_code),
     R(tandem_kernel_create, INVALID_ARGUMENT, "size x is 1048576", kernel_local_size),
+    R(tandem_kernel_create, INVALID_ARGUMENT, "sizeof(tandem_kernel_desc_t)", kernel_struct_size),
     R(tandem_kernel_create, IO, "/nonexistent/errors_kernel.spv", kernel_io),
     R(tandem_kernel_create, INVALID_KERNEL, "first word is 0x12345678", kernel_malformed),
     R(tandem_kernel_create, INVALID_KERNEL, "nonsense", kernel_glsl),

@@ -241,7 +241,8 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   }
   if (ok) {
     tandem_binding_contract_t b = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-    tandem_kernel_desc_t d = {.name = "add_one_u32",
+    tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                              .name = "add_one_u32",
                               .spirv = tandem_spv_add_one_u32,
                               .spirv_size = tandem_spv_add_one_u32_size,
                               .workgroups = {N / 256, 1, 1},
@@ -332,7 +333,8 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
                                .pipeline = g_own_pipeline.pipeline,
                                .pipeline_layout = g_own_pipeline.layout,
                                .set_layout = g_own_pipeline.set_layout,
-                               .kernel = {.name = "adopted_add_one",
+                               .kernel = {.struct_size = sizeof(tandem_kernel_desc_t),
+                                          .name = "adopted_add_one",
                                           .spirv = tandem_spv_add_one_u32,
                                           .spirv_size = tandem_spv_add_one_u32_size,
                                           .workgroups = {N / 256, 1, 1},

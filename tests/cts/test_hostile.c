@@ -37,7 +37,8 @@ static void test_local_size_id_spec_op_refused(void **state) {
   size_t size;
   uint8_t *seed = read_all(TANDEM_TEST_FUZZ_CORPUS "/fuzz_kernel/local_size_id_spec_op", &size);
   assert_true(size > 16);
-  tandem_kernel_desc_t d = {.name = "lsid", .spirv = seed + 16, .spirv_size = size - 16};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "lsid", .spirv = seed + 16, .spirv_size = size - 16};
   tandem_kernel_t *k = (tandem_kernel_t *)1;
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL,
                        "LocalSizeId x");
@@ -54,7 +55,8 @@ static void test_spirv_path_fifo_and_directory(void **state) {
   char fifo[64];
   snprintf(fifo, sizeof fifo, "%s/kernel.spv", dir);
   assert_int_equal(mkfifo(fifo, 0600), 0);
-  tandem_kernel_desc_t d = {.name = "fifo", .spirv_path = fifo};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "fifo", .spirv_path = fifo};
   tandem_kernel_t *k = NULL;
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_IO, "not a regular file");
   d.spirv_path = dir;

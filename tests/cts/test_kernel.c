@@ -26,7 +26,7 @@ static const tandem_binding_contract_t k_saxpy_bindings[3] = {
 
 static tandem_kernel_desc_t saxpy_desc(void) {
   tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
+  tandem_kernel_desc_init(&d);
   d.name = "saxpy";
   d.spirv = tandem_spv_saxpy;
   d.spirv_size = tandem_spv_saxpy_size;

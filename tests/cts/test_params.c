@@ -18,7 +18,8 @@
 /* add_one_u32 without a default workgroup count (binding 0 read-write). */
 static tandem_kernel_t *add_one_nodefault(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
-  tandem_kernel_desc_t d = {.name = "add_one_u32",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "add_one_u32",
                             .spirv = tandem_spv_add_one_u32,
                             .spirv_size = tandem_spv_add_one_u32_size,
                             .bindings = b,
@@ -32,7 +33,8 @@ static tandem_kernel_t *add_one_nodefault(tandem_runtime_t *rt, uint32_t n) {
 /* push16: v[i] = y + z*i + w for i < x; 256 per workgroup, no default count. */
 static tandem_kernel_t *push16_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t d = {.name = "push16",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "push16",
                             .spirv = tandem_spv_push16,
                             .spirv_size = tandem_spv_push16_size,
                             .bindings = b,
@@ -61,7 +63,8 @@ static tandem_exec_t *push16_exec(tandem_runtime_t *rt, tandem_kernel_t *k, tand
 static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
                                           {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t d = {.name = "copy_u32",
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "copy_u32",
                             .spirv = tandem_spv_copy_u32,
                             .spirv_size = tandem_spv_copy_u32_size,
                             .workgroups = {(n + 255) / 256, 1, 1},
@@ -122,7 +125,8 @@ static void test_indirect_dispatch(void **state) {
   tandem_kernel_t *add = add_one_nodefault(rt, N);
   const tandem_binding_contract_t cb[2] = {{4, 4, TANDEM_ACCESS_READ},
                                            {12, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t kd = {.name = "write_counts",
+  tandem_kernel_desc_t kd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "write_counts",
                              .spirv = tandem_spv_write_counts,
                              .spirv_size = tandem_spv_write_counts_size,
                              .workgroups = {1, 1, 1},
@@ -202,7 +206,8 @@ static void test_indirect_dispatch_behind_a_direct_one(void **state) {
   tandem_kernel_t *add = add_one_nodefault(rt, N);
   const tandem_binding_contract_t cb[2] = {{4, 4, TANDEM_ACCESS_READ},
                                            {12, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t kd = {.name = "write_counts",
+  tandem_kernel_desc_t kd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                             .name = "write_counts",
                              .spirv = tandem_spv_write_counts,
                              .spirv_size = tandem_spv_write_counts_size,
                              .workgroups = {1, 1, 1},

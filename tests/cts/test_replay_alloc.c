@@ -224,7 +224,7 @@ static void report(const char *what) {
 static tandem_kernel_t *add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[1] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ_WRITE}};
   tandem_kernel_desc_t d;
-  memset(&d, 0, sizeof d);
+  tandem_kernel_desc_init(&d);
   d.name = "add_one_u32";
   d.spirv = tandem_spv_add_one_u32;
   d.spirv_size = tandem_spv_add_one_u32_size;
