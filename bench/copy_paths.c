@@ -94,7 +94,8 @@ static void add_sm(ctx_t *c, tandem_graph_t *g, tandem_buffer_t *src, tandem_buf
                    uint32_t groups) {
   tandem_view_t views[2] = {tandem_buffer_whole(src), tandem_buffer_whole(dst)};
   uint32_t count = (uint32_t)(c->size / 16);
-  tandem_dispatch_desc_t d = {.kernel = c->copy,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = c->copy,
                               .views = views,
                               .view_count = 2,
                               .push_constants = &count,
@@ -107,7 +108,8 @@ static void add_fused(ctx_t *c, tandem_graph_t *g, uint32_t groups) {
   tandem_view_t views[4] = {tandem_buffer_whole(c->host_up), tandem_buffer_whole(c->dev_up),
                             tandem_buffer_whole(c->dev_down), tandem_buffer_whole(c->host_down)};
   uint32_t push[2] = {(uint32_t)(c->size / 16), groups / 2};
-  tandem_dispatch_desc_t d = {.kernel = c->fused,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = c->fused,
                               .views = views,
                               .view_count = 4,
                               .push_constants = push,
@@ -149,6 +151,7 @@ static void run_graph(tandem_exec_t *e, uint64_t *wall, uint64_t *gpu, uint64_t 
   CHECK(tandem_completion_wait(done));
   uint64_t t1 = now_ns();
   tandem_completion_profile_t prof;
+  tandem_completion_profile_init(&prof);
   CHECK(tandem_completion_profile(done, &prof, NULL, 0));
   tandem_completion_release(done);
   if (wall) *wall = t1 - t0;

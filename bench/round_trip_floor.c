@@ -93,6 +93,7 @@ static void raw_submit(raw_t *r, VkCommandBuffer cb, bool gated, uint64_t *submi
 static void raw_open(raw_t *r, tandem_runtime_t *rt) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   CHECK(tandem_runtime_vulkan_handles(rt, &h));
   VKCHECK(volkInitialize());
   volkLoadInstanceOnly(h.instance);

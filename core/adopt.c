@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 /* INVALID_ARGUMENT unless |device| is the runtime's VkDevice. */
 static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const void *device,
@@ -24,6 +25,7 @@ static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const voi
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   gpu->vtable->native_handles(gpu, &h);
   if (device != h.device)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -34,12 +36,17 @@ static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const voi
 }
 
 tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
-                                           const tandem_vulkan_buffer_t *desc,
+                                           const tandem_vulkan_buffer_t *user_desc,
                                            tandem_buffer_t **out_buffer) {
   if (!out_buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_buffer is NULL");
   *out_buffer = NULL;
-  if (!runtime || !desc)
+  if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
+  tandem_vulkan_buffer_t known;
+  tandem_vulkan_buffer_init(&known);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
+                                           TANDEM__OLDEST_VULKAN_BUFFER, "tandem_vulkan_buffer_t"));
+  const tandem_vulkan_buffer_t *desc = &known;
   if (!desc->device || !desc->buffer || !desc->memory)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "adopting a buffer: desc->%s is NULL; give the VkDevice, the VkBuffer "
@@ -61,15 +68,24 @@ tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
 }
 
 tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
-                                           const tandem_vulkan_kernel_t *desc,
+                                           const tandem_vulkan_kernel_t *user_desc,
                                            tandem_kernel_t **out_kernel) {
   if (!out_kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_kernel is NULL");
   *out_kernel = NULL;
-  if (!runtime || !desc)
+  if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
-  const char *name = desc->kernel.name    ? desc->kernel.name
-                     : desc->kernel.entry_point ? desc->kernel.entry_point
-                                                : "main";
+  tandem_vulkan_kernel_t known;
+  tandem_vulkan_kernel_init(&known);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
+                                           TANDEM__OLDEST_VULKAN_KERNEL, "tandem_vulkan_kernel_t"));
+  const tandem_vulkan_kernel_t *desc = &known;
+  if (!desc->kernel)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "adopting a kernel: desc->kernel is NULL; describe what the pipeline was "
+                       "built from (a tandem_kernel_desc_t with the contract)");
+  const char *name = desc->kernel->name          ? desc->kernel->name
+                     : desc->kernel->entry_point ? desc->kernel->entry_point
+                                                 : "main";
   if (!desc->device || !desc->pipeline || !desc->pipeline_layout || !desc->set_layout)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "adopting kernel '%s': desc->%s is NULL; give the VkDevice, the VkPipeline, "
@@ -82,5 +98,5 @@ tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
   char what[160];
   snprintf(what, sizeof what, "the pipeline of kernel '%s'", name);
   TANDEM_RETURN_IF_ERROR(tandem__adopt_device(runtime, desc->device, what));
-  return tandem__kernel_load(runtime, &desc->kernel, desc, out_kernel);
+  return tandem__kernel_load(runtime, desc->kernel, desc, out_kernel);
 }

@@ -265,8 +265,10 @@ typedef struct tandem__gpu_vtable {
 
   tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
 
-  /* The native handles (tandem_runtime_vulkan_handles), and the lock of a GPU
-   * lane's queue for code outside tandem. */
+  /* The native handles (tandem_runtime_vulkan_handles) into |out|, which
+   * core passes zeroed in this library's layout (tandem_vulkan_handles_init):
+   * a backend sets the fields it has and leaves struct_size; and the lock of
+   * a GPU lane's queue for code outside tandem. */
   void (*native_handles)(tandem__gpu_t *gpu, tandem_vulkan_handles_t *out);
   /* The native timeline semaphore of |lane| (any lane, the NPU's too), for
    * user submissions to wait on; NULL without Vulkan. */
@@ -346,6 +348,10 @@ uint64_t tandem__now_ns(void);
  * (core/registry.h) at creation and calls through it. */
 typedef struct tandem__gpu_backend {
   const char *name; /* "vulkan": the runtime option gpu_backend that selects it */
+  /* open accepts the runtime option vulkan_device (the application's own
+   * VkDevice). A backend without it is refused that option at
+   * tandem_runtime_create, so no runtime silently runs elsewhere. */
+  bool opens_vulkan_device;
   tandem_status_t (*count)(uint32_t *out_count);
   tandem_status_t (*info)(uint32_t index, tandem_device_info_t *out_info);
   tandem_status_t (*open)(const tandem_runtime_options_t *options,

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_exec) {
   return tandem__graph_prepare_slots(graph, graph ? graph->runtime->options.graph_slots : 1,
@@ -615,10 +616,15 @@ tandem_status_t tandem_completion_cancel(tandem_completion_t *completion) {
 }
 
 tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
-                                          tandem_completion_profile_t *out,
+                                          tandem_completion_profile_t *out_profile,
                                           tandem_region_profile_t *regions, uint32_t capacity) {
-  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_profile is NULL");
-  memset(out, 0, sizeof *out);
+  if (!out_profile) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_profile is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__struct_out_check(out_profile, TANDEM__OLDEST_COMPLETION_PROFILE,
+                                                  "tandem_completion_profile_t"));
+  tandem__struct_clear(out_profile);
+  tandem_completion_profile_t known;
+  tandem_completion_profile_init(&known);
+  tandem_completion_profile_t *out = &known;
   if (capacity && !regions)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
                        capacity);
@@ -657,5 +663,6 @@ tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
     out->execution_ns = last > first ? last - first : 0;
   }
   pthread_mutex_unlock(&rt->mutex);
+  tandem__struct_out(out_profile, out, sizeof *out);
   return TANDEM_OK;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 const char *tandem_lane_name(tandem_lane_t lane) {
   switch (lane) {
@@ -260,11 +261,17 @@ tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kern
 }
 
 tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
-                                               const tandem_dispatch_desc_t *desc,
+                                               const tandem_dispatch_desc_t *user_desc,
                                                uint32_t *out_node) {
   if (out_node) *out_node = UINT32_MAX;
-  if (!graph || !desc || !desc->kernel)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph, desc or desc->kernel is NULL");
+  if (!graph || !user_desc)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph or desc is NULL");
+  tandem_dispatch_desc_t known;
+  tandem_dispatch_desc_init(&known);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
+                                           TANDEM__OLDEST_DISPATCH_DESC, "tandem_dispatch_desc_t"));
+  const tandem_dispatch_desc_t *desc = &known;
+  if (!desc->kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "desc->kernel is NULL");
   tandem_kernel_t *kernel = desc->kernel;
   tandem_runtime_t *rt = graph->runtime;
   if (kernel->runtime != rt)
@@ -331,7 +338,8 @@ tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t
                                           const tandem_view_t *views, uint32_t view_count,
                                           const void *push_constants,
                                           uint32_t push_constant_bytes) {
-  tandem_dispatch_desc_t desc = {.kernel = kernel,
+  tandem_dispatch_desc_t desc = {.struct_size = sizeof desc,
+                                 .kernel = kernel,
                                  .views = views,
                                  .view_count = view_count,
                                  .push_constants = push_constants,
@@ -427,6 +435,7 @@ tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_l
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
   tandem_vulkan_handles_t handles;
+  tandem_vulkan_handles_init(&handles);
   gpu->vtable->native_handles(gpu, &handles);
   if (!handles.device)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,

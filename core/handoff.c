@@ -49,11 +49,13 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
   tandem__scope_state_t state = {.live = TANDEM__SCOPE_LIVE,
                                  .node = node,
                                  .node_index = node_index};
-  tandem_vulkan_scope_t scope = {.command_buffer = command_buffer,
+  tandem_vulkan_scope_t scope = {.struct_size = sizeof scope,
+                                 .command_buffer = command_buffer,
                                  .lane = node->lane,
                                  .node = node_index,
                                  .access_count = node->view_count,
                                  .internal = &state};
+  tandem_vulkan_handles_init(&scope.handles);
   gpu->vtable->native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
   /* The message after a failure is the callback's own (a refused
@@ -90,9 +92,11 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
   assert(plan->node_count == 1 && plan->nodes[0].kind == TANDEM__NODE_VULKAN_COMMANDS);
   const tandem__node_t *node = &plan->nodes[0];
   tandem__scope_state_t state = {.live = TANDEM__SCOPE_LIVE, .node = node, .node_index = 0};
-  tandem_vulkan_scope_t scope = {.lane = node->lane,
+  tandem_vulkan_scope_t scope = {.struct_size = sizeof scope,
+                                 .lane = node->lane,
                                  .access_count = node->view_count,
                                  .internal = &state};
+  tandem_vulkan_handles_init(&scope.handles);
   gpu->vtable->native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
   /* Built-in lanes and user lanes (an open session's stage, an imported

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 struct tandem_external_timeline {
   tandem_runtime_t *runtime; /* a reference: the device outlives the semaphore */
@@ -127,12 +128,15 @@ tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *runtime, uint6
   return tandem__buffer_make(runtime, size, placement, types, NULL, out_buffer);
 }
 
-tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
-                                        tandem_external_memory_type_t type,
-                                        tandem_external_memory_t *out) {
-  if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
-  memset(out, 0, sizeof *out);
-  out->fd = -1;
+tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external_memory_type_t type,
+                                        tandem_external_memory_t *user_out) {
+  if (!user_out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__struct_out_check(user_out, TANDEM__OLDEST_EXTERNAL_MEMORY,
+                                                  "tandem_external_memory_t"));
+  tandem_external_memory_t known;
+  tandem_external_memory_init(&known);
+  tandem__struct_out(user_out, &known, sizeof known); /* fd -1 on every failure */
+  tandem_external_memory_t *out = &known;
   if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "buffer is NULL");
   if (type != TANDEM_EXTERNAL_MEMORY_OPAQUE_FD && type != TANDEM_EXTERNAL_MEMORY_DMA_BUF)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -145,24 +149,30 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
   tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu);
   tandem_status_t s = gpu->vtable->buffer_export(gpu, buffer->native, type, out);
   if (s != TANDEM_OK) {
-    memset(out, 0, sizeof *out);
-    out->fd = -1;
+    if (out->fd >= 0) close(out->fd); /* a backend that failed after making the fd */
     return tandem__annotate(s, "exporting a %llu-byte buffer as %s",
                             (unsigned long long)buffer->size, tandem__memory_type_name(type));
   }
   out->type = type;
   out->size = buffer->size;
+  tandem__struct_out(user_out, out, sizeof *out);
   return TANDEM_OK;
 }
 
 tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
-                                        const tandem_external_memory_t *memory, uint64_t size,
+                                        const tandem_external_memory_t *user_memory, uint64_t size,
                                         tandem_placement_t placement,
                                         tandem_buffer_t **out_buffer) {
   if (!out_buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_buffer is NULL");
   *out_buffer = NULL;
-  if (!runtime || !memory)
+  if (!runtime || !user_memory)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or memory is NULL");
+  tandem_external_memory_t known;
+  tandem_external_memory_init(&known);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_memory, &known, sizeof known,
+                                           TANDEM__OLDEST_EXTERNAL_MEMORY,
+                                           "tandem_external_memory_t"));
+  const tandem_external_memory_t *memory = &known;
   if (memory->type != TANDEM_EXTERNAL_MEMORY_OPAQUE_FD &&
       memory->type != TANDEM_EXTERNAL_MEMORY_DMA_BUF)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

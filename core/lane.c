@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/struct_size.h"
 
 void tandem__lanes_init(tandem_runtime_t *rt) {
   for (int l = 0; l < TANDEM__MAX_LANES; l++) {
@@ -135,9 +136,14 @@ uint32_t tandem_runtime_lane_count(const tandem_runtime_t *runtime) {
 }
 
 tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, int lane,
-                                         tandem_lane_info_t *out_info) {
-  if (!out_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
-  memset(out_info, 0, sizeof *out_info);
+                                         tandem_lane_info_t *user_info) {
+  if (!user_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(user_info, TANDEM__OLDEST_LANE_INFO, "tandem_lane_info_t"));
+  tandem__struct_clear(user_info);
+  tandem_lane_info_t known;
+  tandem_lane_info_init(&known);
+  tandem_lane_info_t *out_info = &known;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   if (lane < 0 || lane >= TANDEM__MAX_LANES)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -164,5 +170,6 @@ tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, int lane,
   }
   pthread_mutex_unlock(&rt->mutex);
   if (out_info->kind == TANDEM_LANE_KIND_NPU_THREAD) out_info->value = tandem__npu_lane_done(rt);
+  tandem__struct_out(user_info, out_info, sizeof *out_info);
   return TANDEM_OK;
 }

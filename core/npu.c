@@ -255,12 +255,18 @@ void tandem__npu_buffer_destroy(tandem_runtime_t *rt, tandem_buffer_t *b) {
 /*--------------------------------------------------------------- programs --*/
 
 tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
-                                          const tandem_npu_program_desc_t *desc,
+                                          const tandem_npu_program_desc_t *user_desc,
                                           tandem_npu_program_t **out_program) {
   if (!out_program) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_program is NULL");
   *out_program = NULL;
-  if (!runtime || !desc)
+  if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
+  tandem_npu_program_desc_t known;
+  tandem_npu_program_desc_init(&known);
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
+                                           TANDEM__OLDEST_NPU_PROGRAM_DESC,
+                                           "tandem_npu_program_desc_t"));
+  const tandem_npu_program_desc_t *desc = &known;
   if (!desc->xclbin_path || !desc->kernel_name)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "NPU program: xclbin_path and kernel_name are required");

@@ -74,9 +74,24 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
                          spin_env);
     opts.wait_spin_us = (uint32_t)v;
   }
+  /* The application's device description, read into this library's layout;
+   * it lives until the end of this call, as the caller's does. */
+  tandem_vulkan_device_t vulkan_device;
+  if (opts.vulkan_device) {
+    tandem_vulkan_device_init(&vulkan_device);
+    TANDEM_RETURN_IF_ERROR(tandem__struct_in(opts.vulkan_device, &vulkan_device,
+                                             sizeof vulkan_device, TANDEM__OLDEST_VULKAN_DEVICE,
+                                             "tandem_vulkan_device_t"));
+    opts.vulkan_device = &vulkan_device;
+  }
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
   const tandem__gpu_backend_t *gpu_backend;
   TANDEM_RETURN_IF_ERROR(tandem__gpu_backend_find(opts.gpu_backend, &gpu_backend));
+  if (opts.vulkan_device && !gpu_backend->opens_vulkan_device)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "runtime option vulkan_device: GPU backend '%s' cannot run on an "
+                       "application's VkDevice; use gpu_backend \"vulkan\" (or NULL)",
+                       gpu_backend->name);
   /* The caller's string need not outlive the call: keep the entry's own. */
   opts.gpu_backend = gpu_backend->name;
   const tandem__npu_backend_t *npu_backend = NULL;
@@ -188,11 +203,16 @@ tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime) {
 tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
                                               tandem_vulkan_handles_t *out) {
   if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
-  memset(out, 0, sizeof *out);
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out, TANDEM__OLDEST_VULKAN_HANDLES, "tandem_vulkan_handles_t"));
+  tandem__struct_clear(out);
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
-  gpu->vtable->native_handles(gpu, out);
+  tandem_vulkan_handles_t known;
+  tandem_vulkan_handles_init(&known);
+  gpu->vtable->native_handles(gpu, &known);
+  tandem__struct_out(out, &known, sizeof known);
   return TANDEM_OK;
 }
 

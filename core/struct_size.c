@@ -19,6 +19,21 @@ _Static_assert(offsetof(tandem_device_info_t, struct_size) == 0, "struct_size fi
 _Static_assert(offsetof(tandem_kernel_info_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_npu_info_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_statistics_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_dispatch_desc_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_npu_program_desc_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_vulkan_device_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_vulkan_buffer_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_vulkan_kernel_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_external_memory_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_lane_info_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_completion_profile_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_vulkan_handles_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_vulkan_scope_t, struct_size) == 0, "struct_size first");
+
+/* No versioned struct will grow past this: a larger struct_size is an
+ * uninitialised field (stack garbage), refused before the library writes
+ * that many bytes. */
+#define TANDEM__STRUCT_SIZE_CEILING 65536u
 
 static uint32_t tandem__size_of(const void *user) {
   uint32_t size;
@@ -33,6 +48,11 @@ tandem_status_t tandem__struct_out_check(const void *user, size_t oldest, const 
                        "%s.struct_size is 0; set struct_size = sizeof(%s) (its _init function "
                        "does)",
                        type, type);
+  if (size > TANDEM__STRUCT_SIZE_CEILING)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s.struct_size is %u, more than any tandem struct will ever be: it was "
+                       "not set; set struct_size = sizeof(%s) (its _init function does)",
+                       type, size, type);
   if (size < oldest)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s.struct_size is %u, less than the %zu bytes of the oldest layout this "
@@ -68,4 +88,10 @@ void tandem__struct_out(void *user, const void *known, size_t known_size) {
   size_t common = size < known_size ? size : known_size;
   memcpy(bytes + sizeof size, (const unsigned char *)known + sizeof size, common - sizeof size);
   if (size > known_size) memset(bytes + known_size, 0, size - known_size);
+}
+
+void tandem__struct_clear(void *user) {
+  uint32_t size = tandem__size_of(user);
+  assert(size >= sizeof(uint32_t)); /* checked by tandem__struct_out_check */
+  memset((unsigned char *)user + sizeof size, 0, size - sizeof size);
 }

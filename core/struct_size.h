@@ -23,6 +23,15 @@
 #define TANDEM__OLDEST_KERNEL_INFO sizeof(tandem_kernel_info_t)
 #define TANDEM__OLDEST_NPU_INFO sizeof(tandem_npu_info_t)
 #define TANDEM__OLDEST_STATISTICS sizeof(tandem_statistics_t)
+#define TANDEM__OLDEST_DISPATCH_DESC sizeof(tandem_dispatch_desc_t)
+#define TANDEM__OLDEST_NPU_PROGRAM_DESC sizeof(tandem_npu_program_desc_t)
+#define TANDEM__OLDEST_VULKAN_DEVICE sizeof(tandem_vulkan_device_t)
+#define TANDEM__OLDEST_VULKAN_BUFFER sizeof(tandem_vulkan_buffer_t)
+#define TANDEM__OLDEST_VULKAN_KERNEL sizeof(tandem_vulkan_kernel_t)
+#define TANDEM__OLDEST_EXTERNAL_MEMORY sizeof(tandem_external_memory_t)
+#define TANDEM__OLDEST_LANE_INFO sizeof(tandem_lane_info_t)
+#define TANDEM__OLDEST_COMPLETION_PROFILE sizeof(tandem_completion_profile_t)
+#define TANDEM__OLDEST_VULKAN_HANDLES sizeof(tandem_vulkan_handles_t)
 
 /* A struct the caller passes in: |known| (|known_size| bytes, this library's
  * layout) must hold the defaults on entry; on success it holds the caller's
@@ -40,5 +49,10 @@ tandem_status_t tandem__struct_out_check(const void *user, size_t oldest, const 
  * passed tandem__struct_out_check: the first min(struct_size, known_size)
  * bytes, zero past known_size up to struct_size, and user's struct_size kept. */
 void tandem__struct_out(void *user, const void *known, size_t known_size);
+
+/* Zeroes every byte of |user| after struct_size, up to struct_size: a failed
+ * call's output (Conventions, "Outputs"). |user| passed
+ * tandem__struct_out_check. */
+void tandem__struct_clear(void *user);
 
 #endif /* TANDEM_CORE_STRUCT_SIZE_H_ */

@@ -591,7 +591,8 @@ static uint32_t groups(uint32_t n, uint32_t block) { return (n + block - 1) / bl
 static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_view_t *views,
                      uint32_t view_count, const void *push, uint32_t push_bytes, uint32_t wx,
                      uint32_t wy, uint32_t *out_node) {
-  tandem_dispatch_desc_t d = {.kernel = k,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = k,
                               .views = views,
                               .view_count = view_count,
                               .push_constants = push,
@@ -756,7 +757,8 @@ static void make_npu_program(gpu_t *g) {
   tandem_binding_contract_t b[3] = {{4 * D, 4, TANDEM_ACCESS_READ},
                                     {4ull * D * D, 4, TANDEM_ACCESS_READ},
                                     {4 * D, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.name = "wo (npu)",
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .name = "wo (npu)",
                                  .xclbin_path = xclbin,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
@@ -886,6 +888,7 @@ typedef struct totals {
 static void account(tandem_completion_t *c, totals_t *t) {
   tandem_region_profile_t regions[32];
   tandem_completion_profile_t p;
+  tandem_completion_profile_init(&p);
   CHECK(tandem_completion_profile(c, &p, regions, 32));
   if (!p.gpu_times_valid) return;
   t->span_ns += p.execution_ns;
@@ -1098,6 +1101,8 @@ int main(int argc, char **argv) {
   totals_t totals = {0};
   tandem_statistics_t st0, st1;
   tandem_lane_info_t down0, down1;
+  tandem_lane_info_init(&down0);
+  tandem_lane_info_init(&down1);
   tandem_statistics_init(&st0);
   tandem_statistics_init(&st1);
   tandem_runtime_statistics(g.rt, &st0);

@@ -104,6 +104,8 @@ int main(void) {
   tandem_statistics_init(&st);
   tandem_runtime_statistics(rt, &st);
   tandem_lane_info_t up, down;
+  tandem_lane_info_init(&up);
+  tandem_lane_info_init(&down);
   CHECK(tandem_runtime_lane_info(rt, TANDEM_LANE_UPLOAD, &up));
   CHECK(tandem_runtime_lane_info(rt, TANDEM_LANE_DOWNLOAD, &down));
   printf("saxpy on %u floats: %u mismatches; copied %llu bytes (upload %llu, download %llu); "

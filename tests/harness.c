@@ -133,6 +133,7 @@ tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *optio
   if (own) {
     /* The runtime must run on that device, not on one of its own. */
     tandem_vulkan_handles_t h;
+    tandem_vulkan_handles_init(&h);
     TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
     assert_ptr_equal(h.device, th_vk_device_desc(own)->device);
     size_t i = 0;
@@ -413,6 +414,7 @@ tandem_statistics_t th_stats(tandem_runtime_t *rt) {
 
 uint64_t th_lane_copied(tandem_runtime_t *rt, int lane) {
   tandem_lane_info_t info;
+  tandem_lane_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_lane_info(rt, lane, &info));
   return info.copied_bytes;
 }

@@ -239,6 +239,7 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
                             .ppEnabledExtensionNames = d->extensions};
   TH_VK_CHECK(CreateDevice(d->physical, &dci, NULL, &d->device));
 
+  d->desc.struct_size = sizeof d->desc;
   d->desc.instance = d->instance;
   d->desc.physical_device = d->physical;
   d->desc.device = d->device;
@@ -255,6 +256,7 @@ const tandem_vulkan_device_t *th_vk_device_desc(th_vk_device_t *d) { return &d->
 
 tandem_vulkan_handles_t th_vk_device_handles(th_vk_device_t *d) {
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   memset(&h, 0, sizeof h);
   h.instance = d->instance;
   h.physical_device = d->physical;
@@ -388,7 +390,7 @@ th_vk_buffer_t th_vk_buffer_create(const tandem_vulkan_handles_t *h, uint64_t si
 tandem_vulkan_buffer_t th_vk_buffer_desc(const th_vk_buffer_t *b, uint64_t size,
                                          tandem_placement_t placement) {
   tandem_vulkan_buffer_t d;
-  memset(&d, 0, sizeof d);
+  tandem_vulkan_buffer_init(&d);
   d.device = b->device;
   d.buffer = b->buffer;
   d.memory = b->memory;

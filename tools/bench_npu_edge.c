@@ -155,7 +155,8 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   tandem_kernel_t *k;
   TCHECK(tandem_kernel_create(rt, &kd, &k));
   tandem_binding_contract_t nb[2] = {{bytes, 4, TANDEM_ACCESS_READ}, {bytes, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t pd = {.name = "scale_add_f32",
+  tandem_npu_program_desc_t pd = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                  .name = "scale_add_f32",
                                   .xclbin_path = xclbin,
                                   .kernel_name = "scale_add_f32",
                                   .bindings = nb,

@@ -25,6 +25,7 @@
 void raw_open(raw_t *raw, tandem_runtime_t *rt) {
   memset(raw, 0, sizeof *raw);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TCHECK(tandem_runtime_vulkan_handles(rt, &h));
   if (volkInitialize() != VK_SUCCESS) bench_die("direct side: the Vulkan loader could not be loaded");
   raw->runtime = rt;

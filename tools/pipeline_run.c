@@ -245,7 +245,8 @@ static int build(run_state_t *st, const run_opts_t *o) {
                 "to its path", p->file, i);
       return CLI_EXIT_USAGE;
     }
-    tandem_npu_program_desc_t d = {.name = g->name,
+    tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                   .name = g->name,
                                    .xclbin_path = g->xclbin_path,
                                    .kernel_name = g->kernel,
                                    .bindings = g->bindings,
@@ -268,13 +269,14 @@ static int build(run_state_t *st, const run_opts_t *o) {
       case PL_OP_FILL: s = tandem_graph_add_fill(graph, v[0], n->fill, n->lane); break;
       case PL_OP_COPY: s = tandem_graph_add_copy(graph, v[0], v[1], n->lane); break;
       case PL_OP_DISPATCH: {
-        tandem_dispatch_desc_t dd = {.kernel = st->kernels[n->target],
-                                     .views = v,
-                                     .view_count = n->view_count,
-                                     .push_constants = n->push_bytes ? n->push : NULL,
-                                     .push_constant_bytes = n->push_bytes,
-                                     .workgroups = {n->workgroups[0], n->workgroups[1],
-                                                    n->workgroups[2]}};
+        tandem_dispatch_desc_t dd = {
+            .struct_size = sizeof(tandem_dispatch_desc_t),
+            .kernel = st->kernels[n->target],
+            .views = v,
+            .view_count = n->view_count,
+            .push_constants = n->push_bytes ? n->push : NULL,
+            .push_constant_bytes = n->push_bytes,
+            .workgroups = {n->workgroups[0], n->workgroups[1], n->workgroups[2]}};
         s = tandem_graph_add_dispatch_node(graph, &dd, NULL);
         break;
       }
@@ -509,6 +511,7 @@ static int cmp_u64(const void *a, const void *b) {
 static void lanes_copied(tandem_runtime_t *rt, uint64_t out[TANDEM_LANE_COUNT]) {
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
     tandem_lane_info_t info;
+    tandem_lane_info_init(&info);
     out[l] = tandem_runtime_lane_info(rt, l, &info) == TANDEM_OK ? info.copied_bytes : 0;
   }
 }

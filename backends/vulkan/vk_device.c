@@ -1208,6 +1208,7 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
 
 const tandem__gpu_backend_t tandem_vk_gpu_backend = {
     .name = "vulkan",
+    .opens_vulkan_device = true,
     .count = tandem_vk_gpu_count,
     .info = tandem_vk_gpu_info,
     .open = tandem_vk_gpu_open,

@@ -56,12 +56,18 @@ extern "C" {
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
  *
  * Versioned structs.  A struct that will grow starts with a uint32_t
- * struct_size: tandem_runtime_options_t, tandem_kernel_desc_t,
- * tandem_device_info_t, tandem_kernel_info_t, tandem_npu_info_t and
- * tandem_statistics_t. Set it with the struct's *_init function (static
- * inline in this header, so it is the struct's size as the header you compile
- * against declares it), or to sizeof(type) yourself, before the struct goes
- * into or comes out of a call.
+ * struct_size: the options and descriptions you pass in
+ * (tandem_runtime_options_t, tandem_kernel_desc_t, tandem_dispatch_desc_t,
+ * tandem_npu_program_desc_t, tandem_vulkan_device_t, tandem_vulkan_buffer_t,
+ * tandem_vulkan_kernel_t, tandem_external_memory_t for an import) and the
+ * ones the library fills (tandem_device_info_t, tandem_kernel_info_t,
+ * tandem_npu_info_t, tandem_statistics_t, tandem_lane_info_t,
+ * tandem_completion_profile_t, tandem_vulkan_handles_t,
+ * tandem_external_memory_t from an export). Set it with the struct's *_init
+ * function (static inline in this header, so it is the struct's size as the
+ * header you compile against declares it), or to sizeof(type) yourself,
+ * before the struct goes into or comes out of a call. A struct_size above
+ * 65536 is taken for an uninitialised field and refused.
  * The library reads and writes only the first struct_size bytes:
  *   - 0, or less than the oldest layout this library reads, is
  *     INVALID_ARGUMENT naming the struct and the fix ("set struct_size =
@@ -74,7 +80,14 @@ extern "C" {
  * appended, and a field added later has 0 as its default, so a program built
  * against an older header keeps working with a newer library. While the
  * SONAME is 0 (no release has shipped a struct_size yet) the oldest layout is
- * the current one.
+ * the current one. tandem_vulkan_scope_t goes the other way: tandem sets its
+ * struct_size for your callback. Small value structs that travel in arrays
+ * or are embedded (tandem_view_t, tandem_map_t, tandem_binding_contract_t,
+ * tandem_spec_constant_t, tandem_access_decl_t, tandem_session_access_t,
+ * tandem_lane_wait_t, tandem_region_profile_t, tandem_trace_event_t,
+ * tandem_queue_family_info_t, tandem_vulkan_lane_t, tandem_vulkan_queue_t,
+ * tandem_vulkan_view_t, tandem_vulkan_signal_t, tandem_buffer_memory_t) keep
+ * their layout for the life of a SONAME; growing one is a new SONAME.
  *
  * Ownership.  Objects are opaque and reference-counted. A *_create function
  * returns an object with one reference that the caller owns and must give up
@@ -316,7 +329,8 @@ static inline void tandem_runtime_options_init(tandem_runtime_options_t *options
  * struct_size that is 0, too small, or larger with a non-zero tail, see
  * Conventions; a vulkan_device with a NULL handle, a physical device not of
  * its instance, or a lane's queue family or index outside the device's,
- * named), UNSUPPORTED (vulkan_device: Vulkan below 1.3, or a feature or
+ * named), UNSUPPORTED (vulkan_device with a gpu_backend that cannot run on
+ * an application's device; vulkan_device: Vulkan below 1.3, or a feature or
  * extension tandem needs that the device was not created with, each named
  * with the fix; a get_instance_proc_addr of another loader), OUT_OF_MEMORY,
  * and from opening the application's device NO_DEVICE (no Vulkan loader),
@@ -482,6 +496,7 @@ typedef struct tandem_vulkan_lane {
 } tandem_vulkan_lane_t;
 
 typedef struct tandem_vulkan_handles {
+  uint32_t struct_size;        /* sizeof(tandem_vulkan_handles_t): see Conventions */
   void *instance;              /* VkInstance */
   void *physical_device;       /* VkPhysicalDevice */
   void *device;                /* VkDevice */
@@ -489,6 +504,14 @@ typedef struct tandem_vulkan_handles {
   uint32_t api_version;        /* the instance's VK_API_VERSION */
   tandem_vulkan_lane_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
 } tandem_vulkan_handles_t;
+
+/* Zeroes |handles| and sets struct_size, ready for
+ * tandem_runtime_vulkan_handles. NULL is ignored. */
+static inline void tandem_vulkan_handles_init(tandem_vulkan_handles_t *handles) {
+  if (!handles) return;
+  memset(handles, 0, sizeof *handles);
+  handles->struct_size = (uint32_t)sizeof *handles;
+}
 
 /* Fills |out|. Opens the GPU if needed. Errors: INVALID_ARGUMENT.
  * Thread-safe. */
@@ -539,6 +562,7 @@ typedef struct tandem_vulkan_queue {
 } tandem_vulkan_queue_t;
 
 typedef struct tandem_vulkan_device {
+  uint32_t struct_size;         /* sizeof(tandem_vulkan_device_t): see Conventions */
   void *instance;               /* VkInstance */
   void *physical_device;        /* VkPhysicalDevice of |instance| */
   void *device;                 /* VkDevice created on |physical_device| */
@@ -556,6 +580,14 @@ typedef struct tandem_vulkan_device {
   const void *enabled_features;
   tandem_vulkan_queue_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
 } tandem_vulkan_device_t;
+
+/* Zeroes |device| and sets struct_size; then fill in the handles, the
+ * extensions, the features and the lanes' queues. NULL is ignored. */
+static inline void tandem_vulkan_device_init(tandem_vulkan_device_t *device) {
+  if (!device) return;
+  memset(device, 0, sizeof *device);
+  device->struct_size = (uint32_t)sizeof *device;
+}
 
 /*============================================================================
  * Buffers and views
@@ -960,6 +992,7 @@ TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
 typedef struct tandem_npu_program_desc {
+  uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
   const char *name;         /* used in messages; defaults to kernel_name */
   const char *xclbin_path;  /* the xclbin to load */
   const char *kernel_name;  /* the kernel inside it */
@@ -969,6 +1002,13 @@ typedef struct tandem_npu_program_desc {
   uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
   uint32_t scalar_count;    /* 32-bit scalar arguments after the buffers, 0 .. 16 */
 } tandem_npu_program_desc_t;
+
+/* Zeroes |desc| and sets struct_size. NULL is ignored. */
+static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
 
 #define TANDEM_MAX_NPU_SCALARS 16
 
@@ -1080,6 +1120,7 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      uint32_t push_constant_bytes);
 /* A dispatch node in full. Zero-initialise it, then set what you need. */
 typedef struct tandem_dispatch_desc {
+  uint32_t struct_size; /* sizeof(tandem_dispatch_desc_t): see Conventions */
   tandem_kernel_t *kernel;
   const tandem_view_t *views;   /* bound to bindings 0 .. view_count-1 */
   uint32_t view_count;          /* the contract's binding count */
@@ -1097,6 +1138,14 @@ typedef struct tandem_dispatch_desc {
    * maxComputeWorkGroupCount (tandem_device_info_t.max_workgroups). */
   tandem_view_t indirect;
 } tandem_dispatch_desc_t;
+
+/* Zeroes |desc| and sets struct_size; then set kernel, views and what else
+ * the dispatch needs. NULL is ignored. */
+static inline void tandem_dispatch_desc_init(tandem_dispatch_desc_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
 
 /* Adds the dispatch |desc| describes and returns its node number in
  * |out_node| (may be NULL). Checks as tandem_graph_add_dispatch, plus the
@@ -1290,6 +1339,7 @@ typedef struct tandem_region_profile {
 } tandem_region_profile_t;
 
 typedef struct tandem_completion_profile {
+  uint32_t struct_size;      /* sizeof(tandem_completion_profile_t): see Conventions */
   uint64_t host_submit_ns;   /* CLOCK_MONOTONIC when submit handed it to the queues */
   uint64_t host_observed_ns; /* CLOCK_MONOTONIC when tandem first saw it finished */
   uint64_t queue_ns;         /* submit → first region started on the GPU */
@@ -1297,6 +1347,14 @@ typedef struct tandem_completion_profile {
   bool gpu_times_valid;      /* false without the gpu_timestamps option or calibration */
   uint32_t region_count;
 } tandem_completion_profile_t;
+
+/* Zeroes |profile| and sets struct_size, ready for tandem_completion_profile.
+ * NULL is ignored. */
+static inline void tandem_completion_profile_init(tandem_completion_profile_t *profile) {
+  if (!profile) return;
+  memset(profile, 0, sizeof *profile);
+  profile->struct_size = (uint32_t)sizeof *profile;
+}
 
 /* The profile of a finished submission; fills up to |capacity| entries of
  * |regions| (may be NULL with capacity 0). Errors: BUSY (not finished yet),
@@ -1415,6 +1473,7 @@ typedef enum tandem_lane_kind {
 } tandem_lane_kind_t;
 
 typedef struct tandem_lane_info {
+  uint32_t struct_size; /* sizeof(tandem_lane_info_t): see Conventions */
   tandem_lane_kind_t kind;
   char name[64];         /* "compute", "npu", the session's name, "external 4" ... */
   uint64_t value;        /* the timeline's value now (0 before the GPU is opened) */
@@ -1424,6 +1483,14 @@ typedef struct tandem_lane_info {
   uint64_t submissions;
   uint64_t copied_bytes; /* bytes moved by copy nodes on the lane (and staged sharing on NPU) */
 } tandem_lane_info_t;
+
+/* Zeroes |info| and sets struct_size, ready for tandem_runtime_lane_info.
+ * NULL is ignored. */
+static inline void tandem_lane_info_init(tandem_lane_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
 
 /* One more than the highest lane id in use: TANDEM_LANE_COUNT while no user
  * lane exists, at most TANDEM_MAX_LANES. Ids below it may be UNUSED (a user
@@ -1516,6 +1583,7 @@ typedef enum tandem_external_memory_type {
  * apart from fd: send the struct along with the fd (SCM_RIGHTS) and set fd
  * to the received descriptor on the other side. */
 typedef struct tandem_external_memory {
+  uint32_t struct_size; /* sizeof(tandem_external_memory_t): see Conventions */
   int fd;
   tandem_external_memory_type_t type;
   uint64_t size;              /* the exported buffer's size in bytes */
@@ -1525,6 +1593,16 @@ typedef struct tandem_external_memory {
   uint8_t device_uuid[16];    /* VkPhysicalDeviceIDProperties of the exporter */
   uint8_t driver_uuid[16];
 } tandem_external_memory_t;
+
+/* Zeroes |memory|, sets fd to -1 and sets struct_size, ready for
+ * tandem_buffer_export_fd (or to describe memory for tandem_buffer_import_fd).
+ * NULL is ignored. */
+static inline void tandem_external_memory_init(tandem_external_memory_t *memory) {
+  if (!memory) return;
+  memset(memory, 0, sizeof *memory);
+  memory->struct_size = (uint32_t)sizeof *memory;
+  memory->fd = -1;
+}
 
 /* As tandem_buffer_create, and the memory can be exported as every type in
  * |types| (tandem_external_memory_type_t bits, at least one). Placement
@@ -1666,6 +1744,7 @@ TANDEM_API void tandem_external_timeline_destroy(tandem_external_timeline_t *tim
  * where it is bound, so the description says so; what can be checked
  * against vkGetBufferMemoryRequirements and the device's memory types is. */
 typedef struct tandem_vulkan_buffer {
+  uint32_t struct_size;    /* sizeof(tandem_vulkan_buffer_t): see Conventions */
   void *device;            /* VkDevice the buffer was created on */
   void *buffer;            /* VkBuffer */
   void *memory;            /* VkDeviceMemory it is bound to */
@@ -1693,6 +1772,13 @@ typedef struct tandem_vulkan_buffer {
   bool budget_charged;
 } tandem_vulkan_buffer_t;
 
+/* Zeroes |desc| and sets struct_size. NULL is ignored. */
+static inline void tandem_vulkan_buffer_init(tandem_vulkan_buffer_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
+
 /* Makes a tandem buffer of desc->size bytes over |desc|'s VkBuffer. The
  * bytes are yours, not zero-filled. Checks: the VkDevice is the runtime's;
  * placement GPU_LOCAL or HOST_VISIBLE; size fits the buffer's memory
@@ -1717,7 +1803,7 @@ TANDEM_API tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
 
 /* A compute pipeline to adopt, and what it was built from. tandem checks the
  * contract against the SPIR-V exactly as tandem_kernel_create does, so
- * |kernel| must describe the pipeline truthfully: the code (spirv,
+ * *kernel must describe the pipeline truthfully: the code (spirv,
  * spirv_path or glsl_source), entry point, specialization constants, local
  * size and required subgroup size the pipeline was created with, plus the
  * contract. The layouts must be the ones tandem would make, which Vulkan
@@ -1726,12 +1812,22 @@ TANDEM_API tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
  * compute stage (no flags), and one push-constant range at offset 0 of
  * push_constant_bytes for the compute stage when that is not 0. */
 typedef struct tandem_vulkan_kernel {
+  uint32_t struct_size;  /* sizeof(tandem_vulkan_kernel_t): see Conventions */
   void *device;          /* VkDevice the objects were created on */
   void *pipeline;        /* VkPipeline (compute) */
   void *pipeline_layout; /* VkPipelineLayout it was created with */
   void *set_layout;      /* VkDescriptorSetLayout of set 0 */
-  tandem_kernel_desc_t kernel;
+  /* What the pipeline was built from, with the contract (read during the
+   * call only). A pointer, not a member, so each struct grows on its own. */
+  const tandem_kernel_desc_t *kernel;
 } tandem_vulkan_kernel_t;
+
+/* Zeroes |desc| and sets struct_size. NULL is ignored. */
+static inline void tandem_vulkan_kernel_init(tandem_vulkan_kernel_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+}
 
 /* Makes a kernel over |desc|'s pipeline. Errors: as tandem_kernel_create
  * (INVALID_ARGUMENT, IO, INVALID_KERNEL, CONTRACT, UNSUPPORTED,
@@ -1794,6 +1890,10 @@ typedef struct tandem_access_decl {
 
 /* What a record (or submit) callback gets: valid only during the call. */
 typedef struct tandem_vulkan_scope {
+  /* Set by tandem to the size of the layout it fills (Conventions): a
+   * callback built against a newer header reads a field only when
+   * struct_size covers it. */
+  uint32_t struct_size;
   void *command_buffer;            /* VkCommandBuffer, recording: record into it
                                       (NULL for a submit callback) */
   tandem_vulkan_handles_t handles; /* as tandem_runtime_vulkan_handles */

@@ -1117,7 +1117,7 @@ static tandem_status_t hg_test_control(tandem__gpu_t *base, tandem_test_op_t op)
 
 static void hg_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_t *out) {
   (void)base;
-  memset(out, 0, sizeof *out); /* no Vulkan objects behind it */
+  (void)out; /* no Vulkan objects behind it: the zeroed struct core passes says so */
 }
 
 static void *hg_lane_timeline(tandem__gpu_t *base, tandem_lane_t lane) {

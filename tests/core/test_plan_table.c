@@ -196,7 +196,8 @@ static tandem_npu_program_t *npu_program(tandem_runtime_t *rt, const char *kerne
   tandem_binding_contract_t contract[3];
   for (uint32_t i = 0; i < bindings; i++)
     contract[i] = (tandem_binding_contract_t){CONTRACT_BYTES, 4, access[i]};
-  tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = kernel,
                                  .bindings = contract,
                                  .binding_count = bindings,
@@ -287,7 +288,11 @@ static void add_node(world_t *w, tandem_graph_t *g, const node_spec_t *n, const 
     case OP_ADD1: s = tandem_graph_add_dispatch(g, w->add1, v, 2, NULL, 0); break;
     case OP_INC: s = tandem_graph_add_dispatch(g, w->inc, v, 1, NULL, 0); break;
     case OP_ADD1_IND: {
-      tandem_dispatch_desc_t d = {.kernel = w->add1, .views = v, .view_count = 2, .indirect = v[2]};
+      tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                                  .kernel = w->add1,
+                                  .views = v,
+                                  .view_count = 2,
+                                  .indirect = v[2]};
       s = tandem_graph_add_dispatch_node(g, &d, NULL);
       break;
     }

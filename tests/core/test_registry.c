@@ -515,6 +515,257 @@ static void test_npu_info_struct_size(void **state) {
   tandem_runtime_destroy(rt);
 }
 
+/*---------------------------------------------------------------------------
+ * struct_size of the interop, dispatch, NPU, lane and profile structs
+ *---------------------------------------------------------------------------*/
+
+/* One versioned struct and the call that takes it. |call| passes |user| (a
+ * struct of this type with struct_size already set) to the library.
+ * |template| (NULL: no valid struct can be made here) is what the exact and
+ * the larger cases copy in before struct_size; |exact| is what the call
+ * answers for it, with |exact_needle| in the message when not OK (a check
+ * after struct_size, which proves the struct was read). |check| (may be
+ * NULL) asserts what an out struct holds after an OK call. */
+typedef struct sized_case {
+  const char *type;
+  size_t known;
+  bool in; /* passed in (else filled by the library) */
+  tandem_status_t (*call)(void *ctx, void *user);
+  void *ctx;
+  const void *template;
+  tandem_status_t exact;
+  const char *exact_needle;
+  void (*check)(const void *user);
+} sized_case_t;
+
+static void expect_struct_refused(const sized_case_t *c, void *buf, size_t total, uint32_t size,
+                                  const char *needle) {
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "%s.struct_size is %u", c->type, size);
+  char fix[128];
+  snprintf(fix, sizeof fix, "set struct_size = sizeof(%s)", c->type);
+  poison(buf, total, size);
+  expect_status(c->call(c->ctx, buf), TANDEM_ERROR_INVALID_ARGUMENT, prefix);
+  expect_message_has(prefix);
+  expect_message_has(fix);
+  if (needle) expect_message_has(needle);
+  assert_int_equal(*(uint32_t *)buf, size);
+  if (!c->in) /* nothing written to a struct whose size is unknown */
+    assert_true(all_bytes((char *)buf + 4, total - 4, POISON));
+}
+
+/* Runs the cases every versioned struct must pass (see the file comment). */
+static void check_sized(const sized_case_t *c) {
+  _Alignas(16) unsigned char buf[1024];
+  size_t total = c->known + EXTRA;
+  assert_true(total <= sizeof buf);
+  expect_struct_refused(c, buf, total, 0, NULL);
+  expect_struct_refused(c, buf, total, 2, "less than the");
+  expect_struct_refused(c, buf, total, 0xEEEEEEEEu, "it was not set");
+  if (c->in) { /* a newer layout that sets a field this library lacks */
+    assert_non_null(c->template);
+    memset(buf, 0, total);
+    memcpy(buf, c->template, c->known);
+    uint32_t size = (uint32_t)total;
+    memcpy(buf, &size, sizeof size);
+    buf[total - 1] = 1;
+    expect_status(c->call(c->ctx, buf), TANDEM_ERROR_INVALID_ARGUMENT, "non-zero tail");
+    char byte[64];
+    snprintf(byte, sizeof byte, "byte %zu is not zero", total - 1);
+    expect_message_has(byte);
+    expect_message_has(c->type);
+  }
+  if (!c->template) return;
+  for (int larger = 0; larger < 2; larger++) {
+    uint32_t size = (uint32_t)(larger ? total : c->known);
+    memset(buf, c->in ? 0 : POISON, total);
+    if (c->in) memcpy(buf, c->template, c->known);
+    memcpy(buf, &size, sizeof size);
+    tandem_status_t got = c->call(c->ctx, buf);
+    expect_status(got, c->exact, larger ? "larger" : "exact");
+    if (got != TANDEM_OK) expect_message_has(c->exact_needle);
+    assert_int_equal(*(uint32_t *)buf, size); /* never changed by the library */
+    if (!c->in) { /* the tail: untouched when exact, zeroed when larger */
+      assert_true(all_bytes(buf + c->known, EXTRA, larger ? 0 : POISON));
+      if (got == TANDEM_OK && c->check) c->check(buf);
+    }
+  }
+}
+
+typedef struct sized_ctx {
+  tandem_runtime_t *rt;
+  tandem_graph_t *graph;
+  tandem_buffer_t *buffer;
+  tandem_completion_t *done;
+} sized_ctx_t;
+
+static tandem_status_t call_dispatch(void *ctx, void *user) {
+  return tandem_graph_add_dispatch_node(((sized_ctx_t *)ctx)->graph, user, NULL);
+}
+static tandem_status_t call_npu_program(void *ctx, void *user) {
+  tandem_npu_program_t *p = NULL;
+  tandem_status_t s = tandem_npu_program_create(((sized_ctx_t *)ctx)->rt, user, &p);
+  tandem_npu_program_release(p);
+  return s;
+}
+static tandem_status_t call_vulkan_device(void *ctx, void *user) {
+  (void)ctx;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_backend = HOST_GPU_BACKEND;
+  o.vulkan_device = user;
+  tandem_runtime_t *rt = NULL;
+  tandem_status_t s = tandem_runtime_create(&o, &rt);
+  tandem_runtime_destroy(rt);
+  return s;
+}
+static tandem_status_t call_vulkan_buffer(void *ctx, void *user) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s = tandem_buffer_adopt_vulkan(((sized_ctx_t *)ctx)->rt, user, &b);
+  tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t call_vulkan_kernel(void *ctx, void *user) {
+  tandem_kernel_t *k = NULL;
+  tandem_status_t s = tandem_kernel_adopt_vulkan(((sized_ctx_t *)ctx)->rt, user, &k);
+  tandem_kernel_release(k);
+  return s;
+}
+static tandem_status_t call_import(void *ctx, void *user) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s =
+      tandem_buffer_import_fd(((sized_ctx_t *)ctx)->rt, user, 4096, TANDEM_PLACEMENT_GPU_LOCAL, &b);
+  tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t call_export(void *ctx, void *user) {
+  return tandem_buffer_export_fd(((sized_ctx_t *)ctx)->buffer, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
+                                 user);
+}
+static tandem_status_t call_lane_info(void *ctx, void *user) {
+  return tandem_runtime_lane_info(((sized_ctx_t *)ctx)->rt, TANDEM_LANE_COMPUTE, user);
+}
+static tandem_status_t call_handles(void *ctx, void *user) {
+  return tandem_runtime_vulkan_handles(((sized_ctx_t *)ctx)->rt, user);
+}
+static tandem_status_t call_profile(void *ctx, void *user) {
+  return tandem_completion_profile(((sized_ctx_t *)ctx)->done, user, NULL, 0);
+}
+
+static void check_lane_info(const void *user) {
+  const tandem_lane_info_t *li = user;
+  assert_int_equal(li->kind, TANDEM_LANE_KIND_GPU_QUEUE);
+  assert_string_equal(li->name, "compute");
+  assert_int_equal(li->submissions, 1); /* the fill below */
+}
+static void check_handles(const void *user) {
+  const tandem_vulkan_handles_t *h = user; /* the host GPU has no Vulkan objects */
+  assert_null(h->device);
+  assert_null(h->lanes[TANDEM_LANE_COMPUTE].queue);
+}
+static void check_profile(const void *user) {
+  const tandem_completion_profile_t *p = user;
+  assert_int_equal(p->region_count, 1);
+  assert_true(p->host_observed_ns >= p->host_submit_ns && p->host_submit_ns > 0);
+}
+
+static void test_more_struct_sizes(void **state) {
+  (void)state;
+  sized_ctx_t ctx = {.rt = host_runtime(true)};
+  expect_status(tandem_buffer_create(ctx.rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE, &ctx.buffer),
+                TANDEM_OK, "a buffer");
+  host_gpu_kernel_code_t code = {.magic = HOST_GPU_KERNEL_MAGIC,
+                                 .binding_count = 1,
+                                 .reads = {true},
+                                 .local_size = {8, 1, 1},
+                                 .run = host_noop};
+  tandem_binding_contract_t contract = {64, 16, TANDEM_ACCESS_READ};
+  tandem_kernel_desc_t kd = {.struct_size = sizeof kd,
+                             .name = "registry_sized",
+                             .spirv = &code,
+                             .spirv_size = sizeof code,
+                             .workgroups = {1, 1, 1},
+                             .bindings = &contract,
+                             .binding_count = 1};
+  tandem_kernel_t *k = NULL;
+  expect_status(tandem_kernel_create(ctx.rt, &kd, &k), TANDEM_OK, "a host kernel");
+  /* One finished submission (a fill on the compute lane) for the profile. */
+  expect_status(tandem_graph_create(ctx.rt, &ctx.graph), TANDEM_OK, "a graph");
+  expect_status(
+      tandem_graph_add_fill(ctx.graph, tandem_buffer_whole(ctx.buffer), 7, TANDEM_LANE_COMPUTE),
+      TANDEM_OK, "a fill");
+  tandem_exec_t *e = NULL;
+  expect_status(tandem_graph_prepare(ctx.graph, &e), TANDEM_OK, "prepare");
+  expect_status(tandem_exec_submit(e, &ctx.done), TANDEM_OK, "submit");
+  expect_status(tandem_completion_wait(ctx.done), TANDEM_OK, "wait");
+
+  tandem_view_t view;
+  expect_status(tandem_buffer_view(ctx.buffer, 0, 64, &view), TANDEM_OK, "a view");
+  tandem_dispatch_desc_t dispatch;
+  tandem_dispatch_desc_init(&dispatch);
+  dispatch.kernel = k;
+  dispatch.views = &view;
+  dispatch.view_count = 1;
+  tandem_binding_contract_t npu_contract[3] = {
+      {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_WRITE}};
+  tandem_npu_program_desc_t program;
+  tandem_npu_program_desc_init(&program);
+  program.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  program.kernel_name = "add_i32";
+  program.bindings = npu_contract;
+  program.binding_count = 3;
+  program.scalar_count = 1;
+  tandem_vulkan_device_t vdev; /* the host GPU refuses it after the struct is read */
+  tandem_vulkan_device_init(&vdev);
+  tandem_vulkan_buffer_t vbuf; /* no handles: refused after the struct is read */
+  tandem_vulkan_buffer_init(&vbuf);
+  tandem_vulkan_kernel_t vkern;
+  tandem_vulkan_kernel_init(&vkern);
+  tandem_external_memory_t import;
+  tandem_external_memory_init(&import);
+  import.type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD;
+
+  const sized_case_t cases[] = {
+      {"tandem_dispatch_desc_t", sizeof(tandem_dispatch_desc_t), true, call_dispatch, &ctx,
+       &dispatch, TANDEM_OK, NULL, NULL},
+      {"tandem_npu_program_desc_t", sizeof(tandem_npu_program_desc_t), true, call_npu_program, &ctx,
+       &program, TANDEM_OK, NULL, NULL},
+      {"tandem_vulkan_device_t", sizeof(tandem_vulkan_device_t), true, call_vulkan_device, &ctx,
+       &vdev, TANDEM_ERROR_UNSUPPORTED, "GPU backend 'host' cannot run on an application's", NULL},
+      {"tandem_vulkan_buffer_t", sizeof(tandem_vulkan_buffer_t), true, call_vulkan_buffer, &ctx,
+       &vbuf, TANDEM_ERROR_INVALID_ARGUMENT, "desc->device is NULL", NULL},
+      {"tandem_vulkan_kernel_t", sizeof(tandem_vulkan_kernel_t), true, call_vulkan_kernel, &ctx,
+       &vkern, TANDEM_ERROR_INVALID_ARGUMENT, "desc->kernel is NULL", NULL},
+      {"tandem_external_memory_t", sizeof(tandem_external_memory_t), true, call_import, &ctx,
+       &import, TANDEM_ERROR_INVALID_ARGUMENT, "not an open file descriptor", NULL},
+      {"tandem_external_memory_t", sizeof(tandem_external_memory_t), false, call_export, &ctx, "",
+       TANDEM_ERROR_UNSUPPORTED, "the host GPU exports no memory", NULL},
+      {"tandem_lane_info_t", sizeof(tandem_lane_info_t), false, call_lane_info, &ctx, "", TANDEM_OK,
+       NULL, check_lane_info},
+      {"tandem_vulkan_handles_t", sizeof(tandem_vulkan_handles_t), false, call_handles, &ctx, "",
+       TANDEM_OK, NULL, check_handles},
+      {"tandem_completion_profile_t", sizeof(tandem_completion_profile_t), false, call_profile,
+       &ctx, "", TANDEM_OK, NULL, check_profile},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    print_message("%s (%s)\n", cases[i].type, cases[i].in ? "in" : "out");
+    check_sized(&cases[i]);
+  }
+  /* A failed export still leaves fd -1 in a struct of a good size. */
+  tandem_external_memory_t out;
+  memset(&out, POISON, sizeof out);
+  out.struct_size = sizeof out;
+  expect_status(call_export(&ctx, &out), TANDEM_ERROR_UNSUPPORTED, "export of a plain buffer");
+  assert_int_equal(out.fd, -1);
+
+  tandem_completion_release(ctx.done);
+  tandem_exec_release(e);
+  tandem_graph_release(ctx.graph);
+  tandem_kernel_release(k);
+  tandem_buffer_release(ctx.buffer);
+  tandem_runtime_destroy(ctx.rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu_lookup),
@@ -526,6 +777,7 @@ int main(void) {
       cmocka_unit_test(test_kernel_info_struct_size),
       cmocka_unit_test(test_kernel_desc_struct_size),
       cmocka_unit_test(test_npu_info_struct_size),
+      cmocka_unit_test(test_more_struct_sizes),
       cmocka_unit_test(test_register), /* last: it fills the table */
   };
   return cmocka_run_group_tests_name("test_registry", tests, NULL, NULL);

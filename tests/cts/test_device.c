@@ -137,6 +137,7 @@ static void *submit_thread(void *arg) {
 static void test_native_handles(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_STATUS(tandem_runtime_vulkan_handles(rt, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   assert_non_null(h.instance);

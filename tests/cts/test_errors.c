@@ -354,6 +354,7 @@ static tandem_status_t handles_null(void) {
 static tandem_status_t handles_absent(void) {
   tandem_runtime_t *rt = absent_gpu_runtime();
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   tandem_status_t s = keep(tandem_runtime_vulkan_handles(rt, &h));
   th_runtime_destroy(rt);
   return s;
@@ -606,6 +607,7 @@ static th_vk_pipeline_t g_raw_pipeline;
 
 static tandem_vulkan_handles_t handles_of(tandem_runtime_t *rt) {
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   return h;
 }
@@ -616,17 +618,21 @@ static tandem_vulkan_buffer_t raw_buffer_desc(uint64_t size) {
   }
   return th_vk_buffer_desc(&g_raw_buffer, size, TANDEM_PLACEMENT_HOST_VISIBLE);
 }
+/* What the raw pipeline was built from (the tests run on one thread). */
+static tandem_kernel_desc_t g_raw_kernel;
 static tandem_vulkan_kernel_t raw_kernel_desc(void) {
+  g_raw_kernel = add_one_desc();
   if (!g_raw_pipeline.pipeline) {
     tandem_vulkan_handles_t h = handles_of(F.rt);
     g_raw_pipeline =
         th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
   }
-  tandem_vulkan_kernel_t d = {.device = g_raw_pipeline.device,
+  tandem_vulkan_kernel_t d = {.struct_size = sizeof(tandem_vulkan_kernel_t),
+                              .device = g_raw_pipeline.device,
                               .pipeline = g_raw_pipeline.pipeline,
                               .pipeline_layout = g_raw_pipeline.layout,
                               .set_layout = g_raw_pipeline.set_layout,
-                              .kernel = add_one_desc()};
+                              .kernel = &g_raw_kernel};
   return d;
 }
 static void raw_release(void) {
@@ -718,38 +724,48 @@ static tandem_status_t adopt_kernel_other(void) {
   tandem_vulkan_handles_t h = handles_of(F.npu);
   th_vk_pipeline_t p =
       th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
-  tandem_vulkan_kernel_t d = {.device = p.device,
+  g_raw_kernel = add_one_desc();
+  tandem_vulkan_kernel_t d = {.struct_size = sizeof(tandem_vulkan_kernel_t),
+                              .device = p.device,
                               .pipeline = p.pipeline,
                               .pipeline_layout = p.layout,
                               .set_layout = p.set_layout,
-                              .kernel = add_one_desc()};
+                              .kernel = &g_raw_kernel};
   tandem_status_t s = adopt_kernel_on(F.rt, &d);
   th_vk_pipeline_destroy(&h, &p);
   return s;
 }
 static tandem_status_t adopt_kernel_io(void) {
   tandem_vulkan_kernel_t d = raw_kernel_desc();
-  d.kernel.spirv = NULL;
-  d.kernel.spirv_path = "/nonexistent/errors_adopted.spv";
+  tandem_kernel_desc_t kd = *d.kernel;
+  d.kernel = &kd;
+  kd.spirv = NULL;
+  kd.spirv_path = "/nonexistent/errors_adopted.spv";
   return adopt_kernel_on(F.rt, &d);
 }
 static tandem_status_t adopt_kernel_malformed(void) {
   static const uint32_t words[8] = {0x12345678u};
   tandem_vulkan_kernel_t d = raw_kernel_desc();
-  d.kernel.spirv = words;
-  d.kernel.spirv_size = sizeof words;
+  tandem_kernel_desc_t kd = *d.kernel;
+  d.kernel = &kd;
+  kd.spirv = words;
+  kd.spirv_size = sizeof words;
   return adopt_kernel_on(F.rt, &d);
 }
 static tandem_status_t adopt_kernel_contract(void) {
   const tandem_binding_contract_t two[2] = {k_binding[0], k_binding[0]};
   tandem_vulkan_kernel_t d = raw_kernel_desc();
-  d.kernel.bindings = two;
-  d.kernel.binding_count = 2;
+  tandem_kernel_desc_t kd = *d.kernel;
+  d.kernel = &kd;
+  kd.bindings = two;
+  kd.binding_count = 2;
   return adopt_kernel_on(F.rt, &d);
 }
 static tandem_status_t adopt_kernel_subgroup(void) {
   tandem_vulkan_kernel_t d = raw_kernel_desc();
-  d.kernel.required_subgroup_size = 1024;
+  tandem_kernel_desc_t kd = *d.kernel;
+  d.kernel = &kd;
+  kd.required_subgroup_size = 1024;
   return adopt_kernel_on(F.rt, &d);
 }
 static tandem_status_t adopt_kernel_alloc(void) {
@@ -818,7 +834,8 @@ static tandem_status_t npu_info_none(void) {
 
 static const tandem_binding_contract_t sleep_binding[1] = {{4, 4, TANDEM_ACCESS_WRITE}};
 static tandem_npu_program_desc_t sleep_desc(void) {
-  tandem_npu_program_desc_t d = {.name = "errors_sleep",
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .name = "errors_sleep",
                                  .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "sleep_ms",
                                  .bindings = sleep_binding,
@@ -868,7 +885,8 @@ static tandem_status_t program_instructions(void) {
    * 0 and 1, one binding (arg 2) and three scalars fit it. */
   static const uint32_t instructions[4] = {1, 2, 3, 4};
   tandem_binding_contract_t b = {64, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_npu_program_desc_t d = {.name = "errors_instructions",
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .name = "errors_instructions",
                                  .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .instructions = instructions,
@@ -1027,17 +1045,21 @@ static tandem_status_t node_with(tandem_dispatch_desc_t d) {
   return keep(tandem_graph_add_dispatch_node(G, &d, NULL));
 }
 static tandem_status_t node_workgroups(void) {
-  return node_with((tandem_dispatch_desc_t){.workgroups = {0, 1, 1}});
+  return node_with((tandem_dispatch_desc_t){.struct_size = sizeof(tandem_dispatch_desc_t),
+                                            .workgroups = {0, 1, 1}});
 }
 static tandem_status_t node_too_many(void) {
-  return node_with((tandem_dispatch_desc_t){.workgroups = {UINT32_MAX, 1, 1}});
+  return node_with((tandem_dispatch_desc_t){.struct_size = sizeof(tandem_dispatch_desc_t),
+                                            .workgroups = {UINT32_MAX, 1, 1}});
 }
 static tandem_status_t node_both(void) {
-  return node_with(
-      (tandem_dispatch_desc_t){.workgroups = {1, 1, 1}, .indirect = th_view(F.host2, 0, 12)});
+  return node_with((tandem_dispatch_desc_t){.struct_size = sizeof(tandem_dispatch_desc_t),
+                                            .workgroups = {1, 1, 1},
+                                            .indirect = th_view(F.host2, 0, 12)});
 }
 static tandem_status_t node_indirect(void) {
-  return node_with((tandem_dispatch_desc_t){.indirect = th_view(F.host2, 2, 12)});
+  return node_with((tandem_dispatch_desc_t){.struct_size = sizeof(tandem_dispatch_desc_t),
+                                            .indirect = th_view(F.host2, 2, 12)});
 }
 
 static uint32_t g_ms = 1;
@@ -1366,15 +1388,18 @@ static tandem_status_t exportable_dma_buf(void) {
 }
 static tandem_status_t export_type(void) {
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   return keep(tandem_buffer_export_fd(F.host, (tandem_external_memory_type_t)3, &m));
 }
 static tandem_status_t export_ordinary(void) {
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   return keep(tandem_buffer_export_fd(F.host, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
 }
 static tandem_buffer_t *g_exportable;
 static tandem_status_t export_call(void) {
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   tandem_status_t s =
       keep(tandem_buffer_export_fd(g_exportable, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
   if (s == TANDEM_OK) close(m.fd);
@@ -1406,6 +1431,7 @@ static tandem_status_t with_export(uint64_t size, tandem_status_t (*call)(void))
   tandem_buffer_t *b = NULL;
   TH_ASSERT_OK(tandem_buffer_create_exportable(F.rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL,
                                                TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &b));
+  tandem_external_memory_init(&g_memory);
   TH_ASSERT_OK(tandem_buffer_export_fd(b, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &g_memory));
   g_import_size = size;
   tandem_status_t s = call();
@@ -1414,7 +1440,9 @@ static tandem_status_t with_export(uint64_t size, tandem_status_t (*call)(void))
   return s;
 }
 static tandem_status_t import_bad_fd(void) {
-  tandem_external_memory_t m = {.fd = -1, .type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
+  tandem_external_memory_t m = {.struct_size = sizeof(tandem_external_memory_t),
+                                .fd = -1,
+                                .type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
                                 .allocation_size = 4096};
   tandem_buffer_t *b = NULL;
   return keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
@@ -1590,6 +1618,7 @@ static tandem_status_t run_commands_outside(void) {
 /* lanes and native sessions */
 static tandem_status_t lane_info_range(void) {
   tandem_lane_info_t li;
+  tandem_lane_info_init(&li);
   return keep(tandem_runtime_lane_info(F.rt, TANDEM_MAX_LANES, &li));
 }
 static tandem_status_t lane_info_null(void) { return keep(tandem_runtime_lane_info(F.rt, 0, NULL)); }

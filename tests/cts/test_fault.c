@@ -171,6 +171,7 @@ static bool fd_is(int fd, const struct stat *was) {
 
 static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) {
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   if (!STEP(r, tandem_buffer_export_fd(dev, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m))) return false;
   struct stat was;
   fstat(m.fd, &was);
@@ -255,7 +256,8 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
     /* sleep_ms(buffer, 0 ms) of the emulated kernels: an NPU region between
      * the two dispatches that reads and writes |dev| (its bytes unchanged). */
     tandem_binding_contract_t b = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-    tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+    tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                   .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                    .kernel_name = "sleep_ms",
                                    .bindings = &b,
                                    .binding_count = 1,
@@ -329,18 +331,20 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_vulkan_buffer_t bd = th_vk_buffer_desc(&g_own_buffer, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   ok = ok && STEP(r, tandem_buffer_adopt_vulkan(rt, &bd, &b));
   tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_vulkan_kernel_t kd = {.device = g_own_pipeline.device,
-                               .pipeline = g_own_pipeline.pipeline,
-                               .pipeline_layout = g_own_pipeline.layout,
-                               .set_layout = g_own_pipeline.set_layout,
-                               .kernel = {.struct_size = sizeof(tandem_kernel_desc_t),
-                                          .name = "adopted_add_one",
-                                          .spirv = tandem_spv_add_one_u32,
-                                          .spirv_size = tandem_spv_add_one_u32_size,
-                                          .workgroups = {N / 256, 1, 1},
-                                          .bindings = &contract,
-                                          .binding_count = 1,
-                                          .push_constant_bytes = 4}};
+  tandem_vulkan_kernel_t kd = {
+      .struct_size = sizeof(tandem_vulkan_kernel_t),
+      .device = g_own_pipeline.device,
+      .pipeline = g_own_pipeline.pipeline,
+      .pipeline_layout = g_own_pipeline.layout,
+      .set_layout = g_own_pipeline.set_layout,
+      .kernel = &(tandem_kernel_desc_t){.struct_size = sizeof(tandem_kernel_desc_t),
+                                        .name = "adopted_add_one",
+                                        .spirv = tandem_spv_add_one_u32,
+                                        .spirv_size = tandem_spv_add_one_u32_size,
+                                        .workgroups = {N / 256, 1, 1},
+                                        .bindings = &contract,
+                                        .binding_count = 1,
+                                        .push_constant_bytes = 4}};
   ok = ok && STEP(r, tandem_kernel_adopt_vulkan(rt, &kd, &k));
   if (ok) {
     tandem_map_t m;

@@ -864,6 +864,7 @@ static void test_wait_timeout(void **state) {
     s = tandem_completion_wait_timeout(c, 0);
     if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(s, TANDEM_ERROR_TIMEOUT);
     tandem_completion_profile_t p;
+    tandem_completion_profile_init(&p);
     s = tandem_completion_profile(c, &p, NULL, 0);
     if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
   } else {
@@ -1136,6 +1137,8 @@ static void test_submit_after(void **state) {
   assert_true(tandem_completion_is_complete(ca));
   TH_ASSERT_OK(tandem_completion_wait(ca));
   tandem_completion_profile_t pa, pb;
+  tandem_completion_profile_init(&pa);
+  tandem_completion_profile_init(&pb);
   uint64_t a_start, b_start;
   uint64_t a_end = profile_end(ca, &pa, &a_start);
   uint64_t b_end = profile_end(cb, &pb, &b_start);
@@ -1258,10 +1261,12 @@ static void test_profile_and_trace(void **state) {
     tandem_completion_t *c = submit(e);
     subno[s] = before + 1; /* runtime-wide numbering from 1; nothing else submits */
     tandem_completion_profile_t p;
+    tandem_completion_profile_init(&p);
     tandem_status_t ps = tandem_completion_profile(c, &p, NULL, 0);
     if (!tandem_completion_is_complete(c)) TH_ASSERT_STATUS(ps, TANDEM_ERROR_BUSY);
     TH_ASSERT_OK(tandem_completion_wait(c));
     memset(&p, 0xEE, sizeof p);
+    p.struct_size = sizeof p;
     TH_ASSERT_OK(tandem_completion_profile(c, &p, regions[s], 8));
     if (s == 0) region_count = p.region_count;
     TH_ASSERT_U64_EQ(p.region_count, region_count);
@@ -1476,6 +1481,7 @@ static void test_lane_override(void **state) {
   tandem_completion_t *c = submit(e);
   TH_ASSERT_OK(tandem_completion_wait(c));
   tandem_completion_profile_t p;
+  tandem_completion_profile_init(&p);
   tandem_region_profile_t r[8];
   TH_ASSERT_OK(tandem_completion_profile(c, &p, r, 8));
   TH_ASSERT_U64_EQ(p.region_count, 3); /* one node per lane */
@@ -1513,8 +1519,10 @@ static void test_profile_without_timestamps(void **state) {
   tandem_completion_t *c = submit(e);
   TH_ASSERT_OK(tandem_completion_wait(c));
   tandem_completion_profile_t p;
+  tandem_completion_profile_init(&p);
   tandem_region_profile_t r[4];
   memset(&p, 0xEE, sizeof p);
+  p.struct_size = sizeof p;
   TH_ASSERT_OK(tandem_completion_profile(c, &p, r, 4));
   assert_false(p.gpu_times_valid);
   TH_ASSERT_U64_EQ(p.region_count, 2);

@@ -74,6 +74,7 @@ typedef struct raw {
 
 static void raw_open(tandem_runtime_t *rt, raw_t *r) {
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
   PFN_vkGetDeviceProcAddr gdpa =
@@ -863,6 +864,7 @@ static void ext_open(ext_ctx_t *c, tandem_runtime_t *rt, raw_t *raw, tandem_lane
   c->queue_lane = lane;
   c->n = n;
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   c->queue = (VkQueue)h.lanes[lane].queue;
   /* A transfer-only family (the H200's upload lane) takes the copy only. */
@@ -1002,6 +1004,7 @@ static void test_external_submit(void **state) {
   assert_non_null(got);
   assert_non_null(want);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
@@ -1223,6 +1226,7 @@ static tandem_status_t prepare_fill_copy(tandem_runtime_t *rt, fill_copy_t *f,
                                          tandem_buffer_t *host, tandem_kernel_t *add_one,
                                          uint32_t n, tandem_exec_t **out_exec) {
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   tandem_status_t s = tandem_runtime_vulkan_handles(rt, &h);
   if (s != TANDEM_OK) return s;
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;

@@ -83,8 +83,12 @@ static tandem_status_t program(tandem_runtime_t *rt, const char *xclbin, const c
   tandem_binding_contract_t b[3] = {{4096, 4, TANDEM_ACCESS_READ_WRITE},
                                     {4096, 4, TANDEM_ACCESS_READ},
                                     {4096, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.xclbin_path = xclbin, .kernel_name = kernel, .bindings = b,
-                                 .binding_count = bindings, .scalar_count = scalars};
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = xclbin,
+                                 .kernel_name = kernel,
+                                 .bindings = b,
+                                 .binding_count = bindings,
+                                 .scalar_count = scalars};
   return tandem_npu_program_create(rt, &d, out);
 }
 
@@ -218,6 +222,7 @@ static void test_stale_completion_refused(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_completion_cancel(c1), TANDEM_ERROR_INVALID_ARGUMENT,
                        "released already");
   tandem_completion_profile_t prof;
+  tandem_completion_profile_init(&prof);
   TH_ASSERT_STATUS(tandem_completion_profile(c1, &prof, NULL, 0), TANDEM_ERROR_INVALID_ARGUMENT);
   tandem_completion_release(c1); /* twice: refused, nothing changes */
   TH_ASSERT_MESSAGE_HAS("not a live completion");

@@ -114,6 +114,7 @@ static void test_view_vulkan_buffer(void **state) {
   TH_ASSERT_U64_EQ(vv.range, 2048);
 
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   raw_vk_t vk = raw_vk_load(&h);
   const tandem_vulkan_lane_t *lane = &h.lanes[TANDEM_LANE_COMPUTE];
@@ -256,6 +257,7 @@ static void test_exportable_errors(void **state) {
   /* An ordinary buffer is not exportable. */
   tandem_buffer_t *plain = th_buffer(rt, 64, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   TH_ASSERT_STATUS(tandem_buffer_export_fd(plain, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, NULL),
                    TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_buffer_export_fd(plain, (tandem_external_memory_type_t)3, &m),
@@ -289,6 +291,8 @@ static void test_export_import_memory(void **state) {
   th_write(eb, 0, data, N * 4);
 
   tandem_external_memory_t m, m2;
+  tandem_external_memory_init(&m);
+  tandem_external_memory_init(&m2);
   TH_ASSERT_OK(tandem_buffer_export_fd(eb, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
   TH_ASSERT_OK(tandem_buffer_export_fd(eb, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m2));
   assert_true(m.fd >= 0 && m2.fd >= 0 && m.fd != m2.fd); /* a new fd per call */
@@ -364,6 +368,7 @@ static void test_export_import_memory(void **state) {
   TH_ASSERT_U32_ARRAY(got + 3072, data + 3072, N - 3072, "A: bytes after B's fill");
   /* An imported buffer is not exportable again. */
   tandem_external_memory_t again;
+  tandem_external_memory_init(&again);
   TH_ASSERT_STATUS(tandem_buffer_export_fd(ib, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &again),
                    TANDEM_ERROR_UNSUPPORTED);
   /* The memory outlives the exporter's buffer while B holds it. */
@@ -391,6 +396,7 @@ static void test_export_import_gpu_local(void **state) {
   th_run_graph(g, 1);
   tandem_graph_release(g);
   tandem_external_memory_t m;
+  tandem_external_memory_init(&m);
   TH_ASSERT_OK(tandem_buffer_export_fd(eb, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &m));
   tandem_runtime_t *b = th_runtime_create(NULL);
   tandem_buffer_t *ib = NULL;
@@ -442,6 +448,7 @@ static void test_completion_lane_values(void **state) {
   TH_ASSERT_OK(tandem_completion_lane_values(c1, again));
   TH_ASSERT_U64_EQ(again[TANDEM_LANE_COMPUTE], v1[TANDEM_LANE_COMPUTE]);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   raw_vk_t vk = raw_vk_load(&h);
   uint64_t counter = 0;
@@ -714,6 +721,7 @@ static int ip_parent(bool timeline, const char *argv0) {
   TH_ASSERT_OK(tandem_buffer_create_exportable(rt, IP_WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE,
                                                TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &buf));
   ip_msg_t msg = {.kind = MSG_SETUP, .fd_count = timeline ? 2 : 1};
+  tandem_external_memory_init(&msg.memory);
   TH_ASSERT_OK(tandem_buffer_export_fd(buf, TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &msg.memory));
   int fds[2] = {msg.memory.fd, -1};
   if (timeline) {
@@ -771,6 +779,7 @@ static int ip_parent(bool timeline, const char *argv0) {
     TH_ASSERT_OK(tandem_external_timeline_lane(b_timeline, &b_lane));
     assert_true(b_lane >= TANDEM_LANE_COUNT && b_lane < TANDEM_MAX_LANES);
     tandem_lane_info_t li;
+    tandem_lane_info_init(&li);
     TH_ASSERT_OK(tandem_runtime_lane_info(rt, b_lane, &li));
     assert_int_equal(li.kind, TANDEM_LANE_KIND_EXTERNAL);
     out = th_buffer(rt, IP_WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -808,6 +817,7 @@ static int ip_parent(bool timeline, const char *argv0) {
     TH_ASSERT_U32_FILL(copied, pattern_back, IP_WORDS, "A's copy, after its GPU wait on B");
     free(copied);
     tandem_lane_info_t li;
+    tandem_lane_info_init(&li);
     TH_ASSERT_OK(tandem_runtime_lane_info(rt, b_lane, &li));
     assert_true(li.value >= reply.wait_value);
     TH_ASSERT_U64_EQ(li.submissions, 1);

@@ -44,6 +44,7 @@ typedef struct client {
 
 static client_t client_open(tandem_runtime_t *rt) {
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
   PFN_vkGetDeviceProcAddr gdpa =
@@ -110,6 +111,7 @@ static void client_fill(client_t *c, tandem_view_t view, uint32_t pattern) {
 static tandem_lane_info_t lane_info(tandem_runtime_t *rt, int lane) {
   tandem_lane_info_t info;
   memset(&info, 0xEE, sizeof info);
+  info.struct_size = sizeof info;
   TH_ASSERT_OK(tandem_runtime_lane_info(rt, lane, &info));
   return info;
 }
@@ -150,6 +152,7 @@ static void test_lane_table(void **state) {
     TH_ASSERT_U64_EQ(li.submissions, 0);
   }
   tandem_lane_info_t li;
+  tandem_lane_info_init(&li);
   TH_ASSERT_STATUS_MSG(tandem_runtime_lane_info(rt, TANDEM_MAX_LANES, &li),
                        TANDEM_ERROR_INVALID_ARGUMENT, "lane 8");
   TH_ASSERT_STATUS(tandem_runtime_lane_info(rt, 0, NULL), TANDEM_ERROR_INVALID_ARGUMENT);

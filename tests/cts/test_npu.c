@@ -47,7 +47,8 @@ static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
   tandem_binding_contract_t b[3] = {{M * K * 4u, 4, TANDEM_ACCESS_READ},
                                     {K * N * 4u, 4, TANDEM_ACCESS_READ},
                                     {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.name = "matmul",
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .name = "matmul",
                                  .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
@@ -227,7 +228,8 @@ static void test_staged_fallback(void **state) {
 static tandem_npu_program_t *one_buffer_program(tandem_runtime_t *rt, const char *kernel,
                                                 uint32_t scalars) {
   tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = kernel,
                                  .bindings = &b,
                                  .binding_count = 1,
@@ -320,7 +322,8 @@ static void test_npu_contracts(void **state) {
   tandem_binding_contract_t b[3] = {{64, 4, TANDEM_ACCESS_READ},
                                     {64, 4, TANDEM_ACCESS_READ},
                                     {64, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
                                  .binding_count = 2, /* argument 2 is a buffer */

@@ -50,8 +50,12 @@ static tandem_kernel_t *push16_kernel(tandem_runtime_t *rt, uint32_t n) {
 static tandem_exec_t *push16_exec(tandem_runtime_t *rt, tandem_kernel_t *k, tandem_view_t v,
                                   const uint32_t p[4]) {
   tandem_graph_t *g = th_graph(rt);
-  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
-                              .push_constants = p, .push_constant_bytes = 16,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = k,
+                              .views = &v,
+                              .view_count = 1,
+                              .push_constants = p,
+                              .push_constant_bytes = 16,
                               .workgroups = {(p[0] + 255) / 256, 1, 1}};
   TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
   tandem_exec_t *e = NULL;
@@ -87,7 +91,8 @@ static void test_workgroups_on_the_node(void **state) {
   /* No default on the kernel: the plain add_dispatch says what to do. */
   TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, &v, 1, &n, 4),
                        TANDEM_ERROR_INVALID_ARGUMENT, "no default workgroup count");
-  tandem_dispatch_desc_t d = {.kernel = k,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = k,
                               .views = &v,
                               .view_count = 1,
                               .push_constants = &n,
@@ -142,7 +147,8 @@ static void test_indirect_dispatch(void **state) {
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, counts, cv, 2, NULL, 0));
   tandem_view_t dv = tandem_buffer_whole(data);
   uint32_t n = N;
-  tandem_dispatch_desc_t d = {.kernel = add,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = add,
                               .views = &dv,
                               .view_count = 1,
                               .push_constants = &n,
@@ -227,7 +233,8 @@ static void test_indirect_dispatch_behind_a_direct_one(void **state) {
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, counts, cv, 2, NULL, 0));
   tandem_view_t v2 = tandem_buffer_whole(data2);
   uint32_t all = N;
-  tandem_dispatch_desc_t direct = {.kernel = add,
+  tandem_dispatch_desc_t direct = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                                   .kernel = add,
                                    .views = &v2,
                                    .view_count = 1,
                                    .push_constants = &all,
@@ -235,7 +242,8 @@ static void test_indirect_dispatch_behind_a_direct_one(void **state) {
                                    .workgroups = {N / 256, 1, 1}};
   TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &direct, NULL));
   tandem_view_t dv = tandem_buffer_whole(data);
-  tandem_dispatch_desc_t ind = {.kernel = add,
+  tandem_dispatch_desc_t ind = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                                .kernel = add,
                                 .views = &dv,
                                 .view_count = 1,
                                 .push_constants = &all,
@@ -566,8 +574,12 @@ static void test_copy_views_move(void **state) {
   tandem_graph_t *g = th_graph(rt);
   tandem_view_t v = tandem_buffer_whole(dev);
   uint32_t push[4] = {N, 3, 2, 1}; /* v[i] = 3 + 2i + 1 */
-  tandem_dispatch_desc_t d = {.kernel = k, .views = &v, .view_count = 1,
-                              .push_constants = push, .push_constant_bytes = 16,
+  tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                              .kernel = k,
+                              .views = &v,
+                              .view_count = 1,
+                              .push_constants = push,
+                              .push_constant_bytes = 16,
                               .workgroups = {N / 256, 1, 1}};
   TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &d, NULL));
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(dev, 0, ROW * 4), th_view(host, 0, ROW * 4),

@@ -43,7 +43,8 @@ static void run_once(tandem_runtime_t *rt, tandem_kernel_t *k, const tandem_view
                      uint32_t count, const void *push, uint32_t push_bytes, uint32_t gx,
                      uint32_t gy) {
   tandem_graph_t *g = th_graph(rt);
-  tandem_dispatch_desc_t dd = {.kernel = k,
+  tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                               .kernel = k,
                                .views = views,
                                .view_count = count,
                                .push_constants = push,

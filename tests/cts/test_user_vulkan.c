@@ -176,6 +176,7 @@ static void test_own_device_outlives_runtime(void **state) {
   th_vk_device_t *dev = th_vk_device_create(NULL);
   tandem_runtime_t *rt = own_runtime(dev, NULL);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   assert_ptr_equal(h.device, th_vk_device_desc(dev)->device);
   assert_ptr_equal(h.instance, th_vk_device_desc(dev)->instance);
@@ -203,6 +204,7 @@ static void test_adopt_host_visible(void **state) {
   th_rng_t rng = th_rng(3);
   th_fill_random_u32(&rng, data, N);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   th_vk_buffer_t vb = th_vk_buffer_create(&h, sizeof data, HOST_FLAGS);
   th_vk_buffer_access(&h, &vb, NULL, data, sizeof data);
@@ -260,6 +262,7 @@ static void test_adopt_gpu_local_budget(void **state) {
   o.budget = budget;
   tandem_runtime_t *rt = th_runtime_create(&o);
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   th_vk_buffer_t v1 = th_vk_buffer_create(&h, bytes, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   th_vk_buffer_t v2 = th_vk_buffer_create(&h, bytes, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
@@ -318,6 +321,7 @@ static void test_adopt_gpu_local_budget(void **state) {
 static void test_adopt_buffer_refused(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   th_vk_buffer_t vb = th_vk_buffer_create(&h, 4096, HOST_FLAGS);
   tandem_buffer_t *b = (tandem_buffer_t *)(uintptr_t)1;
@@ -394,17 +398,21 @@ static void test_adopt_buffer_refused(void **state) {
 
 static const tandem_binding_contract_t k_add_one[1] = {{4096 * 4, 4, TANDEM_ACCESS_READ_WRITE}};
 
+/* What the pipeline of add_one_desc was built from (tests run on one thread). */
+static tandem_kernel_desc_t g_add_one_kernel;
+
 static tandem_vulkan_kernel_t add_one_desc(const th_vk_pipeline_t *p) {
   tandem_vulkan_kernel_t d;
-  memset(&d, 0, sizeof d);
+  tandem_vulkan_kernel_init(&d);
   d.device = p->device;
   d.pipeline = p->pipeline;
   d.pipeline_layout = p->layout;
   d.set_layout = p->set_layout;
-  d.kernel = th_kernel_desc("adopted_add_one", tandem_spv_add_one_u32, tandem_spv_add_one_u32_size,
-                            k_add_one, 1, 4);
-  d.kernel.workgroups[0] = 4096 / 256;
-  d.kernel.workgroups[1] = d.kernel.workgroups[2] = 1;
+  g_add_one_kernel = th_kernel_desc("adopted_add_one", tandem_spv_add_one_u32,
+                                    tandem_spv_add_one_u32_size, k_add_one, 1, 4);
+  g_add_one_kernel.workgroups[0] = 4096 / 256;
+  g_add_one_kernel.workgroups[1] = g_add_one_kernel.workgroups[2] = 1;
+  d.kernel = &g_add_one_kernel;
   return d;
 }
 
@@ -415,6 +423,7 @@ static void test_adopt_pipeline(void **state) {
   tandem_runtime_t *rt = *state;
   enum { N = 4096 };
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   th_vk_pipeline_t p =
       th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
@@ -455,6 +464,7 @@ static void test_adopt_pipeline(void **state) {
 static void test_adopt_pipeline_refused(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
   th_vk_pipeline_t p =
       th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
@@ -471,11 +481,13 @@ static void test_adopt_pipeline_refused(void **state) {
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tandem_vulkan_kernel_t d = add_one_desc(&p);
-    d.kernel.bindings = cases[i].bindings;
-    d.kernel.binding_count = cases[i].count;
-    d.kernel.push_constant_bytes = cases[i].push;
+    tandem_kernel_desc_t kd = *d.kernel;
+    kd.bindings = cases[i].bindings;
+    kd.binding_count = cases[i].count;
+    kd.push_constant_bytes = cases[i].push;
+    d.kernel = &kd;
     tandem_kernel_t *k = (tandem_kernel_t *)(uintptr_t)1;
-    TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d.kernel, &k), TANDEM_ERROR_CONTRACT,
+    TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, d.kernel, &k), TANDEM_ERROR_CONTRACT,
                          cases[i].needle);
     char created[1024];
     snprintf(created, sizeof created, "%s", th_last_message());

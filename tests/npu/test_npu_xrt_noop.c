@@ -46,7 +46,8 @@ static void test_noop_pipeline(void **state) {
   tandem_binding_contract_t b[3] = {{bytes, 4, TANDEM_ACCESS_READ},
                                     {bytes, 4, TANDEM_ACCESS_READ},
                                     {bytes, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.xclbin_path = xclbin_path,
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = xclbin_path,
                                  .kernel_name = "vadd",
                                  .bindings = b,
                                  .binding_count = 3,
