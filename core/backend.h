@@ -192,13 +192,28 @@ typedef struct tandem__gpu_vtable {
 
   /* Recording one GPU region of one slot, command by command (core/record.c
    * decides every command, its order and every barrier's scope; see "The
-   * command interface" above). Only called while that slot is not in flight:
-   * at prepare before the program is shared, later under runtime->mutex, so
-   * one program records one region at a time and may keep the recording's
-   * state in itself. Sequence: record_begin; then, in order, record_bindings
-   * with a batch of the dispatches ahead (those with bindings, each before
-   * its dispatch command and with the bindings that command carries; no
-   * command recorded so far bound any of them, so a backend may write their
+   * command interface" above). Only called while that slot is not in flight.
+   *
+   * Which state lives where: a program keeps one recording state per slot
+   * (the native command buffer being recorded, what it believes bound, the
+   * descriptor writes not yet handed over), and every record_* call names
+   * its slot. A slot records one region at a time, and the calls of one
+   * slot's recording come from one thread; the recordings of different
+   * slots of one program may run at the same time on different threads
+   * (prepare records the slots in parallel, core/record.c). So a backend
+   * keeps per-slot state apart, and whatever the slots share (a command pool,
+   * a descriptor pool, the device's tables) must be safe to use from two
+   * recordings at once: in Vulkan, slots record into command buffers of
+   * different command pools, since a pool is externally synchronised while
+   * any of its buffers records. program_create, program_destroy and
+   * program_submit are never called while a recording runs. After prepare,
+   * recording happens under runtime->mutex (re-recording at submit), one
+   * slot at a time.
+   *
+   * Sequence per slot: record_begin; then, in order, record_bindings with a
+   * batch of the dispatches ahead (those with bindings, each before its
+   * dispatch command and with the bindings that command carries; no command
+   * recorded so far bound any of them, so a backend may write their
    * descriptors now) and the commands up to the next batch; record_end.
    * After a record_begin that succeeded core always calls record_end; the
    * commands cannot fail (a backend that meets a failure between them
@@ -206,15 +221,23 @@ typedef struct tandem__gpu_vtable {
    * re-recording happens at submit. */
   tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint32_t region);
-  void (*record_bindings)(tandem__gpu_t *gpu, void *native, const tandem__binding_batch_t *batch);
-  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t src_work, uint32_t dst_work);
-  void (*record_fill)(tandem__gpu_t *gpu, void *native, const tandem__cmd_fill_t *cmd);
-  void (*record_copy)(tandem__gpu_t *gpu, void *native, const tandem__cmd_copy_t *cmd);
-  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, const tandem__cmd_dispatch_t *cmd);
+  void (*record_bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                          const tandem__binding_batch_t *batch);
+  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t src_work,
+                         uint32_t dst_work);
+  void (*record_fill)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                      const tandem__cmd_fill_t *cmd);
+  void (*record_copy)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                      const tandem__cmd_copy_t *cmd);
+  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                          const tandem__cmd_dispatch_t *cmd);
   /* The one command that can fail: the user's callback's status. Core then
-   * records nothing more into the region and calls record_end. */
-  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, const tandem__cmd_user_t *cmd);
-  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native);
+   * records nothing more into the region and calls record_end. Core never
+   * records a program with user commands on more than one thread: a user's
+   * callback is called from the thread that prepares or submits. */
+  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                 const tandem__cmd_user_t *cmd);
+  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native, uint32_t slot);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must
    * not allocate. Marks each region it handed to a queue |submitted|: after

@@ -108,7 +108,7 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
       counts[batch.count++] = tandem__bindings_of(node, &bindings[used]);
       used += node->view_count;
     }
-    if (batch.count) vt->record_bindings(gpu, native, &batch);
+    if (batch.count) vt->record_bindings(gpu, native, slot, &batch);
     uint32_t at = 0; /* the next dispatch's first binding in |bindings| */
     for (; k < end && user == TANDEM_OK; k++) {
       uint32_t n = order[k];
@@ -123,7 +123,7 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
         /* A barrier follows a conflict with work since the last one
          * (plan.c), so neither side is empty. */
         assert(since != 0 && until != 0);
-        vt->record_barrier(gpu, native, since, until);
+        vt->record_barrier(gpu, native, slot, since, until);
         since = 0;
       }
       since |= tandem__node_src_work(node);
@@ -134,7 +134,7 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
                                      .offset = node->views[0].offset,
                                      .length = node->views[0].length,
                                      .pattern = node->pattern};
-          vt->record_fill(gpu, native, &fill);
+          vt->record_fill(gpu, native, slot, &fill);
           break;
         }
         case TANDEM__NODE_COPY: {
@@ -144,7 +144,7 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
                                      .src_offset = node->views[0].offset,
                                      .dst_offset = node->views[1].offset,
                                      .bytes = node->views[0].length};
-          vt->record_copy(gpu, native, &copy);
+          vt->record_copy(gpu, native, slot, &copy);
           break;
         }
         case TANDEM__NODE_DISPATCH:
@@ -161,12 +161,12 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
           dispatch.workgroups[2] = node->workgroups[2];
           dispatch.indirect = node->indirect.buffer ? node->indirect.buffer->native : NULL;
           dispatch.indirect_offset = node->indirect.offset;
-          vt->record_dispatch(gpu, native, &dispatch);
+          vt->record_dispatch(gpu, native, slot, &dispatch);
           break;
         case TANDEM__NODE_VULKAN_COMMANDS: {
           tandem__user_context_t context = {gpu, plan, n};
           tandem__cmd_user_t cmd = {.id = n, .record = tandem__user_record, .context = &context};
-          user = vt->record_user(gpu, native, &cmd);
+          user = vt->record_user(gpu, native, slot, &cmd);
           break;
         }
         case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
@@ -176,13 +176,13 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
     }
     assert(user != TANDEM_OK || at == used);
   }
-  if (user == TANDEM_OK) return vt->record_end(gpu, native);
+  if (user == TANDEM_OK) return vt->record_end(gpu, native, slot);
   /* Ended even after a callback failed: a buffer left recording could not
    * be begun again. The region's version stays old, so it is recorded again
    * before any submit uses it (core/exec.c). The message is the callback's. */
   char saved[1024];
   tandem__save_error(saved, sizeof saved);
-  (void)vt->record_end(gpu, native);
+  (void)vt->record_end(gpu, native, slot);
   tandem__restore_error(saved);
   return user;
 }

@@ -497,12 +497,14 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
       if (lane->timeline && (l < TANDEM_LANE_COUNT || lane->owned))
         g->vk.vkDestroySemaphore(g->device, lane->timeline, NULL);
       if (lane->mirror) g->vk.vkDestroySemaphore(g->device, lane->mirror, NULL);
-      if (lane->pool) g->vk.vkDestroyCommandPool(g->device, lane->pool, NULL);
+      for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++)
+        if (lane->pools[i]) g->vk.vkDestroyCommandPool(g->device, lane->pools[i], NULL);
     }
     tandem_vk_fault_forget_device(g->device); /* only void calls follow */
     if (!g->borrowed) g->vk.vkDestroyDevice(g->device, NULL);
   }
-  for (int l = 0; l < TANDEM__MAX_LANES; l++) pthread_mutex_destroy(&g->lanes[l].pool_mutex);
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
+    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_destroy(&g->lanes[l].pool_mutex[i]);
   pthread_mutex_destroy(&g->signal_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
@@ -762,8 +764,13 @@ static tandem_status_t tandem_vk_gpu_finish(tandem_vk_gpu_t *g, bool calibrate,
       VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
                                      .queueFamilyIndex = family[l]};
-      VkResult r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pool);
-      if (r < 0) ls = tandem_vk_fail(r, "vkCreateCommandPool", __FILE__, __LINE__);
+      for (int i = 0; ls == TANDEM_OK && i < TANDEM_VK_SLOT_POOLS; i++) {
+        VkResult r = g->vk.vkCreateCommandPool(g->device, &pci, NULL, &lane->pools[i]);
+        if (r < 0) {
+          lane->pools[i] = VK_NULL_HANDLE;
+          ls = tandem_vk_fail(r, "vkCreateCommandPool", __FILE__, __LINE__);
+        }
+      }
     }
     if (ls != TANDEM_OK) {
       tandem_vk_gpu_destroy(&g->base);
@@ -801,7 +808,8 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;
   g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
-  for (int l = 0; l < TANDEM__MAX_LANES; l++) pthread_mutex_init(&g->lanes[l].pool_mutex, NULL);
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
+    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_init(&g->lanes[l].pool_mutex[i], NULL);
   pthread_mutex_init(&g->signal_mutex, NULL);
   return g;
 }

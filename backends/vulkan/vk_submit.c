@@ -18,7 +18,12 @@
  * work uses. Consecutive regions
  * that land on one VkQueue go to the driver in one vkQueueSubmit2 call.
  * Command pools are externally synchronised, including while recording into
- * their command buffers: recording holds the lane's pool_mutex.
+ * their command buffers: slot s's buffers come from its lane's pool
+ * s % TANDEM_VK_SLOT_POOLS, and recording holds that pool's mutex, so two
+ * slots of one program can record on two threads at once (core/record.c).
+ * Descriptor sets need no more: updating a set is synchronised on the set
+ * (each slot has its own), the descriptor pool only on allocating and
+ * freeing, which happen at program creation and destruction.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -34,14 +39,20 @@ _Static_assert(TANDEM_VK_WRITE_BATCH == TANDEM__BINDING_BATCH,
                "one record_bindings batch is one vkUpdateDescriptorSets");
 
 /* The recording in progress of one region of one slot (core/backend.h: a
- * program records one region at a time, between record_begin and
- * record_end, so this lives in the program and recording allocates
- * nothing). |cb| is non-NULL exactly while recording, and the lane's
- * pool_mutex is held for that whole time (pools are externally
- * synchronised while their buffers record). */
+ * slot records one region at a time, between record_begin and record_end,
+ * on one thread; different slots may record at once on different threads).
+ * One per slot in the program, so recording allocates nothing. |cb| is
+ * non-NULL exactly while recording, and |pool_mutex| (the slot's pool's) is
+ * held for that whole time (pools are externally synchronised while their
+ * buffers record). Only the thread holding |pool_mutex| touches the
+ * recording; Debug builds check that each call comes from it (|owner|). */
 typedef struct tandem_vk_recording {
   VkCommandBuffer cb;
   tandem_vk_lane_t *lane;
+  pthread_mutex_t *pool_mutex;
+#ifndef NDEBUG
+  pthread_t owner; /* the thread between record_begin and record_end */
+#endif
   uint32_t at;               /* slot * region_count + region */
   VkDescriptorSet *sets;     /* the slot's sets, by command id */
   /* State carried from command to command: the compute pipeline bound so
@@ -70,23 +81,38 @@ typedef struct tandem_vk_program {
                                           each lane's timeline, and an external one */
   VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
-  tandem_vk_recording_t rec;
+  tandem_vk_recording_t *recs;         /* [slot]: each slot's recording */
 } tandem_vk_program_t;
+
+/* The slot's pool index on every lane (vk_internal.h). */
+static inline uint32_t tandem_vk_slot_pool(uint32_t slot) { return slot % TANDEM_VK_SLOT_POOLS; }
+
+/* Slot |slot|'s recording, checked in Debug builds to be open and to be
+ * this thread's. */
+static inline tandem_vk_recording_t *tandem_vk_recording(void *native, uint32_t slot) {
+  tandem_vk_program_t *p = native;
+  assert(slot < p->slot_count);
+  tandem_vk_recording_t *rec = &p->recs[slot];
+  assert(rec->cb && pthread_equal(rec->owner, pthread_self()));
+  return rec;
+}
 
 void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   if (!p) return;
-  assert(!p->rec.cb); /* no recording left open (core pairs begin and end) */
+  for (uint32_t s = 0; p->recs && s < p->slot_count; s++)
+    assert(!p->recs[s].cb); /* no recording left open (core pairs begin and end) */
   if (p->cbs) {
     for (uint32_t s = 0; s < p->slot_count; s++) {
+      uint32_t i = tandem_vk_slot_pool(s);
       for (uint32_t r = 0; r < p->region_count; r++) {
         VkCommandBuffer cb = p->cbs[s * p->region_count + r];
         if (!cb) continue;
         tandem_vk_lane_t *lane = &g->lanes[p->region_lane[r]];
-        pthread_mutex_lock(&lane->pool_mutex);
-        g->vk.vkFreeCommandBuffers(g->device, lane->pool, 1, &cb);
-        pthread_mutex_unlock(&lane->pool_mutex);
+        pthread_mutex_lock(&lane->pool_mutex[i]);
+        g->vk.vkFreeCommandBuffers(g->device, lane->pools[i], 1, &cb);
+        pthread_mutex_unlock(&lane->pool_mutex[i]);
       }
     }
   }
@@ -99,6 +125,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->waits);
   free(p->signals);
   free(p->cb_infos);
+  free(p->recs);
   free(p);
 }
 
@@ -114,18 +141,20 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
                                        uint32_t region) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
-  tandem_vk_recording_t *rec = &p->rec;
+  assert(slot < p->slot_count);
+  tandem_vk_recording_t *rec = &p->recs[slot];
   assert(!rec->cb && p->region_lane[region] != TANDEM_LANE_NPU);
   tandem_vk_lane_t *lane = &g->lanes[p->region_lane[region]];
   uint32_t at = slot * p->region_count + region;
-  pthread_mutex_lock(&lane->pool_mutex);
+  pthread_mutex_t *pool_mutex = &lane->pool_mutex[tandem_vk_slot_pool(slot)];
+  pthread_mutex_lock(pool_mutex);
   /* The slot is not in flight (its last run retired), so neither its sets
    * nor its command buffer are in use. Begin resets a recorded buffer (the
    * pool has RESET_COMMAND_BUFFER). */
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   VkResult vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
   if (vr < 0) {
-    pthread_mutex_unlock(&lane->pool_mutex);
+    pthread_mutex_unlock(pool_mutex);
     return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
   }
   if (p->queries)
@@ -133,6 +162,10 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
                                2 * at);
   rec->cb = p->cbs[at];
   rec->lane = lane;
+  rec->pool_mutex = pool_mutex;
+#ifndef NDEBUG
+  rec->owner = pthread_self();
+#endif
   rec->at = at;
   rec->sets = &p->sets[(size_t)slot * p->command_count];
   rec->bound = VK_NULL_HANDLE;
@@ -141,11 +174,10 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
   return TANDEM_OK;
 }
 
-void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
+void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
                                const tandem__binding_batch_t *batch) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   const tandem__binding_t *bindings = batch->bindings;
   for (uint32_t d = 0; d < batch->count; d++) {
     uint32_t count = batch->binding_counts[d];
@@ -177,11 +209,10 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native,
  * follows, because a barrier that names it waits for the command front-end
  * too (bench/NOTES.md: chain100 on the H200). With no kind on the source
  * side the barrier is the lane's widest (core never asks for that). */
-void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_work,
-                              uint32_t dst_work) {
+void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot,
+                              uint32_t src_work, uint32_t dst_work) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   tandem_vk_flush_writes(g, rec);
   const tandem_vk_lane_t *lane = rec->lane;
   VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
@@ -238,19 +269,19 @@ void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_wo
   g->vk.vkCmdPipelineBarrier2(rec->cb, &dep);
 }
 
-void tandem_vk_record_fill(tandem__gpu_t *base, void *native, const tandem__cmd_fill_t *cmd) {
+void tandem_vk_record_fill(tandem__gpu_t *base, void *native, uint32_t slot,
+                           const tandem__cmd_fill_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   tandem_vk_flush_writes(g, rec);
   g->vk.vkCmdFillBuffer(rec->cb, tandem_vk_buffer_handle(cmd->buffer), cmd->offset, cmd->length,
                         cmd->pattern);
 }
 
-void tandem_vk_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_copy_t *cmd) {
+void tandem_vk_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
+                           const tandem__cmd_copy_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   tandem_vk_flush_writes(g, rec);
   VkBufferCopy region = {.srcOffset = cmd->src_offset,
                          .dstOffset = cmd->dst_offset,
@@ -259,11 +290,11 @@ void tandem_vk_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_
                         tandem_vk_buffer_handle(cmd->dst), 1, &region);
 }
 
-void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
+void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
                                const tandem__cmd_dispatch_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb && cmd->binding_count <= TANDEM_MAX_BINDINGS);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  assert(cmd->binding_count <= TANDEM_MAX_BINDINGS);
   tandem_vk_flush_writes(g, rec);
   const tandem_vk_kernel_t *k = cmd->kernel;
   if (rec->bound != k->pipeline) {
@@ -303,11 +334,10 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native,
 
 /* The user's commands (a Vulkan commands node). Whatever they bound is
  * theirs, so tandem binds its own pipeline and set again after them. */
-tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native,
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_t slot,
                                       const tandem__cmd_user_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = &((tandem_vk_program_t *)native)->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   tandem_vk_flush_writes(g, rec);
   tandem_status_t s = cmd->record(cmd->context, (void *)rec->cb);
   rec->bound = VK_NULL_HANDLE;
@@ -315,18 +345,17 @@ tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native,
   return s;
 }
 
-tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native) {
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t slot) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
-  tandem_vk_recording_t *rec = &p->rec;
-  assert(rec->cb);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
   tandem_vk_flush_writes(g, rec);
   if (p->queries)
     g->vk.vkCmdWriteTimestamp2(rec->cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
                                2 * rec->at + 1);
   VkResult vr = g->vk.vkEndCommandBuffer(rec->cb);
-  pthread_mutex_unlock(&rec->lane->pool_mutex);
   rec->cb = VK_NULL_HANDLE;
+  pthread_mutex_unlock(rec->pool_mutex);
   if (vr < 0) return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
   return TANDEM_OK;
 }
@@ -346,11 +375,12 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
   p->waits = calloc((size_t)total * (TANDEM__MAX_LANES + 1), sizeof *p->waits);
   p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
   p->cb_infos = calloc(total, sizeof *p->cb_infos);
+  p->recs = calloc(slot_count, sizeof *p->recs);
   p->command_count = desc->command_count;
   p->sets = calloc((size_t)slot_count * desc->command_count, sizeof *p->sets);
   tandem_status_t s = TANDEM_OK;
   if (!p->cbs || !p->region_lane || !p->submits || !p->waits || !p->signals || !p->cb_infos ||
-      !p->sets)
+      !p->sets || !p->recs)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
   for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = desc->region_lane[r];
 
@@ -415,31 +445,34 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       g->vk.vkResetQueryPool(g->device, p->queries, 0, 2 * total);
     }
   }
-  /* Command buffers: one allocation call per lane for all its regions in
-   * every slot (one per region cost a driver entry each). */
-  VkCommandBuffer *got = s == TANDEM_OK ? malloc((size_t)(total ? total : 1) * sizeof *got) : NULL;
+  /* Command buffers: one allocation call per lane and slot for all the
+   * lane's regions (one per region cost a driver entry each), from the
+   * slot's pool. */
+  VkCommandBuffer *got = s == TANDEM_OK ? malloc((size_t)(rc ? rc : 1) * sizeof *got) : NULL;
   if (s == TANDEM_OK && !got)
-    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u command-buffer handles", total);
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u command-buffer handles", rc);
   for (int l = 0; s == TANDEM_OK && l < TANDEM_LANE_COUNT_GPU; l++) {
     uint32_t count = 0;
     for (uint32_t r = 0; r < rc; r++) count += desc->region_lane[r] == (tandem_lane_t)l;
     if (!count) continue;
     tandem_vk_lane_t *lane = &g->lanes[l];
-    VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                      .commandPool = lane->pool,
-                                      .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                      .commandBufferCount = count * slot_count};
-    pthread_mutex_lock(&lane->pool_mutex);
-    VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
-    pthread_mutex_unlock(&lane->pool_mutex);
-    if (vr < 0) {
-      s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
-      break;
-    }
-    uint32_t k = 0;
-    for (uint32_t sl = 0; sl < slot_count; sl++)
+    for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
+      uint32_t i = tandem_vk_slot_pool(sl);
+      VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                        .commandPool = lane->pools[i],
+                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                        .commandBufferCount = count};
+      pthread_mutex_lock(&lane->pool_mutex[i]);
+      VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
+      pthread_mutex_unlock(&lane->pool_mutex[i]);
+      if (vr < 0) {
+        s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
+        break;
+      }
+      uint32_t k = 0;
       for (uint32_t r = 0; r < rc; r++)
         if (desc->region_lane[r] == (tandem_lane_t)l) p->cbs[sl * rc + r] = got[k++];
+    }
   }
   free(got);
   for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
@@ -637,9 +670,9 @@ tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
   VkCommandBuffer cb = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   const char *step = "vkAllocateCommandBuffers";
-  pthread_mutex_lock(&lane->pool_mutex);
+  pthread_mutex_lock(&lane->pool_mutex[0]);
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = lane->pool,
+                                    .commandPool = lane->pools[0],
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                     .commandBufferCount = 1};
   VkResult r = g->vk.vkAllocateCommandBuffers(g->device, &ai, &cb);
@@ -656,7 +689,7 @@ tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
   } else {
     cb = VK_NULL_HANDLE;
   }
-  pthread_mutex_unlock(&lane->pool_mutex);
+  pthread_mutex_unlock(&lane->pool_mutex[0]);
   if (r >= 0) {
     step = "vkCreateFence";
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
@@ -679,9 +712,9 @@ tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
   }
   if (fence) g->vk.vkDestroyFence(g->device, fence, NULL);
   if (cb) {
-    pthread_mutex_lock(&lane->pool_mutex);
-    g->vk.vkFreeCommandBuffers(g->device, lane->pool, 1, &cb);
-    pthread_mutex_unlock(&lane->pool_mutex);
+    pthread_mutex_lock(&lane->pool_mutex[0]);
+    g->vk.vkFreeCommandBuffers(g->device, lane->pools[0], 1, &cb);
+    pthread_mutex_unlock(&lane->pool_mutex[0]);
   }
   if (r < 0) return tandem_vk_fail(r, step, __FILE__, __LINE__);
   return TANDEM_OK;

@@ -131,11 +131,15 @@ struct hg_program {
   uint32_t *binding_at;
   uint32_t *binding_count; /* [id]: from the program description */
   uint32_t binding_total;
-  /* The recording in progress (core records one region of a program at a
-   * time): the region's record, NULL when none. Written only by the thread
-   * recording, which core serialises (prepare, then runtime->mutex). */
-  hg_region_t *recording;
-  uint32_t recording_slot;
+  /* [slot] The recording in progress of each slot (core/backend.h: a slot
+   * records one region at a time on one thread; different slots may record
+   * on different threads at once, at prepare): the region's record, NULL
+   * when none. Each entry is written only by the thread recording that
+   * slot (Debug builds check: |recording_owner|). */
+  hg_region_t **recording;
+#ifndef NDEBUG
+  pthread_t *recording_owner; /* [slot] */
+#endif
 };
 
 typedef struct hg_queue {
@@ -795,8 +799,9 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   (void)base;
   hg_program_t *p = native;
   if (!p) return;
-  assert(!p->recording); /* core pairs record_begin with record_end */
 #ifndef NDEBUG
+  for (uint32_t s = 0; p->recording && s < p->slot_count; s++)
+    assert(!p->recording[s]); /* core pairs record_begin with record_end */
   for (uint32_t i = 0; p->jobs && i < p->slot_count * p->region_count; i++)
     assert(p->jobs[i].state == HG_JOB_IDLE); /* the vtable: nothing in flight */
 #endif
@@ -807,6 +812,10 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->binding_store);
   free(p->binding_at);
   free(p->binding_count);
+  free(p->recording);
+#ifndef NDEBUG
+  free(p->recording_owner);
+#endif
   free(p);
 }
 
@@ -839,8 +848,14 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__prog
   }
   binding_total = (size_t)slots * p->binding_total;
   p->binding_store = calloc(binding_total ? binding_total : 1, sizeof *p->binding_store);
+  p->recording = calloc(slots ? slots : 1, sizeof *p->recording);
+  bool owners = true;
+#ifndef NDEBUG
+  p->recording_owner = calloc(slots ? slots : 1, sizeof *p->recording_owner);
+  owners = p->recording_owner != NULL;
+#endif
   if (!p->regions || !p->jobs || !p->times || !p->cmd_store || !p->binding_at ||
-      !p->binding_count || !p->binding_store) {
+      !p->binding_count || !p->binding_store || !p->recording || !owners) {
     hg_program_destroy(base, p);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program of %u regions", rc);
   }
@@ -862,10 +877,18 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__prog
   return TANDEM_OK;
 }
 
-/* The next command slot of the recording in progress. */
-static hg_cmd_t *hg_next_cmd(hg_program_t *p, hg_cmd_kind_t kind, uint32_t id) {
-  hg_region_t *rec = p->recording;
-  assert(rec && rec->count < rec->capacity); /* at most a barrier before each command */
+/* Slot |slot|'s recording in progress, checked in Debug builds to be open
+ * and this thread's. */
+static hg_region_t *hg_recording(hg_program_t *p, uint32_t slot) {
+  assert(slot < p->slot_count && p->recording[slot]);
+  assert(pthread_equal(p->recording_owner[slot], pthread_self()));
+  return p->recording[slot];
+}
+
+/* The next command of slot |slot|'s recording in progress. */
+static hg_cmd_t *hg_next_cmd(hg_program_t *p, uint32_t slot, hg_cmd_kind_t kind, uint32_t id) {
+  hg_region_t *rec = hg_recording(p, slot);
+  assert(rec->count < rec->capacity); /* at most a barrier before each command */
   hg_cmd_t *c = &rec->cmds[rec->count++];
   memset(c, 0, offsetof(hg_cmd_t, push));
   c->kind = kind;
@@ -877,13 +900,15 @@ static tandem_status_t hg_record_begin(tandem__gpu_t *base, void *native, uint32
                                        uint32_t region) {
   (void)base;
   hg_program_t *p = native;
-  assert(!p->recording && slot < p->slot_count && region < p->region_count);
+  assert(slot < p->slot_count && !p->recording[slot] && region < p->region_count);
   /* The vtable: only while that slot is not in flight. */
   assert(p->jobs[slot * p->region_count + region].state == HG_JOB_IDLE);
   assert(p->regions[slot * p->region_count + region].lane != TANDEM_LANE_NPU);
-  p->recording = &p->regions[slot * p->region_count + region];
-  p->recording_slot = slot;
-  p->recording->count = 0;
+  p->recording[slot] = &p->regions[slot * p->region_count + region];
+#ifndef NDEBUG
+  p->recording_owner[slot] = pthread_self();
+#endif
+  p->recording[slot]->count = 0;
   return TANDEM_OK;
 }
 
@@ -893,48 +918,51 @@ static tandem__binding_t *hg_set_of(hg_program_t *p, uint32_t slot, uint32_t id)
   return &p->binding_store[(size_t)slot * p->binding_total + p->binding_at[id]];
 }
 
-static void hg_record_bindings(tandem__gpu_t *base, void *native,
+static void hg_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
                                const tandem__binding_batch_t *batch) {
   (void)base;
   hg_program_t *p = native;
-  assert(p->recording);
+  const hg_region_t *rec = hg_recording(p, slot);
+  (void)rec;
   const tandem__binding_t *bindings = batch->bindings;
   for (uint32_t d = 0; d < batch->count; d++) {
     uint32_t id = batch->ids[d], count = batch->binding_counts[d];
     assert(count && count == p->binding_count[id]); /* the description's */
 #ifndef NDEBUG
     /* None of these is recorded yet in this region (its set is not bound). */
-    for (uint32_t i = 0; i < p->recording->count; i++)
-      assert(p->recording->cmds[i].kind != HG_CMD_DISPATCH || p->recording->cmds[i].id != id);
+    for (uint32_t i = 0; i < rec->count; i++)
+      assert(rec->cmds[i].kind != HG_CMD_DISPATCH || rec->cmds[i].id != id);
 #endif
-    memcpy(hg_set_of(p, p->recording_slot, id), bindings, count * sizeof *bindings);
+    memcpy(hg_set_of(p, slot, id), bindings, count * sizeof *bindings);
     bindings += count;
   }
 }
 
-static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t src_work,
-                              uint32_t dst_work) {
+static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot,
+                              uint32_t src_work, uint32_t dst_work) {
   (void)base;
   hg_program_t *p = native;
   assert(src_work && dst_work);
   assert(!(src_work & ~TANDEM__WORK_ALL) && !(dst_work & ~TANDEM__WORK_ALL));
-  hg_cmd_t *c = hg_next_cmd(p, HG_CMD_BARRIER, UINT32_MAX);
+  hg_cmd_t *c = hg_next_cmd(p, slot, HG_CMD_BARRIER, UINT32_MAX);
   c->src_work = src_work;
   c->dst_work = dst_work;
 }
 
-static void hg_record_fill(tandem__gpu_t *base, void *native, const tandem__cmd_fill_t *cmd) {
+static void hg_record_fill(tandem__gpu_t *base, void *native, uint32_t slot,
+                           const tandem__cmd_fill_t *cmd) {
   (void)base;
-  hg_cmd_t *c = hg_next_cmd(native, HG_CMD_FILL, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(native, slot, HG_CMD_FILL, cmd->id);
   c->dst = cmd->buffer;
   c->dst_offset = cmd->offset;
   c->length = cmd->length;
   c->pattern = cmd->pattern;
 }
 
-static void hg_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_copy_t *cmd) {
+static void hg_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
+                           const tandem__cmd_copy_t *cmd) {
   (void)base;
-  hg_cmd_t *c = hg_next_cmd(native, HG_CMD_COPY, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(native, slot, HG_CMD_COPY, cmd->id);
   c->src = cmd->src;
   c->dst = cmd->dst;
   c->src_offset = cmd->src_offset;
@@ -944,20 +972,20 @@ static void hg_record_copy(tandem__gpu_t *base, void *native, const tandem__cmd_
 
 /* Never called: a Vulkan commands node needs a VkDevice, and core refuses
  * it at add on this GPU (native_handles gives none). */
-static tandem_status_t hg_record_user(tandem__gpu_t *base, void *native,
+static tandem_status_t hg_record_user(tandem__gpu_t *base, void *native, uint32_t slot,
                                       const tandem__cmd_user_t *cmd) {
-  (void)base, (void)native, (void)cmd;
+  (void)base, (void)native, (void)slot, (void)cmd;
   abort();
 }
 
-static void hg_record_dispatch(tandem__gpu_t *base, void *native,
+static void hg_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
                                const tandem__cmd_dispatch_t *cmd) {
   (void)base;
   hg_program_t *p = native;
-  hg_cmd_t *c = hg_next_cmd(p, HG_CMD_DISPATCH, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(p, slot, HG_CMD_DISPATCH, cmd->id);
   c->kernel = cmd->kernel;
   c->binding_count = cmd->binding_count;
-  c->bindings = hg_set_of(p, p->recording_slot, cmd->id);
+  c->bindings = hg_set_of(p, slot, cmd->id);
   /* What the dispatch binds is what record_bindings wrote for it. */
   assert(cmd->binding_count == p->binding_count[cmd->id] &&
          !memcmp(c->bindings, cmd->bindings, cmd->binding_count * sizeof *cmd->bindings));
@@ -970,22 +998,21 @@ static void hg_record_dispatch(tandem__gpu_t *base, void *native,
 }
 
 /* Logs the region recorded: its commands and barriers. */
-static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native) {
+static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native, uint32_t slot) {
   host_gpu_t *g = hg_cast(base);
   hg_program_t *p = native;
-  hg_region_t *rec = p->recording;
-  assert(rec);
+  hg_region_t *rec = hg_recording(p, slot);
   uint32_t barriers = 0;
   for (uint32_t i = 0; i < rec->count; i++) barriers += rec->cmds[i].kind == HG_CMD_BARRIER;
-  uint32_t region = (uint32_t)(rec - &p->regions[p->recording_slot * p->region_count]);
+  uint32_t region = (uint32_t)(rec - &p->regions[slot * p->region_count]);
   host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
                         .program = p->id,
-                        .slot = p->recording_slot,
+                        .slot = slot,
                         .region = region,
                         .lane = rec->lane,
                         .node = rec->count - barriers,
                         .barriers = barriers};
-  p->recording = NULL;
+  p->recording[slot] = NULL;
   hg_log(g, &e);
   return TANDEM_OK;
 }

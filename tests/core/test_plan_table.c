@@ -1529,10 +1529,10 @@ static void test_ordering_check_catches(void **state) {
                               .bytes = 64};
       pthread_mutex_lock(&w.rt->mutex);
       assert_int_equal(gpu->vtable->record_begin(gpu, a->native, 0, 0), TANDEM_OK);
-      gpu->vtable->record_fill(gpu, a->native, &f);
-      gpu->vtable->record_barrier(gpu, a->native, scope[variant][0], scope[variant][1]);
-      gpu->vtable->record_copy(gpu, a->native, &c);
-      assert_int_equal(gpu->vtable->record_end(gpu, a->native), TANDEM_OK);
+      gpu->vtable->record_fill(gpu, a->native, 0, &f);
+      gpu->vtable->record_barrier(gpu, a->native, 0, scope[variant][0], scope[variant][1]);
+      gpu->vtable->record_copy(gpu, a->native, 0, &c);
+      assert_int_equal(gpu->vtable->record_end(gpu, a->native, 0), TANDEM_OK);
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
       assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
