@@ -358,12 +358,26 @@ struct tandem__plan {
 };
 
 /* record.c: makes |plan|'s program on |gpu| from a description of it (no plan
- * layout crosses to the backend) and records every GPU region of every slot. */
+ * layout crosses to the backend) and records every GPU region of every slot,
+ * the slots on several threads when the program is large enough to pay. */
 tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
                                        uint32_t slot_count, void **out_native);
+/* record.c: a new program with fewer recorded commands than this (over all
+ * slots) records on the calling thread only. Measured on lavapipe, 2 cores,
+ * a dependent chain, two slots (bench/NOTES.md, "prepare: parallel slot
+ * recording"): up to 3 000
+ * commands, two threads were 0.03-0.1 ms slower than one (0.49 against
+ * 0.62 ms at 3 000), from 3 600 on faster (2.4 against 0.73 ms; 7.0 against
+ * 0.86 ms at 4 096). Small prepares keep their latency and create no thread.
+ * A build may set another value (-DTANDEM__RECORD_PARALLEL_MIN=...) to
+ * measure a device's own crossover. */
+#ifndef TANDEM__RECORD_PARALLEL_MIN
+#define TANDEM__RECORD_PARALLEL_MIN 3072u
+#endif
 /* record.c: records GPU region |region| of slot |slot| again from |plan|'s
  * current node parameters, command by command (core/backend.h). Only while
- * that slot is not in flight, under runtime->mutex. Allocates nothing. */
+ * that slot is not in flight: under runtime->mutex, or at prepare on the one
+ * thread recording that slot (tandem__program_create). Allocates nothing. */
 tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
                                       uint32_t slot, uint32_t region);
 

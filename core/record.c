@@ -24,9 +24,13 @@
  * H200).
  *
  * Recording allocates nothing: re-recording a region after tandem_exec_set_*
- * happens inside tandem_exec_submit (test_replay_alloc).
+ * happens inside tandem_exec_submit (test_replay_alloc), on the submitting
+ * thread. At prepare, a program large enough records its slots on parallel
+ * threads (tandem__record_slots, below).
  */
 #include <assert.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "core/internal.h"
@@ -187,6 +191,125 @@ tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const ta
   return user;
 }
 
+/*--------------------------------------------------------------------------
+ * Recording the slots of a new program in parallel.
+ *
+ * Each slot of a program records every GPU region once at prepare, and the
+ * slots' recordings are independent: each has its own command buffers and
+ * descriptor sets, and the backend keeps each slot's recording state apart
+ * (core/backend.h). So prepare records them on several threads: the calling
+ * thread takes slot 0 (and every |threads|-th after it), and one extra thread
+ * per further share is created for this prepare and joined before it returns.
+ *
+ * Why threads of the prepare's own rather than a pool kept by the runtime: a
+ * large prepare costs milliseconds and a thread's creation and join tens of
+ * microseconds (24 us at best on the 2-core development machine), so a pool
+ * would save nothing measurable where parallel recording is used at all (see
+ * TANDEM__RECORD_PARALLEL_MIN); and threads that exist only
+ * inside tandem__program_create need no start, stop, wake-up or fork story in
+ * the runtime, and hold nothing when no prepare runs.
+ *
+ * Ownership: while the threads run, thread t alone records the slots
+ * t, t + threads, ... (their command buffers, sets and backend recording
+ * state); the plan and the program's description are only read. Each
+ * thread's result (status, message) is its own tandem__record_share_t,
+ * read by the calling thread after the join.
+ *
+ * Errors: as recorded on one thread, the first failure in (slot, region)
+ * order wins. A share stops at its first failure, and the slots it leaves
+ * unrecorded are later than that failure; the failure reported is that of
+ * the lowest failing slot, with its own message (the worker's thread-local
+ * message is carried back), whatever the timing.
+ *--------------------------------------------------------------------------*/
+
+/* At most this many threads (the caller included) record one prepare. */
+#define TANDEM__RECORD_THREADS 4u
+
+typedef struct tandem__record_share {
+  tandem__gpu_t *gpu;
+  void *native;
+  const tandem__plan_t *plan;
+  uint32_t first, stride, slot_count;
+  uint32_t failed_slot; /* the slot that failed, UINT32_MAX: none */
+  tandem_status_t status;
+  char message[1024]; /* the failure's message (status.c's size) */
+} tandem__record_share_t;
+
+/* Records every GPU region of the share's slots, in order; stops at the
+ * first failure and keeps its slot and message. */
+static void tandem__record_share(tandem__record_share_t *share) {
+  share->status = TANDEM_OK;
+  share->failed_slot = UINT32_MAX;
+  const tandem__plan_t *plan = share->plan;
+  for (uint32_t sl = share->first; sl < share->slot_count; sl += share->stride) {
+    for (uint32_t r = 0; r < plan->region_count; r++) {
+      if (plan->regions[r].lane == TANDEM_LANE_NPU) continue;
+      tandem_status_t s = tandem__record_region(share->gpu, share->native, plan, sl, r);
+      if (s != TANDEM_OK) {
+        share->status = s;
+        share->failed_slot = sl;
+        tandem__save_error(share->message, sizeof share->message);
+        return;
+      }
+    }
+  }
+}
+
+static void *tandem__record_thread(void *arg) {
+  tandem__record_share((tandem__record_share_t *)arg);
+  return NULL;
+}
+
+/* How many threads record |plan|'s |slot_count| slots: one unless there is
+ * more than one slot, enough commands for threads to pay, and no user
+ * commands (a user's callback is only called on the thread that prepares). */
+static uint32_t tandem__record_threads(const tandem__plan_t *plan, uint32_t slot_count) {
+  if (slot_count < 2) return 1;
+  uint64_t commands = 0;
+  for (uint32_t r = 0; r < plan->region_count; r++)
+    if (plan->regions[r].lane != TANDEM_LANE_NPU) commands += plan->regions[r].count;
+  if (commands * slot_count < TANDEM__RECORD_PARALLEL_MIN) return 1;
+  for (uint32_t i = 0; i < plan->node_count; i++)
+    if (plan->nodes[i].kind == TANDEM__NODE_VULKAN_COMMANDS) return 1;
+  return slot_count < TANDEM__RECORD_THREADS ? slot_count : TANDEM__RECORD_THREADS;
+}
+
+/* Records every GPU region of every slot of a new program (before anyone
+ * else can see it), on up to TANDEM__RECORD_THREADS threads. */
+static tandem_status_t tandem__record_slots(tandem__gpu_t *gpu, void *native,
+                                            const tandem__plan_t *plan, uint32_t slot_count) {
+  tandem__record_share_t shares[TANDEM__RECORD_THREADS];
+  pthread_t threads[TANDEM__RECORD_THREADS];
+  bool started[TANDEM__RECORD_THREADS] = {false};
+  uint32_t n = tandem__record_threads(plan, slot_count);
+  assert(n >= 1 && n <= TANDEM__RECORD_THREADS);
+  for (uint32_t t = 0; t < n; t++)
+    shares[t] = (tandem__record_share_t){.gpu = gpu,
+                                         .native = native,
+                                         .plan = plan,
+                                         .first = t,
+                                         .stride = n,
+                                         .slot_count = slot_count};
+  /* A thread that cannot be created leaves its share to the calling
+   * thread, after its own: the outcome is the same, only slower. */
+  for (uint32_t t = 1; t < n; t++)
+    started[t] = pthread_create(&threads[t], NULL, tandem__record_thread, &shares[t]) == 0;
+  tandem__record_share(&shares[0]);
+  for (uint32_t t = 1; t < n; t++) {
+    if (started[t])
+      pthread_join(threads[t], NULL);
+    else
+      tandem__record_share(&shares[t]);
+  }
+  const tandem__record_share_t *first = NULL; /* the lowest failing slot */
+  for (uint32_t t = 0; t < n; t++)
+    if (shares[t].status != TANDEM_OK && (!first || shares[t].failed_slot < first->failed_slot))
+      first = &shares[t];
+  if (!first) return TANDEM_OK;
+  tandem__restore_error(first->message);
+  return first->status;
+}
+
 tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
                                        uint32_t slot_count, void **out_native) {
   *out_native = NULL;
@@ -235,10 +358,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   free(region_lane);
   free(region_commands);
   free(commands);
-  for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++)
-    for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++)
-      if (plan->regions[r].lane != TANDEM_LANE_NPU)
-        s = tandem__record_region(gpu, native, plan, sl, r);
+  if (s == TANDEM_OK) s = tandem__record_slots(gpu, native, plan, slot_count);
   if (s != TANDEM_OK) {
     if (native) gpu->vtable->program_destroy(gpu, native);
     return s;

@@ -1014,6 +1014,8 @@ static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native, uint32_t
                         .barriers = barriers};
   p->recording[slot] = NULL;
   hg_log(g, &e);
+  if (slot < 32 && (g->config.fail_record_slots >> slot & 1u))
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: recording slot %u failed", slot);
   return TANDEM_OK;
 }
 

@@ -91,6 +91,10 @@ typedef struct host_gpu_config {
   bool held;
   /* Events the log keeps (default 4096); later ones are counted as dropped. */
   uint32_t log_capacity;
+  /* record_end fails (ERROR_OUT_OF_MEMORY, "host GPU: recording slot S
+   * failed") for every slot S whose bit is set: the error path of recording,
+   * on whichever thread records that slot. */
+  uint32_t fail_record_slots;
 } host_gpu_config_t;
 
 /* The name the host GPU has in core's registry (runtime option gpu_backend). */

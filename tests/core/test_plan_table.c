@@ -1630,6 +1630,45 @@ static void test_region_larger_than_a_batch(void **state) {
   world_close(&w, "large region");
 }
 
+/* Recording failures at prepare, in parallel and not: the first failure in
+ * slot order wins, with its own message, whichever thread recorded it and
+ * however the threads were timed (core/record.c, tandem__record_slots). The
+ * world has four slots; 800 dispatches record 3 200 commands, enough for
+ * prepare to record the slots on four threads (TANDEM__RECORD_PARALLEL_MIN),
+ * one dispatch is not. */
+static void test_record_failure_first_slot_wins(void **state) {
+  (void)state;
+  enum { N = 800 };
+  _Static_assert(4 * N >= TANDEM__RECORD_PARALLEL_MIN, "records in parallel");
+  static node_spec_t nodes[N];
+  for (int i = 0; i < N; i++)
+    nodes[i] = (node_spec_t)ADD1(i % 2 ? D1 : D0, 0, 64, i % 2 ? D0 : D1, 0, 64);
+  static const struct {
+    uint32_t fail, count, want_slot;
+  } cases[] = {{0x2u | 0x8u, N, 1}, {0x8u, N, 3}, {0xFu, N, 0}, {0x4u | 0x8u, N, 2},
+               {0x2u | 0x4u, 1, 1}, {0x1u, 1, 0}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    host_gpu_config_t config = {.fail_record_slots = cases[c].fail};
+    world_t w;
+    world_open(&w, false, &config);
+    char want[64];
+    snprintf(want, sizeof want, "recording slot %u failed", cases[c].want_slot);
+    for (int rep = 0; rep < 10; rep++) {
+      tandem_graph_t *g = NULL;
+      assert_int_equal(tandem_graph_create(w.rt, &g), TANDEM_OK);
+      for (uint32_t i = 0; i < cases[c].count; i++) add_node(&w, g, &nodes[i], "record failure");
+      tandem_exec_t *e = NULL;
+      tandem_status_t s = tandem_graph_prepare(g, &e);
+      tandem_graph_release(g);
+      if (s != TANDEM_ERROR_OUT_OF_MEMORY || e || !strstr(tandem_error_message(), want))
+        fail_msg("case %zu, prepare %d: %s, exec %p, message '%s'; expected ERROR_OUT_OF_MEMORY "
+                 "and '%s'",
+                 c, rep, tandem_status_name(s), (void *)e, tandem_error_message(), want);
+    }
+    world_close(&w, "record failure");
+  }
+}
+
 /* A submission made never changes: changing a node's view after submitting
  * re-records the region for the next submission only, and the host GPU ran
  * what was recorded. Held lanes put both in flight at once. */
@@ -1782,6 +1821,7 @@ int main(void) {
       cmocka_unit_test(test_tracker_rows),
       cmocka_unit_test(test_sequence_rows),
       cmocka_unit_test(test_region_larger_than_a_batch),
+      cmocka_unit_test(test_record_failure_first_slot_wins),
       cmocka_unit_test(test_recorded_parameters_stay),
       cmocka_unit_test(test_submit_after_retired),
       cmocka_unit_test(test_host_maps_and_in_flight_work),

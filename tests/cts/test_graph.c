@@ -225,6 +225,33 @@ static void test_chain_64_dispatches(void **state) {
   free(want);
 }
 
+/* A chain long enough (1 600 dependent dispatches, two slots: 3 200 recorded
+ * commands) that prepare records its two slots on two threads (core/record.c,
+ * TANDEM__RECORD_PARALLEL_MIN, 3 072). Both slots run it, back to back, twice:
+ * each run adds 1 600 (under the validation layer, whose thread checks see two
+ * threads recording at once). */
+static void test_chain_slots_recorded_in_parallel(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 1024, steps = 1600;
+  tandem_buffer_t *b = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  for (uint32_t i = 0; i < steps; ++i)
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(b), n));
+  tandem_exec_t *e = prepare_release(g);
+  tandem_completion_t *c0 = submit(e), *c1 = submit(e); /* slot 0, then slot 1 */
+  wait_release(c0);
+  wait_release(c1);
+  check_fill(b, 0, n, 2 * steps, "two runs of a 1600-dispatch chain, one per slot");
+  tandem_completion_t *c2 = submit(e), *c3 = submit(e);
+  wait_release(c2);
+  wait_release(c3);
+  check_fill(b, 0, n, 4 * steps, "each slot's second run");
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+}
+
 /*---------------------------------------------------------------------------
  * WAR, WAW, cross-lane streams
  *---------------------------------------------------------------------------*/
@@ -1656,6 +1683,7 @@ int main(void) {
 #define TS_TEST(f) cmocka_unit_test_setup_teardown(f, setup_timestamps, th_teardown_gpu)
   const struct CMUnitTest tests[] = {
       GPU_TEST(test_chain_64_dispatches),
+      GPU_TEST(test_chain_slots_recorded_in_parallel),
       GPU_TEST(test_war),
       GPU_TEST(test_waw),
       GPU_TEST(test_chunked_stream),
