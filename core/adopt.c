@@ -42,10 +42,7 @@ tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
   *out_buffer = NULL;
   if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
-  tandem_vulkan_buffer_t known;
-  tandem_vulkan_buffer_init(&known);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
-                                           TANDEM__OLDEST_VULKAN_BUFFER, "tandem_vulkan_buffer_t"));
+  TANDEM__STRUCT_IN(tandem_vulkan_buffer, user_desc, known, TANDEM__OLDEST_VULKAN_BUFFER);
   const tandem_vulkan_buffer_t *desc = &known;
   if (!desc->device || !desc->buffer || !desc->memory)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -74,10 +71,7 @@ tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
   *out_kernel = NULL;
   if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
-  tandem_vulkan_kernel_t known;
-  tandem_vulkan_kernel_init(&known);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
-                                           TANDEM__OLDEST_VULKAN_KERNEL, "tandem_vulkan_kernel_t"));
+  TANDEM__STRUCT_IN(tandem_vulkan_kernel, user_desc, known, TANDEM__OLDEST_VULKAN_KERNEL);
   const tandem_vulkan_kernel_t *desc = &known;
   if (!desc->kernel)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

@@ -266,10 +266,7 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
   if (out_node) *out_node = UINT32_MAX;
   if (!graph || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph or desc is NULL");
-  tandem_dispatch_desc_t known;
-  tandem_dispatch_desc_init(&known);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
-                                           TANDEM__OLDEST_DISPATCH_DESC, "tandem_dispatch_desc_t"));
+  TANDEM__STRUCT_IN(tandem_dispatch_desc, user_desc, known, TANDEM__OLDEST_DISPATCH_DESC);
   const tandem_dispatch_desc_t *desc = &known;
   if (!desc->kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "desc->kernel is NULL");
   tandem_kernel_t *kernel = desc->kernel;

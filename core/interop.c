@@ -167,11 +167,7 @@ tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
   *out_buffer = NULL;
   if (!runtime || !user_memory)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or memory is NULL");
-  tandem_external_memory_t known;
-  tandem_external_memory_init(&known);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_memory, &known, sizeof known,
-                                           TANDEM__OLDEST_EXTERNAL_MEMORY,
-                                           "tandem_external_memory_t"));
+  TANDEM__STRUCT_IN(tandem_external_memory, user_memory, known, TANDEM__OLDEST_EXTERNAL_MEMORY);
   const tandem_external_memory_t *memory = &known;
   if (memory->type != TANDEM_EXTERNAL_MEMORY_OPAQUE_FD &&
       memory->type != TANDEM_EXTERNAL_MEMORY_DMA_BUF)

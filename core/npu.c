@@ -261,11 +261,7 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
   *out_program = NULL;
   if (!runtime || !user_desc)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
-  tandem_npu_program_desc_t known;
-  tandem_npu_program_desc_init(&known);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(user_desc, &known, sizeof known,
-                                           TANDEM__OLDEST_NPU_PROGRAM_DESC,
-                                           "tandem_npu_program_desc_t"));
+  TANDEM__STRUCT_IN(tandem_npu_program_desc, user_desc, known, TANDEM__OLDEST_NPU_PROGRAM_DESC);
   const tandem_npu_program_desc_t *desc = &known;
   if (!desc->xclbin_path || !desc->kernel_name)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
