@@ -9,7 +9,8 @@
  *     layer fails the test, a missing device skips it (exit code 77).
  *   - th_runtime_destroy() fails the test when any validation message arrived
  *     or when buffers are still alive (statistics live_bytes != 0).
- * Tests use only the public headers plus this one.
+ * Tests use only the public headers plus this one (and harness_vk.h, its
+ * typed Vulkan side, for tests that record raw Vulkan commands).
  */
 #ifndef TANDEM_TESTS_HARNESS_H_
 #define TANDEM_TESTS_HARNESS_H_
@@ -186,7 +187,8 @@ tandem_status_t th_add_add_one(tandem_graph_t *graph, tandem_kernel_t *kernel, t
 
 /*---------------------------------------------------------------------------
  * Plain Vulkan (harness_vk.c): what an application makes without tandem.
- * Handles are void * as in tandem.h; failures fail the test.
+ * Handles are void * as in tandem.h; failures fail the test. The table of
+ * entry points and the command/submission steps are in harness_vk.h.
  *---------------------------------------------------------------------------*/
 
 /* Counts a validation message as the harness's callback does (for

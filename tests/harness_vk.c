@@ -1,20 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * harness_vk.c — plain Vulkan for the tests that bring their own device or
- * hand tandem their own objects (harness.h, "Plain Vulkan"): a VkInstance
- * with the validation layer and synchronization validation whose messages
- * the harness counts like tandem's, a VkDevice created with the features and
- * extensions tandem uses (or without a chosen one), and VkBuffers and
- * compute pipelines made without tandem, for adoption. Everything goes
- * through the system loader (libvulkan.so.1), the one tandem uses.
+ * harness_vk.c — plain Vulkan for the tests that bring their own device,
+ * hand tandem their own objects or record and submit their own commands
+ * (harness.h, "Plain Vulkan"; harness_vk.h): a VkInstance with the
+ * validation layer and synchronization validation whose messages the harness
+ * counts like tandem's, a VkDevice created with the features and extensions
+ * tandem uses (or without a chosen one), VkBuffers and compute pipelines made
+ * without tandem, for adoption, and the one table of device entry points
+ * every test's raw Vulkan goes through, with the steps they share (command
+ * pools and buffers, fenced submissions under tandem's queue lock, timeline
+ * semaphores). Everything goes through the system loader (libvulkan.so.1),
+ * the one tandem uses.
  */
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
-
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "harness.h"
+#include "harness_vk.h"
 
 #define TH_VK_CHECK(call)                                                           \
   do {                                                                              \
@@ -288,39 +289,22 @@ void th_vk_device_destroy(th_vk_device_t *d) {
   free(d);
 }
 
-/*---------------------------------------------------- buffers and pipelines --*/
+/*----------------------------------------------------- the entry-point table --*/
 
-/* Device-level entry points of |h|'s device. */
-typedef struct th_vk_fns {
-  VkDevice device;
-  PFN_vkGetPhysicalDeviceMemoryProperties GetPhysicalDeviceMemoryProperties;
-  PFN_vkCreateBuffer CreateBuffer;
-  PFN_vkDestroyBuffer DestroyBuffer;
-  PFN_vkGetBufferMemoryRequirements GetBufferMemoryRequirements;
-  PFN_vkAllocateMemory AllocateMemory;
-  PFN_vkFreeMemory FreeMemory;
-  PFN_vkBindBufferMemory BindBufferMemory;
-  PFN_vkMapMemory MapMemory;
-  PFN_vkUnmapMemory UnmapMemory;
-  PFN_vkCreateShaderModule CreateShaderModule;
-  PFN_vkDestroyShaderModule DestroyShaderModule;
-  PFN_vkCreateDescriptorSetLayout CreateDescriptorSetLayout;
-  PFN_vkDestroyDescriptorSetLayout DestroyDescriptorSetLayout;
-  PFN_vkCreatePipelineLayout CreatePipelineLayout;
-  PFN_vkDestroyPipelineLayout DestroyPipelineLayout;
-  PFN_vkCreateComputePipelines CreateComputePipelines;
-  PFN_vkDestroyPipeline DestroyPipeline;
-} th_vk_fns_t;
-
-static th_vk_fns_t th_vk_fns(const tandem_vulkan_handles_t *h) {
+th_vk_fns_t th_vk_fns(const tandem_vulkan_handles_t *h) {
   PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h->get_instance_proc_addr;
   VkInstance instance = (VkInstance)h->instance;
   PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(instance, "vkGetDeviceProcAddr");
   assert_non_null(gdpa);
-  th_vk_fns_t f = {.device = (VkDevice)h->device};
-  f.GetPhysicalDeviceMemoryProperties = (PFN_vkGetPhysicalDeviceMemoryProperties)gipa(
-      instance, "vkGetPhysicalDeviceMemoryProperties");
-#define TH_D(name) \
+  th_vk_fns_t f = {.physical_device = (VkPhysicalDevice)h->physical_device,
+                   .device = (VkDevice)h->device};
+#define TH_I(name)                                    \
+  f.name = (PFN_vk##name)gipa(instance, "vk" #name); \
+  assert_non_null(f.name)
+  TH_I(GetPhysicalDeviceMemoryProperties);
+  TH_I(GetPhysicalDeviceQueueFamilyProperties);
+#undef TH_I
+#define TH_D(name)                                    \
   f.name = (PFN_vk##name)gdpa(f.device, "vk" #name); \
   assert_non_null(f.name)
   TH_D(CreateBuffer);
@@ -339,9 +323,39 @@ static th_vk_fns_t th_vk_fns(const tandem_vulkan_handles_t *h) {
   TH_D(DestroyPipelineLayout);
   TH_D(CreateComputePipelines);
   TH_D(DestroyPipeline);
+  TH_D(CreateDescriptorPool);
+  TH_D(DestroyDescriptorPool);
+  TH_D(AllocateDescriptorSets);
+  TH_D(UpdateDescriptorSets);
+  TH_D(CreateCommandPool);
+  TH_D(DestroyCommandPool);
+  TH_D(AllocateCommandBuffers);
+  TH_D(FreeCommandBuffers);
+  TH_D(BeginCommandBuffer);
+  TH_D(EndCommandBuffer);
+  TH_D(CmdCopyBuffer);
+  TH_D(CmdFillBuffer);
+  TH_D(CmdUpdateBuffer);
+  TH_D(CmdPipelineBarrier2);
+  TH_D(CmdBindPipeline);
+  TH_D(CmdBindDescriptorSets);
+  TH_D(CmdPushConstants);
+  TH_D(CmdDispatch);
+  TH_D(QueueSubmit);
+  TH_D(QueueSubmit2);
+  TH_D(CreateFence);
+  TH_D(DestroyFence);
+  TH_D(WaitForFences);
+  TH_D(CreateSemaphore);
+  TH_D(DestroySemaphore);
+  TH_D(WaitSemaphores);
+  TH_D(SignalSemaphore);
+  TH_D(GetSemaphoreCounterValue);
 #undef TH_D
   return f;
 }
+
+/*---------------------------------------------------- buffers and pipelines --*/
 
 th_vk_buffer_t th_vk_buffer_create(const tandem_vulkan_handles_t *h, uint64_t size,
                                    uint32_t want_flags) {
@@ -366,7 +380,7 @@ th_vk_buffer_t th_vk_buffer_create(const tandem_vulkan_handles_t *h, uint64_t si
   VkMemoryRequirements req;
   f.GetBufferMemoryRequirements(f.device, buffer, &req);
   VkPhysicalDeviceMemoryProperties mem;
-  f.GetPhysicalDeviceMemoryProperties((VkPhysicalDevice)h->physical_device, &mem);
+  f.GetPhysicalDeviceMemoryProperties(f.physical_device, &mem);
   uint32_t type = UINT32_MAX;
   for (uint32_t i = 0; i < mem.memoryTypeCount && type == UINT32_MAX; i++)
     if ((req.memoryTypeBits & (1u << i)) &&
@@ -474,4 +488,60 @@ void th_vk_pipeline_destroy(const tandem_vulkan_handles_t *h, th_vk_pipeline_t *
   f.DestroyDescriptorSetLayout(f.device, (VkDescriptorSetLayout)p->set_layout, NULL);
   f.DestroyShaderModule(f.device, (VkShaderModule)p->module, NULL);
   memset(p, 0, sizeof *p);
+}
+
+/*------------------------------------------------ commands and submission --*/
+
+VkCommandPool th_vk_command_pool(const th_vk_fns_t *f, uint32_t queue_family) {
+  VkCommandPoolCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                .queueFamilyIndex = queue_family};
+  VkCommandPool pool;
+  TH_VK_CHECK(f->CreateCommandPool(f->device, &ci, NULL, &pool));
+  return pool;
+}
+
+VkCommandBuffer th_vk_begin(const th_vk_fns_t *f, VkCommandPool pool) {
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkCommandBuffer cb;
+  TH_VK_CHECK(f->AllocateCommandBuffers(f->device, &ai, &cb));
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+  TH_VK_CHECK(f->BeginCommandBuffer(cb, &bi));
+  return cb;
+}
+
+void th_vk_submit_wait(const th_vk_fns_t *f, tandem_runtime_t *runtime, tandem_lane_t lane,
+                       VkQueue queue, VkCommandBuffer cb) {
+  TH_VK_CHECK(f->EndCommandBuffer(cb));
+  VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  VkFence fence;
+  TH_VK_CHECK(f->CreateFence(f->device, &fci, NULL, &fence));
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                     .commandBufferCount = 1,
+                     .pCommandBuffers = &cb};
+  tandem_runtime_queue_lock(runtime, lane);
+  VkResult r = f->QueueSubmit(queue, 1, &si, fence);
+  tandem_runtime_queue_unlock(runtime, lane);
+  TH_VK_CHECK(r);
+  TH_VK_CHECK(f->WaitForFences(f->device, 1, &fence, VK_TRUE, UINT64_MAX));
+  f->DestroyFence(f->device, fence, NULL);
+}
+
+VkSemaphore th_vk_timeline(const th_vk_fns_t *f) {
+  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
+  VkSemaphoreCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  VkSemaphore s;
+  TH_VK_CHECK(f->CreateSemaphore(f->device, &ci, NULL, &s));
+  return s;
+}
+
+void th_vk_timeline_signal(const th_vk_fns_t *f, VkSemaphore timeline, uint64_t value) {
+  VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                              .semaphore = timeline,
+                              .value = value};
+  TH_VK_CHECK(f->SignalSemaphore(f->device, &si));
 }
