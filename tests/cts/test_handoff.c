@@ -3,9 +3,10 @@
  * test_handoff.c — the scoped handoff (tandem.h, Interop, "Scoped handoff"):
  * the user's own Vulkan commands as graph nodes, ordered by tandem.
  *
- * The commands are plain Vulkan recorded through the native handles: copies,
- * fills, buffer updates and a compute pipeline the test builds itself from
- * the add_one_u32 SPIR-V (its own descriptor-set layout, pool and sets). They
+ * The commands are plain Vulkan recorded through the native handles (the
+ * harness's entry-point table, harness_vk.h): copies, fills, buffer updates
+ * and a compute pipeline the test builds itself from the add_one_u32 SPIR-V
+ * (plain Vulkan, not a tandem kernel; its own descriptor pool and sets). They
  * write buffers that tandem dispatches and copies then read, and read buffers
  * tandem wrote, on one lane and across lanes; every graph is replayed with
  * new random data and checked against a CPU reference. Also: the callback
@@ -20,170 +21,69 @@
  * (synchronization validation included): any message fails the test. Label
  * "vulkan".
  */
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
-
 #include <stdlib.h>
 
-#include "harness.h"
+#include "harness_vk.h"
 #include "tandem_test_shaders.h"
 
 /*------------------------------------------------------------- raw Vulkan --*/
 
-/* Entry points the commands use, and the test's own add-one pipeline (not
- * tandem's kernel: a VkPipeline made here from the same SPIR-V). */
+/* The harness's entry points for tandem's device, and the test's own add-one
+ * pipeline (not tandem's kernel: a VkPipeline made here from the same
+ * SPIR-V, with one storage buffer and a 4-byte push constant). */
 typedef struct raw {
-  VkDevice device;
-  PFN_vkCmdCopyBuffer CmdCopyBuffer;
-  PFN_vkCmdFillBuffer CmdFillBuffer;
-  PFN_vkCmdUpdateBuffer CmdUpdateBuffer;
-  PFN_vkCmdPipelineBarrier2 CmdPipelineBarrier2;
-  PFN_vkCmdBindPipeline CmdBindPipeline;
-  PFN_vkCmdBindDescriptorSets CmdBindDescriptorSets;
-  PFN_vkCmdPushConstants CmdPushConstants;
-  PFN_vkCmdDispatch CmdDispatch;
-  PFN_vkCreateShaderModule CreateShaderModule;
-  PFN_vkDestroyShaderModule DestroyShaderModule;
-  PFN_vkCreateDescriptorSetLayout CreateDescriptorSetLayout;
-  PFN_vkDestroyDescriptorSetLayout DestroyDescriptorSetLayout;
-  PFN_vkCreatePipelineLayout CreatePipelineLayout;
-  PFN_vkDestroyPipelineLayout DestroyPipelineLayout;
-  PFN_vkCreateComputePipelines CreateComputePipelines;
-  PFN_vkDestroyPipeline DestroyPipeline;
-  PFN_vkCreateDescriptorPool CreateDescriptorPool;
-  PFN_vkDestroyDescriptorPool DestroyDescriptorPool;
-  PFN_vkAllocateDescriptorSets AllocateDescriptorSets;
-  PFN_vkUpdateDescriptorSets UpdateDescriptorSets;
-  PFN_vkCreateCommandPool CreateCommandPool;
-  PFN_vkDestroyCommandPool DestroyCommandPool;
-  PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
-  PFN_vkBeginCommandBuffer BeginCommandBuffer;
-  PFN_vkEndCommandBuffer EndCommandBuffer;
-  PFN_vkQueueSubmit2 QueueSubmit2;
-  PFN_vkCreateSemaphore CreateSemaphore;
-  PFN_vkDestroySemaphore DestroySemaphore;
-  PFN_vkWaitSemaphores WaitSemaphores;
-  PFN_vkSignalSemaphore SignalSemaphore;
-  VkDescriptorSetLayout set_layout;
-  VkPipelineLayout layout;
-  VkPipeline pipeline;
+  tandem_vulkan_handles_t h;
+  th_vk_fns_t vk;
+  th_vk_pipeline_t add_one;
   VkDescriptorPool pool; /* one set per recording; freed with the pool */
 } raw_t;
 
 #define RAW_MAX_SETS 64
 
 static void raw_open(tandem_runtime_t *rt, raw_t *r) {
-  tandem_vulkan_handles_t h;
-  tandem_vulkan_handles_init(&h);
-  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
-  PFN_vkGetDeviceProcAddr gdpa =
-      (PFN_vkGetDeviceProcAddr)gipa((VkInstance)h.instance, "vkGetDeviceProcAddr");
-  assert_non_null(gdpa);
   memset(r, 0, sizeof *r);
-  r->device = (VkDevice)h.device;
-#define LOAD(name)                                        \
-  r->name = (PFN_vk##name)gdpa(r->device, "vk" #name); \
-  assert_non_null(r->name)
-  LOAD(CmdCopyBuffer);
-  LOAD(CmdFillBuffer);
-  LOAD(CmdUpdateBuffer);
-  LOAD(CmdPipelineBarrier2);
-  LOAD(CmdBindPipeline);
-  LOAD(CmdBindDescriptorSets);
-  LOAD(CmdPushConstants);
-  LOAD(CmdDispatch);
-  LOAD(CreateShaderModule);
-  LOAD(DestroyShaderModule);
-  LOAD(CreateDescriptorSetLayout);
-  LOAD(DestroyDescriptorSetLayout);
-  LOAD(CreatePipelineLayout);
-  LOAD(DestroyPipelineLayout);
-  LOAD(CreateComputePipelines);
-  LOAD(DestroyPipeline);
-  LOAD(CreateDescriptorPool);
-  LOAD(DestroyDescriptorPool);
-  LOAD(AllocateDescriptorSets);
-  LOAD(UpdateDescriptorSets);
-  LOAD(CreateCommandPool);
-  LOAD(DestroyCommandPool);
-  LOAD(AllocateCommandBuffers);
-  LOAD(BeginCommandBuffer);
-  LOAD(EndCommandBuffer);
-  LOAD(QueueSubmit2);
-  LOAD(CreateSemaphore);
-  LOAD(DestroySemaphore);
-  LOAD(WaitSemaphores);
-  LOAD(SignalSemaphore);
-#undef LOAD
-  VkDescriptorSetLayoutBinding binding = {.binding = 0,
-                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                          .descriptorCount = 1,
-                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo dl = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = 1,
-      .pBindings = &binding};
-  assert_int_equal(r->CreateDescriptorSetLayout(r->device, &dl, NULL, &r->set_layout), VK_SUCCESS);
-  VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 4};
-  VkPipelineLayoutCreateInfo pl = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                   .setLayoutCount = 1,
-                                   .pSetLayouts = &r->set_layout,
-                                   .pushConstantRangeCount = 1,
-                                   .pPushConstantRanges = &push};
-  assert_int_equal(r->CreatePipelineLayout(r->device, &pl, NULL, &r->layout), VK_SUCCESS);
-  VkShaderModuleCreateInfo sm = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                 .codeSize = tandem_spv_add_one_u32_size,
-                                 .pCode = (const uint32_t *)tandem_spv_add_one_u32};
-  VkShaderModule module;
-  assert_int_equal(r->CreateShaderModule(r->device, &sm, NULL, &module), VK_SUCCESS);
-  VkComputePipelineCreateInfo cp = {
-      .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-      .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = module,
-                .pName = "main"},
-      .layout = r->layout};
-  assert_int_equal(r->CreateComputePipelines(r->device, VK_NULL_HANDLE, 1, &cp, NULL, &r->pipeline),
-                   VK_SUCCESS);
-  r->DestroyShaderModule(r->device, module, NULL);
+  tandem_vulkan_handles_init(&r->h);
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &r->h));
+  r->vk = th_vk_fns(&r->h);
+  r->add_one = th_vk_pipeline_create(&r->h, (const uint32_t *)tandem_spv_add_one_u32,
+                                     tandem_spv_add_one_u32_size, 1, 4);
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, RAW_MAX_SETS};
   VkDescriptorPoolCreateInfo dp = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                    .maxSets = RAW_MAX_SETS,
                                    .poolSizeCount = 1,
                                    .pPoolSizes = &size};
-  assert_int_equal(r->CreateDescriptorPool(r->device, &dp, NULL, &r->pool), VK_SUCCESS);
+  assert_int_equal(r->vk.CreateDescriptorPool(r->vk.device, &dp, NULL, &r->pool), VK_SUCCESS);
 }
 
 /* After every executable that replays the commands is released. */
 static void raw_close(raw_t *r) {
-  r->DestroyDescriptorPool(r->device, r->pool, NULL);
-  r->DestroyPipeline(r->device, r->pipeline, NULL);
-  r->DestroyPipelineLayout(r->device, r->layout, NULL);
-  r->DestroyDescriptorSetLayout(r->device, r->set_layout, NULL);
+  r->vk.DestroyDescriptorPool(r->vk.device, r->pool, NULL);
+  th_vk_pipeline_destroy(&r->h, &r->add_one);
 }
 
 /* Records v[i] += 1 for the first |n| uints of |view| with the raw pipeline,
  * in a descriptor set of its own (a set already bound in another slot's
  * command buffer must not be written again). */
 static void raw_add_one(raw_t *r, VkCommandBuffer cb, tandem_vulkan_view_t view, uint32_t n) {
+  VkDescriptorSetLayout set_layout = (VkDescriptorSetLayout)r->add_one.set_layout;
+  VkPipelineLayout layout = (VkPipelineLayout)r->add_one.layout;
   VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
                                     .descriptorPool = r->pool,
                                     .descriptorSetCount = 1,
-                                    .pSetLayouts = &r->set_layout};
+                                    .pSetLayouts = &set_layout};
   VkDescriptorSet set;
-  assert_int_equal(r->AllocateDescriptorSets(r->device, &ai, &set), VK_SUCCESS);
+  assert_int_equal(r->vk.AllocateDescriptorSets(r->vk.device, &ai, &set), VK_SUCCESS);
   VkDescriptorBufferInfo bi = {(VkBuffer)view.buffer, view.offset, view.range};
   VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                             .dstSet = set,
                             .descriptorCount = 1,
                             .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                             .pBufferInfo = &bi};
-  r->UpdateDescriptorSets(r->device, 1, &w, 0, NULL);
-  r->CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
-  r->CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, 1, &set, 0, NULL);
-  r->CmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
-  r->CmdDispatch(cb, (n + 255) / 256, 1, 1);
+  r->vk.UpdateDescriptorSets(r->vk.device, 1, &w, 0, NULL);
+  r->vk.CmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, (VkPipeline)r->add_one.pipeline);
+  r->vk.CmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, &set, 0, NULL);
+  r->vk.CmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 4, &n);
+  r->vk.CmdDispatch(cb, (n + 255) / 256, 1, 1);
 }
 
 /* A barrier between the user's own commands: transfer writes before compute
@@ -198,7 +98,7 @@ static void raw_transfer_to_compute(raw_t *r, VkCommandBuffer cb) {
   VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
                           .memoryBarrierCount = 1,
                           .pMemoryBarriers = &mb};
-  r->CmdPipelineBarrier2(cb, &dep);
+  r->vk.CmdPipelineBarrier2(cb, &dep);
 }
 
 /*------------------------------------------------------------- callbacks --*/
@@ -252,7 +152,7 @@ static tandem_status_t record(void *user, const tandem_vulkan_scope_t *scope) {
     case COPY: {
       tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
       VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
-      r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+      r->vk.CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
       if (c->mode == COPY) break;
       raw_transfer_to_compute(r, cb);
       raw_add_one(r, cb, dst, c->n);
@@ -261,16 +161,16 @@ static tandem_status_t record(void *user, const tandem_vulkan_scope_t *scope) {
     case ADD_ONE: raw_add_one(r, cb, scope_view(scope, 0), c->n); break;
     case FILL: {
       tandem_vulkan_view_t v = scope_view(scope, 0);
-      r->CmdFillBuffer(cb, (VkBuffer)v.buffer, v.offset, v.range, FILL_WORD);
+      r->vk.CmdFillBuffer(cb, (VkBuffer)v.buffer, v.offset, v.range, FILL_WORD);
       break;
     }
     case COPY_OUT: {
       tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
       VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
-      r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+      r->vk.CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
       tandem_vulkan_view_t head = scope_view(scope, 2), tail = scope_view(scope, 3);
-      r->CmdUpdateBuffer(cb, (VkBuffer)head.buffer, head.offset, sizeof k_header, k_header);
-      r->CmdFillBuffer(cb, (VkBuffer)tail.buffer, tail.offset, tail.range, FILL_WORD);
+      r->vk.CmdUpdateBuffer(cb, (VkBuffer)head.buffer, head.offset, sizeof k_header, k_header);
+      r->vk.CmdFillBuffer(cb, (VkBuffer)tail.buffer, tail.offset, tail.range, FILL_WORD);
       break;
     }
     case UNDECLARED: {
@@ -863,30 +763,18 @@ static void ext_open(ext_ctx_t *c, tandem_runtime_t *rt, raw_t *raw, tandem_lane
   c->rt = rt;
   c->queue_lane = lane;
   c->n = n;
-  tandem_vulkan_handles_t h;
-  tandem_vulkan_handles_init(&h);
-  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  c->queue = (VkQueue)h.lanes[lane].queue;
+  const tandem_vulkan_lane_t *l = &raw->h.lanes[lane];
+  c->queue = (VkQueue)l->queue;
   /* A transfer-only family (the H200's upload lane) takes the copy only. */
-  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
-  PFN_vkGetPhysicalDeviceQueueFamilyProperties qfp =
-      (PFN_vkGetPhysicalDeviceQueueFamilyProperties)gipa(
-          (VkInstance)h.instance, "vkGetPhysicalDeviceQueueFamilyProperties");
-  assert_non_null(qfp);
   uint32_t families = 0;
-  qfp((VkPhysicalDevice)h.physical_device, &families, NULL);
+  raw->vk.GetPhysicalDeviceQueueFamilyProperties(raw->vk.physical_device, &families, NULL);
   VkQueueFamilyProperties props[32];
   if (families > 32) families = 32;
-  qfp((VkPhysicalDevice)h.physical_device, &families, props);
-  assert_true(h.lanes[lane].queue_family < families);
-  c->computes = props[h.lanes[lane].queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT;
-  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 .queueFamilyIndex = h.lanes[lane].queue_family};
-  assert_int_equal(raw->CreateCommandPool(raw->device, &pci, NULL, &c->pool), VK_SUCCESS);
-  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-  assert_int_equal(raw->CreateSemaphore(raw->device, &sci, NULL, &c->timeline), VK_SUCCESS);
+  raw->vk.GetPhysicalDeviceQueueFamilyProperties(raw->vk.physical_device, &families, props);
+  assert_true(l->queue_family < families);
+  c->computes = props[l->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT;
+  c->pool = th_vk_command_pool(&raw->vk, l->queue_family);
+  c->timeline = th_vk_timeline(&raw->vk);
 }
 
 /* Waits (host) for everything the context submitted, then frees it. */
@@ -896,9 +784,9 @@ static void ext_close(ext_ctx_t *c) {
                             .semaphoreCount = 1,
                             .pSemaphores = &c->timeline,
                             .pValues = &c->value};
-  assert_int_equal(r->WaitSemaphores(r->device, &wi, UINT64_MAX), VK_SUCCESS);
-  r->DestroySemaphore(r->device, c->timeline, NULL);
-  r->DestroyCommandPool(r->device, c->pool, NULL);
+  assert_int_equal(r->vk.WaitSemaphores(r->vk.device, &wi, UINT64_MAX), VK_SUCCESS);
+  r->vk.DestroySemaphore(r->vk.device, c->timeline, NULL);
+  r->vk.DestroyCommandPool(r->vk.device, c->pool, NULL);
 }
 
 /* Copies access 0 into access 1 and adds one there with the raw pipeline
@@ -916,22 +804,14 @@ static tandem_status_t ext_submit(void *user, const tandem_vulkan_scope_t *scope
   assert_null(scope->command_buffer);
   if (c->fail != TANDEM_OK) return c->fail;
   tandem_vulkan_view_t src = scope_view(scope, 0), dst = scope_view(scope, 1);
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = c->pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
-  VkCommandBuffer cb;
-  assert_int_equal(r->AllocateCommandBuffers(r->device, &ai, &cb), VK_SUCCESS);
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  assert_int_equal(r->BeginCommandBuffer(cb, &bi), VK_SUCCESS);
+  VkCommandBuffer cb = th_vk_begin(&r->vk, c->pool);
   VkBufferCopy region = {src.offset, dst.offset, (VkDeviceSize)c->n * 4};
-  r->CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
+  r->vk.CmdCopyBuffer(cb, (VkBuffer)src.buffer, (VkBuffer)dst.buffer, 1, &region);
   if (c->computes) {
     raw_transfer_to_compute(r, cb);
     raw_add_one(r, cb, dst, c->n);
   }
-  assert_int_equal(r->EndCommandBuffer(cb), VK_SUCCESS);
+  assert_int_equal(r->vk.EndCommandBuffer(cb), VK_SUCCESS);
   VkSemaphoreSubmitInfo waits[TANDEM_LANE_COUNT + 1];
   uint32_t wait_count = 0;
   for (uint32_t i = 0; i < scope->wait_count; i++)
@@ -960,7 +840,7 @@ static tandem_status_t ext_submit(void *user, const tandem_vulkan_scope_t *scope
                       .signalSemaphoreInfoCount = 1,
                       .pSignalSemaphoreInfos = &signal};
   tandem_runtime_queue_lock(c->rt, c->queue_lane);
-  VkResult vr = r->QueueSubmit2(c->queue, 1, &si, VK_NULL_HANDLE);
+  VkResult vr = r->vk.QueueSubmit2(c->queue, 1, &si, VK_NULL_HANDLE);
   tandem_runtime_queue_unlock(c->rt, c->queue_lane);
   assert_int_equal(vr, VK_SUCCESS);
   *out = (tandem_vulkan_signal_t){c->no_semaphore ? NULL : (void *)c->timeline, c->value};
@@ -1006,11 +886,7 @@ static void test_external_submit(void **state) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                    .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE};
-  VkSemaphoreCreateInfo sci = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
-  VkSemaphore gate;
-  assert_int_equal(raw.CreateSemaphore(raw.device, &sci, NULL, &gate), VK_SUCCESS);
+  VkSemaphore gate = th_vk_timeline(&raw.vk);
   uint64_t gate_value = 0;
   const tandem_lane_t queues[2] = {TANDEM_LANE_COMPUTE, TANDEM_LANE_UPLOAD};
   for (int q = 0; q < 2; q++) {
@@ -1044,10 +920,7 @@ static void test_external_submit(void **state) {
         TH_ASSERT_STATUS(tandem_completion_wait_timeout(c3, 50 * 1000 * 1000),
                          TANDEM_ERROR_TIMEOUT);
         assert_false(tandem_completion_is_complete(c2));
-        VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                      .semaphore = gate,
-                                      .value = gate_value};
-        assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
+        th_vk_timeline_signal(&raw.vk, gate, gate_value);
       }
       TH_ASSERT_OK(tandem_completion_wait(c3));
       assert_true(tandem_completion_is_complete(c2)); /* c3 was ordered after it */
@@ -1065,11 +938,8 @@ static void test_external_submit(void **state) {
     ext_close(&c);
   }
   /* An open gate at every value used (later rounds did not wait for it). */
-  VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                .semaphore = gate,
-                                .value = gate_value + 1};
-  assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
-  raw.DestroySemaphore(raw.device, gate, NULL);
+  th_vk_timeline_signal(&raw.vk, gate, gate_value + 1);
+  raw.vk.DestroySemaphore(raw.vk.device, gate, NULL);
   free(src), free(got), free(want);
   tandem_exec_release(before);
   tandem_exec_release(after);
@@ -1166,10 +1036,7 @@ static void test_external_submit_waits(void **state) {
   tandem_map_t m;
   TH_ASSERT_STATUS_MSG(tandem_try_map_read(th_view(b, 1024, 64), &m), TANDEM_ERROR_BUSY,
                        "in use by in-flight device work");
-  VkSemaphoreSignalInfo open = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
-                                .semaphore = c.gate,
-                                .value = c.gate_value};
-  assert_int_equal(raw.SignalSemaphore(raw.device, &open), VK_SUCCESS);
+  th_vk_timeline_signal(&raw.vk, c.gate, c.gate_value);
   TH_ASSERT_OK(tandem_completion_wait(fill));
   TH_ASSERT_OK(tandem_completion_wait(gated));
   tandem_completion_release(fill);

@@ -18,9 +18,6 @@
  * case exit 77 (skip) naming the extension. Both processes run with
  * validation; any message fails the case.
  */
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -32,7 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "harness_vk.h"
 
 /*------------------------------------------------------------- version --*/
 
@@ -47,46 +44,6 @@ static void test_version(void **state) {
 }
 
 /*------------------------------------------------------ native accessors --*/
-
-/* Raw Vulkan entry points, fetched through tandem's own loader. */
-typedef struct raw_vk {
-  VkDevice device;
-  PFN_vkCreateCommandPool CreateCommandPool;
-  PFN_vkDestroyCommandPool DestroyCommandPool;
-  PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
-  PFN_vkBeginCommandBuffer BeginCommandBuffer;
-  PFN_vkEndCommandBuffer EndCommandBuffer;
-  PFN_vkCmdFillBuffer CmdFillBuffer;
-  PFN_vkCreateFence CreateFence;
-  PFN_vkDestroyFence DestroyFence;
-  PFN_vkWaitForFences WaitForFences;
-  PFN_vkQueueSubmit QueueSubmit;
-  PFN_vkGetSemaphoreCounterValue GetSemaphoreCounterValue;
-} raw_vk_t;
-
-static raw_vk_t raw_vk_load(const tandem_vulkan_handles_t *h) {
-  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h->get_instance_proc_addr;
-  PFN_vkGetDeviceProcAddr gdpa =
-      (PFN_vkGetDeviceProcAddr)gipa((VkInstance)h->instance, "vkGetDeviceProcAddr");
-  assert_non_null(gdpa);
-  raw_vk_t r = {.device = (VkDevice)h->device};
-#define LOAD(name) \
-  r.name = (PFN_vk##name)gdpa(r.device, "vk" #name); \
-  assert_non_null(r.name)
-  LOAD(CreateCommandPool);
-  LOAD(DestroyCommandPool);
-  LOAD(AllocateCommandBuffers);
-  LOAD(BeginCommandBuffer);
-  LOAD(EndCommandBuffer);
-  LOAD(CmdFillBuffer);
-  LOAD(CreateFence);
-  LOAD(DestroyFence);
-  LOAD(WaitForFences);
-  LOAD(QueueSubmit);
-  LOAD(GetSemaphoreCounterValue);
-#undef LOAD
-  return r;
-}
 
 /* A view's (VkBuffer, offset, range) is exactly what the view names: raw
  * Vulkan fills it on tandem's compute queue (under the queue lock), and
@@ -116,35 +73,12 @@ static void test_view_vulkan_buffer(void **state) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  raw_vk_t vk = raw_vk_load(&h);
+  th_vk_fns_t vk = th_vk_fns(&h);
   const tandem_vulkan_lane_t *lane = &h.lanes[TANDEM_LANE_COMPUTE];
-  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 .queueFamilyIndex = lane->queue_family};
-  VkCommandPool pool;
-  assert_int_equal(vk.CreateCommandPool(vk.device, &pci, NULL, &pool), VK_SUCCESS);
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
-  VkCommandBuffer cb;
-  assert_int_equal(vk.AllocateCommandBuffers(vk.device, &ai, &cb), VK_SUCCESS);
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  assert_int_equal(vk.BeginCommandBuffer(cb, &bi), VK_SUCCESS);
+  VkCommandPool pool = th_vk_command_pool(&vk, lane->queue_family);
+  VkCommandBuffer cb = th_vk_begin(&vk, pool);
   vk.CmdFillBuffer(cb, (VkBuffer)vv.buffer, vv.offset, vv.range, 0xC0FFEE11u);
-  assert_int_equal(vk.EndCommandBuffer(cb), VK_SUCCESS);
-  VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence;
-  assert_int_equal(vk.CreateFence(vk.device, &fci, NULL, &fence), VK_SUCCESS);
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = &cb};
-  tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
-  VkResult r = vk.QueueSubmit((VkQueue)lane->queue, 1, &si, fence);
-  tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
-  assert_int_equal(r, VK_SUCCESS);
-  assert_int_equal(vk.WaitForFences(vk.device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
-  vk.DestroyFence(vk.device, fence, NULL);
+  th_vk_submit_wait(&vk, rt, TANDEM_LANE_COMPUTE, (VkQueue)lane->queue, cb);
   vk.DestroyCommandPool(vk.device, pool, NULL);
 
   uint32_t got[1024];
@@ -450,7 +384,7 @@ static void test_completion_lane_values(void **state) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  raw_vk_t vk = raw_vk_load(&h);
+  th_vk_fns_t vk = th_vk_fns(&h);
   uint64_t counter = 0;
   assert_int_equal(vk.GetSemaphoreCounterValue(
                        vk.device, (VkSemaphore)h.lanes[TANDEM_LANE_COMPUTE].timeline, &counter),

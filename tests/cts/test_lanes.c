@@ -13,99 +13,44 @@
  * on imported timelines need VK_KHR_external_semaphore_fd (not on lavapipe):
  * test_interop's two-process timeline case runs them.
  */
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
-
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "harness_vk.h"
 
 #define WORDS 4096u /* 16 KiB buffers */
 
 /* The client's own Vulkan: a command pool on the compute queue's family and
- * the entry points it needs, through tandem's loader. */
+ * the harness's entry-point table, through tandem's loader. */
 typedef struct client {
   tandem_runtime_t *rt;
-  VkDevice device;
+  th_vk_fns_t vk;
   VkQueue queue;
   VkCommandPool pool;
-  PFN_vkDestroyCommandPool DestroyCommandPool;
-  PFN_vkAllocateCommandBuffers AllocateCommandBuffers;
-  PFN_vkFreeCommandBuffers FreeCommandBuffers;
-  PFN_vkBeginCommandBuffer BeginCommandBuffer;
-  PFN_vkEndCommandBuffer EndCommandBuffer;
-  PFN_vkCmdFillBuffer CmdFillBuffer;
-  PFN_vkCreateFence CreateFence;
-  PFN_vkDestroyFence DestroyFence;
-  PFN_vkWaitForFences WaitForFences;
-  PFN_vkQueueSubmit QueueSubmit;
 } client_t;
 
 static client_t client_open(tandem_runtime_t *rt) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
   TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
-  PFN_vkGetInstanceProcAddr gipa = (PFN_vkGetInstanceProcAddr)h.get_instance_proc_addr;
-  PFN_vkGetDeviceProcAddr gdpa =
-      (PFN_vkGetDeviceProcAddr)gipa((VkInstance)h.instance, "vkGetDeviceProcAddr");
-  assert_non_null(gdpa);
   client_t c = {.rt = rt,
-                .device = (VkDevice)h.device,
+                .vk = th_vk_fns(&h),
                 .queue = (VkQueue)h.lanes[TANDEM_LANE_COMPUTE].queue};
-#define LOAD(name)                                      \
-  c.name = (PFN_vk##name)gdpa(c.device, "vk" #name); \
-  assert_non_null(c.name)
-  LOAD(DestroyCommandPool);
-  LOAD(AllocateCommandBuffers);
-  LOAD(FreeCommandBuffers);
-  LOAD(BeginCommandBuffer);
-  LOAD(EndCommandBuffer);
-  LOAD(CmdFillBuffer);
-  LOAD(CreateFence);
-  LOAD(DestroyFence);
-  LOAD(WaitForFences);
-  LOAD(QueueSubmit);
-#undef LOAD
-  PFN_vkCreateCommandPool create = (PFN_vkCreateCommandPool)gdpa(c.device, "vkCreateCommandPool");
-  assert_non_null(create);
-  VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                 .queueFamilyIndex = h.lanes[TANDEM_LANE_COMPUTE].queue_family};
-  assert_int_equal(create(c.device, &pci, NULL, &c.pool), VK_SUCCESS);
+  c.pool = th_vk_command_pool(&c.vk, h.lanes[TANDEM_LANE_COMPUTE].queue_family);
   return c;
 }
 
-static void client_close(client_t *c) { c->DestroyCommandPool(c->device, c->pool, NULL); }
+static void client_close(client_t *c) { c->vk.DestroyCommandPool(c->vk.device, c->pool, NULL); }
 
 /* The client's synchronous work: fills |view| with |pattern| on the compute
  * queue (under tandem's queue lock) and waits for it with a fence. */
 static void client_fill(client_t *c, tandem_view_t view, uint32_t pattern) {
   tandem_vulkan_view_t vv;
   TH_ASSERT_OK(tandem_view_vulkan_buffer(view, &vv));
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = c->pool,
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
-  VkCommandBuffer cb;
-  assert_int_equal(c->AllocateCommandBuffers(c->device, &ai, &cb), VK_SUCCESS);
-  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                 .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-  assert_int_equal(c->BeginCommandBuffer(cb, &bi), VK_SUCCESS);
-  c->CmdFillBuffer(cb, (VkBuffer)vv.buffer, vv.offset, vv.range, pattern);
-  assert_int_equal(c->EndCommandBuffer(cb), VK_SUCCESS);
-  VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  VkFence fence;
-  assert_int_equal(c->CreateFence(c->device, &fci, NULL, &fence), VK_SUCCESS);
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                     .commandBufferCount = 1,
-                     .pCommandBuffers = &cb};
-  tandem_runtime_queue_lock(c->rt, TANDEM_LANE_COMPUTE);
-  VkResult r = c->QueueSubmit(c->queue, 1, &si, fence);
-  tandem_runtime_queue_unlock(c->rt, TANDEM_LANE_COMPUTE);
-  assert_int_equal(r, VK_SUCCESS);
-  assert_int_equal(c->WaitForFences(c->device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
-  c->DestroyFence(c->device, fence, NULL);
-  c->FreeCommandBuffers(c->device, c->pool, 1, &cb);
+  VkCommandBuffer cb = th_vk_begin(&c->vk, c->pool);
+  c->vk.CmdFillBuffer(cb, (VkBuffer)vv.buffer, vv.offset, vv.range, pattern);
+  th_vk_submit_wait(&c->vk, c->rt, TANDEM_LANE_COMPUTE, c->queue, cb);
+  c->vk.FreeCommandBuffers(c->vk.device, c->pool, 1, &cb);
 }
 
 static tandem_lane_info_t lane_info(tandem_runtime_t *rt, int lane) {
