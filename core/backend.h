@@ -122,6 +122,13 @@ typedef struct tandem__program_desc {
   uint32_t region_count;
   const tandem_lane_t *region_lane;  /* [region]; NPU regions are never recorded */
   const uint32_t *region_commands;   /* [region]: its commands, barriers not counted */
+  /* [region]: the pieces a GPU region is recorded in (>= 1; 1 for an NPU
+   * region, never recorded), each into a native command buffer of its own, submitted in
+   * piece order as one batch (see "Pieces" above record_begin). */
+  const uint32_t *region_pieces;
+  /* [piece, region by region: the pieces of region 0, then region 1 ...]:
+   * each piece's commands, barriers not counted (they sum to the region's). */
+  const uint32_t *piece_commands;
   uint32_t command_count;
   const tandem__program_command_t *commands; /* [id] */
 } tandem__program_desc_t;
@@ -195,6 +202,7 @@ typedef struct tandem__gpu_vtable {
    * command interface" above). Only called while that slot is not in flight.
    *
    * Which state lives where: a program keeps one recording state per slot
+   * and piece (below, "Pieces"; read "slot" as "slot and piece" here)
    * (the native command buffer being recorded, what it believes bound, the
    * descriptor writes not yet handed over), and every record_* call names
    * its slot. A slot records one region at a time, and the calls of one
@@ -203,14 +211,33 @@ typedef struct tandem__gpu_vtable {
    * (prepare records the slots in parallel, core/record.c). So a backend
    * keeps per-slot state apart, and whatever the slots share (a command pool,
    * a descriptor pool, the device's tables) must be safe to use from two
-   * recordings at once: in Vulkan, slots record into command buffers of
-   * different command pools, since a pool is externally synchronised while
-   * any of its buffers records. program_create, program_destroy and
+   * recordings at once: in Vulkan, concurrent recordings use command buffers
+   * of different command pools, since a pool is externally synchronised
+   * while any of its buffers records. program_create, program_destroy and
    * program_submit are never called while a recording runs. After prepare,
    * recording happens under runtime->mutex (re-recording at submit), one
-   * slot at a time.
+   * slot and piece at a time, the pieces of a region in order.
    *
-   * Sequence per slot: record_begin; then, in order, record_bindings with a
+   * Pieces: core may split a long region into pieces (region_pieces in the
+   * description; core/record.c decides where: only at a command that has a
+   * barrier before it, never in a region with user commands), and records
+   * each piece of each slot as a recording of its own, named by (slot,
+   * piece): record_begin(slot, region, piece) .. record_end(slot, piece).
+   * The pieces of one slot and region may record at the same time on
+   * different threads (prepare), like different slots; a piece starts with
+   * nothing bound. The commands and barriers of a region's pieces, in piece
+   * order, are exactly those one recording of the whole region would get:
+   * the barrier that starts a piece is that piece's first command, with the
+   * scope the unsplit recording would give it, so a backend must keep
+   * ordering across the pieces' command buffers (in Vulkan: one batch, the
+   * buffers in piece order). A region's timestamps are written at the
+   * start of its first piece and the end of its last. A (slot, piece)
+   * records one region at a time, from one thread. In Vulkan the recording
+   * (slot, piece) uses pool (piece * slot_count + slot) % 4 of its lane, so
+   * the recordings core runs at once on up to four threads use different
+   * pools; two on one pool would only wait for each other.
+   *
+   * Sequence per (slot, piece): record_begin; then, in order, record_bindings with a
    * batch of the dispatches ahead (those with bindings, each before its
    * dispatch command and with the bindings that command carries; no command
    * recorded so far bound any of them, so a backend may write their
@@ -220,24 +247,24 @@ typedef struct tandem__gpu_vtable {
    * reports it from record_end). Allocates nothing of tandem's own:
    * re-recording happens at submit. */
   tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                  uint32_t region);
-  void (*record_bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                  uint32_t region, uint32_t piece);
+  void (*record_bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                           const tandem__binding_batch_t *batch);
-  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t src_work,
+  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
                          uint32_t dst_work);
-  void (*record_fill)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+  void (*record_fill)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                       const tandem__cmd_fill_t *cmd);
-  void (*record_copy)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+  void (*record_copy)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                       const tandem__cmd_copy_t *cmd);
-  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                           const tandem__cmd_dispatch_t *cmd);
   /* The one command that can fail: the user's callback's status. Core then
    * records nothing more into the region and calls record_end. Core never
    * records a program with user commands on more than one thread: a user's
    * callback is called from the thread that prepares or submits. */
-  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                  const tandem__cmd_user_t *cmd);
-  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native, uint32_t slot);
+  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece);
   /* Submits regions of slot |slot| in the given order (creation order, so every
    * wait names a value already submitted). Caller holds runtime->mutex. Must
    * not allocate. Marks each region it handed to a queue |submitted|: after

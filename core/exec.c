@@ -113,6 +113,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
       }
     }
     exec->access_count = a;
+    plan->piece_min = tandem__record_piece_min();
     s = tandem__program_create(gpu, plan, exec->slot_count, &exec->native);
     /* NPU runs: one run handle per slot and node, every argument set now. */
     tandem__npu_t *npu = atomic_load(&rt->npu);

@@ -355,6 +355,10 @@ struct tandem__plan {
   uint32_t *node_region;     /* region of each node */
   uint32_t *node_pos;        /* position of each node in order[] */
   uint32_t *barrier_prefix;  /* per order[] position: barriers at or before it */
+  /* The fewest commands a recorded piece of a GPU region holds (core/record.c,
+   * tandem__region_piece_end); set once before the program is made, so the
+   * pieces never change for the program's life. */
+  uint32_t piece_min;
 };
 
 /* record.c: makes |plan|'s program on |gpu| from a description of it (no plan
@@ -374,10 +378,28 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
 #ifndef TANDEM__RECORD_PARALLEL_MIN
 #define TANDEM__RECORD_PARALLEL_MIN 3072u
 #endif
+/* record.c: a GPU region of at least twice this many commands, with no user
+ * commands, is recorded in pieces of at least this many commands, each into
+ * a command buffer of its own, split only before a command with a barrier
+ * before it, so that the pieces of every slot record on parallel threads at
+ * prepare (bench/NOTES.md, "prepare: long regions recorded in pieces"). Half
+ * the parallel threshold: a region is split exactly when it alone would make
+ * a one-slot prepare parallel. The environment variable
+ * TANDEM_RECORD_PIECE_MIN, read at prepare, overrides it (tests split short
+ * chains with it). */
+#ifndef TANDEM__RECORD_PIECE_MIN
+#define TANDEM__RECORD_PIECE_MIN (TANDEM__RECORD_PARALLEL_MIN / 2u)
+#endif
+/* record.c: the piece minimum for a prepare now (TANDEM_RECORD_PIECE_MIN or
+ * the default). */
+uint32_t tandem__record_piece_min(void);
+/* record.c: how many pieces GPU region |region| of |plan| is recorded in. */
+uint32_t tandem__region_pieces(const tandem__plan_t *plan, uint32_t region);
 /* record.c: records GPU region |region| of slot |slot| again from |plan|'s
- * current node parameters, command by command (core/backend.h). Only while
- * that slot is not in flight: under runtime->mutex, or at prepare on the one
- * thread recording that slot (tandem__program_create). Allocates nothing. */
+ * current node parameters, command by command, piece after piece in order
+ * on the calling thread (core/backend.h). Only while that slot is not in
+ * flight, under runtime->mutex (re-recording at submit; prepare records its
+ * pieces through tandem__program_create). Allocates nothing. */
 tandem_status_t tandem__record_region(tandem__gpu_t *gpu, void *native, const tandem__plan_t *plan,
                                       uint32_t slot, uint32_t region);
 

@@ -27,8 +27,8 @@ typedef struct tandem_vk_queue {
   pthread_mutex_t mutex; /* guards every use of |queue| */
 } tandem_vk_queue_t;
 
-/* Command pools per GPU lane, one per slot index modulo this: as many as
- * core records slots at once (TANDEM__RECORD_THREADS in core/record.c). */
+/* Command pools per GPU lane: as many as core records at once
+ * (TANDEM__RECORD_THREADS in core/record.c). */
 #define TANDEM_VK_SLOT_POOLS 4
 
 typedef struct tandem_vk_lane {
@@ -46,9 +46,11 @@ typedef struct tandem_vk_lane {
    * one made for a native session (owned: |owned| set). Written under
    * signal_mutex, so a query never reads a semaphore being destroyed. */
   bool owned;
-  /* Command buffers of this lane's regions: slot s of every program records
-   * into pools[s % TANDEM_VK_SLOT_POOLS], so the slots of one program can be
-   * recorded on different threads at once (core/record.c). A pool is
+  /* Command buffers of this lane's regions: piece q of slot s of a program
+   * of S slots records into pools[(q * S + s) % TANDEM_VK_SLOT_POOLS], the
+   * pool of the thread core gives that piece (core/backend.h, "Pieces"), so
+   * the slots and pieces of one program can be recorded on different threads
+   * at once (core/record.c). A pool is
    * externally synchronised, also while any of its buffers records: each is
    * used only under its own mutex, which recording holds from begin to end.
    * One-off submissions (tandem_vk_run_once) use pools[0]. */
@@ -190,20 +192,20 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__progr
                                          void **out_native);
 void tandem_vk_program_destroy(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_record_begin(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                       uint32_t region);
-void tandem_vk_record_bindings(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                       uint32_t region, uint32_t piece);
+void tandem_vk_record_bindings(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                const tandem__binding_batch_t *batch);
-void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t src_work,
+void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
                               uint32_t dst_work);
-void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, uint32_t slot,
+void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_fill_t *cmd);
-void tandem_vk_record_copy(tandem__gpu_t *gpu, void *native, uint32_t slot,
+void tandem_vk_record_copy(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_copy_t *cmd);
-void tandem_vk_record_dispatch(tandem__gpu_t *gpu, void *native, uint32_t slot,
+void tandem_vk_record_dispatch(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                const tandem__cmd_dispatch_t *cmd);
-tandem_status_t tandem_vk_record_user(tandem__gpu_t *gpu, void *native, uint32_t slot,
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                       const tandem__cmd_user_t *cmd);
-tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native, uint32_t slot);
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          tandem__region_submit_t *regions,
                                          uint32_t region_count);

@@ -14,13 +14,29 @@
  * infos, descriptor sets) is allocated at program creation, one set per slot;
  * submit only writes values into them, so replay allocates nothing. A region
  * whose nodes' parameters changed (tandem_exec_set_*) is re-recorded into the
- * submitting slot's own command buffer and descriptor sets, which no running
+ * submitting slot's own command buffers and descriptor sets, which no running
  * work uses. Consecutive regions
  * that land on one VkQueue go to the driver in one vkQueueSubmit2 call.
+ *
+ * A long region is recorded in pieces (core/backend.h, "Pieces"), one
+ * command buffer each, and submitted as one VkSubmitInfo2 listing the
+ * pieces' buffers in order. That keeps the barrier at the start of a piece
+ * ordering the previous pieces' work: the order of pCommandBufferInfos in
+ * one batch is submission order ("Implicit Synchronization Guarantees",
+ * Vulkan spec chapter 7, Synchronization and Cache Control:
+ * https://registry.khronos.org/vulkan/specs/1.3/html/chap7.html), and a
+ * pipeline barrier's first synchronization scope includes all commands that
+ * occur earlier in submission order, not only those of its own command
+ * buffer. The waits and signals of the batch are the region's, as before.
+ * Pipeline, descriptor set and push constants do not carry over from one
+ * command buffer to the next, so each piece binds its own.
+ *
  * Command pools are externally synchronised, including while recording into
- * their command buffers: slot s's buffers come from its lane's pool
- * s % TANDEM_VK_SLOT_POOLS, and recording holds that pool's mutex, so two
- * slots of one program can record on two threads at once (core/record.c).
+ * their command buffers: piece q of slot s's buffers come from its lane's pool
+ * (q * slot_count + s) % TANDEM_VK_SLOT_POOLS, and recording holds that pool's
+ * mutex, so the slots and pieces of one program can record on up to four
+ * threads at once (core/record.c), and two recordings that land on one pool
+ * (another program's prepare, a third thread) only wait for each other.
  * Descriptor sets need no more: updating a set is synchronised on the set
  * (each slot has its own), the descriptor pool only on allocating and
  * freeing, which happen at program creation and destruction.
@@ -38,11 +54,12 @@ _Static_assert(TANDEM_VK_WRITE_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch's write
 _Static_assert(TANDEM_VK_WRITE_BATCH == TANDEM__BINDING_BATCH,
                "one record_bindings batch is one vkUpdateDescriptorSets");
 
-/* The recording in progress of one region of one slot (core/backend.h: a
- * slot records one region at a time, between record_begin and record_end,
- * on one thread; different slots may record at once on different threads).
- * One per slot in the program, so recording allocates nothing. |cb| is
- * non-NULL exactly while recording, and |pool_mutex| (the slot's pool's) is
+/* The recording in progress of one piece of one region of one slot
+ * (core/backend.h: a (slot, piece) records one region at a time, between
+ * record_begin and record_end, on one thread; different slots and pieces may
+ * record at once on different threads). One per slot and piece index in the
+ * program, so recording allocates nothing. |cb| is
+ * non-NULL exactly while recording, and |pool_mutex| (the piece's pool's) is
  * held for that whole time (pools are externally synchronised while their
  * buffers record). Only the thread holding |pool_mutex| touches the
  * recording; Debug builds check that each call comes from it (|owner|). */
@@ -53,7 +70,8 @@ typedef struct tandem_vk_recording {
 #ifndef NDEBUG
   pthread_t owner; /* the thread between record_begin and record_end */
 #endif
-  uint32_t at;               /* slot * region_count + region */
+  uint32_t at;               /* slot * region_count + region: its timestamp queries */
+  bool first, last;          /* the region's first piece (start timestamp), last (end) */
   VkDescriptorSet *sets;     /* the slot's sets, by command id */
   /* State carried from command to command: the compute pipeline bound so
    * far (state persists across barriers, fills and copies, so a run of
@@ -74,25 +92,34 @@ typedef struct tandem_vk_program {
   VkDescriptorPool descriptor_pool;
   VkDescriptorSet *sets;               /* [slot * command_count + id], NULL for non-dispatch */
   VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
-  VkCommandBuffer *cbs;                /* [slot * region_count + region] */
+  /* Pieces (core/backend.h): region r's are piece_base[r] .. +region_pieces[r]-1
+   * of piece_total per slot; max_pieces the most of one region. */
+  uint32_t piece_total, max_pieces;
+  uint32_t *piece_base, *region_pieces; /* [region] */
+  VkCommandBuffer *cbs;                /* [slot * piece_total + piece_base[region] + piece] */
   tandem_lane_t *region_lane;          /* [region] */
   VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
   VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * (TANDEM__MAX_LANES + 1)]:
                                           each lane's timeline, and an external one */
   VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
-  VkCommandBufferSubmitInfo *cb_infos; /* [slot * region_count + region] */
-  tandem_vk_recording_t *recs;         /* [slot]: each slot's recording */
+  VkCommandBufferSubmitInfo *cb_infos; /* as cbs: a region's pieces' are contiguous */
+  tandem_vk_recording_t *recs;         /* [slot * max_pieces + piece]: each recording */
 } tandem_vk_program_t;
 
-/* The slot's pool index on every lane (vk_internal.h). */
-static inline uint32_t tandem_vk_slot_pool(uint32_t slot) { return slot % TANDEM_VK_SLOT_POOLS; }
+/* The pool index of piece |piece| of slot |slot| on every lane
+ * (vk_internal.h): the pool of the thread core records it on. */
+static inline uint32_t tandem_vk_slot_pool(const tandem_vk_program_t *p, uint32_t slot,
+                                           uint32_t piece) {
+  return (uint32_t)(((uint64_t)piece * p->slot_count + slot) % TANDEM_VK_SLOT_POOLS);
+}
 
-/* Slot |slot|'s recording, checked in Debug builds to be open and to be
- * this thread's. */
-static inline tandem_vk_recording_t *tandem_vk_recording(void *native, uint32_t slot) {
+/* The recording of (|slot|, |piece|), checked in Debug builds to be open and
+ * to be this thread's. */
+static inline tandem_vk_recording_t *tandem_vk_recording(void *native, uint32_t slot,
+                                                         uint32_t piece) {
   tandem_vk_program_t *p = native;
-  assert(slot < p->slot_count);
-  tandem_vk_recording_t *rec = &p->recs[slot];
+  assert(slot < p->slot_count && piece < p->max_pieces);
+  tandem_vk_recording_t *rec = &p->recs[(size_t)slot * p->max_pieces + piece];
   assert(rec->cb && pthread_equal(rec->owner, pthread_self()));
   return rec;
 }
@@ -101,18 +128,20 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   if (!p) return;
-  for (uint32_t s = 0; p->recs && s < p->slot_count; s++)
+  for (uint32_t s = 0; p->recs && s < p->slot_count * p->max_pieces; s++)
     assert(!p->recs[s].cb); /* no recording left open (core pairs begin and end) */
-  if (p->cbs) {
+  if (p->cbs && p->piece_base) {
     for (uint32_t s = 0; s < p->slot_count; s++) {
-      uint32_t i = tandem_vk_slot_pool(s);
       for (uint32_t r = 0; r < p->region_count; r++) {
-        VkCommandBuffer cb = p->cbs[s * p->region_count + r];
-        if (!cb) continue;
-        tandem_vk_lane_t *lane = &g->lanes[p->region_lane[r]];
-        pthread_mutex_lock(&lane->pool_mutex[i]);
-        g->vk.vkFreeCommandBuffers(g->device, lane->pools[i], 1, &cb);
-        pthread_mutex_unlock(&lane->pool_mutex[i]);
+        for (uint32_t q = 0; q < p->region_pieces[r]; q++) {
+          VkCommandBuffer cb = p->cbs[(size_t)s * p->piece_total + p->piece_base[r] + q];
+          if (!cb) continue;
+          uint32_t i = tandem_vk_slot_pool(p, s, q);
+          tandem_vk_lane_t *lane = &g->lanes[p->region_lane[r]];
+          pthread_mutex_lock(&lane->pool_mutex[i]);
+          g->vk.vkFreeCommandBuffers(g->device, lane->pools[i], 1, &cb);
+          pthread_mutex_unlock(&lane->pool_mutex[i]);
+        }
       }
     }
   }
@@ -126,6 +155,8 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->signals);
   free(p->cb_infos);
   free(p->recs);
+  free(p->piece_base);
+  free(p->region_pieces);
   free(p);
 }
 
@@ -138,29 +169,32 @@ static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *re
 }
 
 tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32_t slot,
-                                       uint32_t region) {
+                                       uint32_t region, uint32_t piece) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
-  assert(slot < p->slot_count);
-  tandem_vk_recording_t *rec = &p->recs[slot];
+  assert(slot < p->slot_count && region < p->region_count && piece < p->region_pieces[region]);
+  tandem_vk_recording_t *rec = &p->recs[(size_t)slot * p->max_pieces + piece];
   assert(!rec->cb && p->region_lane[region] != TANDEM_LANE_NPU);
   tandem_vk_lane_t *lane = &g->lanes[p->region_lane[region]];
   uint32_t at = slot * p->region_count + region;
-  pthread_mutex_t *pool_mutex = &lane->pool_mutex[tandem_vk_slot_pool(slot)];
+  VkCommandBuffer cb = p->cbs[(size_t)slot * p->piece_total + p->piece_base[region] + piece];
+  pthread_mutex_t *pool_mutex = &lane->pool_mutex[tandem_vk_slot_pool(p, slot, piece)];
   pthread_mutex_lock(pool_mutex);
   /* The slot is not in flight (its last run retired), so neither its sets
-   * nor its command buffer are in use. Begin resets a recorded buffer (the
+   * nor its command buffers are in use. Begin resets a recorded buffer (the
    * pool has RESET_COMMAND_BUFFER). */
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  VkResult vr = g->vk.vkBeginCommandBuffer(p->cbs[at], &bi);
+  VkResult vr = g->vk.vkBeginCommandBuffer(cb, &bi);
   if (vr < 0) {
     pthread_mutex_unlock(pool_mutex);
     return tandem_vk_fail(vr, "recording a region's command buffer", __FILE__, __LINE__);
   }
-  if (p->queries)
-    g->vk.vkCmdWriteTimestamp2(p->cbs[at], VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries,
-                               2 * at);
-  rec->cb = p->cbs[at];
+  /* The region's start in its first piece, its end in its last. */
+  rec->first = piece == 0;
+  rec->last = piece + 1 == p->region_pieces[region];
+  if (p->queries && rec->first)
+    g->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, p->queries, 2 * at);
+  rec->cb = cb;
   rec->lane = lane;
   rec->pool_mutex = pool_mutex;
 #ifndef NDEBUG
@@ -174,10 +208,10 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
   return TANDEM_OK;
 }
 
-void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
+void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                                const tandem__binding_batch_t *batch) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   const tandem__binding_t *bindings = batch->bindings;
   for (uint32_t d = 0; d < batch->count; d++) {
     uint32_t count = batch->binding_counts[d];
@@ -209,10 +243,10 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
  * follows, because a barrier that names it waits for the command front-end
  * too (bench/NOTES.md: chain100 on the H200). With no kind on the source
  * side the barrier is the lane's widest (core never asks for that). */
-void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot,
+void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                               uint32_t src_work, uint32_t dst_work) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
   const tandem_vk_lane_t *lane = rec->lane;
   VkMemoryBarrier2 mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
@@ -269,19 +303,19 @@ void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot,
   g->vk.vkCmdPipelineBarrier2(rec->cb, &dep);
 }
 
-void tandem_vk_record_fill(tandem__gpu_t *base, void *native, uint32_t slot,
+void tandem_vk_record_fill(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_fill_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
   g->vk.vkCmdFillBuffer(rec->cb, tandem_vk_buffer_handle(cmd->buffer), cmd->offset, cmd->length,
                         cmd->pattern);
 }
 
-void tandem_vk_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
+void tandem_vk_record_copy(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_copy_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
   VkBufferCopy region = {.srcOffset = cmd->src_offset,
                          .dstOffset = cmd->dst_offset,
@@ -290,10 +324,10 @@ void tandem_vk_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
                         tandem_vk_buffer_handle(cmd->dst), 1, &region);
 }
 
-void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
+void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                                const tandem__cmd_dispatch_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   assert(cmd->binding_count <= TANDEM_MAX_BINDINGS);
   tandem_vk_flush_writes(g, rec);
   const tandem_vk_kernel_t *k = cmd->kernel;
@@ -334,10 +368,10 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
 
 /* The user's commands (a Vulkan commands node). Whatever they bound is
  * theirs, so tandem binds its own pipeline and set again after them. */
-tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_t slot,
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                                       const tandem__cmd_user_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
   tandem_status_t s = cmd->record(cmd->context, (void *)rec->cb);
   rec->bound = VK_NULL_HANDLE;
@@ -345,12 +379,12 @@ tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_
   return s;
 }
 
-tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t slot) {
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
-  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot);
+  tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
-  if (p->queries)
+  if (p->queries && rec->last)
     g->vk.vkCmdWriteTimestamp2(rec->cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
                                2 * rec->at + 1);
   VkResult vr = g->vk.vkEndCommandBuffer(rec->cb);
@@ -369,13 +403,28 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
   uint32_t slot_count = desc->slot_count, rc = desc->region_count, total = slot_count * rc;
   p->slot_count = slot_count;
   p->region_count = rc;
-  p->cbs = calloc(total, sizeof *p->cbs);
+  p->piece_base = calloc(rc ? rc : 1, sizeof *p->piece_base);
+  p->region_pieces = calloc(rc ? rc : 1, sizeof *p->region_pieces);
+  if (!p->piece_base || !p->region_pieces) {
+    tandem_vk_program_destroy(base, p);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
+  }
+  for (uint32_t r = 0; r < rc; r++) {
+    assert(desc->region_pieces[r] >= 1);
+    p->piece_base[r] = p->piece_total;
+    p->region_pieces[r] = desc->region_pieces[r];
+    p->piece_total += desc->region_pieces[r];
+    if (desc->region_pieces[r] > p->max_pieces) p->max_pieces = desc->region_pieces[r];
+  }
+  if (!p->max_pieces) p->max_pieces = 1;
+  size_t cb_total = (size_t)slot_count * p->piece_total;
+  p->cbs = calloc(cb_total ? cb_total : 1, sizeof *p->cbs);
   p->region_lane = calloc(rc, sizeof *p->region_lane);
   p->submits = calloc(total, sizeof *p->submits);
   p->waits = calloc((size_t)total * (TANDEM__MAX_LANES + 1), sizeof *p->waits);
   p->signals = calloc(2 * (size_t)total, sizeof *p->signals);
-  p->cb_infos = calloc(total, sizeof *p->cb_infos);
-  p->recs = calloc(slot_count, sizeof *p->recs);
+  p->cb_infos = calloc(cb_total ? cb_total : 1, sizeof *p->cb_infos);
+  p->recs = calloc((size_t)slot_count * p->max_pieces, sizeof *p->recs);
   p->command_count = desc->command_count;
   p->sets = calloc((size_t)slot_count * desc->command_count, sizeof *p->sets);
   tandem_status_t s = TANDEM_OK;
@@ -445,33 +494,38 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       g->vk.vkResetQueryPool(g->device, p->queries, 0, 2 * total);
     }
   }
-  /* Command buffers: one allocation call per lane and slot for all the
-   * lane's regions (one per region cost a driver entry each), from the
-   * slot's pool. */
+  /* Command buffers: one allocation call per lane, slot and piece index for
+   * all the lane's regions with that piece (one per region cost a driver
+   * entry each), from that piece's pool. */
   VkCommandBuffer *got = s == TANDEM_OK ? malloc((size_t)(rc ? rc : 1) * sizeof *got) : NULL;
   if (s == TANDEM_OK && !got)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u command-buffer handles", rc);
   for (int l = 0; s == TANDEM_OK && l < TANDEM_LANE_COUNT_GPU; l++) {
-    uint32_t count = 0;
-    for (uint32_t r = 0; r < rc; r++) count += desc->region_lane[r] == (tandem_lane_t)l;
-    if (!count) continue;
     tandem_vk_lane_t *lane = &g->lanes[l];
-    for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
-      uint32_t i = tandem_vk_slot_pool(sl);
-      VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                        .commandPool = lane->pools[i],
-                                        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                        .commandBufferCount = count};
-      pthread_mutex_lock(&lane->pool_mutex[i]);
-      VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
-      pthread_mutex_unlock(&lane->pool_mutex[i]);
-      if (vr < 0) {
-        s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
-        break;
-      }
-      uint32_t k = 0;
+    for (uint32_t q = 0; s == TANDEM_OK && q < p->max_pieces; q++) {
+      uint32_t count = 0;
       for (uint32_t r = 0; r < rc; r++)
-        if (desc->region_lane[r] == (tandem_lane_t)l) p->cbs[sl * rc + r] = got[k++];
+        count += desc->region_lane[r] == (tandem_lane_t)l && q < p->region_pieces[r];
+      if (!count) continue;
+      for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
+        uint32_t i = tandem_vk_slot_pool(p, sl, q);
+        VkCommandBufferAllocateInfo ai = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+            .commandPool = lane->pools[i],
+            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .commandBufferCount = count};
+        pthread_mutex_lock(&lane->pool_mutex[i]);
+        VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
+        pthread_mutex_unlock(&lane->pool_mutex[i]);
+        if (vr < 0) {
+          s = tandem_vk_fail(vr, "vkAllocateCommandBuffers", __FILE__, __LINE__);
+          break;
+        }
+        uint32_t k = 0;
+        for (uint32_t r = 0; r < rc; r++)
+          if (desc->region_lane[r] == (tandem_lane_t)l && q < p->region_pieces[r])
+            p->cbs[(size_t)sl * p->piece_total + p->piece_base[r] + q] = got[k++];
+      }
     }
   }
   free(got);
@@ -480,9 +534,13 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       if (desc->region_lane[r] == TANDEM_LANE_NPU) continue; /* run by the NPU lane thread */
       tandem_vk_lane_t *lane = &g->lanes[desc->region_lane[r]];
       uint32_t at = sl * rc + r;
-      /* The submit infos that never change. */
-      p->cb_infos[at] = (VkCommandBufferSubmitInfo){
-          .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = p->cbs[at]};
+      /* The submit infos that never change: the region's pieces' buffers,
+       * in piece order (see the top: one batch keeps their order). */
+      size_t first_cb = (size_t)sl * p->piece_total + p->piece_base[r];
+      for (uint32_t q = 0; q < p->region_pieces[r]; q++)
+        p->cb_infos[first_cb + q] = (VkCommandBufferSubmitInfo){
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+            .commandBuffer = p->cbs[first_cb + q]};
       /* Two signals per region: the lane's timeline and, when timelines are
        * exported, its mirror (vk_internal.h), with the same value. */
       p->signals[2 * at] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
@@ -493,8 +551,8 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
                                        .pWaitSemaphoreInfos =
                                            &p->waits[at * (TANDEM__MAX_LANES + 1)],
-                                       .commandBufferInfoCount = 1,
-                                       .pCommandBufferInfos = &p->cb_infos[at],
+                                       .commandBufferInfoCount = p->region_pieces[r],
+                                       .pCommandBufferInfos = &p->cb_infos[first_cb],
                                        .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
                                        .pSignalSemaphoreInfos = &p->signals[2 * at]};
     }

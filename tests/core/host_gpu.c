@@ -112,12 +112,28 @@ typedef struct hg_cmd {
 } hg_cmd_t;
 
 /* One region as recorded for one slot: its command list, barriers included
- * (at most one before each command, so 2 x its commands). */
+ * (at most one before each command, so 2 x its commands). A region recorded
+ * in pieces (core/backend.h, "Pieces") has each piece write its own stretch
+ * of |cmds| (2 x the commands before it on): piece_counts[piece] entries
+ * there, which program_submit closes up into one list of |count| when the
+ * pieces were recorded again (|fresh|), as a queue runs a batch's command
+ * buffers one after the other. */
 typedef struct hg_region {
   tandem_lane_t lane;
   uint32_t count, capacity;
   hg_cmd_t *cmds;
+  uint32_t pieces;
+  uint32_t *piece_at;     /* [piece]: the piece's first entry in |cmds| */
+  uint32_t *piece_counts; /* [piece]: written by the piece's recording thread */
+  bool *fresh;            /* [piece]: recorded since the last close-up */
 } hg_region_t;
+
+/* A recording in progress, of one (slot, piece) (core/backend.h). */
+typedef struct hg_recording {
+  hg_region_t *region; /* NULL: none */
+  uint32_t piece, count, capacity;
+  hg_cmd_t *cmds;      /* the piece's stretch of region->cmds */
+} hg_recording_t;
 
 struct hg_program {
   uint32_t id, slot_count, region_count, command_count;
@@ -131,14 +147,17 @@ struct hg_program {
   uint32_t *binding_at;
   uint32_t *binding_count; /* [id]: from the program description */
   uint32_t binding_total;
-  /* [slot] The recording in progress of each slot (core/backend.h: a slot
-   * records one region at a time on one thread; different slots may record
-   * on different threads at once, at prepare): the region's record, NULL
-   * when none. Each entry is written only by the thread recording that
-   * slot (Debug builds check: |recording_owner|). */
-  hg_region_t **recording;
+  /* [slot * max_pieces + piece] The recording in progress of each slot and
+   * piece (core/backend.h: a (slot, piece) records one region at a time on
+   * one thread; others may record on different threads at once, at
+   * prepare). Each entry is written only by the thread recording it (Debug
+   * builds check: |recording_owner|). */
+  uint32_t max_pieces;
+  hg_recording_t *recording;
+  uint32_t *piece_store; /* piece_at and piece_counts of every region */
+  bool *fresh_store;
 #ifndef NDEBUG
-  pthread_t *recording_owner; /* [slot] */
+  pthread_t *recording_owner; /* [slot * max_pieces + piece] */
 #endif
 };
 
@@ -800,8 +819,8 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   hg_program_t *p = native;
   if (!p) return;
 #ifndef NDEBUG
-  for (uint32_t s = 0; p->recording && s < p->slot_count; s++)
-    assert(!p->recording[s]); /* core pairs record_begin with record_end */
+  for (uint32_t s = 0; p->recording && s < p->slot_count * p->max_pieces; s++)
+    assert(!p->recording[s].region); /* core pairs record_begin with record_end */
   for (uint32_t i = 0; p->jobs && i < p->slot_count * p->region_count; i++)
     assert(p->jobs[i].state == HG_JOB_IDLE); /* the vtable: nothing in flight */
 #endif
@@ -813,6 +832,8 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->binding_at);
   free(p->binding_count);
   free(p->recording);
+  free(p->piece_store);
+  free(p->fresh_store);
 #ifndef NDEBUG
   free(p->recording_owner);
 #endif
@@ -848,28 +869,52 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__prog
   }
   binding_total = (size_t)slots * p->binding_total;
   p->binding_store = calloc(binding_total ? binding_total : 1, sizeof *p->binding_store);
-  p->recording = calloc(slots ? slots : 1, sizeof *p->recording);
+  size_t piece_total = 0;
+  p->max_pieces = 1;
+  for (uint32_t r = 0; r < rc; r++) {
+    assert(desc->region_pieces[r] >= 1);
+    piece_total += desc->region_pieces[r];
+    if (desc->region_pieces[r] > p->max_pieces) p->max_pieces = desc->region_pieces[r];
+  }
+  size_t recordings = (size_t)slots * p->max_pieces;
+  p->recording = calloc(recordings ? recordings : 1, sizeof *p->recording);
+  p->piece_store = calloc(2 * slots * piece_total + 1, sizeof *p->piece_store);
+  p->fresh_store = calloc(slots * piece_total + 1, sizeof *p->fresh_store);
   bool owners = true;
 #ifndef NDEBUG
-  p->recording_owner = calloc(slots ? slots : 1, sizeof *p->recording_owner);
+  p->recording_owner = calloc(recordings ? recordings : 1, sizeof *p->recording_owner);
   owners = p->recording_owner != NULL;
 #endif
   if (!p->regions || !p->jobs || !p->times || !p->cmd_store || !p->binding_at ||
-      !p->binding_count || !p->binding_store || !p->recording || !owners) {
+      !p->binding_count || !p->binding_store || !p->recording || !p->piece_store ||
+      !p->fresh_store || !owners) {
     hg_program_destroy(base, p);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a program of %u regions", rc);
   }
   pthread_mutex_lock(&g->mutex);
   p->id = ++g->next_program;
   pthread_mutex_unlock(&g->mutex);
-  size_t at = 0;
+  size_t at = 0, piece_at = 0;
   for (uint32_t s = 0; s < slots; s++) {
+    const uint32_t *piece_commands = desc->piece_commands;
     for (uint32_t r = 0; r < rc; r++) {
       hg_region_t *rec = &p->regions[s * rc + r];
       rec->lane = desc->region_lane[r];
       rec->capacity = 2 * desc->region_commands[r];
       rec->cmds = &p->cmd_store[at];
       at += rec->capacity;
+      rec->pieces = desc->region_pieces[r];
+      rec->piece_at = &p->piece_store[2 * piece_at];
+      rec->piece_counts = &p->piece_store[2 * piece_at + rec->pieces];
+      rec->fresh = &p->fresh_store[piece_at];
+      piece_at += rec->pieces;
+      uint32_t first = 0;
+      for (uint32_t q = 0; q < rec->pieces; q++) {
+        rec->piece_at[q] = 2 * first;
+        first += piece_commands[q];
+      }
+      assert(first == desc->region_commands[r]); /* the pieces cover the region */
+      piece_commands += rec->pieces;
       p->jobs[s * rc + r] = (hg_job_t){.program = p, .slot = s, .region = r, .lane = rec->lane};
     }
   }
@@ -877,17 +922,20 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__prog
   return TANDEM_OK;
 }
 
-/* Slot |slot|'s recording in progress, checked in Debug builds to be open
- * and this thread's. */
-static hg_region_t *hg_recording(hg_program_t *p, uint32_t slot) {
-  assert(slot < p->slot_count && p->recording[slot]);
-  assert(pthread_equal(p->recording_owner[slot], pthread_self()));
-  return p->recording[slot];
+/* The recording in progress of (|slot|, |piece|), checked in Debug builds
+ * to be open and this thread's. */
+static hg_recording_t *hg_recording(hg_program_t *p, uint32_t slot, uint32_t piece) {
+  assert(slot < p->slot_count && piece < p->max_pieces);
+  size_t i = (size_t)slot * p->max_pieces + piece;
+  assert(p->recording[i].region);
+  assert(pthread_equal(p->recording_owner[i], pthread_self()));
+  return &p->recording[i];
 }
 
-/* The next command of slot |slot|'s recording in progress. */
-static hg_cmd_t *hg_next_cmd(hg_program_t *p, uint32_t slot, hg_cmd_kind_t kind, uint32_t id) {
-  hg_region_t *rec = hg_recording(p, slot);
+/* The next command of (|slot|, |piece|)'s recording in progress. */
+static hg_cmd_t *hg_next_cmd(hg_program_t *p, uint32_t slot, uint32_t piece, hg_cmd_kind_t kind,
+                             uint32_t id) {
+  hg_recording_t *rec = hg_recording(p, slot, piece);
   assert(rec->count < rec->capacity); /* at most a barrier before each command */
   hg_cmd_t *c = &rec->cmds[rec->count++];
   memset(c, 0, offsetof(hg_cmd_t, push));
@@ -897,18 +945,27 @@ static hg_cmd_t *hg_next_cmd(hg_program_t *p, uint32_t slot, hg_cmd_kind_t kind,
 }
 
 static tandem_status_t hg_record_begin(tandem__gpu_t *base, void *native, uint32_t slot,
-                                       uint32_t region) {
+                                       uint32_t region, uint32_t piece) {
   (void)base;
   hg_program_t *p = native;
-  assert(slot < p->slot_count && !p->recording[slot] && region < p->region_count);
+  assert(slot < p->slot_count && region < p->region_count && piece < p->max_pieces);
+  size_t i = (size_t)slot * p->max_pieces + piece;
+  assert(!p->recording[i].region);
   /* The vtable: only while that slot is not in flight. */
   assert(p->jobs[slot * p->region_count + region].state == HG_JOB_IDLE);
-  assert(p->regions[slot * p->region_count + region].lane != TANDEM_LANE_NPU);
-  p->recording[slot] = &p->regions[slot * p->region_count + region];
+  hg_region_t *region_rec = &p->regions[slot * p->region_count + region];
+  assert(region_rec->lane != TANDEM_LANE_NPU && piece < region_rec->pieces);
+  uint32_t at = region_rec->piece_at[piece];
+  uint32_t end = piece + 1 < region_rec->pieces ? region_rec->piece_at[piece + 1]
+                                                 : region_rec->capacity;
+  p->recording[i] = (hg_recording_t){.region = region_rec,
+                                     .piece = piece,
+                                     .count = 0,
+                                     .capacity = end - at,
+                                     .cmds = &region_rec->cmds[at]};
 #ifndef NDEBUG
-  p->recording_owner[slot] = pthread_self();
+  p->recording_owner[i] = pthread_self();
 #endif
-  p->recording[slot]->count = 0;
   return TANDEM_OK;
 }
 
@@ -918,18 +975,18 @@ static tandem__binding_t *hg_set_of(hg_program_t *p, uint32_t slot, uint32_t id)
   return &p->binding_store[(size_t)slot * p->binding_total + p->binding_at[id]];
 }
 
-static void hg_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
+static void hg_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                                const tandem__binding_batch_t *batch) {
   (void)base;
   hg_program_t *p = native;
-  const hg_region_t *rec = hg_recording(p, slot);
+  const hg_recording_t *rec = hg_recording(p, slot, piece);
   (void)rec;
   const tandem__binding_t *bindings = batch->bindings;
   for (uint32_t d = 0; d < batch->count; d++) {
     uint32_t id = batch->ids[d], count = batch->binding_counts[d];
     assert(count && count == p->binding_count[id]); /* the description's */
 #ifndef NDEBUG
-    /* None of these is recorded yet in this region (its set is not bound). */
+    /* None of these is recorded yet in this piece (its set is not bound). */
     for (uint32_t i = 0; i < rec->count; i++)
       assert(rec->cmds[i].kind != HG_CMD_DISPATCH || rec->cmds[i].id != id);
 #endif
@@ -938,31 +995,31 @@ static void hg_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
   }
 }
 
-static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot,
+static void hg_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                               uint32_t src_work, uint32_t dst_work) {
   (void)base;
   hg_program_t *p = native;
   assert(src_work && dst_work);
   assert(!(src_work & ~TANDEM__WORK_ALL) && !(dst_work & ~TANDEM__WORK_ALL));
-  hg_cmd_t *c = hg_next_cmd(p, slot, HG_CMD_BARRIER, UINT32_MAX);
+  hg_cmd_t *c = hg_next_cmd(p, slot, piece, HG_CMD_BARRIER, UINT32_MAX);
   c->src_work = src_work;
   c->dst_work = dst_work;
 }
 
-static void hg_record_fill(tandem__gpu_t *base, void *native, uint32_t slot,
+static void hg_record_fill(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_fill_t *cmd) {
   (void)base;
-  hg_cmd_t *c = hg_next_cmd(native, slot, HG_CMD_FILL, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(native, slot, piece, HG_CMD_FILL, cmd->id);
   c->dst = cmd->buffer;
   c->dst_offset = cmd->offset;
   c->length = cmd->length;
   c->pattern = cmd->pattern;
 }
 
-static void hg_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
+static void hg_record_copy(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_copy_t *cmd) {
   (void)base;
-  hg_cmd_t *c = hg_next_cmd(native, slot, HG_CMD_COPY, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(native, slot, piece, HG_CMD_COPY, cmd->id);
   c->src = cmd->src;
   c->dst = cmd->dst;
   c->src_offset = cmd->src_offset;
@@ -973,16 +1030,16 @@ static void hg_record_copy(tandem__gpu_t *base, void *native, uint32_t slot,
 /* Never called: a Vulkan commands node needs a VkDevice, and core refuses
  * it at add on this GPU (native_handles gives none). */
 static tandem_status_t hg_record_user(tandem__gpu_t *base, void *native, uint32_t slot,
-                                      const tandem__cmd_user_t *cmd) {
-  (void)base, (void)native, (void)slot, (void)cmd;
+                                      uint32_t piece, const tandem__cmd_user_t *cmd) {
+  (void)base, (void)native, (void)slot, (void)piece, (void)cmd;
   abort();
 }
 
-static void hg_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
+static void hg_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
                                const tandem__cmd_dispatch_t *cmd) {
   (void)base;
   hg_program_t *p = native;
-  hg_cmd_t *c = hg_next_cmd(p, slot, HG_CMD_DISPATCH, cmd->id);
+  hg_cmd_t *c = hg_next_cmd(p, slot, piece, HG_CMD_DISPATCH, cmd->id);
   c->kernel = cmd->kernel;
   c->binding_count = cmd->binding_count;
   c->bindings = hg_set_of(p, slot, cmd->id);
@@ -997,26 +1054,48 @@ static void hg_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
   c->indirect_offset = cmd->indirect_offset;
 }
 
-/* Logs the region recorded: its commands and barriers. */
-static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native, uint32_t slot) {
+/* Logs the piece recorded: its commands and barriers. */
+static tandem_status_t hg_record_end(tandem__gpu_t *base, void *native, uint32_t slot,
+                                     uint32_t piece) {
   host_gpu_t *g = hg_cast(base);
   hg_program_t *p = native;
-  hg_region_t *rec = hg_recording(p, slot);
+  hg_recording_t *rec = hg_recording(p, slot, piece);
   uint32_t barriers = 0;
   for (uint32_t i = 0; i < rec->count; i++) barriers += rec->cmds[i].kind == HG_CMD_BARRIER;
-  uint32_t region = (uint32_t)(rec - &p->regions[slot * p->region_count]);
+  hg_region_t *region_rec = rec->region;
+  uint32_t region = (uint32_t)(region_rec - &p->regions[slot * p->region_count]);
   host_gpu_event_t e = {.kind = HOST_GPU_RECORD,
                         .program = p->id,
                         .slot = slot,
                         .region = region,
-                        .lane = rec->lane,
+                        .piece = piece,
+                        .lane = region_rec->lane,
                         .node = rec->count - barriers,
                         .barriers = barriers};
-  p->recording[slot] = NULL;
+  region_rec->piece_counts[piece] = rec->count;
+  region_rec->fresh[piece] = true;
+  rec->region = NULL;
   hg_log(g, &e);
   if (slot < 32 && (g->config.fail_record_slots >> slot & 1u))
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: recording slot %u failed", slot);
   return TANDEM_OK;
+}
+
+/* A region recorded again: its pieces' lists closed up into one, in piece
+ * order (each piece's stretch starts at or after where it lands). Only while
+ * the slot is not in flight and nothing records it (the vtable). */
+static void hg_region_close_up(hg_region_t *rec) {
+  if (rec->lane == TANDEM_LANE_NPU || !rec->fresh[0]) return;
+  uint32_t count = 0;
+  for (uint32_t q = 0; q < rec->pieces; q++) {
+    assert(rec->fresh[q]); /* core records every piece of a region again */
+    assert(rec->piece_at[q] >= count);
+    memmove(&rec->cmds[count], &rec->cmds[rec->piece_at[q]],
+            rec->piece_counts[q] * sizeof *rec->cmds);
+    count += rec->piece_counts[q];
+    rec->fresh[q] = false;
+  }
+  rec->count = count;
 }
 
 static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
@@ -1028,6 +1107,7 @@ static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint
   for (uint32_t k = 0; k < region_count; k++) {
     tandem__region_submit_t *rs = &regions[k];
     hg_job_t *job = &p->jobs[slot * p->region_count + rs->region];
+    hg_region_close_up(&p->regions[slot * p->region_count + rs->region]);
     host_gpu_event_t e = {.kind = HOST_GPU_SUBMIT,
                           .program = p->id,
                           .slot = slot,

@@ -129,7 +129,7 @@ uint32_t host_gpu_queued(host_gpu_t *gpu, tandem_lane_t lane);
  *--------------------------------------------------------------------------*/
 
 typedef enum host_gpu_event_kind {
-  HOST_GPU_RECORD = 1, /* a region recorded for a slot (record_begin .. record_end) */
+  HOST_GPU_RECORD = 1, /* a region's piece recorded for a slot (record_begin .. record_end) */
   HOST_GPU_SUBMIT,     /* a region handed to its queue */
   HOST_GPU_START,      /* a region began: its waits were met and its lane not held */
   HOST_GPU_BARRIER,    /* a barrier ran, before command |node| (src_work, dst_work) */
@@ -146,8 +146,9 @@ typedef struct host_gpu_event {
   uint32_t program;      /* numbered from 1 in creation order (host_gpu_program_of) */
   uint32_t slot, region;
   tandem_lane_t lane;
-  uint32_t node;         /* commands, BARRIER: command id (plan node); RECORD: commands */
-  uint32_t barriers;     /* RECORD: barriers in the region */
+  uint32_t node;         /* commands, BARRIER: command id (plan node); RECORD: the piece's commands */
+  uint32_t barriers;     /* RECORD: barriers in the piece */
+  uint32_t piece;        /* RECORD: which piece of the region (core/backend.h); 0 when whole */
   /* Commands and barriers: the position in the region's recorded list
    * (barriers count), and what the command was recorded with. */
   uint32_t position;

@@ -1528,11 +1528,11 @@ static void test_ordering_check_catches(void **state) {
       tandem__cmd_copy_t c = {.id = 1, .src = w.buf[D0]->native, .dst = w.buf[D1]->native,
                               .bytes = 64};
       pthread_mutex_lock(&w.rt->mutex);
-      assert_int_equal(gpu->vtable->record_begin(gpu, a->native, 0, 0), TANDEM_OK);
-      gpu->vtable->record_fill(gpu, a->native, 0, &f);
-      gpu->vtable->record_barrier(gpu, a->native, 0, scope[variant][0], scope[variant][1]);
-      gpu->vtable->record_copy(gpu, a->native, 0, &c);
-      assert_int_equal(gpu->vtable->record_end(gpu, a->native, 0), TANDEM_OK);
+      assert_int_equal(gpu->vtable->record_begin(gpu, a->native, 0, 0, 0), TANDEM_OK);
+      gpu->vtable->record_fill(gpu, a->native, 0, 0, &f);
+      gpu->vtable->record_barrier(gpu, a->native, 0, 0, scope[variant][0], scope[variant][1]);
+      gpu->vtable->record_copy(gpu, a->native, 0, 0, &c);
+      assert_int_equal(gpu->vtable->record_end(gpu, a->native, 0, 0), TANDEM_OK);
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
       assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
@@ -1628,6 +1628,130 @@ static void test_region_larger_than_a_batch(void **state) {
   assert_int_equal(position, 2 * N - 1);
   tandem_exec_release(e);
   world_close(&w, "large region");
+}
+
+/* A long region recorded in pieces (core/record.c, "Pieces"; the piece
+ * minimum lowered to 16 commands through TANDEM_RECORD_PIECE_MIN) runs
+ * exactly the commands and barriers, with the same scopes, at the same
+ * positions, as the region recorded whole, in every slot, at prepare and
+ * re-recorded at submit: a chain of dependent dispatches through D0 and D1
+ * with fills and copies on the compute lane among them, so that pieces start
+ * at barriers whose source includes transfers as well as dispatches. */
+typedef struct piece_run {
+  host_gpu_event_t cmds[5][512]; /* [run]: barriers and commands run, in order */
+  uint32_t count[5];
+  uint32_t records[4];           /* RECORD events (pieces) at prepare, per slot */
+  uint32_t rerecords;            /* RECORD events after the first submission */
+  uint32_t pieces;               /* the most pieces of one recording */
+} piece_run_t;
+
+static void run_pieces(const char *piece_min, const node_spec_t *nodes, int n, piece_run_t *out) {
+  memset(out, 0, sizeof *out);
+  assert_int_equal(setenv("TANDEM_RECORD_PIECE_MIN", piece_min, 1), 0);
+  world_t w;
+  host_gpu_config_t config = {.log_capacity = 16384};
+  world_open(&w, false, &config);
+  tandem_exec_t *e = prepare(&w, nodes, n, "pieces");
+  assert_int_equal(unsetenv("TANDEM_RECORD_PIECE_MIN"), 0);
+  assert_int_equal(e->plan.region_count, 1);
+  /* Four runs, then a changed parameter re-records the next slot's region
+   * at submit: the last dispatch writes elsewhere in its buffer. */
+  for (int run = 0; run < 5; run++) {
+    if (run == 4) {
+      const node_spec_t *last = &nodes[n - 1];
+      assert_int_equal(last->op, OP_ADD1);
+      tandem_view_t moved = {w.buf[last->v[1].buf], 128, 64};
+      assert_int_equal(tandem_exec_set_view(e, (uint32_t)n - 1, 1, moved), TANDEM_OK);
+    }
+    tandem_completion_t *c = NULL;
+    assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
+    assert_int_equal(tandem_completion_wait(c), TANDEM_OK);
+    tandem_completion_release(c);
+    for (int i = 0; i < n; i++) {
+      node_spec_t x = nodes[i];
+      if (run == 4 && i == n - 1) x.v[1].off = 128;
+      ref_apply(w.ref, &x);
+    }
+  }
+  check_memory(&w, "pieces");
+  assert_int_equal(host_gpu_unordered(w.gpu), 0);
+  static host_gpu_event_t ev[16384];
+  uint64_t dropped = 0;
+  uint32_t count = host_gpu_events(w.gpu, ev, 16384, &dropped);
+  assert_int_equal(dropped, 0);
+  uint32_t runs = 0;
+  bool submitted = false;
+  for (uint32_t i = 0; i < count; i++) {
+    const host_gpu_event_t *x = &ev[i];
+    if (x->kind == HOST_GPU_END) runs++;
+    if (x->kind == HOST_GPU_SUBMIT) submitted = true;
+    if (x->kind == HOST_GPU_RECORD) {
+      if (submitted)
+        out->rerecords++;
+      else
+        out->records[x->slot]++;
+      if (x->piece + 1 > out->pieces) out->pieces = x->piece + 1;
+    }
+    if (x->kind != HOST_GPU_BARRIER && x->kind != HOST_GPU_FILL && x->kind != HOST_GPU_COPY &&
+        x->kind != HOST_GPU_DISPATCH)
+      continue;
+    assert_true(runs < 5 && out->count[runs] < 512);
+    out->cmds[runs][out->count[runs]++] = *x;
+  }
+  assert_int_equal(runs, 5);
+  tandem_exec_release(e);
+  world_close(&w, "pieces");
+}
+
+static void test_long_region_recorded_in_pieces(void **state) {
+  (void)state;
+  enum { N = 240 };
+  static node_spec_t nodes[N];
+  int cur = D0;
+  for (int i = 0; i < N; i++) {
+    int other = cur == D0 ? D1 : D0;
+    if (i % 20 == 7 && i + 1 < N) {
+      nodes[i] = (node_spec_t)COPY(cur, 0, D2, 0, 64);
+    } else if (i % 20 == 13 && i + 1 < N) {
+      nodes[i] = (node_spec_t)FILL(D2, 0, 64, (uint32_t)i);
+    } else if (i % 20 == 17 && i + 1 < N) {
+      nodes[i] = (node_spec_t)COPY(D2, 0, cur, 0, 64);
+    } else {
+      nodes[i] = (node_spec_t)ADD1(cur, 0, 64, other, 0, 64);
+      cur = other;
+    }
+    if (nodes[i].op != OP_ADD1) nodes[i].lane = TANDEM_LANE_COMPUTE + 1;
+  }
+  static piece_run_t whole, split;
+  run_pieces("1000000", nodes, N, &whole);
+  run_pieces("16", nodes, N, &split);
+  assert_int_equal(whole.pieces, 1);
+  assert_int_equal(whole.rerecords, 1);
+  /* 240 commands in pieces of at least 16: many pieces, each recorded once
+   * per slot at prepare, and again for the changed parameter. */
+  assert_true(split.pieces >= 8);
+  assert_int_equal(split.rerecords, split.pieces);
+  for (int s = 0; s < 4; s++) {
+    assert_int_equal(whole.records[s], 1);
+    assert_int_equal(split.records[s], split.pieces);
+  }
+  for (int r = 0; r < 5; r++) {
+    assert_int_equal(split.count[r], whole.count[r]);
+    uint32_t barriers = 0, transfer_sources = 0;
+    for (uint32_t i = 0; i < whole.count[r]; i++) {
+      const host_gpu_event_t *a = &whole.cmds[r][i], *b = &split.cmds[r][i];
+      if (a->kind != b->kind || a->node != b->node || a->position != b->position ||
+          a->src_work != b->src_work || a->dst_work != b->dst_work || a->offset != b->offset ||
+          a->slot != b->slot)
+        fail_msg("run %d, entry %u: split runs kind %d node %u position %u scope %u -> %u; "
+                 "whole: kind %d node %u position %u scope %u -> %u",
+                 r, i, b->kind, b->node, b->position, b->src_work, b->dst_work, a->kind,
+                 a->node, a->position, a->src_work, a->dst_work);
+      barriers += a->kind == HOST_GPU_BARRIER;
+      transfer_sources += a->kind == HOST_GPU_BARRIER && (a->src_work & TANDEM__WORK_TRANSFER);
+    }
+    assert_true(barriers > 100 && transfer_sources > 0);
+  }
 }
 
 /* Recording failures at prepare, in parallel and not: the first failure in
@@ -1821,6 +1945,7 @@ int main(void) {
       cmocka_unit_test(test_tracker_rows),
       cmocka_unit_test(test_sequence_rows),
       cmocka_unit_test(test_region_larger_than_a_batch),
+      cmocka_unit_test(test_long_region_recorded_in_pieces),
       cmocka_unit_test(test_record_failure_first_slot_wins),
       cmocka_unit_test(test_recorded_parameters_stay),
       cmocka_unit_test(test_submit_after_retired),

@@ -252,6 +252,51 @@ static void test_chain_slots_recorded_in_parallel(void **state) {
   tandem_buffer_release(b);
 }
 
+/* A chain recorded in pieces (core/record.c, "Pieces"; the piece minimum
+ * lowered to 100 commands through TANDEM_RECORD_PIECE_MIN, read at prepare):
+ * about 630 dependent commands on the compute lane, dispatches with fills
+ * and copies among them, so pieces start at barriers of either source. Each
+ * slot's region is several command buffers submitted as one batch; under
+ * the validation layer (synchronization checks included where enabled) both
+ * slots run it twice and every run's result is the CPU reference's. */
+static void test_chain_recorded_in_pieces(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 1024, steps = 600;
+  tandem_buffer_t *a = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *t = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 7u, TANDEM_LANE_COMPUTE));
+  uint32_t want = 7; /* the CPU reference: every element follows the same steps */
+  for (uint32_t i = 0; i < steps; ++i) {
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
+    want += 1;
+    if (i % 97 == 50) { /* a round trip through t, one more step there */
+      TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(t),
+                                         TANDEM_LANE_COMPUTE));
+      TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(t), n));
+      TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(t), tandem_buffer_whole(a),
+                                         TANDEM_LANE_COMPUTE));
+      want += 1;
+    }
+  }
+  assert_int_equal(setenv("TANDEM_RECORD_PIECE_MIN", "100", 1), 0);
+  tandem_exec_t *e = prepare_release(g);
+  unsetenv("TANDEM_RECORD_PIECE_MIN");
+  for (int round = 0; round < 2; round++) {
+    tandem_completion_t *c0 = submit(e);
+    wait_release(c0);
+    check_fill(a, 0, n, want, "a chain recorded in pieces, slot 0");
+    tandem_completion_t *c1 = submit(e);
+    wait_release(c1);
+    check_fill(a, 0, n, want, "a chain recorded in pieces, slot 1");
+  }
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(a);
+  tandem_buffer_release(t);
+}
+
 /*---------------------------------------------------------------------------
  * WAR, WAW, cross-lane streams
  *---------------------------------------------------------------------------*/
@@ -1684,6 +1729,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       GPU_TEST(test_chain_64_dispatches),
       GPU_TEST(test_chain_slots_recorded_in_parallel),
+      GPU_TEST(test_chain_recorded_in_pieces),
       GPU_TEST(test_war),
       GPU_TEST(test_waw),
       GPU_TEST(test_chunked_stream),
