@@ -24,10 +24,14 @@
  * ordering the previous pieces' work: the order of pCommandBufferInfos in
  * one batch is submission order ("Implicit Synchronization Guarantees",
  * Vulkan spec chapter 7, Synchronization and Cache Control:
- * https://registry.khronos.org/vulkan/specs/1.3/html/chap7.html), and a
- * pipeline barrier's first synchronization scope includes all commands that
- * occur earlier in submission order, not only those of its own command
- * buffer. The waits and signals of the batch are the region's, as before.
+ * https://registry.khronos.org/vulkan/specs/1.3/html/chap7.html), and
+ * vkCmdPipelineBarrier2 "defines memory dependencies between commands that
+ * were submitted to the same queue before it, and those submitted to the
+ * same queue after it", its first scope applied to "operations that
+ * occurred earlier in submission order"
+ * (https://registry.khronos.org/vulkan/specs/1.3-extensions/man/html/vkCmdPipelineBarrier2.html),
+ * not only to those of its own command buffer. The waits and signals of the
+ * batch are the region's, as before.
  * Pipeline, descriptor set and push constants do not carry over from one
  * command buffer to the next, so each piece binds its own.
  *
