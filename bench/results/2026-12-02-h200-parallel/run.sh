@@ -8,32 +8,4 @@
 #   source .device/on-device.sh && bash bench/results/2026-12-02-h200-parallel/run.sh
 set -u
 scripts/device-run.sh tests
-mkdir -p /tmp/old && tar xf old-tree.tar -C /tmp/old
-cmake -S /tmp/old -B /tmp/old/b -DCMAKE_BUILD_TYPE=Release >/dev/null &&
-  cmake --build /tmp/old/b -j16 --target tandem_bench_prepare >/dev/null
-old=/tmp/old/b/bench/tandem_bench_prepare
-new=build-device/bench/tandem_bench_prepare
-tuned=glibc.malloc.trim_threshold=536870912:glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=67108864
-{
-  echo "cores: $(nproc); load: $(cat /proc/loadavg)"
-  for i in 1 2 3 4; do
-    for side in old new; do
-      bin=$old; [ $side = new ] && bin=$new
-      for malloc in default tuned; do
-        for shape in chain independent; do
-          if [ $malloc = tuned ]; then
-            line=$(GLIBC_TUNABLES=$tuned $bin --shape $shape --reps 5 1000 10000 2>&1 | grep -E "^$shape")
-          else
-            line=$($bin --shape $shape --reps 5 1000 10000 2>&1 | grep -E "^$shape")
-          fi
-          echo "round $i $side $malloc $shape: $line"
-        done
-      done
-    done
-  done
-  for side in old new; do
-    bin=$old; [ $side = new ] && bin=$new
-    echo "== $side, all shapes, 1k / 10k / 100k"
-    $bin 1000 10000 100000 2>&1
-  done
-} | tee "$OUT/prepare-ab.txt"
+scripts/prepare-ab.sh 4 tuned
