@@ -2,7 +2,7 @@
 /*
  * prepare_scale.c — how tandem_graph_prepare grows with the node count.
  *
- * Builds graphs of 1 k, 10 k and 100 k nodes (or the 1 to 3 sizes given) in four
+ * Builds graphs of 1 k, 10 k and 100 k nodes (or the 1 to 8 sizes given) in four
  * shapes — a dependent chain on one buffer, independent dispatches on 64
  * rotating buffers, a chunked stream (upload → compute → download per
  * 256-byte chunk of a 1 MiB buffer) and independent fills of 64 rotating
@@ -13,22 +13,35 @@
  * 12.5x). A user of the public API only.
  *
  *   build/bench/tandem_bench_prepare [--shape chain|independent|stream|fill]
- *                                    [--reps R] [n1 n2 n3]
+ *                                    [--reps R] [n1 ... n8]
  *
  * --shape runs one shape only and --reps sets the prepares per size (best
  * of R), so one process measures one case: run it under /usr/bin/time -v for
- * the peak memory of that case. A size the graph cannot hold (over
+ * the peak memory of that case. Beside the best time it prints the first
+ * prepare's time and the minor page faults per node of the best prepare and
+ * of recording the nodes: where fresh memory is slow to touch (in a virtual
+ * machine), a size whose memory the allocator hands back to the system
+ * between prepares pays for its first touches again each time. A size the graph cannot hold (over
  * TANDEM_MAX_GRAPH_NODES) prints the error tandem returns and exits 1.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #define BENCH_NAME "prepare_scale"
 #include "bench_common.h"
 #include "tandem_bench_shaders.h"
 
+/* Minor page faults of this process so far: first touches of fresh memory,
+ * which cost a trip into the kernel (and, in a virtual machine, possibly
+ * into the host) each. */
+static long minor_faults(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_minflt;
+}
 
 static double now_ms(void) {
   struct timespec ts;
@@ -45,11 +58,15 @@ typedef struct ctx {
   tandem_buffer_t *bufs[64], *host, *big;
 } ctx_t;
 
-/* Records |n| nodes of |shape| (the time it took into *add_ms) and returns
- * the best prepare time of |reps|. */
-static double prepare_ms(const ctx_t *c, int shape, uint32_t n, int reps, double *add_ms) {
+/* Records |n| nodes of |shape| (the time it took into *add_ms, the minor page
+ * faults into *add_faults) and returns the best prepare time of |reps| (the
+ * minor page faults of that prepare into *faults, the first prepare's time
+ * and faults into *first_ms and *first_faults). */
+static double prepare_ms(const ctx_t *c, int shape, uint32_t n, int reps, double *add_ms,
+                         long *add_faults, long *faults, double *first_ms, long *first_faults) {
   tandem_graph_t *g;
   CHECK(tandem_graph_create(c->rt, &g));
+  long f_add = minor_faults();
   double t_add = now_ms();
   for (uint32_t i = 0; i < n; i++) {
     tandem_view_t v;
@@ -75,13 +92,17 @@ static double prepare_ms(const ctx_t *c, int shape, uint32_t n, int reps, double
     CHECK(tandem_graph_add_dispatch(g, c->k, &v, 1, NULL, 0));
   }
   *add_ms = now_ms() - t_add;
+  *add_faults = minor_faults() - f_add;
   double best = 1e30;
   for (int rep = 0; rep < reps; rep++) {
     tandem_exec_t *e = NULL;
+    long f0 = minor_faults();
     double t0 = now_ms();
     CHECK(tandem_graph_prepare(g, &e));
     double t = now_ms() - t0;
-    if (t < best) best = t;
+    long f = minor_faults() - f0;
+    if (rep == 0) *first_ms = t, *first_faults = f;
+    if (t < best) best = t, *faults = f;
     tandem_exec_release(e);
   }
   tandem_graph_release(g);
@@ -89,7 +110,8 @@ static double prepare_ms(const ctx_t *c, int shape, uint32_t n, int reps, double
 }
 
 int main(int argc, char **argv) {
-  uint32_t sizes[3] = {1000, 10000, 100000};
+  enum { MAX_SIZES = 8 };
+  uint32_t sizes[MAX_SIZES] = {1000, 10000, 100000};
   int only = -1, reps = 3, given = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--shape") == 0 && i + 1 < argc) {
@@ -103,7 +125,7 @@ int main(int argc, char **argv) {
     } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
       reps = atoi(argv[++i]);
       if (reps < 1) reps = 1;
-    } else if (given < 3) {
+    } else if (given < MAX_SIZES) {
       sizes[given++] = (uint32_t)strtoul(argv[i], NULL, 10);
     }
   }
@@ -135,8 +157,11 @@ int main(int argc, char **argv) {
   int rc = 0;
   for (int shape = 0; shape < SHAPE_COUNT; shape++) {
     if (only >= 0 && shape != only) continue;
-    double t[3], add[3];
-    for (int k = 0; k < count; k++) t[k] = prepare_ms(&c, shape, sizes[k], reps, &add[k]);
+    double t[MAX_SIZES], add[MAX_SIZES], first[MAX_SIZES];
+    long add_faults[MAX_SIZES], faults[MAX_SIZES], first_faults[MAX_SIZES];
+    for (int k = 0; k < count; k++)
+      t[k] = prepare_ms(&c, shape, sizes[k], reps, &add[k], &add_faults[k], &faults[k], &first[k],
+                        &first_faults[k]);
     printf("%-12s", shape_names[shape]);
     for (int k = 0; k < count; k++) printf(" %12.2f", t[k]);
     printf("   [");
@@ -145,7 +170,15 @@ int main(int argc, char **argv) {
     for (int k = 0; k < count; k++) printf("%s%u", k ? " / " : "", sizes[k]);
     printf(" nodes)\n%-12s", "  add");
     for (int k = 0; k < count; k++) printf(" %12.2f", add[k]);
-    printf("   (recording the nodes, ms)\n");
+    printf("   (recording the nodes, ms)\n%-12s", "  first");
+    for (int k = 0; k < count; k++) printf(" %12.2f", first[k]);
+    printf("   (the first prepare of the graph, ms)\n%-12s", "  faults");
+    for (int k = 0; k < count; k++) printf(" %12.3f", (double)faults[k] / sizes[k]);
+    printf("   (minor page faults per node, in the best prepare)\n%-12s", "  1st faults");
+    for (int k = 0; k < count; k++) printf(" %12.3f", (double)first_faults[k] / sizes[k]);
+    printf("   (minor page faults per node, in the first prepare)\n%-12s", "  add faults");
+    for (int k = 0; k < count; k++) printf(" %12.3f", (double)add_faults[k] / sizes[k]);
+    printf("   (minor page faults per node, recording the nodes)\n");
     if (count < 2) continue;
     double growth = t[count - 1] / t[count - 2];
     double nodes = (double)sizes[count - 1] / sizes[count - 2], allowed = 2.5 * nodes;
