@@ -194,8 +194,14 @@ typedef struct tandem__gpu_vtable {
    * kept. */
   tandem_status_t (*program_create)(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,
                                     void **out_native);
-  /* Only called when no slot of the program is in flight. */
+  /* Only called when no slot of the program is in flight. The backend may
+   * keep some of the program's objects for later programs (the Vulkan
+   * backend keeps descriptor pools), until trim. */
   void (*program_destroy)(tandem__gpu_t *gpu, void *native);
+  /* Optional (NULL: the backend keeps nothing). Gives back what the backend
+   * keeps from destroyed programs (tandem_runtime_trim). Thread-safe against
+   * every other entry. */
+  void (*trim)(tandem__gpu_t *gpu);
 
   /* Recording one GPU region of one slot, command by command (core/record.c
    * decides every command, its order and every barrier's scope; see "The

@@ -174,6 +174,13 @@ uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime) {
   return runtime ? atomic_load(&((tandem_runtime_t *)runtime)->validation_messages) : 0;
 }
 
+tandem_status_t tandem_runtime_trim(tandem_runtime_t *runtime) {
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
+  if (gpu && gpu->vtable->trim) gpu->vtable->trim(gpu);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **out_gpu) {
   tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
   if (!gpu) {

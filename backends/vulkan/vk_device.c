@@ -500,12 +500,14 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
       for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++)
         if (lane->pools[i]) g->vk.vkDestroyCommandPool(g->device, lane->pools[i], NULL);
     }
+    tandem_vk_descriptor_pools_trim(&g->base);
     tandem_vk_fault_forget_device(g->device); /* only void calls follow */
     if (!g->borrowed) g->vk.vkDestroyDevice(g->device, NULL);
   }
   for (int l = 0; l < TANDEM__MAX_LANES; l++)
     for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_destroy(&g->lanes[l].pool_mutex[i]);
   pthread_mutex_destroy(&g->signal_mutex);
+  pthread_mutex_destroy(&g->kept_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
   if (g->instance && !g->borrowed) vkDestroyInstance(g->instance, NULL);
@@ -574,6 +576,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .kernel_destroy = tandem_vk_kernel_destroy,
     .program_create = tandem_vk_program_create,
     .program_destroy = tandem_vk_program_destroy,
+    .trim = tandem_vk_descriptor_pools_trim,
     .record_begin = tandem_vk_record_begin,
     .record_bindings = tandem_vk_record_bindings,
     .record_barrier = tandem_vk_record_barrier,
@@ -811,6 +814,7 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
   for (int l = 0; l < TANDEM__MAX_LANES; l++)
     for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_init(&g->lanes[l].pool_mutex[i], NULL);
   pthread_mutex_init(&g->signal_mutex, NULL);
+  pthread_mutex_init(&g->kept_mutex, NULL);
   return g;
 }
 

@@ -60,6 +60,15 @@ typedef struct tandem_vk_lane {
   VkAccessFlags2 src_access, dst_access;
 } tandem_vk_lane_t;
 
+/* A descriptor pool and what it was made to hold (vk_descriptors.c). */
+typedef struct tandem_vk_descriptor_pool {
+  VkDescriptorPool pool;      /* VK_NULL_HANDLE: none */
+  uint32_t sets, descriptors; /* maxSets; STORAGE_BUFFER descriptors */
+} tandem_vk_descriptor_pool_t;
+
+/* How many descriptor pools of destroyed programs a device keeps. */
+#define TANDEM_VK_KEPT_POOLS 2
+
 typedef struct tandem_vk_gpu {
   tandem__gpu_t base;
   VkInstance instance;
@@ -95,6 +104,12 @@ typedef struct tandem_vk_gpu {
    * Blocking waits do not take it; core waits for the NPU first instead
    * (tandem__slot_t.npu_horizon). Costs one uncontended lock per read. */
   pthread_mutex_t signal_mutex;
+  /* Descriptor pools of destroyed programs, kept for the next programs
+   * whose sets fit (vk_descriptors.c): none of their sets is in use. The
+   * largest TANDEM_VK_KEPT_POOLS are kept; trim and the device's destruction
+   * give them back. Guarded by kept_mutex. */
+  pthread_mutex_t kept_mutex;
+  tandem_vk_descriptor_pool_t kept[TANDEM_VK_KEPT_POOLS];
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
   /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
@@ -186,6 +201,20 @@ typedef struct tandem_vk_kernel {
 tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                        const char *name, const tandem_vulkan_kernel_t *desc,
                                        void **out_native);
+
+/* vk_descriptors.c */
+/* A pool for |sets| sets of |descriptors| storage-buffer descriptors in all:
+ * the smallest kept pool that holds them, reset, or a new one of exactly
+ * that size. |*out| is the caller's until it gives it back. Errors: what
+ * vkCreateDescriptorPool answers, named. */
+tandem_status_t tandem_vk_descriptor_pool_take(tandem_vk_gpu_t *g, uint32_t sets,
+                                               uint32_t descriptors,
+                                               tandem_vk_descriptor_pool_t *out);
+/* Gives |pool| back once no set of it is in use: kept if it is among the
+ * TANDEM_VK_KEPT_POOLS largest, else destroyed. A null pool is ignored. */
+void tandem_vk_descriptor_pool_give(tandem_vk_gpu_t *g, tandem_vk_descriptor_pool_t pool);
+/* Destroys every kept pool (tandem_runtime_trim; the device's destruction). */
+void tandem_vk_descriptor_pools_trim(tandem__gpu_t *gpu);
 
 /* vk_submit.c */
 tandem_status_t tandem_vk_program_create(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,

@@ -93,7 +93,8 @@ typedef struct tandem_vk_recording {
 
 typedef struct tandem_vk_program {
   uint32_t slot_count, region_count, command_count;
-  VkDescriptorPool descriptor_pool;
+  tandem_vk_descriptor_pool_t descriptors; /* taken from and given back to the device's kept
+                                             pools (vk_descriptors.c) */
   VkDescriptorSet *sets;               /* [slot * command_count + id], NULL for non-dispatch */
   VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
   /* Pieces (core/backend.h): region r's are piece_base[r] .. +region_pieces[r]-1
@@ -149,7 +150,7 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
       }
     }
   }
-  if (p->descriptor_pool) g->vk.vkDestroyDescriptorPool(g->device, p->descriptor_pool, NULL);
+  tandem_vk_descriptor_pool_give(g, p->descriptors);
   if (p->queries) g->vk.vkDestroyQueryPool(g->device, p->queries, NULL);
   free(p->cbs);
   free(p->sets);
@@ -439,7 +440,9 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
 
   /* Descriptor sets: one per dispatch with bindings and slot, so a slot's
    * sets can be rewritten (tandem_exec_set_view) while another slot's run is
-   * in flight. A set is written only while its slot is not in flight. */
+   * in flight. A set is written only while its slot is not in flight. All
+   * come from one pool, taken from the device's kept pools when one fits
+   * (vk_descriptors.c). */
   uint32_t set_count = 0, descriptor_count = 0;
   for (uint32_t i = 0; s == TANDEM_OK && i < desc->command_count; i++) {
     if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
@@ -447,13 +450,9 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
     descriptor_count += desc->commands[i].binding_count;
   }
   if (s == TANDEM_OK && set_count) {
-    VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptor_count * slot_count};
-    VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-                                       .maxSets = set_count * slot_count,
-                                       .poolSizeCount = 1,
-                                       .pPoolSizes = &size};
-    VkResult r = g->vk.vkCreateDescriptorPool(g->device, &dpci, NULL, &p->descriptor_pool);
-    if (r < 0) s = tandem_vk_fail(r, "vkCreateDescriptorPool", __FILE__, __LINE__);
+    s = tandem_vk_descriptor_pool_take(g, set_count * slot_count, descriptor_count * slot_count,
+                                       &p->descriptors);
+    VkResult r;
     /* One allocation call per slot for all its sets (one per node cost a
      * driver entry per dispatch). */
     VkDescriptorSetLayout *layouts = s == TANDEM_OK ? malloc(set_count * sizeof *layouts) : NULL;
@@ -468,7 +467,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
     }
     for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
       VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-                                        .descriptorPool = p->descriptor_pool,
+                                        .descriptorPool = p->descriptors.pool,
                                         .descriptorSetCount = set_count,
                                         .pSetLayouts = layouts};
       r = g->vk.vkAllocateDescriptorSets(g->device, &ai, got);

@@ -348,6 +348,19 @@ TANDEM_API void tandem_runtime_destroy(tandem_runtime_t *runtime);
  * Thread-safe. */
 TANDEM_API uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime);
 
+/* Gives back the memory the runtime keeps for reuse. When an executable is
+ * freed (tandem_exec_release), the Vulkan backend keeps its descriptor pool
+ * for the next tandem_graph_prepare whose descriptor sets fit in it — the
+ * two largest such pools, each sized for its graph's dispatches times its
+ * graph_slots (on the H200 about 890 bytes per dispatch and slot) — because
+ * a prepare that reuses one is much cheaper than one that makes a new one
+ * (100 000 dispatches: 22 ms against 65 ms per slot, bench/NOTES.md). Call
+ * this after preparing a large graph you will not prepare again, or when
+ * memory is short; kept pools are also freed with the runtime. Never
+ * affects an executable that exists. Errors: INVALID_ARGUMENT (NULL).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_trim(tandem_runtime_t *runtime);
+
 /*============================================================================
  * Devices
  *============================================================================*/
@@ -1198,8 +1211,9 @@ typedef struct tandem_completion tandem_completion_t;
 TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
                                                 tandem_exec_t **out_exec);
 /* Reference counting. Releasing an executable with work in flight is safe:
- * the last release blocks until that work has finished, then frees. NULL is
- * ignored. Thread-safe. */
+ * the last release blocks until that work has finished, then frees (the
+ * runtime may keep its descriptor pool for a later prepare: see
+ * tandem_runtime_trim). NULL is ignored. Thread-safe. */
 TANDEM_API void tandem_exec_retain(tandem_exec_t *exec);
 TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
 

@@ -282,6 +282,7 @@ static tandem_status_t runtime_oom(void) {
 }
 
 /* GPU enumeration */
+static tandem_status_t trim_null(void) { return keep(tandem_runtime_trim(NULL)); }
 static tandem_status_t gpu_count_null(void) { return keep(tandem_runtime_gpu_count(F.rt, NULL)); }
 static tandem_status_t gpu_count_call(void) {
   uint32_t n = 0;
@@ -1811,6 +1812,7 @@ static const row_t rows[] = {
       runtime_size_zero),
     R(tandem_runtime_create, INVALID_ARGUMENT, "is not zero", runtime_size_newer),
     R(tandem_runtime_create, OUT_OF_MEMORY, "allocating a runtime", runtime_oom),
+    R(tandem_runtime_trim, INVALID_ARGUMENT, "runtime is NULL", trim_null),
     R(tandem_runtime_gpu_count, INVALID_ARGUMENT, "out_count", gpu_count_null),
     R(tandem_runtime_gpu_count, NO_DEVICE, "no Vulkan driver", gpu_count_no_driver),
     R(tandem_runtime_gpu_count, OUT_OF_MEMORY, "listing physical devices", gpu_count_oom),
@@ -2186,7 +2188,7 @@ static void table_covers_the_header(void **state) {
       "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands",
       "tandem_runtime_submit_vulkan", "tandem_runtime_lane_info", "tandem_exec_submit_waiting",
       "tandem_external_timeline_lane", "tandem_session_create", "tandem_session_begin",
-      "tandem_session_end"};
+      "tandem_session_end", "tandem_runtime_trim"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)

@@ -298,6 +298,129 @@ static void test_chain_recorded_in_pieces(void **state) {
 }
 
 /*---------------------------------------------------------------------------
+ * Descriptor pools kept across executables
+ *---------------------------------------------------------------------------*/
+
+/* A graph of |steps| dependent +1 dispatches after a fill of 0, and the
+ * buffer it works on: each run leaves |steps| in every element. */
+static tandem_graph_t *counting_graph(tandem_runtime_t *rt, tandem_kernel_t *k, tandem_buffer_t *b,
+                                      uint32_t n, uint32_t steps) {
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 0u, TANDEM_LANE_COMPUTE));
+  for (uint32_t i = 0; i < steps; ++i)
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(b), n));
+  return g;
+}
+
+/* The Vulkan call a prepare of |g| makes first: it is made to fail (numbered
+ * fault injection, counting Vulkan calls only), so the prepare fails, and
+ * the call's name comes back in |site|. */
+static void first_vulkan_call_of_prepare(tandem_graph_t *g, char site[128]) {
+  tandem_test_fault_t first = {.fail_at = 1, .kinds = TANDEM_TEST_FAULT_VULKAN};
+  TH_ASSERT_OK(tandem_test_fault_set(&first));
+  tandem_exec_t *e = NULL;
+  tandem_status_t s = tandem_graph_prepare(g, &e);
+  tandem_test_fault_report_t rep;
+  TH_ASSERT_OK(tandem_test_fault_report(&rep));
+  TH_ASSERT_OK(tandem_test_fault_set(NULL));
+  assert_int_equal(s, TANDEM_ERROR_OUT_OF_MEMORY);
+  assert_null(e);
+  assert_int_equal(rep.failed, 1);
+  snprintf(site, 128, "%s", rep.first_site);
+}
+
+static void expect_first_call(tandem_graph_t *g, const char *want, const char *why) {
+  char site[128];
+  first_vulkan_call_of_prepare(g, site);
+  if (strcmp(site, want) != 0)
+    fail_msg("%s: the prepare's first Vulkan call was %s, expected %s", why, site, want);
+}
+
+/* Prepares |g|, runs it on both slots and checks each run against the CPU
+ * reference (|steps| in each of |n| elements of |b|). */
+static tandem_exec_t *prepare_and_check(tandem_graph_t *g, tandem_buffer_t *b, uint32_t n,
+                                        uint32_t steps, const char *what) {
+  tandem_exec_t *e = prepare(g);
+  for (int slot = 0; slot < 2; slot++) {
+    tandem_completion_t *c = submit(e);
+    wait_release(c);
+    check_fill(b, 0, n, steps, what);
+  }
+  return e;
+}
+
+/* Descriptor pools outlive their executables
+ * (backends/vulkan/vk_descriptors.c): a prepare whose sets fit a kept pool
+ * resets it instead of making a new one, the two largest are kept, and
+ * tandem_runtime_trim gives them back. Seen through the prepare's first
+ * Vulkan call, made to fail: vkAllocateDescriptorSets when a kept pool was
+ * taken, vkCreateDescriptorPool when none fit. Each graph has 2 sets per
+ * dispatch (two slots). Every executable runs on both slots against the CPU
+ * reference, under the validation layer, which reports a reset of a pool
+ * whose sets are in use. */
+static void test_descriptor_pools_kept(void **state) {
+  (void)state;
+  th_validation_reset();
+  /* The device's calls are counted only if injection is armed as it is
+   * made: armed here, with a call number never reached. */
+  tandem_test_fault_t count = {.fail_at = UINT64_MAX, .kinds = TANDEM_TEST_FAULT_VULKAN};
+  TH_ASSERT_OK(tandem_test_fault_set(&count));
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  TH_ASSERT_OK(tandem_test_fault_set(NULL));
+  const uint32_t n = 256;
+  tandem_buffer_t *b = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *b2 = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n);
+  tandem_graph_t *g1 = counting_graph(rt, k, b, n, 1), *g8 = counting_graph(rt, k, b, n, 8);
+  tandem_graph_t *g8b = counting_graph(rt, k, b2, n, 8);
+  tandem_graph_t *g16 = counting_graph(rt, k, b, n, 16), *g64 = counting_graph(rt, k, b, n, 64);
+
+  expect_first_call(g8, "vkCreateDescriptorPool", "nothing kept yet");
+  tandem_exec_t *e8 = prepare_and_check(g8, b, n, 8, "8 steps, a new pool");
+  tandem_exec_release(e8); /* kept: 16 sets */
+  expect_first_call(g8, "vkAllocateDescriptorSets", "the same graph again");
+  expect_first_call(g1, "vkAllocateDescriptorSets", "a smaller graph");
+  expect_first_call(g16, "vkCreateDescriptorPool", "a larger graph");
+
+  tandem_exec_t *e16 = prepare_and_check(g16, b, n, 16, "16 steps, a new pool");
+  tandem_exec_t *e1 = prepare_and_check(g1, b, n, 1, "1 step, the kept pool of 16 sets");
+  tandem_exec_release(e16); /* kept: 32 sets */
+  tandem_exec_t *e64 = prepare_and_check(g64, b, n, 64, "64 steps, a new pool");
+  tandem_exec_release(e64); /* kept: 32 and 128 sets */
+  tandem_exec_release(e1);  /* 16 sets: smaller than both, destroyed */
+
+  /* Two kept pools, so two prepares at once reuse, a third makes one. */
+  tandem_exec_t *ea = prepare_and_check(g8, b, n, 8, "8 steps, the kept pool of 32 sets");
+  tandem_exec_t *eb = prepare_and_check(g8b, b2, n, 8, "8 steps, the kept pool of 128 sets");
+  expect_first_call(g8, "vkCreateDescriptorPool", "both kept pools in use");
+  /* A reused pool's sets are rewritten like any: the first +1 moved to b2
+   * (8 after eb's two runs) leaves b at 7 and b2 at 9. */
+  TH_ASSERT_OK(tandem_exec_set_view(ea, 1, 0, tandem_buffer_whole(b2)));
+  run_once(ea);
+  check_fill(b, 0, n, 7, "7 steps left on b after set_view");
+  check_fill(b2, 0, n, 9, "one step moved to b2 by set_view");
+  tandem_exec_release(eb);
+  tandem_exec_release(ea);
+
+  TH_ASSERT_OK(tandem_runtime_trim(rt));
+  expect_first_call(g1, "vkCreateDescriptorPool", "after tandem_runtime_trim");
+  tandem_exec_t *e = prepare_and_check(g1, b, n, 1, "1 step after trim");
+  tandem_exec_release(e);
+  TH_ASSERT_OK(tandem_runtime_trim(rt));
+  TH_ASSERT_OK(tandem_runtime_trim(rt)); /* nothing kept: nothing to do */
+
+  tandem_graph_release(g1);
+  tandem_graph_release(g8);
+  tandem_graph_release(g8b);
+  tandem_graph_release(g16);
+  tandem_graph_release(g64);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  tandem_buffer_release(b2);
+  th_runtime_destroy(rt);
+}
+
+/*---------------------------------------------------------------------------
  * WAR, WAW, cross-lane streams
  *---------------------------------------------------------------------------*/
 
@@ -1730,6 +1853,7 @@ int main(void) {
       GPU_TEST(test_chain_64_dispatches),
       GPU_TEST(test_chain_slots_recorded_in_parallel),
       GPU_TEST(test_chain_recorded_in_pieces),
+      cmocka_unit_test(test_descriptor_pools_kept),
       GPU_TEST(test_war),
       GPU_TEST(test_waw),
       GPU_TEST(test_chunked_stream),
