@@ -29,27 +29,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #define BENCH_NAME "driver_memory"
 #include "bench_common.h"
 #include "tandem_bench_shaders.h"
-#include "volk.h"
-
-#define VKCHECK(expr)                                                     \
-  do {                                                                    \
-    VkResult r_ = (expr);                                                 \
-    if (r_ != VK_SUCCESS) {                                               \
-      fprintf(stderr, "driver_memory: %s answered %d\n", #expr, (int)r_); \
-      exit(1);                                                            \
-    }                                                                     \
-  } while (0)
-
-static long minor_faults(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_minflt;
-}
+#include "bench_vk.h"
 
 typedef struct raw {
   struct VolkDeviceTable vk;
@@ -121,12 +105,8 @@ static part_t record(raw_t *r, uint32_t n, const VkDescriptorSet *sets, VkComman
 static void raw_open(raw_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
-  tandem_vulkan_handles_init(&h);
-  CHECK(tandem_runtime_vulkan_handles(rt, &h));
-  VKCHECK(volkInitialize());
-  volkLoadInstanceOnly(h.instance);
+  bench_vk_load(rt, &h, &r->vk);
   r->device = h.device;
-  volkLoadDeviceTable(&r->vk, r->device);
   tandem_vulkan_view_t vv;
   CHECK(tandem_view_vulkan_buffer(tandem_buffer_whole(buffer), &vv));
   r->buffer = (VkBuffer)vv.buffer;

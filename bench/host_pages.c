@@ -37,16 +37,7 @@
 
 #define BENCH_NAME "host_pages"
 #include "bench_common.h"
-#include "volk.h"
-
-#define VKCHECK(expr)                                                  \
-  do {                                                                 \
-    VkResult r_ = (expr);                                              \
-    if (r_ != VK_SUCCESS) {                                            \
-      fprintf(stderr, "host_pages: %s answered %d\n", #expr, (int)r_); \
-      exit(1);                                                         \
-    }                                                                  \
-  } while (0)
+#include "bench_vk.h"
 
 enum { KIND_DRIVER, KIND_4K, KIND_2M, KIND_COUNT };
 static const char *const kind_names[KIND_COUNT] = {"driver", "host-4k", "host-2m"};
@@ -275,12 +266,8 @@ int main(int argc, char **argv) {
   memset(&b, 0, sizeof b);
   b.bytes = mib << 20;
   tandem_vulkan_handles_t h;
-  tandem_vulkan_handles_init(&h);
-  CHECK(tandem_runtime_vulkan_handles(rt, &h));
-  VKCHECK(volkInitialize());
-  volkLoadInstanceOnly(h.instance);
+  bench_vk_load(rt, &h, &b.vk);
   b.device = h.device;
-  volkLoadDeviceTable(&b.vk, b.device);
   VkPhysicalDevice phys = h.physical_device;
   if (!b.vk.vkGetMemoryHostPointerPropertiesEXT) {
     fprintf(stderr, "host_pages: tandem's device has no VK_EXT_external_memory_host\n");
@@ -481,11 +468,5 @@ int main(int argc, char **argv) {
   b.vk.vkDestroyCommandPool(b.device, compute_pool, NULL);
   b.vk.vkDestroyQueryPool(b.device, b.queries, NULL);
   free(b.cb);
-  uint64_t messages = tandem_runtime_validation_messages(rt);
-  tandem_runtime_destroy(rt);
-  if (messages) {
-    fprintf(stderr, "host_pages: %llu validation message(s)\n", (unsigned long long)messages);
-    return 1;
-  }
-  return 0;
+  return bench_runtime_destroy(rt);
 }

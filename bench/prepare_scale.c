@@ -27,21 +27,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #define BENCH_NAME "prepare_scale"
 #include "bench_common.h"
 #include "tandem_bench_shaders.h"
-
-/* Minor page faults of this process so far: first touches of fresh memory,
- * which cost a trip into the kernel (and, in a virtual machine, possibly
- * into the host) each. */
-static long minor_faults(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_minflt;
-}
 
 static double now_ms(void) {
   struct timespec ts;

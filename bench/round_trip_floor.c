@@ -30,16 +30,7 @@
 
 #define BENCH_NAME "round_trip"
 #include "bench_common.h"
-#include "volk.h"
-
-#define VKCHECK(expr)                                                                \
-  do {                                                                               \
-    VkResult r_ = (expr);                                                            \
-    if (r_ != VK_SUCCESS) {                                                          \
-      fprintf(stderr, "round_trip: %s answered %d\n", #expr, (int)r_);               \
-      exit(1);                                                                       \
-    }                                                                                \
-  } while (0)
+#include "bench_vk.h"
 
 enum { WAY_TANDEM, WAY_TANDEM_WAIT, WAY_RAW, WAY_RAW_EMPTY, WAY_ARMED, WAY_COUNT };
 static const char *const way_names[WAY_COUNT] = {"tandem", "tandem-wait", "raw", "raw-empty",
@@ -93,12 +84,8 @@ static void raw_submit(raw_t *r, VkCommandBuffer cb, bool gated, uint64_t *submi
 static void raw_open(raw_t *r, tandem_runtime_t *rt) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
-  tandem_vulkan_handles_init(&h);
-  CHECK(tandem_runtime_vulkan_handles(rt, &h));
-  VKCHECK(volkInitialize());
-  volkLoadInstanceOnly(h.instance);
+  bench_vk_load(rt, &h, &r->vk);
   r->device = h.device;
-  volkLoadDeviceTable(&r->vk, r->device);
   r->queue = h.lanes[TANDEM_LANE_COMPUTE].queue;
   uint32_t family = h.lanes[TANDEM_LANE_COMPUTE].queue_family;
   VkPhysicalDeviceProperties props;
@@ -272,11 +259,5 @@ int main(int argc, char **argv) {
   tandem_exec_release(e);
   tandem_graph_release(g);
   tandem_buffer_release(b);
-  uint64_t messages = tandem_runtime_validation_messages(rt);
-  tandem_runtime_destroy(rt);
-  if (messages) {
-    fprintf(stderr, "round_trip: %llu validation message(s)\n", (unsigned long long)messages);
-    return 1;
-  }
-  return 0;
+  return bench_runtime_destroy(rt);
 }

@@ -104,12 +104,7 @@ int main(int argc, char **argv) {
     if (i == 0) first = ns;
     last = ns;
   }
-  uint64_t messages = tandem_runtime_validation_messages(rt);
-  tandem_runtime_destroy(rt);
-  if (messages) {
-    fprintf(stderr, "tracker_scale: %llu validation message(s)\n", (unsigned long long)messages);
-    return 1;
-  }
+  if (bench_runtime_destroy(rt)) return 1;
   if (!smoke && n > 1 && last > 2 * first) {
     printf("tracker_scale: FAIL: the submit cost grew %.1fx with the live-buffer count\n",
            last / first);
