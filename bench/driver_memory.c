@@ -23,6 +23,12 @@
  *   reset    as sets, but a pool kept from the previous round and reset
  *            (vkResetDescriptorPool) instead of created: what a runtime-wide
  *            cache of descriptor pools would give
+ *   cbs      N command buffers of one vkCmdFillBuffer each, from a pool made
+ *            as tandem makes its lanes' (RESET_COMMAND_BUFFER), freed at the
+ *            end of the round: what a graph of many small regions (a
+ *            chunked stream) costs; faults and time are per command buffer
+ *   cbs-tr   the same from a pool made TRANSIENT too (a hint that buffers
+ *            are short-lived, which a driver may answer with smaller chunks)
  *
  *   build/bench/tandem_bench_driver_memory [N ...]     (default 10000 20000 100000)
  */
@@ -43,6 +49,7 @@ typedef struct raw {
   VkPipelineLayout pipeline_layout;
   VkPipeline pipeline;
   VkBuffer buffer; /* the one the sets point at */
+  VkCommandPool lane_pool, transient_pool; /* the cbs and cbs-tr parts' */
 } raw_t;
 
 typedef struct part {
@@ -102,6 +109,26 @@ static part_t record(raw_t *r, uint32_t n, const VkDescriptorSet *sets, VkComman
   return (part_t){(double)(now_ns() - t0) / 1e6, minor_faults() - f0};
 }
 
+/* |n| command buffers from |pool|, one fill each, then freed. */
+static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandBuffer *cbs) {
+  long f0 = minor_faults();
+  uint64_t t0 = now_ns();
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = pool,
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = n};
+  VKCHECK(r->vk.vkAllocateCommandBuffers(r->device, &ai, cbs));
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  for (uint32_t i = 0; i < n; i++) {
+    VKCHECK(r->vk.vkBeginCommandBuffer(cbs[i], &bi));
+    r->vk.vkCmdFillBuffer(cbs[i], r->buffer, 0, 256, i);
+    VKCHECK(r->vk.vkEndCommandBuffer(cbs[i]));
+  }
+  part_t p = {(double)(now_ns() - t0) / 1e6, minor_faults() - f0};
+  r->vk.vkFreeCommandBuffers(r->device, pool, n, cbs);
+  return p;
+}
+
 static void raw_open(raw_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
@@ -113,6 +140,10 @@ static void raw_open(raw_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
   VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
                                   .queueFamilyIndex = h.lanes[TANDEM_LANE_COMPUTE].queue_family};
   VKCHECK(r->vk.vkCreateCommandPool(r->device, &cpci, NULL, &r->cmd_pool));
+  cpci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  VKCHECK(r->vk.vkCreateCommandPool(r->device, &cpci, NULL, &r->lane_pool));
+  cpci.flags |= VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+  VKCHECK(r->vk.vkCreateCommandPool(r->device, &cpci, NULL, &r->transient_pool));
   VkDescriptorSetLayoutBinding binding = {.binding = 0,
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                           .descriptorCount = 1,
@@ -147,6 +178,8 @@ static void raw_close(raw_t *r) {
   r->vk.vkDestroyPipelineLayout(r->device, r->pipeline_layout, NULL);
   r->vk.vkDestroyDescriptorSetLayout(r->device, r->set_layout, NULL);
   r->vk.vkDestroyCommandPool(r->device, r->cmd_pool, NULL);
+  r->vk.vkDestroyCommandPool(r->device, r->lane_pool, NULL);
+  r->vk.vkDestroyCommandPool(r->device, r->transient_pool, NULL);
 }
 
 static void print_part(const char *name, uint32_t n, const part_t *p, int rounds) {
@@ -193,7 +226,11 @@ int main(int argc, char **argv) {
     /* Touch the arrays once so that their own first touches are not counted. */
     memset(sets, 0, n * sizeof *sets);
     memset(writes, 0, n * sizeof *writes);
-    part_t sets_part[ROUNDS], record_part[ROUNDS], reset_part[ROUNDS];
+    part_t sets_part[ROUNDS], record_part[ROUNDS], reset_part[ROUNDS], cbs_part[ROUNDS],
+        transient_part[ROUNDS];
+    VkCommandBuffer *cbs = malloc(n * sizeof *cbs);
+    if (!cbs) return 1;
+    memset(cbs, 0, n * sizeof *cbs);
     VkDescriptorPool kept = VK_NULL_HANDLE;
     for (int round = 0; round < ROUNDS; round++) {
       VkDescriptorPool pool = VK_NULL_HANDLE;
@@ -204,11 +241,18 @@ int main(int argc, char **argv) {
       r.vk.vkDestroyDescriptorPool(r.device, pool, NULL);
       reset_part[round] = make_sets(&r, &kept, n, sets, layouts, writes);
     }
+    for (int round = 0; round < ROUNDS; round++)
+      cbs_part[round] = small_buffers(&r, r.lane_pool, n, cbs);
+    for (int round = 0; round < ROUNDS; round++)
+      transient_part[round] = small_buffers(&r, r.transient_pool, n, cbs);
     r.vk.vkDestroyDescriptorPool(r.device, kept, NULL);
     printf("%u nodes\n", n);
     print_part("sets", n, sets_part, ROUNDS);
     print_part("record", n, record_part, ROUNDS);
     print_part("reset", n, reset_part, ROUNDS);
+    print_part("cbs", n, cbs_part, ROUNDS);
+    print_part("cbs-tr", n, transient_part, ROUNDS);
+    free(cbs);
     free(sets);
     free(layouts);
     free(writes);
