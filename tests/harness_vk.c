@@ -186,9 +186,9 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
   assert_non_null(exts);
   TH_VK_CHECK(EnumerateDeviceExtensionProperties(d->physical, NULL, &en, exts));
   static const char *const wanted[] = {
-      VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
-      VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
-      VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME};
+      VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,    VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
+      VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,  VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+      VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME};
   for (size_t w = 0; w < sizeof wanted / sizeof wanted[0]; w++)
     for (uint32_t i = 0; i < en; i++)
       if (strcmp(exts[i].extensionName, wanted[w]) == 0)

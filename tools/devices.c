@@ -44,6 +44,7 @@ static const struct {
     {TANDEM_GPU_EXTERNAL_SEMAPHORE_FD, "external_semaphore_fd"},
     {TANDEM_GPU_CALIBRATED_TIMESTAMPS, "calibrated_timestamps"},
     {TANDEM_GPU_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
+    {TANDEM_GPU_PUSH_DESCRIPTORS, "push_descriptors"},
 };
 #define FEATURE_COUNT (sizeof features / sizeof features[0])
 

@@ -382,9 +382,21 @@ static tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
         {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
         {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
         {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+        {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
       if (tandem_vk_has_ext(exts, n, known[k].name)) info->features |= known[k].bit;
+  }
+  /* Push descriptors count only with room for every binding a kernel may
+   * have (VkPhysicalDevicePushDescriptorPropertiesKHR.maxPushDescriptors). */
+  if (info->features & TANDEM_GPU_PUSH_DESCRIPTORS) {
+    VkPhysicalDevicePushDescriptorPropertiesKHR push = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                      .pNext = &push};
+    vkGetPhysicalDeviceProperties2(pd, &p2);
+    if (push.maxPushDescriptors < TANDEM_MAX_BINDINGS)
+      info->features &= ~(uint32_t)TANDEM_GPU_PUSH_DESCRIPTORS;
   }
   free(exts);
 
@@ -695,6 +707,18 @@ static void tandem_vk_timestamps_decide(tandem_vk_gpu_t *g, const tandem_runtime
   g->timestamps = options->gpu_timestamps && valid_bits > 0 && host_query_reset &&
                   g->timestamp_period > 0;
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
+}
+
+/* How dispatches get their bindings: pushed into the command buffer where
+ * the device has VK_KHR_push_descriptor with room for every binding (and,
+ * on the application's device, was created with it), else from descriptor
+ * sets. Pushing spares prepare a descriptor pool and its fresh memory
+ * (bench/NOTES.md, "push descriptors"). TANDEM_VK_PUSH_DESCRIPTORS=0 keeps
+ * sets (measurements, and the tests of the sets path). */
+static void tandem_vk_descriptors_decide(tandem_vk_gpu_t *g) {
+  const char *env = getenv("TANDEM_VK_PUSH_DESCRIPTORS");
+  g->push_descriptors =
+      (g->base.info.features & TANDEM_GPU_PUSH_DESCRIPTORS) && !(env && strcmp(env, "0") == 0);
 }
 
 /* Interop capabilities from the extensions in info->features (the ones the
@@ -1047,6 +1071,7 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
       {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
       {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
       {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+      {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
   };
   for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
     bool on = false;
@@ -1108,6 +1133,7 @@ static tandem_status_t tandem_vk_gpu_open_byo(const tandem_runtime_options_t *op
   tandem_vk_families(g, family);
   tandem_vk_timestamps_decide(g, options, qprops, family, enabled.f12.hostQueryReset);
   tandem_vk_interop_decide(g, options);
+  tandem_vk_descriptors_decide(g);
   bool calibrate = g->timestamps && (g->base.info.features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
   return tandem_vk_gpu_finish(g, calibrate, qprops, family, index, out_gpu);
 }
@@ -1193,6 +1219,7 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
    * offers them (decided from the extension list, never from loaded function
    * pointers); enabling the extensions costs nothing. */
   tandem_vk_interop_decide(g, options);
+  tandem_vk_descriptors_decide(g);
   const char *dev_ext[8];
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
@@ -1203,6 +1230,8 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
   if (g->base.can_import_dmabuf) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
   if (info->features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)
     dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
+  if (info->features & TANDEM_GPU_PUSH_DESCRIPTORS)
+    dev_ext[dev_ext_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &chain.f,
                             .queueCreateInfoCount = qci_count,

@@ -110,6 +110,10 @@ typedef struct tandem_vk_gpu {
    * give them back. Guarded by kept_mutex. */
   pthread_mutex_t kept_mutex;
   tandem_vk_descriptor_pool_t kept[TANDEM_VK_KEPT_POOLS];
+  /* tandem's own kernels push their bindings (VK_KHR_push_descriptor) and
+   * draw no descriptor sets; adopted kernels keep sets. Set once at open
+   * (vk_device.c, tandem_vk_descriptors_decide). */
+  bool push_descriptors;
   VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
   VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
   /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
@@ -197,6 +201,8 @@ typedef struct tandem_vk_kernel {
   uint32_t binding_count;
   uint32_t push_constant_bytes;
   bool adopted; /* the layouts and pipeline are the application's: never destroyed */
+  bool push;    /* set_layout is a push-descriptor layout: its dispatches push their
+                   bindings and have no descriptor set */
 } tandem_vk_kernel_t;
 tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                        const char *name, const tandem_vulkan_kernel_t *desc,

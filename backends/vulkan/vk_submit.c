@@ -165,6 +165,12 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p);
 }
 
+/* Whether command |c| draws a descriptor set: a dispatch with bindings whose
+ * kernel does not push them. */
+static bool tandem_vk_command_has_set(const tandem__program_command_t *c) {
+  return c->kernel && c->binding_count > 0 && !((const tandem_vk_kernel_t *)c->kernel)->push;
+}
+
 /* Hands the pending descriptor writes to the driver. Every command calls it
  * first: a set must be written before a command binds it. */
 static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *rec) {
@@ -221,8 +227,12 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
   for (uint32_t d = 0; d < batch->count; d++) {
     uint32_t count = batch->binding_counts[d];
     assert(count <= TANDEM_MAX_BINDINGS);
-    if (rec->pending + count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
     VkDescriptorSet set = rec->sets[batch->ids[d]];
+    if (!set) { /* its kernel pushes its bindings at the dispatch */
+      bindings += count;
+      continue;
+    }
+    if (rec->pending + count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
     VkDescriptorBufferInfo *info = &rec->infos[rec->pending];
     VkWriteDescriptorSet *write = &rec->writes[rec->pending];
     for (uint32_t b = 0; b < count; b++) {
@@ -351,8 +361,25 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
   for (uint32_t i = 0; same && i < n; i++)
     same = rec->set_bindings[i].buffer == b[i].buffer &&
            rec->set_bindings[i].offset == b[i].offset && rec->set_bindings[i].range == b[i].range;
+  if (!same && k->push) {
+    /* Exactly the contract's bytes, as a set would hold them. */
+    VkDescriptorBufferInfo info[TANDEM_MAX_BINDINGS];
+    VkWriteDescriptorSet write[TANDEM_MAX_BINDINGS];
+    for (uint32_t i = 0; i < n; i++) {
+      info[i] =
+          (VkDescriptorBufferInfo){tandem_vk_buffer_handle(b[i].buffer), b[i].offset, b[i].range};
+      write[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                        .dstBinding = i,
+                                        .descriptorCount = 1,
+                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                        .pBufferInfo = &info[i]};
+    }
+    g->vk.vkCmdPushDescriptorSetKHR(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, n,
+                                    write);
+  }
   if (!same) {
     VkDescriptorSet set = rec->sets[cmd->id];
+    assert(!set == (k->push || n == 0));
     if (set)
       g->vk.vkCmdBindDescriptorSets(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
                                     &set, 0, NULL);
@@ -445,7 +472,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
    * (vk_descriptors.c). */
   uint32_t set_count = 0, descriptor_count = 0;
   for (uint32_t i = 0; s == TANDEM_OK && i < desc->command_count; i++) {
-    if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
+    if (!tandem_vk_command_has_set(&desc->commands[i])) continue;
     set_count++;
     descriptor_count += desc->commands[i].binding_count;
   }
@@ -462,7 +489,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
                       set_count);
     uint32_t at = 0;
     for (uint32_t i = 0; s == TANDEM_OK && i < desc->command_count; i++) {
-      if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
+      if (!tandem_vk_command_has_set(&desc->commands[i])) continue;
       layouts[at++] = ((const tandem_vk_kernel_t *)desc->commands[i].kernel)->set_layout;
     }
     for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
@@ -477,7 +504,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       }
       at = 0;
       for (uint32_t i = 0; i < desc->command_count; i++) {
-        if (!desc->commands[i].kernel || desc->commands[i].binding_count == 0) continue;
+        if (!tandem_vk_command_has_set(&desc->commands[i])) continue;
         p->sets[(size_t)sl * p->command_count + i] = got[at++];
       }
     }

@@ -350,6 +350,8 @@ TANDEM_API uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *r
 
 /* Gives back the memory the runtime keeps for reuse. When an executable is
  * freed (tandem_exec_release), the Vulkan backend keeps its descriptor pool
+ * (an executable has one when a dispatch uses descriptor sets: an adopted
+ * kernel's, or any on a device without TANDEM_GPU_PUSH_DESCRIPTORS)
  * for the next tandem_graph_prepare whose descriptor sets fit in it — the
  * two largest such pools, each sized for its graph's dispatches times its
  * graph_slots (on the H200 about 890 bytes per dispatch and slot) — because
@@ -384,6 +386,10 @@ typedef enum tandem_gpu_feature {
   TANDEM_GPU_EXTERNAL_SEMAPHORE_FD = 1u << 5,
   TANDEM_GPU_CALIBRATED_TIMESTAMPS = 1u << 6,
   TANDEM_GPU_BUFFER_DEVICE_ADDRESS = 1u << 7,
+  /* VK_KHR_push_descriptor with room for TANDEM_MAX_BINDINGS: tandem's own
+   * kernels then push their bindings into the command buffer at each
+   * dispatch instead of drawing descriptor sets from a pool */
+  TANDEM_GPU_PUSH_DESCRIPTORS = 1u << 8,
 } tandem_gpu_feature_t;
 
 /* Optional shader capabilities, as the device reports them. Every one the

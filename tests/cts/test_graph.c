@@ -350,7 +350,9 @@ static tandem_exec_t *prepare_and_check(tandem_graph_t *g, tandem_buffer_t *b, u
 }
 
 /* Descriptor pools outlive their executables
- * (backends/vulkan/vk_descriptors.c): a prepare whose sets fit a kept pool
+ * (backends/vulkan/vk_descriptors.c), on the descriptor-set path
+ * (TANDEM_VK_PUSH_DESCRIPTORS=0: without it, a device with push descriptors
+ * gives tandem's kernels no sets at all): a prepare whose sets fit a kept pool
  * resets it instead of making a new one, the two largest are kept, and
  * tandem_runtime_trim gives them back. Seen through the prepare's first
  * Vulkan call, made to fail: vkAllocateDescriptorSets when a kept pool was
@@ -365,7 +367,10 @@ static void test_descriptor_pools_kept(void **state) {
    * made: armed here, with a call number never reached. */
   tandem_test_fault_t count = {.fail_at = UINT64_MAX, .kinds = TANDEM_TEST_FAULT_VULKAN};
   TH_ASSERT_OK(tandem_test_fault_set(&count));
+  const char *was = getenv("TANDEM_VK_PUSH_DESCRIPTORS");
+  assert_int_equal(setenv("TANDEM_VK_PUSH_DESCRIPTORS", "0", 1), 0); /* read at open */
   tandem_runtime_t *rt = th_runtime_create(NULL);
+  if (!was) unsetenv("TANDEM_VK_PUSH_DESCRIPTORS");
   TH_ASSERT_OK(tandem_test_fault_set(NULL));
   const uint32_t n = 256;
   tandem_buffer_t *b = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -417,6 +422,67 @@ static void test_descriptor_pools_kept(void **state) {
   tandem_kernel_release(k);
   tandem_buffer_release(b);
   tandem_buffer_release(b2);
+  th_runtime_destroy(rt);
+}
+
+/* With push descriptors (a device with TANDEM_GPU_PUSH_DESCRIPTORS, not
+ * turned off by TANDEM_VK_PUSH_DESCRIPTORS=0) tandem's own kernels draw no
+ * descriptor sets: a prepare makes no descriptor pool (its first Vulkan
+ * call, made to fail, allocates command buffers) and each dispatch pushes
+ * its bindings. Two kernels alternate, so bindings are pushed again after
+ * each pipeline change; set_view re-records with the new view; results
+ * against the CPU reference on both slots, under validation. */
+static void test_push_descriptors(void **state) {
+  (void)state;
+  const char *env = getenv("TANDEM_VK_PUSH_DESCRIPTORS");
+  if (env && strcmp(env, "0") == 0) {
+    fprintf(stderr, "test_push_descriptors: skipped: TANDEM_VK_PUSH_DESCRIPTORS=0\n");
+    skip();
+  }
+  th_validation_reset();
+  tandem_test_fault_t count = {.fail_at = UINT64_MAX, .kinds = TANDEM_TEST_FAULT_VULKAN};
+  TH_ASSERT_OK(tandem_test_fault_set(&count));
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  TH_ASSERT_OK(tandem_test_fault_set(NULL));
+  tandem_device_info_t info;
+  tandem_device_info_init(&info);
+  TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
+  if (!(info.features & TANDEM_GPU_PUSH_DESCRIPTORS)) {
+    fprintf(stderr, "test_push_descriptors: skipped: %s has no VK_KHR_push_descriptor\n",
+            info.name);
+    th_runtime_destroy(rt);
+    skip();
+  }
+  const uint32_t n = 1024;
+  tandem_buffer_t *a = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *c = th_buffer(rt, (uint64_t)n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *k = th_add_one_kernel(rt, n), *kc = copy_kernel(rt, n);
+  /* a = 0; 10 x (+1 on a, then c = a): c ends equal to a, 10. */
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0u, TANDEM_LANE_COMPUTE));
+  for (int i = 0; i < 10; i++) {
+    TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
+    TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(a), tandem_buffer_whole(c), n));
+  }
+  expect_first_call(g, "vkAllocateCommandBuffers", "no descriptor pool with push descriptors");
+  tandem_exec_t *e = prepare(g);
+  for (int slot = 0; slot < 2; slot++) {
+    run_once(e);
+    check_fill(a, 0, n, 10, "a after 10 pushed +1 dispatches");
+    check_fill(c, 0, n, 10, "c copied from a by pushed copies");
+  }
+  /* Node 1 (the first +1) now works on c: a gets 9, and c holds a's 9 after
+   * the last copy. The re-recorded region pushes the new view. */
+  TH_ASSERT_OK(tandem_exec_set_view(e, 1, 0, tandem_buffer_whole(c)));
+  run_once(e);
+  check_fill(a, 0, n, 9, "a after set_view moved one +1 away");
+  check_fill(c, 0, n, 9, "c after the last copy");
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_kernel_release(kc);
+  tandem_buffer_release(a);
+  tandem_buffer_release(c);
   th_runtime_destroy(rt);
 }
 
@@ -1854,6 +1920,7 @@ int main(void) {
       GPU_TEST(test_chain_slots_recorded_in_parallel),
       GPU_TEST(test_chain_recorded_in_pieces),
       cmocka_unit_test(test_descriptor_pools_kept),
+      cmocka_unit_test(test_push_descriptors),
       GPU_TEST(test_war),
       GPU_TEST(test_waw),
       GPU_TEST(test_chunked_stream),
