@@ -29,6 +29,9 @@
  *            chunked stream) costs; faults and time are per command buffer
  *   cbs-tr   the same from a pool made TRANSIENT too (a hint that buffers
  *            are short-lived, which a driver may answer with smaller chunks)
+ *   rerec    the N command buffers of the first round kept and recorded
+ *            again (begin resets them) in the later rounds: what keeping a
+ *            freed executable's command buffers for the next would give
  *
  *   build/bench/tandem_bench_driver_memory [N ...]     (default 10000 20000 100000)
  */
@@ -109,15 +112,17 @@ static part_t record(raw_t *r, uint32_t n, const VkDescriptorSet *sets, VkComman
   return (part_t){(double)(now_ns() - t0) / 1e6, minor_faults() - f0};
 }
 
-/* |n| command buffers from |pool|, one fill each, then freed. */
-static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandBuffer *cbs) {
+/* |n| command buffers from |pool|, one fill each, then freed unless |keep|;
+ * with |reuse|, |cbs| holds kept ones, recorded again instead of allocated. */
+static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandBuffer *cbs,
+                            bool reuse, bool keep) {
   long f0 = minor_faults();
   uint64_t t0 = now_ns();
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
                                     .commandPool = pool,
                                     .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                     .commandBufferCount = n};
-  VKCHECK(r->vk.vkAllocateCommandBuffers(r->device, &ai, cbs));
+  if (!reuse) VKCHECK(r->vk.vkAllocateCommandBuffers(r->device, &ai, cbs));
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   for (uint32_t i = 0; i < n; i++) {
     VKCHECK(r->vk.vkBeginCommandBuffer(cbs[i], &bi));
@@ -125,7 +130,7 @@ static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandB
     VKCHECK(r->vk.vkEndCommandBuffer(cbs[i]));
   }
   part_t p = {(double)(now_ns() - t0) / 1e6, minor_faults() - f0};
-  r->vk.vkFreeCommandBuffers(r->device, pool, n, cbs);
+  if (!keep) r->vk.vkFreeCommandBuffers(r->device, pool, n, cbs);
   return p;
 }
 
@@ -227,7 +232,7 @@ int main(int argc, char **argv) {
     memset(sets, 0, n * sizeof *sets);
     memset(writes, 0, n * sizeof *writes);
     part_t sets_part[ROUNDS], record_part[ROUNDS], reset_part[ROUNDS], cbs_part[ROUNDS],
-        transient_part[ROUNDS];
+        transient_part[ROUNDS], rerec_part[ROUNDS];
     VkCommandBuffer *cbs = malloc(n * sizeof *cbs);
     if (!cbs) return 1;
     memset(cbs, 0, n * sizeof *cbs);
@@ -242,9 +247,11 @@ int main(int argc, char **argv) {
       reset_part[round] = make_sets(&r, &kept, n, sets, layouts, writes);
     }
     for (int round = 0; round < ROUNDS; round++)
-      cbs_part[round] = small_buffers(&r, r.lane_pool, n, cbs);
+      cbs_part[round] = small_buffers(&r, r.lane_pool, n, cbs, false, false);
     for (int round = 0; round < ROUNDS; round++)
-      transient_part[round] = small_buffers(&r, r.transient_pool, n, cbs);
+      transient_part[round] = small_buffers(&r, r.transient_pool, n, cbs, false, false);
+    for (int round = 0; round < ROUNDS; round++)
+      rerec_part[round] = small_buffers(&r, r.lane_pool, n, cbs, round > 0, round + 1 < ROUNDS);
     r.vk.vkDestroyDescriptorPool(r.device, kept, NULL);
     printf("%u nodes\n", n);
     print_part("sets", n, sets_part, ROUNDS);
@@ -252,6 +259,7 @@ int main(int argc, char **argv) {
     print_part("reset", n, reset_part, ROUNDS);
     print_part("cbs", n, cbs_part, ROUNDS);
     print_part("cbs-tr", n, transient_part, ROUNDS);
+    print_part("rerec", n, rerec_part, ROUNDS);
     free(cbs);
     free(sets);
     free(layouts);
