@@ -95,7 +95,8 @@ typedef struct tandem_vk_program {
   uint32_t slot_count, region_count, command_count;
   tandem_vk_descriptor_pool_t descriptors; /* taken from and given back to the device's kept
                                              pools (vk_descriptors.c) */
-  VkDescriptorSet *sets;               /* [slot * command_count + id], NULL for non-dispatch */
+  VkDescriptorSet *sets; /* [slot * command_count + id]; NULL for a command other than a
+                            dispatch with bindings, and for a kernel that pushes them */
   VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
   /* Pieces (core/backend.h): region r's are piece_base[r] .. +region_pieces[r]-1
    * of piece_total per slot; max_pieces the most of one region. */
@@ -171,6 +172,23 @@ static bool tandem_vk_command_has_set(const tandem__program_command_t *c) {
   return c->kernel && c->binding_count > 0 && !((const tandem_vk_kernel_t *)c->kernel)->push;
 }
 
+/* Fills |info| and |write| with |count| bindings for |set| (VK_NULL_HANDLE
+ * for a push): each exactly the contract's bytes, so the kernel sees no more. */
+static void tandem_vk_binding_writes(VkDescriptorSet set, const tandem__binding_t *bindings,
+                                     uint32_t count, VkDescriptorBufferInfo *info,
+                                     VkWriteDescriptorSet *write) {
+  for (uint32_t b = 0; b < count; b++) {
+    info[b] = (VkDescriptorBufferInfo){tandem_vk_buffer_handle(bindings[b].buffer),
+                                       bindings[b].offset, bindings[b].range};
+    write[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                      .dstSet = set,
+                                      .dstBinding = b,
+                                      .descriptorCount = 1,
+                                      .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      .pBufferInfo = &info[b]};
+  }
+}
+
 /* Hands the pending descriptor writes to the driver. Every command calls it
  * first: a set must be written before a command binds it. */
 static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *rec) {
@@ -233,20 +251,8 @@ void tandem_vk_record_bindings(tandem__gpu_t *base, void *native, uint32_t slot,
       continue;
     }
     if (rec->pending + count > TANDEM_VK_WRITE_BATCH) tandem_vk_flush_writes(g, rec);
-    VkDescriptorBufferInfo *info = &rec->infos[rec->pending];
-    VkWriteDescriptorSet *write = &rec->writes[rec->pending];
-    for (uint32_t b = 0; b < count; b++) {
-      /* Bind exactly the contract's bytes: the kernel sees no more. */
-      info[b].buffer = tandem_vk_buffer_handle(bindings[b].buffer);
-      info[b].offset = bindings[b].offset;
-      info[b].range = bindings[b].range;
-      write[b] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                        .dstSet = set,
-                                        .dstBinding = b,
-                                        .descriptorCount = 1,
-                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                        .pBufferInfo = &info[b]};
-    }
+    tandem_vk_binding_writes(set, bindings, count, &rec->infos[rec->pending],
+                             &rec->writes[rec->pending]);
     rec->pending += count;
     bindings += count;
   }
@@ -362,18 +368,9 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
     same = rec->set_bindings[i].buffer == b[i].buffer &&
            rec->set_bindings[i].offset == b[i].offset && rec->set_bindings[i].range == b[i].range;
   if (!same && k->push) {
-    /* Exactly the contract's bytes, as a set would hold them. */
     VkDescriptorBufferInfo info[TANDEM_MAX_BINDINGS];
     VkWriteDescriptorSet write[TANDEM_MAX_BINDINGS];
-    for (uint32_t i = 0; i < n; i++) {
-      info[i] =
-          (VkDescriptorBufferInfo){tandem_vk_buffer_handle(b[i].buffer), b[i].offset, b[i].range};
-      write[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                        .dstBinding = i,
-                                        .descriptorCount = 1,
-                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                        .pBufferInfo = &info[i]};
-    }
+    tandem_vk_binding_writes(VK_NULL_HANDLE, b, n, info, write);
     g->vk.vkCmdPushDescriptorSetKHR(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, n,
                                     write);
   }
@@ -479,7 +476,6 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
   if (s == TANDEM_OK && set_count) {
     s = tandem_vk_descriptor_pool_take(g, set_count * slot_count, descriptor_count * slot_count,
                                        &p->descriptors);
-    VkResult r;
     /* One allocation call per slot for all its sets (one per node cost a
      * driver entry per dispatch). */
     VkDescriptorSetLayout *layouts = s == TANDEM_OK ? malloc(set_count * sizeof *layouts) : NULL;
@@ -497,7 +493,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
                                         .descriptorPool = p->descriptors.pool,
                                         .descriptorSetCount = set_count,
                                         .pSetLayouts = layouts};
-      r = g->vk.vkAllocateDescriptorSets(g->device, &ai, got);
+      VkResult r = g->vk.vkAllocateDescriptorSets(g->device, &ai, got);
       if (r < 0) {
         s = tandem_vk_fail(r, "vkAllocateDescriptorSets", __FILE__, __LINE__);
         break;
