@@ -2,8 +2,11 @@
 # tandem_shaders.cmake — compile GLSL compute shaders to SPIR-V at build time and
 # embed the words in C, so the library and tests carry their kernels inside them.
 #
-#   tandem_add_shaders(<target> <file.comp>...)
+#   tandem_add_shaders(<target> <file.comp>... [STRIPPED <file.comp>...])
 #
+# Shaders listed after STRIPPED also go through `spirv-opt --eliminate-dead-const`
+# after glslang, as optimised builds (glslc -O) strip unused specialization
+# constants.
 # makes an OBJECT library <target> whose generated sources define, per shader,
 #   const uint32_t tandem_spv_<stem>[];  const size_t tandem_spv_<stem>_size;  (bytes)
 # declared in the generated header <target>.h (on <target>'s include path), and a
@@ -14,8 +17,18 @@ if(NOT CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
   include_guard(GLOBAL)
 
   function(tandem_add_shaders target)
-    if(NOT ARGN)
+    cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "STRIPPED")
+    set(plain ${arg_UNPARSED_ARGUMENTS})
+    set(stripped ${arg_STRIPPED})
+    if(NOT plain AND NOT stripped)
       message(FATAL_ERROR "tandem_add_shaders(${target}): no shader files given")
+    endif()
+    if(stripped AND NOT TANDEM_SPIRV_OPT)
+      find_program(TANDEM_SPIRV_OPT spirv-opt)
+      if(NOT TANDEM_SPIRV_OPT)
+        message(FATAL_ERROR "tandem_add_shaders(${target}): STRIPPED needs spirv-opt "
+                "(Debian package spirv-tools; or set TANDEM_SPIRV_OPT)")
+      endif()
     endif()
     if(NOT TARGET Vulkan::glslangValidator)
       message(FATAL_ERROR "tandem_add_shaders(${target}): needs "
@@ -35,7 +48,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
     set(stems "")
     set(spvs "")
 
-    foreach(shader IN LISTS ARGN)
+    foreach(shader IN LISTS plain stripped)
       get_filename_component(src "${shader}" ABSOLUTE)
       if(NOT EXISTS "${src}")
         message(FATAL_ERROR "tandem_add_shaders(${target}): ${src} does not exist")
@@ -51,10 +64,15 @@ if(NOT CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
       set(spv "${out_dir}/${stem}.spv")
       set(csrc "${out_dir}/${stem}.spv.c")
       file(RELATIVE_PATH rel "${CMAKE_BINARY_DIR}" "${spv}")
+      set(strip_step "")
+      if(shader IN_LIST stripped)
+        set(strip_step COMMAND "${TANDEM_SPIRV_OPT}" --eliminate-dead-const "${spv}" -o "${spv}")
+      endif()
       add_custom_command(
         OUTPUT "${spv}"
         COMMAND Vulkan::glslangValidator -V --target-env vulkan1.2 -S comp --quiet
                 --depfile "${spv}.d" -o "${spv}" "${src}"
+        ${strip_step}
         DEPENDS "${src}"
         DEPFILE "${spv}.d"
         COMMENT "Compiling ${shader} to ${rel}"

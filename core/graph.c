@@ -236,11 +236,15 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
                          kernel->name, (unsigned long long)v.offset, (unsigned long long)align);
     for (uint32_t j = 0; j < i; j++) {
       const tandem_binding_contract_t *c = &kernel->bindings[j];
+      /* Bindings the contract lets alias: tracked as READ_WRITE (kernel.c). */
+      uint32_t pair = (1u << i) | (1u << j);
+      if ((kernel->aliased_bindings & pair) == pair) continue;
       if (views[j].buffer == v.buffer && tandem__accesses_conflict(b->access, c->access) &&
           tandem__ranges_overlap(views[j].offset, c->bytes, v.offset, b->bytes))
         return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                            "bindings %u and %u of '%s' overlap in one buffer and at least one "
-                           "writes",
+                           "writes (if the kernel means them to alias, name both in the "
+                           "kernel's aliased_bindings)",
                            j, i, kernel->name);
     }
   }

@@ -207,6 +207,13 @@ struct tandem_buffer {
 };
 
 /*--------------------------------------------------------------------------*/
+/* A reflected specialization constant and the value the pipeline got. */
+typedef struct tandem__kernel_spec {
+  tandem__reflected_spec_t reflected;
+  bool given;    /* the desc set its SpecId */
+  uint64_t bits; /* given or default */
+} tandem__kernel_spec_t;
+
 struct tandem_kernel {
   atomic_uint_fast64_t refs;
   tandem_runtime_t *runtime;
@@ -221,6 +228,14 @@ struct tandem_kernel {
   uint32_t spec_constant_count;     /* declared by the module */
   uint32_t required_subgroup_size;
   uint64_t shared_memory_bytes;     /* 0: the backend could not tell */
+  uint32_t flags;                   /* tandem_kernel_flag_t bits of the desc */
+  bool local_size_overridden;       /* the module's LocalSize was rewritten */
+  /* Bindings that may overlap in one dispatch; their bindings[].access is
+   * READ_WRITE whatever the desc said (tracked over the union). */
+  uint32_t aliased_bindings;
+  uint32_t ignored_spec_count;      /* given SpecIds the module lacks */
+  uint32_t ignored_spec_ids[TANDEM_MAX_SPEC_CONSTANTS];
+  tandem__kernel_spec_t *specs;     /* spec_constant_count of them, or NULL */
   void *native;
 };
 

@@ -123,6 +123,32 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
                            "(spec_constants[%u] and [%u])",
                            name, c->id, j, i);
   }
+  const uint32_t known_flags = TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE | TANDEM_KERNEL_STRICT_SPEC_IDS |
+                               TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS |
+                               TANDEM_KERNEL_DISABLE_ROBUSTNESS;
+  if (d->flags & ~known_flags)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': flags 0x%x has bits 0x%x that are not "
+                       "tandem_kernel_flag_t values",
+                       name, d->flags, d->flags & ~known_flags);
+  if ((d->flags & TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE) && tandem__zero3(d->local_size))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE needs local_size (the "
+                       "size to write into the module)",
+                       name);
+  if (d->aliased_bindings) {
+    uint32_t m = d->aliased_bindings;
+    if (d->binding_count < 32 && (m >> d->binding_count))
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': aliased_bindings 0x%x names a binding past the %u the "
+                         "contract has",
+                         name, m, d->binding_count);
+    if (!(m & (m - 1)))
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': aliased_bindings 0x%x names one binding; name at least "
+                         "two that may overlap each other",
+                         name, m);
+  }
   if (d->required_subgroup_size & (d->required_subgroup_size - 1))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "kernel '%s': required_subgroup_size %u is not a power of two", name,
@@ -294,6 +320,19 @@ static tandem_status_t tandem__spec_fit(const tandem_spec_constant_t *c,
   bool kind_ok = (r->kind == TANDEM__SPEC_BOOL && c->type == TANDEM_SCALAR_BOOL) ||
                  (r->kind == TANDEM__SPEC_INT && is_int) ||
                  (r->kind == TANDEM__SPEC_FLOAT && is_float);
+  /* VkBool32: a bool constant also takes a 4-byte 0 or 1 (runtimes such as
+   * llama.cpp build every specialization list as uint32). */
+  if (r->kind == TANDEM__SPEC_BOOL &&
+      (c->type == TANDEM_SCALAR_UINT32 || c->type == TANDEM_SCALAR_INT32)) {
+    if (c->value.u32 > 1)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "specialization constant %u of '%s' (%s): %s gives %s %s; a bool "
+                         "constant takes true/false or a 4-byte 0 or 1 (VkBool32)",
+                         c->id, name, decl, origin, tandem_scalar_type_name(c->type), given);
+    *out_bits = c->value.u32;
+    *out_size = 4;
+    return TANDEM_OK;
+  }
   if (r->kind != TANDEM__SPEC_BOOL && r->width != 32 && r->width != 64)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "specialization constant %u of '%s' is %s; tandem sets only bool and "
@@ -364,6 +403,16 @@ static tandem_status_t tandem__spec_set(tandem__kernel_build_t *b,
                          c->id, name);
     bits = kb, size = ks, declared = true;
   }
+  /* Vulkan ignores a map entry for an id the module does not declare
+   * (optimised builds strip unused constants while runtimes still pass
+   * them): so does tandem, and reports it, unless the desc asks for
+   * strictness. */
+  if (!declared && !(b->flags & TANDEM_KERNEL_STRICT_SPEC_IDS)) {
+    for (uint32_t k = 0; k < b->ignored_count; k++)
+      if (b->ignored_ids[k] == c->id) return TANDEM_OK;
+    b->ignored_ids[b->ignored_count++] = c->id; /* ≤ TANDEM_MAX_SPEC_CONSTANTS ids */
+    return TANDEM_OK;
+  }
   if (!declared) {
     char ids[256];
     size_t used = 0;
@@ -385,7 +434,8 @@ static tandem_status_t tandem__spec_set(tandem__kernel_build_t *b,
     }
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "specialization constant %u of '%s' (%s): the shader declares no constant "
-                       "with that SpecId; it declares %s",
+                       "with that SpecId; it declares %s (refused by "
+                       "TANDEM_KERNEL_STRICT_SPEC_IDS)",
                        c->id, name, origin, iface->spec_count ? ids : "none");
   }
   for (uint32_t k = 0; k < b->spec_count; k++) {
@@ -417,15 +467,30 @@ static tandem_status_t tandem__specialize(const tandem_kernel_desc_t *d, const c
     TANDEM_RETURN_IF_ERROR(tandem__spec_set(b, iface, &d->spec_constants[i], name, origin));
   }
   bool given = !tandem__zero3(d->local_size);
+  bool override = d->flags & TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE;
+  b->rewrite_local_size = false;
   for (int k = 0; k < 3; k++) {
     int64_t id = iface->local_size_spec[k];
     if (id < 0) {
-      if (given && d->local_size[k] != iface->local_size[k])
+      if (!given || d->local_size[k] == iface->local_size[k]) continue;
+      if (!override)
         return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                            "kernel '%s': local_size[%d] is %u but the shader fixes local_size_%c "
                            "= %u; declare `layout(local_size_%c_id = N) in;` to let the runtime "
-                           "set it",
+                           "set it, or set TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE to rewrite the "
+                           "literal (if the code is correct at that size)",
                            name, k, d->local_size[k], axis[k], iface->local_size[k], axis[k]);
+      /* Only a LocalSize execution mode is rewritten: a WorkgroupSize
+       * built-in or LocalSizeId made of plain constants may share those
+       * constants with other code. */
+      if (!iface->local_size_mode_at)
+        return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                           "kernel '%s': TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE: local_size_%c = %u "
+                           "comes from a WorkgroupSize built-in or LocalSizeId of plain "
+                           "constants, not a LocalSize execution mode, so it cannot be "
+                           "rewritten; declare `layout(local_size_%c_id = N) in;` instead",
+                           name, axis[k], iface->local_size[k], axis[k]);
+      b->rewrite_local_size = true;
       continue;
     }
     *out_specialized = true;
@@ -469,7 +534,10 @@ static tandem_status_t tandem__specialize(const tandem_kernel_desc_t *d, const c
   for (int k = 0; k < 3; k++) {
     local_size[k] = iface->local_size[k];
     int64_t id = iface->local_size_spec[k];
-    if (id < 0) continue;
+    if (id < 0) {
+      if (b->rewrite_local_size) local_size[k] = d->local_size[k];
+      continue;
+    }
     for (uint32_t j = 0; j < b->spec_count; j++)
       if (b->specs[j].spec_id == (uint64_t)id) local_size[k] = (uint32_t)b->specs[j].bits;
   }
@@ -536,6 +604,59 @@ static tandem_status_t tandem__device_check(const tandem__gpu_t *gpu, const char
   return TANDEM_OK;
 }
 
+/* The pipeline flags against the device ("Pipeline flags" in tandem.h). */
+static tandem_status_t tandem__flags_check(const tandem__gpu_t *gpu, const char *name,
+                                           uint32_t flags, const uint32_t local_size[3],
+                                           uint32_t subgroup_size, uint32_t spirv_version) {
+  const tandem_device_info_t *info = &gpu->info;
+  if (flags & TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS) {
+    if (!(info->shader_features & TANDEM_SHADER_FULL_SUBGROUPS))
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "kernel '%s': TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS needs "
+                         "computeFullSubgroups (VK_EXT_subgroup_size_control / Vulkan 1.3), "
+                         "which GPU '%s' does not support",
+                         name, info->name);
+    /* Full subgroups tile the x dimension: which size must divide it
+     * depends on whether the size may vary (SPIR-V 1.6 modules). */
+    bool varying = !subgroup_size && spirv_version >= 0x00010600u;
+    uint32_t unit = subgroup_size ? subgroup_size
+                    : varying     ? info->max_subgroup_size
+                                  : info->subgroup_size;
+    if (unit && local_size[0] % unit)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "kernel '%s': TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS needs workgroup "
+                         "size x (%u) to be a multiple of %s (%u)",
+                         name, local_size[0],
+                         subgroup_size ? "required_subgroup_size"
+                         : varying     ? "the device's max_subgroup_size, as a SPIR-V 1.6 "
+                                         "module's subgroup size may vary"
+                                       : "the device's subgroup_size",
+                         unit);
+  }
+  if ((flags & TANDEM_KERNEL_DISABLE_ROBUSTNESS) &&
+      !(info->features & TANDEM_GPU_PIPELINE_ROBUSTNESS))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "kernel '%s': TANDEM_KERNEL_DISABLE_ROBUSTNESS needs "
+                       "VK_EXT_pipeline_robustness with its pipelineRobustness feature, which "
+                       "GPU '%s' does not offer (or the application's device was not created "
+                       "with); leave the flag off there",
+                       name, info->name);
+  return TANDEM_OK;
+}
+
+/* The effective value of reflected constant |r| under |b|, and whether the
+ * desc gave it. */
+static uint64_t tandem__spec_effective(const tandem__reflected_spec_t *r,
+                                       const tandem__kernel_build_t *b, bool *out_given) {
+  for (uint32_t j = 0; j < b->spec_count; j++)
+    if (b->specs[j].spec_id == r->spec_id) {
+      *out_given = true;
+      return b->specs[j].bits;
+    }
+  *out_given = false;
+  return r->default_bits;
+}
+
 tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime, const tandem_kernel_desc_t *desc,
                                      tandem_kernel_t **out_kernel) {
   if (!out_kernel) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_kernel is NULL");
@@ -599,16 +720,36 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   if (s == TANDEM_OK) s = tandem__contract_check(&d, name, iface);
   uint32_t local_size[3] = {0, 0, 0};
   bool specialized = false;
+  if (build) build->flags = d.flags;
   if (s == TANDEM_OK) s = tandem__specialize(&d, name, iface, build, local_size, &specialized);
   if (s == TANDEM_OK)
     s = tandem__device_check(gpu, name, local_size, iface->shader_features,
                              d.required_subgroup_size);
+  if (s == TANDEM_OK)
+    s = tandem__flags_check(gpu, name, d.flags, local_size, d.required_subgroup_size,
+                            iface->spirv_version);
   tandem_kernel_t *kernel = NULL;
   if (s == TANDEM_OK) {
     kernel = calloc(1, sizeof *kernel);
     if (!kernel) s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a kernel");
   }
+  /* The reflected constants with the values they get, for
+   * tandem_kernel_spec_constant_info. */
+  if (s == TANDEM_OK && iface->spec_count) {
+    kernel->specs = calloc(iface->spec_count, sizeof *kernel->specs);
+    if (!kernel->specs)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': allocating %u constants' "
+                      "reflection", name, iface->spec_count);
+    for (uint32_t k = 0; s == TANDEM_OK && k < iface->spec_count; k++) {
+      kernel->specs[k].reflected = iface->specs[k];
+      kernel->specs[k].bits =
+          tandem__spec_effective(&iface->specs[k], build, &kernel->specs[k].given);
+    }
+  }
   if (s == TANDEM_OK) {
+    memcpy(build->local_size, local_size, sizeof build->local_size);
+    build->local_size_mode_at = iface->local_size_mode_at;
+    build->spirv_version = iface->spirv_version;
     build->spirv = d.spirv;
     build->spirv_size = d.spirv_size;
     build->entry_point = d.entry_point;
@@ -622,10 +763,17 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   if (s != TANDEM_OK) {
     free(iface);
     free(build);
+    if (kernel) free(kernel->specs);
     free(kernel);
     return s;
   }
   memcpy(kernel->local_size, local_size, sizeof kernel->local_size);
+  kernel->flags = d.flags;
+  kernel->local_size_overridden = build->rewrite_local_size;
+  kernel->aliased_bindings = d.aliased_bindings;
+  kernel->ignored_spec_count = build->ignored_count;
+  memcpy(kernel->ignored_spec_ids, build->ignored_ids,
+         build->ignored_count * sizeof *build->ignored_ids);
   kernel->local_size_specialized = specialized;
   kernel->shader_features = iface->shader_features;
   kernel->spec_constant_count = iface->spec_count;
@@ -640,6 +788,10 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   kernel->binding_count = d.binding_count;
   if (d.binding_count)
     memcpy(kernel->bindings, d.bindings, d.binding_count * sizeof *d.bindings);
+  /* Aliased bindings are tracked as READ_WRITE: the union of their ranges
+   * may be read and written through any of them ("Aliased bindings"). */
+  for (uint32_t i = 0; i < d.binding_count; i++)
+    if (d.aliased_bindings & (1u << i)) kernel->bindings[i].access = TANDEM_ACCESS_READ_WRITE;
   kernel->push_constant_bytes = d.push_constant_bytes;
   tandem__runtime_retain(runtime);
   *out_kernel = kernel;
@@ -655,6 +807,7 @@ void tandem_kernel_release(tandem_kernel_t *kernel) {
   tandem_runtime_t *rt = kernel->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   gpu->vtable->kernel_destroy(gpu, kernel->native);
+  free(kernel->specs);
   free(kernel);
   tandem__runtime_release(rt);
 }
@@ -682,6 +835,76 @@ tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel, tandem_kernel_
   info.shader_features = kernel->shader_features;
   info.required_subgroup_size = kernel->required_subgroup_size;
   info.shared_memory_bytes = kernel->shared_memory_bytes;
+  info.flags = kernel->flags;
+  info.local_size_overridden = kernel->local_size_overridden;
+  info.aliased_bindings = kernel->aliased_bindings;
+  info.ignored_spec_count = kernel->ignored_spec_count;
+  memcpy(info.ignored_spec_ids, kernel->ignored_spec_ids, sizeof info.ignored_spec_ids);
+  tandem__struct_out(out_info, &info, sizeof info);
+  return TANDEM_OK;
+}
+
+/* |bits| of reflected constant |r| as a typed value (type 0 and raw bits for
+ * widths tandem cannot set). */
+static tandem_spec_constant_t tandem__spec_value(const tandem__reflected_spec_t *r,
+                                                 tandem_scalar_type_t type, uint64_t bits) {
+  tandem_spec_constant_t v;
+  memset(&v, 0, sizeof v);
+  v.id = r->spec_id;
+  v.type = type;
+  switch (type) {
+    case TANDEM_SCALAR_BOOL: v.value.b = bits != 0; break;
+    case TANDEM_SCALAR_INT32: v.value.i32 = (int32_t)(uint32_t)bits; break;
+    case TANDEM_SCALAR_UINT32: v.value.u32 = (uint32_t)bits; break;
+    case TANDEM_SCALAR_FLOAT32: {
+      uint32_t u = (uint32_t)bits;
+      memcpy(&v.value.f32, &u, sizeof u);
+      break;
+    }
+    case TANDEM_SCALAR_INT64: v.value.i64 = (int64_t)bits; break;
+    case TANDEM_SCALAR_FLOAT64: memcpy(&v.value.f64, &bits, sizeof bits); break;
+    default: v.value.u64 = bits; break; /* UINT64, and 0 for 8/16-bit */
+  }
+  return v;
+}
+
+tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_t *kernel, uint32_t index,
+                                                 tandem_spec_constant_info_t *out_info) {
+  if (!out_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__struct_out_check(out_info, TANDEM__OLDEST_SPEC_CONSTANT_INFO,
+                                                  "tandem_spec_constant_info_t"));
+  tandem_spec_constant_info_t info;
+  memset(&info, 0, sizeof info);
+  tandem_status_t s = TANDEM_OK;
+  if (!kernel)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
+  else if (index >= kernel->spec_constant_count)
+    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                    "kernel '%s': specialization constant index %u; the module declares %u",
+                    kernel->name, index, kernel->spec_constant_count);
+  if (s != TANDEM_OK) {
+    tandem__struct_out(out_info, &info, sizeof info);
+    return s;
+  }
+  const tandem__kernel_spec_t *k = &kernel->specs[index];
+  const tandem__reflected_spec_t *r = &k->reflected;
+  info.id = r->spec_id;
+  snprintf(info.name, sizeof info.name, "%s", r->name);
+  info.width = r->width;
+  info.is_signed = r->kind == TANDEM__SPEC_INT && r->is_signed;
+  info.is_float = r->kind == TANDEM__SPEC_FLOAT;
+  tandem_scalar_type_t type = (tandem_scalar_type_t)0;
+  if (r->kind == TANDEM__SPEC_BOOL) type = TANDEM_SCALAR_BOOL;
+  else if (r->kind == TANDEM__SPEC_FLOAT && r->width == 32) type = TANDEM_SCALAR_FLOAT32;
+  else if (r->kind == TANDEM__SPEC_FLOAT && r->width == 64) type = TANDEM_SCALAR_FLOAT64;
+  else if (r->kind == TANDEM__SPEC_INT && r->width == 32)
+    type = r->is_signed ? TANDEM_SCALAR_INT32 : TANDEM_SCALAR_UINT32;
+  else if (r->kind == TANDEM__SPEC_INT && r->width == 64)
+    type = r->is_signed ? TANDEM_SCALAR_INT64 : TANDEM_SCALAR_UINT64;
+  info.type = type;
+  info.default_value = tandem__spec_value(r, type, r->default_bits);
+  info.given = k->given;
+  info.value = tandem__spec_value(r, type, k->bits);
   tandem__struct_out(out_info, &info, sizeof info);
   return TANDEM_OK;
 }

@@ -37,7 +37,7 @@ typedef struct tandem__reflected_spec {
   uint32_t width;        /* bits: 1 for bool, 8, 16, 32 or 64 */
   bool is_signed;        /* INT only */
   uint64_t default_bits; /* the default value's bits, zero-extended */
-  char name[48];         /* its OpName, "" when the module has none */
+  char name[64];         /* its OpName (truncated), "" when the module has none */
 } tandem__reflected_spec_t;
 
 #define TANDEM__MAX_REFLECTED_SPECS 256
@@ -51,6 +51,11 @@ typedef struct tandem__kernel_interface {
    * local_size[d]. */
   uint32_t local_size[3];
   int64_t local_size_spec[3];
+  /* Word index of the entry point's OpExecutionMode LocalSize when it is
+   * what sets the literal dimensions (so they can be rewritten); 0 when
+   * the size comes from LocalSizeId or a WorkgroupSize built-in. */
+  uint32_t local_size_mode_at;
+  uint32_t spirv_version; /* the module header's version word */
   uint32_t spec_count;
   tandem__reflected_spec_t specs[TANDEM__MAX_REFLECTED_SPECS];
   uint32_t shader_features; /* tandem_shader_feature_t bits the module needs */
@@ -75,6 +80,17 @@ typedef struct tandem__kernel_build {
   uint32_t spec_count;
   tandem__spec_entry_t specs[TANDEM__MAX_REFLECTED_SPECS];
   uint32_t required_subgroup_size; /* 0: none */
+  uint32_t flags;                  /* tandem_kernel_flag_t bits of the desc */
+  /* The effective workgroup size; with |rewrite_local_size| the operands of
+   * the LocalSize instruction at word |local_size_mode_at| become it in the
+   * copy of the module the pipeline is built from. */
+  uint32_t local_size[3];
+  bool rewrite_local_size;
+  uint32_t local_size_mode_at;
+  uint32_t spirv_version;
+  /* SpecIds given that the module does not declare (not passed on). */
+  uint32_t ignored_count;
+  uint32_t ignored_ids[TANDEM_MAX_SPEC_CONSTANTS];
   /* Out: workgroup memory the kernel takes with this specialization, 0 when
    * the backend cannot tell (set by kernel_create). */
   uint64_t shared_memory_bytes;

@@ -22,6 +22,7 @@
 #define TANDEM__OLDEST_KERNEL_DESC sizeof(tandem_kernel_desc_t)
 #define TANDEM__OLDEST_DEVICE_INFO sizeof(tandem_device_info_t)
 #define TANDEM__OLDEST_KERNEL_INFO sizeof(tandem_kernel_info_t)
+#define TANDEM__OLDEST_SPEC_CONSTANT_INFO sizeof(tandem_spec_constant_info_t)
 #define TANDEM__OLDEST_NPU_INFO sizeof(tandem_npu_info_t)
 #define TANDEM__OLDEST_STATISTICS sizeof(tandem_statistics_t)
 #define TANDEM__OLDEST_DISPATCH_DESC sizeof(tandem_dispatch_desc_t)

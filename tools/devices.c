@@ -45,6 +45,7 @@ static const struct {
     {TANDEM_GPU_CALIBRATED_TIMESTAMPS, "calibrated_timestamps"},
     {TANDEM_GPU_BUFFER_DEVICE_ADDRESS, "buffer_device_address"},
     {TANDEM_GPU_PUSH_DESCRIPTORS, "push_descriptors"},
+    {TANDEM_GPU_PIPELINE_ROBUSTNESS, "pipeline_robustness"},
 };
 #define FEATURE_COUNT (sizeof features / sizeof features[0])
 

@@ -222,6 +222,9 @@ typedef struct tandem_vk_feature_chain {
   VkPhysicalDeviceVulkan11Features f11;
   VkPhysicalDeviceVulkan12Features f12;
   VkPhysicalDeviceVulkan13Features f13;
+  /* Not in the chain: VkPhysicalDevicePipelineRobustnessFeaturesEXT's one
+   * feature, as read from an application's vkCreateDevice chain. */
+  VkBool32 pipeline_robustness;
 } tandem_vk_feature_chain_t;
 
 static void tandem_vk_feature_chain_init(tandem_vk_feature_chain_t *c) {
@@ -264,6 +267,7 @@ static uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
   TANDEM_VK_BIT(c->f13.subgroupSizeControl &&
                     (p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT),
                 TANDEM_SHADER_SUBGROUP_SIZE_CONTROL);
+  TANDEM_VK_BIT(c->f13.computeFullSubgroups, TANDEM_SHADER_FULL_SUBGROUPS);
   if (p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
     VkSubgroupFeatureFlags ops = p11->subgroupSupportedOperations;
     TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_BASIC_BIT, TANDEM_SHADER_SUBGROUP_BASIC);
@@ -383,9 +387,19 @@ static tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
         {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
         {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
         {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
+        {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
       if (tandem_vk_has_ext(exts, n, known[k].name)) info->features |= known[k].bit;
+  }
+  /* Pipeline robustness counts only with its feature. */
+  if (info->features & TANDEM_GPU_PIPELINE_ROBUSTNESS) {
+    VkPhysicalDevicePipelineRobustnessFeaturesEXT pr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &pr};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    if (!pr.pipelineRobustness) info->features &= ~(uint32_t)TANDEM_GPU_PIPELINE_ROBUSTNESS;
   }
   /* Push descriptors count only with room for every binding a kernel may
    * have (VkPhysicalDevicePushDescriptorPropertiesKHR.maxPushDescriptors). */
@@ -960,6 +974,11 @@ static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
         c->f13.computeFullSubgroups |= x->computeFullSubgroups;
         break;
       }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT:
+        c->pipeline_robustness |=
+            ((const VkPhysicalDevicePipelineRobustnessFeaturesEXT *)(const void *)s)
+                ->pipelineRobustness;
+        break;
       case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES:
         c->f13.shaderIntegerDotProduct |=
             ((const VkPhysicalDeviceShaderIntegerDotProductFeatures *)(const void *)s)
@@ -1072,6 +1091,7 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
       {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
       {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
       {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
+      {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
   };
   for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
     bool on = false;
@@ -1079,6 +1099,7 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
       on = d->extensions[e] && strcmp(d->extensions[e], known[k].name) == 0;
     if (!on) info->features &= ~known[k].bit;
   }
+  if (!enabled->pipeline_robustness) info->features &= ~(uint32_t)TANDEM_GPU_PIPELINE_ROBUSTNESS;
 
   /* Queues: the families and indices the application names. */
   uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
@@ -1232,6 +1253,15 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
     dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   if (info->features & TANDEM_GPU_PUSH_DESCRIPTORS)
     dev_ext[dev_ext_count++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
+  /* Pipeline robustness: enabled where offered, so kernels may turn it off
+   * (TANDEM_KERNEL_DISABLE_ROBUSTNESS). */
+  VkPhysicalDevicePipelineRobustnessFeaturesEXT robustness = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT,
+      .pipelineRobustness = VK_TRUE};
+  if (info->features & TANDEM_GPU_PIPELINE_ROBUSTNESS) {
+    dev_ext[dev_ext_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;
+    chain.f13.pNext = &robustness;
+  }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &chain.f,
                             .queueCreateInfoCount = qci_count,

@@ -4,9 +4,12 @@
  *
  * Layout: descriptor set 0 holds binding_count storage buffers (bindings
  * 0..n-1, compute stage); one push-constant range of the contract's exact size.
- * Specialization constants (already fitted to the module by core/kernel.c)
- * and a required subgroup size go into the pipeline's shader stage.
- * The reflection that core/kernel.c checks lives in vk_reflect.c.
+ * Specialization constants (already fitted to the module by core/kernel.c),
+ * a required subgroup size and the pipeline flags (full subgroups, buffer
+ * robustness off) go into the pipeline's shader stage. A literal LocalSize
+ * override is applied to a copy of the module, which is validated again
+ * before the driver sees it. The reflection that core/kernel.c checks lives
+ * in vk_reflect.c.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -81,20 +84,51 @@ tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *base, tandem__kernel_build
   return TANDEM_OK;
 }
 
+/* A copy of the module with the entry point's LocalSize operands set to the
+ * effective size (what ncnn does at pipeline creation), validated again;
+ * the caller frees *out_words. */
+static tandem_status_t tandem_vk_kernel_rewrite_size(const tandem__kernel_build_t *desc,
+                                                     const char *name, uint32_t **out_words) {
+  *out_words = NULL;
+  size_t n = desc->spirv_size / 4;
+  uint32_t at = desc->local_size_mode_at;
+  uint32_t *w = malloc(desc->spirv_size);
+  if (!w) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': copying its SPIR-V", name);
+  memcpy(w, desc->spirv, desc->spirv_size);
+  /* OpExecutionMode %entry LocalSize x y z: 6 words (vk_spirv.c found it). */
+  assert(at + 6 <= n && (w[at] & 0xFFFFu) == 16 && w[at + 2] == 17);
+  for (int d = 0; d < 3; d++) w[at + 3 + d] = desc->local_size[d];
+  tandem_status_t s = tandem_vk_spirv_validate(w, n, name);
+  if (s != TANDEM_OK) {
+    free(w);
+    return tandem__annotate(s, "kernel '%s': after rewriting LocalSize to %ux%ux%u", name,
+                            desc->local_size[0], desc->local_size[1], desc->local_size[2]);
+  }
+  *out_words = w;
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *desc,
                                         const char *name, void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
   TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, desc, name));
+  uint32_t *rewritten = NULL;
+  if (desc->rewrite_local_size)
+    TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_rewrite_size(desc, name, &rewritten));
   tandem_vk_kernel_t *k = calloc(1, sizeof *k);
-  if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
+  if (!k) {
+    free(rewritten);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
+  }
   k->binding_count = desc->binding_count;
   k->push_constant_bytes = desc->push_constant_bytes;
   const char *step = "vkCreateShaderModule";
   VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
                                    .codeSize = desc->spirv_size,
-                                   .pCode = desc->spirv};
+                                   .pCode = rewritten ? rewritten : desc->spirv};
   VkResult r = g->vk.vkCreateShaderModule(g->device, &smci, NULL, &k->module);
+  free(rewritten); /* the driver keeps its own copy */
   if (r >= 0) {
     step = "vkCreateDescriptorSetLayout";
     VkDescriptorSetLayoutBinding bindings[TANDEM_MAX_BINDINGS];
@@ -149,10 +183,22 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
         .requiredSubgroupSize = desc->required_subgroup_size};
+    /* core/kernel.c checked the device has pipelineRobustness enabled. */
+    VkPipelineRobustnessCreateInfoEXT robustness = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT,
+        .storageBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
+        .uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
+        .vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
+        .images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT};
+    bool robust_off = desc->flags & TANDEM_KERNEL_DISABLE_ROBUSTNESS;
     VkComputePipelineCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .pNext = robust_off ? &robustness : NULL,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                   .pNext = desc->required_subgroup_size ? &subgroup : NULL,
+                  .flags = (desc->flags & TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS)
+                               ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT
+                               : 0,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = k->module,
                   .pName = desc->entry_point,

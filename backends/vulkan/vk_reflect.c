@@ -93,6 +93,11 @@ static tandem_status_t tandem__vk_validate(const uint32_t *words, size_t word_co
   return status;
 }
 
+tandem_status_t tandem_vk_spirv_validate(const uint32_t *words, size_t word_count,
+                                         const char *kernel_name) {
+  return tandem__vk_validate(words, word_count, kernel_name);
+}
+
 /* Maps a failed SPIRV-Cross call to a status, with its message. */
 static tandem_status_t tandem__vk_cross_fail(spvc_result result, const char *name,
                                              const char *what, const char *note) {

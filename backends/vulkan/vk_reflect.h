@@ -28,6 +28,12 @@
 tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const char *entry_point,
                                   const char *kernel_name, tandem__kernel_interface_t *out);
 
+/* Validates |word_count| aligned words with SPIRV-Tools as tandem_vk_reflect
+ * does (for a module tandem rewrote). Errors: INVALID_KERNEL, OUT_OF_MEMORY.
+ * Thread-safe. */
+tandem_status_t tandem_vk_spirv_validate(const uint32_t *words, size_t word_count,
+                                         const char *kernel_name);
+
 /* vk_spirv.c: scans validated words (|n| of them, aligned) for capabilities
  * (as shader feature bits), scalar specialization constants, and the
  * workgroup size of GLCompute entry point |entry| with the SpecIds that set

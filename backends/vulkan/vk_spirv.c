@@ -167,6 +167,8 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
                                      const char *name, tandem__kernel_interface_t *out) {
   tandem__spv_scan_t sc = {.w = w, .n = n, .name = name};
   for (int d = 0; d < 3; d++) out->local_size_spec[d] = -1;
+  out->local_size_mode_at = 0;
+  out->spirv_version = n >= 2 ? w[1] : 0;
   const uint32_t bound = n >= 5 ? w[3] : 0;
   if (n < 5 || bound == 0 || bound > (1u << 22))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "kernel '%s': SPIR-V header id bound %u",
@@ -281,12 +283,14 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
         o[0] == entry_id && entry_found) {
       if (op == OP_EXECUTION_MODE && o[1] == MODE_LOCAL_SIZE) {
         for (int d = 0; d < 3; d++) out->local_size[d] = o[2 + d], out->local_size_spec[d] = -1;
+        out->local_size_mode_at = (uint32_t)i;
         have_local_size = true;
       } else if (op == OP_EXECUTION_MODE_ID && o[1] == MODE_LOCAL_SIZE_ID) {
         static const char *const where[3] = {"LocalSizeId x", "LocalSizeId y", "LocalSizeId z"};
         for (int d = 0; d < 3 && s == TANDEM_OK; d++)
           s = tandem__size_component(&sc, o[2 + d], spec_of, bound, &out->local_size[d],
                                      &out->local_size_spec[d], where[d]);
+        out->local_size_mode_at = 0;
         have_local_size = true;
       }
     } else if (op >= OP_GROUP_NON_UNIFORM_FIRST && op <= OP_GROUP_NON_UNIFORM_LAST && oc >= 1) {
@@ -311,6 +315,7 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
       for (int d = 0; d < 3 && s == TANDEM_OK; d++)
         s = tandem__size_component(&sc, w[c->first_operand + d], spec_of, bound,
                                    &out->local_size[d], &out->local_size_spec[d], where[d]);
+      out->local_size_mode_at = 0; /* the built-in overrides the mode: not rewritable */
       have_local_size = true;
     }
   }

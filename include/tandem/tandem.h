@@ -61,6 +61,7 @@ extern "C" {
  * tandem_npu_program_desc_t, tandem_vulkan_device_t, tandem_vulkan_buffer_t,
  * tandem_vulkan_kernel_t, tandem_external_memory_t for an import) and the
  * ones the library fills (tandem_device_info_t, tandem_kernel_info_t,
+ * tandem_spec_constant_info_t,
  * tandem_npu_info_t, tandem_statistics_t, tandem_lane_info_t,
  * tandem_completion_profile_t, tandem_vulkan_handles_t,
  * tandem_external_memory_t from an export). Set it with the struct's *_init
@@ -390,6 +391,9 @@ typedef enum tandem_gpu_feature {
    * kernels then push their bindings into the command buffer at each
    * dispatch instead of drawing descriptor sets from a pool */
   TANDEM_GPU_PUSH_DESCRIPTORS = 1u << 8,
+  /* VK_EXT_pipeline_robustness with pipelineRobustness: kernels may turn
+   * buffer robustness off (TANDEM_KERNEL_DISABLE_ROBUSTNESS) */
+  TANDEM_GPU_PIPELINE_ROBUSTNESS = 1u << 9,
 } tandem_gpu_feature_t;
 
 /* Optional shader capabilities, as the device reports them. Every one the
@@ -421,7 +425,8 @@ typedef enum tandem_gpu_feature {
   X(INT64_ATOMICS, 21, "shaderBufferInt64Atomics")                                   \
   X(VULKAN_MEMORY_MODEL, 22, "vulkanMemoryModel")                                    \
   X(VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 23, "vulkanMemoryModelDeviceScope")            \
-  X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")
+  X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")                              \
+  X(FULL_SUBGROUPS, 25, "computeFullSubgroups")
 
 typedef enum tandem_shader_feature {
 #define TANDEM__SHADER_FEATURE_ENUM(name, bit, text) TANDEM_SHADER_##name = 1u << (bit),
@@ -790,11 +795,19 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * does inside the declared bytes; memory reached any other way (device
  * addresses) is refused at load.
  *
- * Specialization constants.  Every OpSpecConstant with a SpecId is reflected.
- * Values given in the desc are checked: an id the shader does not declare, or
- * a value whose type does not fit the declared one (bool, 32- or 64-bit
- * integer or float; a signed/unsigned integer is accepted when the value is
- * representable), is CONTRACT. One SpecId may name several constants (glslang
+ * Specialization constants.  Every OpSpecConstant with a SpecId is reflected
+ * (tandem_kernel_spec_constant_info lists each one's id, name, type, default
+ * and the value the pipeline was built with). Values given in the desc are
+ * checked: a value whose type does not fit the declared one (bool, 32- or
+ * 64-bit integer or float; a signed/unsigned integer is accepted when the
+ * value is representable; a bool also takes a 4-byte 0 or 1, Vulkan's
+ * VkBool32, as INT32 or UINT32, and any other 4-byte value is refused naming
+ * the constant) is CONTRACT. A value for an id the module does not declare is
+ * accepted and ignored, as Vulkan ignores such a VkSpecializationMapEntry
+ * (optimising compilers strip unused constants while runtimes still pass
+ * them); tandem_kernel_info_t.ignored_spec_ids lists those ids. With
+ * TANDEM_KERNEL_STRICT_SPEC_IDS such an id is CONTRACT instead, naming it and
+ * the ids the module declares (to catch typos). One SpecId may name several constants (glslang
  * emits `layout(local_size_x_id = 0) in;` and `layout(constant_id = 0) const
  * uint BLOCK = 32;` as two constants with SpecId 0 and defaults 1 and 32; the
  * runtime's value sets both). If such constants disagree on their default and
@@ -808,7 +821,23 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * through those spec constants; a dimension the shader fixes with a different
  * literal is CONTRACT (declare `layout(local_size_x_id = N) in;` to make it
  * settable; note that glslang writes 1,1,1 for a shader that declares no local
- * size at all). The size is checked against maxComputeWorkGroupSize and
+ * size at all), unless the desc says TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE.
+ *
+ * Literal size override.  With TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE (and
+ * desc.local_size given), tandem does what ncnn does at pipeline creation: it
+ * rewrites the operands of the entry point's LocalSize execution mode in a
+ * copy of the module to desc.local_size, validates the copy with SPIRV-Tools
+ * again and builds the pipeline from it; dimensions sized by spec constants
+ * are still set through them. The flag is the caller's explicit statement
+ * that the code is correct at that size: a shader whose shared arrays, loops
+ * or index arithmetic assume its literal size (rather than reading
+ * gl_WorkGroupSize / gl_LocalInvocationID bounds) computes something else, and
+ * tandem cannot tell. A literal that is not a LocalSize execution mode (a
+ * WorkgroupSize built-in or LocalSizeId made of plain constants, which other
+ * code may use) cannot be rewritten: CONTRACT. tandem_kernel_info_t reports
+ * local_size_overridden. For an adopted pipeline (tandem_kernel_adopt_vulkan)
+ * nothing is rewritten: the flag states that the application built it so.
+ * The size is checked against maxComputeWorkGroupSize and
  * maxComputeWorkGroupInvocations, and reported by tandem_kernel_info; so is
  * the workgroup (shared) memory the specialized kernel takes, checked against
  * maxComputeSharedMemorySize (INVALID_ARGUMENT when over).
@@ -818,6 +847,41 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * mapped to tandem_shader_feature_t bits; a kernel that needs a feature the
  * device lacks is UNSUPPORTED, naming the feature. A capability tandem does
  * not know how to enable is UNSUPPORTED too, naming the capability.
+ *
+ * Aliased bindings.  By default two bindings of one dispatch that overlap in
+ * one buffer, at least one of them written, are refused at record time
+ * (CONTRACT). Kernels such as ncnn's gemm bind one output twice (a scalar and
+ * a vec4 view of the same bytes) and write through one: desc.aliased_bindings
+ * names, as a bit mask (bit i = binding i), the bindings that may share
+ * bytes with each other in one dispatch. Such overlaps are then accepted, and
+ * each binding in the mask is tracked as READ_WRITE over its bytes (so the
+ * union of the aliased ranges is READ_WRITE for ordering against other work,
+ * and a WRITE binding in the mask no longer counts as rewriting every byte).
+ * Inside the dispatch the kernel is responsible for its own aliasing: tandem
+ * orders work between dispatches, never inside one, so an element written
+ * through one binding and read through another in the same dispatch needs the
+ * shader's own barriers (and coherent memory), or the two must touch disjoint
+ * elements. Overlaps with a binding outside the mask are still refused.
+ *
+ * Pipeline flags.  TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS builds the stage with
+ * VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT: every subgroup
+ * of a workgroup is full. It needs computeFullSubgroups
+ * (VK_EXT_subgroup_size_control / Vulkan 1.3; TANDEM_SHADER_FULL_SUBGROUPS),
+ * else UNSUPPORTED, and local_size x a multiple of the subgroup size
+ * (required_subgroup_size when given; else the device's max_subgroup_size for
+ * a SPIR-V 1.6 module, whose subgroup size may vary, and subgroup_size for
+ * older ones), else INVALID_ARGUMENT with the numbers.
+ * TANDEM_KERNEL_DISABLE_ROBUSTNESS builds the pipeline with
+ * VkPipelineRobustnessCreateInfoEXT setting storage and uniform buffer
+ * robustness to DISABLED (what llama.cpp's disable_robustness does): an
+ * out-of-bounds access is then undefined even on a device created with
+ * robustBufferAccess. It needs VK_EXT_pipeline_robustness with its
+ * pipelineRobustness feature (TANDEM_GPU_PIPELINE_ROBUSTNESS; on an
+ * application's device: the extension enabled and
+ * VkPhysicalDevicePipelineRobustnessFeaturesEXT in its feature chain), else
+ * UNSUPPORTED naming the extension (lavapipe 22.3 lacks it). tandem's own
+ * device does not enable robustBufferAccess, so there the flag only makes the
+ * choice explicit.
  */
 
 typedef struct tandem_kernel tandem_kernel_t;
@@ -852,6 +916,19 @@ typedef enum tandem_scalar_type {
 
 /* "bool", "int32", ... or "unknown". Thread-safe. */
 TANDEM_API const char *tandem_scalar_type_name(tandem_scalar_type_t type);
+
+/* Flags of tandem_kernel_desc_t.flags (see "Literal size override",
+ * "Specialization constants" and "Pipeline flags" above). */
+typedef enum tandem_kernel_flag {
+  /* Rewrite the module's literal LocalSize to desc.local_size. */
+  TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE = 1u << 0,
+  /* Refuse values for SpecIds the module does not declare. */
+  TANDEM_KERNEL_STRICT_SPEC_IDS = 1u << 1,
+  /* VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT. */
+  TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS = 1u << 2,
+  /* Storage and uniform buffer robustness off (VK_EXT_pipeline_robustness). */
+  TANDEM_KERNEL_DISABLE_ROBUSTNESS = 1u << 3,
+} tandem_kernel_flag_t;
 
 /* One (SpecId, value) pair; the member of |value| named by |type| is read. */
 typedef struct tandem_spec_constant {
@@ -896,6 +973,12 @@ typedef struct tandem_kernel_desc {
    * passed as spirv or in spirv_path is refused with INVALID_KERNEL and the
    * glslangValidator command that compiles it ahead of time. */
   const char *glsl_source;
+  /* tandem_kernel_flag_t bits; 0: none. */
+  uint32_t flags;
+  /* Bindings that may overlap each other in one dispatch (bit i = binding
+   * i; at least two bits, all below binding_count); 0: none may. See
+   * "Aliased bindings" above. */
+  uint32_t aliased_bindings;
 } tandem_kernel_desc_t;
 
 /* Zeroes |desc| and sets struct_size; then set the fields you need. NULL is
@@ -916,10 +999,20 @@ static inline void tandem_kernel_desc_init(tandem_kernel_desc_t *desc) {
  * does not compile, with glslang's message), CONTRACT (reflection disagrees
  * with the contract, a specialization constant or local size that does not fit
  * the shader, naming the binding or constant and both values; a shader that
- * reaches memory through device addresses), UNSUPPORTED (the kernel needs a
- * shader feature or capability the device lacks, named; a
- * required_subgroup_size outside the device's range), OUT_OF_MEMORY, INTERNAL
- * (glslang could not start, or the driver refused the pipeline). Thread-safe. */
+ * reaches memory through device addresses; with TANDEM_KERNEL_STRICT_SPEC_IDS
+ * an id the module does not declare; a bool constant given a 4-byte value
+ * other than 0 or 1; a literal local size that differs from local_size
+ * without TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE, or that the flag cannot rewrite),
+ * UNSUPPORTED (the kernel needs a shader feature or capability the device
+ * lacks, named; a required_subgroup_size outside the device's range;
+ * TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS without computeFullSubgroups;
+ * TANDEM_KERNEL_DISABLE_ROBUSTNESS without VK_EXT_pipeline_robustness),
+ * OUT_OF_MEMORY, INTERNAL (glslang could not start, or the driver refused the
+ * pipeline). INVALID_ARGUMENT also covers: an unknown flag bit;
+ * TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE without local_size; aliased_bindings
+ * naming fewer than two bindings or one past binding_count; a local size x
+ * that is not a multiple of the subgroup size with
+ * TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS. Thread-safe. */
 TANDEM_API tandem_status_t tandem_kernel_create(tandem_runtime_t *runtime,
                                                 const tandem_kernel_desc_t *desc,
                                                 tandem_kernel_t **out_kernel);
@@ -943,6 +1036,15 @@ typedef struct tandem_kernel_info {
    * device's maxComputeSharedMemorySize at load; 0 when a size depends on an
    * expression tandem cannot evaluate (then only the driver checks it). */
   uint64_t shared_memory_bytes;
+  uint32_t flags;             /* the desc's tandem_kernel_flag_t bits */
+  /* True when the module's literal LocalSize was rewritten
+   * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE with a size that differs). */
+  bool local_size_overridden;
+  uint32_t aliased_bindings;  /* the desc's mask */
+  /* SpecIds the desc gave values for that the module does not declare
+   * (accepted and ignored), in the desc's order. */
+  uint32_t ignored_spec_count;
+  uint32_t ignored_spec_ids[TANDEM_MAX_SPEC_CONSTANTS];
 } tandem_kernel_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_kernel_info. NULL is
@@ -958,6 +1060,42 @@ static inline void tandem_kernel_info_init(tandem_kernel_info_t *info) {
  * struct_size). Thread-safe. */
 TANDEM_API tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel,
                                               tandem_kernel_info_t *out_info);
+
+/* One reflected specialization constant (an OpSpecConstant,
+ * OpSpecConstantTrue or OpSpecConstantFalse with a SpecId). */
+typedef struct tandem_spec_constant_info {
+  uint32_t struct_size; /* sizeof(tandem_spec_constant_info_t): see Conventions */
+  uint32_t id;          /* its SpecId (several constants may share one) */
+  char name[64];        /* its OpName (truncated), "" when the module has none */
+  /* The type a desc value must have (bool: BOOL, or INT32/UINT32 0 or 1);
+   * 0 for an 8- or 16-bit constant, which tandem cannot set. */
+  tandem_scalar_type_t type;
+  uint32_t width;       /* bits: 1 for bool, 8, 16, 32 or 64 */
+  bool is_signed;       /* a signed integer */
+  bool is_float;        /* a floating-point constant */
+  /* The module's default, as |type| (for type 0, value.u64 holds the bits). */
+  tandem_spec_constant_t default_value;
+  bool given;           /* the desc (spec_constants or local_size) set this id */
+  /* What the pipeline was built with: the given value, else the default. */
+  tandem_spec_constant_t value;
+} tandem_spec_constant_info_t;
+
+/* Zeroes |info| and sets struct_size, ready for
+ * tandem_kernel_spec_constant_info. NULL is ignored. Errors: none. */
+static inline void tandem_spec_constant_info_init(tandem_spec_constant_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
+
+/* Describes reflected constant |index| (0 .. tandem_kernel_info_t.
+ * spec_constant_count - 1, in the module's declaration order) of |kernel|.
+ * Set out_info->struct_size first (tandem_spec_constant_info_init). Errors:
+ * INVALID_ARGUMENT (NULL, a bad struct_size), OUT_OF_RANGE (index, with the
+ * count). Thread-safe. */
+TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_t *kernel,
+                                                            uint32_t index,
+                                                            tandem_spec_constant_info_t *out_info);
 
 /*============================================================================
  * NPU device and programs
