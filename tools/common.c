@@ -39,6 +39,12 @@ static const char *const api_to_cli[][2] = {
      "name it with \"glsl\" instead of \"spirv\" in the pipeline file to compile it when the "
      "pipeline loads"},
     {"validation was requested", "--validate was given"},
+    /* Kernel flags (tandem_kernel_desc_t.flags) are boolean kernel fields. */
+    {"set TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE", "set \"override_local_size\": true"},
+    {"TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE", "\"override_local_size\""},
+    {"TANDEM_KERNEL_STRICT_SPEC_IDS", "\"strict_spec_ids\""},
+    {"TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS", "\"require_full_subgroups\""},
+    {"TANDEM_KERNEL_DISABLE_ROBUSTNESS", "\"disable_robustness\""},
 };
 
 void cli_tandem_error(const char *what, tandem_status_t status) {

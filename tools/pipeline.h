@@ -59,6 +59,8 @@ typedef struct pl_kernel {
   uint32_t spec_constant_count;
   uint32_t local_size[3];         /* 0,0,0: the shader's own */
   uint32_t required_subgroup_size; /* 0: the driver's choice */
+  uint32_t flags;                  /* tandem_kernel_flag_t bits from the boolean fields */
+  uint32_t aliased_bindings;       /* bit i: binding i may alias another masked binding */
 } pl_kernel_t;
 
 typedef struct pl_program {

@@ -489,6 +489,50 @@ static bool parse_spec_constants(const ctx_t *c, const json_t *arr, const char *
   return true;
 }
 
+/* The kernel's boolean pipeline fields, each one tandem_kernel_flag_t bit
+ * (tandem.h, "Literal size override" and "Pipeline flags"). */
+static bool parse_kernel_flags(const ctx_t *c, const json_t *j, const char *path,
+                               pl_kernel_t *k) {
+  static const struct {
+    const char *key;
+    uint32_t bit;
+  } fields[] = {{"override_local_size", TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE},
+                {"strict_spec_ids", TANDEM_KERNEL_STRICT_SPEC_IDS},
+                {"require_full_subgroups", TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS},
+                {"disable_robustness", TANDEM_KERNEL_DISABLE_ROBUSTNESS}};
+  k->flags = 0;
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    json_t *v = json_object_get(j, fields[i].key);
+    if (!v) continue;
+    char p[160];
+    pathf(p, sizeof p, "%s.%s", path, fields[i].key);
+    if (!json_is_boolean(v)) return fail(c, p, "must be true or false, not %s", type_name(v));
+    if (json_is_true(v)) k->flags |= fields[i].bit;
+  }
+  return true;
+}
+
+/* "aliased_bindings": [0, 4]: the bindings that may overlap one another in a
+ * dispatch (tandem.h, "Aliased bindings"); each index names a binding. */
+static bool parse_aliased_bindings(const ctx_t *c, const json_t *j, const char *path,
+                                   pl_kernel_t *k) {
+  json_t *arr;
+  k->aliased_bindings = 0;
+  if (!get_array(c, j, path, "aliased_bindings", false, &arr)) return false;
+  if (!arr) return true;
+  for (size_t i = 0; i < json_array_size(arr); i++) {
+    char p[160];
+    pathf(p, sizeof p, "%s.aliased_bindings[%zu]", path, i);
+    uint64_t b;
+    if (!k->binding_count) return fail(c, p, "the kernel has no bindings");
+    if (!as_u64(c, json_array_get(arr, i), p, 0, k->binding_count - 1, &b)) return false;
+    if (k->aliased_bindings & (1u << b)) return fail(c, p, "binding %llu is named twice",
+                                                     (unsigned long long)b);
+    k->aliased_bindings |= 1u << b;
+  }
+  return true;
+}
+
 static bool parse_kernels(ctx_t *c, const json_t *root) {
   json_t *arr;
   pipeline_t *p = c->p;
@@ -500,7 +544,10 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
   static const char *const keys[] = {"name",     "spirv",    "builtin",
                                      "entry",    "workgroups", "bindings",
                                      "push_constant_bytes", "spec_constants",
-                                     "local_size", "required_subgroup_size", "glsl", NULL};
+                                     "local_size", "required_subgroup_size", "glsl",
+                                     "override_local_size", "strict_spec_ids",
+                                     "require_full_subgroups", "disable_robustness",
+                                     "aliased_bindings", NULL};
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "kernels[%u]", i);
@@ -550,7 +597,9 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
     if (!get_u64(c, j, path, "required_subgroup_size", false, false, 0, 1u << 16, 0, &sg))
       return false;
     k->required_subgroup_size = (uint32_t)sg;
+    if (!parse_kernel_flags(c, j, path, k)) return false;
     if (!parse_bindings(c, j, path, k->bindings, &k->binding_count, true)) return false;
+    if (!parse_aliased_bindings(c, j, path, k)) return false;
     uint64_t pc;
     if (!get_u64(c, j, path, "push_constant_bytes", false, false, 0,
                  TANDEM_MAX_PUSH_CONSTANT_BYTES, 0, &pc))

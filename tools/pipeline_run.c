@@ -224,7 +224,9 @@ static int build(run_state_t *st, const run_opts_t *o) {
                               .spec_constants = k->spec_constants,
                               .spec_constant_count = k->spec_constant_count,
                               .local_size = {k->local_size[0], k->local_size[1], k->local_size[2]},
-                              .required_subgroup_size = k->required_subgroup_size};
+                              .required_subgroup_size = k->required_subgroup_size,
+                              .flags = k->flags,
+                              .aliased_bindings = k->aliased_bindings};
     if (k->builtin) pipeline_builtin_spirv(k->builtin, &d.spirv, &d.spirv_size);
     char *glsl = NULL; /* "glsl": the source, compiled by tandem_kernel_create */
     if (k->glsl_path && !(glsl = run_read_text(p, i, k->glsl_path))) return CLI_EXIT_USAGE;
