@@ -12,6 +12,7 @@
 #include "backends/xrt/xrt_api.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,19 +78,47 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
     const char *mode = getenv("XCL_EMULATION_MODE");
     const char *shim =
         mode && strcmp(mode, "noop") == 0 ? "libxrt_noop.so.2" : "libxrt_core.so.2";
-    api->libs[0] = dlopen(shim, RTLD_NOW | RTLD_GLOBAL);
-    if (api->libs[0]) api->libs[1] = dlopen("libxrt_coreutil.so.2", RTLD_NOW | RTLD_GLOBAL);
-    if (!api->libs[0] || !api->libs[1]) {
-      const char *why = dlerror();
+    /* Where XRT lives: $XILINX_XRT/lib when set (what XRT's own setup.sh
+     * exports), then the loader's path (Debian's libxrt2), then
+     * /opt/xilinx/xrt/lib (AMD's packages, off the loader's path). Both
+     * libraries come from the first folder that has the shim. */
+    char xilinx[4096] = "";
+    const char *root = getenv("XILINX_XRT");
+    if (root && root[0]) snprintf(xilinx, sizeof xilinx, "%s/lib", root);
+    const char *const folders[3] = {xilinx[0] ? xilinx : NULL, "", "/opt/xilinx/xrt/lib"};
+    char why[512] = "";
+    for (int f = 0; f < 3 && !api->libs[1]; f++) {
+      if (!folders[f]) continue;
+      char path[4200];
+      snprintf(path, sizeof path, "%s%s%s", folders[f], folders[f][0] ? "/" : "", shim);
+      api->libs[0] = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+      if (api->libs[0]) {
+        snprintf(path, sizeof path, "%s%slibxrt_coreutil.so.2", folders[f],
+                 folders[f][0] ? "/" : "");
+        api->libs[1] = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+      }
+      if (!api->libs[1]) {
+        const char *e = dlerror();
+        if (!why[0]) snprintf(why, sizeof why, "%s", e ? e : "dlopen failed");
+        if (api->libs[0]) dlclose(api->libs[0]);
+        api->libs[0] = NULL;
+      }
+    }
+    if (!api->libs[1]) {
       tandem_xrt_api_unload(api);
       return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
-                         "no NPU: XRT is not installed (%s); install Debian's libxrt2 for "
-                         "real XRT, or choose the emulated NPU",
-                         why ? why : "dlopen failed");
+                         "no NPU: XRT is not installed (%s; looked in %s%sthe loader's path and "
+                         "/opt/xilinx/xrt/lib); install Debian's libxrt2 or AMD's XRT (set "
+                         "XILINX_XRT to its folder), or choose the emulated NPU",
+                         why, xilinx[0] ? xilinx : "", xilinx[0] ? ", " : "");
     }
     lookup = api->libs[1];
-    snprintf(api->description, sizeof api->description, "XRT (%s + libxrt_coreutil.so.2)",
-             shim);
+    /* Name the folder the libraries came from (tandem devices shows it). */
+    char origin[PATH_MAX] = "?", folder[PATH_MAX];
+    if (dlinfo(api->libs[1], RTLD_DI_ORIGIN, origin) != 0) snprintf(origin, sizeof origin, "?");
+    if (realpath(origin, folder)) memcpy(origin, folder, sizeof origin);
+    snprintf(api->description, sizeof api->description, "XRT (%s + libxrt_coreutil.so.2 in %.100s)",
+             shim, origin);
   }
 #define TANDEM_XRT_RESOLVE(name)                                                          \
   *(void **)&api->name = dlsym(lookup, #name);                                            \

@@ -10,6 +10,7 @@
  * its buffers) can go: nothing is freed under a running kernel.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,20 @@ typedef struct tandem_xrt_run {
 
 static tandem_xrt_npu_t *tandem_xrt_cast(tandem__npu_t *base) { return (tandem_xrt_npu_t *)base; }
 
+/* Why an XRT C call failed, in words. XRT's C functions return a negative
+ * errno (or the errno value) where they return an int; handle-returning ones
+ * only set errno, and only for XRT's own errors (any other exception is just
+ * printed). So: the return code when there is one, else errno — which every
+ * caller clears right before the call, so it is never a stale one — else the
+ * plain fact that XRT gave no reason here. |rc| is 0 for handle calls. */
+static const char *tandem_xrt_why(int rc, int err, char *buf, size_t size) {
+  int e = rc < -1 ? -rc : rc > 0 ? rc : err;
+  if (e == 0) return "XRT gave no reason; its own message, if any, is on stderr";
+  snprintf(buf, size, "%s", strerror(e));
+  return buf;
+}
+#define TANDEM_XRT_WHY(rc) tandem_xrt_why((rc), errno, (char[96]){0}, 96)
+
 /* xrt_fault.c: numbered fault injection over the API table (core/fault.h). */
 void tandem_xrt_fault_wrap(tandem_xrt_api_t *api);
 void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
@@ -64,16 +79,20 @@ static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, 
                                             void **out_host) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   *out_bo = *out_host = NULL;
+  errno = 0;
   xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, 0, 0);
   if (!bo)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes failed: %s",
-                       (unsigned long long)size, strerror(errno));
+                       (unsigned long long)size, TANDEM_XRT_WHY(0));
+  errno = 0;
   void *host = n->api.xrtBOMap(bo);
   if (!host) {
-    int e = errno;
+    const char *why = TANDEM_XRT_WHY(0);
+    char text[96];
+    snprintf(text, sizeof text, "%s", why);
     n->api.xrtBOFree(bo);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOMap of a new %llu-byte buffer failed: %s",
-                       (unsigned long long)size, strerror(e));
+                       (unsigned long long)size, text);
   }
   memset(host, 0, size);
   int rc = n->api.xrtBOSync(bo, XCL_BO_SYNC_BO_TO_DEVICE, size, 0);
@@ -91,9 +110,17 @@ static tandem_status_t tandem_xrt_bo_export(tandem__npu_t *base, void *bo, int *
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   *out_fd = -1;
   *out_is_dmabuf = false;
-  xclBufferExportHandle fd = n->api.xrtBOExport(bo);
-  if (fd == XRT_NULL_BO_EXPORT || fd < 0)
-    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOExport failed: %s", strerror(errno));
+  errno = 0;
+  xclBufferExportHandle owned = n->api.xrtBOExport(bo);
+  if (owned == XRT_NULL_BO_EXPORT || owned < 0)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOExport failed: %s", TANDEM_XRT_WHY(0));
+  /* XRT caches the exported fd in the buffer and closes it when the buffer
+   * is freed (xrt_bo.h: "disposed of when the exporting buffer is
+   * destructed"), so the caller gets a duplicate of its own to close. */
+  int fd = fcntl(owned, F_DUPFD_CLOEXEC, 0);
+  if (fd < 0)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "duplicating the fd XRT exported: %s",
+                       strerror(errno));
   struct statfs fs;
   *out_is_dmabuf = fstatfs(fd, &fs) == 0 && (uint64_t)fs.f_type == TANDEM_DMA_BUF_MAGIC;
   *out_fd = fd;
@@ -104,15 +131,19 @@ static tandem_status_t tandem_xrt_bo_import(tandem__npu_t *base, int fd, void **
                                             void **out_host) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   *out_bo = *out_host = NULL;
+  errno = 0;
   xrtBufferHandle bo = n->api.xrtBOImport(n->device, fd);
   if (!bo)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOImport of fd %d failed: %s", fd,
-                       strerror(errno));
+                       TANDEM_XRT_WHY(0));
+  errno = 0;
   void *host = n->api.xrtBOMap(bo);
   if (!host) {
+    char text[96];
+    snprintf(text, sizeof text, "%s", TANDEM_XRT_WHY(0));
     n->api.xrtBOFree(bo);
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOMap of an imported buffer failed: %s",
-                       strerror(errno));
+                       text);
   }
   *out_bo = bo;
   *out_host = host;

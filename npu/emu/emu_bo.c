@@ -9,6 +9,7 @@
  * be freed or synced (-EBUSY).
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -29,10 +30,26 @@ bool emu_bo_put_locked(emu_bo_t *bo) {
   return true;
 }
 
+/* The BO's fd is its own, and what xrtBOExport hands out, as in XRT: a user
+ * who closed it (a double close with any real XRT, which may hit an fd reused
+ * meanwhile) is caught here, when the fd no longer names the BO's memfd. The
+ * emulator then stops the process with the reason: real XRT would close a
+ * stranger's fd. */
+static void check_own_fd(const emu_bo_t *bo) {
+  struct stat st;
+  if (fstat(bo->fd, &st) == 0 && st.st_ino == bo->fd_ino && st.st_dev == bo->fd_dev) return;
+  fprintf(stderr,
+          "tandem emulated NPU: fd %d of a %zu-byte buffer object was closed by its user; "
+          "xrtBOExport's fd belongs to the buffer (closed when it is freed): dup it instead\n",
+          bo->fd, bo->size);
+  abort();
+}
+
 void emu_bo_destroy(emu_bo_t *bo) {
   emu_device_t *dev = bo->dev;
   munmap(bo->host, bo->size);
   munmap(bo->device_side, bo->size);
+  check_own_fd(bo);
   close(bo->fd);
   free(bo);
   pthread_mutex_lock(&dev->mu);
@@ -60,6 +77,11 @@ static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size) {
   bo->refs = 1;
   bo->size = size;
   bo->fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    bo->fd_ino = st.st_ino;
+    bo->fd_dev = st.st_dev;
+  }
   bo->host = host;
   bo->device_side = device_side;
   pthread_mutex_lock(&dev->mu);
@@ -106,7 +128,11 @@ EMU_EXPORT xclBufferExportHandle xrtBOExport(xrtBufferHandle bhdl) {
     errno = EINVAL;
     return -1;
   }
-  return fcntl(bo->fd, F_DUPFD_CLOEXEC, 0); /* the caller closes it */
+  if (bo->flags_type == EMU_BO_DEV) { /* amdxdna: device-heap buffers do not export */
+    errno = EOPNOTSUPP;
+    return -1;
+  }
+  return bo->fd; /* the BO's own fd, as XRT's cached export: closed when the BO is freed */
 }
 
 EMU_EXPORT int xrtBOFree(xrtBufferHandle bhdl) {

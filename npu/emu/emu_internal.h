@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tandem_emu_kernel.h"
 #include "backends/xrt/xrt_headers.h"
@@ -33,6 +34,15 @@ enum {
 };
 
 typedef struct emu_run emu_run_t;
+
+/* What a BO is, as amdxdna's XRT plugin reads xrtBOAlloc's flags (XDNA mode;
+ * in PLAIN mode every BO is PLAIN). */
+typedef enum emu_bo_type {
+  EMU_BO_PLAIN = 0, /* PLAIN mode: flags ignored */
+  EMU_BO_SHARE = 1, /* HOST_ONLY: shmem pages, mappable, exportable */
+  EMU_BO_DEV = 2,   /* CACHEABLE: the device heap; not exportable */
+  EMU_BO_IMPORTED = 3,
+} emu_bo_type_t;
 
 typedef struct emu_device {
   uint32_t magic;
@@ -66,7 +76,11 @@ typedef struct emu_bo {
   uint32_t busy;      /* queued or running runs using it */
   bool user_freed;    /* xrtBOFree succeeded */
   size_t size;
-  int fd;             /* memfd (own copy; exported as dup) */
+  int fd;             /* memfd: the BO's own, and what xrtBOExport returns */
+  ino_t fd_ino;       /* fd's identity, checked when the BO is destroyed */
+  dev_t fd_dev;
+  int flags_type;     /* emu_bo_type_t: how the flags were read (XDNA mode) */
+  int32_t group;      /* the memory group (bank) it was allocated in; -1 imported */
   void *host;         /* MAP_SHARED mapping of fd: the host side */
   void *device_side;  /* private anonymous mapping: the device side */
   struct emu_bo *next_dead;

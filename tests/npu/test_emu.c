@@ -10,11 +10,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backends/xrt/xrt_headers.h"
@@ -342,7 +345,10 @@ static void test_export_import(void) {
   CHECK(fd >= 0);
   xrtBufferHandle b = api.xrtBOImport(dev, fd);
   CHECK(b != NULL);
-  close(fd); /* the imported BO keeps its own reference */
+  /* As in XRT, the fd is the buffer's own (cached; closed when it is freed):
+   * a second export returns it again, and the caller must not close it. */
+  CHECK_EQ(api.xrtBOExport(a), fd);
+  CHECK(fcntl(fd, F_GETFD) >= 0);
   CHECK_EQ(api.xrtBOSize(b), 12288);
   unsigned char *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b);
   CHECK(ha != hb);
@@ -375,6 +381,24 @@ static void test_export_import(void) {
   CHECK(api.xrtBOImport(dev, -1) == NULL);
   CHECK(api.xrtBOAlloc(dev, 0, 0, 0) == NULL);
   CHECK(api.xrtBOAlloc(dev, 64, 0, (xrtMemoryGroup)-1) == NULL);
+}
+
+/* A user closing the exported fd (a double close with real XRT) is caught
+ * when the buffer is freed: the process stops with the reason. */
+static void test_export_double_close(void) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    xrtDeviceHandle d = api.xrtDeviceOpen(0);
+    xrtBufferHandle a = d ? api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0) : NULL;
+    if (!a) _exit(3);
+    close(api.xrtBOExport(a));
+    api.xrtBOFree(a); /* aborts */
+    _exit(0);
+  }
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
 }
 
 static void test_args_and_busy(void) {
@@ -534,6 +558,7 @@ int main(int argc, char **argv) {
   test_scale_add();
   test_sync_required();
   test_export_import();
+  test_export_double_close();
   test_args_and_busy();
   test_threads();
   test_close_drains(x);
