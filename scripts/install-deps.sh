@@ -12,6 +12,8 @@ packages=(
   glslang-tools glslang-dev spirv-tools libspirv-cross-c-shared-dev
   libdrm-dev libxrt-dev uuid-dev
   libcmocka-dev libjansson-dev
+  # examples/llama/make_tiny.py writes the Llama example's CI checkpoints with NumPy
+  python3-numpy
   librsvg2-bin
   # libFuzzer (make fuzz, CI's fuzz smoke): Debian's clang and its compiler-rt,
   # which ships libclang_rt.fuzzer; GCC has no coverage-guided fuzzing engine.

@@ -1,0 +1,1045 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * llama.c — a Llama-family decoder on tandem's public API: weights from a
+ * transformers checkpoint (config.json + safetensors, safetensors.c), a
+ * prompt prefilled token by token, then greedy decoding of N tokens, every
+ * step on the GPU, checked against the CPU reference (reference.c) with
+ * --check or written out for an outside comparison with --logits-out.
+ *
+ * One step (one position) is one prepared graph, replayed for every token:
+ *
+ *   copy the position's row of a host-visible table into the step's
+ *   parameters (its source view moves per submission: the only per-token
+ *   change) → embed (the token id read from the GPU's token history) →
+ *   per layer: Q/K/V product with RMSNorm fused → attention (RoPE, KV-cache
+ *   write at the position, softmax over the pos + 1 cached rows) → output
+ *   product + residual → gate/up product with RMSNorm and SiLU·up fused →
+ *   down product + residual → LM head with RMSNorm fused → argmax, which
+ *   writes the next token into the history (no host round trip per token) →
+ *   with --check / --logits-out, a copy of the logits to row pos of a
+ *   host-visible buffer (download lane; its destination moves per token).
+ *
+ * The KV cache grows by one row per token: the attention kernel reads the
+ * position from the parameters and attends over rows 0..pos; nothing is
+ * prepared again. Several steps are in flight at once (--inflight), each
+ * ordered after the previous one by the buffers they share.
+ *
+ * Weights are f16 on the GPU (f16 checkpoints as they are, bf16 and f32
+ * converted at load, rounding to nearest; the norms' gains f32), uploaded in
+ * 64 MiB chunks through a host-visible staging buffer and the upload lane.
+ * Kernels (kernels/): one subgroup per weight row, subgroupAdd, workgroup
+ * size from specialization constant 0, 16-bit storage.
+ *
+ * Exit status: 0 the run (and the check, if asked) passed with no validation
+ * message, 1 otherwise, 77 no usable device.
+ */
+#include <dlfcn.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "llama.h"
+#include "tandem/tandem.h"
+#include "tandem_llama_shaders.h"
+
+typedef struct options {
+  const char *model;
+  uint32_t prompt[4096];
+  uint32_t prompt_len;
+  uint32_t tokens;   /* tokens to generate */
+  uint32_t repeat;   /* timed generations; the median is reported */
+  uint32_t inflight; /* steps submitted ahead of the one waited for */
+  uint32_t block;    /* workgroup size; 0: 128 (64 on a CPU device) */
+  uint32_t gpu_index;
+  tandem_lane_t pos_lane; /* where the per-token parameter copy runs */
+  bool check, bench, timestamps, validation, verbose;
+  const char *logits_out, *json;
+} options_t;
+
+static void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("llama: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+static void check(tandem_status_t s, const char *what) {
+  if (s == TANDEM_OK) return;
+  fprintf(stderr, "llama: %s: %s: %s\n", what, tandem_status_name(s), tandem_error_message());
+  exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
+}
+#define CHECK(expr) check((expr), #expr)
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: tandem_example_llama --model DIR [options]\n"
+          "  --model DIR        a transformers checkpoint: config.json and model.safetensors\n"
+          "                     (or model.safetensors.index.json and its shards)\n"
+          "  --prompt IDS       comma-separated token ids (default 1); there is no tokenizer\n"
+          "  --tokens N         tokens to generate (default 16)\n"
+          "  --check            compare every position's logits with the CPU reference\n"
+          "                     (slow: meant for small models)\n"
+          "  --logits-out PATH  write every position's logits (f32, [positions][vocab])\n"
+          "  --json PATH        write the figures and tokens as one JSON object\n"
+          "  --repeat N         generate N times, report the median (default 1)\n"
+          "  --inflight N       steps in flight, 1..8 (default 3)\n"
+          "  --pos-lane L       compute | upload: the lane of the per-token parameter copy\n"
+          "                     (default compute)\n"
+          "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
+          "                     a CPU device)\n"
+          "  --bench            also time the mat-vec products and a device copy (GPU\n"
+          "                     timestamps) and report their bandwidth\n"
+          "  --gpu N            Vulkan device index (default 0)\n"
+          "  --no-timestamps    no GPU timestamps (no lane table)\n"
+          "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
+          "  --verbose          print every position's check\n"
+          "Exit status: 0 ok, 1 failure or validation message, 77 no usable device.\n");
+}
+
+static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint64_t hi) {
+  char *end = NULL;
+  if (!text) die("%s needs a value", flag);
+  unsigned long long v = strtoull(text, &end, 10);
+  if (!*text || *end || v < lo || v > hi)
+    die("%s: '%s' is not a number in %llu..%llu", flag, text, (unsigned long long)lo,
+        (unsigned long long)hi);
+  return v;
+}
+
+static options_t *parse_options(int argc, char **argv) {
+  options_t *o = calloc(1, sizeof *o);
+  if (!o) die("out of memory");
+  o->tokens = 16, o->repeat = 1, o->inflight = 3, o->timestamps = true;
+  o->pos_lane = TANDEM_LANE_COMPUTE;
+  o->prompt[0] = 1, o->prompt_len = 1;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      usage(stdout);
+      exit(0);
+    } else if (!strcmp(a, "--model")) {
+      if (!v) die("--model needs a directory");
+      o->model = v, i++;
+    } else if (!strcmp(a, "--prompt")) {
+      if (!v || !*v) die("--prompt needs comma-separated token ids");
+      o->prompt_len = 0;
+      for (const char *p = v; *p;) {
+        char *end;
+        unsigned long t = strtoul(p, &end, 10);
+        if (end == p || (*end && *end != ',')) die("--prompt: '%s' is not a list of ids", v);
+        if (o->prompt_len == 4096) die("--prompt: more than 4096 ids");
+        o->prompt[o->prompt_len++] = (uint32_t)t;
+        p = *end ? end + 1 : end;
+      }
+      i++;
+    } else if (!strcmp(a, "--tokens")) {
+      o->tokens = (uint32_t)parse_uint(a, v, 1, 1 << 20), i++;
+    } else if (!strcmp(a, "--repeat")) {
+      o->repeat = (uint32_t)parse_uint(a, v, 1, 1000), i++;
+    } else if (!strcmp(a, "--inflight")) {
+      o->inflight = (uint32_t)parse_uint(a, v, 1, 8), i++;
+    } else if (!strcmp(a, "--block")) {
+      o->block = (uint32_t)parse_uint(a, v, 32, 1024), i++;
+      if (o->block & (o->block - 1)) die("--block: %u is not a power of two", o->block);
+    } else if (!strcmp(a, "--gpu")) {
+      o->gpu_index = (uint32_t)parse_uint(a, v, 0, 255), i++;
+    } else if (!strcmp(a, "--pos-lane")) {
+      if (v && !strcmp(v, "compute")) o->pos_lane = TANDEM_LANE_COMPUTE;
+      else if (v && !strcmp(v, "upload")) o->pos_lane = TANDEM_LANE_UPLOAD;
+      else die("--pos-lane: compute or upload");
+      i++;
+    } else if (!strcmp(a, "--logits-out")) {
+      if (!v) die("--logits-out needs a path");
+      o->logits_out = v, i++;
+    } else if (!strcmp(a, "--json")) {
+      if (!v) die("--json needs a path");
+      o->json = v, i++;
+    } else if (!strcmp(a, "--check")) {
+      o->check = true;
+    } else if (!strcmp(a, "--bench")) {
+      o->bench = true;
+    } else if (!strcmp(a, "--no-timestamps")) {
+      o->timestamps = false;
+    } else if (!strcmp(a, "--validation")) {
+      o->validation = true;
+    } else if (!strcmp(a, "--verbose")) {
+      o->verbose = true;
+    } else {
+      usage(stderr);
+      die("unknown argument '%s'", a);
+    }
+  }
+  if (!o->model) {
+    usage(stderr);
+    die("--model DIR is required");
+  }
+  const char *env = getenv("TANDEM_VALIDATION");
+  if (env && !strcmp(env, "1")) o->validation = true;
+  return o;
+}
+
+/*---------------------------------------------------------------------------
+ * GPU objects
+ *---------------------------------------------------------------------------*/
+
+static atomic_uint_fast64_t validation_count;
+static void on_validation(void *user, tandem_validation_severity_t severity, const char *message) {
+  (void)user;
+  uint64_t n = atomic_fetch_add(&validation_count, 1) + 1;
+  if (n <= 10)
+    fprintf(stderr, "llama: validation %s #%llu: %s\n",
+            severity == TANDEM_VALIDATION_ERROR ? "error" : "warning", (unsigned long long)n,
+            message);
+}
+
+/* Where one layer's weights live in the weight buffer (byte offsets). */
+typedef struct layer_at {
+  uint64_t qkv, o, gate, up, down, attn_norm, mlp_norm;
+} layer_at_t;
+
+/* The kinds of node a step records; --bench records them one kind at a time. */
+enum {
+  K_POS = 1, K_EMBED = 2, K_QKV = 4, K_ATTN = 8, K_O = 16, K_GATEUP = 32, K_DOWN = 64,
+  K_HEAD = 128, K_ARGMAX = 256, K_LOGITS = 512,
+  K_STEP = K_POS | K_EMBED | K_QKV | K_ATTN | K_O | K_GATEUP | K_DOWN | K_HEAD | K_ARGMAX,
+  K_MATVEC = K_QKV | K_O | K_GATEUP | K_DOWN | K_HEAD,
+};
+
+typedef struct gpu {
+  tandem_runtime_t *rt;
+  tandem_device_info_t info;
+  const llama_config_t *c;
+  uint32_t block, rows_per_wg, max_seq;
+  tandem_lane_t pos_lane; /* the per-token parameter copy's lane */
+  uint64_t qdim, kvdim;
+  /* weights: one GPU_LOCAL buffer */
+  tandem_buffer_t *w;
+  layer_at_t *at;
+  uint64_t embed_at, head_at, norm_at, rope_at, w_bytes, matvec_bytes;
+  /* activations and state */
+  tandem_buffer_t *params, *pos_table, *history, *x, *qkv, *attn, *h, *logits, *kc, *vc;
+  tandem_buffer_t *logits_host, *history_host;
+  tandem_kernel_t *k_embed, *k_qkv, *k_attn, *k_o, *k_gateup, *k_down, *k_head, *k_argmax;
+  tandem_exec_t *step;
+  uint32_t node_pos, node_logits, node_count; /* changed per token */
+} gpu_t;
+
+static tandem_buffer_t *buffer(gpu_t *g, uint64_t bytes, tandem_placement_t placement) {
+  tandem_buffer_t *b = NULL;
+  CHECK(tandem_buffer_create(g->rt, bytes, placement, &b));
+  return b;
+}
+
+static tandem_view_t view(tandem_buffer_t *b, uint64_t offset, uint64_t length) {
+  tandem_view_t v;
+  CHECK(tandem_buffer_view(b, offset, length, &v));
+  return v;
+}
+
+static tandem_view_t whole(tandem_buffer_t *b) { return tandem_buffer_whole(b); }
+
+static tandem_spec_constant_t spec_u32(uint32_t id, uint32_t value) {
+  return (tandem_spec_constant_t){.id = id, .type = TANDEM_SCALAR_UINT32, .value.u32 = value};
+}
+
+static tandem_spec_constant_t spec_f32(uint32_t id, float value) {
+  return (tandem_spec_constant_t){.id = id, .type = TANDEM_SCALAR_FLOAT32, .value.f32 = value};
+}
+
+static tandem_binding_contract_t reads(uint64_t bytes) {
+  return (tandem_binding_contract_t){bytes, 16, TANDEM_ACCESS_READ};
+}
+static tandem_binding_contract_t writes(uint64_t bytes) {
+  return (tandem_binding_contract_t){bytes, 16, TANDEM_ACCESS_WRITE};
+}
+static tandem_binding_contract_t updates(uint64_t bytes) {
+  return (tandem_binding_contract_t){bytes, 16, TANDEM_ACCESS_READ_WRITE};
+}
+
+/* Loads one kernel; |spec| lists ids 1..; id 0 (the workgroup size) is added. */
+static tandem_kernel_t *kernel(gpu_t *g, const char *name, const uint32_t *words, size_t bytes,
+                               const tandem_binding_contract_t *bindings, uint32_t binding_count,
+                               const tandem_spec_constant_t *spec, uint32_t spec_count) {
+  tandem_spec_constant_t all[8];
+  all[0] = spec_u32(0, g->block);
+  for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
+  tandem_kernel_desc_t desc = {.struct_size = sizeof(tandem_kernel_desc_t),
+                               .name = name,
+                               .spirv = words,
+                               .spirv_size = bytes,
+                               .bindings = bindings,
+                               .binding_count = binding_count,
+                               .spec_constants = all,
+                               .spec_constant_count = 1 + spec_count};
+  tandem_kernel_t *k = NULL;
+  tandem_status_t s = tandem_kernel_create(g->rt, &desc, &k);
+  if (s != TANDEM_OK) {
+    fprintf(stderr, "llama: loading kernel '%s': %s: %s\n", name, tandem_status_name(s),
+            tandem_error_message());
+    exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
+  }
+  return k;
+}
+#define SPV(stem) tandem_spv_##stem, tandem_spv_##stem##_size
+
+/* A mat-vec kernel for |rows| x |cols| f16 weights. */
+static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, int variant, uint32_t rows,
+                                      uint32_t cols) {
+  const tandem_spec_constant_t spec[3] = {spec_u32(1, rows), spec_u32(2, cols),
+                                          spec_f32(3, g->c->eps)};
+  const uint64_t wb = 2ull * rows * cols;
+  if (variant == K_QKV || variant == K_HEAD) {
+    tandem_binding_contract_t b[4] = {reads(wb), reads(4ull * cols), reads(4ull * cols),
+                                      writes(4ull * rows)};
+    return kernel(g, name, SPV(llama_matvec_norm), b, 4, spec, 3);
+  }
+  if (variant == K_GATEUP) {
+    tandem_binding_contract_t b[5] = {reads(wb), reads(wb), reads(4ull * cols), reads(4ull * cols),
+                                      writes(4ull * rows)};
+    return kernel(g, name, SPV(llama_matvec_swiglu), b, 5, spec, 3);
+  }
+  tandem_binding_contract_t b[3] = {reads(wb), reads(4ull * cols), updates(4ull * rows)};
+  return kernel(g, name, SPV(llama_matvec_residual), b, 3, spec, 3);
+}
+
+static void make_kernels(gpu_t *g) {
+  const llama_config_t *c = g->c;
+  const uint32_t D = c->dim, Q = (uint32_t)g->qdim, KV = (uint32_t)g->kvdim;
+  {
+    tandem_binding_contract_t b[4] = {reads(8), reads(4ull * (g->max_seq + 1)),
+                                      reads(2ull * c->vocab * D), writes(4ull * D)};
+    tandem_spec_constant_t s[3] = {spec_u32(1, D), spec_u32(2, c->vocab),
+                                   spec_u32(3, g->max_seq)};
+    g->k_embed = kernel(g, "embed", SPV(llama_embed), b, 4, s, 3);
+  }
+  g->k_qkv = matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D);
+  {
+    const uint64_t cache = 4ull * g->max_seq * KV;
+    tandem_binding_contract_t b[6] = {reads(8), reads(4ull * (Q + 2 * KV)),
+                                      reads(4ull * g->max_seq * c->head_dim), updates(cache),
+                                      updates(cache), writes(4ull * Q)};
+    tandem_spec_constant_t s[5] = {spec_u32(1, c->heads), spec_u32(2, c->kv_heads),
+                                   spec_u32(3, c->head_dim), spec_u32(4, g->max_seq),
+                                   spec_f32(5, 1.0f / sqrtf((float)c->head_dim))};
+    g->k_attn = kernel(g, "attention", SPV(llama_attention), b, 6, s, 5);
+  }
+  g->k_o = matvec_kernel(g, "o_proj", K_O, D, Q);
+  g->k_gateup = matvec_kernel(g, "gate_up", K_GATEUP, c->ffn, D);
+  g->k_down = matvec_kernel(g, "down_proj", K_DOWN, D, c->ffn);
+  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, c->vocab, D);
+  {
+    tandem_binding_contract_t b[3] = {reads(8), reads(4ull * c->vocab),
+                                      updates(4ull * (g->max_seq + 1))};
+    tandem_spec_constant_t s[2] = {spec_u32(1, c->vocab), spec_u32(2, g->max_seq)};
+    g->k_argmax = kernel(g, "argmax", SPV(llama_argmax), b, 3, s, 2);
+  }
+}
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* Lays the weights out in one buffer: per layer Q|K|V (one matrix), O,
+ * gate, up, down, the two gains; then the embedding, the head (untied), the
+ * final gain and the RoPE table. */
+static void layout_weights(gpu_t *g) {
+  const llama_config_t *c = g->c;
+  const uint64_t D = c->dim, F = c->ffn;
+  uint64_t at = 0, mv = 0;
+  g->at = calloc(c->layers, sizeof *g->at);
+  if (!g->at) die("out of memory");
+#define PLACE(dst, bytes) (dst = at, at = align_up(at + (bytes), 256))
+  for (uint32_t l = 0; l < c->layers; l++) {
+    layer_at_t *a = &g->at[l];
+    PLACE(a->qkv, 2 * (g->qdim + 2 * g->kvdim) * D);
+    PLACE(a->o, 2 * D * g->qdim);
+    PLACE(a->gate, 2 * F * D);
+    PLACE(a->up, 2 * F * D);
+    PLACE(a->down, 2 * D * F);
+    PLACE(a->attn_norm, 4 * D);
+    PLACE(a->mlp_norm, 4 * D);
+    mv += 2 * ((g->qdim + 2 * g->kvdim) * D + D * g->qdim + 3 * F * D);
+  }
+  PLACE(g->embed_at, 2 * c->vocab * D);
+  if (c->tied) g->head_at = g->embed_at;
+  else PLACE(g->head_at, 2 * c->vocab * D);
+  PLACE(g->norm_at, 4 * D);
+  PLACE(g->rope_at, 4ull * g->max_seq * c->head_dim);
+#undef PLACE
+  g->w_bytes = at;
+  g->matvec_bytes = mv + 2ull * c->vocab * D;
+}
+
+/* The weight buffer's bytes, produced piece by piece: |emit| writes
+ * [offset, offset + n) of the packed image into |dst|. */
+typedef struct piece {
+  uint64_t at;             /* offset in the weight buffer */
+  const llama_tensor_t *t; /* NULL: raw f32 from |raw| */
+  bool gain;               /* f32 gains rather than f16 weights */
+  const float *raw;
+  uint64_t count;
+} piece_t;
+
+static void fill_piece(const piece_t *p, uint64_t from, uint64_t to, uint8_t *dst) {
+  /* [from, to) are byte offsets inside the piece */
+  const uint64_t esize = p->t && !p->gain ? 2 : 4;
+  for (uint64_t b = from; b < to; b += esize) {
+    const uint64_t i = b / esize;
+    if (!p->t) {
+      memcpy(dst + (b - from), p->raw + i, 4);
+    } else if (p->gain) {
+      const float f = llama_gain_f32(p->t, i);
+      memcpy(dst + (b - from), &f, 4);
+    } else {
+      const uint16_t h = llama_weight_f16(p->t, i);
+      memcpy(dst + (b - from), &h, 2);
+    }
+  }
+}
+
+/* Converts and uploads every weight: 64 MiB at a time through a
+ * HOST_VISIBLE staging buffer and a copy node on the upload lane. */
+static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
+  const llama_config_t *c = g->c;
+  const uint32_t n = c->layers * 9 + 4;
+  piece_t *pieces = calloc(n, sizeof *pieces);
+  if (!pieces) die("out of memory");
+  uint32_t k = 0;
+  const uint64_t D = c->dim;
+  for (uint32_t l = 0; l < c->layers; l++) {
+    const llama_layer_t *L = &m->layer[l];
+    const layer_at_t *a = &g->at[l];
+    pieces[k++] = (piece_t){a->qkv, &L->q, false, NULL, g->qdim * D};
+    pieces[k++] = (piece_t){a->qkv + 2 * g->qdim * D, &L->k, false, NULL, g->kvdim * D};
+    pieces[k++] = (piece_t){a->qkv + 2 * (g->qdim + g->kvdim) * D, &L->v, false, NULL, g->kvdim * D};
+    pieces[k++] = (piece_t){a->o, &L->o, false, NULL, D * g->qdim};
+    pieces[k++] = (piece_t){a->gate, &L->gate, false, NULL, (uint64_t)c->ffn * D};
+    pieces[k++] = (piece_t){a->up, &L->up, false, NULL, (uint64_t)c->ffn * D};
+    pieces[k++] = (piece_t){a->down, &L->down, false, NULL, (uint64_t)c->ffn * D};
+    pieces[k++] = (piece_t){a->attn_norm, &L->attn_norm, true, NULL, D};
+    pieces[k++] = (piece_t){a->mlp_norm, &L->mlp_norm, true, NULL, D};
+  }
+  pieces[k++] = (piece_t){g->embed_at, &m->embed, false, NULL, (uint64_t)c->vocab * D};
+  if (!c->tied) pieces[k++] = (piece_t){g->head_at, &m->head, false, NULL, (uint64_t)c->vocab * D};
+  pieces[k++] = (piece_t){g->norm_at, &m->norm, true, NULL, D};
+  pieces[k++] = (piece_t){g->rope_at, NULL, false, rope, (uint64_t)g->max_seq * c->head_dim};
+
+  const uint64_t chunk = g->w_bytes < (64ull << 20) ? g->w_bytes : (64ull << 20);
+  tandem_buffer_t *staging = buffer(g, chunk, TANDEM_PLACEMENT_HOST_VISIBLE);
+  for (uint64_t start = 0; start < g->w_bytes; start += chunk) {
+    const uint64_t len = g->w_bytes - start < chunk ? g->w_bytes - start : chunk;
+    tandem_map_t map;
+    CHECK(tandem_map_write(view(staging, 0, len), &map));
+    memset(map.data, 0, len);
+    for (uint32_t i = 0; i < k; i++) {
+      const piece_t *p = &pieces[i];
+      const uint64_t bytes = p->count * (p->t && !p->gain ? 2 : 4);
+      const uint64_t lo = p->at > start ? p->at : start;
+      const uint64_t hi = p->at + bytes < start + len ? p->at + bytes : start + len;
+      if (lo < hi) fill_piece(p, lo - p->at, hi - p->at, (uint8_t *)map.data + (lo - start));
+    }
+    tandem_unmap(&map);
+    tandem_graph_t *graph;
+    CHECK(tandem_graph_create(g->rt, &graph));
+    CHECK(tandem_graph_add_copy(graph, view(staging, 0, len), view(g->w, start, len),
+                                TANDEM_LANE_UPLOAD));
+    tandem_exec_t *exec;
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    tandem_completion_t *done;
+    CHECK(tandem_exec_submit(exec, &done));
+    CHECK(tandem_completion_wait(done));
+    tandem_completion_release(done);
+    tandem_exec_release(exec);
+  }
+  tandem_buffer_release(staging);
+  free(pieces);
+}
+
+static void make_buffers(gpu_t *g, bool logits_host) {
+  const llama_config_t *c = g->c;
+  const tandem_placement_t local = TANDEM_PLACEMENT_GPU_LOCAL;
+  g->w = buffer(g, g->w_bytes, local);
+  g->params = buffer(g, 16, local);
+  g->pos_table = buffer(g, 16ull * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
+  g->history = buffer(g, 4ull * (g->max_seq + 1), local);
+  g->history_host = buffer(g, 4ull * (g->max_seq + 1), TANDEM_PLACEMENT_HOST_VISIBLE);
+  g->x = buffer(g, 4ull * c->dim, local);
+  g->qkv = buffer(g, 4ull * (g->qdim + 2 * g->kvdim), local);
+  g->attn = buffer(g, 4ull * g->qdim, local);
+  g->h = buffer(g, 4ull * c->ffn, local);
+  g->logits = buffer(g, 4ull * c->vocab, local);
+  g->kc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
+  g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
+  if (logits_host)
+    g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
+}
+
+static uint32_t matvec_groups(const gpu_t *g, uint64_t rows) {
+  return (uint32_t)((rows + g->rows_per_wg - 1) / g->rows_per_wg);
+}
+
+static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_view_t *views,
+                     uint32_t view_count, uint32_t wx) {
+  tandem_dispatch_desc_t d;
+  tandem_dispatch_desc_init(&d);
+  d.kernel = k;
+  d.views = views;
+  d.view_count = view_count;
+  d.workgroups[0] = wx, d.workgroups[1] = 1, d.workgroups[2] = 1;
+  tandem_status_t s = tandem_graph_add_dispatch_node(graph, &d, NULL);
+  if (s != TANDEM_OK)
+    die("adding a dispatch of '%s': %s: %s", tandem_kernel_name(k), tandem_status_name(s),
+        tandem_error_message());
+}
+
+static tandem_view_t wv(gpu_t *g, uint64_t at, uint64_t bytes) { return view(g->w, at, bytes); }
+
+/* Records the nodes of one step whose kinds are in |kinds| (K_STEP for the
+ * real step) at position 0; returns the prepared executable. */
+static tandem_exec_t *make_step(gpu_t *g, uint32_t kinds) {
+  const llama_config_t *c = g->c;
+  const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim;
+  tandem_graph_t *graph;
+  CHECK(tandem_graph_create(g->rt, &graph));
+  if (kinds & K_POS) {
+    g->node_pos = tandem_graph_node_count(graph);
+    CHECK(tandem_graph_add_copy(graph, view(g->pos_table, 0, 16), whole(g->params), g->pos_lane));
+  }
+  const tandem_view_t params = view(g->params, 0, 8);
+  if (kinds & K_EMBED) {
+    tandem_view_t v[4] = {params, whole(g->history), wv(g, g->embed_at, 2 * c->vocab * D),
+                          whole(g->x)};
+    dispatch(graph, g->k_embed, v, 4, (uint32_t)((D + g->block - 1) / g->block));
+  }
+  const uint64_t cache = 4ull * g->max_seq * KV;
+  for (uint32_t l = 0; l < c->layers; l++) {
+    const layer_at_t *a = &g->at[l];
+    if (kinds & K_QKV) {
+      tandem_view_t v[4] = {wv(g, a->qkv, 2 * (Q + 2 * KV) * D), whole(g->x),
+                            wv(g, a->attn_norm, 4 * D), whole(g->qkv)};
+      dispatch(graph, g->k_qkv, v, 4, matvec_groups(g, Q + 2 * KV));
+    }
+    if (kinds & K_ATTN) {
+      tandem_view_t v[6] = {params, whole(g->qkv), wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
+                            view(g->kc, l * cache, cache), view(g->vc, l * cache, cache),
+                            whole(g->attn)};
+      dispatch(graph, g->k_attn, v, 6, c->heads);
+    }
+    if (kinds & K_O) {
+      tandem_view_t v[3] = {wv(g, a->o, 2 * D * Q), whole(g->attn), whole(g->x)};
+      dispatch(graph, g->k_o, v, 3, matvec_groups(g, D));
+    }
+    if (kinds & K_GATEUP) {
+      tandem_view_t v[5] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
+                            wv(g, a->mlp_norm, 4 * D), whole(g->h)};
+      dispatch(graph, g->k_gateup, v, 5, matvec_groups(g, F));
+    }
+    if (kinds & K_DOWN) {
+      tandem_view_t v[3] = {wv(g, a->down, 2 * D * F), whole(g->h), whole(g->x)};
+      dispatch(graph, g->k_down, v, 3, matvec_groups(g, D));
+    }
+  }
+  if (kinds & K_HEAD) {
+    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * c->vocab * D), whole(g->x),
+                          wv(g, g->norm_at, 4 * D), whole(g->logits)};
+    dispatch(graph, g->k_head, v, 4, matvec_groups(g, c->vocab));
+  }
+  if (kinds & K_ARGMAX) {
+    tandem_view_t v[3] = {params, whole(g->logits), whole(g->history)};
+    dispatch(graph, g->k_argmax, v, 3, 1);
+  }
+  if (kinds & K_LOGITS) {
+    g->node_logits = tandem_graph_node_count(graph);
+    CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
+                                TANDEM_LANE_AUTO));
+  }
+  if (kinds == (K_STEP | K_LOGITS) || kinds == K_STEP) g->node_count = tandem_graph_node_count(graph);
+  tandem_exec_t *exec;
+  CHECK(tandem_graph_prepare(graph, &exec));
+  tandem_graph_release(graph);
+  return exec;
+}
+
+/* Runs a one-node graph once: a copy from |src| to |dst|. */
+static void copy_once(gpu_t *g, tandem_view_t src, tandem_view_t dst) {
+  tandem_graph_t *graph;
+  CHECK(tandem_graph_create(g->rt, &graph));
+  CHECK(tandem_graph_add_copy(graph, src, dst, TANDEM_LANE_AUTO));
+  tandem_exec_t *exec;
+  CHECK(tandem_graph_prepare(graph, &exec));
+  tandem_graph_release(graph);
+  tandem_completion_t *done;
+  CHECK(tandem_exec_submit(exec, &done));
+  CHECK(tandem_completion_wait(done));
+  tandem_completion_release(done);
+  tandem_exec_release(exec);
+}
+
+/*---------------------------------------------------------------------------
+ * Generation and timing
+ *---------------------------------------------------------------------------*/
+
+typedef struct lane_time {
+  uint64_t regions, busy_ns;
+} lane_time_t;
+
+typedef struct totals {
+  lane_time_t lanes[TANDEM_LANE_COUNT];
+  uint64_t span_ns, steps_timed;
+} totals_t;
+
+typedef struct run {
+  double prefill_s, decode_s;
+  uint32_t *tokens; /* [max_seq + 1]: the history after the run */
+} run_t;
+
+static void account(tandem_completion_t *c, totals_t *t) {
+  tandem_region_profile_t regions[8];
+  tandem_completion_profile_t p;
+  tandem_completion_profile_init(&p);
+  CHECK(tandem_completion_profile(c, &p, regions, 8));
+  if (!p.gpu_times_valid) return;
+  t->span_ns += p.execution_ns;
+  t->steps_timed++;
+  const uint32_t n = p.region_count < 8 ? p.region_count : 8;
+  for (uint32_t r = 0; r < n; r++) {
+    if ((unsigned)regions[r].lane >= TANDEM_LANE_COUNT) continue;
+    lane_time_t *lt = &t->lanes[regions[r].lane];
+    lt->regions++;
+    if (regions[r].gpu_end_ns > regions[r].gpu_start_ns)
+      lt->busy_ns += regions[r].gpu_end_ns - regions[r].gpu_start_ns;
+  }
+}
+
+static void finish(tandem_completion_t *c, uint32_t pos, totals_t *t) {
+  tandem_status_t s = tandem_completion_wait(c);
+  if (s != TANDEM_OK) die("step %u: %s: %s", pos, tandem_status_name(s), tandem_error_message());
+  account(c, t);
+  tandem_completion_release(c);
+}
+
+/* Submits steps [from, to) with up to |inflight| in flight and waits for all. */
+static void run_steps(gpu_t *g, uint32_t from, uint32_t to, uint32_t inflight, totals_t *t) {
+  tandem_completion_t *ring[8] = {0};
+  for (uint32_t pos = from; pos < to; pos++) {
+    const uint32_t k = (pos - from) % inflight;
+    if (pos - from >= inflight) finish(ring[k], pos - inflight, t);
+    CHECK(tandem_exec_set_view(g->step, g->node_pos, 0, view(g->pos_table, 16ull * pos, 16)));
+    if (g->logits_host)
+      CHECK(tandem_exec_set_view(g->step, g->node_logits, 1,
+                                 view(g->logits_host, 4ull * g->c->vocab * pos, 4ull * g->c->vocab)));
+    CHECK(tandem_exec_submit(g->step, &ring[k]));
+  }
+  const uint32_t n = to - from, first = n > inflight ? n - inflight : 0;
+  for (uint32_t i = first; i < n; i++) finish(ring[i % inflight], from + i, t);
+}
+
+/* One generation: the prompt into the history, prefill (one step per prompt
+ * token), decode; the history read back. */
+static void generate(gpu_t *g, const options_t *o, run_t *run, totals_t *t) {
+  const uint32_t steps = g->max_seq, n_hist = g->max_seq + 1;
+  tandem_map_t map;
+  CHECK(tandem_map_write(whole(g->history_host), &map));
+  uint32_t *h = map.data;
+  memset(h, 0, 4ull * n_hist);
+  memcpy(h, o->prompt, 4ull * o->prompt_len);
+  tandem_unmap(&map);
+  copy_once(g, whole(g->history_host), whole(g->history));
+
+  uint64_t t0 = now_ns();
+  run_steps(g, 0, o->prompt_len, o->inflight, t);
+  uint64_t t1 = now_ns();
+  run_steps(g, o->prompt_len, steps, o->inflight, t);
+  uint64_t t2 = now_ns();
+  run->prefill_s = (double)(t1 - t0) * 1e-9;
+  run->decode_s = (double)(t2 - t1) * 1e-9;
+
+  copy_once(g, whole(g->history), whole(g->history_host));
+  CHECK(tandem_map_read(whole(g->history_host), &map));
+  memcpy(run->tokens, map.data, 4ull * n_hist);
+  tandem_unmap(&map);
+}
+
+/* GPU time of one submission of |exec| (the best of |reps|), in ns. */
+static double gpu_time(tandem_exec_t *exec, uint32_t reps) {
+  double best = 0.0;
+  for (uint32_t r = 0; r < reps; r++) {
+    tandem_completion_t *c;
+    CHECK(tandem_exec_submit(exec, &c));
+    CHECK(tandem_completion_wait(c));
+    tandem_completion_profile_t p;
+    tandem_completion_profile_init(&p);
+    CHECK(tandem_completion_profile(c, &p, NULL, 0));
+    tandem_completion_release(c);
+    if (!p.gpu_times_valid) return 0.0;
+    if (!best || (double)p.execution_ns < best) best = (double)p.execution_ns;
+  }
+  return best;
+}
+
+typedef struct bench {
+  double copy_gbs, matvec_gbs, head_gbs, step_us;
+  double kind_us[10]; /* per node kind, per step */
+} bench_t;
+
+static const char *const kind_names[10] = {"pos copy", "embed",  "qkv",    "attention", "o_proj",
+                                           "gate_up",  "down",   "lm_head", "argmax",   "logits"};
+
+/* --bench: a device copy, the step's mat-vec products alone, and each kind
+ * of node alone, timed on the GPU. */
+static void run_bench(gpu_t *g, bench_t *b) {
+  const uint64_t copy_bytes = g->info.is_cpu ? (16ull << 20) : (1ull << 30);
+  tandem_buffer_t *a = buffer(g, copy_bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *z = buffer(g, copy_bytes, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_graph_t *graph;
+  CHECK(tandem_graph_create(g->rt, &graph));
+  CHECK(tandem_graph_add_copy(graph, whole(a), whole(z), TANDEM_LANE_COMPUTE));
+  tandem_exec_t *exec;
+  CHECK(tandem_graph_prepare(graph, &exec));
+  tandem_graph_release(graph);
+  const double copy_ns = gpu_time(exec, 5);
+  tandem_exec_release(exec);
+  tandem_buffer_release(a);
+  tandem_buffer_release(z);
+  b->copy_gbs = copy_ns > 0 ? 2.0 * (double)copy_bytes / copy_ns : 0.0; /* read + write */
+
+  exec = make_step(g, K_MATVEC);
+  const double mv_ns = gpu_time(exec, 10);
+  tandem_exec_release(exec);
+  b->matvec_gbs = mv_ns > 0 ? (double)g->matvec_bytes / mv_ns : 0.0;
+  exec = make_step(g, K_HEAD);
+  const double head_ns = gpu_time(exec, 10);
+  tandem_exec_release(exec);
+  b->head_gbs = head_ns > 0 ? 2.0 * g->c->vocab * g->c->dim / head_ns : 0.0;
+  for (int k = 1; k < 9; k++) {
+    exec = make_step(g, 1u << k);
+    b->kind_us[k] = gpu_time(exec, 10) * 1e-3;
+    tandem_exec_release(exec);
+  }
+  exec = make_step(g, K_STEP);
+  b->step_us = gpu_time(exec, 10) * 1e-3;
+  tandem_exec_release(exec);
+}
+
+static void gpu_release(gpu_t *g) {
+  tandem_exec_release(g->step);
+  tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn, g->k_o,
+                           g->k_gateup, g->k_down, g->k_head, g->k_argmax};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
+  tandem_buffer_t *bs[] = {g->w,   g->params, g->pos_table, g->history, g->history_host,
+                           g->x,   g->qkv,    g->attn,      g->h,       g->logits,
+                           g->kc,  g->vc,     g->logits_host};
+  for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
+  free(g->at);
+}
+
+static uint32_t argmax(const float *v, uint32_t n) {
+  uint32_t best = 0;
+  for (uint32_t i = 1; i < n; i++)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+/* Teacher-forced CPU replay of the run's tokens; returns the bad positions. */
+static uint32_t verify(const llama_model_t *m, const gpu_t *g, const options_t *o,
+                       const uint32_t *tokens, const float *logits, double *worst_rel) {
+  const uint32_t V = m->c.vocab;
+  llama_reference_t *ref = llama_reference_create(m, g->max_seq);
+  float *want = malloc(4ull * V);
+  if (!ref || !want) die("out of memory");
+  uint32_t bad = 0;
+  *worst_rel = 0.0;
+  for (uint32_t pos = 0; pos < g->max_seq; pos++) {
+    llama_reference_step(ref, pos, tokens[pos], want);
+    const float *got = logits + (size_t)pos * V;
+    float err = 0.0f, scale = 0.0f;
+    for (uint32_t i = 0; i < V; i++) {
+      err = fmaxf(err, fabsf(got[i] - want[i]));
+      scale = fmaxf(scale, fabsf(want[i]));
+    }
+    const float tol = 1e-4f * scale + 1e-5f;
+    const uint32_t next = tokens[pos + 1], cpu = argmax(want, V);
+    bool ok = err <= tol;
+    if (pos + 1 >= o->prompt_len) {
+      /* the GPU's token is the argmax of its own logits, and the CPU's
+       * unless their top two are within the tolerance */
+      if (next != argmax(got, V)) ok = false;
+      if (next != cpu && want[cpu] - want[next] > tol) ok = false;
+    }
+    if (scale > 0.0f && err / scale > *worst_rel) *worst_rel = err / scale;
+    if (!ok) bad++;
+    if (!ok || o->verbose)
+      printf("  pos %3u  in %5u  next %5u  cpu argmax %5u  max|err| %.3g  tol %.3g  %s\n", pos,
+             tokens[pos], next, cpu, (double)err, (double)tol, ok ? "ok" : "MISMATCH");
+  }
+  free(want);
+  llama_reference_destroy(ref);
+  return bad;
+}
+
+static int compare_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    const unsigned char ch = (unsigned char)*s;
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+int main(int argc, char **argv) {
+  options_t *o = parse_options(argc, argv);
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  /* Sanitizer hygiene, as in tests/harness.c and decode.c: keep the
+   * validation layer (and lavapipe, in sanitizer builds) mapped until exit. */
+  if (o->validation)
+    (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#endif
+
+  llama_model_t *m = calloc(1, sizeof *m);
+  if (!m) die("out of memory");
+  const uint64_t load0 = now_ns();
+  if (!llama_load(o->model, m)) return 1;
+  const llama_config_t *c = &m->c;
+  for (uint32_t i = 0; i < o->prompt_len; i++)
+    if (o->prompt[i] >= c->vocab) die("--prompt: id %u is not below vocab_size %u", o->prompt[i], c->vocab);
+  gpu_t g = {.c = c, .qdim = (uint64_t)c->heads * c->head_dim,
+             .kvdim = (uint64_t)c->kv_heads * c->head_dim};
+  g.max_seq = o->prompt_len + o->tokens - 1;
+  if (g.max_seq > c->max_pos)
+    die("prompt %u + tokens %u - 1 = %u positions: more than max_position_embeddings %u",
+        o->prompt_len, o->tokens, g.max_seq, c->max_pos);
+  if (c->dim % 4 || g.qdim % 4 || c->ffn % 4)
+    die("hidden_size %u, heads x head_dim %llu and intermediate_size %u must be multiples of 4 "
+        "(the kernels read f16vec4)",
+        c->dim, (unsigned long long)g.qdim, c->ffn);
+
+  tandem_runtime_options_t ro;
+  tandem_runtime_options_init(&ro);
+  ro.gpu_index = o->gpu_index;
+  ro.graph_slots = o->inflight;
+  ro.validation = o->validation;
+  ro.validation_callback = on_validation;
+  ro.gpu_timestamps = o->timestamps;
+  CHECK(tandem_runtime_create(&ro, &g.rt));
+  CHECK(tandem_runtime_open_gpu(g.rt));
+  tandem_device_info_init(&g.info);
+  CHECK(tandem_runtime_gpu_info(g.rt, o->gpu_index, &g.info));
+  const uint32_t f = g.info.shader_features;
+  if (!(f & TANDEM_SHADER_STORAGE_BUFFER_16BIT) || !(f & TANDEM_SHADER_SUBGROUP_BASIC) ||
+      !(f & TANDEM_SHADER_SUBGROUP_ARITHMETIC)) {
+    fprintf(stderr, "llama: skipped: the device lacks %s\n",
+            !(f & TANDEM_SHADER_STORAGE_BUFFER_16BIT) ? "storageBuffer16BitAccess"
+                                                      : "subgroup arithmetic");
+    return 77;
+  }
+  g.block = o->block ? o->block : g.info.is_cpu ? 64 : 128;
+  const uint32_t sg = g.info.subgroup_size;
+  if (sg < 4 || g.block % sg || g.block > g.info.max_local_invocations)
+    die("workgroup %u: must be a multiple of the subgroup size %u and at most %u", g.block, sg,
+        g.info.max_local_invocations);
+  g.rows_per_wg = g.block / sg;
+  const uint64_t shared = 4ull * (3 * c->head_dim + g.max_seq + g.block / 4 + 1);
+  if (shared > g.info.max_shared_memory_bytes)
+    die("attention over %u positions needs %llu bytes of shared memory; the device has %u",
+        g.max_seq, (unsigned long long)shared, g.info.max_shared_memory_bytes);
+  if (c->heads > g.info.max_workgroups[0] || (c->vocab + g.rows_per_wg - 1) / g.rows_per_wg > g.info.max_workgroups[0])
+    die("vocab %u needs more workgroups than the device's %u", c->vocab, g.info.max_workgroups[0]);
+
+  printf("device:  %s (%s %s), subgroup %u, workgroup %u (%u rows per mat-vec workgroup)\n",
+         g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block, g.rows_per_wg);
+  printf("model:   %s: %u layers, hidden %u, %u heads (%u KV) of %u, MLP %u, vocab %u, %s "
+         "embeddings, rope_theta %g%s\n",
+         o->model, c->layers, c->dim, c->heads, c->kv_heads, c->head_dim, c->ffn, c->vocab,
+         c->tied ? "tied" : "untied", c->rope_theta, c->rope_llama3 ? " (llama3 scaling)" : "");
+  layout_weights(&g);
+  printf("weights: %.1f MB in %u file%s (%u F16, %u BF16, %u F32 tensors) -> f16 on the GPU "
+         "(gains f32); %.1f MB read per token by the mat-vec products\n",
+         (double)m->weight_bytes * 1e-6, m->file_count, m->file_count == 1 ? "" : "s",
+         m->dtype_counts[LLAMA_F16], m->dtype_counts[LLAMA_BF16], m->dtype_counts[LLAMA_F32],
+         (double)g.matvec_bytes * 1e-6);
+  g.pos_lane = o->pos_lane;
+  make_buffers(&g, o->check || o->logits_out);
+  float *rope = malloc(4ull * g.max_seq * c->head_dim);
+  if (!rope) die("out of memory");
+  llama_rope_table(c, g.max_seq, rope);
+  upload_weights(&g, m, rope);
+  free(rope);
+  {
+    tandem_map_t map;
+    CHECK(tandem_map_write(whole(g.pos_table), &map));
+    uint32_t *row = map.data;
+    for (uint32_t p = 0; p < g.max_seq; p++)
+      row[4 * p] = p, row[4 * p + 1] = o->prompt_len, row[4 * p + 2] = 0, row[4 * p + 3] = 0;
+    tandem_unmap(&map);
+  }
+  const double load_ms = (double)(now_ns() - load0) * 1e-6;
+  make_kernels(&g);
+  const uint64_t prep0 = now_ns();
+  g.step = make_step(&g, K_STEP | (g.logits_host ? K_LOGITS : 0));
+  const double prepare_ms = (double)(now_ns() - prep0) * 1e-6;
+  printf("step:    %u nodes, prepared once in %.2f ms; load + convert + upload %.0f ms\n",
+         g.node_count, prepare_ms, load_ms);
+
+  const uint32_t n_hist = g.max_seq + 1;
+  run_t *runs = calloc(o->repeat, sizeof *runs);
+  double *rates = calloc(o->repeat, sizeof *rates);
+  if (!runs || !rates) die("out of memory");
+  totals_t totals = {0};
+  const uint32_t decode_steps = g.max_seq - (o->prompt_len - 1) - 1; /* after the first token */
+  for (uint32_t r = 0; r < o->repeat; r++) {
+    runs[r].tokens = calloc(n_hist, sizeof(uint32_t));
+    if (!runs[r].tokens) die("out of memory");
+    generate(&g, o, &runs[r], &totals);
+    rates[r] = decode_steps ? decode_steps / runs[r].decode_s : 0.0;
+    printf("run %u:   prefill %u tokens %.2f ms, decode %u tokens %.2f ms: %.1f tokens/s\n", r + 1,
+           o->prompt_len, runs[r].prefill_s * 1e3, decode_steps, runs[r].decode_s * 1e3, rates[r]);
+    if (r && memcmp(runs[r].tokens, runs[0].tokens, 4ull * n_hist))
+      die("run %u generated other tokens than run 1", r + 1);
+  }
+  printf("tokens: ");
+  for (uint32_t i = o->prompt_len; i < n_hist; i++) printf(" %u", runs[0].tokens[i]);
+  printf("\n");
+
+  float *logits = NULL;
+  if (g.logits_host) {
+    logits = malloc(4ull * c->vocab * g.max_seq);
+    if (!logits) die("out of memory");
+    tandem_map_t map;
+    CHECK(tandem_map_read(whole(g.logits_host), &map));
+    memcpy(logits, map.data, 4ull * c->vocab * g.max_seq);
+    tandem_unmap(&map);
+  }
+  if (o->logits_out) {
+    FILE *lf = fopen(o->logits_out, "wb");
+    if (!lf || fwrite(logits, 4ull * c->vocab, g.max_seq, lf) != g.max_seq || fclose(lf))
+      die("cannot write %s", o->logits_out);
+    printf("logits:  %u positions x %u to %s\n", g.max_seq, c->vocab, o->logits_out);
+  }
+  uint32_t bad = 0;
+  double worst = 0.0;
+  if (o->check) {
+    bad = verify(m, &g, o, runs[0].tokens, logits, &worst);
+    printf("check:   %s: %u positions against the CPU reference, largest error %.2e of the "
+           "largest logit\n",
+           bad ? "FAILED" : "ok", g.max_seq, worst);
+  }
+
+  qsort(rates, o->repeat, sizeof *rates, compare_double);
+  const double median = o->repeat % 2 ? rates[o->repeat / 2]
+                                      : 0.5 * (rates[o->repeat / 2 - 1] + rates[o->repeat / 2]);
+  double prefill = 0.0;
+  for (uint32_t r = 0; r < o->repeat; r++) prefill += runs[r].prefill_s / o->repeat;
+  printf("speed:   decode %.1f tokens/s (median of %u), %.1f us per token; prefill %.1f us per "
+         "prompt token%s\n",
+         median, o->repeat, median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len,
+         o->timestamps ? " (with GPU timestamps)" : "");
+  if (totals.steps_timed) {
+    printf("lanes:   GPU timestamps of %llu steps; busy time per step\n",
+           (unsigned long long)totals.steps_timed);
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      const lane_time_t *lt = &totals.lanes[l];
+      if (!lt->regions) continue;
+      printf("  %-9s %8llu regions %10.1f us/step\n", tandem_lane_name((tandem_lane_t)l),
+             (unsigned long long)lt->regions,
+             (double)lt->busy_ns * 1e-3 / (double)totals.steps_timed);
+    }
+    printf("  %-9s %17s %10.1f us/step\n", "span", "",
+           (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
+  }
+  bench_t b = {0};
+  if (o->bench) {
+    run_bench(&g, &b);
+    printf("bench:   device copy %.1f GB/s (read + write); mat-vec products of one step %.1f "
+           "GB/s (%.1f MB in %.1f us), LM head alone %.1f GB/s; whole step %.1f us on the GPU\n",
+           b.copy_gbs, b.matvec_gbs, (double)g.matvec_bytes * 1e-6,
+           b.matvec_gbs > 0 ? (double)g.matvec_bytes / b.matvec_gbs * 1e-3 : 0.0, b.head_gbs,
+           b.step_us);
+    printf("  GPU time per step of each kind of node, alone (all layers):\n");
+    for (int k = 1; k < 9; k++) printf("  %-10s %9.1f us\n", kind_names[k], b.kind_us[k]);
+  }
+
+  const uint64_t messages = atomic_load(&validation_count);
+  if (o->validation) printf("validation: %llu messages\n", (unsigned long long)messages);
+  if (o->json) {
+    FILE *jf = fopen(o->json, "w");
+    if (!jf) die("cannot write %s", o->json);
+    fprintf(jf, "{\"example\": \"llama\", \"device\": ");
+    json_string(jf, g.info.name);
+    fprintf(jf, ", \"driver\": ");
+    json_string(jf, g.info.driver_name);
+    fprintf(jf, ", \"driver_info\": ");
+    json_string(jf, g.info.driver_info);
+    fprintf(jf,
+            ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
+            ", \"workgroup\": %u, \"inflight\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+            ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
+            ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
+            ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
+            ", \"check\": \"%s\", \"max_rel_err\": %.3e",
+            c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block, o->inflight,
+            tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat, median,
+            median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
+            g.node_count, (unsigned long long)g.matvec_bytes,
+            o->check ? (bad ? "failed" : "ok") : "none", worst);
+    if (totals.steps_timed) {
+      fprintf(jf, ", \"span_us_per_step\": %.3f, \"lanes_us_per_step\": {",
+              (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
+      bool first = true;
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+        if (!totals.lanes[l].regions) continue;
+        fprintf(jf, "%s\"%s\": %.3f", first ? "" : ", ", tandem_lane_name((tandem_lane_t)l),
+                (double)totals.lanes[l].busy_ns * 1e-3 / (double)totals.steps_timed);
+        first = false;
+      }
+      fprintf(jf, "}");
+    }
+    if (o->bench) {
+      fprintf(jf,
+              ", \"bench\": {\"copy_gb_s\": %.3f, \"matvec_gb_s\": %.3f, \"lm_head_gb_s\": %.3f"
+              ", \"step_gpu_us\": %.3f, \"kind_us\": {",
+              b.copy_gbs, b.matvec_gbs, b.head_gbs, b.step_us);
+      for (int k = 1; k < 9; k++)
+        fprintf(jf, "%s\"%s\": %.3f", k > 1 ? ", " : "", kind_names[k], b.kind_us[k]);
+      fprintf(jf, "}}");
+    }
+    fprintf(jf, ", \"generated\": [");
+    for (uint32_t i = o->prompt_len; i < n_hist; i++)
+      fprintf(jf, "%s%u", i > o->prompt_len ? ", " : "", runs[0].tokens[i]);
+    fprintf(jf, "]}\n");
+    if (fclose(jf)) die("writing %s failed", o->json);
+    printf("json:    %s\n", o->json);
+  }
+
+  for (uint32_t r = 0; r < o->repeat; r++) free(runs[r].tokens);
+  free(runs);
+  free(rates);
+  free(logits);
+  gpu_release(&g);
+  tandem_runtime_destroy(g.rt);
+  llama_unload(m);
+  free(m);
+  free(o);
+  if (messages) fprintf(stderr, "llama: %llu validation messages\n", (unsigned long long)messages);
+  return bad || messages ? 1 : 0;
+}
