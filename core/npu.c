@@ -5,11 +5,13 @@
  *
  * Sharing is negotiated once per runtime (device pair), best path first, each
  * proven by a probe allocation rather than assumed (docs/npu.md):
- *   1. dma-buf into the GPU  — the NPU exports a real dma-buf, Vulkan imports it;
+ *   1. dma-buf into the GPU  — the NPU exports a real dma-buf, Vulkan imports it
+ *      (the host keeps using the NPU's mapping: the Vulkan side of imported
+ *      NPU memory is never mapped, it faults on amdxdna);
  *   2. host pointer          — the NPU buffer's mapping imported into Vulkan;
  *   3. staged                — two allocations, copies counted in copied_bytes.
- *   2b. dma-buf into the NPU — Vulkan device memory exported as a dma-buf and
- *       imported with xrtBOImport (GPUs with VK_EXT_external_memory_dma_buf);
+ *   Only when forced: dma-buf into the NPU — Vulkan memory exported as a
+ *       dma-buf and imported with xrtBOImport (unverified; reported to fault).
  *
  * The lane thread (I5, I6): never takes runtime->mutex (see internal.h);
  * runs jobs in submission order; for each NPU region it
@@ -93,7 +95,12 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
   (void)rt;
 }
 
+/* The NPU buffer object behind a SHARED buffer: whole pages (dma-buf
+ * exporters and importers work in pages, and amdxdna's SHARE buffers are
+ * shmem pages), and for host-pointer import also the GPU's import alignment. */
 static uint64_t tandem__bo_size(const tandem__gpu_t *gpu, tandem_sharing_t path, uint64_t size) {
+  long page = sysconf(_SC_PAGESIZE);
+  size = tandem__round_up(size, page > 0 ? (uint64_t)page : 4096u);
   return path == TANDEM_SHARING_HOST_POINTER ? tandem__round_up(size, gpu->host_import_alignment)
                                              : size;
 }
@@ -142,8 +149,10 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
           s = tandem__annotate(TANDEM_ERROR_UNSUPPORTED, "the forced sharing path '%s' failed",
                                tandem_sharing_name(rt->options.sharing));
       } else {
+        /* "dma-buf into the NPU" is left out: GPU-owned memory imported into
+         * amdxdna is reported to fault at run time although import and map
+         * (all a probe does) succeed. It stays selectable (docs/npu.md). */
         const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU,
-                                          TANDEM_SHARING_DMABUF_TO_NPU,
                                           TANDEM_SHARING_HOST_POINTER, TANDEM_SHARING_STAGED};
         for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++) {
           tandem_status_t ps = tandem__probe(rt, gpu, npu, order[i]);
@@ -277,6 +286,11 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
   if (desc->instructions && (desc->instruction_bytes == 0 || desc->instruction_bytes % 4))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "NPU program '%s': instruction_bytes %zu must be a positive multiple of 4",
+                       name, desc->instruction_bytes);
+  if (!desc->instructions && desc->instruction_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': instructions is NULL but instruction_bytes is %zu "
+                       "(set both, or neither)",
                        name, desc->instruction_bytes);
   for (uint32_t i = 0; i < desc->binding_count; i++) {
     const tandem_binding_contract_t *b = &desc->bindings[i];

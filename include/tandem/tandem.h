@@ -221,7 +221,10 @@ typedef enum tandem_npu_kind {
 } tandem_npu_kind_t;
 
 /* How GPU and NPU see one SHARED buffer; negotiated per device pair, best
- * first. Only STAGED copies bytes (counted in copied_bytes). */
+ * first (AUTO tries DMABUF_TO_GPU, HOST_POINTER, STAGED; DMABUF_TO_NPU is
+ * only used when forced: unverified, and reported to fault on amdxdna).
+ * SHARED buffers' NPU side is whole pages. Only STAGED copies bytes
+ * (counted in copied_bytes). */
 typedef enum tandem_sharing {
   TANDEM_SHARING_AUTO = 0,         /* option value: the best path tandem can prove */
   TANDEM_SHARING_DMABUF_TO_GPU = 1, /* NPU buffer exported as dma-buf, imported into Vulkan */
@@ -1154,7 +1157,7 @@ typedef struct tandem_npu_program_desc {
   const char *xclbin_path;  /* the xclbin to load */
   const char *kernel_name;  /* the kernel inside it */
   const void *instructions; /* optional instruction stream (XDNA-style), copied */
-  size_t instruction_bytes; /* a multiple of 4 */
+  size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
   const tandem_binding_contract_t *bindings; /* one per buffer argument */
   uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
   uint32_t scalar_count;    /* 32-bit scalar arguments after the buffers, 0 .. 16 */
@@ -1174,8 +1177,8 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
  * scalars must not be, and the kernel must take exactly binding_count +
  * scalar_count arguments. The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
- * INVALID_ARGUMENT (a field, named), IO (xclbin unreadable or not a regular
- * file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions),
+ * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
  * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
  * instruction stream could not be synced to the NPU). Thread-safe. */

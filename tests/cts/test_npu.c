@@ -343,6 +343,12 @@ static void test_npu_contracts(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_KERNEL,
                        "no_such_kernel");
   d.kernel_name = "matmul_f32";
+  /* A byte count without a stream is a caller's mistake, not "no stream". */
+  d.instruction_bytes = 16;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "instructions is NULL but instruction_bytes is 16");
+  assert_null(p);
+  d.instruction_bytes = 0;
   d.xclbin_path = "/nonexistent.xclbin";
   TH_ASSERT_STATUS(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_IO);
   d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
