@@ -271,8 +271,12 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     char what[32];
     snprintf(what, sizeof what, "after[%u]", i);
     tandem__slot_t *a = NULL;
-    TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(after[i], what, &a));
-    if (a->exec->runtime != rt)
+    TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(after[i], what, &a));
+    bool other = a->exec->runtime != rt;
+    /* Checked live again under the lock below (a release revokes under
+     * that lock before it drops the executable). */
+    tandem_exec_release(a->exec);
+    if (other)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "after[%u] belongs to another runtime", i);
   }
@@ -531,18 +535,29 @@ tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_
 
 /*--------------------------------------------------------------------------*/
 
-tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
-                                               uint64_t timeout_ns) {
-  tandem__slot_t *slot;
-  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
+/* The completion's slot and generation while it is live under the lock, or
+ * INVALID_ARGUMENT: released by another thread since it was acquired. */
+static tandem_status_t tandem__completion_live_locked(const tandem_completion_t *completion,
+                                                      const tandem__slot_t *slot) {
+  if (tandem__handle_slot(completion) == slot) return TANDEM_OK;
+  return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                     "the completion was released by another thread during this call");
+}
+
+static tandem_status_t tandem__completion_wait_acquired(tandem_completion_t *completion,
+                                                        tandem__slot_t *slot,
+                                                        uint64_t timeout_ns) {
   tandem_runtime_t *rt = slot->exec->runtime;
   uint64_t values[TANDEM__MAX_LANES];
   pthread_mutex_lock(&rt->mutex);
+  tandem_status_t live = tandem__completion_live_locked(completion, slot);
+  uint64_t generation = slot->generation;
   bool in_flight = slot->state == TANDEM__SLOT_IN_FLIGHT;
   /* The wait covers the submissions this one depends on (it retires after
    * them) and the NPU signals its GPU values depend on: its cover. */
   memcpy(values, slot->cover, sizeof values);
   pthread_mutex_unlock(&rt->mutex);
+  if (live != TANDEM_OK) return live;
   if (in_flight) {
     tandem_status_t s = tandem__runtime_wait(rt, values, timeout_ns);
     if (s == TANDEM_ERROR_TIMEOUT)
@@ -557,6 +572,15 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   } else {
     pthread_mutex_lock(&rt->mutex);
   }
+  /* Released by another thread meanwhile and submitted again: the slot now
+   * holds another submission, and this one's result is gone. (Released
+   * only, the slot keeps the result: it is answered.) */
+  if (slot->generation != generation) {
+    pthread_mutex_unlock(&rt->mutex);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the completion was released by another thread while it was waited "
+                       "for, and its slot reused: its result is gone");
+  }
   tandem_status_t result = slot->result;
   /* The NPU's own text, when its failure is what ended the submission. */
   char npu_message[sizeof slot->npu_message] = "";
@@ -569,18 +593,30 @@ tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
   return TANDEM_OK;
 }
 
+tandem_status_t tandem_completion_wait_timeout(tandem_completion_t *completion,
+                                               uint64_t timeout_ns) {
+  tandem__slot_t *slot;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(completion, "completion", &slot));
+  tandem_exec_t *exec = slot->exec;
+  tandem_status_t s = tandem__completion_wait_acquired(completion, slot, timeout_ns);
+  tandem_exec_release(exec); /* the acquire's reference; keeps the error message */
+  return s;
+}
+
 tandem_status_t tandem_completion_wait(tandem_completion_t *completion) {
   return tandem_completion_wait_timeout(completion, TANDEM__WAIT_FOREVER);
 }
 
 bool tandem_completion_is_complete(tandem_completion_t *completion) {
   tandem__slot_t *slot;
-  if (tandem__completion_resolve(completion, "completion", &slot) != TANDEM_OK) return false;
-  tandem_runtime_t *rt = slot->exec->runtime;
+  if (tandem__completion_acquire(completion, "completion", &slot) != TANDEM_OK) return false;
+  tandem_exec_t *exec = slot->exec;
+  tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
   tandem__tracker_poll_locked(rt);
   bool done = slot->state != TANDEM__SLOT_IN_FLIGHT;
   pthread_mutex_unlock(&rt->mutex);
+  tandem_exec_release(exec);
   return done;
 }
 
@@ -589,51 +625,50 @@ void tandem_completion_release(tandem_completion_t *completion) {
   tandem__slot_t *slot;
   /* A stale handle (released twice, or bytes that were never a handle)
    * changes nothing; the error message says so. */
-  if (tandem__completion_resolve(completion, "completion", &slot) != TANDEM_OK) return;
+  if (tandem__completion_acquire(completion, "completion", &slot) != TANDEM_OK) return;
   tandem_exec_t *exec = slot->exec;
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
-  if (tandem__handle_slot(completion) != slot) { /* a concurrent release won */
-    pthread_mutex_unlock(&rt->mutex);
-    return;
+  bool won = tandem__handle_slot(completion) == slot; /* else a concurrent release won */
+  if (won) {
+    tandem__handle_revoke(slot);
+    slot->user_ref = false;
+    if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
+    assert(tandem__exec_check_locked(exec));
   }
-  tandem__handle_revoke(slot);
-  slot->user_ref = false;
-  if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
-  assert(tandem__exec_check_locked(exec));
   pthread_mutex_unlock(&rt->mutex);
-  tandem_exec_release(exec);
+  tandem_exec_release(exec); /* the acquire's reference */
+  if (won) tandem_exec_release(exec); /* the completion's */
 }
 
 tandem_status_t tandem_completion_cancel(tandem_completion_t *completion) {
   tandem__slot_t *slot;
-  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
-  tandem_runtime_t *rt = slot->exec->runtime;
-  pthread_mutex_lock(&rt->mutex);
-  tandem__tracker_poll_locked(rt);
-  if (slot->state == TANDEM__SLOT_IN_FLIGHT) atomic_store(&slot->cancel_requested, true);
-  pthread_mutex_unlock(&rt->mutex);
-  return TANDEM_OK;
-}
-
-tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
-                                          tandem_completion_profile_t *out_profile,
-                                          tandem_region_profile_t *regions, uint32_t capacity) {
-  if (!out_profile) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_profile is NULL");
-  TANDEM_RETURN_IF_ERROR(tandem__struct_out_check(out_profile, TANDEM__OLDEST_COMPLETION_PROFILE,
-                                                  "tandem_completion_profile_t"));
-  tandem__struct_clear(out_profile);
-  tandem_completion_profile_t known;
-  tandem_completion_profile_init(&known);
-  tandem_completion_profile_t *out = &known;
-  if (capacity && !regions)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
-                       capacity);
-  tandem__slot_t *slot;
-  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
+  TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(completion, "completion", &slot));
   tandem_exec_t *exec = slot->exec;
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);
+  tandem_status_t s = tandem__completion_live_locked(completion, slot);
+  tandem__tracker_poll_locked(rt);
+  if (s == TANDEM_OK && slot->state == TANDEM__SLOT_IN_FLIGHT)
+    atomic_store(&slot->cancel_requested, true);
+  pthread_mutex_unlock(&rt->mutex);
+  tandem_exec_release(exec);
+  return s;
+}
+
+static tandem_status_t tandem__completion_profile_acquired(tandem_completion_t *completion,
+                                                           tandem__slot_t *slot,
+                                                           tandem_completion_profile_t *out,
+                                                           tandem_region_profile_t *regions,
+                                                           uint32_t capacity) {
+  tandem_exec_t *exec = slot->exec;
+  tandem_runtime_t *rt = exec->runtime;
+  pthread_mutex_lock(&rt->mutex);
+  tandem_status_t live = tandem__completion_live_locked(completion, slot);
+  if (live != TANDEM_OK) {
+    pthread_mutex_unlock(&rt->mutex);
+    return live;
+  }
   tandem__tracker_poll_locked(rt);
   bool done = slot->state != TANDEM__SLOT_IN_FLIGHT;
   out->host_submit_ns = slot->host_submit_ns;
@@ -664,6 +699,28 @@ tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
     out->execution_ns = last > first ? last - first : 0;
   }
   pthread_mutex_unlock(&rt->mutex);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
+                                          tandem_completion_profile_t *out_profile,
+                                          tandem_region_profile_t *regions, uint32_t capacity) {
+  if (!out_profile) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_profile is NULL");
+  TANDEM_RETURN_IF_ERROR(tandem__struct_out_check(out_profile, TANDEM__OLDEST_COMPLETION_PROFILE,
+                                                  "tandem_completion_profile_t"));
+  tandem__struct_clear(out_profile);
+  tandem_completion_profile_t known;
+  tandem_completion_profile_init(&known);
+  tandem_completion_profile_t *out = &known;
+  if (capacity && !regions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
+                       capacity);
+  tandem__slot_t *slot;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(completion, "completion", &slot));
+  tandem_exec_t *exec = slot->exec;
+  tandem_status_t s = tandem__completion_profile_acquired(completion, slot, out, regions, capacity);
+  tandem_exec_release(exec);
+  if (s != TANDEM_OK) return s;
   tandem__struct_out(out_profile, out, sizeof *out);
   return TANDEM_OK;
 }

@@ -24,8 +24,13 @@
  * a lookup is two loads and one compare, without a lock. Entry serials are
  * written under the owning runtime's mutex (submit, release) and read with
  * atomics; taking and giving back entries is guarded by tandem__handle_mutex.
- * Using a handle concurrently with its own release is the caller's race, as
- * with any handle; what this file guarantees is that use after release fails.
+ * Every call that uses a completion acquires it (tandem__completion_acquire):
+ * under tandem__handle_mutex, the handle is checked live and its executable
+ * retained. Revoking takes the same mutex, and the completion's own
+ * reference on the executable is dropped only after its revoke, so a live
+ * serial seen under the mutex means the executable is still alive: a wait,
+ * cancel or profile racing the completion's release (even of the
+ * executable's last reference) keeps what it reads alive until it returns.
  */
 #include <assert.h>
 #include <pthread.h>
@@ -118,7 +123,11 @@ tandem_completion_t *tandem__handle_issue(tandem__slot_t *slot) {
 }
 
 void tandem__handle_revoke(tandem__slot_t *slot) {
+  /* Under the mutex: an acquire that saw the serial live has retained the
+   * executable before this returns (see the top). */
+  pthread_mutex_lock(&tandem__handle_mutex);
   atomic_store(&tandem__handle_entry(slot->handle_index)->serial, 0);
+  pthread_mutex_unlock(&tandem__handle_mutex);
 }
 
 int tandem__handle_state(const tandem__slot_t *slot) {
@@ -142,11 +151,14 @@ tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion) {
   return e->slot;
 }
 
-tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion,
+tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion,
                                            const char *what, tandem__slot_t **out_slot) {
   *out_slot = NULL;
   if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
+  pthread_mutex_lock(&tandem__handle_mutex);
   tandem__slot_t *slot = tandem__handle_slot(completion);
+  if (slot) tandem_exec_retain(slot->exec);
+  pthread_mutex_unlock(&tandem__handle_mutex);
   if (!slot)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s (%p) is not a live completion: it was released already "

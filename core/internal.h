@@ -577,7 +577,9 @@ void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
 /* Completion handles (handle.c). take/give_back: once per slot, at prepare
  * and at executable destruction. issue: a fresh handle for the slot's new
  * submission (under runtime->mutex); revoke: the user released it (same).
- * resolve: the slot of a live handle, or INVALID_ARGUMENT naming |what|. */
+ * acquire: the slot of a live handle with its executable retained (the
+ * caller releases it with tandem_exec_release when done), or
+ * INVALID_ARGUMENT naming |what|. */
 tandem_status_t tandem__handle_take(tandem__slot_t *slot);
 void tandem__handle_give_back(tandem__slot_t *slot);
 tandem_completion_t *tandem__handle_issue(tandem__slot_t *slot);
@@ -585,7 +587,7 @@ void tandem__handle_revoke(tandem__slot_t *slot);
 /* For checkers: 1 live, 0 not live, -1 the slot owns no entry. */
 int tandem__handle_state(const tandem__slot_t *slot);
 tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion);
-tandem_status_t tandem__completion_resolve(const tandem_completion_t *completion,
+tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion,
                                            const char *what, tandem__slot_t **out_slot);
 /* Computes slot->cover of a slot being committed (its lane values and
  * dependencies set) and raises the NPU horizons of the queues it uses. */

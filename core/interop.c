@@ -230,14 +230,16 @@ tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
                                               uint64_t out_values[TANDEM_LANE_COUNT]) {
   if (!out_values) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_values is NULL");
   tandem__slot_t *slot;
-  TANDEM_RETURN_IF_ERROR(tandem__completion_resolve(completion, "completion", &slot));
-  tandem_runtime_t *rt = slot->exec->runtime;
+  TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(completion, "completion", &slot));
+  tandem_exec_t *exec = slot->exec;
+  tandem_runtime_t *rt = exec->runtime;
   /* Set at submit; the slot keeps them while the user holds the completion
    * (I4), which the handle check under the lock confirms. */
   pthread_mutex_lock(&rt->mutex);
   bool live = tandem__handle_slot(completion) == slot;
   if (live) memcpy(out_values, slot->lane_values, sizeof slot->lane_values);
   pthread_mutex_unlock(&rt->mutex);
+  tandem_exec_release(exec);
   if (!live)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "completion was released while its lane values were being read");

@@ -26,7 +26,9 @@
  * The NPU rows use the emulated NPU (a CPU device), which shares memory with
  * the host GPU through host pointers.
  */
+#include <pthread.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1937,6 +1939,92 @@ static void test_poison_is_per_buffer(void **state) {
   world_close(&w, "poison");
 }
 
+/* Lifetime under races (tandem.h: wait, cancel and release are thread-safe):
+ * each round submits a fill, lets go of the executable (the completion holds
+ * its last reference), then three threads at once wait for the completion,
+ * cancel it and release it. Whatever order they run in, the waiter and the
+ * canceller read nothing freed (ASan and TSan builds of this test run it)
+ * and answer a documented code: the submission's result, or
+ * INVALID_ARGUMENT for a completion already released. */
+enum { RACE_ROUNDS = 3000 };
+
+typedef struct race {
+  world_t *w;
+  pthread_barrier_t start, end;
+  tandem_completion_t *_Atomic c;
+  tandem_status_t waited, cancelled;
+  bool stop;
+} race_t;
+
+static void *race_waiter(void *arg) {
+  race_t *r = arg;
+  for (;;) {
+    pthread_barrier_wait(&r->start);
+    if (r->stop) return NULL;
+    r->waited = tandem_completion_wait(atomic_load(&r->c));
+    pthread_barrier_wait(&r->end);
+  }
+}
+
+static void *race_canceller(void *arg) {
+  race_t *r = arg;
+  for (;;) {
+    pthread_barrier_wait(&r->start);
+    if (r->stop) return NULL;
+    r->cancelled = tandem_completion_cancel(atomic_load(&r->c));
+    pthread_barrier_wait(&r->end);
+  }
+}
+
+static void *race_releaser(void *arg) {
+  race_t *r = arg;
+  for (;;) {
+    pthread_barrier_wait(&r->start);
+    if (r->stop) return NULL;
+    tandem_completion_release(atomic_load(&r->c));
+    pthread_barrier_wait(&r->end);
+  }
+}
+
+static void test_completion_wait_cancel_release_race(void **state) {
+  (void)state;
+  world_t w;
+  world_open(&w, false, NULL);
+  race_t r = {.w = &w};
+  pthread_barrier_init(&r.start, NULL, 4);
+  pthread_barrier_init(&r.end, NULL, 4);
+  pthread_t t[3];
+  void *(*const fn[3])(void *) = {race_waiter, race_canceller, race_releaser};
+  for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&t[i], NULL, fn[i], &r), 0);
+  node_spec_t fill = FILL(D0, 0, 64, 7);
+  uint32_t ok = 0, cancelled = 0, released = 0;
+  for (int round = 0; round < RACE_ROUNDS; round++) {
+    tandem_exec_t *e = prepare(&w, &fill, 1, "race");
+    tandem_completion_t *c = NULL;
+    assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
+    tandem_exec_release(e); /* the completion holds the last reference */
+    atomic_store(&r.c, c);
+    pthread_barrier_wait(&r.start);
+    pthread_barrier_wait(&r.end);
+    if (r.waited == TANDEM_OK) ok++;
+    else if (r.waited == TANDEM_ERROR_CANCELLED) cancelled++;
+    else if (r.waited == TANDEM_ERROR_INVALID_ARGUMENT) released++;
+    else fail_msg("round %d: the wait answered %s", round, tandem_status_name(r.waited));
+    if (r.cancelled != TANDEM_OK && r.cancelled != TANDEM_ERROR_INVALID_ARGUMENT)
+      fail_msg("round %d: the cancel answered %s", round, tandem_status_name(r.cancelled));
+    /* The fill's bytes are poisoned after a cancel: written again. */
+    if (r.waited != TANDEM_OK) rewrite_whole(&w, D0, "race");
+  }
+  r.stop = true;
+  pthread_barrier_wait(&r.start);
+  for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&r.start);
+  pthread_barrier_destroy(&r.end);
+  print_message("[ INFO     ] %d rounds: waits answered OK %u, CANCELLED %u, released %u\n",
+                RACE_ROUNDS, ok, cancelled, released);
+  world_close(&w, "race");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_host_gpu_is_the_device),
@@ -1951,6 +2039,7 @@ int main(void) {
       cmocka_unit_test(test_submit_after_retired),
       cmocka_unit_test(test_host_maps_and_in_flight_work),
       cmocka_unit_test(test_poison_is_per_buffer),
+      cmocka_unit_test(test_completion_wait_cancel_release_race),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
