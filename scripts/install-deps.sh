@@ -18,6 +18,10 @@ packages=(
   # libFuzzer (make fuzz, CI's fuzz smoke): Debian's clang and its compiler-rt,
   # which ships libclang_rt.fuzzer; GCC has no coverage-guided fuzzing engine.
   clang libclang-rt-dev
+  # the Python package (python/): headers to build the extension, NumPy and
+  # pytest for its suite. python3-torch (1.13, CPU) is optional: about 180
+  # packages; without it the PyTorch kDLCPU test is skipped with the reason.
+  python3-dev python3-numpy python3-pytest
 )
 
 if [ "${TANDEM_SKIP_DEPS:-0}" = 1 ]; then
