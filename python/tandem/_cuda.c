@@ -354,8 +354,11 @@ int tpy_cuda_buffer_device(tpy_buffer_t *b, int *out_device) {
 }
 
 /* DLPack's stream numbering: None/1 the legacy default stream, 2 the
- * per-thread default, -1 no synchronisation, else a CUstream. */
-static int tpy_stream(PyObject *o, CUstream *out, bool *none) {
+ * per-thread default, -1 no synchronisation, else a CUstream (1 and 2 are
+ * CUDA's own CU_STREAM_LEGACY / CU_STREAM_PER_THREAD). DLPack calls 0
+ * ambiguous; a raw CUstream of 0 (what torch's `cuda_stream` gives for the
+ * default stream) is the NULL stream, accepted where |zero_is_null|. */
+static int tpy_stream(PyObject *o, bool zero_is_null, CUstream *out, bool *none) {
   *none = false;
   if (o == Py_None) {
     *out = (CUstream)(uintptr_t)1;
@@ -375,6 +378,10 @@ static int tpy_stream(PyObject *o, CUstream *out, bool *none) {
     *none = true;
     return 0;
   }
+  if (v == 0 && zero_is_null) {
+    *out = NULL;
+    return 0;
+  }
   if (v == 0) {
     PyErr_SetString(PyExc_ValueError, "stream 0 is ambiguous in DLPack: pass 1 (legacy default) or 2");
     return -1;
@@ -386,7 +393,7 @@ static int tpy_stream(PyObject *o, CUstream *out, bool *none) {
 int tpy_cuda_buffer_export(tpy_buffer_t *b, PyObject *stream, void **out_ptr, int *out_device) {
   CUstream st;
   bool no_sync;
-  if (tpy_stream(stream, &st, &no_sync) < 0) return -1;
+  if (tpy_stream(stream, false, &st, &no_sync) < 0) return -1;
   if (tpy_cuda_buffer_import(b) < 0) return -1;
   struct tpy_cuda_runtime *c = b->runtime->cuda;
   tpy_runtime_t *r = b->runtime;
@@ -516,7 +523,7 @@ static int tpy_cuda_to_tandem(tpy_runtime_t *r) {
 PyObject *tpy_cuda_signal(tpy_runtime_t *r, PyObject *stream) {
   CUstream st;
   bool no_sync;
-  if (tpy_stream(stream, &st, &no_sync) < 0) return NULL;
+  if (tpy_stream(stream, true, &st, &no_sync) < 0) return NULL;
   if (no_sync) {
     PyErr_SetString(PyExc_ValueError, "cuda_signal needs a stream to signal on, not -1");
     return NULL;

@@ -1065,8 +1065,8 @@ static PyMethodDef tpy_runtime_methods[] = {
      "trace_start(capacity=65536): starts a bounded trace (see Runtime.trace)."},
     {"trace_stop", (PyCFunction)tpy_runtime_trace_stop, METH_NOARGS, "trace_stop() -> Trace."},
     {"cuda_signal", (PyCFunction)(void (*)(void))tpy_runtime_cuda_signal, METH_VARARGS | METH_KEYWORDS,
-     "cuda_signal(stream=None) -> (lane, value): makes |stream| (a CUDA stream handle, DLPack "
-     "numbering) signal a timeline tandem imported; pass the pair in submit(waits=[...]) so that "
+     "cuda_signal(stream=None) -> (lane, value): makes |stream| (a CUDA stream handle as torch's "
+     "Stream.cuda_stream gives it, 0 the NULL stream; or DLPack's 1 / 2) signal a timeline tandem imported; pass the pair in submit(waits=[...]) so that "
      "submission waits, on the GPU, for the stream's work so far."},
     {NULL}};
 

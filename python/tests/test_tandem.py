@@ -162,7 +162,7 @@ def test_saxpy_glsl(rt):
     c.wait()
     assert c.done and c.status == "OK"
     with hy.map_read("float32") as got:
-        np.testing.assert_allclose(got, 2.5 * x + y, rtol=1e-6)
+        np.testing.assert_allclose(got, 2.5 * x + y, rtol=1e-6, atol=1e-6)  # FMA on the GPU
     st = rt.statistics()
     assert st.submissions == 1 and st.copied_bytes == 3 * 4 * n  # two uploads, one download
 
@@ -176,13 +176,13 @@ def test_per_submission_parameters(rt):
     exe.submit().wait()
     y2 = -3.0 * x + y1
     with hy.map_read("float32") as got:
-        np.testing.assert_allclose(got, y2, rtol=1e-5)
+        np.testing.assert_allclose(got, y2, rtol=1e-5, atol=1e-5)  # FMA on the GPU
     exe.set_workgroups(node, (n // 128,))  # half the elements
     exe.set_push_constants(node, struct.pack("fI", 10.0, n))
     exe.submit().wait()
     with hy.map_read("float32") as got:
-        np.testing.assert_allclose(got[: n // 2], 10.0 * x[: n // 2] + y2[: n // 2], rtol=1e-5)
-        np.testing.assert_allclose(got[n // 2:], y2[n // 2:], rtol=1e-5)
+        np.testing.assert_allclose(got[: n // 2], 10.0 * x[: n // 2] + y2[: n // 2], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[n // 2:], y2[n // 2:], rtol=1e-5, atol=1e-5)
 
 
 def compile_spirv(src, tmp_path):
