@@ -300,6 +300,14 @@ class _Waiter:
         else:
             future.set_exception(error)
 
+    @staticmethod
+    def _outcome(completion):
+        try:
+            completion.wait(timeout=0)
+        except Error as e:
+            return e
+        return None
+
     def _run(self):
         while True:
             with self._lock:
@@ -321,7 +329,11 @@ class _Waiter:
                     if not c.done:
                         keep.append((c, loop, fut))
                         continue
-                    err = _sys_exc()
+                    # It finished between the wait's timeout and the done
+                    # check: ask again for its real outcome (a submission
+                    # can itself fail with ERROR_TIMEOUT, so this timeout
+                    # error is not yet the answer).
+                    err = self._outcome(c)
                 except Error as e:
                     err = e
                 if not loop.is_closed():
@@ -331,10 +343,6 @@ class _Waiter:
                     self._pending.extendleft(reversed(keep))
 
 
-def _sys_exc():
-    import sys
-
-    return sys.exc_info()[1]
 
 
 _waiter = _Waiter()
