@@ -22,6 +22,8 @@
 
 #include "tandem/tandem.h"
 
+#include "resident.h"
+
 static tandem_runtime_t *g_runtime;
 
 static void on_validation_message(void *user, tandem_validation_severity_t severity,
@@ -42,6 +44,7 @@ static void destroy_runtime(void) {
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
+  fuzz_keep_drivers_resident();
   tandem_runtime_options_t options;
   tandem_runtime_options_init(&options);
   /* The replay test (fuzz/replay.c) runs with the validation layer; any

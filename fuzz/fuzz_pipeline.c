@@ -15,6 +15,14 @@
 #include <unistd.h>
 
 #include "pipeline.h"
+#include "resident.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  fuzz_keep_drivers_resident();
+  return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fd = memfd_create("fuzz-pipeline.json", MFD_CLOEXEC);

@@ -8,12 +8,13 @@
  * names no input at all; a target that misbehaves aborts.
  */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "resident.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) __attribute__((weak));
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -52,10 +53,8 @@ static int by_name(const struct dirent **a, const struct dirent **b) {
 }
 
 int main(int argc, char **argv) {
-  /* Keep the validation layer and lavapipe loaded (as tests/harness.c does),
-   * so LeakSanitizer can name their own leaks, which tests/lsan.supp lists. */
-  (void)dlopen("libVkLayer_khronos_validation.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  (void)dlopen("libvulkan_lvp.so", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  /* As under libFuzzer: LeakSanitizer names the driver's own leaks. */
+  fuzz_keep_drivers_resident();
   if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   int inputs = 0;
   for (int i = 1; i < argc; i++) {
