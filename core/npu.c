@@ -44,6 +44,15 @@ const char *tandem_sharing_name(tandem_sharing_t sharing) {
   return "unknown";
 }
 
+const char *tandem_npu_profile_name(tandem_npu_profile_t profile) {
+  switch (profile) {
+    case TANDEM_NPU_PROFILE_AUTO: return "auto";
+    case TANDEM_NPU_PROFILE_PLAIN: return "plain";
+    case TANDEM_NPU_PROFILE_XDNA: return "xdna";
+  }
+  return "unknown";
+}
+
 static uint64_t tandem__round_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
 /* Makes the GPU side of a SHARED buffer whose BO exists, using |path|. */
@@ -221,6 +230,7 @@ tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_in
     snprintf(info.backend, sizeof info.backend, "%s", npu->backend);
     info.emulated = npu->emulated;
     info.sharing = runtime->sharing;
+    info.profile = npu->profile;
     npu->vtable->device_nodes(npu, &info);
   }
   tandem__struct_out(out_info, &info, sizeof info);

@@ -195,8 +195,8 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   size_t align = raw->host_import_alignment > 0 ? raw->host_import_alignment : 4096;
   size_t bo_bytes = (bytes + align - 1) / align * align;
   edge_direct_t d = {.raw = raw, .x = &x, .bytes = bytes};
-  d.bo_mid1 = x.BOAlloc(dev, bo_bytes, 0, 0);
-  d.bo_mid2 = x.BOAlloc(dev, bo_bytes, 0, 0);
+  d.bo_mid1 = x.BOAlloc(dev, bo_bytes, XCL_BO_FLAGS_HOST_ONLY, 0);
+  d.bo_mid2 = x.BOAlloc(dev, bo_bytes, XCL_BO_FLAGS_HOST_ONLY, 0);
   if (!kern || !d.bo_mid1 || !d.bo_mid2) bench_die("npu-edge: emulated NPU setup failed");
   void *h1 = x.BOMap(d.bo_mid1), *h2 = x.BOMap(d.bo_mid2);
   raw_buffer_t r_in, r_out, r_zero, r_mid1, r_mid2;

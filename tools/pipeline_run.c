@@ -62,6 +62,7 @@ static void usage(FILE *f) {
         "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
         "                     the pipeline has NPU programs\n"
         "  --npu-library PATH the emulated NPU's library\n"
+        "  --npu-profile P    auto (default: from the device), plain or xdna\n"
         "  --quiet            print only failures\n"
         "\n"
         "Relative paths inside the file are relative to the file's folder; outputs\n"
@@ -558,7 +559,7 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
 }
 
 int cli_run_main(int argc, char **argv) {
-  run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
+  run_opts_t o = {.npu = {.kind = TANDEM_NPU_NONE}};
   for (int i = 1; i < argc; i++) {
     const char *v;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -586,6 +587,8 @@ int cli_run_main(int argc, char **argv) {
       if (!cli_parse_npu(v, &o.npu.kind)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
+      if (!cli_parse_npu_profile(v, &o.npu.profile)) return CLI_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       cli_error("run: unknown option '%s' (see tandem run --help)", argv[i]);
       return CLI_EXIT_USAGE;
@@ -661,8 +664,9 @@ int cli_run_main(int argc, char **argv) {
   if (p.program_count) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
-        printf("NPU:      %s%s, sharing: %s\n", ni.name, ni.emulated ? " [emulated]" : "",
-               tandem_sharing_name(ni.sharing));
+        printf("NPU:      %s%s, sharing: %s, profile: %s\n", ni.name,
+               ni.emulated ? " [emulated]" : "", tandem_sharing_name(ni.sharing),
+               tandem_npu_profile_name(ni.profile));
       size_t l = strlen(device_line);
       snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
       rep.has_npu = true;

@@ -58,6 +58,9 @@ typedef struct tandem_xrt_api {
   enum ert_cmd_state (*xrtRunWait)(xrtRunHandle rhdl);
   enum ert_cmd_state (*xrtRunState)(xrtRunHandle rhdl);
   int (*xrtRunClose)(xrtRunHandle rhdl);
+  /* Optional (NULL when absent): the emulated NPU's answer to "which XRT
+   * do you behave like": "xdna" or "plain" (TANDEM_EMU_MODE). */
+  const char *(*tandemEmuDeviceFamily)(xrtDeviceHandle dhdl);
 } tandem_xrt_api_t;
 
 /* Loads the table. |flavor| REAL: dlopen the device shim, then

@@ -3,8 +3,12 @@
  * xrt_npu.c — the NPU backend over XRT's C API (core/npu_backend.h).
  *
  * One code path serves the system's XRT and tandem's emulated NPU: only the
- * library behind tandem_xrt_api_t differs (xrt_api.c). Buffer objects are
- * allocated in memory group 0 with normal flags; kernels open through
+ * library behind tandem_xrt_api_t differs (xrt_api.c). The device profile
+ * (tandem_npu_profile_t) decides the buffer flags: PLAIN allocates with no
+ * flags, XDNA data buffers HOST_ONLY and the instruction buffer CACHEABLE, as
+ * amdxdna's XRT plugin requires. Data buffers live in bank
+ * TANDEM_XRT_DATA_BANK (created before any kernel is known), so every
+ * binding's kernel argument must be connected there; kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
  * watchdog is remembered and waited for before its handle (and, through core,
  * its buffers) can go: nothing is freed under a running kernel.
@@ -23,6 +27,8 @@
 #include "core/npu_backend.h"
 
 #define TANDEM_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", from linux/magic.h */
+/* The bank every data buffer is allocated in: aiecc's HOST bank (0). */
+#define TANDEM_XRT_DATA_BANK 0
 
 typedef struct tandem_xrt_npu {
   tandem__npu_t base;
@@ -66,6 +72,7 @@ void tandem_xrt_fault_wrap(tandem_xrt_api_t *api);
 void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
 /* xrt_nodes.c (the backend's one user of libdrm). */
 void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info);
+bool tandem_xrt_has_amdxdna(void);
 
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
@@ -75,15 +82,22 @@ static void tandem_xrt_destroy(tandem__npu_t *base) {
   free(n);
 }
 
-static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, void **out_bo,
-                                            void **out_host) {
-  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+/* A zero-filled BO of |size| bytes with |flags| in bank |group|, mapped. */
+static tandem_status_t tandem_xrt_bo_alloc(tandem_xrt_npu_t *n, uint64_t size, xrtBufferFlags flags,
+                                           int group, void **out_bo, void **out_host) {
   *out_bo = *out_host = NULL;
   errno = 0;
-  xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, 0, 0);
-  if (!bo)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes failed: %s",
-                       (unsigned long long)size, TANDEM_XRT_WHY(0));
+  xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, flags, (xrtMemoryGroup)group);
+  if (!bo) {
+    int e = errno;
+    return TANDEM_FAIL(
+        TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes (flags 0x%x, bank %d) failed: %s%s",
+        (unsigned long long)size, (unsigned)flags, group, tandem_xrt_why(0, e, (char[96]){0}, 96),
+        e == ENOTSUP && n->base.profile == TANDEM_NPU_PROFILE_PLAIN
+            ? " (the NPU profile is plain; an XDNA NPU refuses buffers without flags: use "
+              "the xdna profile, TANDEM_NPU_PROFILE=xdna)"
+            : "");
+  }
   errno = 0;
   void *host = n->api.xrtBOMap(bo);
   if (!host) {
@@ -103,6 +117,16 @@ static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, 
   *out_bo = bo;
   *out_host = host;
   return TANDEM_OK;
+}
+
+/* Data buffers: HOST_ONLY on XDNA (SHARE buffers: mappable, exportable),
+ * no flags on PLAIN; always in TANDEM_XRT_DATA_BANK. */
+static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, void **out_bo,
+                                            void **out_host) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  xrtBufferFlags flags =
+      base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_HOST_ONLY : XCL_BO_FLAGS_NONE;
+  return tandem_xrt_bo_alloc(n, size, flags, TANDEM_XRT_DATA_BANK, out_bo, out_host);
 }
 
 static tandem_status_t tandem_xrt_bo_export(tandem__npu_t *base, void *bo, int *out_fd,
@@ -240,11 +264,20 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   int first = d->instructions ? 2 : 0;
   for (uint32_t i = 0; s == TANDEM_OK && i < d->binding_count; i++) {
     int arg = first + (int)i;
-    if (n->api.xrtKernelArgGroupId(p->kernel, arg) < 0)
+    int bank = n->api.xrtKernelArgGroupId(p->kernel, arg);
+    if (bank < 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                       "binding %u of NPU program '%s': kernel argument %d is not a buffer (or "
                       "does not exist)",
                       i, name, arg);
+    /* XRT would clone a buffer of another bank into the connected one
+     * behind our back (a copy per run, and results written to the clone). */
+    else if (bank != TANDEM_XRT_DATA_BANK)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "binding %u of NPU program '%s': kernel argument %d is connected to bank "
+                      "%d, but tandem's data buffers are in bank %d; rebuild the xclbin with "
+                      "the argument in bank %d",
+                      i, name, arg, bank, TANDEM_XRT_DATA_BANK, TANDEM_XRT_DATA_BANK);
   }
   for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++) {
     int arg = first + (int)d->binding_count + (int)i;
@@ -280,8 +313,20 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     if (probe) n->api.xrtRunClose(probe);
   }
   if (s == TANDEM_OK && d->instructions) {
+    /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
+     * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
-    s = tandem_xrt_bo_create(base, d->instruction_bytes, (void **)&p->instructions, &host);
+    int bank = n->api.xrtKernelArgGroupId(p->kernel, 0);
+    xrtBufferFlags flags =
+        base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
+    if (bank < 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "NPU program '%s': kernel argument 0 (the instruction buffer) is not a "
+                      "buffer",
+                      name);
+    else
+      s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, bank, (void **)&p->instructions,
+                              &host);
     if (s == TANDEM_OK) {
       memcpy(host, d->instructions, d->instruction_bytes);
       s = tandem_xrt_bo_sync(base, p->instructions, true, 0, d->instruction_bytes);
@@ -416,6 +461,16 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
                        emulated ? "the emulated NPU" : "XRT", options->npu_index, strerror(err));
   }
   n->base.emulated = emulated;
+  /* The profile: the option when set, else what the device reports (the
+   * emulated NPU says which XRT it behaves like; a real system is XDNA when
+   * an amdxdna accel device exists). */
+  n->base.profile = options->npu_profile;
+  if (n->base.profile == TANDEM_NPU_PROFILE_AUTO) {
+    const char *family =
+        n->api.tandemEmuDeviceFamily ? n->api.tandemEmuDeviceFamily(n->device) : NULL;
+    bool xdna = family ? strcmp(family, "xdna") == 0 : !emulated && tandem_xrt_has_amdxdna();
+    n->base.profile = xdna ? TANDEM_NPU_PROFILE_XDNA : TANDEM_NPU_PROFILE_PLAIN;
+  }
   snprintf(n->base.name, sizeof n->base.name, "%s %u",
            emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
   snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);

@@ -220,6 +220,24 @@ typedef enum tandem_npu_kind {
   TANDEM_NPU_EMULATED = 2, /* tandem's emulated NPU (libtandem_npu_emu.so) */
 } tandem_npu_kind_t;
 
+/* How tandem speaks to the NPU's XRT: which buffer flags and banks it uses.
+ * AUTO (the option's default) follows what the device reports: an amdxdna
+ * device (/dev/accel with the amdxdna driver, or the emulated NPU in its
+ * default XDNA mode) is XDNA, anything else PLAIN. The chosen profile is in
+ * tandem_npu_info_t.profile. */
+typedef enum tandem_npu_profile {
+  TANDEM_NPU_PROFILE_AUTO = 0,  /* option value: from what the device reports */
+  TANDEM_NPU_PROFILE_PLAIN = 1, /* FPGA-style XRT: buffers with no flags, instruction
+                                   buffer in its argument's bank */
+  TANDEM_NPU_PROFILE_XDNA = 2,  /* AMD XDNA (Ryzen AI): HOST_ONLY data buffers in bank
+                                   0, a CACHEABLE instruction buffer in its argument's
+                                   bank; a binding whose kernel argument is in another
+                                   bank than 0 is CONTRACT (never a hidden clone) */
+} tandem_npu_profile_t;
+
+/* "auto", "plain", "xdna". Thread-safe. */
+TANDEM_API const char *tandem_npu_profile_name(tandem_npu_profile_t profile);
+
 /* How GPU and NPU see one SHARED buffer; negotiated per device pair, best
  * first (AUTO tries DMABUF_TO_GPU, HOST_POINTER, STAGED; DMABUF_TO_NPU is
  * only used when forced: unverified, and reported to fault on amdxdna).
@@ -309,6 +327,9 @@ typedef struct tandem_runtime_options {
    * validation (and TANDEM_VALIDATION) and the validation callback do not
    * apply: validation is the application's instance's business. */
   const struct tandem_vulkan_device *vulkan_device;
+  /* The NPU profile (AUTO: from what the device reports; see
+   * tandem_npu_profile_t). TANDEM_NPU_PROFILE=auto|plain|xdna overrides. */
+  tandem_npu_profile_t npu_profile;
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above and sets struct_size. NULL is
@@ -1127,6 +1148,7 @@ typedef struct tandem_npu_info {
   tandem_sharing_t sharing; /* the path used with this runtime's GPU */
   uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
   char drm_nodes[8][64];
+  tandem_npu_profile_t profile; /* PLAIN or XDNA: the profile in use */
 } tandem_npu_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_npu_info. NULL

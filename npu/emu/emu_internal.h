@@ -44,8 +44,15 @@ typedef enum emu_bo_type {
   EMU_BO_IMPORTED = 3,
 } emu_bo_type_t;
 
+/* Which XRT the device behaves like (TANDEM_EMU_MODE, read by xrtDeviceOpen). */
+typedef enum emu_mode {
+  EMU_MODE_XDNA = 0,  /* default: amdxdna's XRT plugin (flags, banks, unset arguments) */
+  EMU_MODE_PLAIN = 1, /* FPGA-style XRT 2.13: flags ignored, every argument must be set */
+} emu_mode_t;
+
 typedef struct emu_device {
   uint32_t magic;
+  emu_mode_t mode;
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* worker: queue not empty or closing */
   pthread_cond_t done_cv; /* waiters: some run reached a final state */

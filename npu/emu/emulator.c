@@ -62,6 +62,19 @@ static void release_exec_locked(emu_run_t *run, emu_bo_t **dead) {
   }
 }
 
+/* TANDEM_EMU_MODE: unset or empty = "xdna"; "xdna" or "plain". Anything
+ * else makes xrtDeviceOpen fail (EINVAL). */
+static bool read_mode(emu_mode_t *out) {
+  const char *s = getenv("TANDEM_EMU_MODE");
+  *out = EMU_MODE_XDNA;
+  if (s == NULL || s[0] == '\0' || strcmp(s, "xdna") == 0) return true;
+  if (strcmp(s, "plain") == 0) {
+    *out = EMU_MODE_PLAIN;
+    return true;
+  }
+  return false;
+}
+
 static void *worker_main(void *arg) {
   emu_device_t *dev = arg;
   pthread_mutex_lock(&dev->mu);
@@ -119,7 +132,8 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
     return NULL;
   }
   uint64_t delay_us = 0;
-  if (!read_delay(&delay_us)) {
+  emu_mode_t mode = EMU_MODE_XDNA;
+  if (!read_delay(&delay_us) || !read_mode(&mode)) {
     errno = EINVAL;
     return NULL;
   }
@@ -136,6 +150,7 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   pthread_cond_init(&dev->done_cv, &ca);
   pthread_condattr_destroy(&ca);
   dev->magic = EMU_MAGIC_DEVICE;
+  dev->mode = mode;
   dev->refs = 1;
   dev->delay_us = delay_us;
   const int rc = pthread_create(&dev->worker, NULL, worker_main, dev);
@@ -146,6 +161,17 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   }
   dev->worker_started = true;
   return dev;
+}
+
+/* Not XRT: tells tandem which XRT this device behaves like, so its NPU
+ * profile follows the device (TANDEM_EMU_MODE). NULL for a bad handle. */
+EMU_EXPORT const char *tandemEmuDeviceFamily(xrtDeviceHandle dhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  if (dev == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return dev->mode == EMU_MODE_XDNA ? "xdna" : "plain";
 }
 
 EMU_EXPORT int xrtDeviceClose(xrtDeviceHandle dhdl) {
@@ -254,6 +280,13 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
 
 /* ---- kernels --------------------------------------------------------- */
 
+/* The bank of buffer argument |i| (arg_banks, default 0). */
+static int emu_arg_bank(const tandem_emu_kernel_t *desc, uint32_t i) {
+  if (desc->arg_banks == NULL || i >= strlen(desc->arg_banks)) return 0;
+  const char c = desc->arg_banks[i];
+  return c >= '0' && c <= '9' ? c - '0' : 0;
+}
+
 static emu_kernel_t *kernel_from(xrtKernelHandle h) {
   emu_kernel_t *k = h;
   if (k == NULL || k->magic != EMU_MAGIC_KERNEL) return NULL;
@@ -334,7 +367,7 @@ EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
     errno = EINVAL;
     return -1;
   }
-  return 0; /* one memory group: the emulated device's host memory */
+  return emu_arg_bank(k->desc, (uint32_t)argno);
 }
 
 /* ---- runs ------------------------------------------------------------ */
@@ -409,6 +442,12 @@ EMU_EXPORT int xrtRunSetArg(xrtRunHandle rhdl, int index, ...) {
     value = va_arg(ap, uint64_t);
   va_end(ap);
   if (kind == TANDEM_EMU_ARG_BO && (bo == NULL || bo->dev != dev)) return emu_fail(EINVAL);
+  /* XDNA mode: a buffer allocated in another bank than the argument's is
+   * refused (real XRT warns and clones it into the connected bank, a hidden
+   * copy tandem must never cause). Imported buffers have no bank. */
+  if (bo != NULL && dev->mode == EMU_MODE_XDNA && bo->flags_type != EMU_BO_IMPORTED &&
+      bo->group != emu_arg_bank(r->kernel->desc, (uint32_t)index))
+    return emu_fail(EXDEV);
 
   pthread_mutex_lock(&dev->mu);
   if (bo != NULL && bo->user_freed) {
@@ -437,8 +476,10 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
     err = ENODEV;
   else if (in_flight(r))
     err = EBUSY;
-  for (uint32_t i = 0; err == 0 && i < r->nargs; i++)
-    if (!r->args[i].set) err = EINVAL; /* every argument must be set */
+  /* PLAIN mode: every argument must be set. XDNA mode, as XRT: an unset
+   * argument reads as zero (a scalar 0, a buffer NULL with size 0). */
+  for (uint32_t i = 0; err == 0 && dev->mode == EMU_MODE_PLAIN && i < r->nargs; i++)
+    if (!r->args[i].set) err = EINVAL;
   if (err != 0) {
     pthread_mutex_unlock(&dev->mu);
     return emu_fail(err);

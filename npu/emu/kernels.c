@@ -116,12 +116,15 @@ static int fail(const tandem_emu_arg_t *args, uint32_t count) {
 }
 
 static const tandem_emu_kernel_t kernels[] = {
-    {"matmul_f32", "bbbuuu", matmul_f32},
-    {"matmul_i8", "bbbuuu", matmul_i8},
-    {"scale_add_f32", "bbuuu", scale_add_f32},
-    {"add_i32", "bbbu", add_i32},
-    {"sleep_ms", "bu", sleep_ms},
-    {"fail", "b", fail},
+    {"matmul_f32", "bbbuuu", matmul_f32, NULL},
+    {"matmul_i8", "bbbuuu", matmul_i8, NULL},
+    {"scale_add_f32", "bbuuu", scale_add_f32, NULL},
+    {"add_i32", "bbbu", add_i32, NULL},
+    {"sleep_ms", "bu", sleep_ms, NULL},
+    {"fail", "b", fail, NULL},
+    /* add_i32 with C connected to bank 2: tandem must refuse it (its data
+     * buffers are in bank 0) rather than let XRT clone C. */
+    {"add_i32_c_bank2", "bbbu", add_i32, "002-"},
 };
 
 TANDEM_EMU_KERNELS_EXPORT const tandem_emu_kernel_t *tandem_emu_kernels(uint32_t *out_count) {

@@ -66,8 +66,12 @@ static uint32_t rnd(void) {
   return (uint32_t)(rng_state >> 16);
 }
 
+/* TANDEM_EMU_MODE=plain: the FPGA-style mode (every argument must be set). */
+static bool plain_mode;
+
+/* HOST_ONLY: the data-buffer flags both modes accept. */
 static xrtBufferHandle bo_alloc(size_t size) {
-  xrtBufferHandle bo = api.xrtBOAlloc(dev, size, 0, 0);
+  xrtBufferHandle bo = api.xrtBOAlloc(dev, size, XCL_BO_FLAGS_HOST_ONLY, 0);
   CHECK(bo != NULL);
   return bo;
 }
@@ -384,6 +388,41 @@ static void test_export_import(void) {
   CHECK(api.xrtBOAlloc(dev, 64, 0, (xrtMemoryGroup)-1) == NULL);
 }
 
+/* XDNA mode (the default): buffer flags as amdxdna's XRT plugin reads them,
+ * and buffer arguments checked against their kernel argument's bank. */
+static void test_xdna_flags(void) {
+  errno = 0;
+  CHECK(api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0) == NULL); /* "none flag" */
+  CHECK_EQ(errno, ENOTSUP);
+  xrtBufferHandle dev_heap = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
+  CHECK(dev_heap != NULL);
+  errno = 0;
+  CHECK_EQ(api.xrtBOExport(dev_heap), -1); /* device-heap buffers do not export */
+  CHECK_EQ(errno, EOPNOTSUPP);
+  xrtBufferHandle share = bo_alloc(4096);
+  const int fd = api.xrtBOExport(share);
+  CHECK(fd >= 0);
+  CHECK_EQ(api.xrtBOExport(share), fd); /* the buffer's own fd, every time */
+  /* add_i32's buffers are in bank 0: one from bank 1 is refused. */
+  xrtKernelHandle k = kernel("add_i32");
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 0), 0);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, dev_heap), -EXDEV);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, share), 0);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(dev_heap), 0);
+  CHECK_EQ(api.xrtBOFree(share), 0);
+}
+
+/* PLAIN mode: flags are ignored, as with FPGA-style XRT. */
+static void test_plain_flags(void) {
+  xrtBufferHandle bo = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0);
+  CHECK(bo != NULL);
+  CHECK(api.xrtBOExport(bo) >= 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+}
+
 /* A user closing the exported fd (a double close with real XRT) is caught
  * when the buffer is freed: the process stops with the reason. The child is
  * this program started afresh (argument --export-double-close), not a bare
@@ -423,8 +462,19 @@ static void test_args_and_busy(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 4, 1u), -EINVAL);
   CHECK_EQ(api.xrtRunSetArg(r, -1, 1u), -EINVAL);
   CHECK_EQ(api.xrtRunSetArg(r, 0, (xrtBufferHandle)NULL), -EINVAL);
-  CHECK_EQ(api.xrtRunStart(r), -EINVAL); /* argument 3 never set */
-  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  if (plain_mode) {
+    CHECK_EQ(api.xrtRunStart(r), -EINVAL); /* argument 3 never set */
+    CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  } else { /* XDNA mode: unset n reads as 0, so C stays as it was */
+    uint32_t *cm = api.xrtBOMap(c);
+    for (int i = 0; i < 16; i++) cm[i] = 0x5a5a5a5au;
+    to_device(c);
+    CHECK_EQ(api.xrtRunStart(r), 0);
+    CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+    memset(cm, 0, 64);
+    from_device(c);
+    for (int i = 0; i < 16; i++) CHECK_EQ(cm[i], 0x5a5a5a5au);
+  }
   CHECK_EQ(api.xrtRunClose(r), 0);
   CHECK_EQ(api.xrtKernelClose(k), 0);
 
@@ -514,7 +564,7 @@ static void test_close_drains(xrtXclbinHandle x) {
   CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), 0);
   xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
   CHECK(k != NULL);
-  xrtBufferHandle bo = api.xrtBOAlloc(d, 4, 0, 0);
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4, XCL_BO_FLAGS_HOST_ONLY, 0);
   xrtRunHandle r = api.xrtRunOpen(k);
   CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
   CHECK_EQ(api.xrtRunSetArg(r, 1, 30u), 0);
@@ -534,10 +584,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   xclbin_path = argv[2];
+  const char *mode = getenv("TANDEM_EMU_MODE");
+  plain_mode = mode && !strcmp(mode, "plain");
   const char *seed = getenv("TANDEM_TEST_SEED");
   rng_state = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ull;
   if (rng_state == 0) rng_state = 1;
-  printf("test_emu: seed 0x%llx\n", (unsigned long long)rng_state);
+  printf("test_emu: seed 0x%llx, %s mode\n", (unsigned long long)rng_state,
+         plain_mode ? "PLAIN" : "XDNA");
 
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -571,6 +624,10 @@ int main(int argc, char **argv) {
   test_sync_required();
   test_export_import();
   test_export_double_close(argv);
+  if (plain_mode)
+    test_plain_flags();
+  else
+    test_xdna_flags();
   test_args_and_busy();
   test_threads();
   test_close_drains(x);
