@@ -248,14 +248,38 @@ static int build(run_state_t *st, const run_opts_t *o) {
                 "to its path", p->file, i);
       return CLI_EXIT_USAGE;
     }
+    /* The instruction stream: a file of little-endian 32-bit words. */
+    void *instr = NULL;
+    size_t instr_bytes = 0;
+    if (g->instructions_path) {
+      FILE *f = fopen(g->instructions_path, "rb");
+      long len = -1;
+      if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+      if (f && len > 0 && len <= (64l << 20) && fseek(f, 0, SEEK_SET) == 0 &&
+          (instr = malloc((size_t)len)) && fread(instr, 1, (size_t)len, f) == (size_t)len)
+        instr_bytes = (size_t)len;
+      if (f) fclose(f);
+      if (!instr_bytes) {
+        free(instr);
+        cli_error("%s: npu_programs[%u] '%s': cannot read the instruction stream '%s' (%s)",
+                  p->file, i, g->name, g->instructions_path,
+                  len == 0 ? "empty" : len > (64l << 20) ? "over 64 MiB" : strerror(errno));
+        return CLI_EXIT_USAGE;
+      }
+    }
     tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                    .name = g->name,
                                    .xclbin_path = g->xclbin_path,
                                    .kernel_name = g->kernel,
+                                   .instructions = instr,
+                                   .instruction_bytes = instr_bytes,
                                    .bindings = g->bindings,
                                    .binding_count = g->binding_count,
-                                   .scalar_count = g->scalar_count};
+                                   .scalar_count = g->scalar_count,
+                                   .abi = g->abi,
+                                   .scalar_types = g->scalar_types};
     s = tandem_npu_program_create(st->rt, &d, &st->programs[i]);
+    free(instr); /* the program copied it */
     if (s != TANDEM_OK) {
       snprintf(what, sizeof what, "%s: npu_programs[%u] '%s'", p->file, i, g->name);
       cli_tandem_error(what, s);

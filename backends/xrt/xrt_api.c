@@ -129,6 +129,9 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   TANDEM_XRT_SYMBOLS(TANDEM_XRT_RESOLVE)
 #undef TANDEM_XRT_RESOLVE
   if (flavor == TANDEM_XRT_EMULATED)
+  {
     *(void **)&api->tandemEmuDeviceFamily = dlsym(lookup, "tandemEmuDeviceFamily");
+    *(void **)&api->tandemEmuKernelArgs = dlsym(lookup, "tandemEmuKernelArgs");
+  }
   return TANDEM_OK;
 }

@@ -61,6 +61,10 @@ typedef struct tandem_xrt_api {
   /* Optional (NULL when absent): the emulated NPU's answer to "which XRT
    * do you behave like": "xdna" or "plain" (TANDEM_EMU_MODE). */
   const char *(*tandemEmuDeviceFamily)(xrtDeviceHandle dhdl);
+  /* Optional: the kernel's argument metadata, one kind per argument ('b'
+   * buffer, 'u' u32, 'U' u64) into |kinds| (NUL-terminated); returns the
+   * count, or -1 with errno. XRT's C API has no such call. */
+  int (*tandemEmuKernelArgs)(xrtKernelHandle khdl, char *kinds, size_t capacity);
 } tandem_xrt_api_t;
 
 /* Loads the table. |flavor| REAL: dlopen the device shim, then

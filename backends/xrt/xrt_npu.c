@@ -42,6 +42,10 @@ typedef struct tandem_xrt_program {
   xrtBufferHandle instructions; /* or NULL */
   uint32_t instruction_words;
   uint32_t binding_count, scalar_count;
+  tandem_npu_abi_t abi;
+  int instr_arg;  /* the instruction buffer's argument (PLAIN 0, DPU 1) */
+  int data_first; /* the first binding's argument */
+  tandem_npu_scalar_type_t scalar_types[TANDEM_MAX_NPU_SCALARS];
   char name[128];
 } tandem_xrt_program_t;
 
@@ -214,6 +218,131 @@ static tandem_status_t tandem_xrt_errno_code(int e) {
   }
 }
 
+/* One kernel argument as tandem sees it: 'b' a buffer (bank in |bank|),
+ * 'u' / 'U' a 32- / 64-bit scalar, '?' a scalar of unknown width, 0 none. */
+typedef struct tandem_xrt_arg {
+  char kind;
+  int bank;
+} tandem_xrt_arg_t;
+
+/* The kernel's arguments: from its metadata where the library can list it
+ * (the emulated NPU; XRT's C API cannot), else probed: a group id means a
+ * buffer, a run that accepts a value there a scalar (width unknown), and the
+ * first index that is neither ends the list. Returns the count. */
+static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k, tandem_xrt_arg_t *out,
+                                  int cap) {
+  int count = 0;
+  if (n->api.tandemEmuKernelArgs) {
+    char kinds[64];
+    count = n->api.tandemEmuKernelArgs(k, kinds, sizeof kinds);
+    if (count > cap) count = cap;
+    for (int i = 0; i < count; i++) {
+      out[i].kind = kinds[i];
+      out[i].bank = kinds[i] == 'b' ? n->api.xrtKernelArgGroupId(k, i) : -1;
+    }
+    return count < 0 ? 0 : count;
+  }
+  xrtRunHandle probe = n->api.xrtRunOpen(k);
+  if (!probe) return 0;
+  for (; count < cap; count++) {
+    int bank = n->api.xrtKernelArgGroupId(k, count);
+    if (bank >= 0) {
+      out[count] = (tandem_xrt_arg_t){'b', bank};
+    } else if (n->api.xrtRunSetArg(probe, count, 0u) == 0) {
+      out[count] = (tandem_xrt_arg_t){'?', -1};
+    } else {
+      break;
+    }
+  }
+  n->api.xrtRunClose(probe);
+  return count;
+}
+
+static const char *tandem_xrt_kind_name(char kind) {
+  switch (kind) {
+    case 'b': return "a buffer";
+    case 'u': return "a 32-bit scalar";
+    case 'U': return "a 64-bit scalar";
+    case '?': return "a scalar";
+    default: return "missing";
+  }
+}
+
+/* Checks the kernel's arguments against the program's ABI and contract
+ * (tandem.h, tandem_npu_abi_t): CONTRACT naming the first argument that
+ * disagrees. */
+static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p,
+                                             const tandem_npu_program_desc_t *d,
+                                             const char *name) {
+  enum { cap = 64 };
+  tandem_xrt_arg_t args[cap];
+  int count = tandem_xrt_kernel_args(n, p->kernel, args, cap);
+  /* What each argument must be: kinds, and for each a role in words. */
+  char want[cap];
+  const char *role[cap];
+  char roles[cap][48];
+  int used = 0;
+  if (p->abi == TANDEM_NPU_ABI_DPU || p->abi == TANDEM_NPU_ABI_DPU_MODULE) {
+    want[0] = 'U', role[0] = "the opcode";
+    want[1] = 'b', role[1] = "the instruction buffer";
+    want[2] = 'u', role[2] = "the instruction word count";
+    used = 3;
+  } else if (p->abi == TANDEM_NPU_ABI_PLAIN && d->instructions) {
+    want[0] = 'b', role[0] = "the instruction buffer";
+    want[1] = 'u', role[1] = "the instruction word count";
+    used = 2;
+  }
+  for (uint32_t i = 0; i < d->binding_count && used < cap; i++, used++) {
+    want[used] = 'b';
+    snprintf(roles[used], sizeof roles[used], "binding %u", i);
+    role[used] = roles[used];
+  }
+  for (uint32_t i = 0; i < d->scalar_count && used < cap; i++, used++) {
+    want[used] = p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 ? 'U' : 'u';
+    snprintf(roles[used], sizeof roles[used], "scalar %u (%s)", i,
+             p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 ? "u64" : "u32");
+    role[used] = roles[used];
+  }
+  for (int a = 0; a < used; a++) {
+    char have = a < count ? args[a].kind : 0;
+    bool scalar_ok = (want[a] == 'u' || want[a] == 'U') && (have == want[a] || have == '?');
+    if (have == 0)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel '%s' takes fewer arguments than the "
+                         "contract: argument %d, %s, does not exist",
+                         name, tandem_npu_abi_name(p->abi), d->kernel_name, a, role[a]);
+    if (have != want[a] && !scalar_ok)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel argument %d of '%s' should be %s, "
+                         "%s, but it is %s",
+                         name, tandem_npu_abi_name(p->abi), a, d->kernel_name, role[a],
+                         tandem_xrt_kind_name(want[a]), tandem_xrt_kind_name(have));
+    /* XRT would clone a data buffer of another bank into the connected one
+     * behind our back (a copy per run, and results written to the clone). */
+    if (want[a] == 'b' && a >= p->data_first && args[a].bank != TANDEM_XRT_DATA_BANK)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s': %s is kernel argument %d, which is connected to "
+                         "bank %d, but tandem's data buffers are in bank %d; rebuild the xclbin "
+                         "with the argument in bank %d",
+                         name, role[a], a, args[a].bank, TANDEM_XRT_DATA_BANK,
+                         TANDEM_XRT_DATA_BANK);
+  }
+  for (int a = used; a < count; a++) {
+    /* PLAIN kernels take exactly the contract's arguments; the others may
+     * leave trailing buffers unset (aiecc declares five), never scalars. */
+    if (p->abi == TANDEM_NPU_ABI_PLAIN || args[a].kind != 'b')
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel '%s' takes more arguments than the "
+                         "contract's %u bindings and %u scalars: argument %d is %s%s",
+                         name, tandem_npu_abi_name(p->abi), d->kernel_name, d->binding_count,
+                         d->scalar_count, a, tandem_xrt_kind_name(args[a].kind),
+                         p->abi == TANDEM_NPU_ABI_PLAIN
+                             ? ""
+                             : " (only trailing buffers may stay unset)");
+  }
+  return TANDEM_OK;
+}
+
 static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                                                  const tandem_npu_program_desc_t *d,
                                                  const char *name, void **out) {
@@ -232,6 +361,13 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   snprintf(p->name, sizeof p->name, "%s", name);
   p->binding_count = d->binding_count;
   p->scalar_count = d->scalar_count;
+  p->abi = d->abi;
+  p->instr_arg = d->abi == TANDEM_NPU_ABI_PLAIN ? 0 : 1;
+  p->data_first = d->abi == TANDEM_NPU_ABI_PLAIN ? (d->instructions ? 2 : 0)
+                  : d->abi == TANDEM_NPU_ABI_ELF ? 0
+                                                 : 3;
+  for (uint32_t i = 0; i < d->scalar_count; i++)
+    p->scalar_types[i] = d->scalar_types ? d->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
   tandem_status_t s = TANDEM_OK;
   xuid_t uuid;
   p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
@@ -260,70 +396,19 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s)", name,
                       d->kernel_name, d->xclbin_path, strerror(errno));
   }
-  /* Arguments: [instructions, words], buffers, scalars (tandem.h). */
-  int first = d->instructions ? 2 : 0;
-  for (uint32_t i = 0; s == TANDEM_OK && i < d->binding_count; i++) {
-    int arg = first + (int)i;
-    int bank = n->api.xrtKernelArgGroupId(p->kernel, arg);
-    if (bank < 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "binding %u of NPU program '%s': kernel argument %d is not a buffer (or "
-                      "does not exist)",
-                      i, name, arg);
-    /* XRT would clone a buffer of another bank into the connected one
-     * behind our back (a copy per run, and results written to the clone). */
-    else if (bank != TANDEM_XRT_DATA_BANK)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "binding %u of NPU program '%s': kernel argument %d is connected to bank "
-                      "%d, but tandem's data buffers are in bank %d; rebuild the xclbin with "
-                      "the argument in bank %d",
-                      i, name, arg, bank, TANDEM_XRT_DATA_BANK, TANDEM_XRT_DATA_BANK);
-  }
-  for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++) {
-    int arg = first + (int)d->binding_count + (int)i;
-    if (n->api.xrtKernelArgGroupId(p->kernel, arg) >= 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "scalar %u of NPU program '%s': kernel argument %d is a buffer, the "
-                      "contract says scalar",
-                      i, name, arg);
-  }
-  /* The scalar count (issue 11): XRT's C API cannot list a kernel's
-   * arguments, so a probe run must accept every declared scalar and refuse the
-   * argument after the last one; otherwise too many scalars surfaced only at
-   * prepare, and too few as a bare failure of the run. */
-  if (s == TANDEM_OK) {
-    int next = first + (int)d->binding_count + (int)d->scalar_count;
-    xrtRunHandle probe = n->api.xrtRunOpen(p->kernel);
-    if (!probe)
-      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "NPU program '%s': xrtRunOpen failed (%s)",
-                      name, strerror(errno));
-    for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++)
-      if (n->api.xrtRunSetArg(probe, first + (int)d->binding_count + (int)i, 0u) != 0)
-        s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                        "NPU program '%s': the contract has %u scalars but kernel '%s' has no "
-                        "argument %d for scalar %u (it takes fewer)",
-                        name, d->scalar_count, d->kernel_name,
-                        first + (int)d->binding_count + (int)i, i);
-    if (s == TANDEM_OK && (n->api.xrtKernelArgGroupId(p->kernel, next) >= 0 ||
-                           n->api.xrtRunSetArg(probe, next, 0u) == 0))
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "NPU program '%s': kernel '%s' takes more arguments than the contract's "
-                      "%u bindings and %u scalars (argument %d exists)",
-                      name, d->kernel_name, d->binding_count, d->scalar_count, next);
-    if (probe) n->api.xrtRunClose(probe);
-  }
+  if (s == TANDEM_OK) s = tandem_xrt_check_args(n, p, d, name);
   if (s == TANDEM_OK && d->instructions) {
     /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
      * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
-    int bank = n->api.xrtKernelArgGroupId(p->kernel, 0);
+    int bank = n->api.xrtKernelArgGroupId(p->kernel, p->instr_arg);
     xrtBufferFlags flags =
         base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
     if (bank < 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "NPU program '%s': kernel argument 0 (the instruction buffer) is not a "
+                      "NPU program '%s': kernel argument %d (the instruction buffer) is not a "
                       "buffer",
-                      name);
+                      name, p->instr_arg);
     else
       s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, bank, (void **)&p->instructions,
                               &host);
@@ -369,21 +454,39 @@ static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program,
   if (!r->run)
     s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunOpen of '%s' failed: %s", p->name,
                     strerror(errno));
-  int arg = 0;
+  /* The ABI's leading arguments (tandem.h, tandem_npu_abi_t); DPU_MODULE's
+   * arguments 1 and 2 stay unset, which XRT sends as zero. */
+  if (s == TANDEM_OK && (p->abi == TANDEM_NPU_ABI_DPU || p->abi == TANDEM_NPU_ABI_DPU_MODULE) &&
+      n->api.xrtRunSetArg(r->run, 0, (uint64_t)3) != 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the opcode argument of '%s'", p->name);
   if (s == TANDEM_OK && p->instructions) {
-    if (n->api.xrtRunSetArg(r->run, arg++, p->instructions) != 0 ||
-        n->api.xrtRunSetArg(r->run, arg++, (unsigned int)p->instruction_words) != 0)
+    if (n->api.xrtRunSetArg(r->run, p->instr_arg, p->instructions) != 0 ||
+        n->api.xrtRunSetArg(r->run, p->instr_arg + 1, (unsigned int)p->instruction_words) != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the instruction arguments of '%s'",
                       p->name);
   }
+  int arg = p->data_first;
   for (uint32_t i = 0; s == TANDEM_OK && i < bo_count; i++, arg++)
     if (n->api.xrtRunSetArg(r->run, arg, (xrtBufferHandle)bos[i]) != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s': xrtRunSetArg(%d) refused it",
                       i, p->name, arg);
-  for (uint32_t i = 0; s == TANDEM_OK && i < scalar_count; i++, arg++)
-    if (n->api.xrtRunSetArg(r->run, arg, (unsigned int)scalars[i]) != 0)
+  /* |scalars| are 32-bit words: one per U32 scalar, two (low first) per U64. */
+  uint32_t w = 0;
+  for (uint32_t i = 0; s == TANDEM_OK && i < p->scalar_count; i++, arg++) {
+    int rc;
+    if (p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 && w + 1 < scalar_count) {
+      rc = n->api.xrtRunSetArg(r->run, arg, (uint64_t)scalars[w] | (uint64_t)scalars[w + 1] << 32);
+      w += 2;
+    } else if (w < scalar_count) {
+      rc = n->api.xrtRunSetArg(r->run, arg, (unsigned int)scalars[w]);
+      w += 1;
+    } else {
+      rc = -EINVAL;
+    }
+    if (rc != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "scalar %u of '%s': xrtRunSetArg(%d) refused it", i,
                       p->name, arg);
+  }
   if (s != TANDEM_OK) {
     tandem_xrt_run_destroy(base, r);
     return s;

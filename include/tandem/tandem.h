@@ -1132,10 +1132,10 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * (an NPU buffer object the host can map, the GPU cannot use).
  *
  * An NPU program is an xclbin plus a kernel name (plus, for XDNA-style
- * kernels, an instruction stream) with a contract, like a GPU kernel. Its
- * kernel arguments are, in order: [instruction buffer, instruction word count]
- * when instructions are given, then one buffer per binding, then scalar_count
- * 32-bit scalars.
+ * kernels, an instruction stream) with a contract, like a GPU kernel. How its
+ * kernel arguments are packed is its ABI (tandem_npu_abi_t): after the ABI's
+ * leading arguments come one buffer per binding, then the scalars
+ * (scalar_count, typed by scalar_types).
  */
 
 typedef struct tandem_npu_program tandem_npu_program_t;
@@ -1173,6 +1173,36 @@ TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
 TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
+/* How an NPU program's kernel arguments are laid out. Checked against the
+ * kernel's argument metadata when the program is created (CONTRACT, naming
+ * the argument). "data" is the bindings, then the scalars. */
+typedef enum tandem_npu_abi {
+  /* [instruction buffer, u32 word count] when instructions are given, then
+   * data; the kernel takes exactly these arguments (FPGA-style kernels). */
+  TANDEM_NPU_ABI_PLAIN = 0,
+  /* mlir-aie / IRON xclbin kernels: opcode (u64 3), the instruction buffer
+   * (instructions required), its u32 word count, data from argument 3.
+   * Buffer arguments after the data may stay unset (aiecc declares five). */
+  TANDEM_NPU_ABI_DPU = 1,
+  /* xclbin + ELF module kernels (XRT >= 2.16): opcode 3, then arguments 1 and
+   * 2 left zero (the instruction stream is the module's), data from 3. No
+   * instructions. Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_DPU_MODULE = 2,
+  /* full-ELF kernels (XRT >= 2.19): data from argument 0. No instructions.
+   * Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_ELF = 3,
+} tandem_npu_abi_t;
+
+/* An NPU scalar argument's type. A U64 scalar takes two consecutive 32-bit
+ * words of tandem_graph_add_npu_run's scalars, low word first. */
+typedef enum tandem_npu_scalar_type {
+  TANDEM_NPU_SCALAR_U32 = 0,
+  TANDEM_NPU_SCALAR_U64 = 1,
+} tandem_npu_scalar_type_t;
+
+/* "plain", "dpu", "dpu_module", "elf". Thread-safe. */
+TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
+
 typedef struct tandem_npu_program_desc {
   uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
   const char *name;         /* used in messages; defaults to kernel_name */
@@ -1182,7 +1212,11 @@ typedef struct tandem_npu_program_desc {
   size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
   const tandem_binding_contract_t *bindings; /* one per buffer argument */
   uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
-  uint32_t scalar_count;    /* 32-bit scalar arguments after the buffers, 0 .. 16 */
+  uint32_t scalar_count;    /* scalar arguments after the buffers, 0 .. 16 */
+  tandem_npu_abi_t abi;     /* how the arguments are packed; default PLAIN */
+  /* scalar_count types; NULL: every scalar is U32. At most 16 words in all
+   * (a U64 scalar is two). */
+  const tandem_npu_scalar_type_t *scalar_types;
 } tandem_npu_program_desc_t;
 
 /* Zeroes |desc| and sets struct_size. NULL is ignored. */
@@ -1195,11 +1229,15 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
 #define TANDEM_MAX_NPU_SCALARS 16
 
 /* Loads an NPU program, opening the NPU if needed. The kernel's arguments are
- * checked against the contract: each binding must be a buffer argument, the
- * scalars must not be, and the kernel must take exactly binding_count +
- * scalar_count arguments. The emulated NPU loads only its own kernels library
+ * checked against the ABI and the contract: the ABI's leading arguments,
+ * each binding a buffer argument in tandem's data bank, each scalar a scalar
+ * of its type (where the metadata says the width), and no argument left over
+ * (PLAIN) or only buffers left over (DPU, DPU_MODULE, ELF: they stay unset).
+ * The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
- * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions),
+ * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions;
+ * instructions missing for DPU or given for DPU_MODULE / ELF; an unknown abi
+ * or scalar type; more than 16 scalar words),
  * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
  * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
@@ -1340,7 +1378,8 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                                                           uint32_t *out_node);
 
 /* Runs |program| on the NPU lane with |views| bound to its buffer arguments
- * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL
+ * and |scalars| as its scalar arguments: scalar_count 32-bit words, one per
+ * U32 scalar and two (low first) per U64 one. Views must be SHARED or NPU_LOCAL
  * and start at offset 0 (an NPU argument is a whole buffer object); each is
  * checked against its binding (length, alignment) as for dispatches.
  * Errors: INVALID_ARGUMENT (a NULL, a program or view of another runtime),

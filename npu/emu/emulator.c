@@ -370,6 +370,15 @@ EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
   return emu_arg_bank(k->desc, (uint32_t)argno);
 }
 
+/* Not XRT: the kernel's argument metadata (what xrt::xclbin::kernel::get_args
+ * gives in C++): one kind per argument into |kinds|, NUL-terminated. */
+EMU_EXPORT int tandemEmuKernelArgs(xrtKernelHandle khdl, char *kinds, size_t capacity) {
+  emu_kernel_t *k = kernel_from(khdl);
+  if (k == NULL || kinds == NULL || capacity <= k->nargs) return emu_fail(EINVAL);
+  memcpy(kinds, k->desc->arg_kinds, k->nargs + 1);
+  return (int)k->nargs;
+}
+
 /* ---- runs ------------------------------------------------------------ */
 
 static emu_run_t *run_from(xrtRunHandle h) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "backends/xrt/xrt_headers.h"
+#include "tandem_emu_dpu.h"
 
 #define EMU_FUNCS(X)                                                                            \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
@@ -415,6 +416,61 @@ static void test_xdna_flags(void) {
   CHECK_EQ(api.xrtBOFree(share), 0);
 }
 
+/* dpu_vector runs the instruction stream from the instruction buffer's
+ * device side: an unsynced stream fails the run, a stale one (rewritten on
+ * the host, not synced) runs the old program, a wrong opcode fails. */
+static void test_dpu_instructions(void) {
+  xrtKernelHandle k = kernel("dpu_vector");
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 1), 1); /* the instruction buffer: SRAM bank */
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 3), 0);
+  xrtBufferHandle instr = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
+  xrtBufferHandle bo[5];
+  for (int i = 0; i < 5; i++) bo[i] = bo_alloc(256);
+  int32_t *a = api.xrtBOMap(bo[0]), *b = api.xrtBOMap(bo[1]), *c = api.xrtBOMap(bo[2]);
+  for (int i = 0; i < 64; i++) {
+    a[i] = i * 5 - 7;
+    b[i] = 100 - i;
+  }
+  to_device(bo[0]);
+  to_device(bo[1]);
+  uint32_t *w = api.xrtBOMap(instr);
+  const uint32_t add[7] = {TANDEM_EMU_DPU_MAGIC, 1, TANDEM_EMU_DPU_ADD_I32, 2, 0, 1, 64};
+  memcpy(w, add, sizeof add);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, (uint64_t)TANDEM_EMU_DPU_OPCODE), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, instr), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 7u), 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(api.xrtRunSetArg(r, 3 + i, bo[i]), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR); /* never synced: the device sees zeros */
+  CHECK_EQ(api.xrtBOSync(instr, XCL_BO_SYNC_BO_TO_DEVICE, sizeof add, 0), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) + (100 - i));
+  w[2] = TANDEM_EMU_DPU_SUB_I32; /* rewritten on the host only: stale on the device */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) + (100 - i)); /* still the old add */
+  CHECK_EQ(api.xrtBOSync(instr, XCL_BO_SYNC_BO_TO_DEVICE, sizeof add, 0), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) - (100 - i));
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 8u), 0); /* a word count that disagrees with the stream */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 7u), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, (uint64_t)2), 0); /* not the DPU opcode */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(api.xrtBOFree(bo[i]), 0);
+  CHECK_EQ(api.xrtBOFree(instr), 0);
+}
+
 /* PLAIN mode: flags are ignored, as with FPGA-style XRT. */
 static void test_plain_flags(void) {
   xrtBufferHandle bo = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0);
@@ -629,6 +685,7 @@ int main(int argc, char **argv) {
   else
     test_xdna_flags();
   test_args_and_busy();
+  test_dpu_instructions();
   test_threads();
   test_close_drains(x);
 

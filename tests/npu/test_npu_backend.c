@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/npu_backend.h"
+#include "npu/emu/tandem_emu_dpu.h"
 
 static tandem__npu_t *open_profile(tandem_npu_profile_t profile) {
   tandem_runtime_options_t o;
@@ -121,7 +122,7 @@ static void test_bank_mismatch(void **state) {
   assert_int_equal(npu->vtable->program_create(npu, &d, "banks", &prog), TANDEM_ERROR_CONTRACT);
   const char *m = tandem_error_message();
   assert_non_null(strstr(m, "binding 2"));
-  assert_non_null(strstr(m, "kernel argument 2 is connected to bank 2"));
+  assert_non_null(strstr(m, "kernel argument 2, which is connected to bank 2"));
   assert_non_null(strstr(m, "in bank 0"));
   assert_null(prog);
   npu->vtable->destroy(npu);
@@ -149,12 +150,163 @@ static void test_export_fd_is_a_duplicate(void **state) {
   npu->vtable->destroy(npu);
 }
 
+/* Runs |kernel| with |abi| over |nbo| 4096-byte buffers (inputs: bo0[i] =
+ * 3i - 50, bo1[i] = 7 - 2i, the rest zero) and |scalars|; the buffers'
+ * host sides come back in |h| after a sync from the device. */
+static tandem_status_t run_abi(tandem__npu_t *npu, const char *kernel, tandem_npu_abi_t abi,
+                               const uint32_t *instr, size_t instr_words,
+                               const tandem_npu_scalar_type_t *types, uint32_t scalar_count,
+                               const uint32_t *scalars, uint32_t words, uint32_t nbo,
+                               int32_t *h[5]) {
+  static const tandem_binding_contract_t rw[5] = {
+      {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
+      {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
+      {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
+      {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
+      {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
+  };
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.kernel_name = kernel;
+  d.abi = abi;
+  d.instructions = instr;
+  d.instruction_bytes = instr_words * 4;
+  d.bindings = rw;
+  d.binding_count = nbo;
+  d.scalar_count = scalar_count;
+  d.scalar_types = types;
+  void *prog = NULL;
+  tandem_status_t s = npu->vtable->program_create(npu, &d, kernel, &prog);
+  if (s != TANDEM_OK) return s;
+  void *bo[5] = {0};
+  for (uint32_t i = 0; i < nbo; i++) {
+    assert_int_equal(npu->vtable->bo_create(npu, 4096, &bo[i], (void **)&h[i]), TANDEM_OK);
+    for (int k = 0; k < 1024; k++) h[i][k] = i == 0 ? 3 * k - 50 : i == 1 ? 7 - 2 * k : 0;
+    assert_int_equal(npu->vtable->bo_sync(npu, bo[i], true, 0, 4096), TANDEM_OK);
+  }
+  void *run = NULL;
+  assert_int_equal(npu->vtable->run_create(npu, prog, bo, nbo, scalars, words, &run), TANDEM_OK);
+  s = npu->vtable->run_execute(npu, run, 10000);
+  for (uint32_t i = 0; i < nbo; i++)
+    assert_int_equal(npu->vtable->bo_sync(npu, bo[i], false, 0, 4096), TANDEM_OK);
+  npu->vtable->run_destroy(npu, run);
+  /* The host sides stay readable: the test frees them with free_bos. */
+  for (uint32_t i = 0; i < nbo; i++) {
+    int32_t *copy = malloc(4096);
+    memcpy(copy, h[i], 4096);
+    npu->vtable->bo_destroy(npu, bo[i]);
+    h[i] = copy;
+  }
+  npu->vtable->program_destroy(npu, prog);
+  return s;
+}
+
+static void free_bos(int32_t *h[5], uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) free(h[i]);
+}
+
+/* The DPU ABI (mlir-aie / IRON): opcode 3, the instruction buffer (CACHEABLE,
+ * in the instruction argument's bank 1), its word count, data from argument 3;
+ * bo4 stays unset. The emulated kernel executes the stream, so the result
+ * shows the stream arrived whole and synced. */
+static void test_abi_dpu(void **state) {
+  (void)state;
+  if (emu_plain()) skip(); /* FPGA-style XRT sets every argument */
+  tandem__npu_t *npu = open_emulated();
+  const uint32_t instr[12] = {TANDEM_EMU_DPU_MAGIC, 2,
+                              TANDEM_EMU_DPU_ADD_I32, 2, 0, 1, 1000,
+                              TANDEM_EMU_DPU_ADDI_I32, 3, 2, (uint32_t)-9, 1000};
+  int32_t *h[5];
+  assert_int_equal(run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_DPU, instr, 12, NULL, 0, NULL, 0, 4, h),
+                   TANDEM_OK);
+  for (int k = 0; k < 1024; k++) {
+    int32_t sum = k < 1000 ? (3 * k - 50) + (7 - 2 * k) : 0;
+    assert_int_equal(h[2][k], sum);
+    assert_int_equal(h[3][k], k < 1000 ? sum - 9 : 0);
+  }
+  free_bos(h, 4);
+  /* The same kernel under the PLAIN ABI: argument 0 is the opcode, not the
+   * instruction buffer; and a DPU program against a PLAIN kernel. */
+  assert_int_equal(run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_PLAIN, instr, 12, NULL, 0, NULL, 0, 4, h),
+                   TANDEM_ERROR_CONTRACT);
+  assert_non_null(strstr(tandem_error_message(),
+                         "kernel argument 0 of 'dpu_vector' should be the instruction buffer, a "
+                         "buffer, but it is a 64-bit scalar"));
+  assert_int_equal(run_abi(npu, "add_i32", TANDEM_NPU_ABI_DPU, instr, 12, NULL, 0, NULL, 0, 3, h),
+                   TANDEM_ERROR_CONTRACT);
+  assert_non_null(strstr(tandem_error_message(), "kernel argument 0 of 'add_i32' should be the opcode"));
+  npu->vtable->destroy(npu);
+}
+
+/* DPU_MODULE: opcode 3, arguments 1 and 2 left zero, data from 3. */
+static void test_abi_dpu_module(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  tandem__npu_t *npu = open_emulated();
+  int32_t *h[5];
+  assert_int_equal(run_abi(npu, "dpu_module_add_i32", TANDEM_NPU_ABI_DPU_MODULE, NULL, 0, NULL, 0,
+                           NULL, 0, 3, h),
+                   TANDEM_OK);
+  for (int k = 0; k < 1024; k++) assert_int_equal(h[2][k], (3 * k - 50) + (7 - 2 * k));
+  free_bos(h, 3);
+  /* ELF kernels have no opcode: the DPU_MODULE layout does not fit. */
+  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_DPU_MODULE, NULL, 0, NULL, 0, NULL,
+                           0, 3, h),
+                   TANDEM_ERROR_CONTRACT);
+  assert_non_null(strstr(tandem_error_message(), "kernel argument 0 of 'elf_add_i32' should be the opcode"));
+  npu->vtable->destroy(npu);
+}
+
+/* ELF: data from argument 0; the kernel declares five buffers, three bound. */
+static void test_abi_elf(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  tandem__npu_t *npu = open_emulated();
+  int32_t *h[5];
+  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_ELF, NULL, 0, NULL, 0, NULL, 0, 3, h),
+                   TANDEM_OK);
+  for (int k = 0; k < 1024; k++) assert_int_equal(h[2][k], (3 * k - 50) + (7 - 2 * k));
+  free_bos(h, 3);
+  /* Only trailing buffers may stay unset: PLAIN wants all five. */
+  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_PLAIN, NULL, 0, NULL, 0, NULL, 0, 3, h),
+                   TANDEM_ERROR_CONTRACT);
+  assert_non_null(strstr(tandem_error_message(), "argument 3 is a buffer"));
+  npu->vtable->destroy(npu);
+}
+
+/* Typed scalars: a u64 takes two words (low first) and reaches the kernel
+ * whole; declaring it u32 is CONTRACT, naming the argument. */
+static void test_u64_scalar(void **state) {
+  (void)state;
+  tandem__npu_t *npu = open_emulated();
+  const tandem_npu_scalar_type_t types[2] = {TANDEM_NPU_SCALAR_U64, TANDEM_NPU_SCALAR_U32};
+  const uint32_t words[3] = {0x55667788u, 0x11223344u, 100};
+  int32_t *h[5];
+  assert_int_equal(run_abi(npu, "fill_u64", TANDEM_NPU_ABI_PLAIN, NULL, 0, types, 2, words, 3, 1, h),
+                   TANDEM_OK);
+  const uint64_t *v = (const uint64_t *)h[0];
+  for (int k = 0; k < 100; k++) assert_true(v[k] == 0x1122334455667788ull);
+  assert_int_equal(h[0][200], 3 * 200 - 50); /* past n: untouched */
+  free_bos(h, 1);
+  assert_int_equal(run_abi(npu, "fill_u64", TANDEM_NPU_ABI_PLAIN, NULL, 0, NULL, 2, words, 2, 1, h),
+                   TANDEM_ERROR_CONTRACT);
+  assert_non_null(strstr(tandem_error_message(),
+                         "kernel argument 1 of 'fill_u64' should be scalar 0 (u32), a 32-bit "
+                         "scalar, but it is a 64-bit scalar"));
+  npu->vtable->destroy(npu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_export_fd_is_a_duplicate),
       cmocka_unit_test(test_profile_follows_device),
       cmocka_unit_test(test_plain_profile_on_xdna),
       cmocka_unit_test(test_bank_mismatch),
+      cmocka_unit_test(test_abi_dpu),
+      cmocka_unit_test(test_abi_dpu_module),
+      cmocka_unit_test(test_abi_elf),
+      cmocka_unit_test(test_u64_scalar),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
