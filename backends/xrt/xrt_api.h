@@ -28,7 +28,7 @@ typedef enum tandem_xrt_flavor {
 
 typedef struct tandem_xrt_api {
   tandem_xrt_flavor_t flavor;
-  void *libs[2]; /* dlopen handles, closed by tandem_xrt_api_unload */
+  void *libs[3]; /* dlopen handles (the bridge last), closed by tandem_xrt_api_unload */
   char description[192]; /* copied into tandem_npu_info_t.backend[192] */
 
   xrtDeviceHandle (*xrtDeviceOpen)(unsigned int index);
@@ -61,10 +61,14 @@ typedef struct tandem_xrt_api {
   /* Optional (NULL when absent): the emulated NPU's answer to "which XRT
    * do you behave like": "xdna" or "plain" (TANDEM_EMU_MODE). */
   const char *(*tandemEmuDeviceFamily)(xrtDeviceHandle dhdl);
-  /* Optional: the kernel's argument metadata, one kind per argument ('b'
-   * buffer, 'u' u32, 'U' u64) into |kinds| (NUL-terminated); returns the
-   * count, or -1 with errno. XRT's C API has no such call. */
-  int (*tandemEmuKernelArgs)(xrtKernelHandle khdl, char *kinds, size_t capacity);
+  /* The bridge (xrt_bridge.h), optional (all NULL when absent): the
+   * emulated NPU's own, or libtandem_xrt_bridge.so beside libtandem for real
+   * XRT >= 2.17. bridge_description names where it came from. */
+  int (*tandemBridgeVersion)(void);
+  int (*tandemBridgeRegisterXclbin)(void *device, const char *xclbin_path, char *msg, size_t cap);
+  int (*tandemBridgeKernelArgs)(void *device, const char *xclbin_path, const char *kernel,
+                                char *kinds, size_t capacity, char *msg, size_t cap);
+  char bridge_description[160];
 } tandem_xrt_api_t;
 
 /* Loads the table. |flavor| REAL: dlopen the device shim, then

@@ -23,6 +23,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "backends/xrt/xrt_api.h"
 #include "core/npu_backend.h"
 
@@ -30,10 +32,23 @@
 /* The bank every data buffer is allocated in: aiecc's HOST bank (0). */
 #define TANDEM_XRT_DATA_BANK 0
 
+/* A kernel opened once and shared by every program of that xclbin and name:
+ * on XDNA each xrtPLKernelOpen makes a hardware context, and an NPU has only
+ * a few. */
+typedef struct tandem_xrt_shared_kernel {
+  xuid_t uuid;
+  char name[128];
+  xrtKernelHandle kernel;
+  uint32_t refs;
+  struct tandem_xrt_shared_kernel *next;
+} tandem_xrt_shared_kernel_t;
+
 typedef struct tandem_xrt_npu {
   tandem__npu_t base;
   tandem_xrt_api_t api;
   xrtDeviceHandle device;
+  pthread_mutex_t kernels_mutex; /* guards kernels */
+  tandem_xrt_shared_kernel_t *kernels;
 } tandem_xrt_npu_t;
 
 typedef struct tandem_xrt_program {
@@ -80,6 +95,7 @@ bool tandem_xrt_has_amdxdna(void);
 
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  pthread_mutex_destroy(&n->kernels_mutex); /* programs hold the runtime: none is left */
   if (n->device) n->api.xrtDeviceClose(n->device);
   tandem_xrt_fault_forget(&n->api);
   tandem_xrt_api_unload(&n->api);
@@ -195,12 +211,60 @@ static tandem_status_t tandem_xrt_bo_sync(tandem__npu_t *base, void *bo, bool to
   return TANDEM_OK;
 }
 
+/* The shared kernel |name| of xclbin |uuid|, opened on first use. NULL with
+ * errno from xrtPLKernelOpen. */
+static xrtKernelHandle tandem_xrt_kernel_get(tandem_xrt_npu_t *n, const xuid_t uuid,
+                                             const char *name) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  tandem_xrt_shared_kernel_t *e = n->kernels;
+  while (e && (memcmp(e->uuid, uuid, sizeof(xuid_t)) || strcmp(e->name, name))) e = e->next;
+  xrtKernelHandle k = NULL;
+  if (e) {
+    e->refs++;
+    k = e->kernel;
+  } else if ((e = calloc(1, sizeof *e))) {
+    errno = 0;
+    k = n->api.xrtPLKernelOpen(n->device, uuid, name);
+    if (k) {
+      memcpy(e->uuid, uuid, sizeof(xuid_t));
+      snprintf(e->name, sizeof e->name, "%s", name);
+      e->kernel = k;
+      e->refs = 1;
+      e->next = n->kernels;
+      n->kernels = e;
+    } else {
+      int err = errno;
+      free(e);
+      errno = err;
+    }
+  } else {
+    errno = ENOMEM;
+  }
+  pthread_mutex_unlock(&n->kernels_mutex);
+  return k;
+}
+
+static void tandem_xrt_kernel_put(tandem_xrt_npu_t *n, xrtKernelHandle k) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  for (tandem_xrt_shared_kernel_t **at = &n->kernels; *at; at = &(*at)->next) {
+    tandem_xrt_shared_kernel_t *e = *at;
+    if (e->kernel != k) continue;
+    if (--e->refs == 0) {
+      *at = e->next;
+      n->api.xrtKernelClose(k);
+      free(e);
+    }
+    break;
+  }
+  pthread_mutex_unlock(&n->kernels_mutex);
+}
+
 static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_program_t *p = native;
   if (!p) return;
   if (p->instructions) n->api.xrtBOFree(p->instructions);
-  if (p->kernel) n->api.xrtKernelClose(p->kernel);
+  if (p->kernel) tandem_xrt_kernel_put(n, p->kernel);
   if (p->xclbin) n->api.xrtXclbinFreeHandle(p->xclbin);
   free(p);
 }
@@ -225,22 +289,25 @@ typedef struct tandem_xrt_arg {
   int bank;
 } tandem_xrt_arg_t;
 
-/* The kernel's arguments: from its metadata where the library can list it
- * (the emulated NPU; XRT's C API cannot), else probed: a group id means a
+/* The kernel's arguments: from the xclbin's metadata where the bridge can
+ * list them (XRT's C API cannot), else probed: a group id means a
  * buffer, a run that accepts a value there a scalar (width unknown), and the
  * first index that is neither ends the list. Returns the count. */
-static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k, tandem_xrt_arg_t *out,
+static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k,
+                                  const tandem_npu_program_desc_t *d, tandem_xrt_arg_t *out,
                                   int cap) {
   int count = 0;
-  if (n->api.tandemEmuKernelArgs) {
+  if (n->api.tandemBridgeKernelArgs) {
     char kinds[64];
-    count = n->api.tandemEmuKernelArgs(k, kinds, sizeof kinds);
+    count = n->api.tandemBridgeKernelArgs(n->device, d->xclbin_path, d->kernel_name, kinds,
+                                          sizeof kinds, NULL, 0);
     if (count > cap) count = cap;
     for (int i = 0; i < count; i++) {
       out[i].kind = kinds[i];
       out[i].bank = kinds[i] == 'b' ? n->api.xrtKernelArgGroupId(k, i) : -1;
     }
-    return count < 0 ? 0 : count;
+    if (count >= 0) return count;
+    count = 0; /* no metadata: probe */
   }
   xrtRunHandle probe = n->api.xrtRunOpen(k);
   if (!probe) return 0;
@@ -276,7 +343,7 @@ static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_x
                                              const char *name) {
   enum { cap = 64 };
   tandem_xrt_arg_t args[cap];
-  int count = tandem_xrt_kernel_args(n, p->kernel, args, cap);
+  int count = tandem_xrt_kernel_args(n, p->kernel, d, args, cap);
   /* What each argument must be: kinds, and for each a role in words. */
   char want[cap];
   const char *role[cap];
@@ -379,19 +446,46 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                     "NPU program '%s': '%s' %s (%s)", name, d->xclbin_path,
                     errno == EINVAL ? "is not an xclbin this NPU accepts" : "could not be read",
                     strerror(errno));
-  if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0)
-    s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': loading '%s' failed (%s)%s",
-                    name, d->xclbin_path, strerror(errno),
-                    errno == EACCES && base->emulated
+  /* XDNA registers the xclbin through the bridge (its plugin refuses
+   * loading; xrtPLKernelOpen then makes the hardware context); PLAIN loads. */
+  if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
+      n->api.tandemBridgeRegisterXclbin) {
+    char why[256] = "";
+    int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->xclbin_path, why, sizeof why);
+    if (rc != 0)
+      s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
+                      "NPU program '%s': registering '%s' with the NPU failed (%s; %s)%s", name,
+                      d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc),
+                      rc == -EACCES && base->emulated
+                          ? "; the emulated NPU loads only its own kernels library and those "
+                            "listed in TANDEM_EMU_KERNELS"
+                          : "");
+  } else if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0) {
+    int err = errno;
+    s = TANDEM_FAIL(tandem_xrt_errno_code(err), "NPU program '%s': loading '%s' failed (%s)%s",
+                    name, d->xclbin_path, strerror(err),
+                    err == EACCES && base->emulated
                         ? "; the emulated NPU loads only its own kernels library and those "
                           "listed in TANDEM_EMU_KERNELS"
+                    : err == ENOTSUP
+                        ? "; this NPU (XDNA?) refuses to load xclbins: they must be registered, "
+                          "which needs tandem's XRT bridge, libtandem_xrt_bridge.so, built "
+                          "against XRT >= 2.17 (docs/npu.md), and the xdna profile"
                         : "");
+  }
   if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
     s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': the xclbin's UUID: %s", name,
                     strerror(errno));
   if (s == TANDEM_OK) {
-    p->kernel = n->api.xrtPLKernelOpen(n->device, uuid, d->kernel_name);
-    if (!p->kernel)
+    p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
+    if (!p->kernel && errno == EBUSY && base->profile == TANDEM_NPU_PROFILE_XDNA)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                      "NPU program '%s': kernel '%s' could not be opened: the NPU has no free "
+                      "hardware context (each distinct kernel opened takes one, and an XDNA NPU "
+                      "has few; tandem shares one per xclbin and kernel). Release other NPU "
+                      "programs, or close other applications using the NPU",
+                      name, d->kernel_name);
+    else if (!p->kernel)
       s = TANDEM_FAIL(tandem_xrt_errno_code(errno),
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s)", name,
                       d->kernel_name, d->xclbin_path, strerror(errno));
@@ -545,6 +639,7 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
   tandem_xrt_npu_t *n = calloc(1, sizeof *n);
   if (!n) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the NPU device");
   n->base.vtable = &tandem_xrt_npu_vtable;
+  pthread_mutex_init(&n->kernels_mutex, NULL);
   const char *library = options->npu_library;
   if (emulated && !library) library = getenv("TANDEM_NPU_LIBRARY");
   tandem_status_t s =

@@ -63,6 +63,8 @@ typedef struct emu_device {
   uint32_t live_kernels; /* kernels alive (user or run references) */
   emu_run_t *head, *tail;
   uint64_t delay_us; /* TANDEM_EMU_DELAY_US */
+  uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per open kernel) */
+  uint32_t max_contexts; /* TANDEM_EMU_MAX_CONTEXTS, default 4 */
   /* The loaded image (xrtDeviceLoadXclbinHandle). */
   void *lib;
   const tandem_emu_kernel_t *kernels;

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
+#include "backends/xrt/xrt_bridge.h"
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -73,6 +74,20 @@ static bool read_mode(emu_mode_t *out) {
     return true;
   }
   return false;
+}
+
+/* TANDEM_EMU_MAX_CONTEXTS: unset or empty = 4 (Riallto refuses a fifth
+ * application); otherwise 1..64. Anything else fails xrtDeviceOpen. */
+static bool read_max_contexts(uint32_t *out) {
+  const char *s = getenv("TANDEM_EMU_MAX_CONTEXTS");
+  *out = 4;
+  if (s == NULL || s[0] == '\0') return true;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long v = strtoul(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-' || v < 1 || v > 64) return false;
+  *out = (uint32_t)v;
+  return true;
 }
 
 static void *worker_main(void *arg) {
@@ -133,7 +148,8 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   }
   uint64_t delay_us = 0;
   emu_mode_t mode = EMU_MODE_XDNA;
-  if (!read_delay(&delay_us) || !read_mode(&mode)) {
+  uint32_t max_contexts = 4;
+  if (!read_delay(&delay_us) || !read_mode(&mode) || !read_max_contexts(&max_contexts)) {
     errno = EINVAL;
     return NULL;
   }
@@ -151,6 +167,7 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   pthread_condattr_destroy(&ca);
   dev->magic = EMU_MAGIC_DEVICE;
   dev->mode = mode;
+  dev->max_contexts = max_contexts;
   dev->refs = 1;
   dev->delay_us = delay_us;
   const int rc = pthread_create(&dev->worker, NULL, worker_main, dev);
@@ -230,11 +247,8 @@ static int emu_library_allowed(const char *library) {
   return EACCES;
 }
 
-EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
-  emu_device_t *dev = emu_device_from(dhdl);
-  emu_xclbin_t *x = emu_xclbin_from(xhdl);
-  if (dev == NULL || x == NULL) return emu_fail(EINVAL);
-
+/* Loads |x|'s kernels library as the device's image (load or register). */
+static int emu_load(emu_device_t *dev, emu_xclbin_t *x) {
   pthread_mutex_lock(&dev->mu);
   const bool same = dev->lib != NULL && memcmp(dev->uuid, x->uuid, sizeof(xuid_t)) == 0;
   const bool closing = dev->closing;
@@ -278,6 +292,71 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
   return 0;
 }
 
+/* PLAIN mode loads xclbins; the XDNA mode refuses, as amdxdna's plugin does
+ * (its load_axlf is "not supported"): xclbins are registered there. */
+EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  emu_xclbin_t *x = emu_xclbin_from(xhdl);
+  if (dev == NULL || x == NULL) return emu_fail(EINVAL);
+  if (dev->mode == EMU_MODE_XDNA) return emu_fail(ENOTSUP);
+  return emu_load(dev, x);
+}
+
+/* ---- the bridge (backends/xrt/xrt_bridge.h), XDNA mode ---------------- */
+
+static void tell(char *msg, size_t cap, const char *text) {
+  if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", text);
+}
+
+EMU_EXPORT int tandemBridgeVersion(void) { return TANDEM_XRT_BRIDGE_VERSION; }
+
+EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path, char *msg,
+                                          size_t cap) {
+  emu_device_t *dev = emu_device_from(device);
+  if (dev == NULL || xclbin_path == NULL) {
+    tell(msg, cap, "invalid device handle or path");
+    return emu_fail(EINVAL);
+  }
+  if (dev->mode != EMU_MODE_XDNA) {
+    tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
+    return emu_fail(ENOTSUP);
+  }
+  xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
+  if (xh == NULL) {
+    const int err = errno;
+    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    return emu_fail(err);
+  }
+  const int rc = emu_load(dev, emu_xclbin_from(xh));
+  xrtXclbinFreeHandle(xh);
+  if (rc != 0)
+    tell(msg, cap, rc == -EACCES   ? "the kernels library it names is not one the emulated NPU may load"
+                   : rc == -EBUSY ? "kernels of another xclbin are still open"
+                                  : strerror(-rc));
+  return rc;
+}
+
+EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, const char *kernel,
+                                      char *kinds, size_t capacity, char *msg, size_t cap) {
+  (void)xclbin_path; /* the registered image is the one asked about */
+  emu_device_t *dev = emu_device_from(device);
+  if (dev == NULL || kernel == NULL || kinds == NULL) return emu_fail(EINVAL);
+  pthread_mutex_lock(&dev->mu);
+  int rc = -ENOENT;
+  for (uint32_t i = 0; i < dev->kernel_count; i++) {
+    if (strcmp(dev->kernels[i].name, kernel) != 0) continue;
+    const size_t n = strlen(dev->kernels[i].arg_kinds);
+    rc = n + 1 > capacity ? -ENOSPC : (int)n;
+    if (rc >= 0) memcpy(kinds, dev->kernels[i].arg_kinds, n + 1);
+  }
+  pthread_mutex_unlock(&dev->mu);
+  if (rc < 0) {
+    tell(msg, cap, rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
+    return emu_fail(-rc);
+  }
+  return rc;
+}
+
 /* ---- kernels --------------------------------------------------------- */
 
 /* The bank of buffer argument |i| (arg_banks, default 0). */
@@ -300,6 +379,7 @@ static bool kernel_put_locked(emu_kernel_t *k) {
   k->magic = EMU_MAGIC_DEAD;
   free(k);
   dev->live_kernels--;
+  if (dev->mode == EMU_MODE_XDNA) dev->contexts--; /* its hardware context goes */
   return emu_device_put_locked(dev);
 }
 
@@ -327,6 +407,10 @@ EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xc
       if (strcmp(dev->kernels[i].name, name) == 0) desc = &dev->kernels[i];
     if (desc == NULL) err = ENOENT;
   }
+  /* XDNA mode: like xrtPLKernelOpen on XRT >= 2.17, every kernel opened
+   * makes its own hardware context, and the NPU has only a few. */
+  if (err == 0 && dev->mode == EMU_MODE_XDNA && dev->contexts >= dev->max_contexts) err = EBUSY;
+  if (err == 0 && dev->mode == EMU_MODE_XDNA) dev->contexts++;
   if (err != 0) {
     pthread_mutex_unlock(&dev->mu);
     free(k);
@@ -368,15 +452,6 @@ EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
     return -1;
   }
   return emu_arg_bank(k->desc, (uint32_t)argno);
-}
-
-/* Not XRT: the kernel's argument metadata (what xrt::xclbin::kernel::get_args
- * gives in C++): one kind per argument into |kinds|, NUL-terminated. */
-EMU_EXPORT int tandemEmuKernelArgs(xrtKernelHandle khdl, char *kinds, size_t capacity) {
-  emu_kernel_t *k = kernel_from(khdl);
-  if (k == NULL || kinds == NULL || capacity <= k->nargs) return emu_fail(EINVAL);
-  memcpy(kinds, k->desc->arg_kinds, k->nargs + 1);
-  return (int)k->nargs;
 }
 
 /* ---- runs ------------------------------------------------------------ */

@@ -23,6 +23,7 @@
 
 #include "backends/xrt/xrt_headers.h"
 #include "tandem_emu_dpu.h"
+#include "backends/xrt/xrt_bridge.h"
 
 #define EMU_FUNCS(X)                                                                            \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
@@ -36,6 +37,9 @@ static struct {
   EMU_FUNCS(MEMBER)
 #undef MEMBER
 } api;
+
+/* The bridge's registration (xrt_bridge.h), resolved by its C name. */
+static __typeof__(&tandemBridgeRegisterXclbin) bridge_register;
 
 static int failures;
 static const char *xclbin_path;
@@ -69,6 +73,16 @@ static uint32_t rnd(void) {
 
 /* TANDEM_EMU_MODE=plain: the FPGA-style mode (every argument must be set). */
 static bool plain_mode;
+
+/* Makes |x| (at xclbin_path) the device's image: PLAIN loads it; XDNA
+ * refuses loading, as amdxdna's plugin does, and registers it through the
+ * bridge. Returns 0 or the failing call's result. */
+static int load(xrtDeviceHandle d, xrtXclbinHandle x) {
+  if (plain_mode) return api.xrtDeviceLoadXclbinHandle(d, x);
+  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), -ENOTSUP);
+  char msg[128];
+  return bridge_register(d, xclbin_path, msg, sizeof msg);
+}
 
 /* HOST_ONLY: the data-buffer flags both modes accept. */
 static xrtBufferHandle bo_alloc(size_t size) {
@@ -144,6 +158,7 @@ static void test_device_and_xclbin(void) {
     xrtDeviceHandle d = api.xrtDeviceOpen(0);
     CHECK(d != NULL);
     CHECK(api.xrtDeviceLoadXclbinHandle(d, x) < 0);
+    CHECK(bridge_register(d, path, NULL, 0) < 0);
     CHECK_EQ(api.xrtDeviceClose(d), 0);
     CHECK_EQ(api.xrtXclbinFreeHandle(x), 0);
   }
@@ -471,6 +486,19 @@ static void test_dpu_instructions(void) {
   CHECK_EQ(api.xrtBOFree(instr), 0);
 }
 
+/* XDNA mode: each kernel opened takes a hardware context, 4 by default
+ * (TANDEM_EMU_MAX_CONTEXTS); a fifth is EBUSY until one is closed. */
+static void test_context_limit(void) {
+  xrtKernelHandle k[5];
+  for (int i = 0; i < 4; i++) k[i] = kernel("add_i32");
+  errno = 0;
+  CHECK(api.xrtPLKernelOpen(dev, uuid, "add_i32") == NULL);
+  CHECK_EQ(errno, EBUSY);
+  CHECK_EQ(api.xrtKernelClose(k[0]), 0);
+  k[4] = kernel("add_i32");
+  for (int i = 1; i < 5; i++) CHECK_EQ(api.xrtKernelClose(k[i]), 0);
+}
+
 /* PLAIN mode: flags are ignored, as with FPGA-style XRT. */
 static void test_plain_flags(void) {
   xrtBufferHandle bo = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0);
@@ -617,7 +645,7 @@ static void test_threads(void) {
 static void test_close_drains(xrtXclbinHandle x) {
   xrtDeviceHandle d = api.xrtDeviceOpen(0);
   CHECK(d != NULL);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), 0);
+  CHECK_EQ(load(d, x), 0);
   xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
   CHECK(k != NULL);
   xrtBufferHandle bo = api.xrtBOAlloc(d, 4, XCL_BO_FLAGS_HOST_ONLY, 0);
@@ -661,6 +689,11 @@ int main(int argc, char **argv) {
   }
   EMU_FUNCS(RESOLVE)
 #undef RESOLVE
+  bridge_register = (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
+  if (!bridge_register) {
+    fprintf(stderr, "%s: missing symbol tandemBridgeRegisterXclbin\n", argv[1]);
+    return 1;
+  }
   if (double_close_child) export_double_close_child();
 
   dev = api.xrtDeviceOpen(0);
@@ -670,8 +703,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   CHECK_EQ(api.xrtXclbinGetUUID(x, uuid), 0);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0); /* same xclbin again: no-op */
+  CHECK_EQ(load(dev, x), 0);
+  CHECK_EQ(load(dev, x), 0); /* same xclbin again: no-op */
 
   test_device_and_xclbin();
   test_matmul_f32();
@@ -682,8 +715,10 @@ int main(int argc, char **argv) {
   test_export_double_close(argv);
   if (plain_mode)
     test_plain_flags();
-  else
+  else {
     test_xdna_flags();
+    test_context_limit();
+  }
   test_args_and_busy();
   test_dpu_instructions();
   test_threads();

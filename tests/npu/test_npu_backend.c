@@ -297,6 +297,56 @@ static void test_u64_scalar(void **state) {
   npu->vtable->destroy(npu);
 }
 
+/* XDNA: the xclbin is registered through the bridge (the emulator refuses
+ * loading it, as amdxdna does) and each distinct kernel costs one of the
+ * NPU's few hardware contexts (4 on the emulator): programs of one kernel
+ * share it, and exhaustion is a clear error, not a bare EBUSY. */
+static void test_contexts_shared_and_limited(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  tandem__npu_t *npu = open_emulated();
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.kernel_name = "add_i32";
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  d.scalar_count = 1;
+  void *same[6];
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(npu->vtable->program_create(npu, &d, "same", &same[i]), TANDEM_OK);
+  static const tandem_binding_contract_t one = {.bytes = 4, .alignment = 4,
+                                                .access = TANDEM_ACCESS_READ_WRITE};
+  const char *other[3] = {"sleep_ms", "fail", "fill_u64"};
+  const uint32_t scalars[3] = {1, 0, 2};
+  void *progs[3] = {0};
+  for (int i = 0; i < 3; i++) {
+    tandem_npu_program_desc_t o = d;
+    o.kernel_name = other[i];
+    o.bindings = &one;
+    o.binding_count = 1;
+    o.scalar_count = scalars[i];
+    static const tandem_npu_scalar_type_t u64_u32[2] = {TANDEM_NPU_SCALAR_U64, TANDEM_NPU_SCALAR_U32};
+    o.scalar_types = i == 2 ? u64_u32 : NULL;
+    /* contexts 2, 3 and 4 */
+    assert_int_equal(npu->vtable->program_create(npu, &o, other[i], &progs[i]), TANDEM_OK);
+  }
+  /* A fifth distinct kernel: no context left. */
+  tandem_npu_program_desc_t m = d;
+  m.kernel_name = "elf_add_i32";
+  m.abi = TANDEM_NPU_ABI_ELF;
+  m.scalar_count = 0;
+  void *fifth = NULL;
+  assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &fifth), TANDEM_ERROR_OUT_OF_MEMORY);
+  assert_non_null(strstr(tandem_error_message(), "no free hardware context"));
+  /* Releasing every program of one kernel frees its context. */
+  for (int i = 0; i < 6; i++) npu->vtable->program_destroy(npu, same[i]);
+  assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &fifth), TANDEM_OK);
+  npu->vtable->program_destroy(npu, fifth);
+  for (int i = 0; i < 3; i++) npu->vtable->program_destroy(npu, progs[i]);
+  npu->vtable->destroy(npu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_export_fd_is_a_duplicate),
@@ -307,6 +357,7 @@ int main(void) {
       cmocka_unit_test(test_abi_dpu_module),
       cmocka_unit_test(test_abi_elf),
       cmocka_unit_test(test_u64_scalar),
+      cmocka_unit_test(test_contexts_shared_and_limited),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
