@@ -128,8 +128,10 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   }
   TANDEM_XRT_SYMBOLS(TANDEM_XRT_RESOLVE)
 #undef TANDEM_XRT_RESOLVE
-  if (flavor == TANDEM_XRT_EMULATED)
+  if (flavor == TANDEM_XRT_EMULATED) {
     *(void **)&api->tandemEmuDeviceFamily = dlsym(lookup, "tandemEmuDeviceFamily");
+    *(void **)&api->tandemEmuRunAbort = dlsym(lookup, "tandemEmuRunAbort");
+  }
   /* The bridge: the emulator's own symbols, or libtandem_xrt_bridge.so (built
    * against XRT >= 2.17) from TANDEM_XRT_BRIDGE or beside libtandem, loaded
    * after XRT so its XRT symbols resolve to the libraries loaded above. Its

@@ -49,6 +49,9 @@ typedef struct tandem_xrt_npu {
   xrtDeviceHandle device;
   pthread_mutex_t kernels_mutex; /* guards kernels */
   tandem_xrt_shared_kernel_t *kernels;
+  /* The first NPU fault (a run the driver ended in TIMEOUT or ABORT), in
+   * words; set once, by the lane thread, read by it: later runs fail with it. */
+  char fault[320];
 } tandem_xrt_npu_t;
 
 typedef struct tandem_xrt_program {
@@ -598,19 +601,47 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
     n->api.xrtRunWait(r->run);
     r->still_running = false;
   }
+  /* After an NPU fault the device was reset: later work fails clearly
+   * instead of meeting ABORT run after run. */
+  if (n->fault[0])
+    return TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                       "NPU run of '%s' not started: the NPU faulted earlier (%s); recreate the "
+                       "runtime to use the NPU again",
+                       r->program->name, n->fault);
   int rc = n->api.xrtRunStart(r->run);
   if (rc != 0)
     return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d", r->program->name,
                        rc);
   enum ert_cmd_state state = n->api.xrtRunWaitFor(r->run, timeout_ms);
+  /* XRT answers TIMEOUT both when the wait ran out (the run goes on) and
+   * when the driver's hang detection ended the run (final, after its ~2 s
+   * deadline): the run's own state tells them apart. */
+  if (state == ERT_CMD_STATE_TIMEOUT) state = n->api.xrtRunState(r->run);
   if (state == ERT_CMD_STATE_COMPLETED) return TANDEM_OK;
+  if (state == ERT_CMD_STATE_TIMEOUT || state == ERT_CMD_STATE_ABORT ||
+      state == ERT_CMD_STATE_NORESPONSE) {
+    char why[256];
+    snprintf(why, sizeof why, "the driver ended run of '%.128s' in state %s%s", r->program->name,
+             state == ERT_CMD_STATE_TIMEOUT  ? "TIMEOUT (its hang detection reset the NPU)"
+             : state == ERT_CMD_STATE_ABORT ? "ABORT (the NPU context was reset or aborted)"
+                                            : "NORESPONSE (the NPU did not answer a reset)",
+             "");
+    if (!n->fault[0]) snprintf(n->fault, sizeof n->fault, "%s", why);
+    return TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                       "NPU fault: %s; this is the NPU's own verdict, not tandem's %u ms "
+                       "watchdog. Later NPU runs of this runtime fail",
+                       why, timeout_ms);
+  }
   if (state == ERT_CMD_STATE_NEW || state == ERT_CMD_STATE_QUEUED ||
-      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED ||
-      state == ERT_CMD_STATE_TIMEOUT) {
+      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED) {
+    /* tandem's watchdog: abort the run where the library can; either way
+     * it is waited for before its handle or buffers go. */
+    bool aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
     r->still_running = true;
     return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
-                       "NPU run of '%s' did not finish within the %u ms watchdog", r->program->name,
-                       timeout_ms);
+                       "NPU run of '%s' did not finish within the %u ms watchdog%s",
+                       r->program->name, timeout_ms,
+                       aborted ? " (aborted)" : " (XRT's C API cannot abort it; it is waited for)");
   }
   return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
                      r->program->name, (int)state,

@@ -295,7 +295,9 @@ typedef struct tandem_runtime_options {
    * libtandem_npu_emu.so.0 beside libtandem, else on the loader's path),
    * the watchdog for one NPU
    * run (default 10000 ms; a run that exceeds it fails and its dependents
-   * fail, the GPU never hangs), and the sharing path (AUTO or a forced one;
+   * fail, the GPU never hangs; an XDNA driver's own hang detection resets the
+   * NPU after about 2 s, which ends the run first as an NPU fault,
+   * DEVICE_LOST), and the sharing path (AUTO or a forced one;
    * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED). */
   tandem_npu_kind_t npu;
   uint32_t npu_index;
@@ -1530,9 +1532,11 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  */
 
 /* Blocks until the submission finished (successfully or not) and returns its
- * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
- * CANCELLED, TIMEOUT when an NPU run exceeded the npu_timeout_ms watchdog,
- * INTERNAL when an NPU run failed ...), or INVALID_ARGUMENT for a NULL or
+ * result: OK, or the failure that ended it (DEVICE_LOST, also when the NPU's
+ * driver ended an NPU run in TIMEOUT or ABORT — an NPU fault, after which the
+ * runtime's later NPU runs fail too; FAILED_DEPENDENCY, CANCELLED, TIMEOUT
+ * when an NPU run exceeded the npu_timeout_ms watchdog, INTERNAL when an NPU
+ * run failed ...), or INVALID_ARGUMENT for a NULL or
  * stale handle. Waits on the GPU lanes' timeline semaphores on the calling
  * thread (and on the NPU lane's progress when the submission has NPU runs, or
  * depends on NPU runs of earlier submissions). Thread-safe. */

@@ -78,6 +78,20 @@ static bool read_mode(emu_mode_t *out) {
 
 /* TANDEM_EMU_MAX_CONTEXTS: unset or empty = 4 (Riallto refuses a fifth
  * application); otherwise 1..64. Anything else fails xrtDeviceOpen. */
+/* TANDEM_EMU_TDR_MS: unset or empty = 2000 (amdxdna's default); 0 turns
+ * it off; at most 600000. Anything else fails xrtDeviceOpen. */
+static bool read_tdr(uint64_t *out) {
+  const char *s = getenv("TANDEM_EMU_TDR_MS");
+  *out = 2000;
+  if (s == NULL || s[0] == '\0') return true;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-' || v > 600000ull) return false;
+  *out = v;
+  return true;
+}
+
 static bool read_max_contexts(uint32_t *out) {
   const char *s = getenv("TANDEM_EMU_MAX_CONTEXTS");
   *out = 4;
@@ -103,15 +117,34 @@ static void *worker_main(void *arg) {
     run->state = ERT_CMD_STATE_RUNNING;
     const uint64_t delay_us = dev->delay_us;
     const tandem_emu_kernel_t *desc = run->kernel->desc;
+    /* A context the driver reset (or an aborted run) does not run again. */
+    const bool skip = run->kernel->reset || run->abort_requested;
     pthread_mutex_unlock(&dev->mu);
 
-    if (delay_us > 0) sleep_us(delay_us);
-    const int rc = desc->run(run->exec, run->nargs);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (delay_us > 0 && !skip) sleep_us(delay_us);
+    const int rc = skip ? 0 : desc->run(run->exec, run->nargs);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const uint64_t ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
+                        (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000L);
 
     pthread_mutex_lock(&dev->mu);
     emu_bo_t *dead = NULL;
     release_exec_locked(run, &dead);
-    run->state = rc == 0 ? ERT_CMD_STATE_COMPLETED : ERT_CMD_STATE_ERROR;
+    if (skip) {
+      run->state = ERT_CMD_STATE_ABORT;
+    } else if (dev->mode == EMU_MODE_XDNA && dev->tdr_ms > 0 && ms > dev->tdr_ms) {
+      /* amdxdna's hang detection: past its deadline the driver resets the
+       * context, the run ends in a final TIMEOUT and later runs of that
+       * context in ABORT (here: reported when the kernel function returns). */
+      run->state = ERT_CMD_STATE_TIMEOUT;
+      run->kernel->reset = true;
+    } else if (run->abort_requested) {
+      run->state = ERT_CMD_STATE_ABORT;
+    } else {
+      run->state = rc == 0 ? ERT_CMD_STATE_COMPLETED : ERT_CMD_STATE_ERROR;
+    }
     pthread_cond_broadcast(&dev->done_cv);
     if (dead != NULL) {
       pthread_mutex_unlock(&dev->mu);
@@ -149,7 +182,9 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   uint64_t delay_us = 0;
   emu_mode_t mode = EMU_MODE_XDNA;
   uint32_t max_contexts = 4;
-  if (!read_delay(&delay_us) || !read_mode(&mode) || !read_max_contexts(&max_contexts)) {
+  uint64_t tdr_ms = 2000;
+  if (!read_delay(&delay_us) || !read_mode(&mode) || !read_max_contexts(&max_contexts) ||
+      !read_tdr(&tdr_ms)) {
     errno = EINVAL;
     return NULL;
   }
@@ -168,6 +203,7 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   dev->magic = EMU_MAGIC_DEVICE;
   dev->mode = mode;
   dev->max_contexts = max_contexts;
+  dev->tdr_ms = tdr_ms;
   dev->refs = 1;
   dev->delay_us = delay_us;
   const int rc = pthread_create(&dev->worker, NULL, worker_main, dev);
@@ -580,6 +616,7 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
     }
   }
   r->state = ERT_CMD_STATE_QUEUED;
+  r->abort_requested = false;
   r->next = NULL;
   if (dev->tail != NULL)
     dev->tail->next = r;
@@ -603,9 +640,10 @@ static enum ert_cmd_state wait_locked(emu_run_t *r, const struct timespec *deadl
   return r->state;
 }
 
-/* Like XRT: the final state, or on timeout the current (non-final) state.
- * timeout_ms 0 waits without limit, as XRT does. A run never started returns
- * ERT_CMD_STATE_NEW at once. */
+/* Like XRT: the final state, or ERT_CMD_STATE_TIMEOUT when |timeout_ms|
+ * passes first (xrtRunState then tells a run still going from one the driver
+ * ended in a final TIMEOUT). timeout_ms 0 waits without limit, as XRT does. A
+ * run never started returns ERT_CMD_STATE_NEW at once. */
 EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int timeout_ms) {
   emu_run_t *r = run_from(rhdl);
   if (r == NULL) {
@@ -622,9 +660,24 @@ EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int time
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
-  const enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  if (in_flight(r)) s = ERT_CMD_STATE_TIMEOUT;
   pthread_mutex_unlock(&dev->mu);
   return s;
+}
+
+/* Not XRT's C API (xrt::run::abort is C++): asks a queued or running run to
+ * end in ERT_CMD_STATE_ABORT. A queued one never runs; a running kernel
+ * function cannot be stopped on the CPU, so it ends in ABORT when it returns.
+ * 0, or -EINVAL for a bad handle; a run not in flight is left alone. */
+EMU_EXPORT int tandemEmuRunAbort(xrtRunHandle rhdl) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (in_flight(r)) r->abort_requested = true;
+  pthread_mutex_unlock(&dev->mu);
+  return 0;
 }
 
 EMU_EXPORT enum ert_cmd_state xrtRunWait(xrtRunHandle rhdl) { return xrtRunWaitFor(rhdl, 0); }

@@ -40,6 +40,8 @@ static struct {
 
 /* The bridge's registration (xrt_bridge.h), resolved by its C name. */
 static __typeof__(&tandemBridgeRegisterXclbin) bridge_register;
+/* The emulator's run abort (not in XRT's C API). */
+static int (*run_abort)(xrtRunHandle);
 
 static int failures;
 static const char *xclbin_path;
@@ -499,6 +501,50 @@ static void test_context_limit(void) {
   for (int i = 1; i < 5; i++) CHECK_EQ(api.xrtKernelClose(k[i]), 0);
 }
 
+/* XDNA mode: a run past the driver's deadline (TANDEM_EMU_TDR_MS) ends in
+ * a final TIMEOUT and resets its context: later runs of that kernel end in
+ * ABORT; a fresh kernel (a new context) runs again. Abort ends a queued run
+ * in ABORT without running it. */
+static void test_tdr_reset_abort(xrtXclbinHandle x) {
+  setenv("TANDEM_EMU_TDR_MS", "40", 1);
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  unsetenv("TANDEM_EMU_TDR_MS");
+  CHECK(d != NULL);
+  CHECK_EQ(load(d, x), 0);
+  xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 120u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_TIMEOUT);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_TIMEOUT); /* final */
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 1u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ABORT); /* the context was reset */
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  /* A new context runs; abort of a run queued behind a long one. */
+  xrtKernelHandle k2 = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  xrtRunHandle a = api.xrtRunOpen(k2), b = api.xrtRunOpen(k2);
+  CHECK_EQ(api.xrtRunSetArg(a, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(a, 1, 20u), 0);
+  CHECK_EQ(api.xrtRunSetArg(b, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(b, 1, 1u), 0);
+  CHECK_EQ(api.xrtRunStart(a), 0);
+  CHECK_EQ(api.xrtRunStart(b), 0);
+  CHECK_EQ(run_abort(b), 0); /* still queued behind a */
+  CHECK_EQ(api.xrtRunWait(a), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_ABORT);
+  CHECK_EQ(api.xrtRunStart(b), 0); /* a final run starts again, unaborted */
+  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunClose(a), 0);
+  CHECK_EQ(api.xrtRunClose(b), 0);
+  CHECK_EQ(api.xrtKernelClose(k2), 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
+}
+
 /* PLAIN mode: flags are ignored, as with FPGA-style XRT. */
 static void test_plain_flags(void) {
   xrtBufferHandle bo = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0);
@@ -569,7 +615,8 @@ static void test_args_and_busy(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
   CHECK_EQ(api.xrtRunSetArg(r, 1, 300u), 0);
   CHECK_EQ(api.xrtRunStart(r), 0);
-  const enum ert_cmd_state s = api.xrtRunWaitFor(r, 10);
+  CHECK_EQ(api.xrtRunWaitFor(r, 10), ERT_CMD_STATE_TIMEOUT); /* as XRT: the wait timed out */
+  const enum ert_cmd_state s = api.xrtRunState(r);             /* the run goes on */
   CHECK(s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING);
   CHECK_EQ(api.xrtRunStart(r), -EBUSY);
   CHECK_EQ(api.xrtBOFree(a), -EBUSY);
@@ -690,8 +737,9 @@ int main(int argc, char **argv) {
   EMU_FUNCS(RESOLVE)
 #undef RESOLVE
   bridge_register = (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
-  if (!bridge_register) {
-    fprintf(stderr, "%s: missing symbol tandemBridgeRegisterXclbin\n", argv[1]);
+  run_abort = (int (*)(xrtRunHandle))dlsym(lib, "tandemEmuRunAbort");
+  if (!bridge_register || !run_abort) {
+    fprintf(stderr, "%s: missing tandemBridgeRegisterXclbin or tandemEmuRunAbort\n", argv[1]);
     return 1;
   }
   if (double_close_child) export_double_close_child();
@@ -718,6 +766,7 @@ int main(int argc, char **argv) {
   else {
     test_xdna_flags();
     test_context_limit();
+    test_tdr_reset_abort(x);
   }
   test_args_and_busy();
   test_dpu_instructions();

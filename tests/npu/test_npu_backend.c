@@ -347,6 +347,45 @@ static void test_contexts_shared_and_limited(void **state) {
   npu->vtable->destroy(npu);
 }
 
+/* The driver's deadline (TANDEM_EMU_TDR_MS, 50 ms here) ends a 200 ms run
+ * in a final TIMEOUT: DEVICE_LOST naming the driver's verdict, not the
+ * watchdog; every later run fails clearly without reaching the NPU. */
+static void test_driver_timeout_and_reset(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  setenv("TANDEM_EMU_TDR_MS", "50", 1);
+  tandem__npu_t *npu = open_emulated();
+  unsetenv("TANDEM_EMU_TDR_MS");
+  static const tandem_binding_contract_t one = {.bytes = 4, .alignment = 4,
+                                                .access = TANDEM_ACCESS_READ_WRITE};
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.kernel_name = "sleep_ms";
+  d.bindings = &one;
+  d.binding_count = 1;
+  d.scalar_count = 1;
+  void *prog = NULL, *bo = NULL, *host = NULL, *run = NULL;
+  assert_int_equal(npu->vtable->program_create(npu, &d, "sleepy", &prog), TANDEM_OK);
+  assert_int_equal(npu->vtable->bo_create(npu, 4096, &bo, &host), TANDEM_OK);
+  uint32_t ms = 200;
+  assert_int_equal(npu->vtable->run_create(npu, prog, &bo, 1, &ms, 1, &run), TANDEM_OK);
+  assert_int_equal(npu->vtable->run_execute(npu, run, 10000), TANDEM_ERROR_DEVICE_LOST);
+  const char *m = tandem_error_message();
+  assert_non_null(strstr(m, "NPU fault: the driver ended run of 'sleepy' in state TIMEOUT"));
+  assert_non_null(strstr(m, "not tandem's 10000 ms watchdog"));
+  ms = 1; /* a short run after the reset still fails, and says why */
+  void *run2 = NULL;
+  assert_int_equal(npu->vtable->run_create(npu, prog, &bo, 1, &ms, 1, &run2), TANDEM_OK);
+  assert_int_equal(npu->vtable->run_execute(npu, run2, 10000), TANDEM_ERROR_DEVICE_LOST);
+  assert_non_null(strstr(tandem_error_message(), "the NPU faulted earlier"));
+  npu->vtable->run_destroy(npu, run2);
+  npu->vtable->run_destroy(npu, run);
+  npu->vtable->bo_destroy(npu, bo);
+  npu->vtable->program_destroy(npu, prog);
+  npu->vtable->destroy(npu);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_export_fd_is_a_duplicate),
@@ -358,6 +397,7 @@ int main(void) {
       cmocka_unit_test(test_abi_elf),
       cmocka_unit_test(test_u64_scalar),
       cmocka_unit_test(test_contexts_shared_and_limited),
+      cmocka_unit_test(test_driver_timeout_and_reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
