@@ -152,6 +152,14 @@ static int dpu_vector(const tandem_emu_arg_t *args, uint32_t count) {
         case TANDEM_EMU_DPU_SUB_I32: d[i] = (int32_t)(u - (uint32_t)y[i]); break;
         case TANDEM_EMU_DPU_MUL_I32: d[i] = (int32_t)(u * (uint32_t)y[i]); break;
         case TANDEM_EMU_DPU_ADDI_I32: d[i] = (int32_t)(u + b); break;
+        case TANDEM_EMU_DPU_ADD_F32: {
+          float fa, fb;
+          memcpy(&fa, &x[i], 4);
+          memcpy(&fb, &y[i], 4);
+          fa += fb;
+          memcpy(&d[i], &fa, 4);
+          break;
+        }
         default: return 1;
       }
     }

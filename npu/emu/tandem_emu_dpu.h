@@ -5,8 +5,8 @@
  * real NPU's transaction stream. It exists so that a missing, unsynced or
  * stale instruction buffer gives a wrong result or a failed run a test can
  * see, the way it would on hardware. Shared by the kernels, tandem's CPU
- * reference (tools/reference.c) and scripts/make_emu_dpu.py, which writes
- * streams. Not AMD's format: a real IRON build writes its own insts.bin.
+ * reference (tools/reference.c) and tandem_emu_dpu_asm (npu/emu/dpu_asm.c),
+ * which assembles streams from text. Not AMD's format: a real IRON build writes its own insts.bin.
  *
  * Words are little-endian uint32:
  *   word 0   TANDEM_EMU_DPU_MAGIC
@@ -17,6 +17,7 @@
  *     SUB_I32   bo[dst][i] = bo[a][i] - bo[b][i]
  *     MUL_I32   bo[dst][i] = bo[a][i] * bo[b][i]
  *     ADDI_I32  bo[dst][i] = bo[a][i] + (int32_t)b  (b is an immediate)
+ *     ADD_F32   bo[dst][i] = bo[a][i] + bo[b][i]   (float)
  * The word count argument must be exactly 2 + 5k.
  */
 #ifndef TANDEM_NPU_EMU_TANDEM_EMU_DPU_H_
@@ -30,6 +31,7 @@ enum {
   TANDEM_EMU_DPU_SUB_I32 = 2,
   TANDEM_EMU_DPU_MUL_I32 = 3,
   TANDEM_EMU_DPU_ADDI_I32 = 4,
+  TANDEM_EMU_DPU_ADD_F32 = 5,
 };
 
 #endif /* TANDEM_NPU_EMU_TANDEM_EMU_DPU_H_ */
