@@ -363,7 +363,9 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
                        program->name, view_count, program->binding_count);
   if (scalar_count != program->scalar_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                       "NPU run of '%s': %u scalars given, the contract has %u", program->name,
+                       "NPU run of '%s': %u scalars given, the contract has %u (in 32-bit "
+                       "words: a 64-bit scalar takes two)",
+                       program->name,
                        scalar_count, program->scalar_count);
   if ((view_count && !views) || (scalar_count && !scalars))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU run of '%s': %s is NULL",

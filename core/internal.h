@@ -253,7 +253,8 @@ struct tandem_npu_program {
   atomic_uint_fast64_t refs;
   tandem_runtime_t *runtime;
   char name[128];
-  uint32_t binding_count, scalar_count;
+  uint32_t binding_count;
+  uint32_t scalar_count; /* 32-bit words (a U64 scalar is two) */
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   void *native;
 };

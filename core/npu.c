@@ -44,6 +44,25 @@ const char *tandem_sharing_name(tandem_sharing_t sharing) {
   return "unknown";
 }
 
+const char *tandem_npu_profile_name(tandem_npu_profile_t profile) {
+  switch (profile) {
+    case TANDEM_NPU_PROFILE_AUTO: return "auto";
+    case TANDEM_NPU_PROFILE_PLAIN: return "plain";
+    case TANDEM_NPU_PROFILE_XDNA: return "xdna";
+  }
+  return "unknown";
+}
+
+const char *tandem_npu_abi_name(tandem_npu_abi_t abi) {
+  switch (abi) {
+    case TANDEM_NPU_ABI_PLAIN: return "plain";
+    case TANDEM_NPU_ABI_DPU: return "dpu";
+    case TANDEM_NPU_ABI_DPU_MODULE: return "dpu_module";
+    case TANDEM_NPU_ABI_ELF: return "elf";
+  }
+  return "unknown";
+}
+
 static uint64_t tandem__round_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
 /* Makes the GPU side of a SHARED buffer whose BO exists, using |path|. */
@@ -221,6 +240,7 @@ tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_in
     snprintf(info.backend, sizeof info.backend, "%s", npu->backend);
     info.emulated = npu->emulated;
     info.sharing = runtime->sharing;
+    info.profile = npu->profile;
     npu->vtable->device_nodes(npu, &info);
   }
   tandem__struct_out(out_info, &info, sizeof info);
@@ -292,6 +312,34 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                        "NPU program '%s': instructions is NULL but instruction_bytes is %zu "
                        "(set both, or neither)",
                        name, desc->instruction_bytes);
+  if (desc->abi < TANDEM_NPU_ABI_PLAIN || desc->abi > TANDEM_NPU_ABI_ELF)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': abi is %d, not a tandem_npu_abi_t", name, (int)desc->abi);
+  if (desc->abi == TANDEM_NPU_ABI_DPU && !desc->instructions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': the dpu ABI needs an instruction stream (instructions, "
+                       "instruction_bytes)",
+                       name);
+  if ((desc->abi == TANDEM_NPU_ABI_DPU_MODULE || desc->abi == TANDEM_NPU_ABI_ELF) &&
+      desc->instructions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': the %s ABI takes its instruction stream from the "
+                       "kernel's ELF; set instructions to NULL",
+                       name, tandem_npu_abi_name(desc->abi));
+  uint32_t words = 0;
+  for (uint32_t i = 0; i < desc->scalar_count; i++) {
+    tandem_npu_scalar_type_t t = desc->scalar_types ? desc->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
+    if (t != TANDEM_NPU_SCALAR_U32 && t != TANDEM_NPU_SCALAR_U64)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "NPU program '%s': scalar_types[%u] is %d, not a tandem_npu_scalar_type_t",
+                         name, i, (int)t);
+    words += t == TANDEM_NPU_SCALAR_U64 ? 2 : 1;
+  }
+  if (words > TANDEM_MAX_NPU_SCALARS)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': its scalars take %u 32-bit words, at most %u (a 64-bit "
+                       "scalar takes two)",
+                       name, words, TANDEM_MAX_NPU_SCALARS);
   for (uint32_t i = 0; i < desc->binding_count; i++) {
     const tandem_binding_contract_t *b = &desc->bindings[i];
     if (b->bytes == 0 || b->alignment == 0 || (b->alignment & (b->alignment - 1)) ||
@@ -314,7 +362,7 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
   p->runtime = runtime;
   snprintf(p->name, sizeof p->name, "%s", name);
   p->binding_count = desc->binding_count;
-  p->scalar_count = desc->scalar_count;
+  p->scalar_count = words; /* what tandem_graph_add_npu_run passes */
   memcpy(p->bindings, desc->bindings, desc->binding_count * sizeof *desc->bindings);
   tandem__runtime_retain(runtime);
   *out_program = p;

@@ -58,6 +58,7 @@ struct tandem__npu {
   char name[128];
   char backend[192];
   bool emulated;
+  tandem_npu_profile_t profile; /* PLAIN or XDNA, never AUTO once open */
 };
 
 /* An NPU backend as core knows it: which runtime option npu value it

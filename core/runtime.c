@@ -40,6 +40,10 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
   if (o->sharing < TANDEM_SHARING_AUTO || o->sharing > TANDEM_SHARING_STAGED)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime option sharing is %d, not a tandem_sharing_t",
                        (int)o->sharing);
+  if (o->npu_profile < TANDEM_NPU_PROFILE_AUTO || o->npu_profile > TANDEM_NPU_PROFILE_XDNA)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option npu_profile is %d, not a tandem_npu_profile_t",
+                       (int)o->npu_profile);
   if (o->graph_slots < 1 || o->graph_slots > 1024)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option graph_slots is %u, must be 1..1024", o->graph_slots);
@@ -63,6 +67,18 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
   if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
   if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
+  const char *profile_env = getenv("TANDEM_NPU_PROFILE");
+  if (profile_env && *profile_env) {
+    if (!strcmp(profile_env, "auto"))
+      opts.npu_profile = TANDEM_NPU_PROFILE_AUTO;
+    else if (!strcmp(profile_env, "plain"))
+      opts.npu_profile = TANDEM_NPU_PROFILE_PLAIN;
+    else if (!strcmp(profile_env, "xdna"))
+      opts.npu_profile = TANDEM_NPU_PROFILE_XDNA;
+    else
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "TANDEM_NPU_PROFILE is '%s'; it must be auto, plain or xdna", profile_env);
+  }
   const char *spin_env = getenv("TANDEM_WAIT_SPIN_US");
   if (spin_env && *spin_env) {
     char *end = NULL;

@@ -14,6 +14,7 @@
  * Needs the emulated NPU and a GPU that can import host memory.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ typedef struct edge_xrt {
   int (*XclbinFreeHandle)(xrtXclbinHandle);
   xrtKernelHandle (*PLKernelOpen)(xrtDeviceHandle, const xuid_t, const char *);
   int (*KernelClose)(xrtKernelHandle);
+  /* The bridge's registration (backends/xrt/xrt_bridge.h): the emulator's
+   * XDNA mode refuses loading xclbins, as amdxdna does. */
+  int (*BridgeRegisterXclbin)(void *, const char *, char *, size_t);
   xrtBufferHandle (*BOAlloc)(xrtDeviceHandle, size_t, xrtBufferFlags, xrtMemoryGroup);
   int (*BOFree)(xrtBufferHandle);
   void *(*BOMap)(xrtBufferHandle);
@@ -54,6 +58,7 @@ static void edge_xrt_load(edge_xrt_t *x, const char *path) {
   EDGE_SYM(DeviceOpen, "xrtDeviceOpen")
   EDGE_SYM(DeviceClose, "xrtDeviceClose")
   EDGE_SYM(DeviceLoadXclbinHandle, "xrtDeviceLoadXclbinHandle")
+  EDGE_SYM(BridgeRegisterXclbin, "tandemBridgeRegisterXclbin")
   EDGE_SYM(XclbinAllocFilename, "xrtXclbinAllocFilename")
   EDGE_SYM(XclbinGetUUID, "xrtXclbinGetUUID")
   EDGE_SYM(XclbinFreeHandle, "xrtXclbinFreeHandle")
@@ -189,14 +194,16 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   xrtDeviceHandle dev = x.DeviceOpen(0);
   xrtXclbinHandle xb = dev ? x.XclbinAllocFilename(xclbin) : NULL;
   xuid_t uuid;
-  if (!xb || x.DeviceLoadXclbinHandle(dev, xb) != 0 || x.XclbinGetUUID(xb, uuid) != 0)
+  int loaded = xb ? x.DeviceLoadXclbinHandle(dev, xb) : -1;
+  if (loaded == -ENOTSUP) loaded = x.BridgeRegisterXclbin(dev, xclbin, NULL, 0);
+  if (!xb || loaded != 0 || x.XclbinGetUUID(xb, uuid) != 0)
     bench_die("npu-edge: the emulated NPU refused '%s'", xclbin);
   xrtKernelHandle kern = x.PLKernelOpen(dev, uuid, "scale_add_f32");
   size_t align = raw->host_import_alignment > 0 ? raw->host_import_alignment : 4096;
   size_t bo_bytes = (bytes + align - 1) / align * align;
   edge_direct_t d = {.raw = raw, .x = &x, .bytes = bytes};
-  d.bo_mid1 = x.BOAlloc(dev, bo_bytes, 0, 0);
-  d.bo_mid2 = x.BOAlloc(dev, bo_bytes, 0, 0);
+  d.bo_mid1 = x.BOAlloc(dev, bo_bytes, XCL_BO_FLAGS_HOST_ONLY, 0);
+  d.bo_mid2 = x.BOAlloc(dev, bo_bytes, XCL_BO_FLAGS_HOST_ONLY, 0);
   if (!kern || !d.bo_mid1 || !d.bo_mid2) bench_die("npu-edge: emulated NPU setup failed");
   void *h1 = x.BOMap(d.bo_mid1), *h2 = x.BOMap(d.bo_mid2);
   raw_buffer_t r_in, r_out, r_zero, r_mid1, r_mid2;

@@ -48,13 +48,16 @@ bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t ma
 /* argv[i] equals |name| and a value follows: stores it, advances *i. */
 bool cli_take_value(int argc, char **argv, int *i, const char *name, const char **out);
 
-/* The NPU choice of --npu / --npu-library. */
+/* The NPU choice of --npu / --npu-library / --npu-profile. */
 typedef struct cli_npu_choice {
   tandem_npu_kind_t kind;
   const char *library; /* NULL: tandem's default (or the build tree's emulator) */
+  tandem_npu_profile_t profile; /* AUTO unless --npu-profile */
 } cli_npu_choice_t;
 /* Parses "--npu emulated|xrt|none" values. */
 bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);
+/* Parses "--npu-profile auto|plain|xdna" values. */
+bool cli_parse_npu_profile(const char *text, tandem_npu_profile_t *out);
 
 /* Runtime options common to the commands: validation (messages printed to
  * stderr as "tandem: validation <severity>: ..."), NPU choice. */

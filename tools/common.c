@@ -134,6 +134,18 @@ static void cli_validation_message(void *user, tandem_validation_severity_t seve
             message);
 }
 
+bool cli_parse_npu_profile(const char *text, tandem_npu_profile_t *out) {
+  static const tandem_npu_profile_t all[] = {TANDEM_NPU_PROFILE_AUTO, TANDEM_NPU_PROFILE_PLAIN,
+                                             TANDEM_NPU_PROFILE_XDNA};
+  for (size_t i = 0; text && i < sizeof all / sizeof all[0]; i++)
+    if (!strcmp(text, tandem_npu_profile_name(all[i]))) {
+      *out = all[i];
+      return true;
+    }
+  cli_error("--npu-profile: '%s' is not one of auto, plain, xdna", text ? text : "");
+  return false;
+}
+
 void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu) {
   tandem_runtime_options_init(o);
   o->validation = validate;
@@ -141,6 +153,7 @@ void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_n
   if (npu) {
     o->npu = npu->kind;
     o->npu_library = npu->library; /* NULL: libtandem finds its emulator */
+    o->npu_profile = npu->profile;
   }
 }
 

@@ -15,6 +15,7 @@
 
 static void usage(FILE *f) {
   fputs("usage: tandem devices [--json] [--npu emulated|xrt] [--npu-library PATH]\n"
+        "                      [--npu-profile auto|plain|xdna]\n"
         "                      [--gpu N] [--validate]\n"
         "\n"
         "Lists every Vulkan device (name, driver, Vulkan version, queue families,\n"
@@ -25,6 +26,8 @@ static void usage(FILE *f) {
         "  --npu KIND        also open the NPU: 'emulated' (tandem's CPU test device)\n"
         "                    or 'xrt' (the system's XRT device)\n"
         "  --npu-library P   the emulated NPU's library (default: the one beside libtandem)\n"
+        "  --npu-profile P   how tandem speaks to XRT: plain (FPGA-style) or xdna (Ryzen AI);\n"
+        "                    default auto, from what the device reports\n"
         "  --gpu N           the GPU paired with the NPU (default: TANDEM_GPU, else 0)\n"
         "  --validate        Vulkan validation layer on\n"
         "\n"
@@ -146,7 +149,7 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
 
 int cli_devices_main(int argc, char **argv) {
   bool json = false, validate = false;
-  cli_npu_choice_t npu = {TANDEM_NPU_NONE, NULL};
+  cli_npu_choice_t npu = {TANDEM_NPU_NONE, NULL, TANDEM_NPU_PROFILE_AUTO};
   uint32_t gpu = 0;
   if (!cli_gpu_choice(NULL, &gpu)) return CLI_EXIT_USAGE; /* TANDEM_GPU, until --gpu */
   for (int i = 1; i < argc; i++) {
@@ -166,6 +169,8 @@ int cli_devices_main(int argc, char **argv) {
         return CLI_EXIT_USAGE;
       }
       npu.library = v;
+    } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
+      if (!cli_parse_npu_profile(v, &npu.profile)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--gpu", &v)) {
       if (!cli_parse_u32("--gpu", v, 0, 1024, &gpu)) return CLI_EXIT_USAGE;
     } else {
@@ -236,6 +241,8 @@ int cli_devices_main(int argc, char **argv) {
       printf(", \"emulated\": %s, \"paired_gpu\": %u, \"sharing\": ", ni.emulated ? "true" : "false",
              gpu);
       cli_json_string(stdout, tandem_sharing_name(ni.sharing));
+      printf(", \"profile\": ");
+      cli_json_string(stdout, tandem_npu_profile_name(ni.profile));
       printf(", \"drm_nodes\": [");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) {
         if (k) printf(", ");
@@ -252,6 +259,7 @@ int cli_devices_main(int argc, char **argv) {
       printf("NPU: %s%s\n", ni.name, ni.emulated ? " [EMULATED: a CPU test device]" : "");
       printf("  backend:    %s\n", ni.backend);
       printf("  sharing:    %s (with GPU %u)\n", tandem_sharing_name(ni.sharing), gpu);
+      printf("  profile:    %s\n", tandem_npu_profile_name(ni.profile));
       printf("  drm nodes: ");
       if (!ni.drm_node_count) printf(" none");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) printf(" %s", ni.drm_nodes[k]);

@@ -70,7 +70,11 @@ typedef struct pl_program {
   char *kernel;
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   uint32_t binding_count;
-  uint32_t scalar_count;
+  uint32_t scalar_count; /* scalar arguments */
+  uint32_t scalar_words; /* 32-bit words they take (a u64 is two) */
+  tandem_npu_abi_t abi;
+  char *instructions_path; /* resolved, or NULL */
+  tandem_npu_scalar_type_t scalar_types[TANDEM_MAX_NPU_SCALARS];
 } pl_program_t;
 
 typedef struct pl_view {

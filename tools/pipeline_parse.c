@@ -621,9 +621,11 @@ static bool parse_programs(ctx_t *c, const json_t *root) {
   p->program_count = (uint32_t)json_array_size(arr);
   p->programs = calloc(p->program_count ? p->program_count : 1, sizeof *p->programs);
   if (!p->programs) return fail(c, "npu_programs", "out of memory");
-  static const char *const keys[] = {"name", "xclbin", "kernel", "bindings", "scalar_count", NULL};
+  static const char *const keys[] = {"name",        "xclbin",       "kernel",
+                                     "bindings",    "scalar_count", "abi",
+                                     "instructions", "scalar_types", NULL};
   for (uint32_t i = 0; i < p->program_count; i++) {
-    char path[64];
+    char path[64], fp[96];
     pathf(path, sizeof path, "npu_programs[%u]", i);
     json_t *j = json_array_get(arr, i);
     pl_program_t *g = &p->programs[i];
@@ -647,51 +649,101 @@ static bool parse_programs(ctx_t *c, const json_t *root) {
     if (!get_u64(c, j, path, "scalar_count", false, false, 0, TANDEM_MAX_NPU_SCALARS, 0, &sc))
       return false;
     g->scalar_count = (uint32_t)sc;
+    const char *abi;
+    if (!get_string(c, j, path, "abi", false, &abi)) return false;
+    g->abi = TANDEM_NPU_ABI_PLAIN;
+    if (abi) {
+      static const tandem_npu_abi_t all[] = {TANDEM_NPU_ABI_PLAIN, TANDEM_NPU_ABI_DPU,
+                                             TANDEM_NPU_ABI_DPU_MODULE, TANDEM_NPU_ABI_ELF};
+      size_t k = 0;
+      while (k < 4 && strcmp(abi, tandem_npu_abi_name(all[k]))) k++;
+      pathf(fp, sizeof fp, "%s.abi", path);
+      if (k == 4) return fail(c, fp, "unknown ABI '%s' (expected plain, dpu, dpu_module or elf)", abi);
+      g->abi = all[k];
+    }
+    const char *instr;
+    if (!get_string(c, j, path, "instructions", false, &instr)) return false;
+    if (instr) g->instructions_path = join_path(c, instr);
+    pathf(fp, sizeof fp, "%s.instructions", path);
+    if (g->abi == TANDEM_NPU_ABI_DPU && !instr)
+      return fail(c, fp, "the dpu ABI needs an instruction stream file");
+    if ((g->abi == TANDEM_NPU_ABI_DPU_MODULE || g->abi == TANDEM_NPU_ABI_ELF) && instr)
+      return fail(c, fp, "the %s ABI takes no instruction stream", tandem_npu_abi_name(g->abi));
+    json_t *types = json_object_get(j, "scalar_types");
+    g->scalar_words = g->scalar_count;
+    if (types) {
+      pathf(fp, sizeof fp, "%s.scalar_types", path);
+      if (!json_is_array(types) || json_array_size(types) != g->scalar_count)
+        return fail(c, fp, "must be an array of scalar_count (%u) types, \"u32\" or \"u64\"",
+                    g->scalar_count);
+      g->scalar_words = 0;
+      for (uint32_t k = 0; k < g->scalar_count; k++) {
+        const char *t = json_string_value(json_array_get(types, k));
+        if (!t || (strcmp(t, "u32") && strcmp(t, "u64")))
+          return fail(c, fp, "entry %u must be \"u32\" or \"u64\"", k);
+        g->scalar_types[k] = strcmp(t, "u64") ? TANDEM_NPU_SCALAR_U32 : TANDEM_NPU_SCALAR_U64;
+        g->scalar_words += g->scalar_types[k] == TANDEM_NPU_SCALAR_U64 ? 2 : 1;
+      }
+      if (g->scalar_words > TANDEM_MAX_NPU_SCALARS)
+        return fail(c, fp, "the scalars take %u 32-bit words, at most %u (a u64 takes two)",
+                    g->scalar_words, TANDEM_MAX_NPU_SCALARS);
+    }
   }
   return true;
 }
 
-/* Typed 32-bit values: [{"f32": 2.5}, {"u32": 7}, {"i32": -1}, 7 (a u32)]. */
+/* Typed values as 32-bit words: [{"f32": 2.5}, {"u32": 7}, {"i32": -1}, 7 (a
+ * u32), {"u64": n} (two words, low first)]. */
 static bool parse_values(const ctx_t *c, const json_t *arr, const char *path, uint32_t *words,
                          uint32_t max_words, uint32_t *count) {
   if (!json_is_array(arr)) return fail(c, path, "must be an array, not %s", type_name(arr));
   size_t n = json_array_size(arr);
-  if (n > max_words) return fail(c, path, "%zu values, at most %u", n, max_words);
+  uint32_t w = 0;
   for (size_t i = 0; i < n; i++) {
     char p[192];
     pathf(p, sizeof p, "%s[%zu]", path, i);
     json_t *v = json_array_get(arr, i);
+    const char *key = json_is_object(v) && json_object_size(v) == 1
+                          ? json_object_iter_key(json_object_iter(v))
+                          : NULL;
+    uint32_t need = key && !strcmp(key, "u64") ? 2 : 1;
+    if (w + need > max_words) return fail(c, path, "more than %u 32-bit words", max_words);
     if (json_is_integer(v)) {
       uint64_t u;
       if (!as_u64(c, v, p, 0, UINT32_MAX, &u)) return false;
-      words[i] = (uint32_t)u;
+      words[w++] = (uint32_t)u;
       continue;
     }
-    if (!json_is_object(v) || json_object_size(v) != 1)
-      return fail(c, p, "must be {\"f32\": x}, {\"u32\": n}, {\"i32\": n} or an integer");
-    const char *key = json_object_iter_key(json_object_iter(v));
+    if (!key)
+      return fail(c, p, "must be {\"f32\": x}, {\"u32\": n}, {\"i32\": n}, {\"u64\": n} or "
+                        "an integer");
     json_t *x = json_object_iter_value(json_object_iter(v));
     char vp[224];
     pathf(vp, sizeof vp, "%s.%s", p, key);
     if (!strcmp(key, "f32")) {
       if (!json_is_number(x)) return fail(c, vp, "must be a number, not %s", type_name(x));
       float f = (float)json_number_value(x);
-      memcpy(&words[i], &f, 4);
+      memcpy(&words[w++], &f, 4);
     } else if (!strcmp(key, "u32")) {
       uint64_t u;
       if (!as_u64(c, x, vp, 0, UINT32_MAX, &u)) return false;
-      words[i] = (uint32_t)u;
+      words[w++] = (uint32_t)u;
+    } else if (!strcmp(key, "u64")) {
+      uint64_t u;
+      if (!as_u64(c, x, vp, 0, UINT64_MAX, &u)) return false;
+      words[w++] = (uint32_t)u;
+      words[w++] = (uint32_t)(u >> 32);
     } else if (!strcmp(key, "i32")) {
       if (!json_is_integer(x)) return fail(c, vp, "must be an integer, not %s", type_name(x));
       json_int_t s = json_integer_value(x);
       if (s < INT32_MIN || s > INT32_MAX) return fail(c, vp, "%lld is out of range for i32", (long long)s);
       int32_t s32 = (int32_t)s;
-      memcpy(&words[i], &s32, 4);
+      memcpy(&words[w++], &s32, 4);
     } else {
-      return fail(c, p, "unknown value type '%s' (expected f32, u32 or i32)", key);
+      return fail(c, p, "unknown value type '%s' (expected f32, u32, i32 or u64)", key);
     }
   }
-  *count = (uint32_t)n;
+  *count = w;
   return true;
 }
 
@@ -846,9 +898,9 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
         pathf(fp, sizeof fp, "%s.scalars", path);
         uint32_t count = 0;
         if (sc && !parse_values(c, sc, fp, n->scalars, TANDEM_MAX_NPU_SCALARS, &count)) return false;
-        if (count != g->scalar_count)
-          return fail(c, fp, "%u scalars given, NPU program '%s' takes %u", count, g->name,
-                      g->scalar_count);
+        if (count != g->scalar_words)
+          return fail(c, fp, "%u scalar words given, NPU program '%s' takes %u (a u64 is two)",
+                      count, g->name, g->scalar_words);
         n->scalar_count = count;
       }
     } else {
@@ -1030,6 +1082,7 @@ void pipeline_free(pipeline_t *p) {
     free(p->programs[i].name);
     free(p->programs[i].xclbin_path);
     free(p->programs[i].kernel);
+    free(p->programs[i].instructions_path);
   }
   for (uint32_t i = 0; i < p->output_count; i++) free(p->outputs[i].path);
   for (uint32_t i = 0; i < p->check_count; i++) {

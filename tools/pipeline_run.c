@@ -62,6 +62,7 @@ static void usage(FILE *f) {
         "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
         "                     the pipeline has NPU programs\n"
         "  --npu-library PATH the emulated NPU's library\n"
+        "  --npu-profile P    auto (default: from the device), plain or xdna\n"
         "  --quiet            print only failures\n"
         "\n"
         "Relative paths inside the file are relative to the file's folder; outputs\n"
@@ -247,14 +248,38 @@ static int build(run_state_t *st, const run_opts_t *o) {
                 "to its path", p->file, i);
       return CLI_EXIT_USAGE;
     }
+    /* The instruction stream: a file of little-endian 32-bit words. */
+    void *instr = NULL;
+    size_t instr_bytes = 0;
+    if (g->instructions_path) {
+      FILE *f = fopen(g->instructions_path, "rb");
+      long len = -1;
+      if (f && fseek(f, 0, SEEK_END) == 0) len = ftell(f);
+      if (f && len > 0 && len <= (64l << 20) && fseek(f, 0, SEEK_SET) == 0 &&
+          (instr = malloc((size_t)len)) && fread(instr, 1, (size_t)len, f) == (size_t)len)
+        instr_bytes = (size_t)len;
+      if (f) fclose(f);
+      if (!instr_bytes) {
+        free(instr);
+        cli_error("%s: npu_programs[%u] '%s': cannot read the instruction stream '%s' (%s)",
+                  p->file, i, g->name, g->instructions_path,
+                  len == 0 ? "empty" : len > (64l << 20) ? "over 64 MiB" : strerror(errno));
+        return CLI_EXIT_USAGE;
+      }
+    }
     tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                    .name = g->name,
                                    .xclbin_path = g->xclbin_path,
                                    .kernel_name = g->kernel,
+                                   .instructions = instr,
+                                   .instruction_bytes = instr_bytes,
                                    .bindings = g->bindings,
                                    .binding_count = g->binding_count,
-                                   .scalar_count = g->scalar_count};
+                                   .scalar_count = g->scalar_count,
+                                   .abi = g->abi,
+                                   .scalar_types = g->scalar_types};
     s = tandem_npu_program_create(st->rt, &d, &st->programs[i]);
+    free(instr); /* the program copied it */
     if (s != TANDEM_OK) {
       snprintf(what, sizeof what, "%s: npu_programs[%u] '%s'", p->file, i, g->name);
       cli_tandem_error(what, s);
@@ -558,7 +583,7 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
 }
 
 int cli_run_main(int argc, char **argv) {
-  run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
+  run_opts_t o = {.npu = {.kind = TANDEM_NPU_NONE}};
   for (int i = 1; i < argc; i++) {
     const char *v;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -586,6 +611,8 @@ int cli_run_main(int argc, char **argv) {
       if (!cli_parse_npu(v, &o.npu.kind)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
+      if (!cli_parse_npu_profile(v, &o.npu.profile)) return CLI_EXIT_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       cli_error("run: unknown option '%s' (see tandem run --help)", argv[i]);
       return CLI_EXIT_USAGE;
@@ -661,8 +688,9 @@ int cli_run_main(int argc, char **argv) {
   if (p.program_count) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
-        printf("NPU:      %s%s, sharing: %s\n", ni.name, ni.emulated ? " [emulated]" : "",
-               tandem_sharing_name(ni.sharing));
+        printf("NPU:      %s%s, sharing: %s, profile: %s\n", ni.name,
+               ni.emulated ? " [emulated]" : "", tandem_sharing_name(ni.sharing),
+               tandem_npu_profile_name(ni.profile));
       size_t l = strlen(device_line);
       snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
       rep.has_npu = true;

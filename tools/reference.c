@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "npu/emu/tandem_emu_dpu.h"
 #include "npy.h"
 #include "pipeline.h"
 #include "tandem_cli_shaders.h"
@@ -126,6 +127,7 @@ typedef enum model {
   MODEL_NPU_MATMUL_F32,
   MODEL_NPU_SCALE_ADD_F32,
   MODEL_NPU_ADD_I32,
+  MODEL_NPU_DPU_VECTOR, /* dpu_vector: its instruction stream (tandem_emu_dpu.h) */
 } model_t;
 
 static model_t node_model(const pipeline_t *p, const pl_node_t *n) {
@@ -145,6 +147,8 @@ static model_t node_model(const pipeline_t *p, const pl_node_t *n) {
       return MODEL_NPU_SCALE_ADD_F32;
     if (!strcmp(g->kernel, "add_i32") && n->view_count == 3 && n->scalar_count == 1)
       return MODEL_NPU_ADD_I32;
+    if (!strcmp(g->kernel, "dpu_vector") && g->abi == TANDEM_NPU_ABI_DPU && g->instructions_path)
+      return MODEL_NPU_DPU_VECTOR;
     return MODEL_NONE;
   }
   return MODEL_SAXPY; /* fill and copy: always modelled (value unused) */
@@ -161,7 +165,7 @@ bool pipeline_cpu_model_complete(const pipeline_t *p, char *why, size_t why_size
     else
       snprintf(why, why_size,
                "nodes[%u] runs NPU program '%s' (kernel '%s'), which is not one of the emulated "
-               "xclbin's modelled kernels (matmul_f32, scale_add_f32, add_i32)",
+               "xclbin's modelled kernels (matmul_f32, scale_add_f32, add_i32, dpu_vector)",
                i, p->programs[n->target].name, p->programs[n->target].kernel);
     return false;
   }
@@ -181,6 +185,48 @@ static float f32_bits(uint32_t w) {
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* dpu_vector on the CPU: the program's instruction stream, executed as the
+ * emulated kernel does (npu/emu/kernels.c) over the node's views (bo0..);
+ * an operation that does not fit leaves its output alone, as a failed run. */
+static void run_dpu_vector(const pl_program_t *g, uint8_t **v, const uint64_t *len,
+                           uint32_t count) {
+  FILE *f = fopen(g->instructions_path, "rb");
+  if (!f) return;
+  uint32_t head[2];
+  if (fread(head, 4, 2, f) != 2 || head[0] != TANDEM_EMU_DPU_MAGIC) {
+    fclose(f);
+    return;
+  }
+  for (uint32_t k = 0; k < head[1]; k++) {
+    uint32_t op[5];
+    if (fread(op, 4, 5, f) != 5) break;
+    const uint32_t d = op[1], a = op[2], b = op[3], n = op[4];
+    const bool imm = op[0] == TANDEM_EMU_DPU_ADDI_I32;
+    if (d >= count || a >= count || (!imm && b >= count)) continue;
+    if ((uint64_t)n * 4 > len[d] || (uint64_t)n * 4 > len[a] || (!imm && (uint64_t)n * 4 > len[b]))
+      continue;
+    for (uint32_t i = 0; i < n; i++) {
+      uint32_t x, y = imm ? b : 0, r;
+      memcpy(&x, v[a] + i * 4, 4);
+      if (!imm) memcpy(&y, v[b] + i * 4, 4);
+      switch (op[0]) {
+        case TANDEM_EMU_DPU_ADD_I32: r = x + y; break;
+        case TANDEM_EMU_DPU_SUB_I32: r = x - y; break;
+        case TANDEM_EMU_DPU_MUL_I32: r = x * y; break;
+        case TANDEM_EMU_DPU_ADDI_I32: r = x + y; break;
+        case TANDEM_EMU_DPU_ADD_F32: {
+          float fx = f32_bits(x) + f32_bits(y);
+          memcpy(&r, &fx, 4);
+          break;
+        }
+        default: r = 0; break;
+      }
+      memcpy(v[d] + i * 4, &r, 4);
+    }
+  }
+  fclose(f);
+}
 
 static void run_node(const pipeline_t *p, const pl_node_t *n, uint8_t **mem) {
   uint8_t *v[TANDEM_MAX_BINDINGS];
@@ -241,6 +287,9 @@ static void run_node(const pipeline_t *p, const pl_node_t *n, uint8_t **mem) {
       }
       return;
     }
+    case MODEL_NPU_DPU_VECTOR:
+      run_dpu_vector(&p->programs[n->target], v, len, n->view_count);
+      return;
     case MODEL_NONE: return;
   }
 }

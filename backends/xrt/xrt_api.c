@@ -10,6 +10,7 @@
  * with it there), then on the loader's path.
  */
 #include "backends/xrt/xrt_api.h"
+#include "backends/xrt/xrt_bridge.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -28,21 +29,20 @@
 void tandem_xrt_api_unload(tandem_xrt_api_t *api) {
   if (!api) return;
   /* Close in reverse order of opening. */
-  for (int i = 1; i >= 0; i--)
+  for (int i = 2; i >= 0; i--)
     if (api->libs[i]) dlclose(api->libs[i]);
   memset(api, 0, sizeof *api);
 }
 
-/* "<folder of the object holding this code>/libtandem_npu_emu.so.0" when that
- * file exists (libtandem.so's folder, in the build tree and installed), else
- * NULL. |buf| holds the result. */
-static const char *tandem_xrt_emulator_beside_us(char *buf, size_t size) {
+/* "<folder of the object holding this code>/|file|" when that file exists
+ * (libtandem.so's folder, in the build tree and installed), else NULL. |buf|
+ * holds the result. */
+static const char *tandem_xrt_beside_us(const char *file, char *buf, size_t size) {
   Dl_info info;
-  if (!dladdr((void *)&tandem_xrt_emulator_beside_us, &info) || !info.dli_fname) return NULL;
+  if (!dladdr((void *)&tandem_xrt_beside_us, &info) || !info.dli_fname) return NULL;
   const char *slash = strrchr(info.dli_fname, '/');
   if (!slash) return NULL;
-  int n = snprintf(buf, size, "%.*s/libtandem_npu_emu.so.0", (int)(slash - info.dli_fname),
-                   info.dli_fname);
+  int n = snprintf(buf, size, "%.*s/%s", (int)(slash - info.dli_fname), info.dli_fname, file);
   if (n < 0 || (size_t)n >= size || access(buf, R_OK) != 0) return NULL;
   return buf;
 }
@@ -55,7 +55,7 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   if (flavor == TANDEM_XRT_EMULATED) {
     char beside[4096];
     const char *path = emulator_path;
-    if (!path) path = tandem_xrt_emulator_beside_us(beside, sizeof beside);
+    if (!path) path = tandem_xrt_beside_us("libtandem_npu_emu.so.0", beside, sizeof beside);
     if (!path) path = "libtandem_npu_emu.so.0";
     api->libs[0] = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!api->libs[0])
@@ -128,5 +128,39 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   }
   TANDEM_XRT_SYMBOLS(TANDEM_XRT_RESOLVE)
 #undef TANDEM_XRT_RESOLVE
+  if (flavor == TANDEM_XRT_EMULATED) {
+    *(void **)&api->tandemEmuDeviceFamily = dlsym(lookup, "tandemEmuDeviceFamily");
+    *(void **)&api->tandemEmuRunAbort = dlsym(lookup, "tandemEmuRunAbort");
+  }
+  /* The bridge: the emulator's own symbols, or libtandem_xrt_bridge.so (built
+   * against XRT >= 2.17) from TANDEM_XRT_BRIDGE or beside libtandem, loaded
+   * after XRT so its XRT symbols resolve to the libraries loaded above. Its
+   * absence is normal (XRT 2.13, FPGA-style devices). */
+  void *bridge = NULL;
+  if (flavor == TANDEM_XRT_EMULATED) {
+    bridge = lookup;
+    snprintf(api->bridge_description, sizeof api->bridge_description, "the emulated NPU's");
+  } else {
+    char path[4096];
+    const char *env = getenv("TANDEM_XRT_BRIDGE");
+    const char *where = env && env[0] ? env : tandem_xrt_beside_us("libtandem_xrt_bridge.so", path, sizeof path);
+    if (where) api->libs[2] = dlopen(where, RTLD_NOW | RTLD_LOCAL);
+    bridge = api->libs[2];
+    if (bridge)
+      snprintf(api->bridge_description, sizeof api->bridge_description, "%.150s", where);
+  }
+  if (bridge) {
+    *(void **)&api->tandemBridgeVersion = dlsym(bridge, "tandemBridgeVersion");
+    *(void **)&api->tandemBridgeRegisterXclbin = dlsym(bridge, "tandemBridgeRegisterXclbin");
+    *(void **)&api->tandemBridgeKernelArgs = dlsym(bridge, "tandemBridgeKernelArgs");
+    /* All or nothing, and only of this interface's version. */
+    if (!api->tandemBridgeVersion || api->tandemBridgeVersion() != TANDEM_XRT_BRIDGE_VERSION ||
+        !api->tandemBridgeRegisterXclbin || !api->tandemBridgeKernelArgs) {
+      api->tandemBridgeVersion = NULL;
+      api->tandemBridgeRegisterXclbin = NULL;
+      api->tandemBridgeKernelArgs = NULL;
+      api->bridge_description[0] = '\0';
+    }
+  }
   return TANDEM_OK;
 }

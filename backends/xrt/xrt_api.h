@@ -28,7 +28,7 @@ typedef enum tandem_xrt_flavor {
 
 typedef struct tandem_xrt_api {
   tandem_xrt_flavor_t flavor;
-  void *libs[2]; /* dlopen handles, closed by tandem_xrt_api_unload */
+  void *libs[3]; /* dlopen handles (the bridge last), closed by tandem_xrt_api_unload */
   char description[192]; /* copied into tandem_npu_info_t.backend[192] */
 
   xrtDeviceHandle (*xrtDeviceOpen)(unsigned int index);
@@ -58,6 +58,20 @@ typedef struct tandem_xrt_api {
   enum ert_cmd_state (*xrtRunWait)(xrtRunHandle rhdl);
   enum ert_cmd_state (*xrtRunState)(xrtRunHandle rhdl);
   int (*xrtRunClose)(xrtRunHandle rhdl);
+  /* Optional (NULL when absent): the emulated NPU's answer to "which XRT
+   * do you behave like": "xdna" or "plain" (TANDEM_EMU_MODE). */
+  const char *(*tandemEmuDeviceFamily)(xrtDeviceHandle dhdl);
+  /* Optional: abort a run in flight (the emulated NPU's; XRT's abort is
+   * xrt::run::abort, C++ only, on a run the C API cannot hand over). */
+  int (*tandemEmuRunAbort)(xrtRunHandle rhdl);
+  /* The bridge (xrt_bridge.h), optional (all NULL when absent): the
+   * emulated NPU's own, or libtandem_xrt_bridge.so beside libtandem for real
+   * XRT >= 2.17. bridge_description names where it came from. */
+  int (*tandemBridgeVersion)(void);
+  int (*tandemBridgeRegisterXclbin)(void *device, const char *xclbin_path, char *msg, size_t cap);
+  int (*tandemBridgeKernelArgs)(void *device, const char *xclbin_path, const char *kernel,
+                                char *kinds, size_t capacity, char *msg, size_t cap);
+  char bridge_description[160];
 } tandem_xrt_api_t;
 
 /* Loads the table. |flavor| REAL: dlopen the device shim, then

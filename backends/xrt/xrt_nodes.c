@@ -9,7 +9,10 @@
  * that core/ names none.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <xf86drm.h>
 
 #include "core/npu_backend.h"
@@ -41,4 +44,25 @@ void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info) {
              "/dev/accel/%.40s", e->d_name);
   }
   closedir(dir);
+}
+
+/* Whether an accel device bound to the amdxdna driver (AMD XDNA, Ryzen AI)
+ * exists: /sys/class/accel/<node>/device/driver links to .../amdxdna. */
+bool tandem_xrt_has_amdxdna(void) {
+  DIR *dir = opendir("/sys/class/accel");
+  if (!dir) return false;
+  bool found = false;
+  struct dirent *e;
+  while (!found && (e = readdir(dir))) {
+    if (e->d_name[0] == '.') continue;
+    char link[PATH_MAX], target[PATH_MAX];
+    snprintf(link, sizeof link, "/sys/class/accel/%.200s/device/driver", e->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    const char *base = strrchr(target, '/');
+    found = strcmp(base ? base + 1 : target, "amdxdna") == 0;
+  }
+  closedir(dir);
+  return found;
 }

@@ -3,8 +3,12 @@
  * xrt_npu.c — the NPU backend over XRT's C API (core/npu_backend.h).
  *
  * One code path serves the system's XRT and tandem's emulated NPU: only the
- * library behind tandem_xrt_api_t differs (xrt_api.c). Buffer objects are
- * allocated in memory group 0 with normal flags; kernels open through
+ * library behind tandem_xrt_api_t differs (xrt_api.c). The device profile
+ * (tandem_npu_profile_t) decides the buffer flags: PLAIN allocates with no
+ * flags, XDNA data buffers HOST_ONLY and the instruction buffer CACHEABLE, as
+ * amdxdna's XRT plugin requires. Data buffers live in bank
+ * TANDEM_XRT_DATA_BANK (created before any kernel is known), so every
+ * binding's kernel argument must be connected there; kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
  * watchdog is remembered and waited for before its handle (and, through core,
  * its buffers) can go: nothing is freed under a running kernel.
@@ -19,15 +23,35 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include "backends/xrt/xrt_api.h"
 #include "core/npu_backend.h"
 
 #define TANDEM_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", from linux/magic.h */
+/* The bank every data buffer is allocated in: aiecc's HOST bank (0). */
+#define TANDEM_XRT_DATA_BANK 0
+
+/* A kernel opened once and shared by every program of that xclbin and name:
+ * on XDNA each xrtPLKernelOpen makes a hardware context, and an NPU has only
+ * a few. */
+typedef struct tandem_xrt_shared_kernel {
+  xuid_t uuid;
+  char name[128];
+  xrtKernelHandle kernel;
+  uint32_t refs;
+  struct tandem_xrt_shared_kernel *next;
+} tandem_xrt_shared_kernel_t;
 
 typedef struct tandem_xrt_npu {
   tandem__npu_t base;
   tandem_xrt_api_t api;
   xrtDeviceHandle device;
+  pthread_mutex_t kernels_mutex; /* guards kernels */
+  tandem_xrt_shared_kernel_t *kernels;
+  /* The first NPU fault (a run the driver ended in TIMEOUT or ABORT), in
+   * words; set once, by the lane thread, read by it: later runs fail with it. */
+  char fault[320];
 } tandem_xrt_npu_t;
 
 typedef struct tandem_xrt_program {
@@ -36,6 +60,10 @@ typedef struct tandem_xrt_program {
   xrtBufferHandle instructions; /* or NULL */
   uint32_t instruction_words;
   uint32_t binding_count, scalar_count;
+  tandem_npu_abi_t abi;
+  int instr_arg;  /* the instruction buffer's argument (PLAIN 0, DPU 1) */
+  int data_first; /* the first binding's argument */
+  tandem_npu_scalar_type_t scalar_types[TANDEM_MAX_NPU_SCALARS];
   char name[128];
 } tandem_xrt_program_t;
 
@@ -66,24 +94,33 @@ void tandem_xrt_fault_wrap(tandem_xrt_api_t *api);
 void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
 /* xrt_nodes.c (the backend's one user of libdrm). */
 void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info);
+bool tandem_xrt_has_amdxdna(void);
 
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  pthread_mutex_destroy(&n->kernels_mutex); /* programs hold the runtime: none is left */
   if (n->device) n->api.xrtDeviceClose(n->device);
   tandem_xrt_fault_forget(&n->api);
   tandem_xrt_api_unload(&n->api);
   free(n);
 }
 
-static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, void **out_bo,
-                                            void **out_host) {
-  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+/* A zero-filled BO of |size| bytes with |flags| in bank |group|, mapped. */
+static tandem_status_t tandem_xrt_bo_alloc(tandem_xrt_npu_t *n, uint64_t size, xrtBufferFlags flags,
+                                           int group, void **out_bo, void **out_host) {
   *out_bo = *out_host = NULL;
   errno = 0;
-  xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, 0, 0);
-  if (!bo)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes failed: %s",
-                       (unsigned long long)size, TANDEM_XRT_WHY(0));
+  xrtBufferHandle bo = n->api.xrtBOAlloc(n->device, size, flags, (xrtMemoryGroup)group);
+  if (!bo) {
+    int e = errno;
+    return TANDEM_FAIL(
+        TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes (flags 0x%x, bank %d) failed: %s%s",
+        (unsigned long long)size, (unsigned)flags, group, tandem_xrt_why(0, e, (char[96]){0}, 96),
+        e == ENOTSUP && n->base.profile == TANDEM_NPU_PROFILE_PLAIN
+            ? " (the NPU profile is plain; an XDNA NPU refuses buffers without flags: use "
+              "the xdna profile, TANDEM_NPU_PROFILE=xdna)"
+            : "");
+  }
   errno = 0;
   void *host = n->api.xrtBOMap(bo);
   if (!host) {
@@ -103,6 +140,16 @@ static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, 
   *out_bo = bo;
   *out_host = host;
   return TANDEM_OK;
+}
+
+/* Data buffers: HOST_ONLY on XDNA (SHARE buffers: mappable, exportable),
+ * no flags on PLAIN; always in TANDEM_XRT_DATA_BANK. */
+static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, void **out_bo,
+                                            void **out_host) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  xrtBufferFlags flags =
+      base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_HOST_ONLY : XCL_BO_FLAGS_NONE;
+  return tandem_xrt_bo_alloc(n, size, flags, TANDEM_XRT_DATA_BANK, out_bo, out_host);
 }
 
 static tandem_status_t tandem_xrt_bo_export(tandem__npu_t *base, void *bo, int *out_fd,
@@ -167,12 +214,60 @@ static tandem_status_t tandem_xrt_bo_sync(tandem__npu_t *base, void *bo, bool to
   return TANDEM_OK;
 }
 
+/* The shared kernel |name| of xclbin |uuid|, opened on first use. NULL with
+ * errno from xrtPLKernelOpen. */
+static xrtKernelHandle tandem_xrt_kernel_get(tandem_xrt_npu_t *n, const xuid_t uuid,
+                                             const char *name) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  tandem_xrt_shared_kernel_t *e = n->kernels;
+  while (e && (memcmp(e->uuid, uuid, sizeof(xuid_t)) || strcmp(e->name, name))) e = e->next;
+  xrtKernelHandle k = NULL;
+  if (e) {
+    e->refs++;
+    k = e->kernel;
+  } else if ((e = calloc(1, sizeof *e))) {
+    errno = 0;
+    k = n->api.xrtPLKernelOpen(n->device, uuid, name);
+    if (k) {
+      memcpy(e->uuid, uuid, sizeof(xuid_t));
+      snprintf(e->name, sizeof e->name, "%s", name);
+      e->kernel = k;
+      e->refs = 1;
+      e->next = n->kernels;
+      n->kernels = e;
+    } else {
+      int err = errno;
+      free(e);
+      errno = err;
+    }
+  } else {
+    errno = ENOMEM;
+  }
+  pthread_mutex_unlock(&n->kernels_mutex);
+  return k;
+}
+
+static void tandem_xrt_kernel_put(tandem_xrt_npu_t *n, xrtKernelHandle k) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  for (tandem_xrt_shared_kernel_t **at = &n->kernels; *at; at = &(*at)->next) {
+    tandem_xrt_shared_kernel_t *e = *at;
+    if (e->kernel != k) continue;
+    if (--e->refs == 0) {
+      *at = e->next;
+      n->api.xrtKernelClose(k);
+      free(e);
+    }
+    break;
+  }
+  pthread_mutex_unlock(&n->kernels_mutex);
+}
+
 static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_program_t *p = native;
   if (!p) return;
   if (p->instructions) n->api.xrtBOFree(p->instructions);
-  if (p->kernel) n->api.xrtKernelClose(p->kernel);
+  if (p->kernel) tandem_xrt_kernel_put(n, p->kernel);
   if (p->xclbin) n->api.xrtXclbinFreeHandle(p->xclbin);
   free(p);
 }
@@ -188,6 +283,134 @@ static tandem_status_t tandem_xrt_errno_code(int e) {
     case ENOMEM: return TANDEM_ERROR_OUT_OF_MEMORY;
     default: return TANDEM_ERROR_IO;
   }
+}
+
+/* One kernel argument as tandem sees it: 'b' a buffer (bank in |bank|),
+ * 'u' / 'U' a 32- / 64-bit scalar, '?' a scalar of unknown width, 0 none. */
+typedef struct tandem_xrt_arg {
+  char kind;
+  int bank;
+} tandem_xrt_arg_t;
+
+/* The kernel's arguments: from the xclbin's metadata where the bridge can
+ * list them (XRT's C API cannot), else probed: a group id means a
+ * buffer, a run that accepts a value there a scalar (width unknown), and the
+ * first index that is neither ends the list. Returns the count. */
+static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k,
+                                  const tandem_npu_program_desc_t *d, tandem_xrt_arg_t *out,
+                                  int cap) {
+  int count = 0;
+  if (n->api.tandemBridgeKernelArgs) {
+    char kinds[64];
+    count = n->api.tandemBridgeKernelArgs(n->device, d->xclbin_path, d->kernel_name, kinds,
+                                          sizeof kinds, NULL, 0);
+    if (count > cap) count = cap;
+    for (int i = 0; i < count; i++) {
+      out[i].kind = kinds[i];
+      out[i].bank = kinds[i] == 'b' ? n->api.xrtKernelArgGroupId(k, i) : -1;
+    }
+    if (count >= 0) return count;
+    count = 0; /* no metadata: probe */
+  }
+  xrtRunHandle probe = n->api.xrtRunOpen(k);
+  if (!probe) return 0;
+  for (; count < cap; count++) {
+    int bank = n->api.xrtKernelArgGroupId(k, count);
+    if (bank >= 0) {
+      out[count] = (tandem_xrt_arg_t){'b', bank};
+    } else if (n->api.xrtRunSetArg(probe, count, 0u) == 0) {
+      out[count] = (tandem_xrt_arg_t){'?', -1};
+    } else {
+      break;
+    }
+  }
+  n->api.xrtRunClose(probe);
+  return count;
+}
+
+static const char *tandem_xrt_kind_name(char kind) {
+  switch (kind) {
+    case 'b': return "a buffer";
+    case 'u': return "a 32-bit scalar";
+    case 'U': return "a 64-bit scalar";
+    case '?': return "a scalar";
+    default: return "missing";
+  }
+}
+
+/* Checks the kernel's arguments against the program's ABI and contract
+ * (tandem.h, tandem_npu_abi_t): CONTRACT naming the first argument that
+ * disagrees. */
+static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p,
+                                             const tandem_npu_program_desc_t *d,
+                                             const char *name) {
+  enum { cap = 64 };
+  tandem_xrt_arg_t args[cap];
+  int count = tandem_xrt_kernel_args(n, p->kernel, d, args, cap);
+  /* What each argument must be: kinds, and for each a role in words. */
+  char want[cap];
+  const char *role[cap];
+  char roles[cap][48];
+  int used = 0;
+  if (p->abi == TANDEM_NPU_ABI_DPU || p->abi == TANDEM_NPU_ABI_DPU_MODULE) {
+    want[0] = 'U', role[0] = "the opcode";
+    want[1] = 'b', role[1] = "the instruction buffer";
+    want[2] = 'u', role[2] = "the instruction word count";
+    used = 3;
+  } else if (p->abi == TANDEM_NPU_ABI_PLAIN && d->instructions) {
+    want[0] = 'b', role[0] = "the instruction buffer";
+    want[1] = 'u', role[1] = "the instruction word count";
+    used = 2;
+  }
+  for (uint32_t i = 0; i < d->binding_count && used < cap; i++, used++) {
+    want[used] = 'b';
+    snprintf(roles[used], sizeof roles[used], "binding %u", i);
+    role[used] = roles[used];
+  }
+  for (uint32_t i = 0; i < d->scalar_count && used < cap; i++, used++) {
+    want[used] = p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 ? 'U' : 'u';
+    snprintf(roles[used], sizeof roles[used], "scalar %u (%s)", i,
+             p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 ? "u64" : "u32");
+    role[used] = roles[used];
+  }
+  for (int a = 0; a < used; a++) {
+    char have = a < count ? args[a].kind : 0;
+    bool scalar_ok = (want[a] == 'u' || want[a] == 'U') && (have == want[a] || have == '?');
+    if (have == 0)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel '%s' takes fewer arguments than the "
+                         "contract: argument %d, %s, does not exist",
+                         name, tandem_npu_abi_name(p->abi), d->kernel_name, a, role[a]);
+    if (have != want[a] && !scalar_ok)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel argument %d of '%s' should be %s, "
+                         "%s, but it is %s",
+                         name, tandem_npu_abi_name(p->abi), a, d->kernel_name, role[a],
+                         tandem_xrt_kind_name(want[a]), tandem_xrt_kind_name(have));
+    /* XRT would clone a data buffer of another bank into the connected one
+     * behind our back (a copy per run, and results written to the clone). */
+    if (want[a] == 'b' && a >= p->data_first && args[a].bank != TANDEM_XRT_DATA_BANK)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s': %s is kernel argument %d, which is connected to "
+                         "bank %d, but tandem's data buffers are in bank %d; rebuild the xclbin "
+                         "with the argument in bank %d",
+                         name, role[a], a, args[a].bank, TANDEM_XRT_DATA_BANK,
+                         TANDEM_XRT_DATA_BANK);
+  }
+  for (int a = used; a < count; a++) {
+    /* PLAIN kernels take exactly the contract's arguments; the others may
+     * leave trailing buffers unset (aiecc declares five), never scalars. */
+    if (p->abi == TANDEM_NPU_ABI_PLAIN || args[a].kind != 'b')
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "NPU program '%s' (ABI %s): kernel '%s' takes more arguments than the "
+                         "contract's %u bindings and %u scalars: argument %d is %s%s",
+                         name, tandem_npu_abi_name(p->abi), d->kernel_name, d->binding_count,
+                         d->scalar_count, a, tandem_xrt_kind_name(args[a].kind),
+                         p->abi == TANDEM_NPU_ABI_PLAIN
+                             ? ""
+                             : " (only trailing buffers may stay unset)");
+  }
+  return TANDEM_OK;
 }
 
 static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
@@ -208,6 +431,13 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   snprintf(p->name, sizeof p->name, "%s", name);
   p->binding_count = d->binding_count;
   p->scalar_count = d->scalar_count;
+  p->abi = d->abi;
+  p->instr_arg = d->abi == TANDEM_NPU_ABI_PLAIN ? 0 : 1;
+  p->data_first = d->abi == TANDEM_NPU_ABI_PLAIN ? (d->instructions ? 2 : 0)
+                  : d->abi == TANDEM_NPU_ABI_ELF ? 0
+                                                 : 3;
+  for (uint32_t i = 0; i < d->scalar_count; i++)
+    p->scalar_types[i] = d->scalar_types ? d->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
   tandem_status_t s = TANDEM_OK;
   xuid_t uuid;
   p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
@@ -219,69 +449,66 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                     "NPU program '%s': '%s' %s (%s)", name, d->xclbin_path,
                     errno == EINVAL ? "is not an xclbin this NPU accepts" : "could not be read",
                     strerror(errno));
-  if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0)
-    s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': loading '%s' failed (%s)%s",
-                    name, d->xclbin_path, strerror(errno),
-                    errno == EACCES && base->emulated
+  /* XDNA registers the xclbin through the bridge (its plugin refuses
+   * loading; xrtPLKernelOpen then makes the hardware context); PLAIN loads. */
+  if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
+      n->api.tandemBridgeRegisterXclbin) {
+    char why[256] = "";
+    int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->xclbin_path, why, sizeof why);
+    if (rc != 0)
+      s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
+                      "NPU program '%s': registering '%s' with the NPU failed (%s; %s)%s", name,
+                      d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc),
+                      rc == -EACCES && base->emulated
+                          ? "; the emulated NPU loads only its own kernels library and those "
+                            "listed in TANDEM_EMU_KERNELS"
+                          : "");
+  } else if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0) {
+    int err = errno;
+    s = TANDEM_FAIL(tandem_xrt_errno_code(err), "NPU program '%s': loading '%s' failed (%s)%s",
+                    name, d->xclbin_path, strerror(err),
+                    err == EACCES && base->emulated
                         ? "; the emulated NPU loads only its own kernels library and those "
                           "listed in TANDEM_EMU_KERNELS"
+                    : err == ENOTSUP
+                        ? "; this NPU (XDNA?) refuses to load xclbins: they must be registered, "
+                          "which needs tandem's XRT bridge, libtandem_xrt_bridge.so, built "
+                          "against XRT >= 2.17 (docs/npu.md), and the xdna profile"
                         : "");
+  }
   if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
     s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': the xclbin's UUID: %s", name,
                     strerror(errno));
   if (s == TANDEM_OK) {
-    p->kernel = n->api.xrtPLKernelOpen(n->device, uuid, d->kernel_name);
-    if (!p->kernel)
+    p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
+    if (!p->kernel && errno == EBUSY && base->profile == TANDEM_NPU_PROFILE_XDNA)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                      "NPU program '%s': kernel '%s' could not be opened: the NPU has no free "
+                      "hardware context (each distinct kernel opened takes one, and an XDNA NPU "
+                      "has few; tandem shares one per xclbin and kernel). Release other NPU "
+                      "programs, or close other applications using the NPU",
+                      name, d->kernel_name);
+    else if (!p->kernel)
       s = TANDEM_FAIL(tandem_xrt_errno_code(errno),
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s)", name,
                       d->kernel_name, d->xclbin_path, strerror(errno));
   }
-  /* Arguments: [instructions, words], buffers, scalars (tandem.h). */
-  int first = d->instructions ? 2 : 0;
-  for (uint32_t i = 0; s == TANDEM_OK && i < d->binding_count; i++) {
-    int arg = first + (int)i;
-    if (n->api.xrtKernelArgGroupId(p->kernel, arg) < 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "binding %u of NPU program '%s': kernel argument %d is not a buffer (or "
-                      "does not exist)",
-                      i, name, arg);
-  }
-  for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++) {
-    int arg = first + (int)d->binding_count + (int)i;
-    if (n->api.xrtKernelArgGroupId(p->kernel, arg) >= 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "scalar %u of NPU program '%s': kernel argument %d is a buffer, the "
-                      "contract says scalar",
-                      i, name, arg);
-  }
-  /* The scalar count (issue 11): XRT's C API cannot list a kernel's
-   * arguments, so a probe run must accept every declared scalar and refuse the
-   * argument after the last one; otherwise too many scalars surfaced only at
-   * prepare, and too few as a bare failure of the run. */
-  if (s == TANDEM_OK) {
-    int next = first + (int)d->binding_count + (int)d->scalar_count;
-    xrtRunHandle probe = n->api.xrtRunOpen(p->kernel);
-    if (!probe)
-      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "NPU program '%s': xrtRunOpen failed (%s)",
-                      name, strerror(errno));
-    for (uint32_t i = 0; s == TANDEM_OK && i < d->scalar_count; i++)
-      if (n->api.xrtRunSetArg(probe, first + (int)d->binding_count + (int)i, 0u) != 0)
-        s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                        "NPU program '%s': the contract has %u scalars but kernel '%s' has no "
-                        "argument %d for scalar %u (it takes fewer)",
-                        name, d->scalar_count, d->kernel_name,
-                        first + (int)d->binding_count + (int)i, i);
-    if (s == TANDEM_OK && (n->api.xrtKernelArgGroupId(p->kernel, next) >= 0 ||
-                           n->api.xrtRunSetArg(probe, next, 0u) == 0))
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                      "NPU program '%s': kernel '%s' takes more arguments than the contract's "
-                      "%u bindings and %u scalars (argument %d exists)",
-                      name, d->kernel_name, d->binding_count, d->scalar_count, next);
-    if (probe) n->api.xrtRunClose(probe);
-  }
+  if (s == TANDEM_OK) s = tandem_xrt_check_args(n, p, d, name);
   if (s == TANDEM_OK && d->instructions) {
+    /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
+     * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
-    s = tandem_xrt_bo_create(base, d->instruction_bytes, (void **)&p->instructions, &host);
+    int bank = n->api.xrtKernelArgGroupId(p->kernel, p->instr_arg);
+    xrtBufferFlags flags =
+        base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
+    if (bank < 0)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "NPU program '%s': kernel argument %d (the instruction buffer) is not a "
+                      "buffer",
+                      name, p->instr_arg);
+    else
+      s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, bank, (void **)&p->instructions,
+                              &host);
     if (s == TANDEM_OK) {
       memcpy(host, d->instructions, d->instruction_bytes);
       s = tandem_xrt_bo_sync(base, p->instructions, true, 0, d->instruction_bytes);
@@ -324,21 +551,39 @@ static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program,
   if (!r->run)
     s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunOpen of '%s' failed: %s", p->name,
                     strerror(errno));
-  int arg = 0;
+  /* The ABI's leading arguments (tandem.h, tandem_npu_abi_t); DPU_MODULE's
+   * arguments 1 and 2 stay unset, which XRT sends as zero. */
+  if (s == TANDEM_OK && (p->abi == TANDEM_NPU_ABI_DPU || p->abi == TANDEM_NPU_ABI_DPU_MODULE) &&
+      n->api.xrtRunSetArg(r->run, 0, (uint64_t)3) != 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the opcode argument of '%s'", p->name);
   if (s == TANDEM_OK && p->instructions) {
-    if (n->api.xrtRunSetArg(r->run, arg++, p->instructions) != 0 ||
-        n->api.xrtRunSetArg(r->run, arg++, (unsigned int)p->instruction_words) != 0)
+    if (n->api.xrtRunSetArg(r->run, p->instr_arg, p->instructions) != 0 ||
+        n->api.xrtRunSetArg(r->run, p->instr_arg + 1, (unsigned int)p->instruction_words) != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the instruction arguments of '%s'",
                       p->name);
   }
+  int arg = p->data_first;
   for (uint32_t i = 0; s == TANDEM_OK && i < bo_count; i++, arg++)
     if (n->api.xrtRunSetArg(r->run, arg, (xrtBufferHandle)bos[i]) != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s': xrtRunSetArg(%d) refused it",
                       i, p->name, arg);
-  for (uint32_t i = 0; s == TANDEM_OK && i < scalar_count; i++, arg++)
-    if (n->api.xrtRunSetArg(r->run, arg, (unsigned int)scalars[i]) != 0)
+  /* |scalars| are 32-bit words: one per U32 scalar, two (low first) per U64. */
+  uint32_t w = 0;
+  for (uint32_t i = 0; s == TANDEM_OK && i < p->scalar_count; i++, arg++) {
+    int rc;
+    if (p->scalar_types[i] == TANDEM_NPU_SCALAR_U64 && w + 1 < scalar_count) {
+      rc = n->api.xrtRunSetArg(r->run, arg, (uint64_t)scalars[w] | (uint64_t)scalars[w + 1] << 32);
+      w += 2;
+    } else if (w < scalar_count) {
+      rc = n->api.xrtRunSetArg(r->run, arg, (unsigned int)scalars[w]);
+      w += 1;
+    } else {
+      rc = -EINVAL;
+    }
+    if (rc != 0)
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "scalar %u of '%s': xrtRunSetArg(%d) refused it", i,
                       p->name, arg);
+  }
   if (s != TANDEM_OK) {
     tandem_xrt_run_destroy(base, r);
     return s;
@@ -356,19 +601,47 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
     n->api.xrtRunWait(r->run);
     r->still_running = false;
   }
+  /* After an NPU fault the device was reset: later work fails clearly
+   * instead of meeting ABORT run after run. */
+  if (n->fault[0])
+    return TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                       "NPU run of '%s' not started: the NPU faulted earlier (%s); recreate the "
+                       "runtime to use the NPU again",
+                       r->program->name, n->fault);
   int rc = n->api.xrtRunStart(r->run);
   if (rc != 0)
     return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d", r->program->name,
                        rc);
   enum ert_cmd_state state = n->api.xrtRunWaitFor(r->run, timeout_ms);
+  /* XRT answers TIMEOUT both when the wait ran out (the run goes on) and
+   * when the driver's hang detection ended the run (final, after its ~2 s
+   * deadline): the run's own state tells them apart. */
+  if (state == ERT_CMD_STATE_TIMEOUT) state = n->api.xrtRunState(r->run);
   if (state == ERT_CMD_STATE_COMPLETED) return TANDEM_OK;
+  if (state == ERT_CMD_STATE_TIMEOUT || state == ERT_CMD_STATE_ABORT ||
+      state == ERT_CMD_STATE_NORESPONSE) {
+    char why[256];
+    snprintf(why, sizeof why, "the driver ended run of '%.128s' in state %s%s", r->program->name,
+             state == ERT_CMD_STATE_TIMEOUT  ? "TIMEOUT (its hang detection reset the NPU)"
+             : state == ERT_CMD_STATE_ABORT ? "ABORT (the NPU context was reset or aborted)"
+                                            : "NORESPONSE (the NPU did not answer a reset)",
+             "");
+    if (!n->fault[0]) snprintf(n->fault, sizeof n->fault, "%s", why);
+    return TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                       "NPU fault: %s; this is the NPU's own verdict, not tandem's %u ms "
+                       "watchdog. Later NPU runs of this runtime fail",
+                       why, timeout_ms);
+  }
   if (state == ERT_CMD_STATE_NEW || state == ERT_CMD_STATE_QUEUED ||
-      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED ||
-      state == ERT_CMD_STATE_TIMEOUT) {
+      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED) {
+    /* tandem's watchdog: abort the run where the library can; either way
+     * it is waited for before its handle or buffers go. */
+    bool aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
     r->still_running = true;
     return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
-                       "NPU run of '%s' did not finish within the %u ms watchdog", r->program->name,
-                       timeout_ms);
+                       "NPU run of '%s' did not finish within the %u ms watchdog%s",
+                       r->program->name, timeout_ms,
+                       aborted ? " (aborted)" : " (XRT's C API cannot abort it; it is waited for)");
   }
   return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
                      r->program->name, (int)state,
@@ -397,6 +670,7 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
   tandem_xrt_npu_t *n = calloc(1, sizeof *n);
   if (!n) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the NPU device");
   n->base.vtable = &tandem_xrt_npu_vtable;
+  pthread_mutex_init(&n->kernels_mutex, NULL);
   const char *library = options->npu_library;
   if (emulated && !library) library = getenv("TANDEM_NPU_LIBRARY");
   tandem_status_t s =
@@ -416,6 +690,16 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
                        emulated ? "the emulated NPU" : "XRT", options->npu_index, strerror(err));
   }
   n->base.emulated = emulated;
+  /* The profile: the option when set, else what the device reports (the
+   * emulated NPU says which XRT it behaves like; a real system is XDNA when
+   * an amdxdna accel device exists). */
+  n->base.profile = options->npu_profile;
+  if (n->base.profile == TANDEM_NPU_PROFILE_AUTO) {
+    const char *family =
+        n->api.tandemEmuDeviceFamily ? n->api.tandemEmuDeviceFamily(n->device) : NULL;
+    bool xdna = family ? strcmp(family, "xdna") == 0 : !emulated && tandem_xrt_has_amdxdna();
+    n->base.profile = xdna ? TANDEM_NPU_PROFILE_XDNA : TANDEM_NPU_PROFILE_PLAIN;
+  }
   snprintf(n->base.name, sizeof n->base.name, "%s %u",
            emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
   snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);

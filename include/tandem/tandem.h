@@ -220,6 +220,24 @@ typedef enum tandem_npu_kind {
   TANDEM_NPU_EMULATED = 2, /* tandem's emulated NPU (libtandem_npu_emu.so) */
 } tandem_npu_kind_t;
 
+/* How tandem speaks to the NPU's XRT: which buffer flags and banks it uses.
+ * AUTO (the option's default) follows what the device reports: an amdxdna
+ * device (/dev/accel with the amdxdna driver, or the emulated NPU in its
+ * default XDNA mode) is XDNA, anything else PLAIN. The chosen profile is in
+ * tandem_npu_info_t.profile. */
+typedef enum tandem_npu_profile {
+  TANDEM_NPU_PROFILE_AUTO = 0,  /* option value: from what the device reports */
+  TANDEM_NPU_PROFILE_PLAIN = 1, /* FPGA-style XRT: buffers with no flags, instruction
+                                   buffer in its argument's bank */
+  TANDEM_NPU_PROFILE_XDNA = 2,  /* AMD XDNA (Ryzen AI): HOST_ONLY data buffers in bank
+                                   0, a CACHEABLE instruction buffer in its argument's
+                                   bank; a binding whose kernel argument is in another
+                                   bank than 0 is CONTRACT (never a hidden clone) */
+} tandem_npu_profile_t;
+
+/* "auto", "plain", "xdna". Thread-safe. */
+TANDEM_API const char *tandem_npu_profile_name(tandem_npu_profile_t profile);
+
 /* How GPU and NPU see one SHARED buffer; negotiated per device pair, best
  * first (AUTO tries DMABUF_TO_GPU, HOST_POINTER, STAGED; DMABUF_TO_NPU is
  * only used when forced: unverified, and reported to fault on amdxdna).
@@ -277,7 +295,9 @@ typedef struct tandem_runtime_options {
    * libtandem_npu_emu.so.0 beside libtandem, else on the loader's path),
    * the watchdog for one NPU
    * run (default 10000 ms; a run that exceeds it fails and its dependents
-   * fail, the GPU never hangs), and the sharing path (AUTO or a forced one;
+   * fail, the GPU never hangs; an XDNA driver's own hang detection resets the
+   * NPU after about 2 s, which ends the run first as an NPU fault,
+   * DEVICE_LOST), and the sharing path (AUTO or a forced one;
    * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED). */
   tandem_npu_kind_t npu;
   uint32_t npu_index;
@@ -309,6 +329,9 @@ typedef struct tandem_runtime_options {
    * validation (and TANDEM_VALIDATION) and the validation callback do not
    * apply: validation is the application's instance's business. */
   const struct tandem_vulkan_device *vulkan_device;
+  /* The NPU profile (AUTO: from what the device reports; see
+   * tandem_npu_profile_t). TANDEM_NPU_PROFILE=auto|plain|xdna overrides. */
+  tandem_npu_profile_t npu_profile;
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above and sets struct_size. NULL is
@@ -1111,10 +1134,10 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * (an NPU buffer object the host can map, the GPU cannot use).
  *
  * An NPU program is an xclbin plus a kernel name (plus, for XDNA-style
- * kernels, an instruction stream) with a contract, like a GPU kernel. Its
- * kernel arguments are, in order: [instruction buffer, instruction word count]
- * when instructions are given, then one buffer per binding, then scalar_count
- * 32-bit scalars.
+ * kernels, an instruction stream) with a contract, like a GPU kernel. How its
+ * kernel arguments are packed is its ABI (tandem_npu_abi_t): after the ABI's
+ * leading arguments come one buffer per binding, then the scalars
+ * (scalar_count, typed by scalar_types).
  */
 
 typedef struct tandem_npu_program tandem_npu_program_t;
@@ -1127,6 +1150,7 @@ typedef struct tandem_npu_info {
   tandem_sharing_t sharing; /* the path used with this runtime's GPU */
   uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
   char drm_nodes[8][64];
+  tandem_npu_profile_t profile; /* PLAIN or XDNA: the profile in use */
 } tandem_npu_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_npu_info. NULL
@@ -1151,6 +1175,36 @@ TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
 TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
+/* How an NPU program's kernel arguments are laid out. Checked against the
+ * kernel's argument metadata when the program is created (CONTRACT, naming
+ * the argument). "data" is the bindings, then the scalars. */
+typedef enum tandem_npu_abi {
+  /* [instruction buffer, u32 word count] when instructions are given, then
+   * data; the kernel takes exactly these arguments (FPGA-style kernels). */
+  TANDEM_NPU_ABI_PLAIN = 0,
+  /* mlir-aie / IRON xclbin kernels: opcode (u64 3), the instruction buffer
+   * (instructions required), its u32 word count, data from argument 3.
+   * Buffer arguments after the data may stay unset (aiecc declares five). */
+  TANDEM_NPU_ABI_DPU = 1,
+  /* xclbin + ELF module kernels (XRT >= 2.16): opcode 3, then arguments 1 and
+   * 2 left zero (the instruction stream is the module's), data from 3. No
+   * instructions. Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_DPU_MODULE = 2,
+  /* full-ELF kernels (XRT >= 2.19): data from argument 0. No instructions.
+   * Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_ELF = 3,
+} tandem_npu_abi_t;
+
+/* An NPU scalar argument's type. A U64 scalar takes two consecutive 32-bit
+ * words of tandem_graph_add_npu_run's scalars, low word first. */
+typedef enum tandem_npu_scalar_type {
+  TANDEM_NPU_SCALAR_U32 = 0,
+  TANDEM_NPU_SCALAR_U64 = 1,
+} tandem_npu_scalar_type_t;
+
+/* "plain", "dpu", "dpu_module", "elf". Thread-safe. */
+TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
+
 typedef struct tandem_npu_program_desc {
   uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
   const char *name;         /* used in messages; defaults to kernel_name */
@@ -1160,7 +1214,11 @@ typedef struct tandem_npu_program_desc {
   size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
   const tandem_binding_contract_t *bindings; /* one per buffer argument */
   uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
-  uint32_t scalar_count;    /* 32-bit scalar arguments after the buffers, 0 .. 16 */
+  uint32_t scalar_count;    /* scalar arguments after the buffers, 0 .. 16 */
+  tandem_npu_abi_t abi;     /* how the arguments are packed; default PLAIN */
+  /* scalar_count types; NULL: every scalar is U32. At most 16 words in all
+   * (a U64 scalar is two). */
+  const tandem_npu_scalar_type_t *scalar_types;
 } tandem_npu_program_desc_t;
 
 /* Zeroes |desc| and sets struct_size. NULL is ignored. */
@@ -1173,11 +1231,15 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
 #define TANDEM_MAX_NPU_SCALARS 16
 
 /* Loads an NPU program, opening the NPU if needed. The kernel's arguments are
- * checked against the contract: each binding must be a buffer argument, the
- * scalars must not be, and the kernel must take exactly binding_count +
- * scalar_count arguments. The emulated NPU loads only its own kernels library
+ * checked against the ABI and the contract: the ABI's leading arguments,
+ * each binding a buffer argument in tandem's data bank, each scalar a scalar
+ * of its type (where the metadata says the width), and no argument left over
+ * (PLAIN) or only buffers left over (DPU, DPU_MODULE, ELF: they stay unset).
+ * The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
- * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions),
+ * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions;
+ * instructions missing for DPU or given for DPU_MODULE / ELF; an unknown abi
+ * or scalar type; more than 16 scalar words),
  * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
  * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
@@ -1318,7 +1380,8 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                                                           uint32_t *out_node);
 
 /* Runs |program| on the NPU lane with |views| bound to its buffer arguments
- * and |scalars| as its scalar arguments. Views must be SHARED or NPU_LOCAL
+ * and |scalars| as its scalar arguments: scalar_count 32-bit words, one per
+ * U32 scalar and two (low first) per U64 one. Views must be SHARED or NPU_LOCAL
  * and start at offset 0 (an NPU argument is a whole buffer object); each is
  * checked against its binding (length, alignment) as for dispatches.
  * Errors: INVALID_ARGUMENT (a NULL, a program or view of another runtime),
@@ -1469,9 +1532,11 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  */
 
 /* Blocks until the submission finished (successfully or not) and returns its
- * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
- * CANCELLED, TIMEOUT when an NPU run exceeded the npu_timeout_ms watchdog,
- * INTERNAL when an NPU run failed ...), or INVALID_ARGUMENT for a NULL or
+ * result: OK, or the failure that ended it (DEVICE_LOST, also when the NPU's
+ * driver ended an NPU run in TIMEOUT or ABORT — an NPU fault, after which the
+ * runtime's later NPU runs fail too; FAILED_DEPENDENCY, CANCELLED, TIMEOUT
+ * when an NPU run exceeded the npu_timeout_ms watchdog, INTERNAL when an NPU
+ * run failed ...), or INVALID_ARGUMENT for a NULL or
  * stale handle. Waits on the GPU lanes' timeline semaphores on the calling
  * thread (and on the NPU lane's progress when the submission has NPU runs, or
  * depends on NPU runs of earlier submissions). Thread-safe. */

@@ -59,7 +59,8 @@ void emu_bo_destroy(emu_bo_t *bo) {
 }
 
 /* Builds a BO around |fd| (owned by the BO from here on, closed on failure). */
-static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size) {
+static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size, emu_bo_type_t type,
+                           int32_t group) {
   emu_bo_t *bo = calloc(1, sizeof *bo);
   void *host = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   void *device_side = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -77,6 +78,8 @@ static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size) {
   bo->refs = 1;
   bo->size = size;
   bo->fd = fd;
+  bo->flags_type = (int)type;
+  bo->group = group;
   struct stat st;
   if (fstat(fd, &st) == 0) {
     bo->fd_ino = st.st_ino;
@@ -92,11 +95,25 @@ static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size) {
 
 EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBufferFlags flags,
                                       xrtMemoryGroup grp) {
-  (void)flags; /* every flag is accepted; all BOs behave alike here */
   emu_device_t *dev = emu_device_from(dhdl);
   if (dev == NULL || size == 0 || size > (size_t)INT64_MAX / 2 || (int32_t)grp < 0) {
     errno = EINVAL;
     return NULL;
+  }
+  /* XDNA mode reads the flags as amdxdna's plugin does (bo_flags_to_type):
+   * none is refused, HOST_ONLY (or KERNBUF) is a SHARE buffer, CACHEABLE a
+   * device-heap one; PLAIN mode accepts any flags. */
+  emu_bo_type_t type = EMU_BO_PLAIN;
+  const uint32_t kind = (uint32_t)flags & ~(uint32_t)XRT_BO_FLAGS_MEMIDX_MASK;
+  if (dev->mode == EMU_MODE_XDNA) {
+    if (kind & (XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_KERNBUF))
+      type = EMU_BO_SHARE;
+    else if (kind & XCL_BO_FLAGS_CACHEABLE)
+      type = EMU_BO_DEV;
+    else {
+      errno = ENOTSUP; /* "unsupported buffer type: none flag" */
+      return NULL;
+    }
   }
   int fd = memfd_create("tandem-npu-emu-bo", MFD_CLOEXEC);
   if (fd < 0) return NULL;
@@ -106,7 +123,7 @@ EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBuff
     errno = err;
     return NULL;
   }
-  return bo_create(dev, fd, size);
+  return bo_create(dev, fd, size, type, (int32_t)grp);
 }
 
 EMU_EXPORT xrtBufferHandle xrtBOImport(xrtDeviceHandle dhdl, xclBufferExportHandle ehdl) {
@@ -119,7 +136,7 @@ EMU_EXPORT xrtBufferHandle xrtBOImport(xrtDeviceHandle dhdl, xclBufferExportHand
   /* The caller keeps its fd; the BO holds its own duplicate. */
   int fd = fcntl(ehdl, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return NULL;
-  return bo_create(dev, fd, (size_t)st.st_size);
+  return bo_create(dev, fd, (size_t)st.st_size, EMU_BO_IMPORTED, -1);
 }
 
 EMU_EXPORT xclBufferExportHandle xrtBOExport(xrtBufferHandle bhdl) {

@@ -44,8 +44,15 @@ typedef enum emu_bo_type {
   EMU_BO_IMPORTED = 3,
 } emu_bo_type_t;
 
+/* Which XRT the device behaves like (TANDEM_EMU_MODE, read by xrtDeviceOpen). */
+typedef enum emu_mode {
+  EMU_MODE_XDNA = 0,  /* default: amdxdna's XRT plugin (flags, banks, unset arguments) */
+  EMU_MODE_PLAIN = 1, /* FPGA-style XRT 2.13: flags ignored, every argument must be set */
+} emu_mode_t;
+
 typedef struct emu_device {
   uint32_t magic;
+  emu_mode_t mode;
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* worker: queue not empty or closing */
   pthread_cond_t done_cv; /* waiters: some run reached a final state */
@@ -56,6 +63,9 @@ typedef struct emu_device {
   uint32_t live_kernels; /* kernels alive (user or run references) */
   emu_run_t *head, *tail;
   uint64_t delay_us; /* TANDEM_EMU_DELAY_US */
+  uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per open kernel) */
+  uint32_t max_contexts; /* TANDEM_EMU_MAX_CONTEXTS, default 4 */
+  uint64_t tdr_ms;       /* XDNA mode: the driver's hang deadline (TANDEM_EMU_TDR_MS), 0 off */
   /* The loaded image (xrtDeviceLoadXclbinHandle). */
   void *lib;
   const tandem_emu_kernel_t *kernels;
@@ -93,6 +103,7 @@ typedef struct emu_kernel {
   bool user_closed;
   const tandem_emu_kernel_t *desc;
   uint32_t nargs;
+  bool reset; /* XDNA mode: a run passed the driver's deadline; its context was reset */
 } emu_kernel_t;
 
 typedef struct emu_run_arg {
@@ -109,6 +120,7 @@ struct emu_run {
   emu_run_arg_t *args;     /* set by xrtRunSetArg */
   tandem_emu_arg_t *exec;  /* snapshot taken by xrtRunStart, read by the worker */
   emu_bo_t **exec_bos;     /* BOs the in-flight execution holds (busy + ref) */
+  bool abort_requested;    /* tandemEmuRunAbort: end in ABORT */
   emu_run_t *next;         /* device queue */
 };
 

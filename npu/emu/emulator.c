@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
+#include "backends/xrt/xrt_bridge.h"
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -62,6 +63,47 @@ static void release_exec_locked(emu_run_t *run, emu_bo_t **dead) {
   }
 }
 
+/* TANDEM_EMU_MODE: unset or empty = "xdna"; "xdna" or "plain". Anything
+ * else makes xrtDeviceOpen fail (EINVAL). */
+static bool read_mode(emu_mode_t *out) {
+  const char *s = getenv("TANDEM_EMU_MODE");
+  *out = EMU_MODE_XDNA;
+  if (s == NULL || s[0] == '\0' || strcmp(s, "xdna") == 0) return true;
+  if (strcmp(s, "plain") == 0) {
+    *out = EMU_MODE_PLAIN;
+    return true;
+  }
+  return false;
+}
+
+/* TANDEM_EMU_MAX_CONTEXTS: unset or empty = 4 (Riallto refuses a fifth
+ * application); otherwise 1..64. Anything else fails xrtDeviceOpen. */
+/* TANDEM_EMU_TDR_MS: unset or empty = 2000 (amdxdna's default); 0 turns
+ * it off; at most 600000. Anything else fails xrtDeviceOpen. */
+static bool read_tdr(uint64_t *out) {
+  const char *s = getenv("TANDEM_EMU_TDR_MS");
+  *out = 2000;
+  if (s == NULL || s[0] == '\0') return true;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long long v = strtoull(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-' || v > 600000ull) return false;
+  *out = v;
+  return true;
+}
+
+static bool read_max_contexts(uint32_t *out) {
+  const char *s = getenv("TANDEM_EMU_MAX_CONTEXTS");
+  *out = 4;
+  if (s == NULL || s[0] == '\0') return true;
+  char *end = NULL;
+  errno = 0;
+  const unsigned long v = strtoul(s, &end, 10);
+  if (errno != 0 || *end != '\0' || s[0] == '-' || v < 1 || v > 64) return false;
+  *out = (uint32_t)v;
+  return true;
+}
+
 static void *worker_main(void *arg) {
   emu_device_t *dev = arg;
   pthread_mutex_lock(&dev->mu);
@@ -75,15 +117,34 @@ static void *worker_main(void *arg) {
     run->state = ERT_CMD_STATE_RUNNING;
     const uint64_t delay_us = dev->delay_us;
     const tandem_emu_kernel_t *desc = run->kernel->desc;
+    /* A context the driver reset (or an aborted run) does not run again. */
+    const bool skip = run->kernel->reset || run->abort_requested;
     pthread_mutex_unlock(&dev->mu);
 
-    if (delay_us > 0) sleep_us(delay_us);
-    const int rc = desc->run(run->exec, run->nargs);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (delay_us > 0 && !skip) sleep_us(delay_us);
+    const int rc = skip ? 0 : desc->run(run->exec, run->nargs);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const uint64_t ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
+                        (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000L);
 
     pthread_mutex_lock(&dev->mu);
     emu_bo_t *dead = NULL;
     release_exec_locked(run, &dead);
-    run->state = rc == 0 ? ERT_CMD_STATE_COMPLETED : ERT_CMD_STATE_ERROR;
+    if (skip) {
+      run->state = ERT_CMD_STATE_ABORT;
+    } else if (dev->mode == EMU_MODE_XDNA && dev->tdr_ms > 0 && ms > dev->tdr_ms) {
+      /* amdxdna's hang detection: past its deadline the driver resets the
+       * context, the run ends in a final TIMEOUT and later runs of that
+       * context in ABORT (here: reported when the kernel function returns). */
+      run->state = ERT_CMD_STATE_TIMEOUT;
+      run->kernel->reset = true;
+    } else if (run->abort_requested) {
+      run->state = ERT_CMD_STATE_ABORT;
+    } else {
+      run->state = rc == 0 ? ERT_CMD_STATE_COMPLETED : ERT_CMD_STATE_ERROR;
+    }
     pthread_cond_broadcast(&dev->done_cv);
     if (dead != NULL) {
       pthread_mutex_unlock(&dev->mu);
@@ -119,7 +180,11 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
     return NULL;
   }
   uint64_t delay_us = 0;
-  if (!read_delay(&delay_us)) {
+  emu_mode_t mode = EMU_MODE_XDNA;
+  uint32_t max_contexts = 4;
+  uint64_t tdr_ms = 2000;
+  if (!read_delay(&delay_us) || !read_mode(&mode) || !read_max_contexts(&max_contexts) ||
+      !read_tdr(&tdr_ms)) {
     errno = EINVAL;
     return NULL;
   }
@@ -136,6 +201,9 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   pthread_cond_init(&dev->done_cv, &ca);
   pthread_condattr_destroy(&ca);
   dev->magic = EMU_MAGIC_DEVICE;
+  dev->mode = mode;
+  dev->max_contexts = max_contexts;
+  dev->tdr_ms = tdr_ms;
   dev->refs = 1;
   dev->delay_us = delay_us;
   const int rc = pthread_create(&dev->worker, NULL, worker_main, dev);
@@ -146,6 +214,17 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   }
   dev->worker_started = true;
   return dev;
+}
+
+/* Not XRT: tells tandem which XRT this device behaves like, so its NPU
+ * profile follows the device (TANDEM_EMU_MODE). NULL for a bad handle. */
+EMU_EXPORT const char *tandemEmuDeviceFamily(xrtDeviceHandle dhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  if (dev == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return dev->mode == EMU_MODE_XDNA ? "xdna" : "plain";
 }
 
 EMU_EXPORT int xrtDeviceClose(xrtDeviceHandle dhdl) {
@@ -204,11 +283,8 @@ static int emu_library_allowed(const char *library) {
   return EACCES;
 }
 
-EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
-  emu_device_t *dev = emu_device_from(dhdl);
-  emu_xclbin_t *x = emu_xclbin_from(xhdl);
-  if (dev == NULL || x == NULL) return emu_fail(EINVAL);
-
+/* Loads |x|'s kernels library as the device's image (load or register). */
+static int emu_load(emu_device_t *dev, emu_xclbin_t *x) {
   pthread_mutex_lock(&dev->mu);
   const bool same = dev->lib != NULL && memcmp(dev->uuid, x->uuid, sizeof(xuid_t)) == 0;
   const bool closing = dev->closing;
@@ -252,7 +328,79 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
   return 0;
 }
 
+/* PLAIN mode loads xclbins; the XDNA mode refuses, as amdxdna's plugin does
+ * (its load_axlf is "not supported"): xclbins are registered there. */
+EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle xhdl) {
+  emu_device_t *dev = emu_device_from(dhdl);
+  emu_xclbin_t *x = emu_xclbin_from(xhdl);
+  if (dev == NULL || x == NULL) return emu_fail(EINVAL);
+  if (dev->mode == EMU_MODE_XDNA) return emu_fail(ENOTSUP);
+  return emu_load(dev, x);
+}
+
+/* ---- the bridge (backends/xrt/xrt_bridge.h), XDNA mode ---------------- */
+
+static void tell(char *msg, size_t cap, const char *text) {
+  if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", text);
+}
+
+EMU_EXPORT int tandemBridgeVersion(void) { return TANDEM_XRT_BRIDGE_VERSION; }
+
+EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path, char *msg,
+                                          size_t cap) {
+  emu_device_t *dev = emu_device_from(device);
+  if (dev == NULL || xclbin_path == NULL) {
+    tell(msg, cap, "invalid device handle or path");
+    return emu_fail(EINVAL);
+  }
+  if (dev->mode != EMU_MODE_XDNA) {
+    tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
+    return emu_fail(ENOTSUP);
+  }
+  xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
+  if (xh == NULL) {
+    const int err = errno;
+    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    return emu_fail(err);
+  }
+  const int rc = emu_load(dev, emu_xclbin_from(xh));
+  xrtXclbinFreeHandle(xh);
+  if (rc != 0)
+    tell(msg, cap, rc == -EACCES   ? "the kernels library it names is not one the emulated NPU may load"
+                   : rc == -EBUSY ? "kernels of another xclbin are still open"
+                                  : strerror(-rc));
+  return rc;
+}
+
+EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, const char *kernel,
+                                      char *kinds, size_t capacity, char *msg, size_t cap) {
+  (void)xclbin_path; /* the registered image is the one asked about */
+  emu_device_t *dev = emu_device_from(device);
+  if (dev == NULL || kernel == NULL || kinds == NULL) return emu_fail(EINVAL);
+  pthread_mutex_lock(&dev->mu);
+  int rc = -ENOENT;
+  for (uint32_t i = 0; i < dev->kernel_count; i++) {
+    if (strcmp(dev->kernels[i].name, kernel) != 0) continue;
+    const size_t n = strlen(dev->kernels[i].arg_kinds);
+    rc = n + 1 > capacity ? -ENOSPC : (int)n;
+    if (rc >= 0) memcpy(kinds, dev->kernels[i].arg_kinds, n + 1);
+  }
+  pthread_mutex_unlock(&dev->mu);
+  if (rc < 0) {
+    tell(msg, cap, rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
+    return emu_fail(-rc);
+  }
+  return rc;
+}
+
 /* ---- kernels --------------------------------------------------------- */
+
+/* The bank of buffer argument |i| (arg_banks, default 0). */
+static int emu_arg_bank(const tandem_emu_kernel_t *desc, uint32_t i) {
+  if (desc->arg_banks == NULL || i >= strlen(desc->arg_banks)) return 0;
+  const char c = desc->arg_banks[i];
+  return c >= '0' && c <= '9' ? c - '0' : 0;
+}
 
 static emu_kernel_t *kernel_from(xrtKernelHandle h) {
   emu_kernel_t *k = h;
@@ -267,6 +415,7 @@ static bool kernel_put_locked(emu_kernel_t *k) {
   k->magic = EMU_MAGIC_DEAD;
   free(k);
   dev->live_kernels--;
+  if (dev->mode == EMU_MODE_XDNA) dev->contexts--; /* its hardware context goes */
   return emu_device_put_locked(dev);
 }
 
@@ -294,6 +443,10 @@ EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xc
       if (strcmp(dev->kernels[i].name, name) == 0) desc = &dev->kernels[i];
     if (desc == NULL) err = ENOENT;
   }
+  /* XDNA mode: like xrtPLKernelOpen on XRT >= 2.17, every kernel opened
+   * makes its own hardware context, and the NPU has only a few. */
+  if (err == 0 && dev->mode == EMU_MODE_XDNA && dev->contexts >= dev->max_contexts) err = EBUSY;
+  if (err == 0 && dev->mode == EMU_MODE_XDNA) dev->contexts++;
   if (err != 0) {
     pthread_mutex_unlock(&dev->mu);
     free(k);
@@ -334,7 +487,7 @@ EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
     errno = EINVAL;
     return -1;
   }
-  return 0; /* one memory group: the emulated device's host memory */
+  return emu_arg_bank(k->desc, (uint32_t)argno);
 }
 
 /* ---- runs ------------------------------------------------------------ */
@@ -409,6 +562,12 @@ EMU_EXPORT int xrtRunSetArg(xrtRunHandle rhdl, int index, ...) {
     value = va_arg(ap, uint64_t);
   va_end(ap);
   if (kind == TANDEM_EMU_ARG_BO && (bo == NULL || bo->dev != dev)) return emu_fail(EINVAL);
+  /* XDNA mode: a buffer allocated in another bank than the argument's is
+   * refused (real XRT warns and clones it into the connected bank, a hidden
+   * copy tandem must never cause). Imported buffers have no bank. */
+  if (bo != NULL && dev->mode == EMU_MODE_XDNA && bo->flags_type != EMU_BO_IMPORTED &&
+      bo->group != emu_arg_bank(r->kernel->desc, (uint32_t)index))
+    return emu_fail(EXDEV);
 
   pthread_mutex_lock(&dev->mu);
   if (bo != NULL && bo->user_freed) {
@@ -437,8 +596,10 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
     err = ENODEV;
   else if (in_flight(r))
     err = EBUSY;
-  for (uint32_t i = 0; err == 0 && i < r->nargs; i++)
-    if (!r->args[i].set) err = EINVAL; /* every argument must be set */
+  /* PLAIN mode: every argument must be set. XDNA mode, as XRT: an unset
+   * argument reads as zero (a scalar 0, a buffer NULL with size 0). */
+  for (uint32_t i = 0; err == 0 && dev->mode == EMU_MODE_PLAIN && i < r->nargs; i++)
+    if (!r->args[i].set) err = EINVAL;
   if (err != 0) {
     pthread_mutex_unlock(&dev->mu);
     return emu_fail(err);
@@ -455,6 +616,7 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
     }
   }
   r->state = ERT_CMD_STATE_QUEUED;
+  r->abort_requested = false;
   r->next = NULL;
   if (dev->tail != NULL)
     dev->tail->next = r;
@@ -478,9 +640,10 @@ static enum ert_cmd_state wait_locked(emu_run_t *r, const struct timespec *deadl
   return r->state;
 }
 
-/* Like XRT: the final state, or on timeout the current (non-final) state.
- * timeout_ms 0 waits without limit, as XRT does. A run never started returns
- * ERT_CMD_STATE_NEW at once. */
+/* Like XRT: the final state, or ERT_CMD_STATE_TIMEOUT when |timeout_ms|
+ * passes first (xrtRunState then tells a run still going from one the driver
+ * ended in a final TIMEOUT). timeout_ms 0 waits without limit, as XRT does. A
+ * run never started returns ERT_CMD_STATE_NEW at once. */
 EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int timeout_ms) {
   emu_run_t *r = run_from(rhdl);
   if (r == NULL) {
@@ -497,9 +660,24 @@ EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int time
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
-  const enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  if (in_flight(r)) s = ERT_CMD_STATE_TIMEOUT;
   pthread_mutex_unlock(&dev->mu);
   return s;
+}
+
+/* Not XRT's C API (xrt::run::abort is C++): asks a queued or running run to
+ * end in ERT_CMD_STATE_ABORT. A queued one never runs; a running kernel
+ * function cannot be stopped on the CPU, so it ends in ABORT when it returns.
+ * 0, or -EINVAL for a bad handle; a run not in flight is left alone. */
+EMU_EXPORT int tandemEmuRunAbort(xrtRunHandle rhdl) {
+  emu_run_t *r = run_from(rhdl);
+  if (r == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (in_flight(r)) r->abort_requested = true;
+  pthread_mutex_unlock(&dev->mu);
+  return 0;
 }
 
 EMU_EXPORT enum ert_cmd_state xrtRunWait(xrtRunHandle rhdl) { return xrtRunWaitFor(rhdl, 0); }

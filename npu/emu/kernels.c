@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tandem_emu_dpu.h"
 #include "tandem_emu_kernel.h"
 
 /* true when |arg| (a BO) holds at least a*b*elem bytes, without overflow. */
@@ -115,13 +116,108 @@ static int fail(const tandem_emu_arg_t *args, uint32_t count) {
   return 1;
 }
 
+/* The smallest size (in int32 elements) of the BOs at |idx|. */
+static uint64_t min_elems(const tandem_emu_arg_t *args, const int *idx, int count) {
+  uint64_t n = UINT64_MAX;
+  for (int i = 0; i < count; i++) {
+    const uint64_t e = args[idx[i]].ptr != NULL ? args[idx[i]].size / 4 : 0;
+    if (e < n) n = e;
+  }
+  return n;
+}
+
+/* An mlir-aie style DPU kernel: opcode (u64), instr, ninstr (u32), bo0..bo4.
+ * Executes the instruction stream of tandem_emu_dpu.h from the device side
+ * of the instruction buffer: an unsynced buffer (zeros) fails the magic
+ * check, a stale one runs the old program. */
+static int dpu_vector(const tandem_emu_arg_t *args, uint32_t count) {
+  if (count != 8 || args[0].value != TANDEM_EMU_DPU_OPCODE) return 1;
+  const uint32_t *w = args[1].ptr;
+  const uint64_t words = args[2].value;
+  if (w == NULL || words < 2 || words * 4 > args[1].size) return 1;
+  if (w[0] != TANDEM_EMU_DPU_MAGIC || words != 2 + 5 * (uint64_t)w[1]) return 1;
+  for (uint32_t k = 0; k < w[1]; k++) {
+    const uint32_t *op = &w[2 + 5 * k];
+    const uint32_t dst = op[1], a = op[2], b = op[3], n = op[4];
+    const bool imm = op[0] == TANDEM_EMU_DPU_ADDI_I32;
+    if (dst > 4 || a > 4 || (!imm && b > 4)) return 1;
+    const tandem_emu_arg_t *D = &args[3 + dst], *A = &args[3 + a], *B = imm ? NULL : &args[3 + b];
+    if (!fits(D, n, 1, 4) || !fits(A, n, 1, 4) || (B != NULL && !fits(B, n, 1, 4))) return 1;
+    int32_t *d = D->ptr;
+    const int32_t *x = A->ptr, *y = B != NULL ? B->ptr : NULL;
+    for (uint32_t i = 0; i < n; i++) {
+      const uint32_t u = (uint32_t)x[i];
+      switch (op[0]) {
+        case TANDEM_EMU_DPU_ADD_I32: d[i] = (int32_t)(u + (uint32_t)y[i]); break;
+        case TANDEM_EMU_DPU_SUB_I32: d[i] = (int32_t)(u - (uint32_t)y[i]); break;
+        case TANDEM_EMU_DPU_MUL_I32: d[i] = (int32_t)(u * (uint32_t)y[i]); break;
+        case TANDEM_EMU_DPU_ADDI_I32: d[i] = (int32_t)(u + b); break;
+        case TANDEM_EMU_DPU_ADD_F32: {
+          float fa, fb;
+          memcpy(&fa, &x[i], 4);
+          memcpy(&fb, &y[i], 4);
+          fa += fb;
+          memcpy(&d[i], &fa, 4);
+          break;
+        }
+        default: return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+/* An xclbin + ELF-module kernel: opcode 3, arguments 1 and 2 zero (the
+ * instruction stream is the module's: here fixed, bo2 = bo0 + bo1), bo0..bo4. */
+static int dpu_module_add_i32(const tandem_emu_arg_t *args, uint32_t count) {
+  if (count != 8 || args[0].value != TANDEM_EMU_DPU_OPCODE || args[1].ptr != NULL ||
+      args[2].value != 0)
+    return 1;
+  static const int idx[3] = {3, 4, 5};
+  const uint64_t n = min_elems(args, idx, 3);
+  if (n == 0) return 1;
+  const int32_t *a = args[3].ptr, *b = args[4].ptr;
+  int32_t *c = args[5].ptr;
+  for (uint64_t i = 0; i < n; i++) c[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);
+  return 0;
+}
+
+/* A full-ELF kernel: data buffers only (bo0..bo4); bo2 = bo0 + bo1. */
+static int elf_add_i32(const tandem_emu_arg_t *args, uint32_t count) {
+  if (count != 5) return 1;
+  static const int idx[3] = {0, 1, 2};
+  const uint64_t n = min_elems(args, idx, 3);
+  if (n == 0) return 1;
+  const int32_t *a = args[0].ptr, *b = args[1].ptr;
+  int32_t *c = args[2].ptr;
+  for (uint64_t i = 0; i < n; i++) c[i] = (int32_t)((uint32_t)a[i] + (uint32_t)b[i]);
+  return 0;
+}
+
+/* Writes a 64-bit scalar |n| times; args: BO, value (u64), n (u32). */
+static int fill_u64(const tandem_emu_arg_t *args, uint32_t count) {
+  if (count != 3 || !fits(&args[0], args[2].value, 1, 8)) return 1;
+  uint64_t *d = args[0].ptr;
+  for (uint64_t i = 0; i < args[2].value; i++) d[i] = args[1].value;
+  return 0;
+}
+
 static const tandem_emu_kernel_t kernels[] = {
-    {"matmul_f32", "bbbuuu", matmul_f32},
-    {"matmul_i8", "bbbuuu", matmul_i8},
-    {"scale_add_f32", "bbuuu", scale_add_f32},
-    {"add_i32", "bbbu", add_i32},
-    {"sleep_ms", "bu", sleep_ms},
-    {"fail", "b", fail},
+    {"matmul_f32", "bbbuuu", matmul_f32, NULL},
+    {"matmul_i8", "bbbuuu", matmul_i8, NULL},
+    {"scale_add_f32", "bbuuu", scale_add_f32, NULL},
+    {"add_i32", "bbbu", add_i32, NULL},
+    {"sleep_ms", "bu", sleep_ms, NULL},
+    {"fail", "b", fail, NULL},
+    /* add_i32 with C connected to bank 2: tandem must refuse it (its data
+     * buffers are in bank 0) rather than let XRT clone C. */
+    {"add_i32_c_bank2", "bbbu", add_i32, "002-"},
+    /* DPU kernels, declared as aiecc declares them: the instruction buffer
+     * in bank 1 (SRAM), five data buffers in bank 0 (HOST). */
+    {"dpu_vector", "Ububbbbb", dpu_vector, "-1-00000"},
+    {"dpu_module_add_i32", "Ububbbbb", dpu_module_add_i32, "-1-00000"},
+    {"elf_add_i32", "bbbbb", elf_add_i32, NULL},
+    {"fill_u64", "bUu", fill_u64, NULL},
 };
 
 TANDEM_EMU_KERNELS_EXPORT const tandem_emu_kernel_t *tandem_emu_kernels(uint32_t *out_count) {

@@ -39,6 +39,11 @@ typedef struct tandem_emu_kernel {
   /* 0 on success; nonzero = the run ends in ERT_CMD_STATE_ERROR. May check
    * sizes. |count| == strlen(arg_kinds). Runs on the emulator's worker thread. */
   int (*run)(const tandem_emu_arg_t *args, uint32_t count);
+  /* Optional: the memory bank (group id) of each argument, one character per
+   * argument as in arg_kinds: '0'..'9' for a buffer, anything for a scalar.
+   * NULL: every buffer is in bank 0. The XDNA mode refuses a buffer of
+   * another bank (where real XRT would clone it into the right one). */
+  const char *arg_banks;
 } tandem_emu_kernel_t;
 
 /* The symbol every kernels library exports (default visibility). Returns a

@@ -882,19 +882,19 @@ static tandem_status_t program_none(void) {
   return program_with(F.rt, &d);
 }
 static tandem_status_t program_instructions(void) {
-  /* matmul_f32 takes (b, b, b, u, u, u): with an instruction stream in args
-   * 0 and 1, one binding (arg 2) and three scalars fit it. */
+  /* dpu_vector takes (opcode, instr, ninstr, bo0..bo4): the DPU ABI with one
+   * binding fits it (bo1..bo4 stay unset). */
   static const uint32_t instructions[4] = {1, 2, 3, 4};
   tandem_binding_contract_t b = {64, 4, TANDEM_ACCESS_READ_WRITE};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                  .name = "errors_instructions",
                                  .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
-                                 .kernel_name = "matmul_f32",
+                                 .kernel_name = "dpu_vector",
                                  .instructions = instructions,
                                  .instruction_bytes = sizeof instructions,
                                  .bindings = &b,
                                  .binding_count = 1,
-                                 .scalar_count = 3};
+                                 .abi = TANDEM_NPU_ABI_DPU};
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_sync(void) {

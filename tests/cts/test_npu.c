@@ -288,6 +288,20 @@ static void test_npu_watchdog(void **state) {
   failure_case("sleep_ms", 1, &ms, 50, TANDEM_ERROR_TIMEOUT, false);
 }
 
+/* The driver's hang detection (the emulator's XDNA mode, its deadline cut
+ * to 50 ms) ends a 300 ms run in a final TIMEOUT well inside tandem's 10 s
+ * watchdog: an NPU fault (DEVICE_LOST), not a watchdog expiry, and the GPU
+ * copy behind it fails its dependency instead of hanging. */
+static void test_npu_driver_timeout(void **state) {
+  (void)state;
+  const char *mode = getenv("TANDEM_EMU_MODE");
+  if (mode && !strcmp(mode, "plain")) skip(); /* FPGA-style XRT has no such deadline here */
+  setenv("TANDEM_EMU_TDR_MS", "50", 1);
+  uint32_t ms = 300;
+  failure_case("sleep_ms", 1, &ms, 0, TANDEM_ERROR_DEVICE_LOST, false);
+  unsetenv("TANDEM_EMU_TDR_MS");
+}
+
 static void test_npu_cancel(void **state) {
   (void)state;
   uint32_t ms = 200;
@@ -406,6 +420,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_staged_fallback),
       cmocka_unit_test(test_npu_failure_propagates),
       cmocka_unit_test(test_npu_watchdog),
+      cmocka_unit_test(test_npu_driver_timeout),
       cmocka_unit_test(test_npu_cancel),
       cmocka_unit_test(test_no_npu),
       cmocka_unit_test(test_npu_contracts),

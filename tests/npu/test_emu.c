@@ -22,6 +22,8 @@
 #include <unistd.h>
 
 #include "backends/xrt/xrt_headers.h"
+#include "tandem_emu_dpu.h"
+#include "backends/xrt/xrt_bridge.h"
 
 #define EMU_FUNCS(X)                                                                            \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
@@ -35,6 +37,11 @@ static struct {
   EMU_FUNCS(MEMBER)
 #undef MEMBER
 } api;
+
+/* The bridge's registration (xrt_bridge.h), resolved by its C name. */
+static __typeof__(&tandemBridgeRegisterXclbin) bridge_register;
+/* The emulator's run abort (not in XRT's C API). */
+static int (*run_abort)(xrtRunHandle);
 
 static int failures;
 static const char *xclbin_path;
@@ -66,8 +73,22 @@ static uint32_t rnd(void) {
   return (uint32_t)(rng_state >> 16);
 }
 
+/* TANDEM_EMU_MODE=plain: the FPGA-style mode (every argument must be set). */
+static bool plain_mode;
+
+/* Makes |x| (at xclbin_path) the device's image: PLAIN loads it; XDNA
+ * refuses loading, as amdxdna's plugin does, and registers it through the
+ * bridge. Returns 0 or the failing call's result. */
+static int load(xrtDeviceHandle d, xrtXclbinHandle x) {
+  if (plain_mode) return api.xrtDeviceLoadXclbinHandle(d, x);
+  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), -ENOTSUP);
+  char msg[128];
+  return bridge_register(d, xclbin_path, msg, sizeof msg);
+}
+
+/* HOST_ONLY: the data-buffer flags both modes accept. */
 static xrtBufferHandle bo_alloc(size_t size) {
-  xrtBufferHandle bo = api.xrtBOAlloc(dev, size, 0, 0);
+  xrtBufferHandle bo = api.xrtBOAlloc(dev, size, XCL_BO_FLAGS_HOST_ONLY, 0);
   CHECK(bo != NULL);
   return bo;
 }
@@ -139,6 +160,7 @@ static void test_device_and_xclbin(void) {
     xrtDeviceHandle d = api.xrtDeviceOpen(0);
     CHECK(d != NULL);
     CHECK(api.xrtDeviceLoadXclbinHandle(d, x) < 0);
+    CHECK(bridge_register(d, path, NULL, 0) < 0);
     CHECK_EQ(api.xrtDeviceClose(d), 0);
     CHECK_EQ(api.xrtXclbinFreeHandle(x), 0);
   }
@@ -384,6 +406,170 @@ static void test_export_import(void) {
   CHECK(api.xrtBOAlloc(dev, 64, 0, (xrtMemoryGroup)-1) == NULL);
 }
 
+/* XDNA mode (the default): buffer flags as amdxdna's XRT plugin reads them,
+ * and buffer arguments checked against their kernel argument's bank. */
+static void test_xdna_flags(void) {
+  errno = 0;
+  CHECK(api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0) == NULL); /* "none flag" */
+  CHECK_EQ(errno, ENOTSUP);
+  xrtBufferHandle dev_heap = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
+  CHECK(dev_heap != NULL);
+  errno = 0;
+  CHECK_EQ(api.xrtBOExport(dev_heap), -1); /* device-heap buffers do not export */
+  CHECK_EQ(errno, EOPNOTSUPP);
+  xrtBufferHandle share = bo_alloc(4096);
+  const int fd = api.xrtBOExport(share);
+  CHECK(fd >= 0);
+  CHECK_EQ(api.xrtBOExport(share), fd); /* the buffer's own fd, every time */
+  /* add_i32's buffers are in bank 0: one from bank 1 is refused. */
+  xrtKernelHandle k = kernel("add_i32");
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 0), 0);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, dev_heap), -EXDEV);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, share), 0);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(dev_heap), 0);
+  CHECK_EQ(api.xrtBOFree(share), 0);
+}
+
+/* dpu_vector runs the instruction stream from the instruction buffer's
+ * device side: an unsynced stream fails the run, a stale one (rewritten on
+ * the host, not synced) runs the old program, a wrong opcode fails. */
+static void test_dpu_instructions(void) {
+  xrtKernelHandle k = kernel("dpu_vector");
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 1), 1); /* the instruction buffer: SRAM bank */
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 3), 0);
+  xrtBufferHandle instr = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
+  xrtBufferHandle bo[5];
+  for (int i = 0; i < 5; i++) bo[i] = bo_alloc(256);
+  int32_t *a = api.xrtBOMap(bo[0]), *b = api.xrtBOMap(bo[1]), *c = api.xrtBOMap(bo[2]);
+  for (int i = 0; i < 64; i++) {
+    a[i] = i * 5 - 7;
+    b[i] = 100 - i;
+  }
+  to_device(bo[0]);
+  to_device(bo[1]);
+  uint32_t *w = api.xrtBOMap(instr);
+  const uint32_t add[7] = {TANDEM_EMU_DPU_MAGIC, 1, TANDEM_EMU_DPU_ADD_I32, 2, 0, 1, 64};
+  memcpy(w, add, sizeof add);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, (uint64_t)TANDEM_EMU_DPU_OPCODE), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, instr), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 7u), 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(api.xrtRunSetArg(r, 3 + i, bo[i]), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR); /* never synced: the device sees zeros */
+  CHECK_EQ(api.xrtBOSync(instr, XCL_BO_SYNC_BO_TO_DEVICE, sizeof add, 0), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) + (100 - i));
+  w[2] = TANDEM_EMU_DPU_SUB_I32; /* rewritten on the host only: stale on the device */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) + (100 - i)); /* still the old add */
+  CHECK_EQ(api.xrtBOSync(instr, XCL_BO_SYNC_BO_TO_DEVICE, sizeof add, 0), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  from_device(bo[2]);
+  for (int i = 0; i < 64; i++) CHECK_EQ(c[i], (i * 5 - 7) - (100 - i));
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 8u), 0); /* a word count that disagrees with the stream */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunSetArg(r, 2, 7u), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, (uint64_t)2), 0); /* not the DPU opcode */
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ERROR);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  for (int i = 0; i < 5; i++) CHECK_EQ(api.xrtBOFree(bo[i]), 0);
+  CHECK_EQ(api.xrtBOFree(instr), 0);
+}
+
+/* XDNA mode: each kernel opened takes a hardware context, 4 by default
+ * (TANDEM_EMU_MAX_CONTEXTS); a fifth is EBUSY until one is closed. */
+static void test_context_limit(void) {
+  xrtKernelHandle k[5];
+  for (int i = 0; i < 4; i++) k[i] = kernel("add_i32");
+  errno = 0;
+  CHECK(api.xrtPLKernelOpen(dev, uuid, "add_i32") == NULL);
+  CHECK_EQ(errno, EBUSY);
+  CHECK_EQ(api.xrtKernelClose(k[0]), 0);
+  k[4] = kernel("add_i32");
+  for (int i = 1; i < 5; i++) CHECK_EQ(api.xrtKernelClose(k[i]), 0);
+}
+
+/* XDNA mode: a run past the driver's deadline (TANDEM_EMU_TDR_MS) ends in
+ * a final TIMEOUT and resets its context: later runs of that kernel end in
+ * ABORT; a fresh kernel (a new context) runs again. Abort ends a queued run
+ * in ABORT without running it. */
+static void test_tdr_reset_abort(xrtXclbinHandle x) {
+  setenv("TANDEM_EMU_TDR_MS", "40", 1);
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  unsetenv("TANDEM_EMU_TDR_MS");
+  CHECK(d != NULL);
+  CHECK_EQ(load(d, x), 0);
+  xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0);
+  xrtRunHandle r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 120u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_TIMEOUT);
+  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_TIMEOUT); /* final */
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 1u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_ABORT); /* the context was reset */
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  /* A new context runs again. */
+  xrtKernelHandle k1 = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  r = api.xrtRunOpen(k1);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 0u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(api.xrtKernelClose(k1), 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
+  /* Abort of a run queued behind a long one (no deadline on this device, so
+   * a loaded machine cannot turn the long run into a TIMEOUT). */
+  setenv("TANDEM_EMU_TDR_MS", "0", 1);
+  d = api.xrtDeviceOpen(0);
+  unsetenv("TANDEM_EMU_TDR_MS");
+  CHECK_EQ(load(d, x), 0);
+  bo = api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0);
+  xrtKernelHandle k2 = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  xrtRunHandle a = api.xrtRunOpen(k2), b = api.xrtRunOpen(k2);
+  CHECK_EQ(api.xrtRunSetArg(a, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(a, 1, 300u), 0);
+  CHECK_EQ(api.xrtRunSetArg(b, 0, bo), 0);
+  CHECK_EQ(api.xrtRunSetArg(b, 1, 1u), 0);
+  CHECK_EQ(api.xrtRunStart(a), 0);
+  CHECK_EQ(api.xrtRunStart(b), 0);
+  CHECK_EQ(run_abort(b), 0); /* still queued behind a */
+  CHECK_EQ(api.xrtRunWait(a), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_ABORT);
+  CHECK_EQ(api.xrtRunStart(b), 0); /* a final run starts again, unaborted */
+  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunClose(a), 0);
+  CHECK_EQ(api.xrtRunClose(b), 0);
+  CHECK_EQ(api.xrtKernelClose(k2), 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
+}
+
+/* PLAIN mode: flags are ignored, as with FPGA-style XRT. */
+static void test_plain_flags(void) {
+  xrtBufferHandle bo = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0);
+  CHECK(bo != NULL);
+  CHECK(api.xrtBOExport(bo) >= 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+}
+
 /* A user closing the exported fd (a double close with real XRT) is caught
  * when the buffer is freed: the process stops with the reason. The child is
  * this program started afresh (argument --export-double-close), not a bare
@@ -423,8 +609,19 @@ static void test_args_and_busy(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 4, 1u), -EINVAL);
   CHECK_EQ(api.xrtRunSetArg(r, -1, 1u), -EINVAL);
   CHECK_EQ(api.xrtRunSetArg(r, 0, (xrtBufferHandle)NULL), -EINVAL);
-  CHECK_EQ(api.xrtRunStart(r), -EINVAL); /* argument 3 never set */
-  CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  if (plain_mode) {
+    CHECK_EQ(api.xrtRunStart(r), -EINVAL); /* argument 3 never set */
+    CHECK_EQ(api.xrtRunState(r), ERT_CMD_STATE_NEW);
+  } else { /* XDNA mode: unset n reads as 0, so C stays as it was */
+    uint32_t *cm = api.xrtBOMap(c);
+    for (int i = 0; i < 16; i++) cm[i] = 0x5a5a5a5au;
+    to_device(c);
+    CHECK_EQ(api.xrtRunStart(r), 0);
+    CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+    memset(cm, 0, 64);
+    from_device(c);
+    for (int i = 0; i < 16; i++) CHECK_EQ(cm[i], 0x5a5a5a5au);
+  }
   CHECK_EQ(api.xrtRunClose(r), 0);
   CHECK_EQ(api.xrtKernelClose(k), 0);
 
@@ -435,7 +632,8 @@ static void test_args_and_busy(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 0, a), 0);
   CHECK_EQ(api.xrtRunSetArg(r, 1, 300u), 0);
   CHECK_EQ(api.xrtRunStart(r), 0);
-  const enum ert_cmd_state s = api.xrtRunWaitFor(r, 10);
+  CHECK_EQ(api.xrtRunWaitFor(r, 10), ERT_CMD_STATE_TIMEOUT); /* as XRT: the wait timed out */
+  const enum ert_cmd_state s = api.xrtRunState(r);             /* the run goes on */
   CHECK(s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING);
   CHECK_EQ(api.xrtRunStart(r), -EBUSY);
   CHECK_EQ(api.xrtBOFree(a), -EBUSY);
@@ -511,10 +709,10 @@ static void test_threads(void) {
 static void test_close_drains(xrtXclbinHandle x) {
   xrtDeviceHandle d = api.xrtDeviceOpen(0);
   CHECK(d != NULL);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(d, x), 0);
+  CHECK_EQ(load(d, x), 0);
   xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
   CHECK(k != NULL);
-  xrtBufferHandle bo = api.xrtBOAlloc(d, 4, 0, 0);
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4, XCL_BO_FLAGS_HOST_ONLY, 0);
   xrtRunHandle r = api.xrtRunOpen(k);
   CHECK_EQ(api.xrtRunSetArg(r, 0, bo), 0);
   CHECK_EQ(api.xrtRunSetArg(r, 1, 30u), 0);
@@ -534,10 +732,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   xclbin_path = argv[2];
+  const char *mode = getenv("TANDEM_EMU_MODE");
+  plain_mode = mode && !strcmp(mode, "plain");
   const char *seed = getenv("TANDEM_TEST_SEED");
   rng_state = seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ull;
   if (rng_state == 0) rng_state = 1;
-  printf("test_emu: seed 0x%llx\n", (unsigned long long)rng_state);
+  printf("test_emu: seed 0x%llx, %s mode\n", (unsigned long long)rng_state,
+         plain_mode ? "PLAIN" : "XDNA");
 
   void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -552,6 +753,12 @@ int main(int argc, char **argv) {
   }
   EMU_FUNCS(RESOLVE)
 #undef RESOLVE
+  bridge_register = (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
+  run_abort = (int (*)(xrtRunHandle))dlsym(lib, "tandemEmuRunAbort");
+  if (!bridge_register || !run_abort) {
+    fprintf(stderr, "%s: missing tandemBridgeRegisterXclbin or tandemEmuRunAbort\n", argv[1]);
+    return 1;
+  }
   if (double_close_child) export_double_close_child();
 
   dev = api.xrtDeviceOpen(0);
@@ -561,8 +768,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   CHECK_EQ(api.xrtXclbinGetUUID(x, uuid), 0);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0);
-  CHECK_EQ(api.xrtDeviceLoadXclbinHandle(dev, x), 0); /* same xclbin again: no-op */
+  CHECK_EQ(load(dev, x), 0);
+  CHECK_EQ(load(dev, x), 0); /* same xclbin again: no-op */
 
   test_device_and_xclbin();
   test_matmul_f32();
@@ -571,7 +778,15 @@ int main(int argc, char **argv) {
   test_sync_required();
   test_export_import();
   test_export_double_close(argv);
+  if (plain_mode)
+    test_plain_flags();
+  else {
+    test_xdna_flags();
+    test_context_limit();
+    test_tdr_reset_abort(x);
+  }
   test_args_and_busy();
+  test_dpu_instructions();
   test_threads();
   test_close_drains(x);
 
