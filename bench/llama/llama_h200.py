@@ -465,24 +465,39 @@ def cmd_summary(run):
                        ("compiled_graph", "hand-written decoder, torch.compile + CUDA graph")):
         if key in tc:
             rows.append((label, tc[key]["tokens_per_s"], tc[key]["ms_per_token"]))
-    for name, j in [("tandem (timestamps on)", tj), ("tandem", tn)] + \
-            [("tandem " + k, v) for k, v in variants.items()]:
+    before = load("tandem-before")
+
+    def label(name, j):
+        return (f"{name}: attention {j.get('attention', 'plain')}, position "
+                f"{j.get('pos_lane', 'compute')}, inflight {j['inflight']}, chunk {j.get('chunk', 1)}")
+    for name, j in [("tandem, timestamps on", tj), ("tandem", tn), ("tandem first version, timestamps on", before)] + \
+            [("tandem", v) for v in variants.values()]:
         if j:
-            rows.append((name + f", inflight {j['inflight']}", j["decode_tokens_per_s"],
-                         j["decode_us_per_token"] * 1e-3))
+            rows.append((label(name, j), j["decode_tokens_per_s"], j["decode_us_per_token"] * 1e-3))
     eager = tt.get("hf_eager_generate", {}).get("tokens_per_s")
-    print(f"\n{'path (decode, ' + str(NEW_TOKENS) + ' tokens, prompt ' + str(len(PROMPT)) + ')':58s} "
-          f"{'tokens/s':>10s} {'ms/token':>9s} {'x eager':>8s}")
-    for label, tps, ms in rows:
-        print(f"{label:58s} {tps:10.1f} {ms:9.3f} {tps / eager if eager else 0:8.1f}")
+    print(f"\n{'path (decode, ' + str(NEW_TOKENS) + ' tokens, prompt ' + str(len(PROMPT)) + ')':92s} "
+          f"{'tokens/s':>9s} {'ms/token':>9s} {'x eager':>8s}")
+    for name, tps, ms in rows:
+        print(f"{name:92s} {tps:9.1f} {ms:9.3f} {tps / eager if eager else 0:8.1f}")
+    for name, j in (("first version", before), ("now", tj)):
+        if j.get("bench"):
+            kinds = ", ".join(f"{k} {v:.1f}" for k, v in j["bench"]["kind_us"].items())
+            print(f"GPU us per step by kind, alone ({name}): {kinds}; whole step "
+                  f"{j['bench']['step_gpu_us']:.1f}")
     wb = tj.get("matvec_bytes_per_token")
-    copy = tj.get("bench", {}).get("copy_gb_s")
+    vk = tj.get("bench", {}).get("copy_gb_s", 0)
+    copy = max(vk, tt.get("copy_gb_s", 0))
     if wb and copy:
-        print(f"\nfloor: {wb / 1e6:.1f} MB of weights per token at the device copy's "
-              f"{copy:.0f} GB/s (Vulkan; torch's {tt.get('copy_gb_s', 0):.0f}) = "
-              f"{wb / copy * 1e-3:.1f} us/token; mat-vec products alone "
-              f"{tj['bench']['matvec_gb_s']:.0f} GB/s, whole step "
-              f"{tj['bench']['step_gpu_us']:.1f} us on the GPU")
+        best = min((r for r in rows if r[0].startswith("tandem")), key=lambda r: r[2], default=None)
+        print(f"\nfloor: {wb / 1e6:.1f} MB of weights per token at {copy:.0f} GB/s (the faster device "
+              f"copy: torch {tt.get('copy_gb_s', 0):.0f}, tandem's Vulkan {vk:.0f}) = "
+              f"{wb / copy * 1e-3:.1f} us/token" +
+              (f"; tandem's best {best[2] * 1e3:.1f} us/token is {best[2] * 1e3 / (wb / copy * 1e-3):.1f}x the floor"
+               if best else ""))
+        if tj.get("bench"):
+            print(f"tandem: mat-vec products alone {tj['bench']['matvec_gb_s']:.0f} GB/s, LM head alone "
+                  f"{tj['bench']['lm_head_gb_s']:.0f} GB/s, whole step {tj['bench']['step_gpu_us']:.1f} us "
+                  f"on the GPU ({tj.get('step_nodes')} nodes)")
     if cmp_:
         print(f"check: max |logit err| {cmp_['max_abs_err']:.3e} vs transformers f32 "
               f"(rel {cmp_['rel_err']:.2e}); greedy {cmp_['greedy_same']} same, "

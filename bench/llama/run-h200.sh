@@ -58,17 +58,32 @@ step "tandem: logits of every position, GPU timestamps, --bench"
 step "compare with transformers (float32)"
 "$py" "$root/bench/llama/llama_h200.py" compare "$model" "$run" 2>&1 | tee "$run/compare.txt" || rc=1
 
-step "tandem: timing (no timestamps), --inflight 3 and others"
+step "tandem: the first version (attention plain, position copied from a host table), --bench"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench --attention plain \
+  --pos-lane compute --json "$run/tandem-before.json" 2>&1 | tee "$run/tandem-before.txt" || rc=1
+
+step "tandem: timing (no timestamps), the defaults and variants"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps \
   --json "$run/tandem-notimestamps.json" 2>&1 | tee "$run/tandem-notimestamps.txt" || rc=1
-variants=("--inflight 1" "--inflight 2" "--inflight 6")
+variants=("--pos-lane compute --attention plain" "--pos-lane compute" "--attention plain"
+          "--inflight 1" "--inflight 2" "--chunk 8 --inflight 2" "--chunk 16 --inflight 2"
+          "--chunk 63 --inflight 1" "--chunk 63 --inflight 2")
 for v in "${variants[@]}"; do
   name=v$(echo "$v" | tr -d ' -')
   "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
     --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
 done
+# every variant generates the same tokens
+"$py" - "$run" <<'PY' || rc=1
+import glob, json, sys
+runs = {p: json.load(open(p))["generated"] for p in sorted(glob.glob(sys.argv[1] + "/tandem*.json"))}
+ref = next(iter(runs.values()))
+bad = [p for p, t in runs.items() if t != ref]
+print(f"tokens: {len(runs)} tandem runs, {len(runs) - len(bad)} generated the same 64 tokens", bad or "")
+sys.exit(1 if bad else 0)
+PY
 
-for part in eager static minimal; do
+for part in ${TORCH_PARTS:-eager static minimal}; do
   step "PyTorch: $part"
   "$py" "$root/bench/llama/llama_h200.py" time "$model" "$run" $part 2>&1 | tee "$run/torch-$part.txt" || rc=1
 done
