@@ -8,27 +8,35 @@
  *
  * One step (one position) is one prepared graph, replayed for every token:
  *
- *   copy the position's row of a host-visible table into the step's
- *   parameters (its source view moves per submission: the only per-token
- *   change) → embed (the token id read from the GPU's token history) →
- *   per layer: Q/K/V product with RMSNorm fused → attention (RoPE, KV-cache
- *   write at the position, softmax over the pos + 1 cached rows) → output
- *   product + residual → gate/up product with RMSNorm and SiLU·up fused →
- *   down product + residual → LM head with RMSNorm fused → argmax, which
- *   writes the next token into the history (no host round trip per token) →
- *   with --check / --logits-out, a copy of the logits to row pos of a
- *   host-visible buffer (download lane; its destination moves per token).
+ *   embed (the token id read from the GPU's token history, the position
+ *   from the step's parameters) → per layer: Q/K/V product with RMSNorm
+ *   fused → attention (RoPE, KV-cache write at the position, softmax over
+ *   the pos + 1 cached rows) → output product + residual → gate/up product
+ *   with RMSNorm and SiLU·up fused → down product + residual → LM head with
+ *   RMSNorm fused → argmax, which writes the next token into the history (no
+ *   host round trip per token) and moves the position in the parameters on
+ *   by one → with --check / --logits-out, a copy of the logits to row pos of
+ *   a host-visible buffer (download lane; its destination moves per token).
+ *
+ * So by default nothing of the step changes per token and no command buffer
+ * is recorded again. With --pos-lane compute / upload (the first version) the
+ * step starts with a copy of the position's row of a host-visible table into
+ * the parameters, its source view moved per submission; on the H200 that
+ * re-recording of the step's region per token cost more than any kernel
+ * change won (bench/NOTES.md). --chunk K records K steps in one graph and
+ * submits them at once.
  *
  * The KV cache grows by one row per token: the attention kernel reads the
  * position from the parameters and attends over rows 0..pos; nothing is
- * prepared again. Several steps are in flight at once (--inflight), each
- * ordered after the previous one by the buffers they share.
+ * prepared again. Several submissions are in flight at once (--inflight),
+ * each ordered after the previous one by the buffers they share.
  *
  * Weights are f16 on the GPU (f16 checkpoints as they are, bf16 and f32
  * converted at load, rounding to nearest; the norms' gains f32), uploaded in
  * 64 MiB chunks through a host-visible staging buffer and the upload lane.
  * Kernels (kernels/): one subgroup per weight row, subgroupAdd, workgroup
- * size from specialization constant 0, 16-bit storage.
+ * size from specialization constant 0 (larger for attention and argmax),
+ * 16-bit storage.
  *
  * Exit status: 0 the run (and the check, if asked) passed with no validation
  * message, 1 otherwise, 77 no usable device.
@@ -98,7 +106,7 @@ static void usage(FILE *f) {
           "  --logits-out PATH  write every position's logits (f32, [positions][vocab])\n"
           "  --json PATH        write the figures and tokens as one JSON object\n"
           "  --repeat N         generate N times, report the median (default 1)\n"
-          "  --inflight N       steps in flight, 1..8 (default 3)\n"
+          "  --inflight N       submissions in flight, 1..8 (default 2)\n"
           "  --pos-lane L       gpu | compute | upload: gpu (default): the argmax kernel\n"
           "                     advances the position in the step's parameters, so nothing\n"
           "                     changes per token; compute / upload: a copy node on that\n"
@@ -133,7 +141,7 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
-  o->tokens = 16, o->repeat = 1, o->inflight = 3, o->timestamps = true;
+  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1;
   for (int i = 1; i < argc; i++) {
