@@ -66,6 +66,8 @@ typedef struct options {
   tandem_lane_t pos_lane; /* where the per-token parameter copy runs */
   bool pos_gpu;           /* --pos-lane gpu: no copy, the argmax advances the position */
   uint32_t chunk;         /* steps per submission (--chunk) */
+  uint32_t npu_rows;      /* --npu: LM-head rows (the vocabulary's last) on the NPU lane */
+  bool npu;
   bool attention_plain;   /* --attention plain: the kernel before the spread one */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
@@ -114,6 +116,9 @@ static void usage(FILE *f) {
           "                     moved per submission (the first version)\n"
           "  --chunk K          K steps per submission, one graph of K steps (default 1;\n"
           "                     needs --pos-lane gpu)\n"
+          "  --npu              the LM head's last quarter of the vocabulary on the emulated\n"
+          "                     NPU lane (matmul_f32), beside the GPU's three quarters\n"
+          "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
           "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
           "                     a CPU device); attention and argmax use larger ones\n"
           "  --attention K      spread | plain: attention's dot products spread over the\n"
@@ -182,6 +187,11 @@ static options_t *parse_options(int argc, char **argv) {
       else if (v && !strcmp(v, "gpu")) o->pos_gpu = true;
       else die("--pos-lane: gpu, compute or upload");
       i++;
+    } else if (!strcmp(a, "--npu")) {
+      o->npu = true;
+    } else if (!strcmp(a, "--npu-rows")) {
+      o->npu = true;
+      o->npu_rows = (uint32_t)parse_uint(a, v, 1, 1u << 30), i++;
     } else if (!strcmp(a, "--chunk")) {
       o->chunk = (uint32_t)parse_uint(a, v, 1, 64), i++;
     } else if (!strcmp(a, "--attention")) {
@@ -265,6 +275,13 @@ typedef struct gpu {
   tandem_buffer_t *logits_host, *history_host;
   tandem_kernel_t *k_embed, *k_qkv, *k_attn, *k_o, *k_gateup, *k_down, *k_head, *k_argmax;
   tandem_exec_t *step, *chunk_step;            /* one step; --chunk steps (or NULL) */
+  /* --npu: the LM head's rows [head_rows, vocab) on the NPU lane: xn (the
+   * normalised hidden state, SHARED) · head_t (those rows transposed, f32,
+   * NPU_LOCAL) into npu_logits (SHARED), copied after the GPU's rows */
+  uint32_t npu_rows, head_rows;
+  tandem_buffer_t *xn, *head_t, *npu_logits;
+  tandem_kernel_t *k_norm;
+  tandem_npu_program_t *npu_head;
   uint32_t chunk;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
@@ -383,7 +400,28 @@ static void make_kernels(gpu_t *g) {
   g->k_o = matvec_kernel(g, "o_proj", K_O, D, Q);
   g->k_gateup = matvec_kernel(g, "gate_up", K_GATEUP, c->ffn, D);
   g->k_down = matvec_kernel(g, "down_proj", K_DOWN, D, c->ffn);
-  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, c->vocab, D);
+  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, g->head_rows, D);
+  if (g->npu_rows) {
+    tandem_binding_contract_t b[3] = {reads(4ull * D), reads(4ull * D), writes(4ull * D)};
+    tandem_spec_constant_t s[2] = {spec_u32(1, D), spec_f32(2, c->eps)};
+    g->k_norm = kernel(g, "final_norm", SPV(llama_rmsnorm), b, 3, s, 2);
+    const char *xclbin = getenv("TANDEM_EMU_XCLBIN");
+#ifdef TANDEM_LLAMA_EMU_XCLBIN
+    if (!xclbin || !*xclbin) xclbin = TANDEM_LLAMA_EMU_XCLBIN;
+#endif
+    if (!xclbin || !*xclbin) die("--npu: set TANDEM_EMU_XCLBIN to the emulated NPU's xclbin");
+    tandem_binding_contract_t nb[3] = {{4ull * D, 4, TANDEM_ACCESS_READ},
+                                       {4ull * D * g->npu_rows, 4, TANDEM_ACCESS_READ},
+                                       {4ull * g->npu_rows, 4, TANDEM_ACCESS_WRITE}};
+    tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                   .name = "lm_head (npu)",
+                                   .xclbin_path = xclbin,
+                                   .kernel_name = "matmul_f32",
+                                   .bindings = nb,
+                                   .binding_count = 3,
+                                   .scalar_count = 3};
+    CHECK(tandem_npu_program_create(g->rt, &d, &g->npu_head));
+  }
   {
     tandem_binding_contract_t b[3] = {updates(8), reads(4ull * c->vocab),
                                       updates(4ull * (g->max_seq + 1))};
@@ -529,6 +567,11 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
+  if (g->npu_rows) {
+    g->xn = buffer(g, 4ull * c->dim, TANDEM_PLACEMENT_SHARED);
+    g->head_t = buffer(g, 4ull * c->dim * g->npu_rows, TANDEM_PLACEMENT_NPU_LOCAL);
+    g->npu_logits = buffer(g, 4ull * g->npu_rows, TANDEM_PLACEMENT_SHARED);
+  }
 }
 
 static uint32_t matvec_groups(const gpu_t *g, uint64_t rows) {
@@ -594,11 +637,25 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
       dispatch(graph, g->k_down, v, 3, matvec_groups(g, D));
     }
   }
-  if (kinds & K_HEAD) {
-    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * c->vocab * D), whole(g->x),
-                          wv(g, g->norm_at, 4 * D), whole(g->logits)};
-    dispatch(graph, g->k_head, v, 4, matvec_groups(g, c->vocab));
+  if ((kinds & K_HEAD) && g->npu_rows) {
+    /* the NPU's rows first, so that the GPU's rows run while it works: both
+     * read only what the norm wrote, and only the copy waits for the NPU */
+    tandem_view_t vn[3] = {whole(g->x), wv(g, g->norm_at, 4 * D), whole(g->xn)};
+    dispatch(graph, g->k_norm, vn, 3, 1);
+    tandem_view_t v_npu[3] = {whole(g->xn), whole(g->head_t), whole(g->npu_logits)};
+    const uint32_t mnk[3] = {1, g->npu_rows, (uint32_t)D};
+    CHECK(tandem_graph_add_npu_run(graph, g->npu_head, v_npu, 3, mnk, 3));
   }
+  if (kinds & K_HEAD) {
+    const uint64_t rows = g->head_rows;
+    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x),
+                          wv(g, g->norm_at, 4 * D), view(g->logits, 0, 4 * rows)};
+    dispatch(graph, g->k_head, v, 4, matvec_groups(g, rows));
+  }
+  if ((kinds & K_HEAD) && g->npu_rows)
+    CHECK(tandem_graph_add_copy(graph, whole(g->npu_logits),
+                                view(g->logits, 4ull * g->head_rows, 4ull * g->npu_rows),
+                                TANDEM_LANE_COMPUTE));
   if (kinds & K_ARGMAX) {
     tandem_view_t v[3] = {params, whole(g->logits), whole(g->history)};
     dispatch(graph, g->k_argmax, v, 3, 1);
@@ -657,6 +714,7 @@ typedef struct lane_time {
 typedef struct totals {
   lane_time_t lanes[TANDEM_LANE_COUNT];
   uint64_t span_ns, steps_timed;
+  uint64_t npu_overlap_ns; /* NPU-lane time that GPU-lane regions overlapped */
 } totals_t;
 
 typedef struct run {
@@ -681,6 +739,15 @@ static void account(tandem_completion_t *c, uint32_t steps, totals_t *t) {
     lt->regions++;
     if (regions[r].gpu_end_ns > regions[r].gpu_start_ns)
       lt->busy_ns += regions[r].gpu_end_ns - regions[r].gpu_start_ns;
+    if (regions[r].lane != TANDEM_LANE_NPU) continue;
+    for (uint32_t q = 0; q < n; q++) { /* GPU regions overlap one another only across lanes */
+      if (regions[q].lane == TANDEM_LANE_NPU) continue;
+      const uint64_t lo = regions[r].gpu_start_ns > regions[q].gpu_start_ns ? regions[r].gpu_start_ns
+                                                                            : regions[q].gpu_start_ns;
+      const uint64_t hi = regions[r].gpu_end_ns < regions[q].gpu_end_ns ? regions[r].gpu_end_ns
+                                                                        : regions[q].gpu_end_ns;
+      if (hi > lo) t->npu_overlap_ns += hi - lo;
+    }
   }
 }
 
@@ -811,6 +878,11 @@ static void run_bench(gpu_t *g, bench_t *b) {
 static void gpu_release(gpu_t *g) {
   tandem_exec_release(g->step);
   tandem_exec_release(g->chunk_step);
+  tandem_kernel_release(g->k_norm);
+  tandem_npu_program_release(g->npu_head);
+  tandem_buffer_release(g->xn);
+  tandem_buffer_release(g->head_t);
+  tandem_buffer_release(g->npu_logits);
   tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn, g->k_o,
                            g->k_gateup, g->k_down, g->k_head, g->k_argmax};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
@@ -917,8 +989,26 @@ int main(int argc, char **argv) {
   ro.validation = o->validation;
   ro.validation_callback = on_validation;
   ro.gpu_timestamps = o->timestamps;
+  if (o->npu) {
+    ro.npu = TANDEM_NPU_EMULATED;
+#ifdef TANDEM_LLAMA_NPU_LIBRARY
+    if (!getenv("TANDEM_NPU_LIBRARY")) ro.npu_library = TANDEM_LLAMA_NPU_LIBRARY;
+#endif
+    g.npu_rows = o->npu_rows ? o->npu_rows : c->vocab / 4;
+    if (g.npu_rows >= c->vocab)
+      die("--npu-rows %u: must leave the GPU at least one of the vocabulary's %u rows", g.npu_rows,
+          c->vocab);
+  }
+  g.head_rows = c->vocab - g.npu_rows;
   CHECK(tandem_runtime_create(&ro, &g.rt));
   CHECK(tandem_runtime_open_gpu(g.rt));
+  if (o->npu) {
+    tandem_npu_info_t ni;
+    tandem_npu_info_init(&ni);
+    CHECK(tandem_runtime_npu_info(g.rt, &ni));
+    printf("npu:     %s, sharing %s: LM-head rows %u..%u of the vocabulary on the NPU lane\n",
+           ni.name, tandem_sharing_name(ni.sharing), g.head_rows, c->vocab - 1);
+  }
   tandem_device_info_init(&g.info);
   CHECK(tandem_runtime_gpu_info(g.rt, o->gpu_index, &g.info));
   const uint32_t f = g.info.shader_features;
@@ -974,6 +1064,17 @@ int main(int argc, char **argv) {
   if (!rope) die("out of memory");
   llama_rope_table(c, g.max_seq, rope);
   upload_weights(&g, m, rope);
+  if (g.npu_rows) { /* matmul_f32: C[1 x N] = A[1 x D] · B[D x N], B the rows transposed, as f16 */
+    const llama_tensor_t *head = c->tied ? &m->embed : &m->head;
+    tandem_map_t map;
+    CHECK(tandem_map_write(whole(g.head_t), &map));
+    float *bt = map.data;
+    for (uint64_t r = 0; r < g.npu_rows; r++)
+      for (uint64_t k = 0; k < c->dim; k++)
+        bt[k * g.npu_rows + r] =
+            llama_f32_from_f16(llama_weight_f16(head, (g.head_rows + r) * c->dim + k));
+    tandem_unmap(&map);
+  }
   free(rope);
   {
     tandem_map_t map;
@@ -1062,6 +1163,9 @@ int main(int argc, char **argv) {
     }
     printf("  %-9s %17s %10.1f us/step\n", "span", "",
            (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
+    if (totals.lanes[TANDEM_LANE_NPU].regions)
+      printf("  npu overlapped by GPU regions %.1f us/step (the GPU's LM-head rows)\n",
+             (double)totals.npu_overlap_ns * 1e-3 / (double)totals.steps_timed);
   }
   bench_t b = {0};
   if (o->bench) {
@@ -1088,13 +1192,13 @@ int main(int argc, char **argv) {
     json_string(jf, g.info.driver_info);
     fprintf(jf,
             ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-            ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+            ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
             ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
             ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
             ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
             ", \"check\": \"%s\", \"max_rel_err\": %.3e",
             c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-            g.attention_plain ? "plain" : "spread", o->inflight, g.chunk,
+            g.attention_plain ? "plain" : "spread", o->inflight, g.chunk, g.npu_rows,
             o->pos_gpu ? "gpu" : tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat, median,
             median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
             g.node_count, (unsigned long long)g.matvec_bytes,
