@@ -14,13 +14,15 @@ examples/llama (run-h200.sh drives it; see bench/NOTES.md):
                       error, and whether every greedy token whose top two
                       logits differ by more than that error is the same; also
                       transformers' own free-running float32 greedy tokens.
-  time DIR RUN        tokens/s and ms per token, decode only (after the
-                      first generated token), 64 tokens, same prompt:
-                      transformers eager generate (bf16, greedy, its dynamic
-                      KV cache), transformers' model over a StaticCache with
-                      one decode step captured by hand in a CUDA graph, a
-                      minimal hand-written PyTorch decoder over a static cache
-                      (eager and in a CUDA graph), and a device copy.
+  time DIR RUN PART   tokens/s and ms per token, decode only (after the
+                      first generated token), 64 tokens, same prompt, one
+                      process per PART: eager = a device copy and
+                      transformers' eager generate (bf16, greedy, its dynamic
+                      KV cache); static = transformers' model over a
+                      StaticCache with one decode step captured by hand in a
+                      CUDA graph (failed on 2026-12-02: run1/torch-static.txt);
+                      minimal = a hand-written PyTorch decoder over a static
+                      cache, eager and in a CUDA graph.
   compile DIR RUN     the hand-written decoder through torch.compile (inductor,
                       no CUDA graphs of its own), then also captured by hand
                       in a CUDA graph.

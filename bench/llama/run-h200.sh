@@ -8,12 +8,14 @@
 # shape with transformers (random weights, seed 0, bf16 safetensors), runs
 # tandem's decoder on it (a fixed 8-token prompt, 64 greedy tokens) and
 # compares every position's logits with transformers in float32
-# (llama_h200.py compare), then times decode for tandem (several --inflight
-# settings, GPU timestamps off) and for PyTorch: transformers' eager
+# (llama_h200.py compare), then times decode for tandem (the first version
+# and today's, several --inflight and --chunk settings, GPU timestamps off;
+# every run must generate the same tokens) and for PyTorch: transformers' eager
 # generate, transformers over a StaticCache in a CUDA graph captured by hand,
 # a minimal hand-written PyTorch decoder (eager and CUDA graph) and, if it
 # compiles in time, the same through torch.compile. A device copy (Vulkan
-# and torch) gives the weight-read floor. Everything lands in
+# and torch) gives the weight-read floor. TORCH_PARTS (default "eager static
+# minimal") and COMPILE_S (default 150) trim the PyTorch side. Everything lands in
 # $OUT/llama-h200.tgz (the logits file left out: 14 MB of random floats).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

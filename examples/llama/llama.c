@@ -26,6 +26,11 @@
  * change won (bench/NOTES.md). --chunk K records K steps in one graph and
  * submits them at once.
  *
+ * With --npu the LM head's last rows of the vocabulary run on the emulated
+ * NPU lane (matmul_f32 over the final norm's output, written for it by a
+ * small kernel) while the GPU computes the other rows; a copy puts the NPU's
+ * logits after the GPU's before the argmax. The logits are the same.
+ *
  * The KV cache grows by one row per token: the attention kernel reads the
  * position from the parameters and attends over rows 0..pos; nothing is
  * prepared again. Several submissions are in flight at once (--inflight),
@@ -714,7 +719,7 @@ typedef struct lane_time {
 typedef struct totals {
   lane_time_t lanes[TANDEM_LANE_COUNT];
   uint64_t span_ns, steps_timed;
-  uint64_t npu_overlap_ns; /* NPU-lane time that GPU-lane regions overlapped */
+  uint64_t npu_overlap_ns; /* NPU-lane time that compute-lane regions overlapped */
 } totals_t;
 
 typedef struct run {
@@ -740,8 +745,9 @@ static void account(tandem_completion_t *c, uint32_t steps, totals_t *t) {
     if (regions[r].gpu_end_ns > regions[r].gpu_start_ns)
       lt->busy_ns += regions[r].gpu_end_ns - regions[r].gpu_start_ns;
     if (regions[r].lane != TANDEM_LANE_NPU) continue;
-    for (uint32_t q = 0; q < n; q++) { /* GPU regions overlap one another only across lanes */
-      if (regions[q].lane == TANDEM_LANE_NPU) continue;
+    /* against the compute lane's regions (one queue: they follow one another) */
+    for (uint32_t q = 0; q < n; q++) {
+      if (regions[q].lane != TANDEM_LANE_COMPUTE) continue;
       const uint64_t lo = regions[r].gpu_start_ns > regions[q].gpu_start_ns ? regions[r].gpu_start_ns
                                                                             : regions[q].gpu_start_ns;
       const uint64_t hi = regions[r].gpu_end_ns < regions[q].gpu_end_ns ? regions[r].gpu_end_ns
@@ -864,7 +870,8 @@ static void run_bench(gpu_t *g, bench_t *b) {
   exec = make_step(g, K_HEAD);
   const double head_ns = gpu_time(exec, 10);
   tandem_exec_release(exec);
-  b->head_gbs = head_ns > 0 ? 2.0 * g->c->vocab * g->c->dim / head_ns : 0.0;
+  /* with --npu: the GPU's rows' bytes, over a time that includes the NPU's */
+  b->head_gbs = head_ns > 0 ? 2.0 * g->head_rows * g->c->dim / head_ns : 0.0;
   for (int k = 1; k < 9; k++) {
     exec = make_step(g, 1u << k);
     b->kind_us[k] = gpu_time(exec, 10) * 1e-3;
@@ -1164,7 +1171,7 @@ int main(int argc, char **argv) {
     printf("  %-9s %17s %10.1f us/step\n", "span", "",
            (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
     if (totals.lanes[TANDEM_LANE_NPU].regions)
-      printf("  npu overlapped by GPU regions %.1f us/step (the GPU's LM-head rows)\n",
+      printf("  npu overlapped by compute-lane regions %.1f us/step (the GPU's LM-head rows)\n",
              (double)totals.npu_overlap_ns * 1e-3 / (double)totals.steps_timed);
   }
   bench_t b = {0};
