@@ -8,27 +8,40 @@
  *
  * One step (one position) is one prepared graph, replayed for every token:
  *
- *   copy the position's row of a host-visible table into the step's
- *   parameters (its source view moves per submission: the only per-token
- *   change) → embed (the token id read from the GPU's token history) →
- *   per layer: Q/K/V product with RMSNorm fused → attention (RoPE, KV-cache
- *   write at the position, softmax over the pos + 1 cached rows) → output
- *   product + residual → gate/up product with RMSNorm and SiLU·up fused →
- *   down product + residual → LM head with RMSNorm fused → argmax, which
- *   writes the next token into the history (no host round trip per token) →
- *   with --check / --logits-out, a copy of the logits to row pos of a
- *   host-visible buffer (download lane; its destination moves per token).
+ *   embed (the token id read from the GPU's token history, the position
+ *   from the step's parameters) → per layer: Q/K/V product with RMSNorm
+ *   fused → attention (RoPE, KV-cache write at the position, softmax over
+ *   the pos + 1 cached rows) → output product + residual → gate/up product
+ *   with RMSNorm and SiLU·up fused → down product + residual → LM head with
+ *   RMSNorm fused → argmax, which writes the next token into the history (no
+ *   host round trip per token) and moves the position in the parameters on
+ *   by one → with --check / --logits-out, a copy of the logits to row pos of
+ *   a host-visible buffer (download lane; its destination moves per token).
+ *
+ * So by default nothing of the step changes per token and no command buffer
+ * is recorded again. With --pos-lane compute / upload (the first version) the
+ * step starts with a copy of the position's row of a host-visible table into
+ * the parameters, its source view moved per submission; on the H200 that
+ * re-recording of the step's region per token cost more than any kernel
+ * change won (bench/NOTES.md). --chunk K records K steps in one graph and
+ * submits them at once.
+ *
+ * With --npu the LM head's last rows of the vocabulary run on the emulated
+ * NPU lane (matmul_f32 over the final norm's output, written for it by a
+ * small kernel) while the GPU computes the other rows; a copy puts the NPU's
+ * logits after the GPU's before the argmax. The logits are the same.
  *
  * The KV cache grows by one row per token: the attention kernel reads the
  * position from the parameters and attends over rows 0..pos; nothing is
- * prepared again. Several steps are in flight at once (--inflight), each
- * ordered after the previous one by the buffers they share.
+ * prepared again. Several submissions are in flight at once (--inflight),
+ * each ordered after the previous one by the buffers they share.
  *
  * Weights are f16 on the GPU (f16 checkpoints as they are, bf16 and f32
  * converted at load, rounding to nearest; the norms' gains f32), uploaded in
  * 64 MiB chunks through a host-visible staging buffer and the upload lane.
  * Kernels (kernels/): one subgroup per weight row, subgroupAdd, workgroup
- * size from specialization constant 0, 16-bit storage.
+ * size from specialization constant 0 (larger for attention and argmax),
+ * 16-bit storage.
  *
  * Exit status: 0 the run (and the check, if asked) passed with no validation
  * message, 1 otherwise, 77 no usable device.
@@ -56,6 +69,11 @@ typedef struct options {
   uint32_t block;    /* workgroup size; 0: 128 (64 on a CPU device) */
   uint32_t gpu_index;
   tandem_lane_t pos_lane; /* where the per-token parameter copy runs */
+  bool pos_gpu;           /* --pos-lane gpu: no copy, the argmax advances the position */
+  uint32_t chunk;         /* steps per submission (--chunk) */
+  uint32_t npu_rows;      /* --npu: LM-head rows (the vocabulary's last) on the NPU lane */
+  bool npu;
+  bool attention_plain;   /* --attention plain: the kernel before the spread one */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -95,11 +113,22 @@ static void usage(FILE *f) {
           "  --logits-out PATH  write every position's logits (f32, [positions][vocab])\n"
           "  --json PATH        write the figures and tokens as one JSON object\n"
           "  --repeat N         generate N times, report the median (default 1)\n"
-          "  --inflight N       steps in flight, 1..8 (default 3)\n"
-          "  --pos-lane L       compute | upload: the lane of the per-token parameter copy\n"
-          "                     (default compute)\n"
+          "  --inflight N       submissions in flight, 1..8 (default 2)\n"
+          "  --pos-lane L       gpu | compute | upload: gpu (default): the argmax kernel\n"
+          "                     advances the position in the step's parameters, so nothing\n"
+          "                     changes per token; compute / upload: a copy node on that\n"
+          "                     lane takes the position from a host table, its source view\n"
+          "                     moved per submission (the first version)\n"
+          "  --chunk K          K steps per submission, one graph of K steps (default 1;\n"
+          "                     needs --pos-lane gpu)\n"
+          "  --npu              the LM head's last quarter of the vocabulary on the emulated\n"
+          "                     NPU lane (matmul_f32), beside the GPU's three quarters\n"
+          "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
           "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
-          "                     a CPU device)\n"
+          "                     a CPU device); attention and argmax use larger ones\n"
+          "  --attention K      spread | plain: attention's dot products spread over the\n"
+          "                     workgroup (default), or one invocation per row (the first\n"
+          "                     version, kept for comparison)\n"
           "  --bench            also time the mat-vec products and a device copy (GPU\n"
           "                     timestamps) and report their bandwidth\n"
           "  --gpu N            Vulkan device index (default 0)\n"
@@ -122,8 +151,8 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
-  o->tokens = 16, o->repeat = 1, o->inflight = 3, o->timestamps = true;
-  o->pos_lane = TANDEM_LANE_COMPUTE;
+  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
+  o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -157,9 +186,23 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--gpu")) {
       o->gpu_index = (uint32_t)parse_uint(a, v, 0, 255), i++;
     } else if (!strcmp(a, "--pos-lane")) {
+      o->pos_gpu = false;
       if (v && !strcmp(v, "compute")) o->pos_lane = TANDEM_LANE_COMPUTE;
       else if (v && !strcmp(v, "upload")) o->pos_lane = TANDEM_LANE_UPLOAD;
-      else die("--pos-lane: compute or upload");
+      else if (v && !strcmp(v, "gpu")) o->pos_gpu = true;
+      else die("--pos-lane: gpu, compute or upload");
+      i++;
+    } else if (!strcmp(a, "--npu")) {
+      o->npu = true;
+    } else if (!strcmp(a, "--npu-rows")) {
+      o->npu = true;
+      o->npu_rows = (uint32_t)parse_uint(a, v, 1, 1u << 30), i++;
+    } else if (!strcmp(a, "--chunk")) {
+      o->chunk = (uint32_t)parse_uint(a, v, 1, 64), i++;
+    } else if (!strcmp(a, "--attention")) {
+      if (v && !strcmp(v, "spread")) o->attention_plain = false;
+      else if (v && !strcmp(v, "plain")) o->attention_plain = true;
+      else die("--attention: spread or plain");
       i++;
     } else if (!strcmp(a, "--logits-out")) {
       if (!v) die("--logits-out needs a path");
@@ -223,7 +266,10 @@ typedef struct gpu {
   tandem_device_info_t info;
   const llama_config_t *c;
   uint32_t block, rows_per_wg, max_seq;
+  uint32_t attn_block, argmax_block; /* their own workgroup sizes */
+  bool attention_plain;
   tandem_lane_t pos_lane; /* the per-token parameter copy's lane */
+  bool pos_gpu;           /* no copy: the argmax kernel advances params.pos */
   uint64_t qdim, kvdim;
   /* weights: one GPU_LOCAL buffer */
   tandem_buffer_t *w;
@@ -233,8 +279,17 @@ typedef struct gpu {
   tandem_buffer_t *params, *pos_table, *history, *x, *qkv, *attn, *h, *logits, *kc, *vc;
   tandem_buffer_t *logits_host, *history_host;
   tandem_kernel_t *k_embed, *k_qkv, *k_attn, *k_o, *k_gateup, *k_down, *k_head, *k_argmax;
-  tandem_exec_t *step;
+  tandem_exec_t *step, *chunk_step;            /* one step; --chunk steps (or NULL) */
+  /* --npu: the LM head's rows [head_rows, vocab) on the NPU lane: xn (the
+   * normalised hidden state, SHARED) · head_t (those rows transposed, f32,
+   * NPU_LOCAL) into npu_logits (SHARED), copied after the GPU's rows */
+  uint32_t npu_rows, head_rows;
+  tandem_buffer_t *xn, *head_t, *npu_logits;
+  tandem_kernel_t *k_norm;
+  tandem_npu_program_t *npu_head;
+  uint32_t chunk;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
+  uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
 } gpu_t;
 
 static tandem_buffer_t *buffer(gpu_t *g, uint64_t bytes, tandem_placement_t placement) {
@@ -269,12 +324,15 @@ static tandem_binding_contract_t updates(uint64_t bytes) {
   return (tandem_binding_contract_t){bytes, 16, TANDEM_ACCESS_READ_WRITE};
 }
 
-/* Loads one kernel; |spec| lists ids 1..; id 0 (the workgroup size) is added. */
-static tandem_kernel_t *kernel(gpu_t *g, const char *name, const uint32_t *words, size_t bytes,
-                               const tandem_binding_contract_t *bindings, uint32_t binding_count,
-                               const tandem_spec_constant_t *spec, uint32_t spec_count) {
+/* Loads one kernel; |spec| lists ids 1..; id 0 (the workgroup size, |block|)
+ * is added. */
+static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name,
+                                  const uint32_t *words, size_t bytes,
+                                  const tandem_binding_contract_t *bindings,
+                                  uint32_t binding_count, const tandem_spec_constant_t *spec,
+                                  uint32_t spec_count) {
   tandem_spec_constant_t all[8];
-  all[0] = spec_u32(0, g->block);
+  all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
   tandem_kernel_desc_t desc = {.struct_size = sizeof(tandem_kernel_desc_t),
                                .name = name,
@@ -292,6 +350,11 @@ static tandem_kernel_t *kernel(gpu_t *g, const char *name, const uint32_t *words
     exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
   }
   return k;
+}
+static tandem_kernel_t *kernel(gpu_t *g, const char *name, const uint32_t *words, size_t bytes,
+                               const tandem_binding_contract_t *bindings, uint32_t binding_count,
+                               const tandem_spec_constant_t *spec, uint32_t spec_count) {
+  return kernel_wg(g, g->block, name, words, bytes, bindings, binding_count, spec, spec_count);
 }
 #define SPV(stem) tandem_spv_##stem, tandem_spv_##stem##_size
 
@@ -334,17 +397,42 @@ static void make_kernels(gpu_t *g) {
     tandem_spec_constant_t s[5] = {spec_u32(1, c->heads), spec_u32(2, c->kv_heads),
                                    spec_u32(3, c->head_dim), spec_u32(4, g->max_seq),
                                    spec_f32(5, 1.0f / sqrtf((float)c->head_dim))};
-    g->k_attn = kernel(g, "attention", SPV(llama_attention), b, 6, s, 5);
+    if (g->attention_plain)
+      g->k_attn = kernel_wg(g, g->attn_block, "attention", SPV(llama_attention), b, 6, s, 5);
+    else
+      g->k_attn = kernel_wg(g, g->attn_block, "attention", SPV(llama_attention_spread), b, 6, s, 5);
   }
   g->k_o = matvec_kernel(g, "o_proj", K_O, D, Q);
   g->k_gateup = matvec_kernel(g, "gate_up", K_GATEUP, c->ffn, D);
   g->k_down = matvec_kernel(g, "down_proj", K_DOWN, D, c->ffn);
-  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, c->vocab, D);
+  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, g->head_rows, D);
+  if (g->npu_rows) {
+    tandem_binding_contract_t b[3] = {reads(4ull * D), reads(4ull * D), writes(4ull * D)};
+    tandem_spec_constant_t s[2] = {spec_u32(1, D), spec_f32(2, c->eps)};
+    g->k_norm = kernel(g, "final_norm", SPV(llama_rmsnorm), b, 3, s, 2);
+    const char *xclbin = getenv("TANDEM_EMU_XCLBIN");
+#ifdef TANDEM_LLAMA_EMU_XCLBIN
+    if (!xclbin || !*xclbin) xclbin = TANDEM_LLAMA_EMU_XCLBIN;
+#endif
+    if (!xclbin || !*xclbin) die("--npu: set TANDEM_EMU_XCLBIN to the emulated NPU's xclbin");
+    tandem_binding_contract_t nb[3] = {{4ull * D, 4, TANDEM_ACCESS_READ},
+                                       {4ull * D * g->npu_rows, 4, TANDEM_ACCESS_READ},
+                                       {4ull * g->npu_rows, 4, TANDEM_ACCESS_WRITE}};
+    tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                   .name = "lm_head (npu)",
+                                   .xclbin_path = xclbin,
+                                   .kernel_name = "matmul_f32",
+                                   .bindings = nb,
+                                   .binding_count = 3,
+                                   .scalar_count = 3};
+    CHECK(tandem_npu_program_create(g->rt, &d, &g->npu_head));
+  }
   {
-    tandem_binding_contract_t b[3] = {reads(8), reads(4ull * c->vocab),
+    tandem_binding_contract_t b[3] = {updates(8), reads(4ull * c->vocab),
                                       updates(4ull * (g->max_seq + 1))};
-    tandem_spec_constant_t s[2] = {spec_u32(1, c->vocab), spec_u32(2, g->max_seq)};
-    g->k_argmax = kernel(g, "argmax", SPV(llama_argmax), b, 3, s, 2);
+    tandem_spec_constant_t s[3] = {spec_u32(1, c->vocab), spec_u32(2, g->max_seq),
+                                   spec_u32(3, g->pos_gpu ? 1 : 0)};
+    g->k_argmax = kernel_wg(g, g->argmax_block, "argmax", SPV(llama_argmax), b, 3, s, 3);
   }
 }
 
@@ -484,6 +572,11 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
+  if (g->npu_rows) {
+    g->xn = buffer(g, 4ull * c->dim, TANDEM_PLACEMENT_SHARED);
+    g->head_t = buffer(g, 4ull * c->dim * g->npu_rows, TANDEM_PLACEMENT_NPU_LOCAL);
+    g->npu_logits = buffer(g, 4ull * g->npu_rows, TANDEM_PLACEMENT_SHARED);
+  }
 }
 
 static uint32_t matvec_groups(const gpu_t *g, uint64_t rows) {
@@ -506,14 +599,12 @@ static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_vie
 
 static tandem_view_t wv(gpu_t *g, uint64_t at, uint64_t bytes) { return view(g->w, at, bytes); }
 
-/* Records the nodes of one step whose kinds are in |kinds| (K_STEP for the
- * real step) at position 0; returns the prepared executable. */
-static tandem_exec_t *make_step(gpu_t *g, uint32_t kinds) {
+/* Records the nodes of one step whose kinds are in |kinds| into |graph|; the
+ * logits copy's node number (K_LOGITS) into |logit_node|. */
+static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_t *logit_node) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim;
-  tandem_graph_t *graph;
-  CHECK(tandem_graph_create(g->rt, &graph));
-  if (kinds & K_POS) {
+  if ((kinds & K_POS) && !g->pos_gpu) {
     g->node_pos = tandem_graph_node_count(graph);
     CHECK(tandem_graph_add_copy(graph, view(g->pos_table, 0, 16), whole(g->params), g->pos_lane));
   }
@@ -551,25 +642,55 @@ static tandem_exec_t *make_step(gpu_t *g, uint32_t kinds) {
       dispatch(graph, g->k_down, v, 3, matvec_groups(g, D));
     }
   }
-  if (kinds & K_HEAD) {
-    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * c->vocab * D), whole(g->x),
-                          wv(g, g->norm_at, 4 * D), whole(g->logits)};
-    dispatch(graph, g->k_head, v, 4, matvec_groups(g, c->vocab));
+  if ((kinds & K_HEAD) && g->npu_rows) {
+    /* the NPU's rows first, so that the GPU's rows run while it works: both
+     * read only what the norm wrote, and only the copy waits for the NPU */
+    tandem_view_t vn[3] = {whole(g->x), wv(g, g->norm_at, 4 * D), whole(g->xn)};
+    dispatch(graph, g->k_norm, vn, 3, 1);
+    tandem_view_t v_npu[3] = {whole(g->xn), whole(g->head_t), whole(g->npu_logits)};
+    const uint32_t mnk[3] = {1, g->npu_rows, (uint32_t)D};
+    CHECK(tandem_graph_add_npu_run(graph, g->npu_head, v_npu, 3, mnk, 3));
   }
+  if (kinds & K_HEAD) {
+    const uint64_t rows = g->head_rows;
+    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x),
+                          wv(g, g->norm_at, 4 * D), view(g->logits, 0, 4 * rows)};
+    dispatch(graph, g->k_head, v, 4, matvec_groups(g, rows));
+  }
+  if ((kinds & K_HEAD) && g->npu_rows)
+    CHECK(tandem_graph_add_copy(graph, whole(g->npu_logits),
+                                view(g->logits, 4ull * g->head_rows, 4ull * g->npu_rows),
+                                TANDEM_LANE_COMPUTE));
   if (kinds & K_ARGMAX) {
     tandem_view_t v[3] = {params, whole(g->logits), whole(g->history)};
     dispatch(graph, g->k_argmax, v, 3, 1);
   }
   if (kinds & K_LOGITS) {
-    g->node_logits = tandem_graph_node_count(graph);
+    *logit_node = tandem_graph_node_count(graph);
     CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
                                 TANDEM_LANE_AUTO));
   }
-  if (kinds == (K_STEP | K_LOGITS) || kinds == K_STEP) g->node_count = tandem_graph_node_count(graph);
+}
+
+/* Records |count| steps of the kinds in |kinds| (K_STEP for the real step)
+ * into one graph, the logits copies' node numbers into |logit_nodes|; returns
+ * the prepared executable. */
+static tandem_exec_t *make_steps(gpu_t *g, uint32_t kinds, uint32_t count, uint32_t *logit_nodes) {
+  tandem_graph_t *graph;
+  CHECK(tandem_graph_create(g->rt, &graph));
+  for (uint32_t i = 0; i < count; i++)
+    record_step(g, graph, kinds, logit_nodes ? &logit_nodes[i] : NULL);
+  if (count == 1 && (kinds == (K_STEP | K_LOGITS) || kinds == K_STEP))
+    g->node_count = tandem_graph_node_count(graph);
   tandem_exec_t *exec;
   CHECK(tandem_graph_prepare(graph, &exec));
   tandem_graph_release(graph);
   return exec;
+}
+
+static tandem_exec_t *make_step(gpu_t *g, uint32_t kinds) {
+  uint32_t unused;
+  return make_steps(g, kinds, 1, (kinds & K_LOGITS) ? &g->node_logits : &unused);
 }
 
 /* Runs a one-node graph once: a copy from |src| to |dst|. */
@@ -598,6 +719,7 @@ typedef struct lane_time {
 typedef struct totals {
   lane_time_t lanes[TANDEM_LANE_COUNT];
   uint64_t span_ns, steps_timed;
+  uint64_t npu_overlap_ns; /* NPU-lane time that compute-lane regions overlapped */
 } totals_t;
 
 typedef struct run {
@@ -605,45 +727,68 @@ typedef struct run {
   uint32_t *tokens; /* [max_seq + 1]: the history after the run */
 } run_t;
 
-static void account(tandem_completion_t *c, totals_t *t) {
-  tandem_region_profile_t regions[8];
+/* Adds one submission's GPU times (|steps| steps: more with --chunk). */
+static void account(tandem_completion_t *c, uint32_t steps, totals_t *t) {
+  enum { MAX_REGIONS = 256 }; /* a chunk of 64 steps has 64 logits copies */
+  tandem_region_profile_t regions[MAX_REGIONS];
   tandem_completion_profile_t p;
   tandem_completion_profile_init(&p);
-  CHECK(tandem_completion_profile(c, &p, regions, 8));
+  CHECK(tandem_completion_profile(c, &p, regions, MAX_REGIONS));
   if (!p.gpu_times_valid) return;
   t->span_ns += p.execution_ns;
-  t->steps_timed++;
-  const uint32_t n = p.region_count < 8 ? p.region_count : 8;
+  t->steps_timed += steps;
+  const uint32_t n = p.region_count < MAX_REGIONS ? p.region_count : MAX_REGIONS;
   for (uint32_t r = 0; r < n; r++) {
     if ((unsigned)regions[r].lane >= TANDEM_LANE_COUNT) continue;
     lane_time_t *lt = &t->lanes[regions[r].lane];
     lt->regions++;
     if (regions[r].gpu_end_ns > regions[r].gpu_start_ns)
       lt->busy_ns += regions[r].gpu_end_ns - regions[r].gpu_start_ns;
+    if (regions[r].lane != TANDEM_LANE_NPU) continue;
+    /* against the compute lane's regions (one queue: they follow one another) */
+    for (uint32_t q = 0; q < n; q++) {
+      if (regions[q].lane != TANDEM_LANE_COMPUTE) continue;
+      const uint64_t lo = regions[r].gpu_start_ns > regions[q].gpu_start_ns ? regions[r].gpu_start_ns
+                                                                            : regions[q].gpu_start_ns;
+      const uint64_t hi = regions[r].gpu_end_ns < regions[q].gpu_end_ns ? regions[r].gpu_end_ns
+                                                                        : regions[q].gpu_end_ns;
+      if (hi > lo) t->npu_overlap_ns += hi - lo;
+    }
   }
 }
 
-static void finish(tandem_completion_t *c, uint32_t pos, totals_t *t) {
+static void finish(tandem_completion_t *c, uint32_t pos, uint32_t steps, totals_t *t) {
   tandem_status_t s = tandem_completion_wait(c);
   if (s != TANDEM_OK) die("step %u: %s: %s", pos, tandem_status_name(s), tandem_error_message());
-  account(c, t);
+  account(c, steps, t);
   tandem_completion_release(c);
 }
 
-/* Submits steps [from, to) with up to |inflight| in flight and waits for all. */
+/* Submits steps [from, to) with up to |inflight| submissions in flight (a
+ * submission is one step, or --chunk steps while that many are left) and
+ * waits for all. */
 static void run_steps(gpu_t *g, uint32_t from, uint32_t to, uint32_t inflight, totals_t *t) {
   tandem_completion_t *ring[8] = {0};
-  for (uint32_t pos = from; pos < to; pos++) {
-    const uint32_t k = (pos - from) % inflight;
-    if (pos - from >= inflight) finish(ring[k], pos - inflight, t);
-    CHECK(tandem_exec_set_view(g->step, g->node_pos, 0, view(g->pos_table, 16ull * pos, 16)));
-    if (g->logits_host)
-      CHECK(tandem_exec_set_view(g->step, g->node_logits, 1,
-                                 view(g->logits_host, 4ull * g->c->vocab * pos, 4ull * g->c->vocab)));
-    CHECK(tandem_exec_submit(g->step, &ring[k]));
+  uint32_t ring_pos[8] = {0}, ring_n[8] = {0}, s = 0;
+  const uint64_t row = 4ull * g->c->vocab;
+  for (uint32_t pos = from; pos < to; s++) {
+    const uint32_t k = s % inflight;
+    if (s >= inflight) finish(ring[k], ring_pos[k], ring_n[k], t);
+    const bool chunk = g->chunk_step && to - pos >= g->chunk;
+    tandem_exec_t *exec = chunk ? g->chunk_step : g->step;
+    const uint32_t n = chunk ? g->chunk : 1;
+    if (!g->pos_gpu)
+      CHECK(tandem_exec_set_view(exec, g->node_pos, 0, view(g->pos_table, 16ull * pos, 16)));
+    for (uint32_t i = 0; g->logits_host && i < n; i++)
+      CHECK(tandem_exec_set_view(exec, chunk ? g->chunk_logits[i] : g->node_logits, 1,
+                                 view(g->logits_host, row * (pos + i), row)));
+    CHECK(tandem_exec_submit(exec, &ring[k]));
+    ring_pos[k] = pos, ring_n[k] = n;
+    pos += n;
   }
-  const uint32_t n = to - from, first = n > inflight ? n - inflight : 0;
-  for (uint32_t i = first; i < n; i++) finish(ring[i % inflight], from + i, t);
+  const uint32_t first = s > inflight ? s - inflight : 0;
+  for (uint32_t i = first; i < s; i++)
+    finish(ring[i % inflight], ring_pos[i % inflight], ring_n[i % inflight], t);
 }
 
 /* One generation: the prompt into the history, prefill (one step per prompt
@@ -657,6 +802,9 @@ static void generate(gpu_t *g, const options_t *o, run_t *run, totals_t *t) {
   memcpy(h, o->prompt, 4ull * o->prompt_len);
   tandem_unmap(&map);
   copy_once(g, whole(g->history_host), whole(g->history));
+  /* position 0 and the prompt length; with --pos-lane gpu the steps advance
+   * the position themselves from here */
+  copy_once(g, view(g->pos_table, 0, 16), whole(g->params));
 
   uint64_t t0 = now_ns();
   run_steps(g, 0, o->prompt_len, o->inflight, t);
@@ -722,7 +870,8 @@ static void run_bench(gpu_t *g, bench_t *b) {
   exec = make_step(g, K_HEAD);
   const double head_ns = gpu_time(exec, 10);
   tandem_exec_release(exec);
-  b->head_gbs = head_ns > 0 ? 2.0 * g->c->vocab * g->c->dim / head_ns : 0.0;
+  /* with --npu: the GPU's rows' bytes, over a time that includes the NPU's */
+  b->head_gbs = head_ns > 0 ? 2.0 * g->head_rows * g->c->dim / head_ns : 0.0;
   for (int k = 1; k < 9; k++) {
     exec = make_step(g, 1u << k);
     b->kind_us[k] = gpu_time(exec, 10) * 1e-3;
@@ -735,6 +884,12 @@ static void run_bench(gpu_t *g, bench_t *b) {
 
 static void gpu_release(gpu_t *g) {
   tandem_exec_release(g->step);
+  tandem_exec_release(g->chunk_step);
+  tandem_kernel_release(g->k_norm);
+  tandem_npu_program_release(g->npu_head);
+  tandem_buffer_release(g->xn);
+  tandem_buffer_release(g->head_t);
+  tandem_buffer_release(g->npu_logits);
   tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn, g->k_o,
                            g->k_gateup, g->k_down, g->k_head, g->k_argmax};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
@@ -841,8 +996,26 @@ int main(int argc, char **argv) {
   ro.validation = o->validation;
   ro.validation_callback = on_validation;
   ro.gpu_timestamps = o->timestamps;
+  if (o->npu) {
+    ro.npu = TANDEM_NPU_EMULATED;
+#ifdef TANDEM_LLAMA_NPU_LIBRARY
+    if (!getenv("TANDEM_NPU_LIBRARY")) ro.npu_library = TANDEM_LLAMA_NPU_LIBRARY;
+#endif
+    g.npu_rows = o->npu_rows ? o->npu_rows : c->vocab / 4;
+    if (g.npu_rows >= c->vocab)
+      die("--npu-rows %u: must leave the GPU at least one of the vocabulary's %u rows", g.npu_rows,
+          c->vocab);
+  }
+  g.head_rows = c->vocab - g.npu_rows;
   CHECK(tandem_runtime_create(&ro, &g.rt));
   CHECK(tandem_runtime_open_gpu(g.rt));
+  if (o->npu) {
+    tandem_npu_info_t ni;
+    tandem_npu_info_init(&ni);
+    CHECK(tandem_runtime_npu_info(g.rt, &ni));
+    printf("npu:     %s, sharing %s: LM-head rows %u..%u of the vocabulary on the NPU lane\n",
+           ni.name, tandem_sharing_name(ni.sharing), g.head_rows, c->vocab - 1);
+  }
   tandem_device_info_init(&g.info);
   CHECK(tandem_runtime_gpu_info(g.rt, o->gpu_index, &g.info));
   const uint32_t f = g.info.shader_features;
@@ -859,15 +1032,26 @@ int main(int argc, char **argv) {
     die("workgroup %u: must be a multiple of the subgroup size %u and at most %u", g.block, sg,
         g.info.max_local_invocations);
   g.rows_per_wg = g.block / sg;
-  const uint64_t shared = 4ull * (3 * c->head_dim + g.max_seq + g.block / 4 + 1);
+  /* One workgroup scans the whole vocabulary for the argmax, and attention
+   * has one per head: both want more invocations than the mat-vec products
+   * (the plain attention kernel keeps the common size, as it was measured). */
+  const uint32_t big = g.info.max_local_invocations < 1024 ? g.info.max_local_invocations : 1024;
+  g.attention_plain = o->attention_plain;
+  g.attn_block = g.attention_plain || g.info.is_cpu || o->block ? g.block : (big < 256 ? big : 256);
+  g.argmax_block = g.info.is_cpu || o->block ? g.block : big;
+  if (g.attn_block % sg || g.argmax_block % sg) g.attn_block = g.argmax_block = g.block;
+  const uint64_t shared =
+      4ull * (3 * c->head_dim + g.max_seq + g.attn_block / 4 + 1 + g.attn_block + c->head_dim);
   if (shared > g.info.max_shared_memory_bytes)
     die("attention over %u positions needs %llu bytes of shared memory; the device has %u",
         g.max_seq, (unsigned long long)shared, g.info.max_shared_memory_bytes);
   if (c->heads > g.info.max_workgroups[0] || (c->vocab + g.rows_per_wg - 1) / g.rows_per_wg > g.info.max_workgroups[0])
     die("vocab %u needs more workgroups than the device's %u", c->vocab, g.info.max_workgroups[0]);
 
-  printf("device:  %s (%s %s), subgroup %u, workgroup %u (%u rows per mat-vec workgroup)\n",
-         g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block, g.rows_per_wg);
+  printf("device:  %s (%s %s), subgroup %u, workgroup %u (%u rows per mat-vec workgroup; "
+         "attention %u, %s; argmax %u)\n",
+         g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block, g.rows_per_wg,
+         g.attn_block, g.attention_plain ? "plain" : "spread", g.argmax_block);
   printf("model:   %s: %u layers, hidden %u, %u heads (%u KV) of %u, MLP %u, vocab %u, %s "
          "embeddings, rope_theta %g%s\n",
          o->model, c->layers, c->dim, c->heads, c->kv_heads, c->head_dim, c->ffn, c->vocab,
@@ -879,11 +1063,25 @@ int main(int argc, char **argv) {
          m->dtype_counts[LLAMA_F16], m->dtype_counts[LLAMA_BF16], m->dtype_counts[LLAMA_F32],
          (double)g.matvec_bytes * 1e-6);
   g.pos_lane = o->pos_lane;
+  g.pos_gpu = o->pos_gpu;
+  g.chunk = o->chunk;
+  if (g.chunk > 1 && !g.pos_gpu) die("--chunk %u needs --pos-lane gpu (the host table's copy is per step)", g.chunk);
   make_buffers(&g, o->check || o->logits_out);
   float *rope = malloc(4ull * g.max_seq * c->head_dim);
   if (!rope) die("out of memory");
   llama_rope_table(c, g.max_seq, rope);
   upload_weights(&g, m, rope);
+  if (g.npu_rows) { /* matmul_f32: C[1 x N] = A[1 x D] · B[D x N], B the rows transposed, as f16 */
+    const llama_tensor_t *head = c->tied ? &m->embed : &m->head;
+    tandem_map_t map;
+    CHECK(tandem_map_write(whole(g.head_t), &map));
+    float *bt = map.data;
+    for (uint64_t r = 0; r < g.npu_rows; r++)
+      for (uint64_t k = 0; k < c->dim; k++)
+        bt[k * g.npu_rows + r] =
+            llama_f32_from_f16(llama_weight_f16(head, (g.head_rows + r) * c->dim + k));
+    tandem_unmap(&map);
+  }
   free(rope);
   {
     tandem_map_t map;
@@ -897,9 +1095,15 @@ int main(int argc, char **argv) {
   make_kernels(&g);
   const uint64_t prep0 = now_ns();
   g.step = make_step(&g, K_STEP | (g.logits_host ? K_LOGITS : 0));
+  if (g.chunk > 1)
+    g.chunk_step = make_steps(&g, K_STEP | (g.logits_host ? K_LOGITS : 0), g.chunk, g.chunk_logits);
   const double prepare_ms = (double)(now_ns() - prep0) * 1e-6;
-  printf("step:    %u nodes, prepared once in %.2f ms; load + convert + upload %.0f ms\n",
-         g.node_count, prepare_ms, load_ms);
+  printf("step:    %u nodes, prepared once in %.2f ms%s; position %s; load + convert + upload "
+         "%.0f ms\n",
+         g.node_count, prepare_ms, g.chunk > 1 ? " (with the chunk graph)" : "",
+         g.pos_gpu ? "advanced on the GPU by the argmax" : "copied from a host table per step",
+         load_ms);
+  if (g.chunk > 1) printf("chunk:   %u steps per submission\n", g.chunk);
 
   const uint32_t n_hist = g.max_seq + 1;
   run_t *runs = calloc(o->repeat, sizeof *runs);
@@ -966,6 +1170,9 @@ int main(int argc, char **argv) {
     }
     printf("  %-9s %17s %10.1f us/step\n", "span", "",
            (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
+    if (totals.lanes[TANDEM_LANE_NPU].regions)
+      printf("  npu overlapped by compute-lane regions %.1f us/step (the GPU's LM-head rows)\n",
+             (double)totals.npu_overlap_ns * 1e-3 / (double)totals.steps_timed);
   }
   bench_t b = {0};
   if (o->bench) {
@@ -992,13 +1199,14 @@ int main(int argc, char **argv) {
     json_string(jf, g.info.driver_info);
     fprintf(jf,
             ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-            ", \"workgroup\": %u, \"inflight\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+            ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
             ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
             ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
             ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
             ", \"check\": \"%s\", \"max_rel_err\": %.3e",
-            c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block, o->inflight,
-            tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat, median,
+            c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
+            g.attention_plain ? "plain" : "spread", o->inflight, g.chunk, g.npu_rows,
+            o->pos_gpu ? "gpu" : tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat, median,
             median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
             g.node_count, (unsigned long long)g.matvec_bytes,
             o->check ? (bad ? "failed" : "ok") : "none", worst);

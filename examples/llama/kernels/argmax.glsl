@@ -3,13 +3,18 @@
 // next step's embedding reads — unless pos + 1 is still inside the prompt,
 // whose ids the history already holds (prefill). One workgroup: each
 // invocation scans a strided slice (VOCAB / BLOCK_SIZE logits), then
-// subgroup max/min and one pass over the subgroups' winners.
+// subgroup max/min and one pass over the subgroups' winners. With ADVANCE
+// (the host's --pos-lane gpu) it also moves the step's position on by one,
+// so the next submission of the same, unchanged graph is the next position:
+// the step's last kernel is the only writer of the parameters, and every
+// other kernel of the step has read them before it runs.
 #include "common.glsl"
 
 layout(constant_id = 1) const uint VOCAB = 256;
 layout(constant_id = 2) const uint MAX_SEQ = 64;
+layout(constant_id = 3) const uint ADVANCE = 0;
 
-layout(binding = 0) readonly buffer Params { uint pos; uint prompt_len; } params;
+layout(binding = 0) buffer Params { uint pos; uint prompt_len; } params;
 layout(binding = 1) readonly buffer Logits { float logits[]; };
 layout(binding = 2) buffer History { uint tokens[]; };  // MAX_SEQ + 1 entries
 
@@ -39,5 +44,6 @@ void main() {
     }
     const uint next = min(params.pos, MAX_SEQ - 1) + 1;
     if (next >= params.prompt_len) tokens[next] = i0;
+    if (ADVANCE != 0) params.pos = params.pos + 1;
   }
 }

@@ -1,4 +1,4 @@
 #version 450
-// The one variant of attention.glsl.
+// attention.glsl, plain: one invocation per row or column (--attention plain).
 #extension GL_GOOGLE_include_directive : require
 #include "attention.glsl"

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# run-h200.sh — the side-by-side of examples/llama against PyTorch on the
+# H200, in one device call (bench/NOTES.md has what it showed). On the GPU
+# machine, from the tree's root:
+#   source .device/on-device.sh && bench/llama/run-h200.sh
+# It builds tandem and the example (Release), makes a Llama of SmolLM-135M's
+# shape with transformers (random weights, seed 0, bf16 safetensors), runs
+# tandem's decoder on it (a fixed 8-token prompt, 64 greedy tokens) and
+# compares every position's logits with transformers in float32
+# (llama_h200.py compare), then times decode for tandem (the first version
+# and today's, several --inflight and --chunk settings, GPU timestamps off;
+# every run must generate the same tokens) and for PyTorch: transformers' eager
+# generate, transformers over a StaticCache in a CUDA graph captured by hand,
+# a minimal hand-written PyTorch decoder (eager and CUDA graph) and, if it
+# compiles in time, the same through torch.compile. A device copy (Vulkan
+# and torch) gives the weight-read floor. TORCH_PARTS (default "eager static
+# minimal") and COMPILE_S (default 150) trim the PyTorch side. Everything lands in
+# $OUT/llama-h200.tgz (the logits file left out: 14 MB of random floats).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+py=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$py" ] || py=python3
+final=${OUT:-/tmp/llama-h200-out}
+run=$(mktemp -d /tmp/llama-h200.XXXXXX)
+model=/tmp/llama-smol135-random
+build=${BUILD:-/tmp/build-llama-h200}
+prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
+mkdir -p "$final"
+pack() { rm -f "$run/tandem-logits.f32"; tar czf "$final/llama-h200.tgz" -C "$run" .; }
+trap pack EXIT
+trap 'exit 124' TERM
+export PYTHONUNBUFFERED=1
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "command: bench/llama/run-h200.sh $*"
+  echo "commit: ${COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
+  echo "host: $(uname -srm)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -3
+  "$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
+} 2>&1 | tee "$run/env.txt"
+
+step build
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
+  > "$run/configure.log" 2>&1 || { tail -30 "$run/configure.log"; exit 1; }
+cmake --build "$build" -j16 --target tandem_example_llama > "$run/build.log" 2>&1 ||
+  { grep -E "error" "$run/build.log" | head -30; exit 1; }
+llama=$build/examples/llama/tandem_example_llama
+
+step make the model
+"$py" "$root/bench/llama/llama_h200.py" make "$model" 2>&1 | tee "$run/make.txt" || exit 1
+cp "$model/config.json" "$run/config.json"
+
+rc=0
+step "tandem: logits of every position, GPU timestamps, --bench"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench \
+  --logits-out "$run/tandem-logits.f32" --json "$run/tandem.json" 2>&1 | tee "$run/tandem.txt" || rc=1
+step "compare with transformers (float32)"
+"$py" "$root/bench/llama/llama_h200.py" compare "$model" "$run" 2>&1 | tee "$run/compare.txt" || rc=1
+
+step "tandem: the first version (attention plain, position copied from a host table), --bench"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench --attention plain \
+  --pos-lane compute --json "$run/tandem-before.json" 2>&1 | tee "$run/tandem-before.txt" || rc=1
+
+step "tandem: timing (no timestamps), the defaults and variants"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps \
+  --json "$run/tandem-notimestamps.json" 2>&1 | tee "$run/tandem-notimestamps.txt" || rc=1
+variants=("--pos-lane compute --attention plain" "--pos-lane compute" "--attention plain"
+          "--inflight 1" "--inflight 2" "--chunk 8 --inflight 2" "--chunk 16 --inflight 2"
+          "--chunk 63 --inflight 1" "--chunk 63 --inflight 2")
+for v in "${variants[@]}"; do
+  name=v$(echo "$v" | tr -d ' -')
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+    --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
+done
+# every variant generates the same tokens
+"$py" - "$run" <<'PY' || rc=1
+import glob, json, sys
+runs = {p: json.load(open(p))["generated"] for p in sorted(glob.glob(sys.argv[1] + "/tandem*.json"))}
+ref = next(iter(runs.values()))
+bad = [p for p, t in runs.items() if t != ref]
+print(f"tokens: {len(runs)} tandem runs, {len(runs) - len(bad)} generated the same 64 tokens", bad or "")
+sys.exit(1 if bad else 0)
+PY
+
+for part in ${TORCH_PARTS:-eager static minimal}; do
+  step "PyTorch: $part"
+  "$py" "$root/bench/llama/llama_h200.py" time "$model" "$run" $part 2>&1 | tee "$run/torch-$part.txt" || rc=1
+done
+step "PyTorch: torch.compile (at most ${COMPILE_S:-150} s)"
+timeout "${COMPILE_S:-150}" "$py" "$root/bench/llama/llama_h200.py" compile "$model" "$run" 2>&1 |
+  tee "$run/compile.txt" | grep -v "^ *warnings.warn\|UserWarning" | tail -20
+echo "compile exit: ${PIPESTATUS[0]}" | tee -a "$run/compile.txt"
+
+step summary
+"$py" "$root/bench/llama/llama_h200.py" summary "$run" 2>&1 | tee "$run/summary.txt"
+exit $rc
