@@ -1579,8 +1579,11 @@ TANDEM_API tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime,
 TANDEM_API const tandem_trace_event_t *tandem_trace_events(const tandem_trace_t *trace,
                                                            uint32_t *out_count);
 TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
-/* Writes the trace as Chrome / Perfetto JSON (one track per lane). Errors:
- * INVALID_ARGUMENT, IO (with the path and the reason). */
+/* Writes the trace as Chrome / Perfetto JSON (one track per lane); a trace
+ * with no events is valid JSON too. A regular file is written under a
+ * temporary name beside |path| and renamed over it at the end, so |path|
+ * never holds a partly written trace (a device or FIFO is written in place).
+ * Errors: INVALID_ARGUMENT, IO (with the path and the reason). */
 TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
                                                    const char *path);
 /* Frees a trace returned by tandem_runtime_trace_stop. NULL is ignored. */
