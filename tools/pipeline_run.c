@@ -15,8 +15,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -67,7 +71,9 @@ static void usage(FILE *f) {
         "Relative paths inside the file are relative to the file's folder; outputs\n"
         "are relative to the output folder. Every file the run writes is checked\n"
         "before the device is touched. Ctrl-C stops after the runs already submitted\n"
-        "and still writes the summary, trace and outputs (exit status 130).\n"
+        "(within 100 ms during allocation and prepare) and still writes the summary,\n"
+        "trace and outputs (exit status 130); more signals within a second of the\n"
+        "first are the same request, a later one ends the process at once.\n"
         "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
         "2 usage or pipeline-file error, 77 no usable device, 130 interrupted.\n",
         f);
@@ -184,7 +190,9 @@ static int build(run_state_t *st, const run_opts_t *o) {
       return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
     }
   }
+  /* Ctrl-C is looked at between objects (build_interruptible). */
   for (uint32_t i = 0; i < p->buffer_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_buffer_t *b = &p->buffers[i];
     s = tandem_buffer_create(st->rt, b->size, b->placement, &st->buffers[i]);
     if (s != TANDEM_OK) {
@@ -212,6 +220,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
     }
   }
   for (uint32_t i = 0; i < p->kernel_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_kernel_t *k = &p->kernels[i];
     tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
                               .name = k->name,
@@ -240,6 +249,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
     }
   }
   for (uint32_t i = 0; i < p->program_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_program_t *g = &p->programs[i];
     if (g->emulated_xclbin && !g->xclbin_path[0]) {
       cli_error("%s: npu_programs[%u].xclbin: \"@emulated\": the emulated NPU's xclbin is not "
@@ -294,6 +304,10 @@ static int build(run_state_t *st, const run_opts_t *o) {
       return cli_exit_for(s);
     }
   }
+  if (s == TANDEM_OK && run_interrupted()) {
+    tandem_graph_release(graph);
+    return CLI_EXIT_INTERRUPTED;
+  }
   if (s == TANDEM_OK) s = tandem_graph_prepare(graph, &st->exec);
   tandem_graph_release(graph);
   if (s != TANDEM_OK) {
@@ -301,6 +315,55 @@ static int build(run_state_t *st, const run_opts_t *o) {
     return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
   }
   return CLI_EXIT_OK;
+}
+
+/* build() on a worker thread, so that Ctrl-C during allocation and prepare
+ * (seconds on a large pipeline, inside single library calls) is answered
+ * within RUN_STOP_MS: the worker stops at its next object when it can; when
+ * it is still inside a call RUN_ABANDON_MS after the signal, *abandoned is
+ * set and the caller reports the run and ends the process without waiting. */
+#define RUN_ABANDON_MS 40
+#define RUN_STOP_MS 100
+
+typedef struct build_job {
+  run_state_t *st;
+  const run_opts_t *o;
+  int rc;
+  atomic_bool done;
+} build_job_t;
+
+static void *build_thread(void *arg) {
+  build_job_t *job = arg;
+  job->rc = build(job->st, job->o);
+  atomic_store(&job->done, true);
+  return NULL;
+}
+
+static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *abandoned) {
+  *abandoned = false;
+  build_job_t job = {.st = st, .o = o};
+  atomic_init(&job.done, false);
+  /* The signals go to this thread (its sleep ends at once), not the worker's. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  pthread_t worker;
+  int err = pthread_create(&worker, NULL, build_thread, &job);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err != 0) return build(st, o); /* no thread: between objects only */
+  while (!atomic_load(&job.done)) {
+    if (run_interrupted() && cli_now_ns() - run_interrupted_at_ns() >= RUN_ABANDON_MS * 1000000ull) {
+      pthread_detach(worker);
+      *abandoned = true;
+      return CLI_EXIT_INTERRUPTED;
+    }
+    struct timespec nap = {0, 2000000}; /* 2 ms */
+    nanosleep(&nap, NULL);
+  }
+  pthread_join(worker, NULL);
+  return job.rc;
 }
 
 /* Submits |iterations| runs with up to RUN_SLOTS in flight. */
@@ -557,6 +620,44 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
   *span_ns = hi > lo ? hi - lo : 0;
 }
 
+static bool write_svg(const run_opts_t *o, const pipeline_t *p, const tandem_trace_t *trace,
+                      const char *device_line, uint32_t iterations) {
+  /* A short title; the devices go in the subtitle, which has room. */
+  char subtitle[768];
+  snprintf(subtitle, sizeof subtitle, "%.512s; %u iteration%s of %u node%s, %.200s", device_line,
+           iterations, iterations == 1 ? "" : "s", p->node_count, p->node_count == 1 ? "" : "s",
+           p->file);
+  char title[256];
+  snprintf(title, sizeof title, "tandem run: %.200s", p->name);
+  svg_options_t so = {.title = title, .subtitle = subtitle, .max_submissions = 12};
+  return svg_write_timeline(o->svg_path, trace, &so);
+}
+
+/* Ctrl-C came while the build worker was inside one long library call:
+ * the run is reported as interrupted before its first iteration (the
+ * summary, an empty trace and picture; no outputs: nothing ran) and the
+ * process ends now, leaving the worker and the device to the kernel. */
+static _Noreturn void abandon(const run_opts_t *o, run_report_t *rep, const tandem_trace_t *empty,
+                              const char *device_line, uint32_t iterations) {
+  int rc = CLI_EXIT_INTERRUPTED;
+  rep->interrupted = true;
+  rep->completed = 0;
+  rep->checks_run = false;
+  rep->output_paths = NULL;
+  if (o->trace_path) {
+    tandem_status_t s = empty ? tandem_trace_write_json(empty, o->trace_path) : TANDEM_ERROR_INTERNAL;
+    if (s != TANDEM_OK) cli_tandem_error("--trace", s), rc = CLI_EXIT_FAILURE;
+  }
+  if (o->svg_path && !(empty && write_svg(o, rep->p, empty, device_line, iterations)))
+    rc = CLI_EXIT_FAILURE;
+  rep->exit_code = rc;
+  if (o->json) run_report_json(stdout, rep);
+  else if (!o->quiet) run_report_text(stdout, rep);
+  fflush(stdout);
+  fflush(stderr);
+  _exit(rc);
+}
+
 int cli_run_main(int argc, char **argv) {
   run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
   for (int i = 1; i < argc; i++) {
@@ -641,10 +742,9 @@ int cli_run_main(int argc, char **argv) {
     printf("pipeline: %s (%s): %u buffers, %u kernels, %u NPU programs, %u nodes\n", p.name,
            p.file, p.buffer_count, p.kernel_count, p.program_count, p.node_count);
     printf("GPU:      %s %s\n", gpu.name, gpu.driver_info);
+    fflush(stdout); /* a script watching stdout sees the build start */
   }
 
-  rc = build(&st, &o);
-  if (rc != CLI_EXIT_OK) goto out;
   run_report_t rep = {.p = &p,
                       .gpu_index = ro.gpu_index,
                       .gpu_name = gpu.name,
@@ -656,6 +756,18 @@ int cli_run_main(int argc, char **argv) {
                       .trace_path = o.trace_path,
                       .svg_path = o.svg_path,
                       .output_paths = st.output_paths};
+  /* An empty trace for a run stopped before its trace starts, made now: an
+   * abandoned build (below) must not wait for the runtime. */
+  tandem_trace_t *empty = NULL;
+  if ((o.trace_path || o.svg_path) && tandem_runtime_trace_start(st.rt, 1) == TANDEM_OK &&
+      tandem_runtime_trace_stop(st.rt, &empty) != TANDEM_OK)
+    empty = NULL;
+  bool abandoned;
+  rc = build_interruptible(&st, &o, &abandoned);
+  if (abandoned) abandon(&o, &rep, empty, device_line, iterations); /* does not return */
+  tandem_trace_release(empty);
+  if (rc == CLI_EXIT_INTERRUPTED) rc = CLI_EXIT_OK; /* reported below: 0 iterations ran */
+  if (rc != CLI_EXIT_OK) goto out;
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
   if (p.program_count) {
@@ -694,7 +806,7 @@ int cli_run_main(int argc, char **argv) {
   tandem_runtime_statistics(st.rt, &before);
   uint64_t lane_copied_before[TANDEM_LANE_COUNT];
   lanes_copied(st.rt, lane_copied_before);
-  if (!o.quiet) {
+  if (!o.quiet && !run_interrupted()) {
     printf("running %u iteration%s (Ctrl-C stops early, with a summary)\n", iterations,
            iterations == 1 ? "" : "s");
     fflush(stdout);
@@ -717,16 +829,7 @@ int cli_run_main(int argc, char **argv) {
       rc = CLI_EXIT_FAILURE;
     }
   }
-  if (o.svg_path) {
-    /* A short title; the devices go in the subtitle, which has room. */
-    char subtitle[768];
-    snprintf(subtitle, sizeof subtitle, "%.512s; %u iterations of %u nodes, %.200s", device_line,
-             iterations, p.node_count, p.file);
-    char title[256];
-    snprintf(title, sizeof title, "tandem run: %.200s", p.name);
-    svg_options_t so = {.title = title, .subtitle = subtitle, .max_submissions = 12};
-    if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
-  }
+  if (o.svg_path && !write_svg(&o, &p, st.trace, device_line, iterations)) rc = CLI_EXIT_FAILURE;
 
   /* Interrupted: the outputs of what ran, no checks (they describe a whole run). */
   int frc = CLI_EXIT_OK;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -256,11 +257,27 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
   return NULL;
 }
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* the first signal's number, 0 before */
+static struct timespec first_at;           /* when it came; written by the handler only */
 
+/* The first SIGINT/SIGTERM asks the run to stop. Others within a second are
+ * the same request: `timeout -s INT` signals the child and then its whole
+ * process group, and a shell's Ctrl-C can arrive twice. One later than that
+ * is the user insisting: the default action ends the process (a trace being
+ * written then is left as it was before, tandem_trace_write_json renames). */
 static void on_interrupt(int sig) {
-  (void)sig;
-  interrupted = 1;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (!interrupted) {
+    first_at = now;
+    interrupted = sig;
+    return;
+  }
+  long long ms = (long long)(now.tv_sec - first_at.tv_sec) * 1000 +
+                 (now.tv_nsec - first_at.tv_nsec) / 1000000;
+  if (ms < RUN_INTERRUPT_REPEAT_MS) return;
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 void run_catch_interrupt(void) {
@@ -268,9 +285,16 @@ void run_catch_interrupt(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal ends the process */
+  sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: first_at is not atomic */
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }
 
 bool run_interrupted(void) { return interrupted != 0; }
+
+uint64_t run_interrupted_at_ns(void) {
+  if (!interrupted) return 0;
+  return (uint64_t)first_at.tv_sec * 1000000000ull + (uint64_t)first_at.tv_nsec;
+}
