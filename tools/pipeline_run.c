@@ -42,6 +42,10 @@ typedef struct run_opts {
   cli_npu_choice_t npu;
   bool quiet;
   bool json; /* the summary as JSON on stdout */
+  /* --input / --output values in command-line order (argv entries) */
+  const char *overrides[64];
+  bool override_is_output[64];
+  uint32_t override_count;
 } run_opts_t;
 
 static void usage(FILE *f) {
@@ -50,6 +54,7 @@ static void usage(FILE *f) {
         "Runs the pipeline the file describes (docs/pipeline.md): makes its buffers,\n"
         "kernels and NPU programs, records and prepares its graph, submits it\n"
         "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
+        "An option's value is the next argument or follows '=' (--iterations=3).\n"
         "\n"
         "  --iterations N     override the file's iteration count\n"
         "  --warmup N         run N untimed iterations first (default 0): the timed ones\n"
@@ -67,6 +72,12 @@ static void usage(FILE *f) {
         "                     the pipeline has NPU programs\n"
         "  --npu-library PATH the emulated NPU's library\n"
         "  --quiet            print only failures\n"
+        "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
+        "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
+        "                     u32; f32:X, u32:N, i32:N say it); the pipeline file is\n"
+        "                     left as it is\n"
+        "  --output NAME=@FILE write the whole of buffer NAME to FILE (.npy or raw),\n"
+        "                     in place of the pipeline's outputs of NAME\n"
         "\n"
         "Relative paths inside the file are relative to the file's folder; outputs\n"
         "are relative to the output folder. Every file the run writes is checked\n"
@@ -662,6 +673,7 @@ int cli_run_main(int argc, char **argv) {
   run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
   for (int i = 1; i < argc; i++) {
     const char *v;
+    bool out = false;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return CLI_EXIT_OK;
@@ -687,6 +699,12 @@ int cli_run_main(int argc, char **argv) {
       if (!cli_parse_npu(v, &o.npu.kind)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--input", &v) ||
+               (out = cli_take_value(argc, argv, &i, "--output", &v))) {
+      if (!v) return cli_error("%s needs NAME=@FILE", out ? "--output" : "--input"), CLI_EXIT_USAGE;
+      if (o.override_count == 64) return cli_error("at most 64 --input / --output"), CLI_EXIT_USAGE;
+      o.override_is_output[o.override_count] = out;
+      o.overrides[o.override_count++] = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       cli_error("run: unknown option '%s' (see tandem run --help)", argv[i]);
       return CLI_EXIT_USAGE;
@@ -706,6 +724,12 @@ int cli_run_main(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc;
   pipeline_t p;
   if (!pipeline_parse(o.pipeline, &p)) return CLI_EXIT_USAGE;
+  for (uint32_t k = 0; k < o.override_count; k++)
+    if (!(o.override_is_output[k] ? run_apply_output(&p, o.overrides[k])
+                                  : run_apply_input(&p, o.overrides[k]))) {
+      pipeline_free(&p);
+      return CLI_EXIT_USAGE;
+    }
   uint32_t iterations = o.iterations ? o.iterations : p.iterations;
   run_state_t st = {.p = &p};
   rc = run_prepare_outputs(&p, o.output_dir, o.trace_path, o.svg_path, &st.output_paths);

@@ -145,21 +145,23 @@ int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_
   }
   for (uint32_t i = 0; i < p->output_count; i++) {
     const char *file = p->outputs[i].path;
-    if (!inside(file)) {
+    bool as_is = p->outputs[i].from_command_line; /* --output: the user's own path */
+    if (!as_is && !inside(file)) {
       cli_error("%s: outputs[%u].file: '%s' must be a relative path inside the output folder "
                 "(--output-dir), without '..'",
                 p->file, i, file);
       run_free_paths(paths, p->output_count);
       return CLI_EXIT_USAGE;
     }
-    size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(file) + 1;
+    const char *in = as_is ? NULL : dir;
+    size_t n = (in ? strlen(in) + 1 : 0) + strlen(file) + 1;
     paths[i] = malloc(n);
     if (!paths[i]) {
       cli_error("out of memory");
       run_free_paths(paths, p->output_count);
       return CLI_EXIT_FAILURE;
     }
-    if (dir) snprintf(paths[i], n, "%s/%s", dir, file);
+    if (in) snprintf(paths[i], n, "%s/%s", in, file);
     else snprintf(paths[i], n, "%s", file);
     char failed[4096];
     if (!make_parents(paths[i], failed, sizeof failed)) {

@@ -45,6 +45,13 @@ bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, ui
  * with a message naming kernels[index].glsl. */
 char *run_read_text(const pipeline_t *p, uint32_t index, const char *path);
 
+/* `--input NAME=@FILE | NAME=VALUE` and `--output NAME=@FILE`
+ * (run_overrides.c): change buffer NAME's initial contents, or where its
+ * whole contents are written, in the parsed pipeline only. False with a
+ * message naming the option (and the pipeline's buffers) otherwise. */
+bool run_apply_input(pipeline_t *p, const char *arg);
+bool run_apply_output(pipeline_t *p, const char *arg);
+
 /* Signals within this many milliseconds of the first are the same request. */
 #define RUN_INTERRUPT_REPEAT_MS 1000
 
