@@ -670,6 +670,9 @@ static _Noreturn void abandon(const run_opts_t *o, run_report_t *rep, const tand
 }
 
 int cli_run_main(int argc, char **argv) {
+  /* From the start: a signal during start-up is then a request to stop that
+   * the run answers with its summary ("0 of N"), not the default action. */
+  run_catch_interrupt();
   run_opts_t o = {.npu = {TANDEM_NPU_NONE, NULL}};
   for (int i = 1; i < argc; i++) {
     const char *v;
@@ -737,7 +740,6 @@ int cli_run_main(int argc, char **argv) {
     pipeline_free(&p);
     return rc;
   }
-  run_catch_interrupt();
 
   tandem_runtime_options_t ro;
   cli_runtime_options(&ro, o.validate, &o.npu);
