@@ -631,6 +631,8 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
   *span_ns = hi > lo ? hi - lo : 0;
 }
 
+static const char *plural(uint32_t n) { return n == 1 ? "" : "s"; }
+
 static bool write_svg(const run_opts_t *o, const pipeline_t *p, const tandem_trace_t *trace,
                       const char *device_line, uint32_t iterations) {
   /* A short title; the devices go in the subtitle, which has room. */
@@ -765,8 +767,9 @@ int cli_run_main(int argc, char **argv) {
   char device_line[512];
   snprintf(device_line, sizeof device_line, "%.250s (%.200s)", gpu.name, gpu.driver_name);
   if (!o.quiet) {
-    printf("pipeline: %s (%s): %u buffers, %u kernels, %u NPU programs, %u nodes\n", p.name,
-           p.file, p.buffer_count, p.kernel_count, p.program_count, p.node_count);
+    printf("pipeline: %s (%s): %u buffer%s, %u kernel%s, %u NPU program%s, %u node%s\n", p.name,
+           p.file, p.buffer_count, plural(p.buffer_count), p.kernel_count, plural(p.kernel_count),
+           p.program_count, plural(p.program_count), p.node_count, plural(p.node_count));
     printf("GPU:      %s %s\n", gpu.name, gpu.driver_info);
     fflush(stdout); /* a script watching stdout sees the build start */
   }
@@ -841,6 +844,9 @@ int cli_run_main(int argc, char **argv) {
   rep.completed = run_interrupted() ? st.submitted : iterations;
   rep.interrupted = run_interrupted();
   tandem_runtime_statistics(st.rt, &after);
+  /* per lane at the same moment as the totals: the outputs' staging copies
+   * below belong to neither */
+  lanes_copied(st.rt, rep.copied_per_lane);
   s = tandem_runtime_trace_stop(st.rt, &st.trace);
   if (s != TANDEM_OK) {
     cli_tandem_error("stopping the trace", s);
@@ -866,7 +872,6 @@ int cli_run_main(int argc, char **argv) {
   if (rep.interrupted && rc == CLI_EXIT_OK) rc = CLI_EXIT_INTERRUPTED;
 
   lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
-  lanes_copied(st.rt, rep.copied_per_lane);
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) rep.copied_per_lane[l] -= lane_copied_before[l];
   rep.submissions = after.submissions - before.submissions;
   rep.copied_bytes = after.copied_bytes - before.copied_bytes;

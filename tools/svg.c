@@ -132,8 +132,8 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", SVG_LEFT - 100);
   xml_text(f, o->subtitle);
   if (shown)
-    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu of %llu",
-            (unsigned long long)first_sub, (unsigned long long)last_sub,
+    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu (the runtime's numbers) "
+            "of %llu", (unsigned long long)first_sub, (unsigned long long)last_sub,
             (unsigned long long)max_sub_total);
   fputs("</text>\n", f);
 
@@ -262,7 +262,8 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   }
   fprintf(f,
           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">labels: the region's nodes "
-          "(name #node), or the submission number where they do not fit; two shades alternate by "
+          "(name #node), else the submission number, else none (hover for the title); the "
+          "runtime numbers every submission (warm-up and staging copies too); two shades alternate by "
           "submission; %u arrows: a region waited for another%s</text>\n",
           SVG_LEFT, legend_y + 24, arrows,
           untimed ? "; some regions had no GPU timestamps and are not drawn" : "");

@@ -50,7 +50,11 @@ extern "C" {
  * wrong in words a user can act on, naming the object and the numbers, e.g.
  *   "binding 2 of 'saxpy': view is 64 bytes, contract needs 4096".
  * Nothing is printed by the library, with one exception: validation messages
- * when TANDEM_VALIDATION=1 turned validation on and no callback is set.
+ * when TANDEM_VALIDATION=1 turned validation on and no callback is set. The
+ * libraries it loads may print on their own: XRT writes a banner (version,
+ * PID, user, host) and its error to stderr when it cannot open a device; an
+ * xrt.ini with "[Runtime]" and "runtime_log = null", named by the
+ * environment variable XRT_INI_PATH, silences it (docs/npu.md).
  *
  * Outputs.  Parameters named out_* are written on success and set to NULL
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
