@@ -574,7 +574,10 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
   bench_copies_print(copies, stdout);
   if (count)
     printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
-         "median of per-iteration tandem/direct; us/n: median / nodes. All results verified.\n");
+         "median of per-iteration tandem/direct (each run against the direct run beside it:\n"
+         "noise that slows both cancels; when the two ratios differ, the times are spread\n"
+         "unevenly and the pair ratio is the better overhead estimate); us/n: median / nodes.\n"
+         "All results verified.\n");
 }
 
 /*--------------------------------------------------------------------------*/

@@ -14,11 +14,15 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
          share/man/man1/tandem.1 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
+         share/doc/tandem/README.md share/doc/tandem/docs/cli.md share/doc/tandem/docs/pipeline.md \
          lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
          lib/pkgconfig/tandem.pc lib/pkgconfig/tandem-static.pc; do
   [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/tandem" --version
+# What --help points at is installed there.
+"$prefix/bin/tandem" --help | grep -q 'share/doc/tandem/docs/' ||
+  { echo "install_test: tandem --help does not name share/doc/tandem/docs/" >&2; exit 1; }
 [ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
   { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
 # A shared-only user needs no other package's .pc file (no Requires.private):
