@@ -51,7 +51,7 @@ typedef struct run_opts {
 static void usage(FILE *f) {
   fputs("usage: tandem run PIPELINE.json [options]\n"
         "\n"
-        "Runs the pipeline the file describes (docs/pipeline.md): makes its buffers,\n"
+        "Runs the pipeline the file describes (man tandem-pipeline): makes its buffers,\n"
         "kernels and NPU programs, records and prepares its graph, submits it\n"
         "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
         "An option's value is the next argument or follows '=' (--iterations=3).\n"

@@ -13,7 +13,7 @@ rm -rf "$work"; mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
-         share/man/man1/tandem.1 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
+         share/man/man1/tandem.1 share/man/man5/tandem-pipeline.5 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
          share/doc/tandem/README.md share/doc/tandem/docs/cli.md share/doc/tandem/docs/pipeline.md \
          lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
          lib/pkgconfig/tandem.pc lib/pkgconfig/tandem-static.pc; do
