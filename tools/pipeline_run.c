@@ -354,7 +354,8 @@ static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *aband
   *abandoned = false;
   build_job_t job = {.st = st, .o = o};
   atomic_init(&job.done, false);
-  /* The signals go to this thread (its sleep ends at once), not the worker's. */
+  /* Not to the worker: it may be inside a library call for seconds. (The
+   * driver's threads may take them; this thread looks at the flag every 2 ms.) */
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);

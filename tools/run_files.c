@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -259,8 +260,10 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
   return NULL;
 }
 
-static volatile sig_atomic_t interrupted; /* the first signal's number, 0 before */
-static struct timespec first_at;           /* when it came; written by the handler only */
+/* Lock-free atomics: safe in a handler, and the handler may run on any
+ * thread that does not block the signal (the driver's threads too). */
+static atomic_int interrupted;      /* the first signal's number, 0 before */
+static atomic_ullong first_at_ns;   /* when it came (CLOCK_MONOTONIC), 0 before */
 
 /* The first SIGINT/SIGTERM asks the run to stop. Others within a second are
  * the same request: `timeout -s INT` signals the child and then its whole
@@ -268,16 +271,15 @@ static struct timespec first_at;           /* when it came; written by the handl
  * is the user insisting: the default action ends the process (a trace being
  * written then is left as it was before, tandem_trace_write_json renames). */
 static void on_interrupt(int sig) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (!interrupted) {
-    first_at = now;
-    interrupted = sig;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+  unsigned long long first = 0;
+  if (atomic_compare_exchange_strong(&first_at_ns, &first, now)) {
+    atomic_store(&interrupted, sig);
     return;
   }
-  long long ms = (long long)(now.tv_sec - first_at.tv_sec) * 1000 +
-                 (now.tv_nsec - first_at.tv_nsec) / 1000000;
-  if (ms < RUN_INTERRUPT_REPEAT_MS) return;
+  if (now - first < RUN_INTERRUPT_REPEAT_MS * 1000000ull) return;
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -287,16 +289,13 @@ void run_catch_interrupt(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
-  sigaddset(&sa.sa_mask, SIGINT); /* one handler at a time: first_at is not atomic */
+  sigaddset(&sa.sa_mask, SIGINT);
   sigaddset(&sa.sa_mask, SIGTERM);
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }
 
-bool run_interrupted(void) { return interrupted != 0; }
+bool run_interrupted(void) { return atomic_load(&interrupted) != 0; }
 
-uint64_t run_interrupted_at_ns(void) {
-  if (!interrupted) return 0;
-  return (uint64_t)first_at.tv_sec * 1000000000ull + (uint64_t)first_at.tv_nsec;
-}
+uint64_t run_interrupted_at_ns(void) { return run_interrupted() ? atomic_load(&first_at_ns) : 0; }
