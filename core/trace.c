@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/internal.h"
 
@@ -194,7 +196,22 @@ static void tandem__json_string(FILE *f, const char *s) {
 
 tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char *path) {
   if (!trace || !path) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "trace or path is NULL");
-  FILE *f = fopen(path, "w");
+  /* A regular file (or a new one) is written under a temporary name in its
+   * folder and renamed over |path| at the end, so a process killed while
+   * writing leaves the old file or none, never a truncated one. Anything
+   * else (/dev/stdout, a FIFO) is written in place. */
+  struct stat st;
+  bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  char tmp_name[4096 + 32];
+  const char *tmp = NULL;
+  if (!in_place) {
+    if (strlen(path) >= 4096)
+      return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace: its path is %zu bytes long (at most "
+                         "4095)", strlen(path));
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp.%ld", path, (long)getpid());
+    tmp = tmp_name;
+  }
+  FILE *f = fopen(in_place ? path : tmp, "w");
   if (!f)
     return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace '%s': %s", path, strerror(errno));
   uint32_t n;
@@ -207,11 +224,13 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
   }
   fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"dropped\":%llu},\"traceEvents\":[\n",
           (unsigned long long)tandem_trace_dropped(trace));
+  /* The lane names; the separator after the last one only when events follow
+   * (an empty trace is valid JSON too). */
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     fprintf(f,
             "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s "
-            "lane\"}},\n",
-            l + 1, tandem_lane_name((tandem_lane_t)l));
+            "lane\"}}%s\n",
+            l + 1, tandem_lane_name((tandem_lane_t)l), l + 1 < TANDEM_LANE_COUNT || n ? "," : "");
   uint64_t flow = 0;
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
@@ -255,6 +274,11 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
   fprintf(f, "]}\n");
   bool failed = ferror(f);
   if (fclose(f) != 0) failed = true;
-  if (failed) return TANDEM_FAIL(TANDEM_ERROR_IO, "error writing trace '%s'", path);
+  int e = 0;
+  if (!failed && tmp && rename(tmp, path) != 0) failed = true, e = errno;
+  if (failed && tmp) unlink(tmp);
+  if (failed)
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "error writing trace '%s'%s%s", path, e ? ": " : "",
+                       e ? strerror(e) : "");
   return TANDEM_OK;
 }

@@ -7,6 +7,9 @@
 # calls it with FUZZ_SECONDS=45 as a smoke run. fuzz/README.md has the rest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# clang and libFuzzer's runtime: not in the base dependencies (make demo and
+# make test do not need them); a no-op when installed or TANDEM_SKIP_DEPS=1.
+./scripts/install-deps.sh fuzz
 seconds=${FUZZ_SECONDS:-300}
 jobs=${JOBS:-2}
 

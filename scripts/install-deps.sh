@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs the Debian 12 packages tandem needs to build and test, and nothing else.
+# Installs the Debian 12 packages tandem needs to build and test, and nothing else
+# (install-deps.sh fuzz adds the fuzzing ones).
 # Called by the Makefile before every build. Skipped when TANDEM_SKIP_DEPS=1 (the
 # GPU machine, where ../shared/device carries the packages) or when every package
 # is already installed. Only apt-get with Debian package names; nothing downloaded.
@@ -15,14 +16,30 @@ packages=(
   # examples/llama/make_tiny.py writes the Llama example's CI checkpoints with NumPy
   python3-numpy
   librsvg2-bin
-  # libFuzzer (make fuzz, CI's fuzz smoke): Debian's clang and its compiler-rt,
-  # which ships libclang_rt.fuzzer; GCC has no coverage-guided fuzzing engine.
-  clang libclang-rt-dev
   # the Python package (python/): headers to build the extension, NumPy and
   # pytest for its suite. python3-torch (1.13, CPU) is optional: about 180
   # packages; without it the PyTorch kDLCPU test is skipped with the reason.
   python3-dev python3-numpy python3-pytest
 )
+
+# Groups named on the command line add theirs: `fuzz` (make fuzz and CI's
+# fuzz smoke, both through scripts/fuzz.sh): libFuzzer is Debian's clang and
+# its compiler-rt, which ships libclang_rt.fuzzer; GCC has no coverage-guided
+# fuzzing engine. `--list` prints the packages instead of installing them.
+fuzz_packages=(clang libclang-rt-dev)
+list=0
+for arg in "$@"; do
+  case $arg in
+    fuzz) packages+=("${fuzz_packages[@]}") ;;
+    --list) list=1 ;;
+    *) echo "install-deps: unknown group '$arg' (groups: fuzz; --list prints the packages)" >&2
+       exit 2 ;;
+  esac
+done
+if [ $list = 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 if [ "${TANDEM_SKIP_DEPS:-0}" = 1 ]; then
   echo "install-deps: TANDEM_SKIP_DEPS=1, not installing packages"

@@ -574,7 +574,10 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
   bench_copies_print(copies, stdout);
   if (count)
     printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
-         "median of per-iteration tandem/direct; us/n: median / nodes. All results verified.\n");
+         "median of per-iteration tandem/direct (each run against the direct run beside it:\n"
+         "noise that slows both cancels; when the two ratios differ, the times are spread\n"
+         "unevenly and the pair ratio is the better overhead estimate); us/n: median / nodes.\n"
+         "All results verified.\n");
 }
 
 /*--------------------------------------------------------------------------*/
@@ -609,29 +612,29 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       o->direct_spin = true;
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
       o->given |= BENCH_GIVEN_ITERATIONS;
-      if (!cli_parse_u32(a, v, 1, 100000000, &o->iterations)) return false;
+      if (!cli_parse_u32("--iterations", v, 1, 100000000, &o->iterations)) return false;
     } else if (cli_take_value(argc, argv, &i, "--warmup", &v)) {
       o->given |= BENCH_GIVEN_WARMUP;
-      if (!cli_parse_u32(a, v, 0, 100000000, &o->warmup)) return false;
+      if (!cli_parse_u32("--warmup", v, 0, 100000000, &o->warmup)) return false;
     } else if (cli_take_value(argc, argv, &i, "--stream-iterations", &v)) {
       o->given |= BENCH_GIVEN_STREAM_ITERATIONS;
-      if (!cli_parse_u32(a, v, 1, 1000000, &o->stream_iterations)) return false;
+      if (!cli_parse_u32("--stream-iterations", v, 1, 1000000, &o->stream_iterations)) return false;
     } else if (cli_take_value(argc, argv, &i, "--transfer-mib", &v)) {
       o->given |= BENCH_GIVEN_TRANSFER;
-      if (!cli_parse_u32(a, v, 1, 16384, &v32)) return false;
+      if (!cli_parse_u32("--transfer-mib", v, 1, 16384, &v32)) return false;
       o->transfer_bytes = (uint64_t)v32 << 20;
     } else if (cli_take_value(argc, argv, &i, "--chunks", &v)) {
       o->given |= BENCH_GIVEN_CHUNKS;
-      if (!cli_parse_u32(a, v, 1, 256, &o->chunks)) return false;
+      if (!cli_parse_u32("--chunks", v, 1, 256, &o->chunks)) return false;
     } else if (cli_take_value(argc, argv, &i, "--chunk-kib", &v)) {
       o->given |= BENCH_GIVEN_CHUNK_BYTES;
-      if (!cli_parse_u32(a, v, 1, 1u << 20, &v32)) return false;
+      if (!cli_parse_u32("--chunk-kib", v, 1, 1u << 20, &v32)) return false;
       o->chunk_bytes = (uint64_t)v32 << 10;
     } else if (cli_take_value(argc, argv, &i, "--rounds", &v)) {
       o->given |= BENCH_GIVEN_ROUNDS;
-      if (!cli_parse_u32(a, v, 0, 1u << 20, &o->rounds)) return false;
+      if (!cli_parse_u32("--rounds", v, 0, 1u << 20, &o->rounds)) return false;
     } else if (cli_take_value(argc, argv, &i, "--gpu", &v)) {
-      if (!cli_parse_u32(a, v, 0, 1024, &o->gpu_index)) return false;
+      if (!cli_parse_u32("--gpu", v, 0, 1024, &o->gpu_index)) return false;
     } else if (cli_take_value(argc, argv, &i, "--json", &v)) {
       if (!(o->json_path = v)) return cli_error("--json needs a path"), false;
     } else if (cli_take_value(argc, argv, &i, "--only", &v)) {

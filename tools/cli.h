@@ -45,7 +45,9 @@ int cli_exit_for(tandem_status_t status);
  * missing, malformed or outside min..max. */
 bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max,
                    uint32_t *out);
-/* argv[i] equals |name| and a value follows: stores it, advances *i. */
+/* argv[i] is |name| with a value: "--flag=value" (stores what follows '=',
+ * possibly ""), or "--flag" and the next argument (stores it and advances
+ * *i; NULL when none follows). False when argv[i] is another option. */
 bool cli_take_value(int argc, char **argv, int *i, const char *name, const char **out);
 
 /* The NPU choice of --npu / --npu-library / --npu-profile. */

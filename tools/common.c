@@ -102,7 +102,13 @@ bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t ma
 }
 
 bool cli_take_value(int argc, char **argv, int *i, const char *name, const char **out) {
-  if (strcmp(argv[*i], name) != 0) return false;
+  size_t n = strlen(name);
+  if (strncmp(argv[*i], name, n) != 0) return false;
+  if (argv[*i][n] == '=') { /* --flag=value */
+    *out = argv[*i] + n + 1;
+    return true;
+  }
+  if (argv[*i][n] != '\0') return false;
   if (*i + 1 >= argc) {
     *out = NULL;
   } else {

@@ -196,6 +196,11 @@ int cli_devices_main(int argc, char **argv) {
     tandem_runtime_destroy(rt);
     return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
   }
+  if (gpu >= count) { /* --gpu / TANDEM_GPU names no device: a usage error, as for run */
+    int rc = cli_check_gpu(rt, gpu);
+    tandem_runtime_destroy(rt);
+    return rc;
+  }
   tandem_device_info_t *infos = calloc(count, sizeof *infos);
   if (!infos) {
     cli_error("out of memory");

@@ -24,7 +24,9 @@ static void usage(FILE *f) {
         "exit status: 0 ok, 1 runtime failure (a failed check or validation message\n"
         "included), 2 usage or pipeline-file error, 77 no usable device, 130 run\n"
         "interrupted (Ctrl-C).\n"
-        "Documentation: man tandem; docs/cli.md, docs/pipeline.md.\n",
+        "An option's value is the next argument or follows '=' (--iterations=3).\n"
+        "Documentation: man tandem; cli.md (the tool) and pipeline.md (pipeline files)\n"
+        "in share/doc/tandem/docs/ of the install (docs/ in the source tree).\n",
         f);
 }
 

@@ -102,6 +102,7 @@ typedef struct pl_output {
   pl_view_t view;
   char *path;     /* relative to the output folder (run_files.c) */
   pl_type_t type; /* element type of a .npy output (bytes: u1) */
+  bool from_command_line; /* --output: |path| is the command line's, used as is */
 } pl_output_t;
 
 typedef enum pl_check_kind { PL_CHECK_FILE, PL_CHECK_SHA256, PL_CHECK_FNV1A64, PL_CHECK_CPU } pl_check_kind_t;

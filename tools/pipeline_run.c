@@ -15,8 +15,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -38,14 +42,19 @@ typedef struct run_opts {
   cli_npu_choice_t npu;
   bool quiet;
   bool json; /* the summary as JSON on stdout */
+  /* --input / --output values in command-line order (argv entries) */
+  const char *overrides[64];
+  bool override_is_output[64];
+  uint32_t override_count;
 } run_opts_t;
 
 static void usage(FILE *f) {
   fputs("usage: tandem run PIPELINE.json [options]\n"
         "\n"
-        "Runs the pipeline the file describes (docs/pipeline.md): makes its buffers,\n"
+        "Runs the pipeline the file describes (man tandem-pipeline): makes its buffers,\n"
         "kernels and NPU programs, records and prepares its graph, submits it\n"
         "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
+        "An option's value is the next argument or follows '=' (--iterations=3).\n"
         "\n"
         "  --iterations N     override the file's iteration count\n"
         "  --warmup N         run N untimed iterations first (default 0): the timed ones\n"
@@ -64,11 +73,19 @@ static void usage(FILE *f) {
         "  --npu-library PATH the emulated NPU's library\n"
         "  --npu-profile P    auto (default: from the device), plain or xdna\n"
         "  --quiet            print only failures\n"
+        "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
+        "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
+        "                     u32; f32:X, u32:N, i32:N say it); the pipeline file is\n"
+        "                     left as it is\n"
+        "  --output NAME=@FILE write the whole of buffer NAME to FILE (.npy or raw),\n"
+        "                     in place of the pipeline's outputs of NAME\n"
         "\n"
         "Relative paths inside the file are relative to the file's folder; outputs\n"
         "are relative to the output folder. Every file the run writes is checked\n"
         "before the device is touched. Ctrl-C stops after the runs already submitted\n"
-        "and still writes the summary, trace and outputs (exit status 130).\n"
+        "(within 100 ms during allocation and prepare) and still writes the summary,\n"
+        "trace and outputs (exit status 130); more signals within a second of the\n"
+        "first are the same request, a later one ends the process at once.\n"
         "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
         "2 usage or pipeline-file error, 77 no usable device, 130 interrupted.\n",
         f);
@@ -185,7 +202,9 @@ static int build(run_state_t *st, const run_opts_t *o) {
       return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
     }
   }
+  /* Ctrl-C is looked at between objects (build_interruptible). */
   for (uint32_t i = 0; i < p->buffer_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_buffer_t *b = &p->buffers[i];
     s = tandem_buffer_create(st->rt, b->size, b->placement, &st->buffers[i]);
     if (s != TANDEM_OK) {
@@ -213,6 +232,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
     }
   }
   for (uint32_t i = 0; i < p->kernel_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_kernel_t *k = &p->kernels[i];
     tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
                               .name = k->name,
@@ -241,6 +261,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
     }
   }
   for (uint32_t i = 0; i < p->program_count; i++) {
+    if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_program_t *g = &p->programs[i];
     if (g->emulated_xclbin && !g->xclbin_path[0]) {
       cli_error("%s: npu_programs[%u].xclbin: \"@emulated\": the emulated NPU's xclbin is not "
@@ -319,6 +340,10 @@ static int build(run_state_t *st, const run_opts_t *o) {
       return cli_exit_for(s);
     }
   }
+  if (s == TANDEM_OK && run_interrupted()) {
+    tandem_graph_release(graph);
+    return CLI_EXIT_INTERRUPTED;
+  }
   if (s == TANDEM_OK) s = tandem_graph_prepare(graph, &st->exec);
   tandem_graph_release(graph);
   if (s != TANDEM_OK) {
@@ -326,6 +351,56 @@ static int build(run_state_t *st, const run_opts_t *o) {
     return s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
   }
   return CLI_EXIT_OK;
+}
+
+/* build() on a worker thread, so that Ctrl-C during allocation and prepare
+ * (seconds on a large pipeline, inside single library calls) is answered
+ * within RUN_STOP_MS: the worker stops at its next object when it can; when
+ * it is still inside a call RUN_ABANDON_MS after the signal, *abandoned is
+ * set and the caller reports the run and ends the process without waiting. */
+#define RUN_ABANDON_MS 40
+#define RUN_STOP_MS 100
+
+typedef struct build_job {
+  run_state_t *st;
+  const run_opts_t *o;
+  int rc;
+  atomic_bool done;
+} build_job_t;
+
+static void *build_thread(void *arg) {
+  build_job_t *job = arg;
+  job->rc = build(job->st, job->o);
+  atomic_store(&job->done, true);
+  return NULL;
+}
+
+static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *abandoned) {
+  *abandoned = false;
+  build_job_t job = {.st = st, .o = o};
+  atomic_init(&job.done, false);
+  /* Not to the worker: it may be inside a library call for seconds. (The
+   * driver's threads may take them; this thread looks at the flag every 2 ms.) */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  pthread_t worker;
+  int err = pthread_create(&worker, NULL, build_thread, &job);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (err != 0) return build(st, o); /* no thread: between objects only */
+  while (!atomic_load(&job.done)) {
+    if (run_interrupted() && cli_now_ns() - run_interrupted_at_ns() >= RUN_ABANDON_MS * 1000000ull) {
+      pthread_detach(worker);
+      *abandoned = true;
+      return CLI_EXIT_INTERRUPTED;
+    }
+    struct timespec nap = {0, 2000000}; /* 2 ms */
+    nanosleep(&nap, NULL);
+  }
+  pthread_join(worker, NULL);
+  return job.rc;
 }
 
 /* Submits |iterations| runs with up to RUN_SLOTS in flight. */
@@ -582,10 +657,54 @@ static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COU
   *span_ns = hi > lo ? hi - lo : 0;
 }
 
+static const char *plural(uint32_t n) { return n == 1 ? "" : "s"; }
+
+static bool write_svg(const run_opts_t *o, const pipeline_t *p, const tandem_trace_t *trace,
+                      const char *device_line, uint32_t iterations) {
+  /* A short title; the devices go in the subtitle, which has room. */
+  char subtitle[768];
+  snprintf(subtitle, sizeof subtitle, "%.512s; %u iteration%s of %u node%s, %.200s", device_line,
+           iterations, iterations == 1 ? "" : "s", p->node_count, p->node_count == 1 ? "" : "s",
+           p->file);
+  char title[256];
+  snprintf(title, sizeof title, "tandem run: %.200s", p->name);
+  svg_options_t so = {.title = title, .subtitle = subtitle, .max_submissions = 12};
+  return svg_write_timeline(o->svg_path, trace, &so);
+}
+
+/* Ctrl-C came while the build worker was inside one long library call:
+ * the run is reported as interrupted before its first iteration (the
+ * summary, an empty trace and picture; no outputs: nothing ran) and the
+ * process ends now, leaving the worker and the device to the kernel. */
+static _Noreturn void abandon(const run_opts_t *o, run_report_t *rep, const tandem_trace_t *empty,
+                              const char *device_line, uint32_t iterations) {
+  int rc = CLI_EXIT_INTERRUPTED;
+  rep->interrupted = true;
+  rep->completed = 0;
+  rep->checks_run = false;
+  rep->output_paths = NULL;
+  if (o->trace_path) {
+    tandem_status_t s = empty ? tandem_trace_write_json(empty, o->trace_path) : TANDEM_ERROR_INTERNAL;
+    if (s != TANDEM_OK) cli_tandem_error("--trace", s), rc = CLI_EXIT_FAILURE;
+  }
+  if (o->svg_path && !(empty && write_svg(o, rep->p, empty, device_line, iterations)))
+    rc = CLI_EXIT_FAILURE;
+  rep->exit_code = rc;
+  if (o->json) run_report_json(stdout, rep);
+  else if (!o->quiet) run_report_text(stdout, rep);
+  fflush(stdout);
+  fflush(stderr);
+  _exit(rc);
+}
+
 int cli_run_main(int argc, char **argv) {
+  /* From the start: a signal during start-up is then a request to stop that
+   * the run answers with its summary ("0 of N"), not the default action. */
+  run_catch_interrupt();
   run_opts_t o = {.npu = {.kind = TANDEM_NPU_NONE}};
   for (int i = 1; i < argc; i++) {
     const char *v;
+    bool out = false;
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
       return CLI_EXIT_OK;
@@ -613,6 +732,12 @@ int cli_run_main(int argc, char **argv) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
       if (!cli_parse_npu_profile(v, &o.npu.profile)) return CLI_EXIT_USAGE;
+    } else if (cli_take_value(argc, argv, &i, "--input", &v) ||
+               (out = cli_take_value(argc, argv, &i, "--output", &v))) {
+      if (!v) return cli_error("%s needs NAME=@FILE", out ? "--output" : "--input"), CLI_EXIT_USAGE;
+      if (o.override_count == 64) return cli_error("at most 64 --input / --output"), CLI_EXIT_USAGE;
+      o.override_is_output[o.override_count] = out;
+      o.overrides[o.override_count++] = v;
     } else if (argv[i][0] == '-' && argv[i][1]) {
       cli_error("run: unknown option '%s' (see tandem run --help)", argv[i]);
       return CLI_EXIT_USAGE;
@@ -632,6 +757,12 @@ int cli_run_main(int argc, char **argv) {
   if (rc != CLI_EXIT_OK) return rc;
   pipeline_t p;
   if (!pipeline_parse(o.pipeline, &p)) return CLI_EXIT_USAGE;
+  for (uint32_t k = 0; k < o.override_count; k++)
+    if (!(o.override_is_output[k] ? run_apply_output(&p, o.overrides[k])
+                                  : run_apply_input(&p, o.overrides[k]))) {
+      pipeline_free(&p);
+      return CLI_EXIT_USAGE;
+    }
   uint32_t iterations = o.iterations ? o.iterations : p.iterations;
   run_state_t st = {.p = &p};
   rc = run_prepare_outputs(&p, o.output_dir, o.trace_path, o.svg_path, &st.output_paths);
@@ -639,7 +770,6 @@ int cli_run_main(int argc, char **argv) {
     pipeline_free(&p);
     return rc;
   }
-  run_catch_interrupt();
 
   tandem_runtime_options_t ro;
   cli_runtime_options(&ro, o.validate, &o.npu);
@@ -665,13 +795,13 @@ int cli_run_main(int argc, char **argv) {
   char device_line[512];
   snprintf(device_line, sizeof device_line, "%.250s (%.200s)", gpu.name, gpu.driver_name);
   if (!o.quiet) {
-    printf("pipeline: %s (%s): %u buffers, %u kernels, %u NPU programs, %u nodes\n", p.name,
-           p.file, p.buffer_count, p.kernel_count, p.program_count, p.node_count);
+    printf("pipeline: %s (%s): %u buffer%s, %u kernel%s, %u NPU program%s, %u node%s\n", p.name,
+           p.file, p.buffer_count, plural(p.buffer_count), p.kernel_count, plural(p.kernel_count),
+           p.program_count, plural(p.program_count), p.node_count, plural(p.node_count));
     printf("GPU:      %s %s\n", gpu.name, gpu.driver_info);
+    fflush(stdout); /* a script watching stdout sees the build start */
   }
 
-  rc = build(&st, &o);
-  if (rc != CLI_EXIT_OK) goto out;
   run_report_t rep = {.p = &p,
                       .gpu_index = ro.gpu_index,
                       .gpu_name = gpu.name,
@@ -683,6 +813,18 @@ int cli_run_main(int argc, char **argv) {
                       .trace_path = o.trace_path,
                       .svg_path = o.svg_path,
                       .output_paths = st.output_paths};
+  /* An empty trace for a run stopped before its trace starts, made now: an
+   * abandoned build (below) must not wait for the runtime. */
+  tandem_trace_t *empty = NULL;
+  if ((o.trace_path || o.svg_path) && tandem_runtime_trace_start(st.rt, 1) == TANDEM_OK &&
+      tandem_runtime_trace_stop(st.rt, &empty) != TANDEM_OK)
+    empty = NULL;
+  bool abandoned;
+  rc = build_interruptible(&st, &o, &abandoned);
+  if (abandoned) abandon(&o, &rep, empty, device_line, iterations); /* does not return */
+  tandem_trace_release(empty);
+  if (rc == CLI_EXIT_INTERRUPTED) rc = CLI_EXIT_OK; /* reported below: 0 iterations ran */
+  if (rc != CLI_EXIT_OK) goto out;
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
   if (p.program_count) {
@@ -722,7 +864,7 @@ int cli_run_main(int argc, char **argv) {
   tandem_runtime_statistics(st.rt, &before);
   uint64_t lane_copied_before[TANDEM_LANE_COUNT];
   lanes_copied(st.rt, lane_copied_before);
-  if (!o.quiet) {
+  if (!o.quiet && !run_interrupted()) {
     printf("running %u iteration%s (Ctrl-C stops early, with a summary)\n", iterations,
            iterations == 1 ? "" : "s");
     fflush(stdout);
@@ -731,6 +873,9 @@ int cli_run_main(int argc, char **argv) {
   rep.completed = run_interrupted() ? st.submitted : iterations;
   rep.interrupted = run_interrupted();
   tandem_runtime_statistics(st.rt, &after);
+  /* per lane at the same moment as the totals: the outputs' staging copies
+   * below belong to neither */
+  lanes_copied(st.rt, rep.copied_per_lane);
   s = tandem_runtime_trace_stop(st.rt, &st.trace);
   if (s != TANDEM_OK) {
     cli_tandem_error("stopping the trace", s);
@@ -745,16 +890,7 @@ int cli_run_main(int argc, char **argv) {
       rc = CLI_EXIT_FAILURE;
     }
   }
-  if (o.svg_path) {
-    /* A short title; the devices go in the subtitle, which has room. */
-    char subtitle[768];
-    snprintf(subtitle, sizeof subtitle, "%.512s; %u iterations of %u nodes, %.200s", device_line,
-             iterations, p.node_count, p.file);
-    char title[256];
-    snprintf(title, sizeof title, "tandem run: %.200s", p.name);
-    svg_options_t so = {.title = title, .subtitle = subtitle, .max_submissions = 12};
-    if (!svg_write_timeline(o.svg_path, st.trace, &so)) rc = CLI_EXIT_FAILURE;
-  }
+  if (o.svg_path && !write_svg(&o, &p, st.trace, device_line, iterations)) rc = CLI_EXIT_FAILURE;
 
   /* Interrupted: the outputs of what ran, no checks (they describe a whole run). */
   int frc = CLI_EXIT_OK;
@@ -765,7 +901,6 @@ int cli_run_main(int argc, char **argv) {
   if (rep.interrupted && rc == CLI_EXIT_OK) rc = CLI_EXIT_INTERRUPTED;
 
   lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
-  lanes_copied(st.rt, rep.copied_per_lane);
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) rep.copied_per_lane[l] -= lane_copied_before[l];
   rep.submissions = after.submissions - before.submissions;
   rep.copied_bytes = after.copied_bytes - before.copied_bytes;

@@ -13,9 +13,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -144,21 +146,23 @@ int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_
   }
   for (uint32_t i = 0; i < p->output_count; i++) {
     const char *file = p->outputs[i].path;
-    if (!inside(file)) {
+    bool as_is = p->outputs[i].from_command_line; /* --output: the user's own path */
+    if (!as_is && !inside(file)) {
       cli_error("%s: outputs[%u].file: '%s' must be a relative path inside the output folder "
                 "(--output-dir), without '..'",
                 p->file, i, file);
       run_free_paths(paths, p->output_count);
       return CLI_EXIT_USAGE;
     }
-    size_t n = (dir ? strlen(dir) + 1 : 0) + strlen(file) + 1;
+    const char *in = as_is ? NULL : dir;
+    size_t n = (in ? strlen(in) + 1 : 0) + strlen(file) + 1;
     paths[i] = malloc(n);
     if (!paths[i]) {
       cli_error("out of memory");
       run_free_paths(paths, p->output_count);
       return CLI_EXIT_FAILURE;
     }
-    if (dir) snprintf(paths[i], n, "%s/%s", dir, file);
+    if (in) snprintf(paths[i], n, "%s/%s", in, file);
     else snprintf(paths[i], n, "%s", file);
     char failed[4096];
     if (!make_parents(paths[i], failed, sizeof failed)) {
@@ -256,11 +260,28 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
   return NULL;
 }
 
-static volatile sig_atomic_t interrupted;
+/* Lock-free atomics: safe in a handler, and the handler may run on any
+ * thread that does not block the signal (the driver's threads too). */
+static atomic_int interrupted;      /* the first signal's number, 0 before */
+static atomic_ullong first_at_ns;   /* when it came (CLOCK_MONOTONIC), 0 before */
 
+/* The first SIGINT/SIGTERM asks the run to stop. Others within a second are
+ * the same request: `timeout -s INT` signals the child and then its whole
+ * process group, and a shell's Ctrl-C can arrive twice. One later than that
+ * is the user insisting: the default action ends the process (a trace being
+ * written then is left as it was before, tandem_trace_write_json renames). */
 static void on_interrupt(int sig) {
-  (void)sig;
-  interrupted = 1;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+  unsigned long long first = 0;
+  if (atomic_compare_exchange_strong(&first_at_ns, &first, now)) {
+    atomic_store(&interrupted, sig);
+    return;
+  }
+  if (now - first < RUN_INTERRUPT_REPEAT_MS * 1000000ull) return;
+  signal(sig, SIG_DFL);
+  raise(sig);
 }
 
 void run_catch_interrupt(void) {
@@ -268,9 +289,13 @@ void run_catch_interrupt(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_interrupt;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND | SA_RESTART; /* a second signal ends the process */
+  sigaddset(&sa.sa_mask, SIGINT);
+  sigaddset(&sa.sa_mask, SIGTERM);
+  sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
 }
 
-bool run_interrupted(void) { return interrupted != 0; }
+bool run_interrupted(void) { return atomic_load(&interrupted) != 0; }
+
+uint64_t run_interrupted_at_ns(void) { return run_interrupted() ? atomic_load(&first_at_ns) : 0; }

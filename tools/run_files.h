@@ -45,10 +45,24 @@ bool run_read_expected(const pipeline_t *p, uint32_t index, const char *path, ui
  * with a message naming kernels[index].glsl. */
 char *run_read_text(const pipeline_t *p, uint32_t index, const char *path);
 
+/* `--input NAME=@FILE | NAME=VALUE` and `--output NAME=@FILE`
+ * (run_overrides.c): change buffer NAME's initial contents, or where its
+ * whole contents are written, in the parsed pipeline only. False with a
+ * message naming the option (and the pipeline's buffers) otherwise. */
+bool run_apply_input(pipeline_t *p, const char *arg);
+bool run_apply_output(pipeline_t *p, const char *arg);
+
+/* Signals within this many milliseconds of the first are the same request. */
+#define RUN_INTERRUPT_REPEAT_MS 1000
+
 /* From now on SIGINT and SIGTERM set a flag instead of ending the process;
- * a second one ends it (the default action comes back). */
+ * more within RUN_INTERRUPT_REPEAT_MS of the first are ignored (the same
+ * request, e.g. `timeout` signalling the child and then its group); one
+ * after that ends the process (the default action). */
 void run_catch_interrupt(void);
 /* Whether one arrived. */
 bool run_interrupted(void);
+/* When the first arrived (CLOCK_MONOTONIC, ns, as cli_now_ns), 0 if none. */
+uint64_t run_interrupted_at_ns(void);
 
 #endif /* TANDEM_TOOLS_RUN_FILES_H_ */

@@ -29,12 +29,18 @@ static double per_second(const run_report_t *r) {
 void run_report_text(FILE *f, const run_report_t *r) {
   char t1[32], t2[32], b1[32];
   fmt_time(t1, sizeof t1, r->wall_ns);
-  if (r->interrupted)
-    fprintf(f, "\ninterrupted: %u of %u iterations ran, in %s: %.1f iterations/s\n", r->completed,
-            r->iterations, t1, per_second(r));
+  const char *its = r->iterations == 1 ? "iteration" : "iterations";
+  if (r->interrupted && !r->completed)
+    fprintf(f, "\ninterrupted: 0 of %u %s ran (stopped before the first)\n", r->iterations, its);
+  else if (r->interrupted)
+    fprintf(f, "\ninterrupted: %u of %u %s ran, in %s: %.1f iterations/s\n", r->completed,
+            r->iterations, its, t1, per_second(r));
   else
-    fprintf(f, "\nran %u iterations in %s: %.1f iterations/s\n", r->completed, t1, per_second(r));
-  if (r->warmup)
+    fprintf(f, "\nran %u %s in %s: %.1f iterations/s\n", r->completed,
+            r->completed == 1 ? "iteration" : "iterations", t1, per_second(r));
+  if (r->interrupted && !r->completed)
+    ; /* no timing to qualify */
+  else if (r->warmup)
     fprintf(f, "(after %u untimed warm-up iteration%s)\n", r->warmup, r->warmup == 1 ? "" : "s");
   else
     fprintf(f, "(includes first-use costs; --warmup N runs N untimed iterations first)\n");

@@ -12,9 +12,12 @@
  * with its nodes (kernel / program names and node ids), and an arrow runs
  * from each region to the regions of its submission that waited for it.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "pipeline.h"
@@ -102,9 +105,18 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   double height = legend_y + 40;
   double scale = plot_w / (double)(t1 - t0); /* px per ns */
 
-  FILE *f = fopen(path, "w");
+  /* Written under a temporary name and renamed, like the trace: a run killed
+   * meanwhile leaves no half picture (a device or FIFO is written in place). */
+  struct stat st;
+  bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+  char tmp[4096 + 32];
+  if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+    cli_error("--svg: the path '%.64s...' is too long", path);
+    return false;
+  }
+  FILE *f = fopen(in_place ? path : tmp, "w");
   if (!f) {
-    cli_error("--svg: cannot write '%s'", path);
+    cli_error("--svg: cannot write '%s': %s", path, strerror(errno));
     return false;
   }
   fprintf(f,
@@ -120,8 +132,8 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", SVG_LEFT - 100);
   xml_text(f, o->subtitle);
   if (shown)
-    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu of %llu",
-            (unsigned long long)first_sub, (unsigned long long)last_sub,
+    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu (the runtime's numbers) "
+            "of %llu", (unsigned long long)first_sub, (unsigned long long)last_sub,
             (unsigned long long)max_sub_total);
   fputs("</text>\n", f);
 
@@ -250,13 +262,18 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   }
   fprintf(f,
           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">labels: the region's nodes "
-          "(name #node), or the submission number where they do not fit; two shades alternate by "
+          "(name #node), else the submission number, else none (hover for the title); the "
+          "runtime numbers every submission (warm-up and staging copies too); two shades alternate by "
           "submission; %u arrows: a region waited for another%s</text>\n",
           SVG_LEFT, legend_y + 24, arrows,
           untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
   fputs("</svg>\n", f);
   bool ok = !ferror(f);
   if (fclose(f) != 0) ok = false;
-  if (!ok) cli_error("--svg: error writing '%s'", path);
+  if (ok && !in_place && rename(tmp, path) != 0) ok = false;
+  if (!ok) {
+    cli_error("--svg: error writing '%s': %s", path, strerror(errno));
+    if (!in_place) unlink(tmp);
+  }
   return ok;
 }

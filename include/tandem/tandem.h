@@ -50,7 +50,11 @@ extern "C" {
  * wrong in words a user can act on, naming the object and the numbers, e.g.
  *   "binding 2 of 'saxpy': view is 64 bytes, contract needs 4096".
  * Nothing is printed by the library, with one exception: validation messages
- * when TANDEM_VALIDATION=1 turned validation on and no callback is set.
+ * when TANDEM_VALIDATION=1 turned validation on and no callback is set. The
+ * libraries it loads may print on their own: XRT writes a banner (version,
+ * PID, user, host) and its error to stderr when it cannot open a device; an
+ * xrt.ini with "[Runtime]" and "runtime_log = null", named by the
+ * environment variable XRT_INI_PATH, silences it (docs/npu.md).
  *
  * Outputs.  Parameters named out_* are written on success and set to NULL
  * (or zeroed) on failure, so a failed call never leaves a half-made object.
@@ -1644,8 +1648,11 @@ TANDEM_API tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime,
 TANDEM_API const tandem_trace_event_t *tandem_trace_events(const tandem_trace_t *trace,
                                                            uint32_t *out_count);
 TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
-/* Writes the trace as Chrome / Perfetto JSON (one track per lane). Errors:
- * INVALID_ARGUMENT, IO (with the path and the reason). */
+/* Writes the trace as Chrome / Perfetto JSON (one track per lane); a trace
+ * with no events is valid JSON too. A regular file is written under a
+ * temporary name beside |path| and renamed over it at the end, so |path|
+ * never holds a partly written trace (a device or FIFO is written in place).
+ * Errors: INVALID_ARGUMENT, IO (with the path and the reason). */
 TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
                                                    const char *path);
 /* Frees a trace returned by tandem_runtime_trace_stop. NULL is ignored. */

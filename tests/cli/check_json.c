@@ -16,6 +16,9 @@
  *                                given, all of them completed, only the
  *                                timed ones submitted while measuring, every
  *                                check passed, no validation message, exit 0
+ *   check_json trace-valid FILE  any trace, an empty one included: it
+ *                                parses, traceEvents is an array, each event
+ *                                has a "ph", each "X" a tid 1..4, ts and dur
  *   check_json copies FILE       `tandem bench --only copies --json`: no
  *                                validation message; copies.memory_types[]
  *                                non-empty; exactly one marked as tandem's
@@ -190,10 +193,29 @@ static int check_copies(const char *file, json_t *root) {
   return 0;
 }
 
+/* Any trace, an empty one included: traceEvents is an array of objects,
+ * each with a "ph"; complete events ("X") on tids 1..4 with ts and dur. */
+static int check_trace_valid(const char *file, json_t *root) {
+  json_t *events = json_object_get(root, "traceEvents");
+  if (!json_is_array(events)) return fail(file, "no traceEvents array");
+  for (size_t i = 0; i < json_array_size(events); i++) {
+    json_t *e = json_array_get(events, i);
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    if (!ph) return fail(file, "an event without \"ph\"");
+    if (strcmp(ph, "X")) continue;
+    json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+    if (tid < 1 || tid > 4 || !json_is_number(json_object_get(e, "ts")) ||
+        !json_is_number(json_object_get(e, "dur")))
+      return fail(file, "an X event without tid 1..4, ts and dur");
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
     fprintf(stderr, "usage: check_json devices FILE | check_json trace FILE LANES | "
-                    "check_json run FILE WARMUP ITERATIONS | check_json copies FILE\n");
+                    "check_json run FILE WARMUP ITERATIONS | check_json copies FILE | "
+                    "check_json trace-valid FILE\n");
     return 2;
   }
   json_error_t err;
@@ -206,6 +228,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "devices")) rc = check_devices(argv[2], root);
   else if (!strcmp(argv[1], "trace") && argc > 3) rc = check_trace(argv[2], root, argv[3]);
   else if (!strcmp(argv[1], "copies")) rc = check_copies(argv[2], root);
+  else if (!strcmp(argv[1], "trace-valid")) rc = check_trace_valid(argv[2], root);
   else if (!strcmp(argv[1], "run") && argc > 4)
     rc = check_run(argv[2], root, strtol(argv[3], NULL, 10), strtol(argv[4], NULL, 10));
   json_decref(root);

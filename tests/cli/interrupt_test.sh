@@ -1,12 +1,21 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# interrupt_test.sh TOOL PIPELINE WORK_DIR — Ctrl-C during `tandem run`: starts
-# a run of PIPELINE with far more iterations than can finish, sends SIGINT
-# once the timed runs are being submitted, and expects exit status 130, a
-# summary saying how many iterations ran, and the outputs written under
-# WORK_DIR/out. Exit 77 (skip) when the tool finds no device.
+# interrupt_test.sh TOOL PIPELINE WORK_DIR CHECK_JSON — Ctrl-C during
+# `tandem run` (issue 11 item 7, issue 19 item 8, issue 22 item 5):
+# 1. a run of PIPELINE with far more iterations than can finish gets SIGINT
+#    once the timed runs are being submitted: exit status 130, a summary
+#    saying how many iterations ran, the outputs written under WORK_DIR/out;
+# 2. SIGINT twice (as `timeout` sends it: the child, then its group) while
+#    a kernel of a generated pipeline compiles (seconds inside one library
+#    call): the run ends within a second of the signal (the target is 100 ms;
+#    the slack is for a loaded machine), exit 130, with a summary ("0 of N"),
+#    a valid empty trace and a whole SVG;
+# 3. `timeout -s INT` in a loop, at times from before the first iteration to
+#    well into the run: every run exits 130 with a summary, a trace that
+#    CHECK_JSON accepts and a whole SVG, and the outputs when an iteration ran.
+# Exit 77 (skip) when the tool finds no device.
 set -eu
-tool=$1; pipeline=$2; work=$3
+tool=$1; pipeline=$2; work=$3; check_json=$4
 rm -rf "$work"; mkdir -p "$work"
 "$tool" run "$pipeline" --iterations 200000 --output-dir "$work/out" \
   > "$work/stdout" 2> "$work/stderr" &
@@ -40,3 +49,88 @@ for f in "$work/out"/*; do
   [ -s "$f" ] || { echo "interrupt_test: output $f is empty" >&2; exit 1; }
 done
 echo "interrupt_test: stopped with a summary and $n output file(s)"
+
+# 2. During the build: a kernel whose GLSL takes seconds to compile. A
+# constant unique to this run keeps the driver's shader cache from making
+# the compile instant the second time.
+b="$work/build"; mkdir -p "$b"
+salt=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
+{
+  echo '#version 450'
+  echo 'layout(local_size_x = 64) in;'
+  echo 'layout(std430, set = 0, binding = 0) buffer B { float x[]; };'
+  echo 'void main() {'
+  echo "  float v = x[gl_GlobalInvocationID.x] + float(${salt}u % 1000u);"
+  k=0
+  while [ $k -lt 100 ]; do
+    echo "  v = v * 1.0001 + float($k) * 0.5; if (v > $k.0) v = sin(v);"
+    k=$((k + 1))
+  done
+  echo '  x[gl_GlobalInvocationID.x] = v;'
+  echo '}'
+} > "$b/slow.comp"
+cat > "$b/slow.json" <<'EOF'
+{"name": "slow-compile", "iterations": 1000,
+ "buffers": [{"name": "x", "size": "16KiB", "placement": "HOST_VISIBLE"}],
+ "kernels": [{"name": "slow", "glsl": "slow.comp", "workgroups": 1,
+              "bindings": [{"bytes": "16KiB", "access": "read_write"}]}],
+ "nodes": [{"op": "dispatch", "kernel": "slow", "views": ["x"]}],
+ "outputs": [{"buffer": "x", "file": "x.bin"}]}
+EOF
+MESA_SHADER_CACHE_DISABLE=true "$tool" run "$b/slow.json" --trace "$b/trace.json" --svg "$b/t.svg" --output-dir "$b/out" \
+  > "$b/stdout" 2> "$b/stderr" &
+pid=$!
+trap 'kill -KILL $pid 2>/dev/null || true' EXIT
+until grep -q '^GPU:' "$b/stdout"; do
+  kill -0 $pid 2>/dev/null ||
+    { cat "$b/stdout" "$b/stderr"; echo "interrupt_test: the slow run ended early" >&2; exit 1; }
+  sleep 0.05
+done
+sleep 0.2
+t0=$(date +%s%N)
+kill -INT $pid; kill -INT $pid
+set +e; wait $pid; rc=$?; set -e
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+trap - EXIT
+cat "$b/stdout"; cat "$b/stderr" >&2
+[ $rc = 130 ] || { echo "interrupt_test: build: exit status $rc after SIGINT, expected 130" >&2; exit 1; }
+[ $ms -lt 1000 ] || { echo "interrupt_test: build: the run took $ms ms to stop after SIGINT" >&2; exit 1; }
+grep -q '^interrupted: 0 of 1000 iterations ran' "$b/stdout" ||
+  { echo "interrupt_test: build: no 'interrupted: 0 of 1000 iterations ran' summary" >&2; exit 1; }
+"$check_json" trace-valid "$b/trace.json"
+tail -n 1 "$b/t.svg" | grep -q '^</svg>$' ||
+  { echo "interrupt_test: build: $b/t.svg is not whole" >&2; exit 1; }
+echo "interrupt_test: stopped during the build in $ms ms, with a summary and an empty trace"
+
+# 3. timeout -s INT, as scripts and CI stop a run (it signals twice).
+l="$work/loop"; mkdir -p "$l"
+runs=0; before=0
+for d in 0.15 0.2 0.3 0.5 0.8 1.1 1.5 2 0.25 0.7; do
+  runs=$((runs + 1))
+  r="$l/$runs"; mkdir -p "$r"
+  set +e
+  timeout --preserve-status -s INT $d "$tool" run "$pipeline" --iterations 200000 \
+    --trace "$r/trace.json" --svg "$r/t.svg" --output-dir "$r/out" > "$r/stdout" 2> "$r/stderr"
+  rc=$?
+  set -e
+  [ $rc = 77 ] && exit 77
+  if [ $rc != 130 ] || ! grep -q '^interrupted: [0-9]* of 200000 iterations ran' "$r/stdout"; then
+    cat "$r/stdout" "$r/stderr"
+    echo "interrupt_test: timeout -s INT $d: exit $rc, expected 130 and an 'interrupted:' summary" >&2
+    exit 1
+  fi
+  "$check_json" trace-valid "$r/trace.json" ||
+    { echo "interrupt_test: timeout -s INT $d: invalid trace" >&2; exit 1; }
+  tail -n 1 "$r/t.svg" | grep -q '^</svg>$' ||
+    { echo "interrupt_test: timeout -s INT $d: $r/t.svg is not whole" >&2; exit 1; }
+  if grep -q '^interrupted: 0 of' "$r/stdout"; then
+    before=$((before + 1))
+  else
+    [ -s "$r/out/checksums-c.bin" ] ||
+      { echo "interrupt_test: timeout -s INT $d: no output" >&2; exit 1; }
+  fi
+  if ls "$r" | grep -q '\.tmp\.'; then
+    echo "interrupt_test: timeout -s INT $d: a temporary file was left" >&2; exit 1
+  fi
+done
+echo "interrupt_test: timeout -s INT: $runs of $runs runs stopped whole ($before before the first iteration)"

@@ -12,6 +12,7 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
@@ -1697,6 +1698,45 @@ static void test_profile_and_trace(void **state) {
   unlink(path);
   TH_ASSERT_STATUS_MSG(tandem_trace_write_json(t, "/nonexistent-dir/x/trace.json"),
                        TANDEM_ERROR_IO, "/nonexistent-dir/x/trace.json");
+  tandem_trace_release(t);
+
+  /* An empty trace (stopped before anything ran, as an interrupted
+   * `tandem run` does) is valid JSON with the lane names and no slices; it
+   * replaces an existing file whole (written under a temporary name and
+   * renamed), leaving no temporary file beside it. */
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 4));
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  tandem_trace_events(t, &count);
+  TH_ASSERT_U64_EQ(count, 0);
+  char dir[] = "/tmp/tandem_trace_empty_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char empty_path[64];
+  snprintf(empty_path, sizeof empty_path, "%s/trace.json", dir);
+  FILE *old = fopen(empty_path, "w");
+  assert_non_null(old);
+  fputs("{\"truncated\": [", old); /* what a killed writer used to leave */
+  fclose(old);
+  TH_ASSERT_OK(tandem_trace_write_json(t, empty_path));
+  root = json_load_file(empty_path, 0, &jerr);
+  if (!root) fail_msg("empty trace JSON %s does not parse: line %d: %s", empty_path, jerr.line, jerr.text);
+  events = json_object_get(root, "traceEvents");
+  assert_true(json_is_array(events));
+  TH_ASSERT_U64_EQ(json_array_size(events), TANDEM_LANE_COUNT); /* the lane names alone */
+  for (size_t i = 0; i < json_array_size(events); ++i)
+    assert_string_equal(json_string_value(json_object_get(json_array_get(events, i), "ph")), "M");
+  json_decref(root);
+  DIR *dh = opendir(dir);
+  assert_non_null(dh);
+  uint32_t files = 0;
+  for (struct dirent *de; (de = readdir(dh));)
+    if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+      if (strcmp(de->d_name, "trace.json")) fail_msg("'%s' left beside the trace", de->d_name);
+      files++;
+    }
+  closedir(dh);
+  TH_ASSERT_U64_EQ(files, 1);
+  unlink(empty_path);
+  rmdir(dir);
   tandem_trace_release(t);
 
   /* A small ring keeps the newest events and counts the lost ones. */

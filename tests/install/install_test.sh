@@ -3,7 +3,8 @@
 # install_test.sh BUILD_DIR SOURCE_DIR WORK_DIR — installs BUILD_DIR into a
 # fresh prefix under WORK_DIR, checks that nothing but tandem_* leaves the
 # installed libraries (nm), then builds tests/install/consumer against it four
-# ways (CMake find_package shared and static, pkg-config shared and static) and
+# ways (CMake find_package shared and static, pkg-config tandem and
+# tandem-static, the static ones checked by ldd to need no libtandem.so) and
 # runs each, with consumer_vk (which calls the system's libvulkan itself beside
 # tandem). Exit 77 (skip) when the consumer finds no device.
 set -eu
@@ -12,12 +13,16 @@ rm -rf "$work"; mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
-         share/man/man1/tandem.1 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
+         share/man/man1/tandem.1 share/man/man5/tandem-pipeline.5 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
+         share/doc/tandem/README.md share/doc/tandem/docs/cli.md share/doc/tandem/docs/pipeline.md \
          lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
-         lib/pkgconfig/tandem.pc; do
+         lib/pkgconfig/tandem.pc lib/pkgconfig/tandem-static.pc; do
   [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/tandem" --version
+# What --help points at is installed there.
+"$prefix/bin/tandem" --help | grep -q 'share/doc/tandem/docs/' ||
+  { echo "install_test: tandem --help does not name share/doc/tandem/docs/" >&2; exit 1; }
 [ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
   { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
 # A shared-only user needs no other package's .pc file (no Requires.private):
@@ -50,6 +55,9 @@ for kind in shared static; do
   cmake -S "$src/tests/install/consumer" -B "$work/cmake-$kind" -DCMAKE_PREFIX_PATH="$prefix" \
         -DCONSUMER_STATIC=$flag > "$work/cmake-$kind.log"
   cmake --build "$work/cmake-$kind" >> "$work/cmake-$kind.log"
+  if [ $kind = static ] && LD_LIBRARY_PATH="$prefix/lib" ldd "$work/cmake-$kind/consumer" | grep -F libtandem >&2; then
+    echo "install_test: tandem::tandem_static linked libtandem.so" >&2; exit 1
+  fi
   echo "find_package ($kind):"; run "find_package $kind" "$work/cmake-$kind/consumer"
   echo "find_package ($kind), with the application's own Vulkan:"
   run "find_package $kind consumer_vk" "$work/cmake-$kind/consumer_vk"
@@ -65,11 +73,19 @@ else
   cc -o "$work/pc-shared" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags --libs tandem) \
      -Wl,-rpath,"$prefix/lib"
   echo "pkg-config (shared):"; run "pkg-config shared" "$work/pc-shared"
-  cc -o "$work/pc-static" "$src/tests/install/consumer/consumer.c" $(pkg-config --cflags tandem) \
-     "$prefix/lib/libtandem.a" $(pkg-config --libs --static tandem | sed 's/-ltandem//')
-  echo "pkg-config (static):"; run "pkg-config static" "$work/pc-static"
-  cc -o "$work/pc-static-vk" "$src/tests/install/consumer/consumer_vk.c" $(pkg-config --cflags tandem) \
-     "$prefix/lib/libtandem.a" $(pkg-config --libs --static tandem | sed 's/-ltandem//') -lvulkan
+  # tandem-static.pc as it is, no editing of its flags: the program must not
+  # need libtandem.so (ldd), even with the prefix's lib folder on the path.
+  cc -o "$work/pc-static" "$src/tests/install/consumer/consumer.c" \
+     $(pkg-config --cflags --libs --static tandem-static)
+  if LD_LIBRARY_PATH="$prefix/lib" ldd "$work/pc-static" | grep -F libtandem >&2; then
+    echo "install_test: pkg-config --static tandem-static linked libtandem.so" >&2; exit 1
+  fi
+  echo "pkg-config (static): no libtandem.so in ldd"; run "pkg-config static" "$work/pc-static"
+  cc -o "$work/pc-static-vk" "$src/tests/install/consumer/consumer_vk.c" \
+     $(pkg-config --cflags --libs tandem-static) -lvulkan
+  if LD_LIBRARY_PATH="$prefix/lib" ldd "$work/pc-static-vk" | grep -F libtandem >&2; then
+    echo "install_test: pkg-config tandem-static linked libtandem.so" >&2; exit 1
+  fi
   echo "pkg-config (static), with the application's own Vulkan:"
   run "pkg-config static consumer_vk" "$work/pc-static-vk"
 fi
