@@ -235,20 +235,38 @@ tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   return TANDEM_OK;
 }
 
-/* True when in-flight work rewrites all of |b|: a reader submitted now is
- * ordered after it (and fails with it, through its dependencies, if it fails),
- * so the poison of earlier bytes no longer matters to that reader. Only WRITE
- * counts: it promises every byte is overwritten and none read (the shader's
- * writeonly is checked at load); READ_WRITE would read the poisoned bytes.
- * A native session's stage (no slot) does not count: what it writes is the
- * client's, and tandem cannot tell whether it rewrites every byte. */
-static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
+/* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
+ * a reader submitted now is ordered after it (and fails with it, through its
+ * dependencies, if it fails), so the poison of earlier bytes there no longer
+ * matters to that reader. Only WRITE counts: it promises every byte is
+ * overwritten and none read (the shader's writeonly is checked at load);
+ * READ_WRITE would read the poisoned bytes. A native session's stage (no
+ * slot) does not count: what it writes is the client's, and tandem cannot
+ * tell whether it rewrites every byte. */
+static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b, uint64_t offset,
+                                             uint64_t length) {
   for (const tandem__record_t *r = b->records; r; r = r->next)
-    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset == 0 &&
-        r->access.length == b->size && r->slot && !atomic_load(&r->slot->cancel_requested) &&
-        !r->slot->inject_failure)
+    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset <= offset &&
+        r->access.offset + r->access.length >= offset + length && r->slot &&
+        !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
       return true;
   return false;
+}
+
+/* The first poisoned range of |a|'s bytes that no in-flight rewrite covers
+ * (what a reader submitted now would read as failed), or NULL. */
+static const tandem__poison_t *tandem__poisoned_input_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  if (!(a->access & TANDEM_ACCESS_READ)) return NULL;
+  for (uint32_t i = 0; i < b->poison_count; i++) {
+    const tandem__poison_t *p = &b->poison[i];
+    if (!tandem__ranges_overlap(p->offset, p->length, a->offset, a->length)) continue;
+    uint64_t lo = p->offset > a->offset ? p->offset : a->offset;
+    uint64_t hi = p->offset + p->length < a->offset + a->length ? p->offset + p->length
+                                                                : a->offset + a->length;
+    if (!tandem__rewrite_in_flight_locked(b, lo, hi - lo)) return p;
+  }
+  return NULL;
 }
 
 /* Submits |exec| after |after|, its regions also waiting for |lane_waits|
@@ -336,11 +354,15 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     const tandem__access_t *a = &exec->accesses[i];
     s = tandem__maps_check_locked(a);
     if (s != TANDEM_OK) goto out;
-    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK &&
-        !tandem__rewrite_in_flight_locked(a->buffer)) {
+    const tandem__poison_t *p = tandem__poisoned_input_locked(a);
+    if (p) {
       s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
-                      "a buffer this graph reads was written by work that failed (%s)",
-                      tandem_status_name(a->buffer->poison_cause));
+                      "bytes %llu..%llu of a %llu-byte buffer this graph reads (it reads "
+                      "%llu..%llu) were last written by work that failed (%s); write them "
+                      "again with work that succeeds, or read other bytes",
+                      (unsigned long long)p->offset, (unsigned long long)(p->offset + p->length),
+                      (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
+                      (unsigned long long)(a->offset + a->length), tandem_status_name(p->cause));
       goto out;
     }
   }
@@ -386,7 +408,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     tandem__slot_t *a = tandem__handle_slot(after[i]);
     assert(a); /* checked above, under this lock */
     if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
-    tandem__slot_add_dep_locked(slot, a);
+    tandem__slot_add_dep_locked(slot, a, true);
     for (uint32_t r = 0; r < plan->region_count; r++)
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (a->lane_values[l] > slot->submits[r].wait_values[l])

@@ -178,6 +178,15 @@ tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **o
 /*--------------------------------------------------------------------------*/
 typedef struct tandem__record tandem__record_t;
 
+/* A byte range of a buffer whose last writer failed: reads of it fail with
+ * |code| (FAILED_DEPENDENCY, or DEVICE_LOST) until it is written again by
+ * work that succeeds; |cause| is how that writer ended. */
+enum { TANDEM__POISON_RANGES = 8 };
+typedef struct tandem__poison {
+  uint64_t offset, length;
+  tandem_status_t code, cause;
+} tandem__poison_t;
+
 /* One live host map of a buffer range. */
 typedef struct tandem__host_map {
   uint64_t id, offset, length;
@@ -202,8 +211,11 @@ struct tandem_buffer {
   tandem__host_map_t *maps;    /* [mutex] live host maps */
   uint32_t map_count, map_capacity; /* [mutex] */
   uint64_t next_map_id;        /* [mutex] */
-  tandem_status_t poison;      /* [mutex] failure of the last writer, or OK */
-  tandem_status_t poison_cause; /* [mutex] how that writer ended (INTERNAL, CANCELLED...) */
+  /* [mutex] Poisoned byte ranges: bytes whose last writer failed, sorted by
+   * offset and disjoint (tracker.c). One spare entry: a change may add one
+   * range before the closest two are merged back to TANDEM__POISON_RANGES. */
+  tandem__poison_t poison[TANDEM__POISON_RANGES + 1];
+  uint32_t poison_count;
 };
 
 /*--------------------------------------------------------------------------*/
@@ -446,6 +458,10 @@ typedef struct tandem_exec tandem_exec_t;
 typedef struct tandem__dep {
   tandem__slot_t *slot;
   uint64_t generation;
+  /* The dependent reads bytes |slot| writes (or was submitted after it):
+   * |slot|'s failure is its failure. Otherwise (write after write, write
+   * after read) the dependency only orders retirement. */
+  bool fails_with;
 } tandem__dep_t;
 
 struct tandem__slot {
@@ -567,12 +583,23 @@ void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. With a
  * |dependent| slot, the conflicting slots become its dependencies; without
- * (a host wait), waits[] also cover the conflicting slots' cover. */
+ * (a host wait), waits[] also cover the conflicting slots' cover. A write
+ * whose lane value has passed still counts while its slot is in flight (the
+ * slot may yet fail and poison those bytes): it adds a dependency, or for a
+ * host wait its slot's cover, but no wait on the passed value. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
                                       uint64_t waits[TANDEM__MAX_LANES],
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
-void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
+void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on, bool fails_with);
+/* Poisoned ranges of |buffer| (tracker.c): marks [offset, offset+length)
+ * poisoned by a writer that ended with |cause|; clears it (written again by
+ * work that succeeded); the first poisoned range overlapping it, or NULL. */
+void tandem__poison_mark_locked(tandem_buffer_t *buffer, uint64_t offset, uint64_t length,
+                                tandem_status_t cause);
+void tandem__poison_clear_locked(tandem_buffer_t *buffer, uint64_t offset, uint64_t length);
+const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *buffer, uint64_t offset,
+                                                   uint64_t length);
 
 /* Completion handles (handle.c). take/give_back: once per slot, at prepare
  * and at executable destruction. issue: a fresh handle for the slot's new

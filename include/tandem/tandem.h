@@ -740,9 +740,27 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
  * fails with BUSY and is not started.
  * Mapping a GPU_LOCAL buffer fails with UNSUPPORTED: copy it to a HOST_VISIBLE
  * buffer with a copy node and map that.
- * A buffer written by work that failed or was cancelled is poisoned: maps of
- * it fail with FAILED_DEPENDENCY, except a write map of the whole buffer, which
- * clears the poison (the host is rewriting every byte).
+ * Failure (the model, as in the Completions section and docs/design.md):
+ * Failure is per submission, poison per byte range. A submission that fails
+ * (the device was lost, it was cancelled, an NPU run failed, a test hook
+ * failed it, or it read bytes whose writer failed) poisons every byte range
+ * it writes, the ranges its finished regions already wrote included. Every
+ * submission that reads bytes a failed submission wrote fails with
+ * FAILED_DEPENDENCY: refused at submit when the failure is already known,
+ * ending with it when the failure comes later (a write is tracked until its
+ * submission retires, even after its lane passed it). Host maps of poisoned
+ * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
+ * until every submission writing its bytes retired, so it sees that
+ * submission's result. Bytes a failed submission never wrote stay readable,
+ * by maps and by copies. Writing a poisoned range again, by work that
+ * succeeds or through a write map, clears it. The writers of a byte retire in
+ * submission order whether their completions are waited for or polled, so a
+ * failure that retires late never poisons bytes a later submission rewrote.
+ * Work that only writes bytes a failed submission wrote, or writes bytes it
+ * read, is ordered after it but does not fail with it; work submitted after
+ * it with tandem_exec_submit_after does. A buffer keeps up to 8 poisoned
+ * ranges apart; past that the two closest merge, and the bytes between them
+ * read as poisoned until written again.
  * The tandem_map_t is caller storage; copying it is fine, unmapping it twice
  * is not.
  */
@@ -1406,7 +1424,7 @@ TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t no
  * the caller owns. Does not wait for the GPU or the NPU; allocates nothing.
  * Errors: INVALID_ARGUMENT, BUSY (all graph_slots of |exec| in flight,
  * max_submissions reached, or a live conflicting host map: nothing was
- * started), FAILED_DEPENDENCY (a buffer it reads is poisoned by a failed run),
+ * started), FAILED_DEPENDENCY (bytes it reads are poisoned by a failed run),
  * OUT_OF_MEMORY or INTERNAL (re-recording a region whose parameters changed
  * failed; nothing was started; also any code a Vulkan commands node's record
  * callback returned then), DEVICE_LOST (the runtime was lost earlier, or
@@ -1466,6 +1484,28 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  * refused the same way. (Handles count submissions in 40 bits: a handle kept
  * across 2^40 later submissions in one process could alias; nothing else
  * can.)
+ *
+ * Failure (the model, as in the Host maps section and docs/design.md):
+ * Failure is per submission, poison per byte range. A submission that fails
+ * (the device was lost, it was cancelled, an NPU run failed, a test hook
+ * failed it, or it read bytes whose writer failed) poisons every byte range
+ * it writes, the ranges its finished regions already wrote included. Every
+ * submission that reads bytes a failed submission wrote fails with
+ * FAILED_DEPENDENCY: refused at submit when the failure is already known,
+ * ending with it when the failure comes later (a write is tracked until its
+ * submission retires, even after its lane passed it). Host maps of poisoned
+ * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
+ * until every submission writing its bytes retired, so it sees that
+ * submission's result. Bytes a failed submission never wrote stay readable,
+ * by maps and by copies. Writing a poisoned range again, by work that
+ * succeeds or through a write map, clears it. The writers of a byte retire in
+ * submission order whether their completions are waited for or polled, so a
+ * failure that retires late never poisons bytes a later submission rewrote.
+ * Work that only writes bytes a failed submission wrote, or writes bytes it
+ * read, is ordered after it but does not fail with it; work submitted after
+ * it with tandem_exec_submit_after does. A buffer keeps up to 8 poisoned
+ * ranges apart; past that the two closest merge, and the bytes between them
+ * read as poisoned until written again.
  */
 
 /* Blocks until the submission finished (successfully or not) and returns its
@@ -1485,9 +1525,9 @@ TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
 /* Cancels the submission. Work not yet handed to a device is skipped; GPU
  * regions already queued run to the end (Vulkan cannot take them back) but
  * their results are discarded: the completion's result becomes CANCELLED, the
- * bytes it writes are poisoned (later reads fail with FAILED_DEPENDENCY until
- * they are overwritten) and submissions ordered after it fail with
- * FAILED_DEPENDENCY. Cancelling a finished submission changes nothing and
+ * bytes it writes are poisoned (later reads of them fail with
+ * FAILED_DEPENDENCY until they are written again) and submissions that read
+ * them fail with FAILED_DEPENDENCY (the Completions section's failure model). Cancelling a finished submission changes nothing and
  * returns OK. Errors: INVALID_ARGUMENT (NULL or stale handle). Does not block.
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_cancel(tandem_completion_t *completion);

@@ -1849,8 +1849,8 @@ static const row_t rows[] = {
     R(tandem_map_write, UNSUPPORTED, "a GPU_LOCAL buffer cannot be mapped", map_gpu_local),
     R(tandem_map_write, BUSY, "live read map", map_conflict),
     R(tandem_try_map_read, BUSY, "in use by in-flight device work", try_map_in_flight),
-    R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: the buffer was last written by work "
-      "that failed (ERROR_INTERNAL)", map_poisoned),
+    R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: bytes 0..4096 of the buffer were last "
+      "written by work that failed (ERROR_INTERNAL)", map_poisoned),
     R(tandem_map_read, DEVICE_LOST, "work that failed (ERROR_DEVICE_LOST)", map_lost),
     R(tandem_map_write, OUT_OF_MEMORY, "mapping bytes 0..64: growing", map_oom),
     R(tandem_kernel_create, INVALID_ARGUMENT, "none of spirv, spirv_path and glsl_source",
