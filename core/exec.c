@@ -115,6 +115,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     exec->access_count = a;
     plan->piece_min = tandem__record_piece_min();
     s = tandem__program_create(gpu, plan, exec->slot_count, &exec->native);
+    tandem__runtime_note_loss(rt, s);
     /* NPU runs: one run handle per slot and node, every argument set now. */
     tandem__npu_t *npu = atomic_load(&rt->npu);
     for (uint32_t k = 0; s == TANDEM_OK && k < exec->slot_count; k++) {
@@ -305,7 +306,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   tandem__slot_t *slot = NULL;
 
   pthread_mutex_lock(&rt->mutex);
-  if (rt->lost != TANDEM_OK) {
+  if (tandem__runtime_fold_loss_locked(rt) != TANDEM_OK) {
     s = TANDEM_FAIL(rt->lost, "the runtime's GPU failed earlier (%s); nothing can be submitted",
                     tandem_status_name(rt->lost));
     goto out;
@@ -702,7 +703,10 @@ static tandem_status_t tandem__completion_profile_acquired(tandem_completion_t *
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* The slot is DONE and held by the caller: it cannot be reused meanwhile. */
   (void)gpu;
-  if (done) out->gpu_times_valid = tandem__slot_times(slot, pairs);
+  if (done) {
+    out->gpu_times_status = tandem__slot_times(slot, pairs);
+    out->gpu_times_valid = out->gpu_times_status == TANDEM_OK;
+  }
   if (!done) {
     pthread_mutex_unlock(&rt->mutex);
     memset(out, 0, sizeof *out);

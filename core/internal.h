@@ -140,6 +140,10 @@ struct tandem_runtime {
   struct tandem_trace *trace;                       /* [mutex] running trace or NULL */
   uint32_t in_flight_count;                         /* [mutex] ≤ max_submissions */
   tandem_status_t lost;                             /* [mutex] sticky device failure */
+  /* The NPU lane thread saw the GPU fail (a semaphore wait or signal): it
+   * may not take the mutex (I6), so whoever holds it next makes the runtime
+   * lost (tandem__runtime_fold_loss_locked). */
+  atomic_bool lost_pending;
 
   atomic_uint_fast64_t validation_messages;
 
@@ -568,8 +572,10 @@ struct tandem_trace {
 
 /* Fills |out| (2 per region) with the times of |slot|'s last run: GPU
  * timestamps (when the backend has them) and the NPU lane's host times.
- * Returns whether GPU times were available. */
-bool tandem__slot_times(tandem__slot_t *slot, uint64_t *out);
+ * Returns OK when GPU times are there, UNSUPPORTED when the device keeps
+ * none (no gpu_timestamps option, no calibration), or the readback's
+ * failure (DEVICE_LOST makes the runtime lost). Needs runtime->mutex. */
+tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out);
 /* Appends |slot|'s regions to the running trace (retire time). */
 void tandem__trace_slot_locked(tandem_runtime_t *runtime, tandem__slot_t *slot);
 
@@ -658,6 +664,13 @@ tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, con
  * everything already handed to the queues and the NPU lane. */
 void tandem__runtime_set_lost_locked(tandem_runtime_t *runtime, tandem_status_t s);
 void tandem__runtime_drain_if_lost(tandem_runtime_t *runtime);
+/* As set_lost_locked, for a call that answered |s| without the lock: a
+ * DEVICE_LOST from any driver call (a buffer's zero-fill, a pipeline, an
+ * import, an interop wait...) makes the runtime lost; other codes do not. */
+void tandem__runtime_note_loss(tandem_runtime_t *runtime, tandem_status_t s);
+/* Makes the runtime lost when the NPU lane thread saw the GPU fail
+ * (runtime->lost_pending). Returns runtime->lost. */
+tandem_status_t tandem__runtime_fold_loss_locked(tandem_runtime_t *runtime);
 /* After program_submit failed for |slot| (values |next| per lane): makes
  * sure nothing the queues already hold waits for a value nobody signals (the
  * NPU lane signals the submission's NPU values). Needs runtime->mutex. */

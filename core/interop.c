@@ -148,6 +148,7 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
                        tandem_placement_name(buffer->placement));
   tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu);
   tandem_status_t s = gpu->vtable->buffer_export(gpu, buffer->native, type, out);
+  tandem__runtime_note_loss(buffer->runtime, s);
   if (s != TANDEM_OK) {
     if (out->fd >= 0) close(out->fd); /* a backend that failed after making the fd */
     return tandem__annotate(s, "exporting a %llu-byte buffer as %s",
@@ -223,7 +224,9 @@ tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime, tan
                        "GPU '%s' has VK_KHR_external_semaphore_fd but cannot export timeline "
                        "semaphores as opaque fds (vkGetPhysicalDeviceExternalSemaphoreProperties)",
                        gpu->info.name);
-  return gpu->vtable->timeline_export(gpu, lane, out_fd);
+  tandem_status_t s = gpu->vtable->timeline_export(gpu, lane, out_fd);
+  tandem__runtime_note_loss(runtime, s);
+  return s;
 }
 
 tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
@@ -266,6 +269,7 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
   tandem_external_timeline_t *t = calloc(1, sizeof *t);
   if (!t) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an imported timeline");
   tandem_status_t s = gpu->vtable->timeline_import(gpu, fd, &t->native);
+  tandem__runtime_note_loss(runtime, s);
   if (s != TANDEM_OK) {
     free(t);
     return s;
@@ -282,6 +286,7 @@ tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeli
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
   tandem__gpu_t *gpu = atomic_load(&timeline->runtime->gpu);
   tandem_status_t s = gpu->vtable->timeline_wait(gpu, timeline->native, value, timeout_ns);
+  tandem__runtime_note_loss(timeline->runtime, s);
   if (s == TANDEM_ERROR_TIMEOUT)
     return TANDEM_FAIL(s, "the imported timeline did not reach %llu within %llu ns",
                        (unsigned long long)value, (unsigned long long)timeout_ns);

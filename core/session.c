@@ -155,6 +155,7 @@ tandem_status_t tandem_session_begin(tandem_session_t *session,
   tandem_status_t s;
   for (;;) {
     /* Refusals first, and again after every wait: the lock was dropped. */
+    (void)tandem__runtime_fold_loss_locked(rt);
     s = tandem__session_refusal_locked(session, count);
     if (s != TANDEM_OK) break;
     tandem__tracker_poll_locked(rt);

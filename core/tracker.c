@@ -208,6 +208,7 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
 
 void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM__MAX_LANES],
                                     tandem_status_t s) {
+  if (s == TANDEM_OK) s = tandem__runtime_fold_loss_locked(rt);
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     tandem__runtime_set_lost_locked(rt, s);

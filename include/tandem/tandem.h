@@ -1547,6 +1547,11 @@ typedef struct tandem_completion_profile {
   uint64_t execution_ns;     /* first region start → last region end, on the GPU */
   bool gpu_times_valid;      /* false without the gpu_timestamps option or calibration */
   uint32_t region_count;
+  /* Why the GPU times are there or not: OK (gpu_times_valid), UNSUPPORTED
+   * (no gpu_timestamps option, or no calibration), DEVICE_LOST (reading
+   * them back failed because the device was lost: the runtime is lost), or
+   * OUT_OF_MEMORY (the readback ran out of memory). */
+  tandem_status_t gpu_times_status;
 } tandem_completion_profile_t;
 
 /* Zeroes |profile| and sets struct_size, ready for tandem_completion_profile.

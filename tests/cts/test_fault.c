@@ -102,9 +102,24 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
   return s;
 }
 
+/* The calls whose injected failure is VK_ERROR_DEVICE_LOST (vk_fault.c):
+ * whatever path made them, the runtime must be lost afterwards (design.md
+ * Device loss: lost for good). */
+static bool loses_device(const char *site) {
+  static const char *const k_lost[] = {"vkQueueSubmit2",     "vkGetQueryPoolResults",
+                                       "vkWaitSemaphores",   "vkSignalSemaphore",
+                                       "vkGetSemaphoreCounterValue", "vkWaitForFences"};
+  for (size_t i = 0; i < sizeof k_lost / sizeof k_lost[0]; i++)
+    if (strcmp(site, k_lost[i]) == 0) return true;
+  return false;
+}
+
 /* After the fault run, with injection off: the runtime must still work, or
- * answer DEVICE_LOST to everything that submits. */
-static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features) {
+ * answer DEVICE_LOST to everything that submits; and it must be lost when
+ * the failed call lost the device or any call answered DEVICE_LOST. */
+static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
+                                 const tandem_test_fault_report_t *rep) {
+  bool must_be_lost = r->lost || (rep->failed && loses_device(rep->first_site));
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
@@ -142,6 +157,12 @@ static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint3
       tandem_unmap(&m);
     }
   }
+  if (must_be_lost && s != TANDEM_ERROR_DEVICE_LOST && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "%s answered DEVICE_LOST%s, yet afterwards the runtime answered %s to new work "
+             "instead of DEVICE_LOST (lost is for good)",
+             rep->first_site, r->lost ? " (and a call passed it on)" : "",
+             tandem_status_name(s));
   if (s == TANDEM_ERROR_DEVICE_LOST && e) {
     /* Lost is for good: the next submission fails fast the same way. */
     tandem_status_t again = tandem_exec_submit(e, &c);
@@ -185,7 +206,12 @@ static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) 
   if (ok && (g_features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)) {
     int fd = -1;
     ok = STEP(r, tandem_runtime_export_timeline_fd(rt, TANDEM_LANE_COMPUTE, &fd));
-    if (ok) close(fd);
+    /* Imported back and waited on (value 0, reached): an interop wait. */
+    tandem_external_timeline_t *tl = NULL;
+    if (ok && !(ok = STEP(r, tandem_runtime_import_timeline_fd(rt, fd, &tl))))
+      close(fd); /* still the caller's after a failed import */
+    if (ok) ok = STEP(r, tandem_external_timeline_wait(tl, 0, WAIT_NS));
+    tandem_external_timeline_destroy(tl);
   }
   return ok;
 }
@@ -207,6 +233,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   th_options_validated(&o);
   bool interop = !npu && (g_features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
   o.export_timelines = interop;
+  o.gpu_timestamps = true; /* the profile's readback is one more call to fail */
   if (npu) {
     o.npu = TANDEM_NPU_EMULATED;
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
@@ -278,11 +305,33 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   ok = ok && STEP(r, tandem_graph_prepare(g, &e));
   bool s1 = ok && STEP(r, tandem_exec_submit(e, &c1));
   bool s2 = s1 && STEP(r, tandem_exec_submit_after(e, &c1, 1, &c2));
+  if (s2) {
+    /* A blocking map of what both write: it waits for them (a map wait). */
+    tandem_map_t m;
+    if (STEP(r, tandem_map_read(tandem_buffer_whole(hv), &m))) tandem_unmap(&m);
+  }
   bool w1 = s1 && STEP(r, wait_bounded(c1, r));
   bool w2 = s2 && STEP(r, wait_bounded(c2, r));
   if (s1 && !w1 && w2 && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
              "the first submission failed but the one ordered after it succeeded");
+  if (w1) {
+    /* Timestamps read back: missing only with a reason the profile names. */
+    tandem_completion_profile_t prof;
+    tandem_completion_profile_init(&prof);
+    if (STEP(r, tandem_completion_profile(c1, &prof, NULL, 0))) {
+      if (prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST) r->lost = true;
+      bool documented = prof.gpu_times_status == TANDEM_OK ||
+                        prof.gpu_times_status == TANDEM_ERROR_UNSUPPORTED ||
+                        prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST ||
+                        prof.gpu_times_status == TANDEM_ERROR_OUT_OF_MEMORY;
+      if ((!documented || prof.gpu_times_valid != (prof.gpu_times_status == TANDEM_OK)) &&
+          !r->unexpected[0])
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "the profile says gpu_times_valid %d with gpu_times_status %s",
+                 prof.gpu_times_valid, tandem_status_name(prof.gpu_times_status));
+    }
+  }
   if (w1 && w2) {
     /* Both ran: each run copies hv in, adds one twice, copies back: +4. */
     tandem_map_t m;
@@ -308,7 +357,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(hv);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   tandem_test_fault_set(NULL); /* what follows is the check, not the scenario */
-  if (opened) still_usable_or_lost(rt, r, npu, g_features);
+  if (opened) still_usable_or_lost(rt, r, npu, g_features, rep);
   if (rt) th_runtime_destroy(rt);
 }
 
@@ -380,7 +429,7 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(b);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, false, g_own_features);
+  if (opened) still_usable_or_lost(rt, r, false, g_own_features, rep);
   if (rt) th_runtime_destroy(rt);
 }
 
