@@ -401,9 +401,24 @@ static tandem_status_t buffer_gpu_local(void) {
 static tandem_status_t buffer_oom(void) {
   return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/buffer.c", buffer_gpu_local);
 }
+/* The zero-fill's queue submission loses the device: on a runtime of its
+ * own, which must be lost afterwards (design.md Device loss: any path). */
+static tandem_runtime_t *g_lost_rt;
+static tandem_status_t buffer_gpu_local_lost_rt(void) {
+  return create_on(g_lost_rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+}
 static tandem_status_t buffer_lost(void) {
-  return fail_until(TANDEM_TEST_FAULT_VULKAN, "vkQueueSubmit2", TANDEM_ERROR_DEVICE_LOST,
-                    buffer_gpu_local);
+  g_lost_rt = armed_runtime(NULL);
+  tandem_status_t s = fail_until(TANDEM_TEST_FAULT_VULKAN, "vkQueueSubmit2",
+                                 TANDEM_ERROR_DEVICE_LOST, buffer_gpu_local_lost_rt);
+  tandem_buffer_t *b = th_buffer(g_lost_rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_exec_t *e = one_fill_exec(g_lost_rt, b);
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_STATUS(tandem_exec_submit(e, &c), TANDEM_ERROR_DEVICE_LOST);
+  tandem_exec_release(e);
+  tandem_buffer_release(b);
+  th_runtime_destroy(g_lost_rt);
+  return s;
 }
 static tandem_status_t buffer_absent(void) {
   tandem_runtime_t *rt = absent_gpu_runtime();
