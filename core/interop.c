@@ -10,9 +10,11 @@
  * is ordered by the user (docs/interop.md). I2 (internal.h) is why an
  * exported timeline is documented as wait-only.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -160,6 +162,33 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
   return TANDEM_OK;
 }
 
+/* Refuses fds that cannot be exported GPU memory before any driver sees
+ * them (a driver may read() a pipe and block for ever): pipes, FIFOs,
+ * sockets, directories, block devices, and regular files other than
+ * shared memory (a memfd or tmpfs file answers F_GET_SEALS). Exported
+ * memory is a memfd, a dma-buf or a driver's own fd (anonymous inodes and
+ * character devices), which pass. */
+static tandem_status_t tandem__import_fd_kind_check(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "import: fstat of memory->fd %d failed: %s",
+                       fd, strerror(errno));
+  const char *kind = S_ISFIFO(st.st_mode)  ? "a pipe or FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISLNK(st.st_mode)  ? "a symbolic link"
+                                            : NULL;
+  if (!kind && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) < 0)
+    kind = "a regular file (not shared memory)";
+  if (kind)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "import: memory->fd %d is %s, not exported memory; pass the fd that "
+                       "tandem_buffer_export_fd, vkGetMemoryFdKHR or a dma-buf exporter gave",
+                       fd, kind);
+  return TANDEM_OK;
+}
+
 tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
                                         const tandem_external_memory_t *user_memory, uint64_t size,
                                         tandem_placement_t placement,
@@ -178,6 +207,7 @@ tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
   if (memory->fd < 0 || fcntl(memory->fd, F_GETFD) < 0)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "import: memory->fd %d is not an open file descriptor", memory->fd);
+  TANDEM_RETURN_IF_ERROR(tandem__import_fd_kind_check(memory->fd));
   if (size == 0 || size > TANDEM__MAX_BYTES)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "import: buffer size %llu is outside 1..%llu bytes",

@@ -1844,7 +1844,9 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
  * memory may change them at any time: order that with the exporter (see the
  * timelines below). Ownership of memory->fd: see above (tandem's after
  * success only). Errors: INVALID_ARGUMENT (NULL, a negative or closed fd, an
- * unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
+ * fd that is no exported memory — a pipe, FIFO, socket, directory, block
+ * device or a regular file other than shared memory, refused by its kind
+ * before the driver sees it — an unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
  * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
  * extension is missing, naming it; OPAQUE_FD from another device or driver;
  * the memory type does not fit this device, a storage buffer or the

@@ -53,6 +53,8 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1463,6 +1465,67 @@ static tandem_status_t import_bad_fd(void) {
   tandem_buffer_t *b = NULL;
   return keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
 }
+/* An fd of the wrong kind, refused by fstat before the driver reads it
+ * (lavapipe used to block in read() on a pipe or FIFO for ever). */
+static tandem_status_t import_kind(int fd) {
+  tandem_external_memory_t m = {.struct_size = sizeof(tandem_external_memory_t),
+                                .fd = fd,
+                                .type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
+                                .allocation_size = 4096};
+  tandem_buffer_t *b = NULL;
+  alarm(10); /* a hang fails the test instead of the CI job */
+  tandem_status_t s = keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  alarm(0);
+  if (s == TANDEM_OK) tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t import_pipe(void) {
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  tandem_status_t s = import_kind(p[0]);
+  close(p[0]);
+  close(p[1]);
+  return s;
+}
+static tandem_status_t import_fifo(void) {
+  char path[] = "/tmp/tandem-fifo-XXXXXX";
+  assert_non_null(mkdtemp(path));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/f", path);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int fd = open(fifo, O_RDWR); /* RDWR: opening does not wait for a writer */
+  assert_true(fd >= 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  unlink(fifo);
+  rmdir(path);
+  return s;
+}
+static tandem_status_t import_socket(void) {
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  tandem_status_t s = import_kind(sv[0]);
+  close(sv[0]);
+  close(sv[1]);
+  return s;
+}
+static tandem_status_t import_directory(void) {
+  int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+  assert_true(fd >= 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  return s;
+}
+static tandem_status_t import_regular_file(void) {
+  char path[] = "/tmp/tandem-import-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  assert_int_equal(ftruncate(fd, 4096), 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  return s;
+}
 static tandem_status_t import_too_big(void) { return with_export(1u << 20, import_call); }
 static tandem_status_t import_dma_buf_call(void) {
   g_memory.type = TANDEM_EXTERNAL_MEMORY_DMA_BUF;
@@ -2026,6 +2089,11 @@ static const row_t rows[] = {
     R(tandem_buffer_export_fd, OUT_OF_MEMORY, "exporting a 4096-byte buffer as opaque fd",
       export_oom),
     R(tandem_buffer_import_fd, INVALID_ARGUMENT, "memory->fd -1", import_bad_fd),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a pipe or FIFO", import_pipe),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a pipe or FIFO", import_fifo),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a socket", import_socket),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a directory", import_directory),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a regular file", import_regular_file),
     R(tandem_buffer_import_fd, OUT_OF_RANGE, "1048576-byte buffer does not fit", import_too_big),
     R(tandem_buffer_import_fd, UNSUPPORTED, "VK_EXT_external_memory_dma_buf", import_dma_buf),
     R(tandem_buffer_import_fd, OUT_OF_MEMORY, "allocating a buffer object", import_oom),
