@@ -1196,10 +1196,11 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
  * scalar_count arguments. The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
  * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions),
- * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * IO (xclbin unreadable or not a regular file; the instruction stream could
+ * not be synced to the NPU: a failed xrtBOSync is IO everywhere),
+ * INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
- * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
- * instruction stream could not be synced to the NPU). Thread-safe. */
+ * count disagree, naming the argument), OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                                                      const tandem_npu_program_desc_t *desc,
                                                      tandem_npu_program_t **out_program);
@@ -1511,7 +1512,8 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
 /* Blocks until the submission finished (successfully or not) and returns its
  * result: OK, or the failure that ended it (DEVICE_LOST, FAILED_DEPENDENCY,
  * CANCELLED, TIMEOUT when an NPU run exceeded the npu_timeout_ms watchdog,
- * INTERNAL when an NPU run failed ...), or INVALID_ARGUMENT for a NULL or
+ * INTERNAL when an NPU run failed, IO when syncing its buffers failed ...),
+ * or INVALID_ARGUMENT for a NULL or
  * stale handle. Waits on the GPU lanes' timeline semaphores on the calling
  * thread (and on the NPU lane's progress when the submission has NPU runs, or
  * depends on NPU runs of earlier submissions). Thread-safe. */

@@ -915,8 +915,38 @@ static tandem_status_t program_instructions(void) {
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_sync(void) {
-  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_INTERNAL,
+  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO,
                     program_instructions);
+}
+/* An NPU run whose buffer sync fails ends with IO, as at zero-fill and at
+ * program load (one failed xrtBOSync, one code). */
+static tandem_exec_t *g_run_exec;
+static tandem_status_t run_call(void) {
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = keep(tandem_exec_submit(g_run_exec, &c));
+  if (s == TANDEM_OK) {
+    s = keep(tandem_completion_wait(c));
+    tandem_completion_release(c);
+  }
+  return s;
+}
+static tandem_status_t run_sync(void) {
+  tandem_npu_program_desc_t d = sleep_desc();
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(tandem_npu_program_create(F.npu, &d, &p));
+  tandem_buffer_t *b = th_buffer(F.npu, 4096, TANDEM_PLACEMENT_SHARED);
+  tandem_graph_t *g = NULL;
+  TH_ASSERT_OK(tandem_graph_create(F.npu, &g));
+  uint32_t ms = 0;
+  tandem_view_t v = th_view(b, 0, 4);
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, p, &v, 1, &ms, 1));
+  TH_ASSERT_OK(tandem_graph_prepare(g, &g_run_exec));
+  tandem_graph_release(g);
+  tandem_status_t s = fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO, run_call);
+  tandem_exec_release(g_run_exec);
+  tandem_buffer_release(b);
+  tandem_npu_program_release(p);
+  return s;
 }
 
 /* graphs */
@@ -1990,8 +2020,9 @@ static const row_t rows[] = {
     R(tandem_npu_program_create, CONTRACT, "more arguments than the contract's 1 bindings",
       program_contract),
     R(tandem_npu_program_create, OUT_OF_MEMORY, "allocating an NPU program", program_oom),
-    R(tandem_npu_program_create, INTERNAL, "'errors_instructions': its 16-byte instruction",
+    R(tandem_npu_program_create, IO, "'errors_instructions': its 16-byte instruction",
       program_sync),
+    R(tandem_completion_wait, IO, "xrtBOSync from device of bytes 0..4", run_sync),
     R(tandem_npu_program_create, NO_DEVICE, "created without one", program_none),
     R(tandem_graph_create, INVALID_ARGUMENT, "out_graph", graph_null),
     R(tandem_graph_create, OUT_OF_MEMORY, "allocating a graph", graph_oom),
