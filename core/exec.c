@@ -535,6 +535,7 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
 tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec, const tandem_lane_wait_t *waits,
                                            uint32_t wait_count,
                                            tandem_completion_t **out_completion) {
+  if (out_completion) *out_completion = NULL; /* on every error, as tandem_exec_submit */
   if (wait_count && !waits)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "waits is NULL with wait_count %u",
                        wait_count);

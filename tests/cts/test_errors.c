@@ -966,6 +966,9 @@ static tandem_status_t graph_oom(void) {
 static tandem_status_t fill_lane(void) {
   return keep(tandem_graph_add_fill(G, th_view(F.host, 0, 64), 0, (tandem_lane_t)7));
 }
+static tandem_status_t fill_npu_lane(void) {
+  return keep(tandem_graph_add_fill(G, th_view(F.host, 0, 64), 0, TANDEM_LANE_NPU));
+}
 static tandem_status_t fill_foreign(void) {
   return keep(tandem_graph_add_fill(G, th_view(F.other, 0, 64), 0, TANDEM_LANE_AUTO));
 }
@@ -1735,9 +1738,11 @@ static tandem_status_t submit_waiting_with(tandem_lane_t lane, uint32_t count) {
   tandem_exec_t *e = one_fill_exec(F.rt, F.host);
   tandem_lane_wait_t w[TANDEM_MAX_LANES + 1];
   for (uint32_t i = 0; i < TANDEM_MAX_LANES + 1; i++) w[i] = (tandem_lane_wait_t){lane, 1};
-  tandem_completion_t *c = NULL;
+  /* A stale value in |c|: every error must leave it NULL, as submit does. */
+  tandem_completion_t *c = (tandem_completion_t *)(uintptr_t)0x5e5e;
   tandem_status_t s = keep(tandem_exec_submit_waiting(e, w, count, &c));
   if (s == TANDEM_OK) wait_release(c);
+  else assert_null(c);
   tandem_exec_release(e);
   return s;
 }
@@ -2027,6 +2032,8 @@ static const row_t rows[] = {
     R(tandem_graph_create, INVALID_ARGUMENT, "out_graph", graph_null),
     R(tandem_graph_create, OUT_OF_MEMORY, "allocating a graph", graph_oom),
     R(tandem_graph_add_fill, INVALID_ARGUMENT, "lane 7", fill_lane),
+    R(tandem_graph_add_fill, INVALID_ARGUMENT, "fill: the NPU lane (3) runs only NPU programs",
+      fill_npu_lane),
     R(tandem_graph_add_fill, INVALID_ARGUMENT, "another runtime", fill_foreign),
     R(tandem_graph_add_fill, OUT_OF_RANGE, "offset 2 and length 64", fill_align),
     R(tandem_graph_add_fill, OUT_OF_RANGE, "length 8192", fill_outside),
