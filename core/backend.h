@@ -281,9 +281,11 @@ typedef struct tandem__gpu_vtable {
 
   /* GPU start and end of each region of |slot|'s last run, converted to the
    * host's CLOCK_MONOTONIC: out[2r], out[2r+1]. The run must have finished.
-   * Returns false (and zeros) when the device cannot calibrate its clock. */
-  bool (*program_timestamps)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                             uint64_t *out_pairs);
+   * Returns OK; UNSUPPORTED (and zeros, no message) when the program keeps
+   * no timestamps or the device cannot calibrate its clock; or the
+   * readback's failure (zeros; DEVICE_LOST when the device answered so). */
+  tandem_status_t (*program_timestamps)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                        uint64_t *out_pairs);
 
   /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
    * passed (TIMEOUT). Only lanes with a timeline (built-in, or bound by

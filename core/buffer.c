@@ -89,6 +89,7 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
                                    &buffer->host);
   }
   if (s != TANDEM_OK) {
+    tandem__runtime_note_loss(runtime, s); /* e.g. the zero-fill's queue lost the device */
     tandem__budget_unreserve(runtime->options.budget, charged);
     free(buffer);
     return tandem__annotate(s, "%s a %s buffer of %llu bytes",

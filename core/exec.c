@@ -115,6 +115,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     exec->access_count = a;
     plan->piece_min = tandem__record_piece_min();
     s = tandem__program_create(gpu, plan, exec->slot_count, &exec->native);
+    tandem__runtime_note_loss(rt, s);
     /* NPU runs: one run handle per slot and node, every argument set now. */
     tandem__npu_t *npu = atomic_load(&rt->npu);
     for (uint32_t k = 0; s == TANDEM_OK && k < exec->slot_count; k++) {
@@ -235,20 +236,38 @@ tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   return TANDEM_OK;
 }
 
-/* True when in-flight work rewrites all of |b|: a reader submitted now is
- * ordered after it (and fails with it, through its dependencies, if it fails),
- * so the poison of earlier bytes no longer matters to that reader. Only WRITE
- * counts: it promises every byte is overwritten and none read (the shader's
- * writeonly is checked at load); READ_WRITE would read the poisoned bytes.
- * A native session's stage (no slot) does not count: what it writes is the
- * client's, and tandem cannot tell whether it rewrites every byte. */
-static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b) {
+/* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
+ * a reader submitted now is ordered after it (and fails with it, through its
+ * dependencies, if it fails), so the poison of earlier bytes there no longer
+ * matters to that reader. Only WRITE counts: it promises every byte is
+ * overwritten and none read (the shader's writeonly is checked at load);
+ * READ_WRITE would read the poisoned bytes. A native session's stage (no
+ * slot) does not count: what it writes is the client's, and tandem cannot
+ * tell whether it rewrites every byte. */
+static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b, uint64_t offset,
+                                             uint64_t length) {
   for (const tandem__record_t *r = b->records; r; r = r->next)
-    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset == 0 &&
-        r->access.length == b->size && r->slot && !atomic_load(&r->slot->cancel_requested) &&
-        !r->slot->inject_failure)
+    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset <= offset &&
+        r->access.offset + r->access.length >= offset + length && r->slot &&
+        !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
       return true;
   return false;
+}
+
+/* The first poisoned range of |a|'s bytes that no in-flight rewrite covers
+ * (what a reader submitted now would read as failed), or NULL. */
+static const tandem__poison_t *tandem__poisoned_input_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  if (!(a->access & TANDEM_ACCESS_READ)) return NULL;
+  for (uint32_t i = 0; i < b->poison_count; i++) {
+    const tandem__poison_t *p = &b->poison[i];
+    if (!tandem__ranges_overlap(p->offset, p->length, a->offset, a->length)) continue;
+    uint64_t lo = p->offset > a->offset ? p->offset : a->offset;
+    uint64_t hi = p->offset + p->length < a->offset + a->length ? p->offset + p->length
+                                                                : a->offset + a->length;
+    if (!tandem__rewrite_in_flight_locked(b, lo, hi - lo)) return p;
+  }
+  return NULL;
 }
 
 /* Submits |exec| after |after|, its regions also waiting for |lane_waits|
@@ -287,7 +306,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
   tandem__slot_t *slot = NULL;
 
   pthread_mutex_lock(&rt->mutex);
-  if (rt->lost != TANDEM_OK) {
+  if (tandem__runtime_fold_loss_locked(rt) != TANDEM_OK) {
     s = TANDEM_FAIL(rt->lost, "the runtime's GPU failed earlier (%s); nothing can be submitted",
                     tandem_status_name(rt->lost));
     goto out;
@@ -336,11 +355,15 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     const tandem__access_t *a = &exec->accesses[i];
     s = tandem__maps_check_locked(a);
     if (s != TANDEM_OK) goto out;
-    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK &&
-        !tandem__rewrite_in_flight_locked(a->buffer)) {
+    const tandem__poison_t *p = tandem__poisoned_input_locked(a);
+    if (p) {
       s = TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
-                      "a buffer this graph reads was written by work that failed (%s)",
-                      tandem_status_name(a->buffer->poison_cause));
+                      "bytes %llu..%llu of a %llu-byte buffer this graph reads (it reads "
+                      "%llu..%llu) were last written by work that failed (%s); write them "
+                      "again with work that succeeds, or read other bytes",
+                      (unsigned long long)p->offset, (unsigned long long)(p->offset + p->length),
+                      (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
+                      (unsigned long long)(a->offset + a->length), tandem_status_name(p->cause));
       goto out;
     }
   }
@@ -386,7 +409,7 @@ static tandem_status_t tandem__submit(tandem_exec_t *exec, tandem_completion_t *
     tandem__slot_t *a = tandem__handle_slot(after[i]);
     assert(a); /* checked above, under this lock */
     if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
-    tandem__slot_add_dep_locked(slot, a);
+    tandem__slot_add_dep_locked(slot, a, true);
     for (uint32_t r = 0; r < plan->region_count; r++)
       for (int l = 0; l < TANDEM_LANE_COUNT; l++)
         if (a->lane_values[l] > slot->submits[r].wait_values[l])
@@ -512,6 +535,7 @@ tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **ou
 tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec, const tandem_lane_wait_t *waits,
                                            uint32_t wait_count,
                                            tandem_completion_t **out_completion) {
+  if (out_completion) *out_completion = NULL; /* on every error, as tandem_exec_submit */
   if (wait_count && !waits)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "waits is NULL with wait_count %u",
                        wait_count);
@@ -680,7 +704,10 @@ static tandem_status_t tandem__completion_profile_acquired(tandem_completion_t *
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* The slot is DONE and held by the caller: it cannot be reused meanwhile. */
   (void)gpu;
-  if (done) out->gpu_times_valid = tandem__slot_times(slot, pairs);
+  if (done) {
+    out->gpu_times_status = tandem__slot_times(slot, pairs);
+    out->gpu_times_valid = out->gpu_times_status == TANDEM_OK;
+  }
   if (!done) {
     pthread_mutex_unlock(&rt->mutex);
     memset(out, 0, sizeof *out);

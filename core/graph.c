@@ -137,9 +137,17 @@ static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem_
 }
 
 static tandem_status_t tandem__lane_check(tandem_lane_t lane, const char *what) {
+  if (lane == TANDEM_LANE_NPU)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: the NPU lane (%d) runs only NPU programs (tandem_graph_add_npu_run); "
+                       "a %s goes on a GPU lane (upload, compute, download) or "
+                       "TANDEM_LANE_AUTO",
+                       what, (int)lane, what);
   if (lane != TANDEM_LANE_AUTO && (lane < 0 || lane >= TANDEM_LANE_COUNT_GPU))
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: lane %d is not a tandem_lane_t", what,
-                       (int)lane);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: lane %d is not a tandem_lane_t (GPU lanes are 0..%d, or "
+                       "TANDEM_LANE_AUTO)",
+                       what, (int)lane, TANDEM_LANE_COUNT_GPU - 1);
   return TANDEM_OK;
 }
 

@@ -140,6 +140,10 @@ struct tandem_runtime {
   struct tandem_trace *trace;                       /* [mutex] running trace or NULL */
   uint32_t in_flight_count;                         /* [mutex] ≤ max_submissions */
   tandem_status_t lost;                             /* [mutex] sticky device failure */
+  /* The NPU lane thread saw the GPU fail (a semaphore wait or signal): it
+   * may not take the mutex (I6), so whoever holds it next makes the runtime
+   * lost (tandem__runtime_fold_loss_locked). */
+  atomic_bool lost_pending;
 
   atomic_uint_fast64_t validation_messages;
 
@@ -178,6 +182,15 @@ tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **o
 /*--------------------------------------------------------------------------*/
 typedef struct tandem__record tandem__record_t;
 
+/* A byte range of a buffer whose last writer failed: reads of it fail with
+ * |code| (FAILED_DEPENDENCY, or DEVICE_LOST) until it is written again by
+ * work that succeeds; |cause| is how that writer ended. */
+enum { TANDEM__POISON_RANGES = 8 };
+typedef struct tandem__poison {
+  uint64_t offset, length;
+  tandem_status_t code, cause;
+} tandem__poison_t;
+
 /* One live host map of a buffer range. */
 typedef struct tandem__host_map {
   uint64_t id, offset, length;
@@ -202,8 +215,11 @@ struct tandem_buffer {
   tandem__host_map_t *maps;    /* [mutex] live host maps */
   uint32_t map_count, map_capacity; /* [mutex] */
   uint64_t next_map_id;        /* [mutex] */
-  tandem_status_t poison;      /* [mutex] failure of the last writer, or OK */
-  tandem_status_t poison_cause; /* [mutex] how that writer ended (INTERNAL, CANCELLED...) */
+  /* [mutex] Poisoned byte ranges: bytes whose last writer failed, sorted by
+   * offset and disjoint (tracker.c). One spare entry: a change may add one
+   * range before the closest two are merged back to TANDEM__POISON_RANGES. */
+  tandem__poison_t poison[TANDEM__POISON_RANGES + 1];
+  uint32_t poison_count;
 };
 
 /*--------------------------------------------------------------------------*/
@@ -447,6 +463,10 @@ typedef struct tandem_exec tandem_exec_t;
 typedef struct tandem__dep {
   tandem__slot_t *slot;
   uint64_t generation;
+  /* The dependent reads bytes |slot| writes (or was submitted after it):
+   * |slot|'s failure is its failure. Otherwise (write after write, write
+   * after read) the dependency only orders retirement. */
+  bool fails_with;
 } tandem__dep_t;
 
 struct tandem__slot {
@@ -553,8 +573,10 @@ struct tandem_trace {
 
 /* Fills |out| (2 per region) with the times of |slot|'s last run: GPU
  * timestamps (when the backend has them) and the NPU lane's host times.
- * Returns whether GPU times were available. */
-bool tandem__slot_times(tandem__slot_t *slot, uint64_t *out);
+ * Returns OK when GPU times are there, UNSUPPORTED when the device keeps
+ * none (no gpu_timestamps option, no calibration), or the readback's
+ * failure (DEVICE_LOST makes the runtime lost). Needs runtime->mutex. */
+tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out);
 /* Appends |slot|'s regions to the running trace (retire time). */
 void tandem__trace_slot_locked(tandem_runtime_t *runtime, tandem__slot_t *slot);
 
@@ -568,12 +590,23 @@ void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. With a
  * |dependent| slot, the conflicting slots become its dependencies; without
- * (a host wait), waits[] also cover the conflicting slots' cover. */
+ * (a host wait), waits[] also cover the conflicting slots' cover. A write
+ * whose lane value has passed still counts while its slot is in flight (the
+ * slot may yet fail and poison those bytes): it adds a dependency, or for a
+ * host wait its slot's cover, but no wait on the passed value. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
                                       uint64_t waits[TANDEM__MAX_LANES],
                                       tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
-void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on);
+void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on, bool fails_with);
+/* Poisoned ranges of |buffer| (tracker.c): marks [offset, offset+length)
+ * poisoned by a writer that ended with |cause|; clears it (written again by
+ * work that succeeded); the first poisoned range overlapping it, or NULL. */
+void tandem__poison_mark_locked(tandem_buffer_t *buffer, uint64_t offset, uint64_t length,
+                                tandem_status_t cause);
+void tandem__poison_clear_locked(tandem_buffer_t *buffer, uint64_t offset, uint64_t length);
+const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *buffer, uint64_t offset,
+                                                   uint64_t length);
 
 /* Completion handles (handle.c). take/give_back: once per slot, at prepare
  * and at executable destruction. issue: a fresh handle for the slot's new
@@ -632,6 +665,13 @@ tandem_status_t tandem__glsl_refuse_as_spirv(const void *code, size_t bytes, con
  * everything already handed to the queues and the NPU lane. */
 void tandem__runtime_set_lost_locked(tandem_runtime_t *runtime, tandem_status_t s);
 void tandem__runtime_drain_if_lost(tandem_runtime_t *runtime);
+/* As set_lost_locked, for a call that answered |s| without the lock: a
+ * DEVICE_LOST from any driver call (a buffer's zero-fill, a pipeline, an
+ * import, an interop wait...) makes the runtime lost; other codes do not. */
+void tandem__runtime_note_loss(tandem_runtime_t *runtime, tandem_status_t s);
+/* Makes the runtime lost when the NPU lane thread saw the GPU fail
+ * (runtime->lost_pending). Returns runtime->lost. */
+tandem_status_t tandem__runtime_fold_loss_locked(tandem_runtime_t *runtime);
 /* After program_submit failed for |slot| (values |next| per lane): makes
  * sure nothing the queues already hold waits for a value nobody signals (the
  * NPU lane signals the submission's NPU values). Needs runtime->mutex. */

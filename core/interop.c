@@ -10,9 +10,11 @@
  * is ordered by the user (docs/interop.md). I2 (internal.h) is why an
  * exported timeline is documented as wait-only.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/internal.h"
@@ -148,6 +150,7 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
                        tandem_placement_name(buffer->placement));
   tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu);
   tandem_status_t s = gpu->vtable->buffer_export(gpu, buffer->native, type, out);
+  tandem__runtime_note_loss(buffer->runtime, s);
   if (s != TANDEM_OK) {
     if (out->fd >= 0) close(out->fd); /* a backend that failed after making the fd */
     return tandem__annotate(s, "exporting a %llu-byte buffer as %s",
@@ -156,6 +159,33 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
   out->type = type;
   out->size = buffer->size;
   tandem__struct_out(user_out, out, sizeof *out);
+  return TANDEM_OK;
+}
+
+/* Refuses fds that cannot be exported GPU memory before any driver sees
+ * them (a driver may read() a pipe and block for ever): pipes, FIFOs,
+ * sockets, directories, block devices, and regular files other than
+ * shared memory (a memfd or tmpfs file answers F_GET_SEALS). Exported
+ * memory is a memfd, a dma-buf or a driver's own fd (anonymous inodes and
+ * character devices), which pass. */
+static tandem_status_t tandem__import_fd_kind_check(int fd) {
+  struct stat st;
+  if (fstat(fd, &st) != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "import: fstat of memory->fd %d failed: %s",
+                       fd, strerror(errno));
+  const char *kind = S_ISFIFO(st.st_mode)  ? "a pipe or FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISLNK(st.st_mode)  ? "a symbolic link"
+                                            : NULL;
+  if (!kind && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) < 0)
+    kind = "a regular file (not shared memory)";
+  if (kind)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "import: memory->fd %d is %s, not exported memory; pass the fd that "
+                       "tandem_buffer_export_fd, vkGetMemoryFdKHR or a dma-buf exporter gave",
+                       fd, kind);
   return TANDEM_OK;
 }
 
@@ -177,6 +207,7 @@ tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
   if (memory->fd < 0 || fcntl(memory->fd, F_GETFD) < 0)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "import: memory->fd %d is not an open file descriptor", memory->fd);
+  TANDEM_RETURN_IF_ERROR(tandem__import_fd_kind_check(memory->fd));
   if (size == 0 || size > TANDEM__MAX_BYTES)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "import: buffer size %llu is outside 1..%llu bytes",
@@ -223,7 +254,9 @@ tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime, tan
                        "GPU '%s' has VK_KHR_external_semaphore_fd but cannot export timeline "
                        "semaphores as opaque fds (vkGetPhysicalDeviceExternalSemaphoreProperties)",
                        gpu->info.name);
-  return gpu->vtable->timeline_export(gpu, lane, out_fd);
+  tandem_status_t s = gpu->vtable->timeline_export(gpu, lane, out_fd);
+  tandem__runtime_note_loss(runtime, s);
+  return s;
 }
 
 tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
@@ -266,6 +299,7 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
   tandem_external_timeline_t *t = calloc(1, sizeof *t);
   if (!t) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an imported timeline");
   tandem_status_t s = gpu->vtable->timeline_import(gpu, fd, &t->native);
+  tandem__runtime_note_loss(runtime, s);
   if (s != TANDEM_OK) {
     free(t);
     return s;
@@ -282,6 +316,7 @@ tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeli
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
   tandem__gpu_t *gpu = atomic_load(&timeline->runtime->gpu);
   tandem_status_t s = gpu->vtable->timeline_wait(gpu, timeline->native, value, timeout_ns);
+  tandem__runtime_note_loss(timeline->runtime, s);
   if (s == TANDEM_ERROR_TIMEOUT)
     return TANDEM_FAIL(s, "the imported timeline did not reach %llu within %llu ns",
                        (unsigned long long)value, (unsigned long long)timeout_ns);

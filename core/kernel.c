@@ -758,6 +758,7 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
     build->required_subgroup_size = d.required_subgroup_size;
     s = adopt ? gpu->vtable->kernel_adopt(gpu, build, name, adopt, &kernel->native)
               : gpu->vtable->kernel_create(gpu, build, name, &kernel->native);
+    tandem__runtime_note_loss(runtime, s);
   }
   free(file_data);
   if (s != TANDEM_OK) {

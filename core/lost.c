@@ -3,7 +3,9 @@
  * lost.c — device loss as a runtime state.
  *
  * A runtime whose GPU failed (a wait, a query or a submission failed, whatever
- * code the driver gave, or a submission failed half-way) is lost for good:
+ * code the driver gave, or a submission failed half-way; or any other driver
+ * call answered DEVICE_LOST: a buffer's zero-fill, the NPU lane's semaphore
+ * wait or signal, a timestamp readback, an interop wait) is lost for good:
  * runtime->lost becomes DEVICE_LOST, every later submission fails fast with
  * it, every in-flight submission retires with it (tracker.c), and
  * TANDEM_ABORT_ON_DEVICE_LOST=1 aborts at the moment of loss, for debugging.
@@ -32,6 +34,19 @@ void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
             "(TANDEM_ABORT_ON_DEVICE_LOST=1)\n", tandem_status_name(s), tandem_error_message());
     abort();
   }
+}
+
+void tandem__runtime_note_loss(tandem_runtime_t *rt, tandem_status_t s) {
+  if (s != TANDEM_ERROR_DEVICE_LOST) return;
+  pthread_mutex_lock(&rt->mutex);
+  tandem__runtime_set_lost_locked(rt, s);
+  pthread_mutex_unlock(&rt->mutex);
+}
+
+tandem_status_t tandem__runtime_fold_loss_locked(tandem_runtime_t *rt) {
+  if (rt->lost == TANDEM_OK && atomic_load(&rt->lost_pending))
+    tandem__runtime_set_lost_locked(rt, TANDEM_ERROR_DEVICE_LOST);
+  return rt->lost;
 }
 
 void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {

@@ -58,18 +58,23 @@ static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool w
     TANDEM_RETURN_IF_ERROR(tandem__runtime_wait(rt, waits, TANDEM__WAIT_FOREVER));
     pthread_mutex_lock(&rt->mutex);
   }
-  if (write && view.offset == 0 && view.length == buffer->size) {
-    buffer->poison = TANDEM_OK; /* the host is about to rewrite every byte */
-  } else if (buffer->poison != TANDEM_OK) {
-    tandem_status_t p = buffer->poison, cause = buffer->poison_cause;
+  /* Every writer of these bytes has retired (the wait above covers a
+   * passed write until its submission retires): the poison is final. */
+  const tandem__poison_t *poisoned = tandem__poison_find_locked(buffer, view.offset, view.length);
+  if (write) {
+    /* The host is about to rewrite every byte of the view. */
+    tandem__poison_clear_locked(buffer, view.offset, view.length);
+  } else if (poisoned) {
+    tandem__poison_t p = *poisoned;
     pthread_mutex_unlock(&rt->mutex);
-    return TANDEM_FAIL(p,
-                       "bytes %llu..%llu: the buffer was last written by work that failed "
-                       "(%s); rewriting all of it (a write map of the whole buffer, or work "
-                       "that writes every byte) clears that",
+    return TANDEM_FAIL(p.code,
+                       "bytes %llu..%llu: bytes %llu..%llu of the buffer were last written by "
+                       "work that failed (%s); rewriting them (a write map of them, or work "
+                       "that succeeds) clears that, and the buffer's other bytes stay readable",
                        (unsigned long long)view.offset,
                        (unsigned long long)(view.offset + view.length),
-                       tandem_status_name(cause));
+                       (unsigned long long)p.offset, (unsigned long long)(p.offset + p.length),
+                       tandem_status_name(p.cause));
   }
   if (buffer->map_count == buffer->map_capacity) {
     uint32_t cap = buffer->map_capacity ? buffer->map_capacity * 2 : 4;

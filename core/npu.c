@@ -524,11 +524,23 @@ static void *tandem__npu_lane_main(void *arg) {
     tandem__npu_t *npu = atomic_load(&rt->npu);
     /* An abandoned submission (lost.c) may wait for GPU values that were
      * never submitted: signal without waiting or running. */
-    tandem_status_t s = atomic_load(&slot->abandoned)
-                            ? TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
-                                          "the submission failed before all of it reached the "
-                                          "queues; the NPU run was skipped")
-                            : gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
+    tandem_status_t s = TANDEM_OK;
+    if (atomic_load(&slot->abandoned)) {
+      s = TANDEM_FAIL(TANDEM_ERROR_DEVICE_LOST,
+                      "the submission failed before all of it reached the queues; the NPU run "
+                      "was skipped");
+    } else {
+      s = gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
+      /* A failed semaphore wait loses the runtime, as on any thread
+       * (tracker.c); this one may not take the lock (I6). */
+      if (s != TANDEM_OK) {
+        s = tandem__annotate(TANDEM_ERROR_DEVICE_LOST,
+                             "the NPU lane's wait for the GPU failed (%s), so the runtime is "
+                             "lost",
+                             tandem_status_name(s));
+        atomic_store(&rt->lost_pending, true);
+      }
+    }
     /* I6: no runtime->mutex on this thread; the slot's flags are atomics. */
     bool skip = atomic_load(&slot->cancel_requested) || atomic_load(&slot->dep_failed) ||
                 atomic_load(&slot->npu_result) != TANDEM_OK;
@@ -546,9 +558,15 @@ static void *tandem__npu_lane_main(void *arg) {
     }
     /* Always signal: GPU work behind this region must never hang. */
     assert(tandem__npu_lane_check_signal(lane, signal));
-    if (gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal) != TANDEM_OK) {
+    tandem_status_t signalled = gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal);
+    if (signalled != TANDEM_OK) {
+      if (atomic_load(&slot->npu_result) == TANDEM_OK)
+        snprintf(slot->npu_message, sizeof slot->npu_message,
+                 "signalling the NPU lane's timeline failed (%s), so the runtime is lost: %s",
+                 tandem_status_name(signalled), tandem_error_message());
       expected = TANDEM_OK;
       atomic_compare_exchange_strong(&slot->npu_result, &expected, (int)TANDEM_ERROR_DEVICE_LOST);
+      atomic_store(&rt->lost_pending, true); /* I6: folded in under the lock */
     }
     tandem__clear_error();
     pthread_mutex_lock(&lane->mutex);

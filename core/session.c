@@ -117,11 +117,15 @@ static tandem_status_t tandem__session_refusal_locked(const tandem_session_t *se
   for (uint32_t i = 0; i < count; i++) {
     const tandem__access_t *a = &session->records[i].access;
     TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(a));
-    if ((a->access & TANDEM_ACCESS_READ) && a->buffer->poison != TANDEM_OK)
+    const tandem__poison_t *p =
+        (a->access & TANDEM_ACCESS_READ) ? tandem__poison_find_locked(a->buffer, a->offset, a->length)
+                                         : NULL;
+    if (p)
       return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
-                         "accesses[%u]: the buffer was last written by work that failed (%s); "
-                         "rewrite all of it first",
-                         i, tandem_status_name(a->buffer->poison_cause));
+                         "accesses[%u]: bytes %llu..%llu of the buffer were last written by work "
+                         "that failed (%s); write them again first, or read other bytes",
+                         i, (unsigned long long)p->offset,
+                         (unsigned long long)(p->offset + p->length), tandem_status_name(p->cause));
   }
   return TANDEM_OK;
 }
@@ -151,6 +155,7 @@ tandem_status_t tandem_session_begin(tandem_session_t *session,
   tandem_status_t s;
   for (;;) {
     /* Refusals first, and again after every wait: the lock was dropped. */
+    (void)tandem__runtime_fold_loss_locked(rt);
     s = tandem__session_refusal_locked(session, count);
     if (s != TANDEM_OK) break;
     tandem__tracker_poll_locked(rt);
@@ -217,17 +222,15 @@ tandem_status_t tandem_session_end(tandem_session_t *session, tandem_status_t st
     for (uint32_t i = 0; i < session->record_count; i++) {
       const tandem__access_t *a = &session->records[i].access;
       if (!(a->access & TANDEM_ACCESS_WRITE)) continue;
-      a->buffer->poison = status == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST
-                                                             : TANDEM_ERROR_FAILED_DEPENDENCY;
-      a->buffer->poison_cause = status;
+      tandem__poison_mark_locked(a->buffer, a->offset, a->length, status);
     }
     for (tandem__slot_t *t = rt->in_flight; t; t = t->next_in_flight)
       if (tandem__lane_failed_waits_locked(rt, t)) atomic_store(&t->dep_failed, true);
   } else {
     for (uint32_t i = 0; i < session->record_count; i++) {
       const tandem__access_t *a = &session->records[i].access;
-      if (a->access == TANDEM_ACCESS_WRITE && a->offset == 0 && a->length == a->buffer->size)
-        a->buffer->poison = TANDEM_OK; /* wholly rewritten by a stage that succeeded */
+      if (a->access & TANDEM_ACCESS_WRITE) /* rewritten by a stage that succeeded */
+        tandem__poison_clear_locked(a->buffer, a->offset, a->length);
     }
   }
   pthread_mutex_unlock(&rt->mutex);

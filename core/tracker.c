@@ -3,11 +3,13 @@
  * tracker.c — the runtime-wide record of in-flight accesses.
  *
  * Every submitted access (buffer, byte range, read/write, lane, value) is
- * linked into its buffer's list until the lane passes its value (I3). New work
+ * linked into its buffer's list until its submission retires (I3). New work
  * and host maps look up the records that overlap them with a conflicting
  * access and wait for exactly those values: two submissions touching disjoint
  * ranges of one buffer never wait for each other. Retirement is lazy: whoever
- * holds the tracker lock next polls the timelines. Nothing here allocates.
+ * holds the tracker lock next polls the timelines. It also keeps each
+ * buffer's poisoned byte ranges (what failed work wrote). Nothing here
+ * allocates.
  */
 #include <assert.h>
 #include <string.h>
@@ -47,6 +49,84 @@ void tandem__tracker_unlink_locked(tandem__record_t *record) {
   record->next = record->prev = NULL;
 }
 
+/*--------------------------------------------------------------------------*/
+/* Poisoned ranges. A buffer keeps at most TANDEM__POISON_RANGES of them
+ * apart; past that the two closest merge into one that spans the gap, so
+ * the bytes between them read as poisoned too until they are rewritten:
+ * conservative, never a failed byte passed on as good. */
+
+/* Merges the two ranges with the smallest gap between them. */
+static void tandem__poison_merge_closest(tandem_buffer_t *b) {
+  uint32_t best = 0;
+  uint64_t best_gap = UINT64_MAX;
+  for (uint32_t i = 0; i + 1 < b->poison_count; i++) {
+    uint64_t gap = b->poison[i + 1].offset - (b->poison[i].offset + b->poison[i].length);
+    if (gap < best_gap) {
+      best_gap = gap;
+      best = i;
+    }
+  }
+  tandem__poison_t *l = &b->poison[best], *r = &b->poison[best + 1];
+  l->length = r->offset + r->length - l->offset;
+  if (r->code == TANDEM_ERROR_DEVICE_LOST) l->code = TANDEM_ERROR_DEVICE_LOST;
+  memmove(r, r + 1, (b->poison_count - best - 2) * sizeof *r);
+  b->poison_count--;
+}
+
+void tandem__poison_clear_locked(tandem_buffer_t *b, uint64_t offset, uint64_t length) {
+  uint64_t end = offset + length;
+  for (uint32_t i = 0; i < b->poison_count;) {
+    tandem__poison_t *p = &b->poison[i];
+    uint64_t p_end = p->offset + p->length;
+    if (p_end <= offset || p->offset >= end) {
+      i++;
+    } else if (p->offset < offset && p_end > end) { /* the middle: split in two */
+      memmove(p + 2, p + 1, (b->poison_count - i - 1) * sizeof *p);
+      p[1] = *p;
+      p[1].offset = end;
+      p[1].length = p_end - end;
+      p->length = offset - p->offset;
+      b->poison_count++;
+      i += 2;
+    } else if (p->offset < offset) {
+      p->length = offset - p->offset;
+      i++;
+    } else if (p_end > end) {
+      p->offset = end;
+      p->length = p_end - end;
+      i++;
+    } else { /* wholly rewritten */
+      memmove(p, p + 1, (b->poison_count - i - 1) * sizeof *p);
+      b->poison_count--;
+    }
+  }
+  if (b->poison_count > TANDEM__POISON_RANGES) tandem__poison_merge_closest(b);
+}
+
+void tandem__poison_mark_locked(tandem_buffer_t *b, uint64_t offset, uint64_t length,
+                                tandem_status_t cause) {
+  tandem__poison_clear_locked(b, offset, length); /* leaves a hole exactly there */
+  uint32_t i = 0;
+  while (i < b->poison_count && b->poison[i].offset < offset) i++;
+  memmove(&b->poison[i + 1], &b->poison[i], (b->poison_count - i) * sizeof b->poison[0]);
+  b->poison[i] = (tandem__poison_t){
+      offset, length,
+      cause == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST : TANDEM_ERROR_FAILED_DEPENDENCY,
+      cause};
+  b->poison_count++;
+  if (b->poison_count > TANDEM__POISON_RANGES) tandem__poison_merge_closest(b);
+}
+
+const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *b, uint64_t offset,
+                                                   uint64_t length) {
+  for (uint32_t i = 0; i < b->poison_count; i++)
+    if (tandem__ranges_overlap(b->poison[i].offset, b->poison[i].length, offset, length))
+      return &b->poison[i];
+  return NULL;
+}
+
+/*--------------------------------------------------------------------------*/
+
 static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
   for (int l = 0; l < TANDEM_LANE_COUNT; l++)
     if (slot->lane_values[l] > rt->lane_done_value[l]) return false;
@@ -74,10 +154,13 @@ static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const ta
   return TANDEM_OK;
 }
 
-/* Retires |slot| (finished: see tandem__tracker_advance_locked). Slots
- * retire in submission order and never before a dependency, so every
- * submission ordered after this one is still in flight behind it: a failure
- * is passed on to exactly those that recorded it as a dependency. */
+/* Retires |slot| (finished: see tandem__tracker_advance_locked). A slot
+ * never retires before a dependency, and every in-flight write of bytes a
+ * later submission touches is its dependency (even a write whose lane value
+ * had passed), so the writers of a byte retire in submission order: the last
+ * one decides whether it is poisoned, however completions are waited or
+ * polled. A failure is passed on to exactly the in-flight submissions that
+ * read what this one wrote (or were submitted after it). */
 static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   tandem_exec_t *exec = slot->exec;
   slot->result = tandem__slot_outcome(rt, slot);
@@ -85,13 +168,14 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
   for (uint32_t i = 0; i < exec->access_count; i++) {
     tandem__record_t *rec = &slot->records[i];
     tandem_buffer_t *b = rec->access.buffer;
+    /* Per submission: a failed one poisons every range it writes, even
+     * those its regions that finished had written (the whole submission's
+     * result is what its readers are told); one that succeeded cleans them. */
     if (rec->access.access & TANDEM_ACCESS_WRITE) {
       if (slot->result != TANDEM_OK) {
-        b->poison = slot->result == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST
-                                                             : TANDEM_ERROR_FAILED_DEPENDENCY;
-        b->poison_cause = slot->result;
-      } else if (rec->access.offset == 0 && rec->access.length == b->size) {
-        b->poison = TANDEM_OK; /* wholly rewritten by work that succeeded */
+        tandem__poison_mark_locked(b, rec->access.offset, rec->access.length, slot->result);
+      } else {
+        tandem__poison_clear_locked(b, rec->access.offset, rec->access.length);
       }
     }
     tandem__tracker_unlink_locked(rec);
@@ -99,7 +183,8 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
   if (slot->result != TANDEM_OK) {
     for (tandem__slot_t *t = rt->in_flight; t; t = t->next_in_flight)
       for (uint32_t d = 0; d < t->dep_count; d++)
-        if (t->deps[d].slot == slot && t->deps[d].generation == slot->generation)
+        if (t->deps[d].slot == slot && t->deps[d].generation == slot->generation &&
+            t->deps[d].fails_with)
           atomic_store(&t->dep_failed, true);
   }
   if (rt->trace) tandem__trace_slot_locked(rt, slot);
@@ -123,6 +208,7 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
 
 void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM__MAX_LANES],
                                     tandem_status_t s) {
+  if (s == TANDEM_OK) s = tandem__runtime_fold_loss_locked(rt);
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     tandem__runtime_set_lost_locked(rt, s);
@@ -164,17 +250,23 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
   assert(tandem__check_not_npu_lane());
   bool found = false;
   for (const tandem__record_t *r = access->buffer->records; r; r = r->next) {
-    if (r->value <= rt->lane_done_value[r->lane]) continue;
+    bool passed = r->value <= rt->lane_done_value[r->lane];
+    /* A passed write of a slot still in flight (its record is linked, I3):
+     * the slot may still fail, poisoning these bytes at its retirement. */
+    if (passed && !(r->slot && (r->access.access & TANDEM_ACCESS_WRITE))) continue;
     if (!tandem__accesses_conflict(r->access.access, access->access)) continue;
     if (!tandem__ranges_overlap(r->access.offset, r->access.length, access->offset,
                                 access->length))
       continue;
-    if (r->value > waits[r->lane]) waits[r->lane] = r->value;
+    if (!passed && r->value > waits[r->lane]) waits[r->lane] = r->value;
     found = true;
     /* A session stage's record (no slot): waiting for its value is all; a
      * failed stage fails its dependents when it ends (session.c). */
     if (!r->slot) continue;
-    if (dependent) tandem__slot_add_dep_locked(dependent, r->slot);
+    if (dependent)
+      tandem__slot_add_dep_locked(dependent, r->slot,
+                                  (r->access.access & TANDEM_ACCESS_WRITE) &&
+                                      (access->access & TANDEM_ACCESS_READ));
     /* A host wait covers what the slot waits for to retire (its
      * dependencies) and the host signals its work depends on: its cover. */
     if (!dependent)
@@ -184,11 +276,14 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
   return found;
 }
 
-void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on) {
+void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on, bool fails_with) {
   for (uint32_t d = 0; d < slot->dep_count; d++)
-    if (slot->deps[d].slot == on) return;
+    if (slot->deps[d].slot == on) {
+      slot->deps[d].fails_with |= fails_with;
+      return;
+    }
   /* At most max_submissions slots are in flight, the capacity of deps. */
-  slot->deps[slot->dep_count++] = (tandem__dep_t){on, on->generation};
+  slot->deps[slot->dep_count++] = (tandem__dep_t){on, on->generation, fails_with};
 }
 
 void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,

@@ -244,7 +244,7 @@ tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native, uint32_t 
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                          tandem__region_submit_t *regions,
                                          uint32_t region_count);
-bool tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
+tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
                                   uint64_t *out_pairs);
 tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns);

@@ -50,9 +50,11 @@ static tandem_status_t tandem_vk_kernel_shared_check(tandem__gpu_t *base,
     words = aligned;
   }
   uint64_t shared = 0;
-  bool known = tandem_vk_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
-                                               desc->spec_count, &shared);
+  bool known = false;
+  tandem_status_t s = tandem_vk_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
+                                                      desc->spec_count, &shared, &known);
   free(aligned);
+  if (s != TANDEM_OK) return tandem__annotate(s, "kernel '%s'", name);
   desc->shared_memory_bytes = known ? shared : 0;
   if (known && shared > base->info.max_shared_memory_bytes)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

@@ -42,10 +42,12 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *words, size_t n, const char
                                      const char *kernel_name, tandem__kernel_interface_t *out);
 
 /* vk_spirv.c: the workgroup (shared) memory the module's Workgroup variables
- * take with the specialization |specs| applied, into |out_bytes|. Returns
- * false (and 0) when a size depends on something it cannot evaluate. */
-bool tandem_vk_spirv_workgroup_bytes(const uint32_t *words, size_t n,
-                                     const tandem__spec_entry_t *specs, uint32_t spec_count,
-                                     uint64_t *out_bytes);
+ * take with the specialization |specs| applied, into |out_bytes|, and
+ * whether it could tell (*out_known false, and 0, when a size depends on
+ * something it cannot evaluate). Errors: OUT_OF_MEMORY (its scratch). */
+tandem_status_t tandem_vk_spirv_workgroup_bytes(const uint32_t *words, size_t n,
+                                                const tandem__spec_entry_t *specs,
+                                                uint32_t spec_count, uint64_t *out_bytes,
+                                                bool *out_known);
 
 #endif /* TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_ */

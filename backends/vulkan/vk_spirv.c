@@ -504,15 +504,24 @@ static bool tandem__wg_type(const tandem__wg_scan_t *s, uint32_t id, int depth, 
   }
 }
 
-bool tandem_vk_spirv_workgroup_bytes(const uint32_t *w, size_t n,
-                                     const tandem__spec_entry_t *specs, uint32_t spec_count,
-                                     uint64_t *out_bytes) {
+tandem_status_t tandem_vk_spirv_workgroup_bytes(const uint32_t *w, size_t n,
+                                                const tandem__spec_entry_t *specs,
+                                                uint32_t spec_count, uint64_t *out_bytes,
+                                                bool *out_known) {
   *out_bytes = 0;
-  if (n < 5 || w[3] == 0 || w[3] > (1u << 22)) return false;
+  *out_known = false;
+  if (n < 5 || w[3] == 0 || w[3] > (1u << 22)) return TANDEM_OK;
   tandem__wg_scan_t s = {.w = w, .n = n, .bound = w[3], .specs = specs, .spec_count = spec_count};
   s.at = calloc(s.bound, sizeof *s.at);
   s.spec_of = malloc((size_t)s.bound * sizeof *s.spec_of);
-  bool known = s.at && s.spec_of;
+  if (!s.at || !s.spec_of) {
+    /* Not "unknown": the limit check must not be skipped for want of memory. */
+    free(s.at);
+    free(s.spec_of);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                       "scanning the module's workgroup memory (id bound %u)", s.bound);
+  }
+  bool known = true;
   for (uint32_t i = 0; known && i < s.bound; i++) s.spec_of[i] = -1;
   /* Result ids: types put it first, constants and variables second. */
   for (size_t i = 5; known && i < n;) {
@@ -552,5 +561,6 @@ bool tandem_vk_spirv_workgroup_bytes(const uint32_t *w, size_t n,
   free(s.at);
   free(s.spec_of);
   if (known) *out_bytes = total;
-  return known;
+  *out_known = known;
+  return TANDEM_OK;
 }

@@ -646,13 +646,13 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
   return TANDEM_OK;
 }
 
-bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
-                                  uint64_t *out) {
+tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
+                                             uint64_t *out) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   uint32_t n = 2 * p->region_count;
   memset(out, 0, n * sizeof *out);
-  if (!p->queries || !g->calibrated) return false;
+  if (!p->queries || !g->calibrated) return TANDEM_ERROR_UNSUPPORTED;
   /* Region by region: NPU regions have no command buffer and no queries. */
   for (uint32_t r = 0; r < p->region_count; r++) {
     if (p->region_lane[r] == TANDEM_LANE_NPU) continue;
@@ -663,14 +663,16 @@ bool tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t sl
                                               VK_QUERY_RESULT_64_BIT);
     if (vr != VK_SUCCESS) {
       memset(out, 0, n * sizeof *out);
-      return false;
+      /* VK_NOT_READY cannot happen for a finished run; treat it as none. */
+      return vr < 0 ? tandem_vk_fail(vr, "vkGetQueryPoolResults", __FILE__, __LINE__)
+                    : TANDEM_ERROR_UNSUPPORTED;
     }
     for (int i = 0; i < 2; i++) {
       int64_t ticks = (int64_t)((pair[i] & g->timestamp_mask) - g->tick0);
       pair[i] = (uint64_t)((int64_t)g->host0_ns + (int64_t)((double)ticks * g->timestamp_period));
     }
   }
-  return true;
+  return TANDEM_OK;
 }
 
 tandem_status_t tandem_vk_wait(tandem__gpu_t *base, const uint64_t values[TANDEM__MAX_LANES],

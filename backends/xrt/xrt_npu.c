@@ -207,8 +207,9 @@ static tandem_status_t tandem_xrt_bo_sync(tandem__npu_t *base, void *bo, bool to
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   int rc = n->api.xrtBOSync(bo, to_device ? XCL_BO_SYNC_BO_TO_DEVICE : XCL_BO_SYNC_BO_FROM_DEVICE,
                             size, offset);
+  /* IO, as the zero-fill's sync: one failed xrtBOSync, one code. */
   if (rc != 0)
-    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtBOSync %s of bytes %llu..%llu failed: %d",
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "xrtBOSync %s of bytes %llu..%llu failed: %d",
                        to_device ? "to device" : "from device", (unsigned long long)offset,
                        (unsigned long long)(offset + size), rc);
   return TANDEM_OK;

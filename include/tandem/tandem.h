@@ -767,9 +767,27 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
  * fails with BUSY and is not started.
  * Mapping a GPU_LOCAL buffer fails with UNSUPPORTED: copy it to a HOST_VISIBLE
  * buffer with a copy node and map that.
- * A buffer written by work that failed or was cancelled is poisoned: maps of
- * it fail with FAILED_DEPENDENCY, except a write map of the whole buffer, which
- * clears the poison (the host is rewriting every byte).
+ * Failure (the model, as in the Completions section and docs/design.md):
+ * Failure is per submission, poison per byte range. A submission that fails
+ * (the device was lost, it was cancelled, an NPU run failed, a test hook
+ * failed it, or it read bytes whose writer failed) poisons every byte range
+ * it writes, the ranges its finished regions already wrote included. Every
+ * submission that reads bytes a failed submission wrote fails with
+ * FAILED_DEPENDENCY: refused at submit when the failure is already known,
+ * ending with it when the failure comes later (a write is tracked until its
+ * submission retires, even after its lane passed it). Host maps of poisoned
+ * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
+ * until every submission writing its bytes retired, so it sees that
+ * submission's result. Bytes a failed submission never wrote stay readable,
+ * by maps and by copies. Writing a poisoned range again, by work that
+ * succeeds or through a write map, clears it. The writers of a byte retire in
+ * submission order whether their completions are waited for or polled, so a
+ * failure that retires late never poisons bytes a later submission rewrote.
+ * Work that only writes bytes a failed submission wrote, or writes bytes it
+ * read, is ordered after it but does not fail with it; work submitted after
+ * it with tandem_exec_submit_after does. A buffer keeps up to 8 poisoned
+ * ranges apart; past that the two closest merge, and the bytes between them
+ * read as poisoned until written again.
  * The tandem_map_t is caller storage; copying it is fine, unmapping it twice
  * is not.
  */
@@ -1244,10 +1262,11 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
  * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions;
  * instructions missing for DPU or given for DPU_MODULE / ELF; an unknown abi
  * or scalar type; more than 16 scalar words),
- * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * IO (xclbin unreadable or not a regular file; the instruction stream could
+ * not be synced to the NPU: a failed xrtBOSync is IO everywhere),
+ * INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
- * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
- * instruction stream could not be synced to the NPU). Thread-safe. */
+ * count disagree, naming the argument), OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                                                      const tandem_npu_program_desc_t *desc,
                                                      tandem_npu_program_t **out_program);
@@ -1473,7 +1492,7 @@ TANDEM_API tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t no
  * the caller owns. Does not wait for the GPU or the NPU; allocates nothing.
  * Errors: INVALID_ARGUMENT, BUSY (all graph_slots of |exec| in flight,
  * max_submissions reached, or a live conflicting host map: nothing was
- * started), FAILED_DEPENDENCY (a buffer it reads is poisoned by a failed run),
+ * started), FAILED_DEPENDENCY (bytes it reads are poisoned by a failed run),
  * OUT_OF_MEMORY or INTERNAL (re-recording a region whose parameters changed
  * failed; nothing was started; also any code a Vulkan commands node's record
  * callback returned then), DEVICE_LOST (the runtime was lost earlier, or
@@ -1533,6 +1552,28 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  * refused the same way. (Handles count submissions in 40 bits: a handle kept
  * across 2^40 later submissions in one process could alias; nothing else
  * can.)
+ *
+ * Failure (the model, as in the Host maps section and docs/design.md):
+ * Failure is per submission, poison per byte range. A submission that fails
+ * (the device was lost, it was cancelled, an NPU run failed, a test hook
+ * failed it, or it read bytes whose writer failed) poisons every byte range
+ * it writes, the ranges its finished regions already wrote included. Every
+ * submission that reads bytes a failed submission wrote fails with
+ * FAILED_DEPENDENCY: refused at submit when the failure is already known,
+ * ending with it when the failure comes later (a write is tracked until its
+ * submission retires, even after its lane passed it). Host maps of poisoned
+ * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
+ * until every submission writing its bytes retired, so it sees that
+ * submission's result. Bytes a failed submission never wrote stay readable,
+ * by maps and by copies. Writing a poisoned range again, by work that
+ * succeeds or through a write map, clears it. The writers of a byte retire in
+ * submission order whether their completions are waited for or polled, so a
+ * failure that retires late never poisons bytes a later submission rewrote.
+ * Work that only writes bytes a failed submission wrote, or writes bytes it
+ * read, is ordered after it but does not fail with it; work submitted after
+ * it with tandem_exec_submit_after does. A buffer keeps up to 8 poisoned
+ * ranges apart; past that the two closest merge, and the bytes between them
+ * read as poisoned until written again.
  */
 
 /* Blocks until the submission finished (successfully or not) and returns its
@@ -1540,7 +1581,8 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  * driver ended an NPU run in TIMEOUT or ABORT — an NPU fault, after which the
  * runtime's later NPU runs fail too; FAILED_DEPENDENCY, CANCELLED, TIMEOUT
  * when an NPU run exceeded the npu_timeout_ms watchdog, INTERNAL when an NPU
- * run failed ...), or INVALID_ARGUMENT for a NULL or
+ * run failed, IO when syncing its buffers failed ...), or INVALID_ARGUMENT
+ * for a NULL or
  * stale handle. Waits on the GPU lanes' timeline semaphores on the calling
  * thread (and on the NPU lane's progress when the submission has NPU runs, or
  * depends on NPU runs of earlier submissions). Thread-safe. */
@@ -1554,9 +1596,9 @@ TANDEM_API bool tandem_completion_is_complete(tandem_completion_t *completion);
 /* Cancels the submission. Work not yet handed to a device is skipped; GPU
  * regions already queued run to the end (Vulkan cannot take them back) but
  * their results are discarded: the completion's result becomes CANCELLED, the
- * bytes it writes are poisoned (later reads fail with FAILED_DEPENDENCY until
- * they are overwritten) and submissions ordered after it fail with
- * FAILED_DEPENDENCY. Cancelling a finished submission changes nothing and
+ * bytes it writes are poisoned (later reads of them fail with
+ * FAILED_DEPENDENCY until they are written again) and submissions that read
+ * them fail with FAILED_DEPENDENCY (the Completions section's failure model). Cancelling a finished submission changes nothing and
  * returns OK. Errors: INVALID_ARGUMENT (NULL or stale handle). Does not block.
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_completion_cancel(tandem_completion_t *completion);
@@ -1576,6 +1618,11 @@ typedef struct tandem_completion_profile {
   uint64_t execution_ns;     /* first region start → last region end, on the GPU */
   bool gpu_times_valid;      /* false without the gpu_timestamps option or calibration */
   uint32_t region_count;
+  /* Why the GPU times are there or not: OK (gpu_times_valid), UNSUPPORTED
+   * (no gpu_timestamps option, or no calibration), DEVICE_LOST (reading
+   * them back failed because the device was lost: the runtime is lost), or
+   * OUT_OF_MEMORY (the readback ran out of memory). */
+  tandem_status_t gpu_times_status;
 } tandem_completion_profile_t;
 
 /* Zeroes |profile| and sets struct_size, ready for tandem_completion_profile.
@@ -1871,7 +1918,9 @@ TANDEM_API tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer,
  * memory may change them at any time: order that with the exporter (see the
  * timelines below). Ownership of memory->fd: see above (tandem's after
  * success only). Errors: INVALID_ARGUMENT (NULL, a negative or closed fd, an
- * unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
+ * fd that is no exported memory — a pipe, FIFO, socket, directory, block
+ * device or a regular file other than shared memory, refused by its kind
+ * before the driver sees it — an unknown type or placement), OUT_OF_RANGE (size 0, or more than the memory
  * holds, with the numbers), UNSUPPORTED (SHARED or NPU_LOCAL; the type's
  * extension is missing, naming it; OPAQUE_FD from another device or driver;
  * the memory type does not fit this device, a storage buffer or the

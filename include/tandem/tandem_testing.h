@@ -25,7 +25,8 @@ typedef enum tandem_test_op {
   /* The next submission on this runtime fails when it finishes, as if its
    * device had reported an error: its completion's result is
    * TANDEM_ERROR_INTERNAL, the bytes it writes are poisoned, and every
-   * submission ordered after it fails with FAILED_DEPENDENCY. */
+   * submission that reads them fails with FAILED_DEPENDENCY (tandem.h,
+   * Completions: the failure model). */
   TANDEM_TEST_FAIL_NEXT_SUBMISSION = 2,
 } tandem_test_op_t;
 

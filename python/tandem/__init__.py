@@ -161,6 +161,7 @@ class Profile:
     execution_ns: int
     gpu_times_valid: bool
     regions: list
+    gpu_times_status: str = "OK"  # why GPU times are missing: ERROR_UNSUPPORTED, ERROR_DEVICE_LOST
 
 
 # --- NumPy arrays over maps -------------------------------------------------

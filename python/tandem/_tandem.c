@@ -2204,10 +2204,12 @@ static PyObject *tpy_completion_profile(tpy_completion_obj_t *self, void *c) {
     }
     Py_DECREF(r);
   }
-  PyObject *d = Py_BuildValue("{sKsKsKsKsOsN}", "host_submit_ns", (unsigned long long)p.host_submit_ns,
+  PyObject *d = Py_BuildValue("{sKsKsKsKsOsssN}", "host_submit_ns", (unsigned long long)p.host_submit_ns,
                               "host_observed_ns", (unsigned long long)p.host_observed_ns, "queue_ns",
                               (unsigned long long)p.queue_ns, "execution_ns", (unsigned long long)p.execution_ns,
-                              "gpu_times_valid", p.gpu_times_valid ? Py_True : Py_False, "regions", list);
+                              "gpu_times_valid", p.gpu_times_valid ? Py_True : Py_False,
+                              "gpu_times_status", tandem_status_name(p.gpu_times_status), "regions",
+                              list);
   return tpy_info("Profile", d);
 }
 

@@ -1137,19 +1137,19 @@ static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint
   return TANDEM_OK;
 }
 
-static bool hg_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
-                                  uint64_t *out) {
+static tandem_status_t hg_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
+                                             uint64_t *out) {
   host_gpu_t *g = hg_cast(base);
   hg_program_t *p = native;
   uint32_t n = 2 * p->region_count;
   memset(out, 0, n * sizeof *out);
-  if (!g->timestamps) return false;
+  if (!g->timestamps) return TANDEM_ERROR_UNSUPPORTED;
   for (uint32_t r = 0; r < p->region_count; r++) {
     if (p->regions[slot * p->region_count + r].lane == TANDEM_LANE_NPU) continue;
     out[2 * r] = p->times[2 * (slot * p->region_count + r)];
     out[2 * r + 1] = p->times[2 * (slot * p->region_count + r) + 1];
   }
-  return true;
+  return TANDEM_OK;
 }
 
 static bool hg_reached_locked(const host_gpu_t *g, const uint64_t values[TANDEM__MAX_LANES]) {

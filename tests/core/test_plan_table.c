@@ -65,6 +65,7 @@ typedef enum op {
   OP_NPU_ADD,  /* NPU add_i32: v2 = v0 + v1 over 16 words; READ, READ, WRITE */
   OP_NPU_FAIL, /* NPU fail: a run that fails; WRITE v0 */
   OP_ADD1_IND, /* ADD1 dispatched indirectly: workgroup counts READ from v2's 12 bytes */
+  OP_NPU_SLEEP, /* NPU sleep_ms: sleeps |pattern| ms, then v0's first word = 1; WRITE v0 */
 } op_t;
 
 typedef struct vs {
@@ -91,11 +92,12 @@ typedef struct node_spec {
 #define NPU_ADD(a, b, c) \
   {.op = OP_NPU_ADD, .v = {{a, 0, BUF_BYTES}, {b, 0, BUF_BYTES}, {c, 0, BUF_BYTES}}}
 #define NPU_FAIL(b) {.op = OP_NPU_FAIL, .v = {{b, 0, BUF_BYTES}}}
+#define NPU_SLEEP(b, ms) {.op = OP_NPU_SLEEP, .v = {{b, 0, BUF_BYTES}}, .pattern = (ms)}
 
 static bool node_uses_npu(const node_spec_t *n) {
   for (int i = 0; i < 3; i++)
     if (n->v[i].len && n->v[i].buf >= S0) return true;
-  return n->op == OP_NPU_ADD || n->op == OP_NPU_FAIL;
+  return n->op == OP_NPU_ADD || n->op == OP_NPU_FAIL || n->op == OP_NPU_SLEEP;
 }
 
 /*---------------------------------------------------------------------------
@@ -151,6 +153,7 @@ static void ref_apply(uint8_t ref[NBUF][BUF_BYTES], const node_spec_t *n) {
         wr32(&ref[n->v[2].buf][i], rd32(&ref[n->v[0].buf][i]) + rd32(&ref[n->v[1].buf][i]));
       break;
     case OP_NPU_FAIL: break; /* fails: what it leaves is not compared */
+    case OP_NPU_SLEEP: wr32(&ref[n->v[0].buf][0], 1); break;
   }
 }
 
@@ -164,7 +167,7 @@ typedef struct world {
   bool npu;
   tandem_buffer_t *buf[NBUF];
   tandem_kernel_t *add1, *inc;
-  tandem_npu_program_t *npu_add, *npu_fail;
+  tandem_npu_program_t *npu_add, *npu_fail, *npu_sleep;
   uint8_t ref[NBUF][BUF_BYTES];
 } world_t;
 
@@ -255,6 +258,7 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
     const tandem_access_t fail[1] = {TANDEM_ACCESS_WRITE};
     w->npu_add = npu_program(w->rt, "add_i32", 3, add, 1);
     w->npu_fail = npu_program(w->rt, "fail", 1, fail, 0);
+    w->npu_sleep = npu_program(w->rt, "sleep_ms", 1, fail, 1);
   }
 }
 
@@ -268,6 +272,7 @@ static void world_close(world_t *w, const char *row) {
   tandem_kernel_release(w->inc);
   tandem_npu_program_release(w->npu_add);
   tandem_npu_program_release(w->npu_fail);
+  tandem_npu_program_release(w->npu_sleep);
   for (int b = 0; b < NBUF; b++) tandem_buffer_release(w->buf[b]);
   tandem_statistics_t st;
   tandem_statistics_init(&st);
@@ -304,6 +309,11 @@ static void add_node(world_t *w, tandem_graph_t *g, const node_spec_t *n, const 
       break;
     }
     case OP_NPU_FAIL: s = tandem_graph_add_npu_run(g, w->npu_fail, v, 1, NULL, 0); break;
+    case OP_NPU_SLEEP: {
+      const uint32_t ms = n->pattern;
+      s = tandem_graph_add_npu_run(g, w->npu_sleep, v, 1, &ms, 1);
+      break;
+    }
   }
   if (s != TANDEM_OK)
     fail_msg("%s: adding a node: %s: %s", row, tandem_status_name(s), tandem_error_message());
@@ -750,7 +760,8 @@ static host_gpu_event_t expected_command(world_t *w, const node_spec_t *spec, ui
       e.indirect = spec->op == OP_ADD1_IND;
       break;
     case OP_NPU_ADD:
-    case OP_NPU_FAIL: fail_msg("node %u: an NPU run has no GPU command", node);
+    case OP_NPU_FAIL:
+    case OP_NPU_SLEEP: fail_msg("node %u: an NPU run has no GPU command", node);
   }
   return e;
 }
@@ -1102,11 +1113,13 @@ static void test_tracker_rows(void **state) {
  * first submission may fail: injected (TANDEM_TEST_FAIL_NEXT_SUBMISSION),
  * cancelled before any of it ran (its lanes held), or an NPU run that fails.
  * Retirement order comes from the trace (written at retirement). Afterwards
- * every buffer the row names must refuse to be read (a copy of its last 16
- * bytes, which no failing node wrote: poison is per buffer, design.md
- * Failure: "A poisoned buffer refuses to be read ... until it is rewritten
- * whole") or still be readable; and a whole rewrite, submitted with a
- * reader right behind it, must make a poisoned buffer readable again.
+ * every buffer the row names poisoned must refuse reads of its first 16
+ * bytes (which the failing work wrote) and, poison being per byte range
+ * (tandem.h, Completions: "Bytes a failed submission never wrote stay
+ * readable, by maps and by copies"), accept reads of its last 16 bytes
+ * unless failed work wrote those too; buffers named clean stay readable;
+ * and a whole rewrite, submitted with a reader right behind it, must make a
+ * poisoned buffer readable again.
  *===========================================================================*/
 
 typedef enum failure { FAILS_NOT, FAILS_INJECTED, FAILS_CANCELLED, FAILS_NPU } failure_t;
@@ -1280,10 +1293,29 @@ static bool in_list(const int *list, int count, int b) {
   return false;
 }
 
-/* Submits a copy of |b|'s last 16 bytes (which no failing node of the rows
- * writes) into PR; returns the submission's status, waited for when OK. */
-static tandem_status_t probe_read(world_t *w, int b, const char *ctx) {
-  node_spec_t n = COPY(b, BUF_BYTES - 16, PR, 0, 16);
+/* The bytes node |n| writes: its written view, or for a kernel or an NPU
+ * run the contract's bytes of it (what the tracker records). */
+static vs_t node_written(const node_spec_t *n) {
+  switch (n->op) {
+    case OP_FILL: return n->v[0];
+    case OP_COPY: return n->v[1];
+    case OP_ADD1:
+    case OP_ADD1_IND: return (vs_t){n->v[1].buf, n->v[1].off, CONTRACT_BYTES};
+    case OP_NPU_ADD: return (vs_t){n->v[2].buf, n->v[2].off, CONTRACT_BYTES};
+    default: return (vs_t){n->v[0].buf, n->v[0].off, CONTRACT_BYTES};
+  }
+}
+
+/* PR holds what the reference says (the last probe's bytes). */
+static void check_probe(world_t *w, const char *ctx) {
+  if (memcmp(host_gpu_memory(w->buf[PR]), w->ref[PR], 16) != 0)
+    fail_msg("%s: a copy of clean bytes carried wrong bytes", ctx);
+}
+
+/* Submits a copy of 16 bytes of |b| from |off| into PR; returns the
+ * submission's status, waited for when OK. */
+static tandem_status_t probe_read_at(world_t *w, int b, uint32_t off, const char *ctx) {
+  node_spec_t n = COPY(b, off, PR, 0, 16);
   tandem_exec_t *e = prepare(w, &n, 1, ctx);
   tandem_completion_t *c = NULL;
   tandem_status_t s = tandem_exec_submit(e, &c);
@@ -1296,6 +1328,12 @@ static tandem_status_t probe_read(world_t *w, int b, const char *ctx) {
   }
   tandem_exec_release(e);
   return s;
+}
+
+/* Its last 16 bytes, which no failing node of the sequence rows writes
+ * unless it writes the whole buffer. */
+static tandem_status_t probe_read(world_t *w, int b, const char *ctx) {
+  return probe_read_at(w, b, BUF_BYTES - 16, ctx);
 }
 
 /* Makes poisoned |b| readable: a whole rewrite (a fill on the GPU, submitted
@@ -1407,10 +1445,28 @@ static void run_sequence_row(const sequence_row_t *row) {
     bool poisoned = in_list(want->poisoned, want->poisoned_count, b);
     bool clean = in_list(row->clean, row->clean_count, b);
     if (!poisoned && !clean) continue;
+    if (poisoned) {
+      tandem_status_t s = probe_read_at(&w, b, 0, ctx);
+      if (s != TANDEM_ERROR_FAILED_DEPENDENCY)
+        fail_msg("%s: reading poisoned bytes 0..16 of %s: %s, expected FAILED_DEPENDENCY", ctx,
+                 k_buf_name[b], tandem_status_name(s));
+      /* Its tail: poisoned only if failed work wrote it. */
+      bool tail_failed = false;
+      for (int k = 0; k < row->graph_count; k++) {
+        if (want->results[k] == TANDEM_OK) continue;
+        for (int i = 0; i < row->graphs[k].n; i++) {
+          vs_t v = node_written(&row->graphs[k].nodes[i]);
+          if (v.buf == b && v.len && v.off + v.len > BUF_BYTES - 16) tail_failed = true;
+        }
+      }
+      s = probe_read(&w, b, ctx);
+      if (s != (tail_failed ? TANDEM_ERROR_FAILED_DEPENDENCY : TANDEM_OK))
+        fail_msg("%s: reading the last 16 bytes of %s (failed work %s them): %s (%s)", ctx,
+                 k_buf_name[b], tail_failed ? "wrote" : "never wrote", tandem_status_name(s),
+                 tandem_error_message());
+      continue;
+    }
     tandem_status_t s = probe_read(&w, b, ctx);
-    if (poisoned && s != TANDEM_ERROR_FAILED_DEPENDENCY)
-      fail_msg("%s: reading poisoned %s: %s, expected FAILED_DEPENDENCY", ctx, k_buf_name[b],
-               tandem_status_name(s));
     if (clean && s != TANDEM_OK)
       fail_msg("%s: reading %s: %s (%s), expected OK", ctx, k_buf_name[b], tandem_status_name(s),
                tandem_error_message());
@@ -1905,38 +1961,262 @@ static void test_host_maps_and_in_flight_work(void **state) {
   world_close(&w, "maps");
 }
 
-/* Poison is per buffer (design.md Failure: "A poisoned buffer refuses to be
- * read ... until it is rewritten whole"; tandem.h maps: "maps of it fail ...
- * except a write map of the whole buffer"): after a failed fill of D0's first
- * 64 bytes, a successful rewrite of exactly those bytes does not clear it,
- * and bytes the failed fill never wrote refuse reads too. tandem.h's
- * tandem_completion_cancel says the written bytes stay poisoned "until they
- * are overwritten", which reads per byte: the documents disagree with each
- * other here; the code, and this test, follow the two above. */
-static void test_poison_is_per_buffer(void **state) {
+/* Poison is per byte range (tandem.h, Completions and Host maps: "Bytes a
+ * failed submission never wrote stay readable, by maps and by copies.
+ * Writing a poisoned range again, by work that succeeds or through a write
+ * map, clears it."): after a failed fill of bytes 0..64 of D0 and of H0,
+ * copies and maps of bytes 64.. succeed with the right bytes, of 0..64 fail;
+ * a successful fill of 0..32 makes 0..32 readable and leaves 32..64
+ * poisoned; a write map of H0's 0..64 clears those. */
+static void test_poison_by_range(void **state) {
   (void)state;
   world_t w;
   world_open(&w, false, NULL);
-  node_spec_t fill = FILL(D0, 0, 64, 3);
-  tandem_exec_t *e = prepare(&w, &fill, 1, "poison");
+  node_spec_t fills[2] = {FILL(D0, 0, 64, 3), FILL(H0, 0, 64, 3)};
+  tandem_exec_t *e = prepare(&w, fills, 2, "poison");
   tandem_completion_t *c = NULL;
   assert_int_equal(tandem_test_control(w.rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION), TANDEM_OK);
   assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
   assert_int_equal(tandem_completion_wait(c), TANDEM_ERROR_INTERNAL);
   tandem_completion_release(c);
-  assert_int_equal(probe_read(&w, D0, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY); /* bytes 240.. */
-  /* The same 64 bytes written again, successfully: a fill only writes. */
-  assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
+  for (int b = D0; b >= H0; b -= D0 - H0) {
+    assert_int_equal(probe_read_at(&w, b, 0, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY);
+    assert_int_equal(probe_read_at(&w, b, 48, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY);
+    assert_int_equal(probe_read_at(&w, b, 64, "poison"), TANDEM_OK);
+    assert_int_equal(probe_read_at(&w, b, 240, "poison"), TANDEM_OK);
+    check_probe(&w, "poison: copies of clean bytes");
+  }
+  tandem_map_t m;
+  assert_int_equal(tandem_map_read((tandem_view_t){w.buf[H0], 60, 8}, &m),
+                   TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_int_equal(tandem_try_map_read((tandem_view_t){w.buf[H0], 0, 4}, &m),
+                   TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_int_equal(tandem_map_read((tandem_view_t){w.buf[H0], 64, 192}, &m), TANDEM_OK);
+  assert_memory_equal(m.data, &w.ref[H0][64], 192);
+  tandem_unmap(&m);
+  /* Bytes 0..32 written again by work that succeeds: those are clean. */
+  node_spec_t head[2] = {FILL(D0, 0, 32, 9), FILL(H0, 0, 32, 9)};
+  tandem_exec_t *eh = prepare(&w, head, 2, "poison");
+  assert_int_equal(tandem_exec_submit(eh, &c), TANDEM_OK);
   assert_int_equal(tandem_completion_wait(c), TANDEM_OK);
   tandem_completion_release(c);
-  node_spec_t head = COPY(D0, 0, PR, 0, 16);
-  tandem_exec_t *eh = prepare(&w, &head, 1, "poison");
-  assert_int_equal(tandem_exec_submit(eh, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
-  assert_null(c);
+  ref_apply(w.ref, &head[0]);
+  ref_apply(w.ref, &head[1]);
+  for (int b = D0; b >= H0; b -= D0 - H0) {
+    assert_int_equal(probe_read_at(&w, b, 16, "poison"), TANDEM_OK);
+    check_probe(&w, "poison: the rewritten head");
+    assert_int_equal(probe_read_at(&w, b, 32, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY);
+  }
+  /* A write map clears the range it maps, and only that. */
+  assert_int_equal(tandem_map_write((tandem_view_t){w.buf[H0], 32, 16}, &m), TANDEM_OK);
+  memset(m.data, 0x5A, 16);
+  memset(&w.ref[H0][32], 0x5A, 16);
+  tandem_unmap(&m);
+  assert_int_equal(probe_read_at(&w, H0, 32, "poison"), TANDEM_OK);
+  check_probe(&w, "poison: after the write map");
+  assert_int_equal(probe_read_at(&w, H0, 48, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_int_equal(probe_read_at(&w, D0, 40, "poison"), TANDEM_ERROR_FAILED_DEPENDENCY);
   tandem_exec_release(eh);
   rewrite_whole(&w, D0, "poison");
+  rewrite_whole(&w, H0, "poison");
   tandem_exec_release(e);
   world_close(&w, "poison");
+}
+
+/* More separate poisoned ranges than a buffer keeps apart (tandem.h: "A
+ * buffer keeps up to 8 poisoned ranges apart; past that the two closest
+ * merge"): ten failed 8-byte fills, 24 bytes apart, then the closest two
+ * (the last two: 8 bytes apart) are merged; every failed byte stays
+ * poisoned, and bytes after the last stay clean. */
+static void test_poison_ranges_merge(void **state) {
+  (void)state;
+  world_t w;
+  world_open(&w, false, NULL);
+  enum { RANGES = 10 };
+  for (int i = 0; i < RANGES; i++) {
+    uint32_t off = i < RANGES - 1 ? (uint32_t)i * 24u : (uint32_t)(RANGES - 2) * 24u + 16u;
+    node_spec_t f = FILL(D0, off, 8, 1);
+    tandem_exec_t *e = prepare(&w, &f, 1, "merge");
+    tandem_completion_t *c = NULL;
+    assert_int_equal(tandem_test_control(w.rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION), TANDEM_OK);
+    assert_int_equal(tandem_exec_submit(e, &c), TANDEM_OK);
+    assert_int_equal(tandem_completion_wait(c), TANDEM_ERROR_INTERNAL);
+    tandem_completion_release(c);
+    tandem_exec_release(e);
+  }
+  pthread_mutex_lock(&w.rt->mutex);
+  uint32_t kept = w.buf[D0]->poison_count;
+  pthread_mutex_unlock(&w.rt->mutex);
+  assert_int_equal(kept, TANDEM__POISON_RANGES);
+  for (int i = 0; i < RANGES - 1; i++)
+    assert_int_equal(probe_read_at(&w, D0, (uint32_t)i * 24u, "merge"),
+                     TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_int_equal(probe_read_at(&w, D0, (RANGES - 2) * 24 + 16, "merge"),
+                   TANDEM_ERROR_FAILED_DEPENDENCY);
+  assert_int_equal(probe_read_at(&w, D0, 240, "merge"), TANDEM_OK);
+  check_probe(&w, "merge");
+  rewrite_whole(&w, D0, "merge");
+  world_close(&w, "merge");
+}
+
+/*===========================================================================
+ * Passed writes of failing submissions
+ *
+ * Submission A has two independent regions: a GPU fill of X that finishes
+ * at once and a long NPU run (sleep_ms 300). A fails (injected, cancelled
+ * after B was submitted, or an NPU run that fails after the sleep). B is
+ * submitted once the fill was seen done (a poll read the timelines) while A
+ * is still in flight, and B's completion is waited for or only polled.
+ * tandem.h, Completions: "Every submission that reads bytes a failed
+ * submission wrote fails with FAILED_DEPENDENCY ... ending with it when the
+ * failure comes later (a write is tracked until its submission retires, even
+ * after its lane passed it)" and "a failure that retires late never poisons
+ * bytes a later submission rewrote".
+ *===========================================================================*/
+
+typedef enum b_kind {
+  B_COPIES,        /* copies X -> Y */
+  B_REWRITES,      /* fills all of X */
+  B_REWRITES_HEAD, /* fills X's bytes 0..32 */
+  B_MAPS,          /* no submission: a blocking host read map of X */
+} b_kind_t;
+
+typedef struct passed_row {
+  const char *name;
+  failure_t fails;
+  b_kind_t b;
+  bool polled; /* B's completion only polled (tandem_completion_is_complete) */
+  tandem_status_t a_result, b_result;
+  bool x_head_poisoned, x_tail_poisoned, y_poisoned; /* X: 0..32, 32..64 */
+} passed_row_t;
+
+#define INTL TANDEM_ERROR_INTERNAL
+#define CANC TANDEM_ERROR_CANCELLED
+static const passed_row_t k_passed_rows[] = {
+    {"injected, B copies", FAILS_INJECTED, B_COPIES, false, INTL, FDEP, true, true, true},
+    {"injected, B copies, polled", FAILS_INJECTED, B_COPIES, true, INTL, FDEP, true, true, true},
+    {"cancelled, B copies", FAILS_CANCELLED, B_COPIES, false, CANC, FDEP, true, true, true},
+    {"NPU fails, B copies", FAILS_NPU, B_COPIES, false, INTL, FDEP, true, true, true},
+    {"NPU fails, B copies, polled", FAILS_NPU, B_COPIES, true, INTL, FDEP, true, true, true},
+    {"injected, B rewrites X, polled", FAILS_INJECTED, B_REWRITES, true, INTL, OK, false, false,
+     false},
+    {"cancelled, B rewrites X, polled", FAILS_CANCELLED, B_REWRITES, true, CANC, OK, false, false,
+     false},
+    {"NPU fails, B rewrites X, polled", FAILS_NPU, B_REWRITES, true, INTL, OK, false, false,
+     false},
+    {"NPU fails, B rewrites X, waited", FAILS_NPU, B_REWRITES, false, INTL, OK, false, false,
+     false},
+    {"injected, B rewrites X's head, polled", FAILS_INJECTED, B_REWRITES_HEAD, true, INTL, OK,
+     false, true, false},
+    {"NPU fails, B rewrites X's head, polled", FAILS_NPU, B_REWRITES_HEAD, true, INTL, OK, false,
+     true, false},
+    {"injected, the host maps X", FAILS_INJECTED, B_MAPS, false, INTL, FDEP, true, true, false},
+    {"NPU fails, the host maps X", FAILS_NPU, B_MAPS, false, INTL, FDEP, true, true, false},
+};
+
+/* Every value handed out on the GPU lanes reached on the host GPU. */
+static void wait_gpu_lanes(world_t *w) {
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
+    assert_true(host_gpu_wait_value(w->gpu, (tandem_lane_t)l, w->rt->lane_next_value[l], 10000));
+}
+
+static void run_passed_row(const passed_row_t *row) {
+  char ctx[256];
+  snprintf(ctx, sizeof ctx, "passed-write row '%s'", row->name);
+  world_t w;
+  world_open(&w, true, NULL);
+  enum { X = H1, Y = D1 };
+  node_spec_t a_nodes[3] = {FILL(X, 0, 64, 0xA0u), NPU_SLEEP(S0, 300), NPU_FAIL(S1)};
+  tandem_exec_t *ea = prepare(&w, a_nodes, row->fails == FAILS_NPU ? 3 : 2, ctx);
+  node_spec_t b_node = row->b == B_COPIES     ? (node_spec_t)COPY(X, 0, Y, 0, 64)
+                       : row->b == B_REWRITES ? (node_spec_t)FILL(X, 0, 64, 0xB0u)
+                                              : (node_spec_t)FILL(X, 0, 32, 0xB0u);
+  tandem_exec_t *eb = row->b == B_MAPS ? NULL : prepare(&w, &b_node, 1, ctx);
+  if (row->fails == FAILS_INJECTED)
+    assert_int_equal(tandem_test_control(w.rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION), TANDEM_OK);
+  tandem_completion_t *ca = NULL, *cb = NULL;
+  assert_int_equal(tandem_exec_submit(ea, &ca), TANDEM_OK);
+  wait_gpu_lanes(&w); /* the fill ran */
+  if (tandem_completion_is_complete(ca)) /* a poll: the tracker saw the fill done */
+    fail_msg("%s: A finished before B could be submitted; make its NPU run longer", ctx);
+  pthread_mutex_lock(&w.rt->mutex);
+  bool passed = w.rt->lane_done_value[TANDEM_LANE_COMPUTE] >= 1 ||
+                w.rt->lane_done_value[TANDEM_LANE_UPLOAD] >= 1;
+  pthread_mutex_unlock(&w.rt->mutex);
+  if (!passed) fail_msg("%s: the poll did not see the fill done", ctx);
+  tandem_status_t bs = TANDEM_OK;
+  tandem_map_t m = {0};
+  if (row->b == B_MAPS) {
+    if (row->fails == FAILS_CANCELLED) assert_int_equal(tandem_completion_cancel(ca), TANDEM_OK);
+    assert_int_equal(tandem_try_map_read((tandem_view_t){w.buf[X], 0, 64}, &m), TANDEM_ERROR_BUSY);
+    bs = tandem_map_read((tandem_view_t){w.buf[X], 0, 64}, &m);
+    if (bs == TANDEM_OK) tandem_unmap(&m);
+    if (!tandem_completion_is_complete(ca)) fail_msg("%s: the map returned before A retired", ctx);
+  } else {
+    assert_int_equal(tandem_exec_submit(eb, &cb), TANDEM_OK);
+    if (row->fails == FAILS_CANCELLED) assert_int_equal(tandem_completion_cancel(ca), TANDEM_OK);
+    if (row->polled) {
+      uint64_t start = tandem__now_ns();
+      while (!tandem_completion_is_complete(cb)) {
+        if (tandem__now_ns() - start > 10000000000ull) fail_msg("%s: B never completed", ctx);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+      }
+      /* B retires after A (a write after A's write): A is done too. */
+      assert_true(tandem_completion_is_complete(ca));
+    }
+    bs = tandem_completion_wait(cb);
+  }
+  if (bs != row->b_result)
+    fail_msg("%s: B ended with %s (%s), expected %s", ctx, tandem_status_name(bs),
+             tandem_error_message(), tandem_status_name(row->b_result));
+  tandem_status_t as = tandem_completion_wait(ca);
+  if (as != row->a_result)
+    fail_msg("%s: A ended with %s, expected %s", ctx, tandem_status_name(as),
+             tandem_status_name(row->a_result));
+  tandem_completion_release(ca);
+  tandem_completion_release(cb);
+  if (bs == TANDEM_OK && eb) ref_apply(w.ref, &b_node);
+  /* What stays poisoned, by range; what is clean holds the right bytes. */
+  const struct {
+    int buf;
+    uint32_t off;
+    bool poisoned;
+  } probes[] = {{X, 0, row->x_head_poisoned}, {X, 16, row->x_head_poisoned},
+                {X, 32, row->x_tail_poisoned}, {X, 48, row->x_tail_poisoned},
+                {X, 64, false}, {Y, 0, row->y_poisoned}, {Y, 64, false},
+                {S0, 0, true}};
+  for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
+    tandem_status_t s = probe_read_at(&w, probes[i].buf, probes[i].off, ctx);
+    tandem_status_t want = probes[i].poisoned ? FDEP : OK;
+    if (s != want)
+      fail_msg("%s: reading %s bytes %u..%u: %s (%s), expected %s", ctx, k_buf_name[probes[i].buf],
+               probes[i].off, probes[i].off + 16, tandem_status_name(s), tandem_error_message(),
+               tandem_status_name(want));
+    if (s == TANDEM_OK) {
+      const uint8_t *got = host_gpu_memory(w.buf[PR]);
+      if (memcmp(got, &w.ref[probes[i].buf][probes[i].off], 16) != 0)
+        fail_msg("%s: %s bytes %u..%u hold wrong bytes", ctx, k_buf_name[probes[i].buf],
+                 probes[i].off, probes[i].off + 16);
+    }
+  }
+  if (row->b == B_MAPS) {
+    /* The map of X's clean bytes goes through, with the right bytes. */
+    assert_int_equal(tandem_map_read((tandem_view_t){w.buf[X], 64, 64}, &m), TANDEM_OK);
+    assert_memory_equal(m.data, &w.ref[X][64], 64);
+    tandem_unmap(&m);
+  }
+  rewrite_whole(&w, X, ctx);
+  rewrite_whole(&w, S0, ctx);
+  tandem_exec_release(ea);
+  tandem_exec_release(eb);
+  world_close(&w, ctx);
+}
+
+static void test_passed_writes(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof k_passed_rows / sizeof k_passed_rows[0]; i++)
+    run_passed_row(&k_passed_rows[i]);
 }
 
 /* Lifetime under races (tandem.h: wait, cancel and release are thread-safe):
@@ -2038,7 +2318,9 @@ int main(void) {
       cmocka_unit_test(test_recorded_parameters_stay),
       cmocka_unit_test(test_submit_after_retired),
       cmocka_unit_test(test_host_maps_and_in_flight_work),
-      cmocka_unit_test(test_poison_is_per_buffer),
+      cmocka_unit_test(test_poison_by_range),
+      cmocka_unit_test(test_poison_ranges_merge),
+      cmocka_unit_test(test_passed_writes),
       cmocka_unit_test(test_completion_wait_cancel_release_race),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,6 +53,8 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -401,9 +403,24 @@ static tandem_status_t buffer_gpu_local(void) {
 static tandem_status_t buffer_oom(void) {
   return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/buffer.c", buffer_gpu_local);
 }
+/* The zero-fill's queue submission loses the device: on a runtime of its
+ * own, which must be lost afterwards (design.md Device loss: any path). */
+static tandem_runtime_t *g_lost_rt;
+static tandem_status_t buffer_gpu_local_lost_rt(void) {
+  return create_on(g_lost_rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+}
 static tandem_status_t buffer_lost(void) {
-  return fail_until(TANDEM_TEST_FAULT_VULKAN, "vkQueueSubmit2", TANDEM_ERROR_DEVICE_LOST,
-                    buffer_gpu_local);
+  g_lost_rt = armed_runtime(NULL);
+  tandem_status_t s = fail_until(TANDEM_TEST_FAULT_VULKAN, "vkQueueSubmit2",
+                                 TANDEM_ERROR_DEVICE_LOST, buffer_gpu_local_lost_rt);
+  tandem_buffer_t *b = th_buffer(g_lost_rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_exec_t *e = one_fill_exec(g_lost_rt, b);
+  tandem_completion_t *c = NULL;
+  TH_ASSERT_STATUS(tandem_exec_submit(e, &c), TANDEM_ERROR_DEVICE_LOST);
+  tandem_exec_release(e);
+  tandem_buffer_release(b);
+  th_runtime_destroy(g_lost_rt);
+  return s;
 }
 static tandem_status_t buffer_absent(void) {
   tandem_runtime_t *rt = absent_gpu_runtime();
@@ -898,8 +915,38 @@ static tandem_status_t program_instructions(void) {
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_sync(void) {
-  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_INTERNAL,
+  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO,
                     program_instructions);
+}
+/* An NPU run whose buffer sync fails ends with IO, as at zero-fill and at
+ * program load (one failed xrtBOSync, one code). */
+static tandem_exec_t *g_run_exec;
+static tandem_status_t run_call(void) {
+  tandem_completion_t *c = NULL;
+  tandem_status_t s = keep(tandem_exec_submit(g_run_exec, &c));
+  if (s == TANDEM_OK) {
+    s = keep(tandem_completion_wait(c));
+    tandem_completion_release(c);
+  }
+  return s;
+}
+static tandem_status_t run_sync(void) {
+  tandem_npu_program_desc_t d = sleep_desc();
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(tandem_npu_program_create(F.npu, &d, &p));
+  tandem_buffer_t *b = th_buffer(F.npu, 4096, TANDEM_PLACEMENT_SHARED);
+  tandem_graph_t *g = NULL;
+  TH_ASSERT_OK(tandem_graph_create(F.npu, &g));
+  uint32_t ms = 0;
+  tandem_view_t v = th_view(b, 0, 4);
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, p, &v, 1, &ms, 1));
+  TH_ASSERT_OK(tandem_graph_prepare(g, &g_run_exec));
+  tandem_graph_release(g);
+  tandem_status_t s = fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO, run_call);
+  tandem_exec_release(g_run_exec);
+  tandem_buffer_release(b);
+  tandem_npu_program_release(p);
+  return s;
 }
 
 /* graphs */
@@ -918,6 +965,9 @@ static tandem_status_t graph_oom(void) {
 
 static tandem_status_t fill_lane(void) {
   return keep(tandem_graph_add_fill(G, th_view(F.host, 0, 64), 0, (tandem_lane_t)7));
+}
+static tandem_status_t fill_npu_lane(void) {
+  return keep(tandem_graph_add_fill(G, th_view(F.host, 0, 64), 0, TANDEM_LANE_NPU));
 }
 static tandem_status_t fill_foreign(void) {
   return keep(tandem_graph_add_fill(G, th_view(F.other, 0, 64), 0, TANDEM_LANE_AUTO));
@@ -1448,6 +1498,67 @@ static tandem_status_t import_bad_fd(void) {
   tandem_buffer_t *b = NULL;
   return keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
 }
+/* An fd of the wrong kind, refused by fstat before the driver reads it
+ * (lavapipe used to block in read() on a pipe or FIFO for ever). */
+static tandem_status_t import_kind(int fd) {
+  tandem_external_memory_t m = {.struct_size = sizeof(tandem_external_memory_t),
+                                .fd = fd,
+                                .type = TANDEM_EXTERNAL_MEMORY_OPAQUE_FD,
+                                .allocation_size = 4096};
+  tandem_buffer_t *b = NULL;
+  alarm(10); /* a hang fails the test instead of the CI job */
+  tandem_status_t s = keep(tandem_buffer_import_fd(F.rt, &m, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  alarm(0);
+  if (s == TANDEM_OK) tandem_buffer_release(b);
+  return s;
+}
+static tandem_status_t import_pipe(void) {
+  int p[2];
+  assert_int_equal(pipe(p), 0);
+  tandem_status_t s = import_kind(p[0]);
+  close(p[0]);
+  close(p[1]);
+  return s;
+}
+static tandem_status_t import_fifo(void) {
+  char path[] = "/tmp/tandem-fifo-XXXXXX";
+  assert_non_null(mkdtemp(path));
+  char fifo[64];
+  snprintf(fifo, sizeof fifo, "%s/f", path);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  int fd = open(fifo, O_RDWR); /* RDWR: opening does not wait for a writer */
+  assert_true(fd >= 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  unlink(fifo);
+  rmdir(path);
+  return s;
+}
+static tandem_status_t import_socket(void) {
+  int sv[2];
+  assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+  tandem_status_t s = import_kind(sv[0]);
+  close(sv[0]);
+  close(sv[1]);
+  return s;
+}
+static tandem_status_t import_directory(void) {
+  int fd = open("/tmp", O_RDONLY | O_DIRECTORY);
+  assert_true(fd >= 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  return s;
+}
+static tandem_status_t import_regular_file(void) {
+  char path[] = "/tmp/tandem-import-XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  unlink(path);
+  assert_int_equal(ftruncate(fd, 4096), 0);
+  tandem_status_t s = import_kind(fd);
+  close(fd);
+  return s;
+}
 static tandem_status_t import_too_big(void) { return with_export(1u << 20, import_call); }
 static tandem_status_t import_dma_buf_call(void) {
   g_memory.type = TANDEM_EXTERNAL_MEMORY_DMA_BUF;
@@ -1627,9 +1738,11 @@ static tandem_status_t submit_waiting_with(tandem_lane_t lane, uint32_t count) {
   tandem_exec_t *e = one_fill_exec(F.rt, F.host);
   tandem_lane_wait_t w[TANDEM_MAX_LANES + 1];
   for (uint32_t i = 0; i < TANDEM_MAX_LANES + 1; i++) w[i] = (tandem_lane_wait_t){lane, 1};
-  tandem_completion_t *c = NULL;
+  /* A stale value in |c|: every error must leave it NULL, as submit does. */
+  tandem_completion_t *c = (tandem_completion_t *)(uintptr_t)0x5e5e;
   tandem_status_t s = keep(tandem_exec_submit_waiting(e, w, count, &c));
   if (s == TANDEM_OK) wait_release(c);
+  else assert_null(c);
   tandem_exec_release(e);
   return s;
 }
@@ -1849,8 +1962,8 @@ static const row_t rows[] = {
     R(tandem_map_write, UNSUPPORTED, "a GPU_LOCAL buffer cannot be mapped", map_gpu_local),
     R(tandem_map_write, BUSY, "live read map", map_conflict),
     R(tandem_try_map_read, BUSY, "in use by in-flight device work", try_map_in_flight),
-    R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: the buffer was last written by work "
-      "that failed (ERROR_INTERNAL)", map_poisoned),
+    R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: bytes 0..4096 of the buffer were last "
+      "written by work that failed (ERROR_INTERNAL)", map_poisoned),
     R(tandem_map_read, DEVICE_LOST, "work that failed (ERROR_DEVICE_LOST)", map_lost),
     R(tandem_map_write, OUT_OF_MEMORY, "mapping bytes 0..64: growing", map_oom),
     R(tandem_kernel_create, INVALID_ARGUMENT, "none of spirv, spirv_path and glsl_source",
@@ -1912,12 +2025,15 @@ static const row_t rows[] = {
     R(tandem_npu_program_create, CONTRACT, "more arguments than the contract's 1 bindings",
       program_contract),
     R(tandem_npu_program_create, OUT_OF_MEMORY, "allocating an NPU program", program_oom),
-    R(tandem_npu_program_create, INTERNAL, "'errors_instructions': its 16-byte instruction",
+    R(tandem_npu_program_create, IO, "'errors_instructions': its 16-byte instruction",
       program_sync),
+    R(tandem_completion_wait, IO, "xrtBOSync from device of bytes 0..4", run_sync),
     R(tandem_npu_program_create, NO_DEVICE, "created without one", program_none),
     R(tandem_graph_create, INVALID_ARGUMENT, "out_graph", graph_null),
     R(tandem_graph_create, OUT_OF_MEMORY, "allocating a graph", graph_oom),
     R(tandem_graph_add_fill, INVALID_ARGUMENT, "lane 7", fill_lane),
+    R(tandem_graph_add_fill, INVALID_ARGUMENT, "fill: the NPU lane (3) runs only NPU programs",
+      fill_npu_lane),
     R(tandem_graph_add_fill, INVALID_ARGUMENT, "another runtime", fill_foreign),
     R(tandem_graph_add_fill, OUT_OF_RANGE, "offset 2 and length 64", fill_align),
     R(tandem_graph_add_fill, OUT_OF_RANGE, "length 8192", fill_outside),
@@ -2011,6 +2127,11 @@ static const row_t rows[] = {
     R(tandem_buffer_export_fd, OUT_OF_MEMORY, "exporting a 4096-byte buffer as opaque fd",
       export_oom),
     R(tandem_buffer_import_fd, INVALID_ARGUMENT, "memory->fd -1", import_bad_fd),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a pipe or FIFO", import_pipe),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a pipe or FIFO", import_fifo),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a socket", import_socket),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a directory", import_directory),
+    R(tandem_buffer_import_fd, INVALID_ARGUMENT, "is a regular file", import_regular_file),
     R(tandem_buffer_import_fd, OUT_OF_RANGE, "1048576-byte buffer does not fit", import_too_big),
     R(tandem_buffer_import_fd, UNSUPPORTED, "VK_EXT_external_memory_dma_buf", import_dma_buf),
     R(tandem_buffer_import_fd, OUT_OF_MEMORY, "allocating a buffer object", import_oom),

@@ -8,11 +8,15 @@
  * message, dependents failed rather than wrong, no hang (every wait is
  * bounded, and an alarm names N if anything blocks), live bytes 0 and no
  * validation message at teardown, and the runtime afterwards either still
- * usable or consistently DEVICE_LOST. Leaks show under LeakSanitizer (ASan
- * build). Scenarios: open + buffers + kernel + prepare (a graph with a
- * Vulkan commands node among its nodes) + submit + map on the GPU (with an
- * exported and re-imported buffer and an exported timeline where the device
- * can); the same with an NPU run on the emulated NPU; and a runtime on the
+ * usable or consistently DEVICE_LOST — and lost whenever the failed call
+ * answered DEVICE_LOST or a call passed DEVICE_LOST on (lost is for good on
+ * every path). Leaks show under LeakSanitizer (ASan build). Scenarios: a
+ * budget + open + a trace + buffers + a kernel read from a file + prepare (a
+ * graph with a Vulkan commands node among its nodes) + submit + a blocking
+ * map that waits for it + the profile's timestamps + map on the GPU (with an
+ * exported and re-imported buffer and an exported timeline, imported back
+ * and waited on, where the device can); the same with an NPU run on the
+ * emulated NPU; and a runtime on the
  * test's own VkDevice (runtime option vulkan_device) running an adopted
  * pipeline on an adopted buffer, where a failure anywhere must leave the
  * device as the test made it (one device serves every run; any object tandem
@@ -46,6 +50,8 @@ static th_vk_buffer_t g_own_buffer;
 static th_vk_pipeline_t g_own_pipeline;
 static uint32_t g_own_features;
 static volatile sig_atomic_t g_at; /* the N of the run in progress, for the alarm */
+/* add_one_u32's SPIR-V in a file: the GPU scenario loads its kernel from it. */
+static char g_spv_path[64];
 
 static void on_alarm(int sig) {
   (void)sig;
@@ -102,9 +108,24 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
   return s;
 }
 
+/* The calls whose injected failure is VK_ERROR_DEVICE_LOST (vk_fault.c):
+ * whatever path made them, the runtime must be lost afterwards (design.md
+ * Device loss: lost for good). */
+static bool loses_device(const char *site) {
+  static const char *const k_lost[] = {"vkQueueSubmit2",     "vkGetQueryPoolResults",
+                                       "vkWaitSemaphores",   "vkSignalSemaphore",
+                                       "vkGetSemaphoreCounterValue", "vkWaitForFences"};
+  for (size_t i = 0; i < sizeof k_lost / sizeof k_lost[0]; i++)
+    if (strcmp(site, k_lost[i]) == 0) return true;
+  return false;
+}
+
 /* After the fault run, with injection off: the runtime must still work, or
- * answer DEVICE_LOST to everything that submits. */
-static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features) {
+ * answer DEVICE_LOST to everything that submits; and it must be lost when
+ * the failed call lost the device or any call answered DEVICE_LOST. */
+static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
+                                 const tandem_test_fault_report_t *rep) {
+  bool must_be_lost = r->lost || (rep->failed && loses_device(rep->first_site));
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
@@ -142,6 +163,12 @@ static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint3
       tandem_unmap(&m);
     }
   }
+  if (must_be_lost && s != TANDEM_ERROR_DEVICE_LOST && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "%s answered DEVICE_LOST%s, yet afterwards the runtime answered %s to new work "
+             "instead of DEVICE_LOST (lost is for good)",
+             rep->first_site, r->lost ? " (and a call passed it on)" : "",
+             tandem_status_name(s));
   if (s == TANDEM_ERROR_DEVICE_LOST && e) {
     /* Lost is for good: the next submission fails fast the same way. */
     tandem_status_t again = tandem_exec_submit(e, &c);
@@ -185,7 +212,12 @@ static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) 
   if (ok && (g_features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)) {
     int fd = -1;
     ok = STEP(r, tandem_runtime_export_timeline_fd(rt, TANDEM_LANE_COMPUTE, &fd));
-    if (ok) close(fd);
+    /* Imported back and waited on (value 0, reached): an interop wait. */
+    tandem_external_timeline_t *tl = NULL;
+    if (ok && !(ok = STEP(r, tandem_runtime_import_timeline_fd(rt, fd, &tl))))
+      close(fd); /* still the caller's after a failed import */
+    if (ok) ok = STEP(r, tandem_external_timeline_wait(tl, 0, WAIT_NS));
+    tandem_external_timeline_destroy(tl);
   }
   return ok;
 }
@@ -207,6 +239,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   th_options_validated(&o);
   bool interop = !npu && (g_features & TANDEM_GPU_EXTERNAL_MEMORY_FD);
   o.export_timelines = interop;
+  o.gpu_timestamps = true; /* the profile's readback is one more call to fail */
   if (npu) {
     o.npu = TANDEM_NPU_EMULATED;
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
@@ -218,9 +251,14 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_graph_t *g = NULL;
   tandem_exec_t *e = NULL;
   tandem_completion_t *c1 = NULL, *c2 = NULL;
-  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  tandem_budget_t *budget = NULL; /* every buffer charged to a shared budget */
+  bool ok = STEP(r, tandem_budget_create(64u << 20, &budget));
+  o.budget = budget;
+  ok = ok && STEP(r, tandem_runtime_create(&o, &rt));
   bool opened = ok && STEP(r, npu ? tandem_runtime_open_npu(rt) : tandem_runtime_open_gpu(rt));
   ok = opened;
+  /* A trace records every retirement (and its timestamps). */
+  bool tracing = ok && STEP(r, tandem_runtime_trace_start(rt, 64));
   ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &hv));
   if (interop) {
     ok = ok && STEP(r, tandem_buffer_create_exportable(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL,
@@ -244,8 +282,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
     tandem_binding_contract_t b = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
     tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
                               .name = "add_one_u32",
-                              .spirv = tandem_spv_add_one_u32,
-                              .spirv_size = tandem_spv_add_one_u32_size,
+                              .spirv_path = g_spv_path, /* read from a file */
                               .workgroups = {N / 256, 1, 1},
                               .bindings = &b,
                               .binding_count = 1,
@@ -278,11 +315,33 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   ok = ok && STEP(r, tandem_graph_prepare(g, &e));
   bool s1 = ok && STEP(r, tandem_exec_submit(e, &c1));
   bool s2 = s1 && STEP(r, tandem_exec_submit_after(e, &c1, 1, &c2));
+  if (s2) {
+    /* A blocking map of what both write: it waits for them (a map wait). */
+    tandem_map_t m;
+    if (STEP(r, tandem_map_read(tandem_buffer_whole(hv), &m))) tandem_unmap(&m);
+  }
   bool w1 = s1 && STEP(r, wait_bounded(c1, r));
   bool w2 = s2 && STEP(r, wait_bounded(c2, r));
   if (s1 && !w1 && w2 && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
              "the first submission failed but the one ordered after it succeeded");
+  if (w1) {
+    /* Timestamps read back: missing only with a reason the profile names. */
+    tandem_completion_profile_t prof;
+    tandem_completion_profile_init(&prof);
+    if (STEP(r, tandem_completion_profile(c1, &prof, NULL, 0))) {
+      if (prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST) r->lost = true;
+      bool documented = prof.gpu_times_status == TANDEM_OK ||
+                        prof.gpu_times_status == TANDEM_ERROR_UNSUPPORTED ||
+                        prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST ||
+                        prof.gpu_times_status == TANDEM_ERROR_OUT_OF_MEMORY;
+      if ((!documented || prof.gpu_times_valid != (prof.gpu_times_status == TANDEM_OK)) &&
+          !r->unexpected[0])
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "the profile says gpu_times_valid %d with gpu_times_status %s",
+                 prof.gpu_times_valid, tandem_status_name(prof.gpu_times_status));
+    }
+  }
   if (w1 && w2) {
     /* Both ran: each run copies hv in, adds one twice, copies back: +4. */
     tandem_map_t m;
@@ -300,6 +359,18 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   }
   if (c1) tandem_completion_release(c1);
   if (c2) tandem_completion_release(c2);
+  if (tracing) {
+    tandem_trace_t *t = NULL;
+    if (STEP(r, tandem_runtime_trace_stop(rt, &t))) {
+      uint32_t count = 0;
+      tandem_trace_events(t, &count);
+      uint32_t want = (w1 ? 1u : 0u) + (w2 ? 1u : 0u);
+      if (count < want && !r->unexpected[0])
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "the trace holds %u events, but %u submissions succeeded", count, want);
+      tandem_trace_release(t);
+    }
+  }
   tandem_exec_release(e);
   tandem_graph_release(g);
   tandem_npu_program_release(p);
@@ -308,8 +379,13 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(hv);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   tandem_test_fault_set(NULL); /* what follows is the check, not the scenario */
-  if (opened) still_usable_or_lost(rt, r, npu, g_features);
+  if (opened) still_usable_or_lost(rt, r, npu, g_features, rep);
   if (rt) th_runtime_destroy(rt);
+  if (budget && tandem_budget_used(budget) != 0 && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "the budget still holds %llu bytes after every buffer was released",
+             (unsigned long long)tandem_budget_used(budget));
+  tandem_budget_release(budget);
 }
 
 /* The own-device scenario: a runtime on g_own, the raw buffer adopted
@@ -380,7 +456,7 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(b);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, false, g_own_features);
+  if (opened) still_usable_or_lost(rt, r, false, g_own_features, rep);
   if (rt) th_runtime_destroy(rt);
 }
 
@@ -454,6 +530,16 @@ int main(int argc, char **argv) {
   signal(SIGALRM, on_alarm);
   th_init();
   {
+    snprintf(g_spv_path, sizeof g_spv_path, "/tmp/tandem-fault-XXXXXX");
+    int fd = mkstemp(g_spv_path);
+    if (fd < 0 || write(fd, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size) !=
+                      (ssize_t)tandem_spv_add_one_u32_size) {
+      fprintf(stderr, "test_fault: writing the kernel's SPIR-V file failed\n");
+      return 1;
+    }
+    close(fd);
+  }
+  {
     tandem_runtime_options_t o;
     tandem_runtime_options_init(&o);
     o.npu = TANDEM_NPU_EMULATED;
@@ -509,6 +595,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_own_persistent),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  unlink(g_spv_path);
   th_runtime_destroy(keeper);
   /* Whatever tandem left on the shared device shows now (the layer reports
    * objects a device still holds at vkDestroyDevice). */

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
 #include "tandem_test_shaders.h"
@@ -308,6 +309,116 @@ static void test_npu_cancel(void **state) {
   failure_case("sleep_ms", 1, &ms, 0, TANDEM_ERROR_CANCELLED, true);
 }
 
+/* The failure model on data (tandem.h, Completions): submission A is a GPU
+ * fill of X, done at once, and a long NPU run (sleep_ms 300, then for an NPU
+ * failure the "fail" kernel); A fails by an injected failure, a cancel
+ * after B was submitted, or the NPU run. B is submitted once A's fill was
+ * seen done on its timeline, while A is in flight. B copies X to Y: B fails
+ * with FAILED_DEPENDENCY and Y is poisoned, never holding A's bytes as good
+ * (it used to succeed). Or B rewrites all of X and is only polled: B
+ * succeeds after A retired, and X holds B's bytes, readable (A's late
+ * failure used to poison them). */
+typedef enum { A_INJECTED, A_CANCELLED, A_NPU_FAILS } a_failure_t;
+
+static void passed_write_case(a_failure_t how, bool b_rewrites) {
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_npu_program_t *sleep = one_buffer_program(rt, "sleep_ms", 1);
+  tandem_npu_program_t *failing = one_buffer_program(rt, "fail", 0);
+  enum { WORDS = 1024 };
+  tandem_buffer_t *x = th_buffer(rt, WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *y = th_buffer(rt, WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *s0 = th_buffer(rt, 4096, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *s1 = th_buffer(rt, 4096, TANDEM_PLACEMENT_SHARED);
+  uint32_t *words = malloc(WORDS * 4), *got = malloc(WORDS * 4);
+  for (uint32_t i = 0; i < WORDS; i++) words[i] = 0xEE000000u + i;
+  th_write(y, 0, words, WORDS * 4);
+  for (uint32_t i = 0; i < WORDS; i++) words[i] = i * 7u;
+  th_write(x, 0, words, WORDS * 4);
+  tandem_graph_t *ga, *gb;
+  TH_ASSERT_OK(tandem_graph_create(rt, &ga));
+  TH_ASSERT_OK(tandem_graph_add_fill(ga, tandem_buffer_whole(x), 0xA0A0A0A0u, TANDEM_LANE_AUTO));
+  uint32_t ms = 300;
+  tandem_view_t v0 = tandem_buffer_whole(s0), v1 = tandem_buffer_whole(s1);
+  TH_ASSERT_OK(tandem_graph_add_npu_run(ga, sleep, &v0, 1, &ms, 1));
+  if (how == A_NPU_FAILS) TH_ASSERT_OK(tandem_graph_add_npu_run(ga, failing, &v1, 1, NULL, 0));
+  TH_ASSERT_OK(tandem_graph_create(rt, &gb));
+  if (b_rewrites)
+    TH_ASSERT_OK(tandem_graph_add_fill(gb, tandem_buffer_whole(x), 0xB0B0B0B0u, TANDEM_LANE_AUTO));
+  else
+    TH_ASSERT_OK(tandem_graph_add_copy(gb, tandem_buffer_whole(x), tandem_buffer_whole(y),
+                                       TANDEM_LANE_AUTO));
+  tandem_exec_t *ea, *eb;
+  TH_ASSERT_OK(tandem_graph_prepare(ga, &ea));
+  TH_ASSERT_OK(tandem_graph_prepare(gb, &eb));
+  if (how == A_INJECTED) TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  tandem_completion_t *ca = NULL, *cb = NULL;
+  TH_ASSERT_OK(tandem_exec_submit(ea, &ca));
+  /* Until A's GPU fill is done on its timeline. */
+  uint64_t values[TANDEM_LANE_COUNT];
+  TH_ASSERT_OK(tandem_completion_lane_values(ca, values));
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    for (int spins = 0; values[l]; spins++) {
+      tandem_lane_info_t li;
+      tandem_lane_info_init(&li);
+      TH_ASSERT_OK(tandem_runtime_lane_info(rt, l, &li));
+      if (li.value >= values[l]) break;
+      if (spins > 20000) fail_msg("A's fill never finished on lane %d", l);
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+  }
+  if (tandem_completion_is_complete(ca)) /* the poll also read the timelines */
+    fail_msg("A finished before B could be submitted; make its NPU run longer");
+  TH_ASSERT_OK(tandem_exec_submit(eb, &cb));
+  if (how == A_CANCELLED) TH_ASSERT_OK(tandem_completion_cancel(ca));
+  tandem_status_t want_a = how == A_CANCELLED ? TANDEM_ERROR_CANCELLED : TANDEM_ERROR_INTERNAL;
+  if (b_rewrites) {
+    for (int spins = 0; !tandem_completion_is_complete(cb); spins++) {
+      if (spins > 100000) fail_msg("B never completed");
+      struct timespec ts = {0, 100000};
+      nanosleep(&ts, NULL);
+    }
+    assert_true(tandem_completion_is_complete(ca)); /* B retires after A */
+    TH_ASSERT_OK(tandem_completion_wait(cb));
+    TH_ASSERT_STATUS(tandem_completion_wait(ca), want_a);
+    th_read(x, 0, got, WORDS * 4); /* a map: X is readable, with B's bytes */
+    for (uint32_t i = 0; i < WORDS; i++)
+      if (got[i] != 0xB0B0B0B0u) fail_msg("X word %u is 0x%08x, B wrote 0xB0B0B0B0", i, got[i]);
+  } else {
+    TH_ASSERT_STATUS(tandem_completion_wait(cb), TANDEM_ERROR_FAILED_DEPENDENCY);
+    TH_ASSERT_STATUS(tandem_completion_wait(ca), want_a);
+    tandem_map_t m;
+    TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(y), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+    TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(x), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_STATUS(tandem_exec_submit(eb, &c), TANDEM_ERROR_FAILED_DEPENDENCY);
+    assert_null(c);
+  }
+  tandem_completion_release(ca);
+  tandem_completion_release(cb);
+  tandem_exec_release(ea);
+  tandem_exec_release(eb);
+  tandem_graph_release(ga);
+  tandem_graph_release(gb);
+  free(words);
+  free(got);
+  tandem_buffer_release(x);
+  tandem_buffer_release(y);
+  tandem_buffer_release(s0);
+  tandem_buffer_release(s1);
+  tandem_npu_program_release(sleep);
+  tandem_npu_program_release(failing);
+  th_runtime_destroy(rt);
+}
+
+static void test_failed_writer_in_flight(void **state) {
+  (void)state;
+  for (int how = A_INJECTED; how <= A_NPU_FAILS; how++) {
+    passed_write_case((a_failure_t)how, false);
+    passed_write_case((a_failure_t)how, true);
+  }
+}
+
 static void test_no_npu(void **state) {
   (void)state;
   tandem_runtime_t *rt = th_runtime_create(NULL);
@@ -422,6 +533,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_npu_watchdog),
       cmocka_unit_test(test_npu_driver_timeout),
       cmocka_unit_test(test_npu_cancel),
+      cmocka_unit_test(test_failed_writer_in_flight),
       cmocka_unit_test(test_no_npu),
       cmocka_unit_test(test_npu_contracts),
   };

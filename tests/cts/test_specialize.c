@@ -649,6 +649,37 @@ static void test_shared_memory_after_specialization(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_ARGUMENT,
                        "maxComputeSharedMemorySize");
   assert_null(k);
+  /* Twice the limit (64 KiB on a 32 KiB device), with each host allocation
+   * of the load failed in turn: never loaded. A failed allocation in the
+   * workgroup-memory scan used to read as "size unknown" and skip the
+   * limit check, so the kernel loaded. */
+  rows.value.u32 = 2 * dev.max_shared_memory_bytes / 256;
+  uint64_t allocations = 0;
+  for (uint64_t at = 1;; at++) {
+    tandem_test_fault_t f = {.fail_at = at, .kinds = TANDEM_TEST_FAULT_ALLOC};
+    TH_ASSERT_OK(tandem_test_fault_set(&f));
+    tandem_status_t s = tandem_kernel_create(rt, &d, &k);
+    tandem_test_fault_report_t rep;
+    TH_ASSERT_OK(tandem_test_fault_report(&rep));
+    tandem_test_fault_set(NULL);
+    if (s == TANDEM_OK) {
+      tandem_kernel_release(k);
+      fail_msg("a kernel with %u bytes of workgroup memory loaded on a %u-byte device with "
+               "allocation %llu (%s) failed",
+               rows.value.u32 * 256, dev.max_shared_memory_bytes, (unsigned long long)at,
+               rep.first_site);
+    }
+    assert_null(k);
+    if (rep.failed == 0) { /* past the last allocation: the limit refuses it */
+      TH_ASSERT_STATUS_MSG(s, TANDEM_ERROR_INVALID_ARGUMENT, "maxComputeSharedMemorySize");
+      break;
+    }
+    if (s != TANDEM_ERROR_OUT_OF_MEMORY && s != TANDEM_ERROR_INVALID_ARGUMENT)
+      fail_msg("allocation %llu (%s) failed: kernel_create answered %s", (unsigned long long)at,
+               rep.first_site, tandem_status_name(s));
+    allocations = at;
+  }
+  assert_true(allocations > 0);
   /* And it computes what it says with ROWS = 4. */
   rows.value.u32 = ROWS;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
