@@ -50,9 +50,11 @@ for f in "$work/out"/*; do
 done
 echo "interrupt_test: stopped with a summary and $n output file(s)"
 
-# 2. During the build: a kernel whose GLSL takes seconds to compile. A
-# constant unique to this run keeps the driver's shader cache from making
-# the compile instant the second time.
+# 2. During the build: a kernel whose GLSL takes seconds to compile (400
+# steps: about 3 s on an idle 2-core machine; 100 took 0.5 s and finished
+# before the signal when the machine was quiet). A constant unique to this
+# run keeps the driver's shader cache from making the compile instant the
+# second time.
 b="$work/build"; mkdir -p "$b"
 salt=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
 {
@@ -62,7 +64,7 @@ salt=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
   echo 'void main() {'
   echo "  float v = x[gl_GlobalInvocationID.x] + float(${salt}u % 1000u);"
   k=0
-  while [ $k -lt 100 ]; do
+  while [ $k -lt 400 ]; do
     echo "  v = v * 1.0001 + float($k) * 0.5; if (v > $k.0) v = sin(v);"
     k=$((k + 1))
   done
