@@ -298,6 +298,14 @@ typedef struct tandem__node {
 void tandem__node_retain(tandem__node_t *node);
 void tandem__node_release(tandem__node_t *node);
 
+/* The bytes binding |b| covers when |view| is bound to it: the contract's
+ * fixed bytes, or the whole view for a view-sized binding (TANDEM_BYTES_VIEW).
+ * Checks, tracking and the descriptor's range all use this one number. */
+static inline uint64_t tandem__binding_bytes(const tandem_binding_contract_t *b,
+                                             tandem_view_t view) {
+  return b->bytes == TANDEM_BYTES_VIEW ? view.length : b->bytes;
+}
+
 /* handoff.c: the declared access of view |i| of a VULKAN_COMMANDS node. */
 static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *node, uint32_t i) {
   assert(node->kind == TANDEM__NODE_VULKAN_COMMANDS && i < node->view_count);

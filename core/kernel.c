@@ -167,9 +167,10 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
                        name, d->push_constant_bytes, TANDEM_MAX_PUSH_CONSTANT_BYTES);
   for (uint32_t i = 0; i < d->binding_count; i++) {
     const tandem_binding_contract_t *b = &d->bindings[i];
-    if (b->bytes == 0 || b->bytes > TANDEM__MAX_BYTES)
+    if (b->bytes > TANDEM__MAX_BYTES)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "binding %u of '%s': contract bytes %llu outside 1..%llu", i, name,
+                         "binding %u of '%s': contract bytes %llu outside 1..%llu (or "
+                         "TANDEM_BYTES_VIEW, 0: the bound view's length)", i, name,
                          (unsigned long long)b->bytes, (unsigned long long)TANDEM__MAX_BYTES);
     if (b->alignment == 0 || (b->alignment & (b->alignment - 1)))
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

@@ -793,10 +793,28 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * At load, tandem validates and reflects the SPIR-V and rejects any
  * disagreement with CONTRACT: binding count or numbering, push-constant size,
  * a READ binding the shader may write, a WRITE binding the shader may read.
- * At record time each view is checked against its binding: length ≥ bytes,
- * offset a multiple of alignment. The contract is trusted for what the kernel
- * does inside the declared bytes; memory reached any other way (device
- * addresses) is refused at load.
+ * At record time each view is checked against its binding: offset a multiple
+ * of alignment, and a length that matches the binding's bytes (below). The
+ * contract is trusted for what the kernel does inside the declared bytes;
+ * memory reached any other way (device addresses) is refused at load.
+ *
+ * Fixed or view-sized bytes.  A binding's bytes is either a fixed size or
+ * TANDEM_BYTES_VIEW (0): "the bound view's length".
+ *   fixed       the view must be exactly |bytes| long: shorter is CONTRACT
+ *               ("view is 64 bytes, contract needs 4096"), and so is longer,
+ *               naming both sizes — a longer view would be bound and tracked
+ *               only as far as the contract, and a kernel that sizes its work
+ *               by the buffer (arrayLength) or the dispatch would silently
+ *               compute part of it. Bind a sub-view (tandem_buffer_view) to
+ *               use part of a buffer.
+ *   view-sized  one kernel serves every size: the descriptor is bound to the
+ *               view's range, the tracker orders exactly the view's bytes
+ *               (READ reads all of them, WRITE overwrites all of them), and
+ *               tandem_exec_set_view may give a view of another length on
+ *               any submission. A view longer than the device's
+ *               maxStorageBufferRange is UNSUPPORTED.
+ * The kernel is still trusted to stay inside what it is bound to; shaders
+ * usually learn the size from a push constant or arrayLength().
  *
  * Specialization constants.  Every OpSpecConstant with a SpecId is reflected
  * (tandem_kernel_spec_constant_info lists each one's id, name, type, default
@@ -895,8 +913,14 @@ typedef enum tandem_access {
   TANDEM_ACCESS_READ_WRITE = 3,
 } tandem_access_t;
 
+/* A binding's bytes that mean "the bound view's length" (see "Fixed or
+ * view-sized bytes" above). */
+#define TANDEM_BYTES_VIEW 0u
+
 typedef struct tandem_binding_contract {
-  uint64_t bytes;     /* bytes the kernel touches from the view's start, ≥ 1 */
+  /* Bytes the kernel touches from the view's start: a fixed size the view
+   * must match exactly, or TANDEM_BYTES_VIEW (0) for the view's length. */
+  uint64_t bytes;
   uint64_t alignment; /* required view offset alignment, a power of two ≥ 1;
                          also raised to the device's storage-buffer alignment */
   tandem_access_t access;
@@ -1377,7 +1401,9 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  * set_push_constants: exactly the contract's bytes. set_workgroups: each
  * 1 .. the device's maxComputeWorkGroupCount; not for indirect nodes.
  * set_view: the view bound to |binding| of a dispatch node, re-checked
- * against the contract (length, alignment, no write overlap with another
+ * against the contract (length: exactly a fixed binding's bytes, any length
+ * for a view-sized one, which is then bound and tracked at the new length;
+ * alignment, no write overlap with another
  * binding of the node, a GPU-visible buffer of this runtime with the same
  * placement as the view it replaces); or view 0 (destination) of a fill node,
  * view 0 (source) or 1 (destination) of a copy node, with the same length and
