@@ -270,7 +270,8 @@ typedef struct tandem_runtime_options {
   /* Record GPU timestamps at the start and end of every region, for
    * tandem_completion_profile and traces. Costs two timestamp writes per region
    * and a query reset per submission (about 40 µs per submission on lavapipe),
-   * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on. */
+   * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on, and so
+   * does tandem_runtime_trace_start before the GPU opens. */
   bool gpu_timestamps;
   /* The NPU: kind (TANDEM_NPU=none|xrt|emulated overrides), device index,
    * the emulated device's library (NULL: TANDEM_NPU_LIBRARY, else
@@ -1591,8 +1592,16 @@ typedef struct tandem_trace_event {
   int32_t waits_for[TANDEM_LANE_COUNT];
 } tandem_trace_event_t;
 
-/* Starts recording up to |capacity| events (1 .. 1<<24). Errors:
- * INVALID_ARGUMENT, BUSY (a trace is already running), OUT_OF_RANGE,
+/* Starts recording up to |capacity| events (1 .. 1<<24). Every GPU event
+ * has real start and end times: a runtime whose GPU is not open yet opens it
+ * now with GPU timestamps on (as the gpu_timestamps option does, with its
+ * cost per submission, for the rest of the runtime's life); a GPU opened
+ * earlier without the option is refused, since its executables were made
+ * without timestamp queries — set gpu_timestamps (or TANDEM_GPU_TIMESTAMPS=1)
+ * or start the trace before the first call that opens the GPU. Opens the GPU
+ * if needed. Errors: INVALID_ARGUMENT, BUSY (a trace is already running),
+ * OUT_OF_RANGE, UNSUPPORTED (the GPU is open without timestamps, or the
+ * device has no calibrated timestamps; the message says which and the fix),
  * OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime,
                                                       uint32_t capacity);

@@ -389,7 +389,9 @@ class Runtime(_tandem.Runtime):
         """with rt.trace("trace.json") as t: ... — records every region run
         inside the block and writes Chrome/Perfetto JSON to |path| at its
         end (wait for your completions inside the block). t.trace is the
-        stopped Trace afterwards."""
+        stopped Trace afterwards. Needs GPU timestamps: a runtime made with
+        gpu_timestamps=True, or one whose GPU is not open yet (the trace
+        then opens it with timestamps on); else UnsupportedError."""
         holder = _TraceHolder()
         self.trace_start(capacity)
         try:

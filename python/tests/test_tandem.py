@@ -345,7 +345,16 @@ def test_await_does_not_block_the_loop(npu_rt):
 # --- statistics, lanes, traces ----------------------------------------------
 
 
-def test_statistics_lanes_and_trace(rt, tmp_path):
+@pytest.fixture
+def timed_rt():
+    r = make_runtime(gpu_timestamps=True)  # traces need GPU timestamps
+    yield r
+    assert r.validation_message_count == 0
+    r.close()
+
+
+def test_statistics_lanes_and_trace(timed_rt, tmp_path):
+    rt = timed_rt
     exe, *_ = saxpy_setup(rt, 1024)
     path = tmp_path / "trace.json"
     with rt.trace(path) as t:

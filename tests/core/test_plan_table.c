@@ -226,6 +226,7 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
   tandem_runtime_options_init(&o);
   o.graph_slots = 4;
   o.wait_spin_us = 0;
+  o.gpu_timestamps = true; /* the sequence rows trace */
   w->npu = npu;
   if (npu) {
     o.npu = TANDEM_NPU_EMULATED;

@@ -1323,6 +1323,13 @@ static tandem_status_t trace_twice(void) {
   tandem_trace_release(t);
   return s;
 }
+/* A runtime whose GPU opened without timestamps cannot trace. */
+static tandem_status_t trace_untimed(void) {
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  tandem_status_t s = keep(tandem_runtime_trace_start(rt, 16));
+  th_runtime_destroy(rt);
+  return s;
+}
 static tandem_status_t trace_start_stop(void) {
   tandem_status_t s = keep(tandem_runtime_trace_start(F.rt, 16));
   tandem_trace_t *t = NULL;
@@ -1985,6 +1992,8 @@ static const row_t rows[] = {
     R(tandem_runtime_trace_start, INVALID_ARGUMENT, "runtime is NULL", trace_null),
     R(tandem_runtime_trace_start, OUT_OF_RANGE, "trace capacity 0", trace_capacity),
     R(tandem_runtime_trace_start, BUSY, "already running", trace_twice),
+    R(tandem_runtime_trace_start, UNSUPPORTED, "create the runtime with gpu_timestamps = true",
+      trace_untimed),
     R(tandem_runtime_trace_start, OUT_OF_MEMORY, "allocating a trace of 16 events", trace_oom),
     R(tandem_runtime_trace_stop, INVALID_ARGUMENT, "no trace is running", trace_not_running),
     R(tandem_trace_write_json, INVALID_ARGUMENT, "trace or path is NULL", trace_json_null),
@@ -2127,7 +2136,10 @@ static tandem_device_info_t device_info(void) {
 
 static int fixture_setup(void **state) {
   (void)state;
-  F.rt = armed_runtime(NULL);
+  tandem_runtime_options_t timed;
+  tandem_runtime_options_init(&timed);
+  timed.gpu_timestamps = true; /* traces need GPU timestamps */
+  F.rt = armed_runtime(&timed);
   tandem_runtime_options_t o = npu_options();
   arm(TANDEM_TEST_FAULT_ALL, ARMED_FOREVER);
   F.npu = th_runtime_create(&o);

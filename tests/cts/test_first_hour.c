@@ -12,8 +12,10 @@
  *   - the short-program helpers (buffers from host data, staged read-back,
  *     a one-call run, contracts from the shader).
  */
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "tandem_test_shaders.h"
@@ -230,6 +232,138 @@ static void test_view_sized_descriptor_range(void **state) {
   tandem_buffer_release(out);
 }
 
+/* upload x, y -> saxpy -> download y, on |rt|; returns the executable. */
+static tandem_exec_t *saxpy_pipeline(tandem_runtime_t *rt, uint32_t n, tandem_buffer_t *hx,
+                                     tandem_buffer_t *hy, tandem_buffer_t *hout,
+                                     tandem_buffer_t *dx, tandem_buffer_t *dy, float a,
+                                     tandem_kernel_t **out_kernel) {
+  tandem_binding_contract_t c[2] = {
+      {.bytes = TANDEM_BYTES_VIEW, .alignment = 4, .access = TANDEM_ACCESS_READ},
+      {.bytes = TANDEM_BYTES_VIEW, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE}};
+  tandem_kernel_t *k = th_kernel_load(rt, "saxpy", tandem_spv_saxpy, tandem_spv_saxpy_size,
+                                      (n + 255) / 256, c, 2, sizeof(saxpy_push_t));
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx),
+                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy),
+                                     TANDEM_LANE_AUTO));
+  tandem_view_t v[2] = {tandem_buffer_whole(dx), tandem_buffer_whole(dy)};
+  saxpy_push_t push = {a, n};
+  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, v, 2, &push, sizeof push));
+  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(dy), tandem_buffer_whole(hout),
+                                     TANDEM_LANE_AUTO));
+  tandem_exec_t *e = NULL;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
+  tandem_graph_release(g);
+  *out_kernel = k;
+  return e;
+}
+
+/* A runtime with default options (no gpu_timestamps) whose trace starts
+ * before anything opened the GPU: every GPU slice has a real duration and
+ * every dependency arrow goes forward in time. Before, every GPU slice had
+ * ts 0 and dur 0 and the arrows pointed backwards. */
+static void test_default_options_trace(void **state) {
+  (void)state;
+  th_validation_reset();
+  tandem_runtime_t *rt = th_runtime_create_closed(NULL);
+  TH_ASSERT_OK(tandem_runtime_trace_start(rt, 256));
+  enum { N = 1 << 16, RUNS = 3 };
+  float *x0 = malloc(N * 4), *y0 = malloc(N * 4);
+  th_rng_t rng = th_rng(3);
+  th_fill_random_float(&rng, x0, N);
+  th_fill_random_float(&rng, y0, N);
+  tandem_buffer_t *hx = host_floats(rt, x0, N), *hy = host_floats(rt, y0, N);
+  tandem_buffer_t *hout = th_buffer(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *dx = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *dy = th_buffer(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_kernel_t *k = NULL;
+  tandem_exec_t *e = saxpy_pipeline(rt, N, hx, hy, hout, dx, dy, 0.5f, &k);
+  for (int r = 0; r < RUNS; r++) {
+    tandem_completion_t *done = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &done));
+    TH_ASSERT_OK(tandem_completion_wait(done));
+    tandem_completion_release(done);
+    check_saxpy(hout, 0, x0, y0, 0.5f, N, N); /* y is uploaded afresh each run */
+  }
+  tandem_trace_t *t = NULL;
+  TH_ASSERT_OK(tandem_runtime_trace_stop(rt, &t));
+  uint32_t count = 0;
+  const tandem_trace_event_t *ev = tandem_trace_events(t, &count);
+  assert_true(count >= 3 * RUNS); /* upload, compute, download regions per run */
+  uint32_t waits = 0;
+  for (uint32_t i = 0; i < count; i++) {
+    if (ev[i].lane >= TANDEM_LANE_COUNT_GPU) continue;
+    if (!ev[i].gpu_start_ns || ev[i].gpu_end_ns <= ev[i].gpu_start_ns)
+      fail_msg("event %u (%s, lane %d): GPU start %llu, end %llu", i, ev[i].name,
+               (int)ev[i].lane, (unsigned long long)ev[i].gpu_start_ns,
+               (unsigned long long)ev[i].gpu_end_ns);
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      if (ev[i].waits_for[l] < 0) continue;
+      for (uint32_t j = 0; j < count; j++)
+        if (ev[j].submission == ev[i].submission && ev[j].region == (uint32_t)ev[i].waits_for[l]) {
+          if (ev[j].gpu_end_ns > ev[i].gpu_start_ns)
+            fail_msg("region %u of submission %llu starts at %llu, before region %u it waits "
+                     "for ends (%llu)",
+                     ev[i].region, (unsigned long long)ev[i].submission,
+                     (unsigned long long)ev[i].gpu_start_ns, ev[j].region,
+                     (unsigned long long)ev[j].gpu_end_ns);
+          waits++;
+        }
+    }
+  }
+  assert_true(waits >= 2 * RUNS);
+  /* The JSON a user opens: every slice has a duration, every arrow goes
+   * forward. */
+  char path[] = "/tmp/tandem_first_hour_trace_XXXXXX";
+  int fd = mkstemp(path);
+  assert_true(fd >= 0);
+  close(fd);
+  TH_ASSERT_OK(tandem_trace_write_json(t, path));
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root) fail_msg("trace JSON does not parse: %s (line %d)", jerr.text, jerr.line);
+  json_t *events = json_object_get(root, "traceEvents");
+  double flow_start[512];
+  uint32_t slices = 0, flows = 0;
+  for (size_t i = 0; i < json_array_size(events); i++) {
+    json_t *je = json_array_get(events, i);
+    const char *ph = json_string_value(json_object_get(je, "ph"));
+    double ts = json_number_value(json_object_get(je, "ts"));
+    if (!strcmp(ph, "X")) {
+      double dur = json_number_value(json_object_get(je, "dur"));
+      if (!(dur > 0.0)) fail_msg("slice %u has duration %g", slices, dur);
+      assert_true(json_is_true(json_object_get(json_object_get(je, "args"), "gpu_clock")));
+      slices++;
+    } else if (!strcmp(ph, "s") || !strcmp(ph, "f")) {
+      json_int_t id = json_integer_value(json_object_get(je, "id"));
+      assert_true(id >= 1 && id < 512);
+      if (ph[0] == 's') {
+        flow_start[id] = ts;
+      } else {
+        if (ts < flow_start[id])
+          fail_msg("arrow %d goes backwards: from %g us to %g us", (int)id, flow_start[id], ts);
+        flows++;
+      }
+    }
+  }
+  TH_ASSERT_U64_EQ(slices, count);
+  TH_ASSERT_U64_EQ(flows, waits);
+  json_decref(root);
+  unlink(path);
+  tandem_trace_release(t);
+  tandem_exec_release(e);
+  tandem_kernel_release(k);
+  tandem_buffer_release(hx);
+  tandem_buffer_release(hy);
+  tandem_buffer_release(hout);
+  tandem_buffer_release(dx);
+  tandem_buffer_release(dy);
+  free(x0);
+  free(y0);
+  th_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_view_sized_saxpy, th_setup_gpu, th_teardown_gpu),
@@ -237,6 +371,7 @@ int main(void) {
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_view_sized_descriptor_range, th_setup_gpu,
                                       th_teardown_gpu),
+      cmocka_unit_test(test_default_options_trace),
   };
   return TH_RUN_GROUP(tests);
 }
