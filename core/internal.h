@@ -551,6 +551,10 @@ uint64_t tandem__npu_lane_done(tandem_runtime_t *runtime);
 tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
 void tandem__npu_buffer_destroy(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
 void tandem__npu_program_retain(tandem_npu_program_t *program);
+/* npu_emulated.c: |xclbin_path| itself, or for "@emulated" the emulated
+ * NPU's xclbin (IO naming the fix when it cannot be found). */
+tandem_status_t tandem__npu_xclbin_resolve(const char *xclbin_path, const char *name,
+                                           const char **out_path);
 
 struct tandem_trace {
   tandem_trace_event_t *events; /* ring of |capacity| */

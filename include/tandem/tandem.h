@@ -1140,9 +1140,47 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * kernel arguments are, in order: [instruction buffer, instruction word count]
  * when instructions are given, then one buffer per binding, then scalar_count
  * 32-bit scalars.
+ *
+ * The emulated NPU's kernels.  A runtime with npu = TANDEM_NPU_EMULATED runs
+ * the kernels of tandem's own kernels library, which its xclbin names; give
+ * xclbin_path = TANDEM_NPU_EMULATED_XCLBIN ("@emulated", the spelling
+ * pipeline files use) or the path tandem_npu_emulated_xclbin() returns. Each
+ * kernel fails its run (INTERNAL on the completion) when a buffer is smaller
+ * than its scalars say. Arguments in order, buffers first (binding i is
+ * argument i), then the scalars (scalar_count of them, as 32-bit values):
+ *   matmul_f32     A, B, C; M, N, K   C[MxN] = A[MxK]·B[KxN], f32, row-major
+ *                                     (bindings READ, READ, WRITE)
+ *   matmul_i8      A, B, C; M, N, K   the same with int8 A, B and int32 C
+ *                                     (wrapping sums)
+ *   scale_add_f32  X, Y; n, scale, bias   y = x·scale + bias over n floats;
+ *                                     scale and bias are f32 bit patterns
+ *   add_i32        A, B, C; n         C = A + B over n int32s, wrapping
+ *   sleep_ms       BO; ms             sleeps, then writes 1 to the BO's first
+ *                                     uint32 (for timeouts and watchdogs)
+ *   fail           BO                 always fails
+ * Your own emulated kernels: write a shared library that exports
+ * tandem_emu_kernels() as <tandem/tandem_emu_kernel.h> (installed beside this
+ * header) declares, and an xclbin text file of two lines,
+ *   tandem-emulated-xclbin 1
+ *   library /path/to/libmy_kernels.so
+ * (a relative library path is taken from the xclbin's folder). The emulated
+ * NPU loads only its own library and those listed in the environment
+ * variable TANDEM_EMU_KERNELS (colon-separated paths): an xclbin cannot make
+ * it run arbitrary code.
  */
 
 typedef struct tandem_npu_program tandem_npu_program_t;
+
+/* The xclbin_path that names the emulated NPU's own kernels (above). */
+#define TANDEM_NPU_EMULATED_XCLBIN "@emulated"
+
+/* The path of the emulated NPU's xclbin: TANDEM_EMU_XCLBIN when set, else
+ * tandem/tandem_emu_kernels.xclbin in libtandem.so's folder (the build tree
+ * and an install share that layout), else in the library folder tandem was
+ * configured to install into (for statically linked programs); NULL when
+ * none is readable. The string is valid until the calling thread's next
+ * call. Thread-safe. */
+TANDEM_API const char *tandem_npu_emulated_xclbin(void);
 
 typedef struct tandem_npu_info {
   uint32_t struct_size; /* sizeof(tandem_npu_info_t): see Conventions */
@@ -1179,7 +1217,9 @@ TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
 typedef struct tandem_npu_program_desc {
   uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
   const char *name;         /* used in messages; defaults to kernel_name */
-  const char *xclbin_path;  /* the xclbin to load */
+  /* The xclbin to load, or TANDEM_NPU_EMULATED_XCLBIN ("@emulated"): the
+   * emulated NPU's own (tandem_npu_emulated_xclbin). */
+  const char *xclbin_path;
   const char *kernel_name;  /* the kernel inside it */
   const void *instructions; /* optional instruction stream (XDNA-style), copied */
   size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
@@ -1203,7 +1243,9 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
  * scalar_count arguments. The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
  * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions),
- * IO (xclbin unreadable or not a regular file; the zero-fill sync of the instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
+ * IO (xclbin unreadable or not a regular file; "@emulated" and no emulated
+ * xclbin found, naming TANDEM_EMU_XCLBIN; the zero-fill sync of the
+ * instruction buffer failed), INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
  * count disagree, naming the argument), OUT_OF_MEMORY, INTERNAL (the
  * instruction stream could not be synced to the NPU). Thread-safe. */

@@ -13,6 +13,7 @@
  *     a one-call run, contracts from the shader).
  */
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -364,6 +365,68 @@ static void test_default_options_trace(void **state) {
   th_runtime_destroy(rt);
 }
 
+/* "@emulated" from C: the emulated NPU's own xclbin by name (found beside
+ * libtandem, or through TANDEM_EMU_XCLBIN), running add_i32 on SHARED
+ * buffers, checked against the CPU. Before, the C API tried to read a file
+ * named "@emulated". */
+static void test_emulated_by_name(void **state) {
+  (void)state;
+  unsetenv("TANDEM_EMU_XCLBIN");
+  const char *found = tandem_npu_emulated_xclbin();
+  if (!found) fail_msg("tandem_npu_emulated_xclbin() found nothing beside libtandem");
+  char want[4096], got[4096];
+  assert_non_null(realpath(TANDEM_TEST_EMU_XCLBIN, want));
+  assert_non_null(realpath(found, got));
+  assert_string_equal(got, want);
+  th_validation_reset();
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  tandem_runtime_t *rt = th_runtime_create(&o);
+  enum { N = 1000 };
+  tandem_binding_contract_t c[3] = {{N * 4, 4, TANDEM_ACCESS_READ},
+                                    {N * 4, 4, TANDEM_ACCESS_READ},
+                                    {N * 4, 4, TANDEM_ACCESS_WRITE}};
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_NPU_EMULATED_XCLBIN;
+  d.kernel_name = "add_i32";
+  d.bindings = c;
+  d.binding_count = 3;
+  d.scalar_count = 1;
+  tandem_npu_program_t *p = NULL;
+  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
+  tandem_buffer_t *b[3];
+  for (int i = 0; i < 3; i++) b[i] = th_buffer(rt, N * 4, TANDEM_PLACEMENT_SHARED);
+  uint32_t a[N], bb[N], sum[N], out[N];
+  th_rng_t rng = th_rng(4);
+  th_fill_random_u32(&rng, a, N);
+  th_fill_random_u32(&rng, bb, N);
+  for (int i = 0; i < N; i++) sum[i] = a[i] + bb[i];
+  th_write(b[0], 0, a, sizeof a);
+  th_write(b[1], 0, bb, sizeof bb);
+  tandem_graph_t *g = th_graph(rt);
+  tandem_view_t v[3] = {tandem_buffer_whole(b[0]), tandem_buffer_whole(b[1]),
+                        tandem_buffer_whole(b[2])};
+  const uint32_t n = N;
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, p, v, 3, &n, 1));
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+  th_read(b[2], 0, out, sizeof out);
+  TH_ASSERT_U32_ARRAY(out, sum, N, "add_i32 through \"@emulated\"");
+  /* TANDEM_EMU_XCLBIN overrides, also for "@emulated". */
+  setenv("TANDEM_EMU_XCLBIN", "/nonexistent/emulated.xclbin", 1);
+  assert_string_equal(tandem_npu_emulated_xclbin(), "/nonexistent/emulated.xclbin");
+  tandem_npu_program_t *q = NULL;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &q), TANDEM_ERROR_IO,
+                       "/nonexistent/emulated.xclbin");
+  unsetenv("TANDEM_EMU_XCLBIN");
+  tandem_npu_program_release(p);
+  for (int i = 0; i < 3; i++) tandem_buffer_release(b[i]);
+  th_runtime_destroy(rt);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_view_sized_saxpy, th_setup_gpu, th_teardown_gpu),
@@ -372,6 +435,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_view_sized_descriptor_range, th_setup_gpu,
                                       th_teardown_gpu),
       cmocka_unit_test(test_default_options_trace),
+      cmocka_unit_test(test_emulated_by_name),
   };
   return TH_RUN_GROUP(tests);
 }

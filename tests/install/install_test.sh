@@ -18,6 +18,11 @@ for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
   [ -e "$prefix/$f" ] || { echo "install_test: $f was not installed" >&2; exit 1; }
 done
 "$prefix/bin/tandem" --version
+# The emulated NPU's kernel ABI, for users who emulate their own NPU kernels:
+# installed, and it compiles on its own.
+printf '#include <tandem/tandem_emu_kernel.h>\nint main(void) { return 0; }\n' |
+  cc -fsyntax-only -Wall -Werror -I"$prefix/include" -x c - ||
+  { echo "install_test: tandem/tandem_emu_kernel.h is not installed or does not compile" >&2; exit 1; }
 [ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
   { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
 # A shared-only user needs no other package's .pc file (no Requires.private):
