@@ -817,6 +817,16 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * The kernel is still trusted to stay inside what it is bound to; shaders
  * usually learn the size from a push constant or arrayLength().
  *
+ * Contracts from the shader.  With TANDEM_KERNEL_CONTRACT_FROM_SHADER (and
+ * bindings NULL, binding_count 0) the contract is what the shader says: one
+ * view-sized binding per storage buffer it declares, alignment 4, READ where
+ * the buffer is declared readonly and READ_WRITE otherwise — also where it is
+ * writeonly, because WRITE promises that every byte of the view is
+ * overwritten, which no qualifier says (declare the contract yourself to
+ * promise it); and push_constant_bytes as the shader declares them when the
+ * desc gives 0. tandem_kernel_info reports the counts. Everything else
+ * (numbering, descriptor types, sets) is checked as for a written contract.
+ *
  * Specialization constants.  Every OpSpecConstant with a SpecId is reflected
  * (tandem_kernel_spec_constant_info lists each one's id, name, type, default
  * and the value the pipeline was built with). Values given in the desc are
@@ -956,6 +966,8 @@ typedef enum tandem_kernel_flag {
   TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS = 1u << 2,
   /* Storage and uniform buffer robustness off (VK_EXT_pipeline_robustness). */
   TANDEM_KERNEL_DISABLE_ROBUSTNESS = 1u << 3,
+  /* Take the contract from the shader ("Contracts from the shader" above). */
+  TANDEM_KERNEL_CONTRACT_FROM_SHADER = 1u << 4,
 } tandem_kernel_flag_t;
 
 /* One (SpecId, value) pair; the member of |value| named by |type| is read. */
@@ -1599,6 +1611,47 @@ TANDEM_API tandem_status_t tandem_completion_profile(tandem_completion_t *comple
  * returns to its executable when the work is done. NULL is ignored; a stale
  * handle changes nothing (the error message says so). Thread-safe. */
 TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
+
+/*============================================================================
+ * One-shot helpers
+ *============================================================================
+ *
+ * A short first program without hiding the model: each helper below is the
+ * calls you would otherwise write (a staging buffer, a map, a copy node, a
+ * prepare, a submit, a wait), made in one call that blocks until its work is
+ * done. Staging is explicit in the name and counted like any other copy: a
+ * GPU_LOCAL view goes through a HOST_VISIBLE staging buffer of its length and
+ * one copy node on the upload or download lane (statistics' copied_bytes and
+ * tandem_runtime_lane_info count it; the staging buffer counts as an
+ * allocation); a view of a HOST_VISIBLE, SHARED or NPU_LOCAL buffer is
+ * written or read through a map, with no copy. Each call prepares a graph of
+ * its own (tens of µs): for work repeated in a loop, prepare once and
+ * submit.
+ */
+
+/* Makes a buffer of |size| bytes with |placement| holding a copy of |data|
+ * (|size| bytes), staged as above. Errors: those of tandem_buffer_create and
+ * tandem_buffer_write_staged; INVALID_ARGUMENT (NULL data or out_buffer).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_create_staged(tandem_runtime_t *runtime, const void *data,
+                                                       uint64_t size, tandem_placement_t placement,
+                                                       tandem_buffer_t **out_buffer);
+/* Copies view.length bytes from |data| into |view|, or from |view| into
+ * |out_data|, staged as above; waits for conflicting device work first (as
+ * the blocking maps and the tracker do). Errors: INVALID_ARGUMENT (NULL),
+ * OUT_OF_RANGE (a view not inside its buffer), those of the blocking maps
+ * (BUSY for a conflicting live map, FAILED_DEPENDENCY for poisoned bytes),
+ * and for a GPU_LOCAL view those of tandem_buffer_create (the staging
+ * buffer: OVER_BUDGET, OUT_OF_MEMORY), tandem_graph_add_copy (offset and
+ * length alignment) and tandem_graph_run. Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_write_staged(tandem_view_t view, const void *data);
+TANDEM_API tandem_status_t tandem_buffer_read_staged(tandem_view_t view, void *out_data);
+
+/* Prepares |graph|, submits it once, waits and releases what it made: the
+ * graph's one-shot run. Returns the run's result (as tandem_completion_wait).
+ * The graph is unchanged and may be run again or prepared. Errors: those of
+ * tandem_graph_prepare, tandem_exec_submit and tandem_completion_wait. */
+TANDEM_API tandem_status_t tandem_graph_run(tandem_graph_t *graph);
 
 /*============================================================================
  * Traces
