@@ -1642,8 +1642,7 @@ TANDEM_API tandem_status_t tandem_buffer_create_staged(tandem_runtime_t *runtime
  * OUT_OF_RANGE (a view not inside its buffer), those of the blocking maps
  * (BUSY for a conflicting live map, FAILED_DEPENDENCY for poisoned bytes),
  * and for a GPU_LOCAL view those of tandem_buffer_create (the staging
- * buffer: OVER_BUDGET, OUT_OF_MEMORY), tandem_graph_add_copy (offset and
- * length alignment) and tandem_graph_run. Thread-safe. */
+ * buffer: OVER_BUDGET, OUT_OF_MEMORY) and tandem_graph_run. Thread-safe. */
 TANDEM_API tandem_status_t tandem_buffer_write_staged(tandem_view_t view, const void *data);
 TANDEM_API tandem_status_t tandem_buffer_read_staged(tandem_view_t view, void *out_data);
 

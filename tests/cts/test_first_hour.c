@@ -48,7 +48,8 @@ static void check_saxpy(tandem_buffer_t *y, uint64_t offset, const float *x0, co
   }
   if (bad)
     fail_msg("%u of %u floats wrong, first at %u: got %g, want %g", bad, n, first,
-             (double)got[first], (double)(first < computed ? a * x0[first] + y0[first] : y0[first]));
+             (double)got[first],
+             (double)(first < computed ? a * x0[first] + y0[first] : y0[first]));
   free(got);
 }
 
@@ -151,7 +152,8 @@ static void test_fixed_contract_longer_view_refused(void **state) {
   saxpy_push_t push = {2.0f, 2000};
   tandem_view_t v[2] = {tandem_buffer_whole(x), tandem_buffer_whole(y)};
   TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, v, 2, &push, sizeof push),
-                       TANDEM_ERROR_CONTRACT, "view is 8000 bytes, the contract's fixed size is 4000");
+                       TANDEM_ERROR_CONTRACT,
+                       "view is 8000 bytes, the contract's fixed size is 4000");
   TH_ASSERT_MESSAGE_HAS("TANDEM_BYTES_VIEW");
   v[0] = th_view(x, 0, 2000);
   TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, v, 2, &push, sizeof push),
@@ -456,7 +458,8 @@ static void test_staged_helpers(void **state) {
   uint64_t up1 = th_lane_copied(rt, TANDEM_LANE_UPLOAD);
   uint64_t down1 = th_lane_copied(rt, TANDEM_LANE_DOWNLOAD);
   tandem_buffer_t *h = NULL;
-  TH_ASSERT_OK(tandem_buffer_create_staged(rt, data, sizeof data, TANDEM_PLACEMENT_HOST_VISIBLE, &h));
+  TH_ASSERT_OK(
+      tandem_buffer_create_staged(rt, data, sizeof data, TANDEM_PLACEMENT_HOST_VISIBLE, &h));
   memset(back, 0, sizeof back);
   TH_ASSERT_OK(tandem_buffer_read_staged(tandem_buffer_whole(h), back));
   TH_ASSERT_U32_ARRAY(back, data, N, "HOST_VISIBLE buffer read back");
@@ -466,7 +469,8 @@ static void test_staged_helpers(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_buffer_create_staged(rt, NULL, 64, TANDEM_PLACEMENT_GPU_LOCAL, &none),
                        TANDEM_ERROR_INVALID_ARGUMENT, "data is NULL");
   assert_null(none);
-  TH_ASSERT_STATUS(tandem_buffer_read_staged(th_view(g, 0, 8), NULL), TANDEM_ERROR_INVALID_ARGUMENT);
+  TH_ASSERT_STATUS(tandem_buffer_read_staged(th_view(g, 0, 8), NULL),
+                   TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_STATUS(tandem_buffer_read_staged((tandem_view_t){g, sizeof data - 4, 8}, back),
                    TANDEM_ERROR_OUT_OF_RANGE);
   tandem_buffer_release(g);
