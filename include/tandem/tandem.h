@@ -1343,14 +1343,16 @@ TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_v
  * bindings 0..view_count-1 and |push_constants| (exactly the contract's
  * push-constant bytes; NULL when 0). A kernel without a default count needs
  * tandem_graph_add_dispatch_node (INVALID_ARGUMENT here).
- * Checks: view_count equals the contract's binding count; each view's length ≥
- * the binding's bytes and its offset aligned; two views that overlap in one
- * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT (a
- * NULL, a kernel or view of another runtime, no default workgroup count),
- * CONTRACT (view count, push-constant bytes, a view against its binding,
- * naming the binding and the numbers), OUT_OF_RANGE (a view not inside its
- * buffer; a full graph, as add_fill), UNSUPPORTED (an NPU_LOCAL view),
- * OUT_OF_MEMORY. */
+ * Checks: view_count equals the contract's binding count; each view's length
+ * equals a fixed binding's bytes (any length for a view-sized one) and its
+ * offset is aligned; two views that overlap in one buffer are rejected when
+ * either binding writes. Errors: INVALID_ARGUMENT (a NULL, a kernel or view
+ * of another runtime, no default workgroup count), CONTRACT (view count,
+ * push-constant bytes, a view against its binding — shorter or longer than
+ * its fixed bytes, misaligned — naming the binding and the numbers),
+ * OUT_OF_RANGE (a view not inside its buffer; a full graph, as add_fill),
+ * UNSUPPORTED (an NPU_LOCAL view; a view-sized binding's view over the
+ * device's maxStorageBufferRange), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      tandem_kernel_t *kernel,
                                                      const tandem_view_t *views,

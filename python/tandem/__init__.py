@@ -74,9 +74,16 @@ except ImportError:  # maps then give memoryviews
     _np = None
 
 
+#: A binding's bytes meaning "the bound view's length" (TANDEM_BYTES_VIEW):
+#: one kernel then serves views of every size; a fixed size must match the
+#: view exactly.
+BYTES_VIEW = 0
+
+
 class Binding(_typing.NamedTuple):
     """One binding of a contract: the bytes the kernel touches from the
-    view's start, 'read' / 'write' / 'read_write', the view offset alignment."""
+    view's start (exactly the view's length, or BYTES_VIEW for any view),
+    'read' / 'write' / 'read_write', the view offset alignment."""
 
     bytes: int
     access: str = "read_write"
@@ -457,7 +464,7 @@ class _TraceHolder:
 
 __all__ = [
     "Runtime", "Buffer", "View", "Map", "Kernel", "NpuProgram", "Graph", "Executable", "Completion",
-    "Trace", "Tensor", "Binding", "DeviceInfo", "NpuInfo", "KernelInfo", "Statistics", "LaneInfo",
+    "Trace", "Tensor", "Binding", "BYTES_VIEW", "DeviceInfo", "NpuInfo", "KernelInfo", "Statistics", "LaneInfo",
     "Profile", "Error", "InvalidArgumentError", "OutOfRangeError", "UnsupportedError", "BusyError",
     "OverBudgetError", "OutOfMemoryError", "ContractError", "InvalidKernelError", "NoDeviceError",
     "DeviceLostError", "TimeoutError", "CancelledError", "FailedDependencyError", "IOError",
