@@ -380,6 +380,9 @@ struct tandem__gpu {
   uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount (also in info) */
   uint32_t max_workgroup_subgroups; /* maxComputeWorkgroupSubgroups */
   uint64_t max_storage_range; /* the most bytes one binding may cover (maxStorageBufferRange) */
+  /* Regions get GPU start and end times on the host clock (program_timestamps
+   * answers true): the gpu_timestamps option, and a device that can calibrate. */
+  bool timestamps;
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
   bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */

@@ -174,7 +174,8 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
   tandem__access_t access;
   if (n->kind == TANDEM__NODE_DISPATCH) {
     if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);
-    access = (tandem__access_t){view.buffer, view.offset, n->kernel->bindings[binding].bytes,
+    access = (tandem__access_t){view.buffer, view.offset,
+                                tandem__binding_bytes(&n->kernel->bindings[binding], view),
                                 n->kernel->bindings[binding].access};
   } else {
     if (s == TANDEM_OK) s = tandem__transfer_views_check(rt, n, views, binding, node);

@@ -232,11 +232,26 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
     tandem_view_t v = views[i];
     tandem_status_t s = tandem__gpu_view_check(rt, v, "dispatch view");
     if (s != TANDEM_OK) return tandem__annotate(s, "binding %u of '%s'", i, kernel->name);
-    if (v.length < b->bytes)
+    if (b->bytes != TANDEM_BYTES_VIEW && v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
                          kernel->name, (unsigned long long)v.length,
                          (unsigned long long)b->bytes);
+    /* A longer view would be bound (and tracked) only as far as the
+     * contract's bytes: the kernel would silently compute part of it. */
+    if (b->bytes != TANDEM_BYTES_VIEW && v.length > b->bytes)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "binding %u of '%s': view is %llu bytes, the contract's fixed size is "
+                         "%llu; bind a view of exactly %llu bytes, or declare the binding's "
+                         "bytes as TANDEM_BYTES_VIEW (0) so the kernel takes any view whole",
+                         i, kernel->name, (unsigned long long)v.length,
+                         (unsigned long long)b->bytes, (unsigned long long)b->bytes);
+    if (b->bytes == TANDEM_BYTES_VIEW && v.length > gpu->max_storage_range)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "binding %u of '%s': view-sized binding of %llu bytes exceeds the "
+                         "device's maxStorageBufferRange %llu",
+                         i, kernel->name, (unsigned long long)v.length,
+                         (unsigned long long)gpu->max_storage_range);
     uint64_t align = b->alignment > gpu->storage_alignment ? b->alignment : gpu->storage_alignment;
     if (v.offset % align)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
@@ -248,7 +263,8 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
       uint32_t pair = (1u << i) | (1u << j);
       if ((kernel->aliased_bindings & pair) == pair) continue;
       if (views[j].buffer == v.buffer && tandem__accesses_conflict(b->access, c->access) &&
-          tandem__ranges_overlap(views[j].offset, c->bytes, v.offset, b->bytes))
+          tandem__ranges_overlap(views[j].offset, tandem__binding_bytes(c, views[j]), v.offset,
+                                 tandem__binding_bytes(b, v)))
         return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                            "bindings %u and %u of '%s' overlap in one buffer and at least one "
                            "writes (if the kernel means them to alias, name both in the "
@@ -398,7 +414,7 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
                          "binding %u of '%s': view offset %llu; an NPU kernel argument is a whole "
                          "buffer object from its start (XRT 2.13's C API has no sub-buffers here)",
                          i, program->name, (unsigned long long)v.offset);
-    if (v.length < b->bytes)
+    if (b->bytes != TANDEM_BYTES_VIEW && v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
                          program->name, (unsigned long long)v.length,
@@ -492,7 +508,8 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
     case TANDEM__NODE_DISPATCH:
       for (uint32_t i = 0; i < node->view_count; i++)
         out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    node->kernel->bindings[i].bytes,
+                                    tandem__binding_bytes(&node->kernel->bindings[i],
+                                                          node->views[i]),
                                     node->kernel->bindings[i].access};
       if (node->indirect.buffer) {
         out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset,
@@ -503,7 +520,8 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
     case TANDEM__NODE_NPU_RUN:
       for (uint32_t i = 0; i < node->view_count; i++)
         out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    node->program->bindings[i].bytes,
+                                    tandem__binding_bytes(&node->program->bindings[i],
+                                                          node->views[i]),
                                     node->program->bindings[i].access};
       return node->view_count;
     case TANDEM__NODE_VULKAN_COMMANDS: /* the declared views, whole, as declared */

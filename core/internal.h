@@ -315,6 +315,14 @@ typedef struct tandem__node {
 void tandem__node_retain(tandem__node_t *node);
 void tandem__node_release(tandem__node_t *node);
 
+/* The bytes binding |b| covers when |view| is bound to it: the contract's
+ * fixed bytes, or the whole view for a view-sized binding (TANDEM_BYTES_VIEW).
+ * Checks, tracking and the descriptor's range all use this one number. */
+static inline uint64_t tandem__binding_bytes(const tandem_binding_contract_t *b,
+                                             tandem_view_t view) {
+  return b->bytes == TANDEM_BYTES_VIEW ? view.length : b->bytes;
+}
+
 /* handoff.c: the declared access of view |i| of a VULKAN_COMMANDS node. */
 static inline tandem_access_t tandem__node_decl_access(const tandem__node_t *node, uint32_t i) {
   assert(node->kind == TANDEM__NODE_VULKAN_COMMANDS && i < node->view_count);
@@ -564,6 +572,10 @@ uint64_t tandem__npu_lane_done(tandem_runtime_t *runtime);
 tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
 void tandem__npu_buffer_destroy(tandem_runtime_t *runtime, tandem_buffer_t *buffer);
 void tandem__npu_program_retain(tandem_npu_program_t *program);
+/* npu_emulated.c: |xclbin_path| itself, or for "@emulated" the emulated
+ * NPU's xclbin (IO naming the fix when it cannot be found). */
+tandem_status_t tandem__npu_xclbin_resolve(const char *xclbin_path, const char *name,
+                                           const char **out_path);
 
 struct tandem_trace {
   tandem_trace_event_t *events; /* ring of |capacity| */

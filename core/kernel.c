@@ -125,12 +125,20 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
   }
   const uint32_t known_flags = TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE | TANDEM_KERNEL_STRICT_SPEC_IDS |
                                TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS |
-                               TANDEM_KERNEL_DISABLE_ROBUSTNESS;
+                               TANDEM_KERNEL_DISABLE_ROBUSTNESS |
+                               TANDEM_KERNEL_CONTRACT_FROM_SHADER;
   if (d->flags & ~known_flags)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "kernel '%s': flags 0x%x has bits 0x%x that are not "
                        "tandem_kernel_flag_t values",
                        name, d->flags, d->flags & ~known_flags);
+  if ((d->flags & TANDEM_KERNEL_CONTRACT_FROM_SHADER) &&
+      (d->bindings || d->binding_count || d->aliased_bindings))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "kernel '%s': TANDEM_KERNEL_CONTRACT_FROM_SHADER takes the bindings from "
+                       "the shader; leave bindings NULL, binding_count and aliased_bindings 0 "
+                       "(or drop the flag and declare the contract)",
+                       name);
   if ((d->flags & TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE) && tandem__zero3(d->local_size))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "kernel '%s': TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE needs local_size (the "
@@ -167,9 +175,10 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
                        name, d->push_constant_bytes, TANDEM_MAX_PUSH_CONSTANT_BYTES);
   for (uint32_t i = 0; i < d->binding_count; i++) {
     const tandem_binding_contract_t *b = &d->bindings[i];
-    if (b->bytes == 0 || b->bytes > TANDEM__MAX_BYTES)
+    if (b->bytes > TANDEM__MAX_BYTES)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "binding %u of '%s': contract bytes %llu outside 1..%llu", i, name,
+                         "binding %u of '%s': contract bytes %llu outside 1..%llu (or "
+                         "TANDEM_BYTES_VIEW, 0: the bound view's length)", i, name,
                          (unsigned long long)b->bytes, (unsigned long long)TANDEM__MAX_BYTES);
     if (b->alignment == 0 || (b->alignment & (b->alignment - 1)))
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -717,6 +726,23 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
                       name, i, d.workgroups[i], gpu->max_workgroups[i]);
   if (s == TANDEM_OK)
     s = gpu->vtable->kernel_reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, iface);
+  /* The contract the shader states: every binding view-sized, READ where it
+   * is readonly, else READ_WRITE (writeonly does not promise that every byte
+   * of the view is written, which WRITE does); push constants as declared
+   * unless the desc gives a size. Checked below like a written contract. */
+  tandem_binding_contract_t from_shader[TANDEM_MAX_BINDINGS];
+  if (s == TANDEM_OK && (d.flags & TANDEM_KERNEL_CONTRACT_FROM_SHADER)) {
+    if (iface->binding_count > TANDEM_MAX_BINDINGS)
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "kernel '%s': the shader declares %u bindings, at "
+                      "most %u", name, iface->binding_count, TANDEM_MAX_BINDINGS);
+    for (uint32_t i = 0; s == TANDEM_OK && i < iface->binding_count; i++)
+      from_shader[i] = (tandem_binding_contract_t){
+          TANDEM_BYTES_VIEW, 4,
+          iface->bindings[i].writable ? TANDEM_ACCESS_READ_WRITE : TANDEM_ACCESS_READ};
+    d.bindings = from_shader;
+    d.binding_count = iface->binding_count;
+    if (!d.push_constant_bytes) d.push_constant_bytes = iface->push_constant_bytes;
+  }
   if (s == TANDEM_OK) s = tandem__contract_check(&d, name, iface);
   uint32_t local_size[3] = {0, 0, 0};
   bool specialized = false;

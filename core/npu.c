@@ -296,6 +296,7 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "NPU program: xclbin_path and kernel_name are required");
   const char *name = desc->name ? desc->name : desc->kernel_name;
+  TANDEM_RETURN_IF_ERROR(tandem__npu_xclbin_resolve(desc->xclbin_path, name, &known.xclbin_path));
   if (desc->binding_count < 1 || desc->binding_count > TANDEM_MAX_BINDINGS || !desc->bindings)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "NPU program '%s': binding_count %u outside 1..%u (or bindings NULL)", name,

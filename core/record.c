@@ -54,7 +54,8 @@ static uint32_t tandem__node_dst_work(const tandem__node_t *node) {
 }
 
 /* Node |node|'s bindings (a dispatch): each view's buffer native and offset,
- * with the contract's bytes. Returns how many. */
+ * with the contract's bytes (the view's length for a view-sized binding).
+ * Returns how many. */
 static inline uint32_t tandem__bindings_of(const tandem__node_t *node,
                                            tandem__binding_t *bindings) {
   assert(node->kind == TANDEM__NODE_DISPATCH && node->view_count <= TANDEM_MAX_BINDINGS);
@@ -63,7 +64,7 @@ static inline uint32_t tandem__bindings_of(const tandem__node_t *node,
   for (uint32_t b = 0; b < node->view_count; b++) {
     bindings[b].buffer = views[b].buffer->native;
     bindings[b].offset = views[b].offset;
-    bindings[b].range = contract[b].bytes;
+    bindings[b].range = tandem__binding_bytes(&contract[b], views[b]);
   }
   return node->view_count;
 }

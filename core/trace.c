@@ -25,6 +25,29 @@ tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t c
   if (capacity == 0 || capacity > (1u << 24))
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "trace capacity %u is outside 1..%u", capacity,
                        1u << 24);
+  /* A trace without GPU times is a row of empty slices at the submit time
+   * with arrows going backwards: a GPU not open yet opens with timestamps
+   * on; one already open without them cannot get them (hostQueryReset and
+   * the query pools are decided at open and prepare), so say how. */
+  pthread_mutex_lock(&runtime->open_mutex);
+  bool was_open = atomic_load(&runtime->gpu) != NULL;
+  if (!was_open) runtime->options.gpu_timestamps = true;
+  pthread_mutex_unlock(&runtime->open_mutex);
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+  if (!gpu->timestamps) {
+    if (was_open && !runtime->options.gpu_timestamps)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "tracing needs GPU timestamps, and this runtime's GPU was opened "
+                         "without them: create the runtime with gpu_timestamps = true (or "
+                         "TANDEM_GPU_TIMESTAMPS=1), or start the trace before the first call "
+                         "that opens the GPU");
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "tracing needs GPU timestamps on the host clock, and device '%s' has "
+                       "none (no timestamp counter on a lane's queue family, no "
+                       "hostQueryReset, or no VK_EXT_calibrated_timestamps)",
+                       gpu->info.name);
+  }
   tandem_trace_t *trace = calloc(1, sizeof *trace);
   tandem_trace_event_t *events = calloc(capacity, sizeof *events);
   if (!trace || !events) {

@@ -216,6 +216,9 @@ static options_t parse_options(int argc, char **argv) {
       die("unknown argument '%s'", a);
     }
   }
+  /* A trace needs GPU timestamps (tandem_runtime_trace_start refuses
+   * without them). */
+  if (o.trace && !o.timestamps) die("--trace needs GPU timestamps; drop --no-timestamps");
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && !strcmp(env, "1")) o.validation = true;
   return o;

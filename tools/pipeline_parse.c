@@ -354,8 +354,11 @@ static bool parse_view(const ctx_t *c, const json_t *j, const char *path, pl_vie
   return true;
 }
 
+/* A contract's bindings. |gpu|: a GPU kernel's, which may also be empty and
+ * may say "bytes": "view" (TANDEM_BYTES_VIEW: the bound view's length). */
 static bool parse_bindings(const ctx_t *c, const json_t *obj, const char *path,
-                           tandem_binding_contract_t *out, uint32_t *count, bool allow_empty) {
+                           tandem_binding_contract_t *out, uint32_t *count, bool gpu) {
+  bool allow_empty = gpu;
   json_t *arr;
   if (!get_array(c, obj, path, "bindings", true, &arr)) return false;
   char bp[160];
@@ -371,7 +374,11 @@ static bool parse_bindings(const ctx_t *c, const json_t *obj, const char *path,
     if (!want_object(c, j, p) || !check_keys(c, j, p, keys)) return false;
     uint64_t bytes, align;
     const char *access;
-    if (!get_u64(c, j, p, "bytes", true, true, 1, UINT64_MAX / 4, 0, &bytes)) return false;
+    json_t *bj = json_object_get(j, "bytes");
+    if (gpu && json_is_string(bj) && !strcmp(json_string_value(bj), "view"))
+      bytes = TANDEM_BYTES_VIEW;
+    else if (!get_u64(c, j, p, "bytes", true, true, 1, UINT64_MAX / 4, 0, &bytes))
+      return false;
     if (!get_u64(c, j, p, "alignment", false, false, 1, 1u << 30, 4, &align)) return false;
     if (align & (align - 1)) {
       char ap[224];
@@ -774,6 +781,15 @@ static bool check_views_contract(const ctx_t *c, const char *path, const pl_node
     char p[192];
     pathf(p, sizeof p, "%s[%u]", path, i);
     const pl_view_t *v = &n->views[i];
+    /* A GPU kernel's fixed binding takes exactly its bytes (a longer view
+     * would be computed in part); an NPU argument is its whole buffer. */
+    bool gpu = !strcmp(what, "kernel");
+    if (gpu && b[i].bytes != TANDEM_BYTES_VIEW && v->length > b[i].bytes)
+      return fail(c, p,
+                  "view of '%s' is %llu bytes, binding %u of %s '%s' is a fixed %llu; give the "
+                  "view a \"length\" of %llu, or declare the binding's \"bytes\": \"view\"",
+                  c->p->buffers[v->buffer].name, (unsigned long long)v->length, i, what, name,
+                  (unsigned long long)b[i].bytes, (unsigned long long)b[i].bytes);
     if (v->length < b[i].bytes)
       return fail(c, p, "view of '%s' is %llu bytes, binding %u of %s '%s' needs %llu",
                   c->p->buffers[v->buffer].name, (unsigned long long)v->length, i, what, name,

@@ -772,6 +772,7 @@ static tandem_status_t tandem_vk_gpu_finish(tandem_vk_gpu_t *g, bool calibrate,
   volkLoadDeviceTable(&g->vk, g->device);
   tandem_vk_fault_wrap_device(&g->vk, g->device);
   if (calibrate) tandem_vk_calibrate(g);
+  g->base.timestamps = g->timestamps && g->calibrated;
 
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
     VkQueue queue;

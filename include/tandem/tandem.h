@@ -292,7 +292,8 @@ typedef struct tandem_runtime_options {
   /* Record GPU timestamps at the start and end of every region, for
    * tandem_completion_profile and traces. Costs two timestamp writes per region
    * and a query reset per submission (about 40 µs per submission on lavapipe),
-   * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on. */
+   * so it is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on, and so
+   * does tandem_runtime_trace_start before the GPU opens. */
   bool gpu_timestamps;
   /* The NPU: kind (TANDEM_NPU=none|xrt|emulated overrides), device index,
    * the emulated device's library (NULL: TANDEM_NPU_LIBRARY, else
@@ -838,10 +839,38 @@ TANDEM_API void tandem_unmap(tandem_map_t *map);
  * At load, tandem validates and reflects the SPIR-V and rejects any
  * disagreement with CONTRACT: binding count or numbering, push-constant size,
  * a READ binding the shader may write, a WRITE binding the shader may read.
- * At record time each view is checked against its binding: length ≥ bytes,
- * offset a multiple of alignment. The contract is trusted for what the kernel
- * does inside the declared bytes; memory reached any other way (device
- * addresses) is refused at load.
+ * At record time each view is checked against its binding: offset a multiple
+ * of alignment, and a length that matches the binding's bytes (below). The
+ * contract is trusted for what the kernel does inside the declared bytes;
+ * memory reached any other way (device addresses) is refused at load.
+ *
+ * Fixed or view-sized bytes.  A binding's bytes is either a fixed size or
+ * TANDEM_BYTES_VIEW (0): "the bound view's length".
+ *   fixed       the view must be exactly |bytes| long: shorter is CONTRACT
+ *               ("view is 64 bytes, contract needs 4096"), and so is longer,
+ *               naming both sizes — a longer view would be bound and tracked
+ *               only as far as the contract, and a kernel that sizes its work
+ *               by the buffer (arrayLength) or the dispatch would silently
+ *               compute part of it. Bind a sub-view (tandem_buffer_view) to
+ *               use part of a buffer.
+ *   view-sized  one kernel serves every size: the descriptor is bound to the
+ *               view's range, the tracker orders exactly the view's bytes
+ *               (READ reads all of them, WRITE overwrites all of them), and
+ *               tandem_exec_set_view may give a view of another length on
+ *               any submission. A view longer than the device's
+ *               maxStorageBufferRange is UNSUPPORTED.
+ * The kernel is still trusted to stay inside what it is bound to; shaders
+ * usually learn the size from a push constant or arrayLength().
+ *
+ * Contracts from the shader.  With TANDEM_KERNEL_CONTRACT_FROM_SHADER (and
+ * bindings NULL, binding_count 0) the contract is what the shader says: one
+ * view-sized binding per storage buffer it declares, alignment 4, READ where
+ * the buffer is declared readonly and READ_WRITE otherwise — also where it is
+ * writeonly, because WRITE promises that every byte of the view is
+ * overwritten, which no qualifier says (declare the contract yourself to
+ * promise it); and push_constant_bytes as the shader declares them when the
+ * desc gives 0. tandem_kernel_info reports the counts. Everything else
+ * (numbering, descriptor types, sets) is checked as for a written contract.
  *
  * Specialization constants.  Every OpSpecConstant with a SpecId is reflected
  * (tandem_kernel_spec_constant_info lists each one's id, name, type, default
@@ -940,8 +969,14 @@ typedef enum tandem_access {
   TANDEM_ACCESS_READ_WRITE = 3,
 } tandem_access_t;
 
+/* A binding's bytes that mean "the bound view's length" (see "Fixed or
+ * view-sized bytes" above). */
+#define TANDEM_BYTES_VIEW 0u
+
 typedef struct tandem_binding_contract {
-  uint64_t bytes;     /* bytes the kernel touches from the view's start, ≥ 1 */
+  /* Bytes the kernel touches from the view's start: a fixed size the view
+   * must match exactly, or TANDEM_BYTES_VIEW (0) for the view's length. */
+  uint64_t bytes;
   uint64_t alignment; /* required view offset alignment, a power of two ≥ 1;
                          also raised to the device's storage-buffer alignment */
   tandem_access_t access;
@@ -976,6 +1011,8 @@ typedef enum tandem_kernel_flag {
   TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS = 1u << 2,
   /* Storage and uniform buffer robustness off (VK_EXT_pipeline_robustness). */
   TANDEM_KERNEL_DISABLE_ROBUSTNESS = 1u << 3,
+  /* Take the contract from the shader ("Contracts from the shader" above). */
+  TANDEM_KERNEL_CONTRACT_FROM_SHADER = 1u << 4,
 } tandem_kernel_flag_t;
 
 /* One (SpecId, value) pair; the member of |value| named by |type| is read. */
@@ -1160,9 +1197,54 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * kernel arguments are packed is its ABI (tandem_npu_abi_t): after the ABI's
  * leading arguments come one buffer per binding, then the scalars
  * (scalar_count, typed by scalar_types).
+ *
+ * The emulated NPU's kernels.  A runtime with npu = TANDEM_NPU_EMULATED runs
+ * the kernels of tandem's own kernels library, which its xclbin names; give
+ * xclbin_path = TANDEM_NPU_EMULATED_XCLBIN ("@emulated", the spelling
+ * pipeline files use) or the path tandem_npu_emulated_xclbin() returns. Each
+ * kernel fails its run (INTERNAL on the completion) when a buffer is smaller
+ * than its scalars say. The PLAIN kernels take their buffers first (binding i
+ * is argument i), then the scalars (32-bit unless said):
+ *   matmul_f32     A, B, C; M, N, K   C[MxN] = A[MxK]·B[KxN], f32, row-major
+ *                                     (bindings READ, READ, WRITE)
+ *   matmul_i8      A, B, C; M, N, K   the same with int8 A, B and int32 C
+ *                                     (wrapping sums)
+ *   scale_add_f32  X, Y; n, scale, bias   y = x·scale + bias over n floats;
+ *                                     scale and bias are f32 bit patterns
+ *   add_i32        A, B, C; n         C = A + B over n int32s, wrapping
+ *   fill_u64       BO; value (u64), n writes the 64-bit value n times
+ *   sleep_ms       BO; ms             sleeps, then writes 1 to the BO's first
+ *                                     uint32 (for timeouts and watchdogs)
+ *   fail           BO                 always fails
+ * and in the other ABIs (up to five data buffers; unused ones stay unset):
+ *   dpu_vector          DPU: runs the emulated instruction stream
+ *                       (npu/emu/tandem_emu_dpu.h) over the data buffers
+ *   dpu_module_add_i32  DPU_MODULE: bo2 = bo0 + bo1 (int32)
+ *   elf_add_i32         ELF: bo2 = bo0 + bo1 (int32)
+ * (npu/emu/README.md has each kernel's exact argument list.)
+ * Your own emulated kernels: write a shared library that exports
+ * tandem_emu_kernels() as <tandem/tandem_emu_kernel.h> (installed beside this
+ * header) declares, and an xclbin text file of two lines,
+ *   tandem-emulated-xclbin 1
+ *   library /path/to/libmy_kernels.so
+ * (a relative library path is taken from the xclbin's folder). The emulated
+ * NPU loads only its own library and those listed in the environment
+ * variable TANDEM_EMU_KERNELS (colon-separated paths): an xclbin cannot make
+ * it run arbitrary code.
  */
 
 typedef struct tandem_npu_program tandem_npu_program_t;
+
+/* The xclbin_path that names the emulated NPU's own kernels (above). */
+#define TANDEM_NPU_EMULATED_XCLBIN "@emulated"
+
+/* The path of the emulated NPU's xclbin: TANDEM_EMU_XCLBIN when set, else
+ * tandem/tandem_emu_kernels.xclbin in libtandem.so's folder (the build tree
+ * and an install share that layout), else in the library folder tandem was
+ * configured to install into (for statically linked programs); NULL when
+ * none is readable. The string is valid until the calling thread's next
+ * call. Thread-safe. */
+TANDEM_API const char *tandem_npu_emulated_xclbin(void);
 
 typedef struct tandem_npu_info {
   uint32_t struct_size; /* sizeof(tandem_npu_info_t): see Conventions */
@@ -1230,7 +1312,9 @@ TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
 typedef struct tandem_npu_program_desc {
   uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
   const char *name;         /* used in messages; defaults to kernel_name */
-  const char *xclbin_path;  /* the xclbin to load */
+  /* The xclbin to load, or TANDEM_NPU_EMULATED_XCLBIN ("@emulated"): the
+   * emulated NPU's own (tandem_npu_emulated_xclbin). */
+  const char *xclbin_path;
   const char *kernel_name;  /* the kernel inside it */
   const void *instructions; /* optional instruction stream (XDNA-style), copied */
   size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
@@ -1262,8 +1346,9 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
  * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions;
  * instructions missing for DPU or given for DPU_MODULE / ELF; an unknown abi
  * or scalar type; more than 16 scalar words),
- * IO (xclbin unreadable or not a regular file; the instruction stream could
- * not be synced to the NPU: a failed xrtBOSync is IO everywhere),
+ * IO (xclbin unreadable or not a regular file; "@emulated" and no emulated
+ * xclbin found, naming TANDEM_EMU_XCLBIN; the instruction stream could not
+ * be synced to the NPU: a failed xrtBOSync is IO everywhere),
  * INVALID_KERNEL (not an xclbin the device accepts, kernel missing, a
  * kernels library the emulated NPU may not load), CONTRACT (argument kinds or
  * count disagree, naming the argument), OUT_OF_MEMORY. Thread-safe. */
@@ -1349,14 +1434,16 @@ TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_v
  * bindings 0..view_count-1 and |push_constants| (exactly the contract's
  * push-constant bytes; NULL when 0). A kernel without a default count needs
  * tandem_graph_add_dispatch_node (INVALID_ARGUMENT here).
- * Checks: view_count equals the contract's binding count; each view's length ≥
- * the binding's bytes and its offset aligned; two views that overlap in one
- * buffer are rejected when either binding writes. Errors: INVALID_ARGUMENT (a
- * NULL, a kernel or view of another runtime, no default workgroup count),
- * CONTRACT (view count, push-constant bytes, a view against its binding,
- * naming the binding and the numbers), OUT_OF_RANGE (a view not inside its
- * buffer; a full graph, as add_fill), UNSUPPORTED (an NPU_LOCAL view),
- * OUT_OF_MEMORY. */
+ * Checks: view_count equals the contract's binding count; each view's length
+ * equals a fixed binding's bytes (any length for a view-sized one) and its
+ * offset is aligned; two views that overlap in one buffer are rejected when
+ * either binding writes. Errors: INVALID_ARGUMENT (a NULL, a kernel or view
+ * of another runtime, no default workgroup count), CONTRACT (view count,
+ * push-constant bytes, a view against its binding — shorter or longer than
+ * its fixed bytes, misaligned — naming the binding and the numbers),
+ * OUT_OF_RANGE (a view not inside its buffer; a full graph, as add_fill),
+ * UNSUPPORTED (an NPU_LOCAL view; a view-sized binding's view over the
+ * device's maxStorageBufferRange), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
                                                      tandem_kernel_t *kernel,
                                                      const tandem_view_t *views,
@@ -1463,7 +1550,9 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  * set_push_constants: exactly the contract's bytes. set_workgroups: each
  * 1 .. the device's maxComputeWorkGroupCount; not for indirect nodes.
  * set_view: the view bound to |binding| of a dispatch node, re-checked
- * against the contract (length, alignment, no write overlap with another
+ * against the contract (length: exactly a fixed binding's bytes, any length
+ * for a view-sized one, which is then bound and tracked at the new length;
+ * alignment, no write overlap with another
  * binding of the node, a GPU-visible buffer of this runtime with the same
  * placement as the view it replaces); or view 0 (destination) of a fill node,
  * view 0 (source) or 1 (destination) of a copy node, with the same length and
@@ -1648,6 +1737,46 @@ TANDEM_API tandem_status_t tandem_completion_profile(tandem_completion_t *comple
 TANDEM_API void tandem_completion_release(tandem_completion_t *completion);
 
 /*============================================================================
+ * One-shot helpers
+ *============================================================================
+ *
+ * A short first program without hiding the model: each helper below is the
+ * calls you would otherwise write (a staging buffer, a map, a copy node, a
+ * prepare, a submit, a wait), made in one call that blocks until its work is
+ * done. Staging is explicit in the name and counted like any other copy: a
+ * GPU_LOCAL view goes through a HOST_VISIBLE staging buffer of its length and
+ * one copy node on the upload or download lane (statistics' copied_bytes and
+ * tandem_runtime_lane_info count it; the staging buffer counts as an
+ * allocation); a view of a HOST_VISIBLE, SHARED or NPU_LOCAL buffer is
+ * written or read through a map, with no copy. Each call prepares a graph of
+ * its own (tens of µs): for work repeated in a loop, prepare once and
+ * submit.
+ */
+
+/* Makes a buffer of |size| bytes with |placement| holding a copy of |data|
+ * (|size| bytes), staged as above. Errors: those of tandem_buffer_create and
+ * tandem_buffer_write_staged; INVALID_ARGUMENT (NULL data or out_buffer).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_create_staged(tandem_runtime_t *runtime, const void *data,
+                                                       uint64_t size, tandem_placement_t placement,
+                                                       tandem_buffer_t **out_buffer);
+/* Copies view.length bytes from |data| into |view|, or from |view| into
+ * |out_data|, staged as above; waits for conflicting device work first (as
+ * the blocking maps and the tracker do). Errors: INVALID_ARGUMENT (NULL),
+ * OUT_OF_RANGE (a view not inside its buffer), those of the blocking maps
+ * (BUSY for a conflicting live map, FAILED_DEPENDENCY for poisoned bytes),
+ * and for a GPU_LOCAL view those of tandem_buffer_create (the staging
+ * buffer: OVER_BUDGET, OUT_OF_MEMORY) and tandem_graph_run. Thread-safe. */
+TANDEM_API tandem_status_t tandem_buffer_write_staged(tandem_view_t view, const void *data);
+TANDEM_API tandem_status_t tandem_buffer_read_staged(tandem_view_t view, void *out_data);
+
+/* Prepares |graph|, submits it once, waits and releases what it made: the
+ * graph's one-shot run. Returns the run's result (as tandem_completion_wait).
+ * The graph is unchanged and may be run again or prepared. Errors: those of
+ * tandem_graph_prepare, tandem_exec_submit and tandem_completion_wait. */
+TANDEM_API tandem_status_t tandem_graph_run(tandem_graph_t *graph);
+
+/*============================================================================
  * Traces
  *============================================================================
  *
@@ -1681,8 +1810,16 @@ typedef struct tandem_trace_event {
   int32_t waits_for[TANDEM_LANE_COUNT];
 } tandem_trace_event_t;
 
-/* Starts recording up to |capacity| events (1 .. 1<<24). Errors:
- * INVALID_ARGUMENT, BUSY (a trace is already running), OUT_OF_RANGE,
+/* Starts recording up to |capacity| events (1 .. 1<<24). Every GPU event
+ * has real start and end times: a runtime whose GPU is not open yet opens it
+ * now with GPU timestamps on (as the gpu_timestamps option does, with its
+ * cost per submission, for the rest of the runtime's life); a GPU opened
+ * earlier without the option is refused, since its executables were made
+ * without timestamp queries — set gpu_timestamps (or TANDEM_GPU_TIMESTAMPS=1)
+ * or start the trace before the first call that opens the GPU. Opens the GPU
+ * if needed. Errors: INVALID_ARGUMENT, BUSY (a trace is already running),
+ * OUT_OF_RANGE, UNSUPPORTED (the GPU is open without timestamps, or the
+ * device has no calibrated timestamps; the message says which and the fix),
  * OUT_OF_MEMORY. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime,
                                                       uint32_t capacity);

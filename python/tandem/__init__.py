@@ -74,9 +74,16 @@ except ImportError:  # maps then give memoryviews
     _np = None
 
 
+#: A binding's bytes meaning "the bound view's length" (TANDEM_BYTES_VIEW):
+#: one kernel then serves views of every size; a fixed size must match the
+#: view exactly.
+BYTES_VIEW = 0
+
+
 class Binding(_typing.NamedTuple):
     """One binding of a contract: the bytes the kernel touches from the
-    view's start, 'read' / 'write' / 'read_write', the view offset alignment."""
+    view's start (exactly the view's length, or BYTES_VIEW for any view),
+    'read' / 'write' / 'read_write', the view offset alignment."""
 
     bytes: int
     access: str = "read_write"
@@ -390,7 +397,9 @@ class Runtime(_tandem.Runtime):
         """with rt.trace("trace.json") as t: ... — records every region run
         inside the block and writes Chrome/Perfetto JSON to |path| at its
         end (wait for your completions inside the block). t.trace is the
-        stopped Trace afterwards."""
+        stopped Trace afterwards. Needs GPU timestamps: a runtime made with
+        gpu_timestamps=True, or one whose GPU is not open yet (the trace
+        then opens it with timestamps on); else UnsupportedError."""
         holder = _TraceHolder()
         self.trace_start(capacity)
         try:
@@ -456,7 +465,7 @@ class _TraceHolder:
 
 __all__ = [
     "Runtime", "Buffer", "View", "Map", "Kernel", "NpuProgram", "Graph", "Executable", "Completion",
-    "Trace", "Tensor", "Binding", "DeviceInfo", "NpuInfo", "KernelInfo", "Statistics", "LaneInfo",
+    "Trace", "Tensor", "Binding", "BYTES_VIEW", "DeviceInfo", "NpuInfo", "KernelInfo", "Statistics", "LaneInfo",
     "Profile", "Error", "InvalidArgumentError", "OutOfRangeError", "UnsupportedError", "BusyError",
     "OverBudgetError", "OutOfMemoryError", "ContractError", "InvalidKernelError", "NoDeviceError",
     "DeviceLostError", "TimeoutError", "CancelledError", "FailedDependencyError", "IOError",

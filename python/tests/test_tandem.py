@@ -167,6 +167,23 @@ def test_saxpy_glsl(rt):
     assert st.submissions == 1 and st.copied_bytes == 3 * 4 * n  # two uploads, one download
 
 
+def test_view_sized_bindings(rt):
+    """One kernel, bindings of tandem.BYTES_VIEW: every size runs whole."""
+    k = rt.kernel(glsl=SAXPY, bindings=[(tandem.BYTES_VIEW, "read"), (tandem.BYTES_VIEW, "read_write")],
+                  push_constant_bytes=8, name="saxpy_any")
+    rng = np.random.default_rng(3)
+    for n in (1024, 2048):
+        x, y = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        hx, hy = rt.buffer(x), rt.buffer(y)
+        g = rt.graph()
+        g.dispatch(k, [hx, hy], struct.pack("fI", 2.0, n), workgroups=(n // 64,))
+        c = g.prepare().submit()
+        c.wait()
+        assert c.status == "OK"
+        with hy.map_read("float32") as got:
+            np.testing.assert_allclose(got, 2.0 * x + y, rtol=1e-6, atol=1e-6)
+
+
 def test_per_submission_parameters(rt):
     n = 1024
     exe, node, x, y, hy = saxpy_setup(rt, n, a=1.0)
@@ -345,7 +362,16 @@ def test_await_does_not_block_the_loop(npu_rt):
 # --- statistics, lanes, traces ----------------------------------------------
 
 
-def test_statistics_lanes_and_trace(rt, tmp_path):
+@pytest.fixture
+def timed_rt():
+    r = make_runtime(gpu_timestamps=True)  # traces need GPU timestamps
+    yield r
+    assert r.validation_message_count == 0
+    r.close()
+
+
+def test_statistics_lanes_and_trace(timed_rt, tmp_path):
+    rt = timed_rt
     exe, *_ = saxpy_setup(rt, 1024)
     path = tmp_path / "trace.json"
     with rt.trace(path) as t:

@@ -1383,6 +1383,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   g->base.timelines_exportable = false;
   g->base.can_import_timelines = false;
   g->timestamps = options->gpu_timestamps;
+  g->base.timestamps = g->timestamps;
   g->queue_count = g->config.one_queue ? 1 : TANDEM_LANE_COUNT_GPU;
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     g->base.lane_queue[l] = (uint8_t)(g->config.one_queue ? 0 : l);

@@ -66,6 +66,7 @@ typedef enum op {
   OP_NPU_FAIL, /* NPU fail: a run that fails; WRITE v0 */
   OP_ADD1_IND, /* ADD1 dispatched indirectly: workgroup counts READ from v2's 12 bytes */
   OP_NPU_SLEEP, /* NPU sleep_ms: sleeps |pattern| ms, then v0's first word = 1; WRITE v0 */
+  OP_ADD1V,    /* ADD1 with view-sized bindings (TANDEM_BYTES_VIEW): over the views' bytes */
 } op_t;
 
 typedef struct vs {
@@ -86,6 +87,7 @@ typedef struct node_spec {
 #define FILL(b, o, l, p) {.op = OP_FILL, .v = {{b, o, l}}, .pattern = (p)}
 #define COPY(sb, so, db, dof, l) {.op = OP_COPY, .v = {{sb, so, l}, {db, dof, l}}}
 #define ADD1(ib, io, il, ob, oo, ol) {.op = OP_ADD1, .v = {{ib, io, il}, {ob, oo, ol}}}
+#define ADD1V(ib, io, il, ob, oo, ol) {.op = OP_ADD1V, .v = {{ib, io, il}, {ob, oo, ol}}}
 #define INC(b, o) {.op = OP_INC, .v = {{b, o, CONTRACT_BYTES}}}
 #define ADD1_IND(ib, io, ob, oo, cb, co) \
   {.op = OP_ADD1_IND, .v = {{ib, io, CONTRACT_BYTES}, {ob, oo, CONTRACT_BYTES}, {cb, co, 12}}}
@@ -144,6 +146,10 @@ static void ref_apply(uint8_t ref[NBUF][BUF_BYTES], const node_spec_t *n) {
       for (uint32_t i = 0; i < CONTRACT_BYTES; i += 4)
         wr32(&ref[n->v[1].buf][n->v[1].off + i], rd32(&ref[n->v[0].buf][n->v[0].off + i]) + 1);
       break;
+    case OP_ADD1V:
+      for (uint32_t i = 0; i < n->v[1].len; i += 4)
+        wr32(&ref[n->v[1].buf][n->v[1].off + i], rd32(&ref[n->v[0].buf][n->v[0].off + i]) + 1);
+      break;
     case OP_INC:
       for (uint32_t i = 0; i < CONTRACT_BYTES; i += 4)
         wr32(&ref[n->v[0].buf][n->v[0].off + i], rd32(&ref[n->v[0].buf][n->v[0].off + i]) + 1);
@@ -166,13 +172,14 @@ typedef struct world {
   host_gpu_t *gpu;
   bool npu;
   tandem_buffer_t *buf[NBUF];
-  tandem_kernel_t *add1, *inc;
+  tandem_kernel_t *add1, *add1v, *inc;
   tandem_npu_program_t *npu_add, *npu_fail, *npu_sleep;
   uint8_t ref[NBUF][BUF_BYTES];
 } world_t;
 
 static tandem_kernel_t *kernel_make(tandem_runtime_t *rt, const char *name, host_gpu_kernel_fn fn,
-                                    uint32_t bindings, const tandem_access_t *access) {
+                                    uint32_t bindings, const tandem_access_t *access,
+                                    uint64_t bytes) {
   host_gpu_kernel_code_t code = {.magic = HOST_GPU_KERNEL_MAGIC,
                                  .binding_count = bindings,
                                  .run = fn};
@@ -180,7 +187,7 @@ static tandem_kernel_t *kernel_make(tandem_runtime_t *rt, const char *name, host
   for (uint32_t i = 0; i < bindings; i++) {
     code.reads[i] = access[i] & TANDEM_ACCESS_READ;
     code.writes[i] = access[i] & TANDEM_ACCESS_WRITE;
-    contract[i] = (tandem_binding_contract_t){CONTRACT_BYTES, 16, access[i]};
+    contract[i] = (tandem_binding_contract_t){bytes, 16, access[i]};
   }
   tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
                             .name = name,
@@ -222,6 +229,7 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
   tandem_runtime_options_init(&o);
   o.graph_slots = 4;
   o.wait_spin_us = 0;
+  o.gpu_timestamps = true; /* the sequence rows trace */
   w->npu = npu;
   if (npu) {
     o.npu = TANDEM_NPU_EMULATED;
@@ -251,8 +259,9 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
   }
   const tandem_access_t add1[2] = {TANDEM_ACCESS_READ, TANDEM_ACCESS_WRITE};
   const tandem_access_t inc[1] = {TANDEM_ACCESS_READ_WRITE};
-  w->add1 = kernel_make(w->rt, "add1", k_add1, 2, add1);
-  w->inc = kernel_make(w->rt, "inc", k_inc, 1, inc);
+  w->add1 = kernel_make(w->rt, "add1", k_add1, 2, add1, CONTRACT_BYTES);
+  w->add1v = kernel_make(w->rt, "add1v", k_add1, 2, add1, TANDEM_BYTES_VIEW);
+  w->inc = kernel_make(w->rt, "inc", k_inc, 1, inc, CONTRACT_BYTES);
   if (npu) {
     const tandem_access_t add[3] = {TANDEM_ACCESS_READ, TANDEM_ACCESS_READ, TANDEM_ACCESS_WRITE};
     const tandem_access_t fail[1] = {TANDEM_ACCESS_WRITE};
@@ -269,6 +278,7 @@ static void world_close(world_t *w, const char *row) {
   if (unordered) fail_msg("%s: the host GPU ran %llu unordered conflicting access pairs", row,
                           (unsigned long long)unordered);
   tandem_kernel_release(w->add1);
+  tandem_kernel_release(w->add1v);
   tandem_kernel_release(w->inc);
   tandem_npu_program_release(w->npu_add);
   tandem_npu_program_release(w->npu_fail);
@@ -293,6 +303,7 @@ static void add_node(world_t *w, tandem_graph_t *g, const node_spec_t *n, const 
     case OP_FILL: s = tandem_graph_add_fill(g, v[0], n->pattern, lane); break;
     case OP_COPY: s = tandem_graph_add_copy(g, v[0], v[1], lane); break;
     case OP_ADD1: s = tandem_graph_add_dispatch(g, w->add1, v, 2, NULL, 0); break;
+    case OP_ADD1V: s = tandem_graph_add_dispatch(g, w->add1v, v, 2, NULL, 0); break;
     case OP_INC: s = tandem_graph_add_dispatch(g, w->inc, v, 1, NULL, 0); break;
     case OP_ADD1_IND: {
       tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
@@ -456,10 +467,30 @@ static const plan_row_t k_plan_rows[] = {
      {0},
      0,
      {{0, 0}}},
-    {"contract bytes, not the view",
+    {"view-sized bytes, exactly the view",
+     "design.md Regions 1: a view-sized binding's access is exactly its view: a fill of the "
+     "bytes right after it conflicts with nothing",
+     {ADD1V(D0, 0, 64, D1, 0, 64), FILL(D1, 64, 64, 7)},
+     2,
+     {{COMP, {0, 1}, 2, NOWAIT}},
+     1,
+     {0},
+     0,
+     {{0, 0}}},
+    {"view-sized bytes, the whole view",
+     "design.md Regions 1: a view-sized binding's access is its whole view (128 bytes here, "
+     "twice the fixed kernels' contract): a fill of its second half is WAW",
+     {ADD1V(D0, 0, 128, D1, 0, 128), FILL(D1, 64, 64, 7)},
+     2,
+     {{COMP, {0, 1}, 2, NOWAIT}},
+     1,
+     {1},
+     1,
+     {{W_C, W_T}}},
+    {"contract bytes, a fill past the view",
      "design.md Regions 1: a dispatch's access for binding i is (view.offset, contract.bytes[i]), "
-     "not the whole view: a fill of bytes the view holds past the contract conflicts with nothing",
-     {ADD1(D0, 0, 128, D1, 0, 128), FILL(D1, 64, 64, 7)},
+     "the view being exactly that long: a fill of the bytes after it conflicts with nothing",
+     {ADD1(D0, 0, 64, D1, 0, 64), FILL(D1, 64, 64, 7)},
      2,
      {{COMP, {0, 1}, 2, NOWAIT}},
      1,
@@ -469,7 +500,7 @@ static const plan_row_t k_plan_rows[] = {
     {"contract bytes overlapped",
      "graph.c: a barrier goes before a node that conflicts with a node since the last barrier "
      "(WAW on D1 bytes 32..64 of the contract)",
-     {ADD1(D0, 0, 128, D1, 0, 128), FILL(D1, 32, 64, 7)},
+     {ADD1(D0, 0, 64, D1, 0, 64), FILL(D1, 32, 64, 7)},
      2,
      {{COMP, {0, 1}, 2, NOWAIT}},
      1,
@@ -750,13 +781,14 @@ static host_gpu_event_t expected_command(world_t *w, const node_spec_t *spec, ui
       e.length = spec->v[0].len;
       break;
     case OP_ADD1:
+    case OP_ADD1V:
     case OP_INC:
     case OP_ADD1_IND:
       e.kind = HOST_GPU_DISPATCH;
       e.binding_count = spec->op == OP_INC ? 1 : 2;
       e.memory = host_gpu_memory(w->buf[spec->v[0].buf]);
       e.offset = spec->v[0].off;
-      e.length = CONTRACT_BYTES;
+      e.length = spec->op == OP_ADD1V ? spec->v[0].len : CONTRACT_BYTES;
       e.indirect = spec->op == OP_ADD1_IND;
       break;
     case OP_NPU_ADD:

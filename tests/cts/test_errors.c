@@ -458,6 +458,41 @@ static tandem_status_t map_gpu_local(void) {
   tandem_map_t m;
   return keep(tandem_map_write(tandem_buffer_whole(F.gpu), &m));
 }
+/* One-shot helpers (their errors are the calls they make). */
+static tandem_status_t staged_create_null(void) {
+  tandem_buffer_t *b = NULL;
+  return keep(tandem_buffer_create_staged(F.rt, NULL, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+}
+static tandem_status_t staged_create_size(void) {
+  tandem_buffer_t *b = NULL;
+  uint32_t word = 0;
+  return keep(tandem_buffer_create_staged(F.rt, &word, 0, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+}
+static tandem_status_t staged_write_null(void) {
+  return keep(tandem_buffer_write_staged(th_view(F.gpu, 0, 64), NULL));
+}
+static tandem_status_t staged_write_outside(void) {
+  uint32_t words[4] = {0};
+  return keep(tandem_buffer_write_staged((tandem_view_t){F.gpu, 4096, 16}, words));
+}
+static tandem_status_t staged_read_null(void) {
+  return keep(tandem_buffer_read_staged(th_view(F.gpu, 0, 64), NULL));
+}
+static tandem_status_t staged_read_busy(void) {
+  tandem_map_t w;
+  uint32_t words[16];
+  TH_ASSERT_OK(tandem_map_write(th_view(F.host, 0, 64), &w));
+  tandem_status_t s = keep(tandem_buffer_read_staged(th_view(F.host, 0, 64), words));
+  tandem_unmap(&w);
+  return s;
+}
+static tandem_status_t graph_run_null(void) { return keep(tandem_graph_run(NULL)); }
+static tandem_status_t graph_run_empty(void) {
+  tandem_graph_t *g = th_graph(F.rt);
+  tandem_status_t s = keep(tandem_graph_run(g));
+  tandem_graph_release(g);
+  return s;
+}
 static tandem_status_t map_conflict(void) {
   tandem_map_t r, w;
   TH_ASSERT_OK(tandem_map_read(th_view(F.host, 0, 64), &r));
@@ -876,6 +911,15 @@ static tandem_status_t program_io(void) {
   tandem_npu_program_desc_t d = sleep_desc();
   d.xclbin_path = "/nonexistent/errors.xclbin";
   return program_with(F.npu, &d);
+}
+/* "@emulated" where TANDEM_EMU_XCLBIN names a file that is not there. */
+static tandem_status_t program_emulated_io(void) {
+  tandem_npu_program_desc_t d = sleep_desc();
+  d.xclbin_path = TANDEM_NPU_EMULATED_XCLBIN;
+  setenv("TANDEM_EMU_XCLBIN", "/nonexistent/emulated-errors.xclbin", 1);
+  tandem_status_t s = program_with(F.npu, &d);
+  unsetenv("TANDEM_EMU_XCLBIN");
+  return s;
 }
 static tandem_status_t program_kernel(void) {
   tandem_npu_program_desc_t d = sleep_desc();
@@ -1371,6 +1415,13 @@ static tandem_status_t trace_twice(void) {
   tandem_trace_t *t = NULL;
   TH_ASSERT_OK(tandem_runtime_trace_stop(F.rt, &t));
   tandem_trace_release(t);
+  return s;
+}
+/* A runtime whose GPU opened without timestamps cannot trace. */
+static tandem_status_t trace_untimed(void) {
+  tandem_runtime_t *rt = th_runtime_create(NULL);
+  tandem_status_t s = keep(tandem_runtime_trace_start(rt, 16));
+  th_runtime_destroy(rt);
   return s;
 }
 static tandem_status_t trace_start_stop(void) {
@@ -1961,6 +2012,14 @@ static const row_t rows[] = {
     R(tandem_map_read, OUT_OF_RANGE, "(offset 4096, length 4)", map_outside),
     R(tandem_map_write, UNSUPPORTED, "a GPU_LOCAL buffer cannot be mapped", map_gpu_local),
     R(tandem_map_write, BUSY, "live read map", map_conflict),
+    R(tandem_buffer_create_staged, INVALID_ARGUMENT, "data is NULL", staged_create_null),
+    R(tandem_buffer_create_staged, OUT_OF_RANGE, "size 0", staged_create_size),
+    R(tandem_buffer_write_staged, INVALID_ARGUMENT, "data is NULL", staged_write_null),
+    R(tandem_buffer_write_staged, OUT_OF_RANGE, "(offset 4096, length 16)", staged_write_outside),
+    R(tandem_buffer_read_staged, INVALID_ARGUMENT, "out_data is NULL", staged_read_null),
+    R(tandem_buffer_read_staged, BUSY, "live write map", staged_read_busy),
+    R(tandem_graph_run, INVALID_ARGUMENT, "graph is NULL", graph_run_null),
+    R(tandem_graph_run, INVALID_ARGUMENT, "the graph has no nodes", graph_run_empty),
     R(tandem_try_map_read, BUSY, "in use by in-flight device work", try_map_in_flight),
     R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: bytes 0..4096 of the buffer were last "
       "written by work that failed (ERROR_INTERNAL)", map_poisoned),
@@ -2021,6 +2080,7 @@ static const row_t rows[] = {
     R(tandem_npu_program_create, INVALID_ARGUMENT, "xclbin_path and kernel_name",
       program_no_xclbin),
     R(tandem_npu_program_create, IO, "/nonexistent/errors.xclbin", program_io),
+    R(tandem_npu_program_create, IO, "/nonexistent/emulated-errors.xclbin", program_emulated_io),
     R(tandem_npu_program_create, INVALID_KERNEL, "errors_no_such_kernel", program_kernel),
     R(tandem_npu_program_create, CONTRACT, "more arguments than the contract's 1 bindings",
       program_contract),
@@ -2101,6 +2161,8 @@ static const row_t rows[] = {
     R(tandem_runtime_trace_start, INVALID_ARGUMENT, "runtime is NULL", trace_null),
     R(tandem_runtime_trace_start, OUT_OF_RANGE, "trace capacity 0", trace_capacity),
     R(tandem_runtime_trace_start, BUSY, "already running", trace_twice),
+    R(tandem_runtime_trace_start, UNSUPPORTED, "create the runtime with gpu_timestamps = true",
+      trace_untimed),
     R(tandem_runtime_trace_start, OUT_OF_MEMORY, "allocating a trace of 16 events", trace_oom),
     R(tandem_runtime_trace_stop, INVALID_ARGUMENT, "no trace is running", trace_not_running),
     R(tandem_trace_write_json, INVALID_ARGUMENT, "trace or path is NULL", trace_json_null),
@@ -2248,7 +2310,10 @@ static tandem_device_info_t device_info(void) {
 
 static int fixture_setup(void **state) {
   (void)state;
-  F.rt = armed_runtime(NULL);
+  tandem_runtime_options_t timed;
+  tandem_runtime_options_init(&timed);
+  timed.gpu_timestamps = true; /* traces need GPU timestamps */
+  F.rt = armed_runtime(&timed);
   tandem_runtime_options_t o = npu_options();
   arm(TANDEM_TEST_FAULT_ALL, ARMED_FOREVER);
   F.npu = th_runtime_create(&o);
@@ -2309,7 +2374,8 @@ static void table_covers_the_header(void **state) {
       "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands",
       "tandem_runtime_submit_vulkan", "tandem_runtime_lane_info", "tandem_exec_submit_waiting",
       "tandem_external_timeline_lane", "tandem_session_create", "tandem_session_begin",
-      "tandem_session_end", "tandem_runtime_trim"};
+      "tandem_session_end", "tandem_runtime_trim", "tandem_buffer_create_staged",
+      "tandem_buffer_write_staged", "tandem_buffer_read_staged", "tandem_graph_run"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)

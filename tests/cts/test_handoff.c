@@ -415,7 +415,11 @@ static void test_cross_lane(void **state) {
  * used); the commands it records again are still ordered. */
 static void test_rerecord(void **state) {
   (void)state;
-  tandem_runtime_t *rt = runtime_with_slots(2);
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.graph_slots = 2;
+  o.gpu_timestamps = true; /* it traces */
+  tandem_runtime_t *rt = th_runtime_create(&o);
   raw_t raw;
   raw_open(rt, &raw);
   uint32_t n = test_n();

@@ -449,12 +449,15 @@ static void test_bad_descriptor_fields(void **state) {
     TH_ASSERT_MESSAGE_HAS("alignment");
   }
 
-  tandem_binding_contract_t zero_bytes[2] = {{0, 4, TANDEM_ACCESS_READ},
+  /* Bytes 0 is TANDEM_BYTES_VIEW (view-sized, test_first_hour.c); past the
+   * largest buffer is refused. */
+  tandem_binding_contract_t huge_bytes[2] = {{UINT64_MAX, 4, TANDEM_ACCESS_READ},
                                              {N_BYTES, 4, TANDEM_ACCESS_READ_WRITE}};
   d = saxpy_desc();
-  d.bindings = zero_bytes;
+  d.bindings = huge_bytes;
   expect_fail(rt, &d, TANDEM_ERROR_INVALID_ARGUMENT);
   TH_ASSERT_MESSAGE_HAS("binding 0");
+  TH_ASSERT_MESSAGE_HAS("TANDEM_BYTES_VIEW");
 
   const tandem_access_t bad_access[] = {(tandem_access_t)0, (tandem_access_t)4};
   for (size_t i = 0; i < 2; ++i) {

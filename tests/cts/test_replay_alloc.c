@@ -462,9 +462,18 @@ static void test_replay_allocates_nothing(void **state) {
   tandem_buffer_release(o);
 }
 
+/* A GPU runtime with timestamps on: the test traces. */
+static int setup_timed(void **state) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_timestamps = true;
+  *state = th_runtime_create(&o);
+  return 0;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_replay_allocates_nothing, th_setup_gpu,
+      cmocka_unit_test_setup_teardown(test_replay_allocates_nothing, setup_timed,
                                       th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);

@@ -23,6 +23,11 @@ done
 # What --help points at is installed there.
 "$prefix/bin/tandem" --help | grep -q 'share/doc/tandem/docs/' ||
   { echo "install_test: tandem --help does not name share/doc/tandem/docs/" >&2; exit 1; }
+# The emulated NPU's kernel ABI, for users who emulate their own NPU kernels:
+# installed, and it compiles on its own.
+printf '#include <tandem/tandem_emu_kernel.h>\nint main(void) { return 0; }\n' |
+  cc -fsyntax-only -Wall -Werror -I"$prefix/include" -x c - ||
+  { echo "install_test: tandem/tandem_emu_kernel.h is not installed or does not compile" >&2; exit 1; }
 [ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
   { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
 # A shared-only user needs no other package's .pc file (no Requires.private):
