@@ -50,27 +50,15 @@ for f in "$work/out"/*; do
 done
 echo "interrupt_test: stopped with a summary and $n output file(s)"
 
-# 2. During the build: a kernel whose GLSL takes seconds to compile (400
-# steps: about 3 s on an idle 2-core machine; 100 took 0.5 s and finished
-# before the signal when the machine was quiet). A constant unique to this
-# run keeps the driver's shader cache from making the compile instant the
-# second time.
+# 2. During the build: a kernel whose GLSL takes seconds to compile. Its
+# steps sit in a branch that never runs (x[] starts zeroed), so the compile
+# is long and each dispatch short. How long a compile takes depends on the
+# machine's load (100 steps took 0.5 s when idle, seconds when loaded), so
+# when the build is over before the signal ("running N iterations" is
+# printed) the try is dropped and made again with four times the steps.
+# A constant unique to each try keeps the driver's shader cache from making
+# the compile instant the second time.
 b="$work/build"; mkdir -p "$b"
-salt=$(( ($$ * 7919 + $(date +%s)) % 1000000 ))
-{
-  echo '#version 450'
-  echo 'layout(local_size_x = 64) in;'
-  echo 'layout(std430, set = 0, binding = 0) buffer B { float x[]; };'
-  echo 'void main() {'
-  echo "  float v = x[gl_GlobalInvocationID.x] + float(${salt}u % 1000u);"
-  k=0
-  while [ $k -lt 400 ]; do
-    echo "  v = v * 1.0001 + float($k) * 0.5; if (v > $k.0) v = sin(v);"
-    k=$((k + 1))
-  done
-  echo '  x[gl_GlobalInvocationID.x] = v;'
-  echo '}'
-} > "$b/slow.comp"
 cat > "$b/slow.json" <<'EOF'
 {"name": "slow-compile", "iterations": 1000,
  "buffers": [{"name": "x", "size": "16KiB", "placement": "HOST_VISIBLE"}],
@@ -79,20 +67,53 @@ cat > "$b/slow.json" <<'EOF'
  "nodes": [{"op": "dispatch", "kernel": "slow", "views": ["x"]}],
  "outputs": [{"buffer": "x", "file": "x.bin"}]}
 EOF
-MESA_SHADER_CACHE_DISABLE=true "$tool" run "$b/slow.json" --trace "$b/trace.json" --svg "$b/t.svg" --output-dir "$b/out" \
-  > "$b/stdout" 2> "$b/stderr" &
-pid=$!
-trap 'kill -KILL $pid 2>/dev/null || true' EXIT
-until grep -q '^GPU:' "$b/stdout"; do
-  kill -0 $pid 2>/dev/null ||
-    { cat "$b/stdout" "$b/stderr"; echo "interrupt_test: the slow run ended early" >&2; exit 1; }
-  sleep 0.05
+pid=
+trap 'if [ -n "$pid" ]; then kill -KILL $pid 2>/dev/null || true; fi' EXIT
+landed=false
+for steps in 400 1600 6400; do
+  salt=$(( ($$ * 7919 + $(date +%s) + steps) % 1000000 ))
+  {
+    echo '#version 450'
+    echo 'layout(local_size_x = 64) in;'
+    echo 'layout(std430, set = 0, binding = 0) buffer B { float x[]; };'
+    echo 'void main() {'
+    echo "  float v = x[gl_GlobalInvocationID.x] + float(${salt}u % 1000u);"
+    echo '  if (x[0] == 12345.0) {'
+    k=0
+    while [ $k -lt $steps ]; do
+      echo "    v = v * 1.0001 + float($k) * 0.5; if (v > $k.0) v = sin(v);"
+      k=$((k + 1))
+    done
+    echo '  }'
+    echo '  x[gl_GlobalInvocationID.x] = v;'
+    echo '}'
+  } > "$b/slow.comp"
+  rm -rf "$b/out" "$b/trace.json" "$b/t.svg"
+  MESA_SHADER_CACHE_DISABLE=true "$tool" run "$b/slow.json" --trace "$b/trace.json" --svg "$b/t.svg" --output-dir "$b/out" \
+    > "$b/stdout" 2> "$b/stderr" &
+  pid=$!
+  until grep -q '^GPU:' "$b/stdout"; do
+    kill -0 $pid 2>/dev/null ||
+      { cat "$b/stdout" "$b/stderr"; echo "interrupt_test: the slow run ended early" >&2; exit 1; }
+    sleep 0.05
+  done
+  sleep 0.2
+  if grep -q '^running ' "$b/stdout"; then
+    echo "interrupt_test: build: $steps steps compiled before the signal; trying more"
+    kill -KILL $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    pid=
+    continue
+  fi
+  landed=true
+  break
 done
-sleep 0.2
+$landed || { echo "interrupt_test: build: no compile outlasted 0.2 s, even at $steps steps" >&2; exit 1; }
 t0=$(date +%s%N)
 kill -INT $pid; kill -INT $pid
 set +e; wait $pid; rc=$?; set -e
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+pid=
 trap - EXIT
 cat "$b/stdout"; cat "$b/stderr" >&2
 [ $rc = 130 ] || { echo "interrupt_test: build: exit status $rc after SIGINT, expected 130" >&2; exit 1; }
