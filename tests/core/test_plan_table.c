@@ -1663,6 +1663,7 @@ static void test_ordering_check_catches(void **state) {
     tandem_exec_release(a);
     tandem_exec_release(b);
     tandem_kernel_release(w.add1);
+    tandem_kernel_release(w.add1v);
     tandem_kernel_release(w.inc);
     for (int i = 0; i < NBUF; i++) tandem_buffer_release(w.buf[i]);
     tandem_runtime_destroy(w.rt);
