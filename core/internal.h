@@ -499,8 +499,13 @@ struct tandem__slot {
                                         npu_result, before it signals */
   tandem__npu_job_t *npu_jobs;       /* one per NPU region, made at prepare */
   void **npu_runs;                   /* run handle per plan node (NULL for GPU nodes) */
-  uint64_t *npu_times;               /* host start/end per region, written by the NPU lane
-                                        before it signals (read after retirement) */
+  /* Host start/end per region, written by the NPU lane before it signals
+   * and read at retirement. Atomic: a runtime that became lost retires its
+   * slots at once (lane values forced past), possibly while the NPU lane is
+   * still finishing a region of one, so a lost runtime's trace may show a
+   * partial NPU time; the memory stays, since releasing an executable of a
+   * lost runtime first drains the NPU lane (lost.c). */
+  _Atomic uint64_t *npu_times;
   uint64_t host_submit_ns, host_observed_ns; /* [mutex] CLOCK_MONOTONIC */
   tandem__slot_state_t state;        /* [mutex] */
   bool user_ref;                     /* [mutex] the completion is held by the user */
