@@ -79,9 +79,10 @@ void cli_json_string(FILE *f, const char *s);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);
 
-/* The emulated NPU's xclbin ("@emulated" in pipeline files) and library,
- * found beside the libtandem.so in use ("" when not there). The environment
- * variables TANDEM_EMU_XCLBIN and TANDEM_NPU_LIBRARY override. */
+/* The emulated NPU's xclbin ("@emulated" in pipeline files: what
+ * tandem_npu_emulated_xclbin() finds) and library (beside the libtandem.so in
+ * use); "" when not there. The environment variables TANDEM_EMU_XCLBIN and
+ * TANDEM_NPU_LIBRARY override. */
 const char *cli_emulated_xclbin(void);
 const char *cli_emulated_library(void);
 

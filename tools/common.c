@@ -226,10 +226,10 @@ static const char *beside_libtandem(char *buf, size_t size, const char *rel) {
 }
 
 const char *cli_emulated_xclbin(void) {
-  static char path[4096];
-  const char *env = getenv("TANDEM_EMU_XCLBIN");
-  if (env && *env) return env;
-  return beside_libtandem(path, sizeof path, "tandem/tandem_emu_kernels.xclbin");
+  /* The library's own lookup (TANDEM_EMU_XCLBIN, beside libtandem, the
+   * installed folder), so the tool finds what a C program finds. */
+  const char *path = tandem_npu_emulated_xclbin();
+  return path ? path : "";
 }
 
 const char *cli_emulated_library(void) {
