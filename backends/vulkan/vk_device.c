@@ -784,7 +784,16 @@ static tandem_status_t tandem_vk_gpu_finish(tandem_vk_gpu_t *g, bool calibrate,
       shared = &g->queues[g->queue_count++];
       shared->queue = queue;
       shared->family = family[l];
-      pthread_mutex_init(&shared->mutex, NULL);
+      /* Recursive: an application holds tandem_runtime_queue_lock of each
+       * lane on a queue, and lanes on one queue share this one lock, so its
+       * second lock (another lane of the queue, or the same lane again) from
+       * the holding thread must nest, not deadlock. tandem's own paths take
+       * it once per call and never while calling out. */
+      pthread_mutexattr_t attr;
+      pthread_mutexattr_init(&attr);
+      pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+      pthread_mutex_init(&shared->mutex, &attr);
+      pthread_mutexattr_destroy(&attr);
     }
     tandem_vk_lane_t *lane = &g->lanes[l];
     lane->queue = shared;

@@ -542,7 +542,8 @@ TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
  * What you do with them is outside tandem's tracker: work you submit is not
  * ordered against tandem's, and a lane's timeline semaphore may be waited on
  * but never signalled by you. A VkQueue is externally synchronised: hold
- * tandem_runtime_queue_lock(lane) around every call that uses it. */
+ * tandem_runtime_queue_lock(lane) around every call that uses it (the lock
+ * is per VkQueue: see tandem_runtime_queue_lock). */
 typedef struct tandem_vulkan_lane {
   void *queue;             /* VkQueue (lanes may share one) */
   uint32_t queue_family;
@@ -573,8 +574,14 @@ static inline void tandem_vulkan_handles_init(tandem_vulkan_handles_t *handles) 
 TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
                                                          tandem_vulkan_handles_t *out);
 /* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem
- * holds around its own submissions). Blocks while tandem submits. Only for
- * GPU lanes of a runtime whose GPU is open; anything else is ignored. */
+ * holds around its own submissions). Blocks while tandem submits. There is
+ * one lock per distinct VkQueue: lanes on one queue (equal
+ * tandem_vulkan_lane_t.queue) share it, so holding it for any one of them
+ * guards the queue. It nests on the holding thread: locking another lane of
+ * the same queue, or the same lane again, counts, and each lock needs its
+ * unlock (locking "each lane on a queue" in any order never deadlocks).
+ * Unlocking a lock this thread does not hold is ignored. Only for GPU lanes
+ * of a runtime whose GPU is open; anything else is ignored. */
 TANDEM_API void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane);
 TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane);
 
@@ -605,7 +612,8 @@ TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane)
  * with (lanes may share one queue; the compute lane's family must support
  * compute). A VkQueue is externally synchronised: while the runtime lives,
  * every submission of yours to one of these queues (and vkQueueWaitIdle,
- * vkDeviceWaitIdle) must hold tandem_runtime_queue_lock of each lane on it;
+ * vkDeviceWaitIdle) must hold tandem_runtime_queue_lock of a lane on it (the
+ * lock is per queue; for vkDeviceWaitIdle, of every queue the lanes use);
  * two live runtimes must not share a queue. Validation: tandem cannot add a
  * layer to an instance it did not create: enable VK_LAYER_KHRONOS_validation
  * (and synchronization validation) on your instance and read its messages
