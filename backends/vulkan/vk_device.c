@@ -584,11 +584,17 @@ static void *tandem_vk_lane_timeline(tandem__gpu_t *base, tandem_lane_t lane) {
 }
 
 static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
-  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  if (lock)
-    pthread_mutex_lock(&g->lanes[lane].queue->mutex);
-  else
-    pthread_mutex_unlock(&g->lanes[lane].queue->mutex);
+  tandem_vk_queue_t *q = tandem_vk_gpu_cast(base)->lanes[lane].queue;
+  uintptr_t self = (uintptr_t)pthread_self();
+  if (lock) {
+    pthread_mutex_lock(&q->mutex);
+    atomic_store(&q->app_owner, self);
+    q->app_depth++;
+  } else if (atomic_load(&q->app_owner) == self) {
+    assert(q->app_depth > 0);
+    if (--q->app_depth == 0) atomic_store(&q->app_owner, 0);
+    pthread_mutex_unlock(&q->mutex);
+  }
 }
 
 static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {

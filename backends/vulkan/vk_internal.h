@@ -16,6 +16,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include "core/backend.h"
 #include "core/status.h"
@@ -24,7 +25,12 @@
 typedef struct tandem_vk_queue {
   VkQueue queue;
   uint32_t family;
-  pthread_mutex_t mutex; /* guards every use of |queue| */
+  pthread_mutex_t mutex; /* guards every use of |queue|; recursive (vk_device.c) */
+  /* The thread holding |mutex| through tandem_runtime_queue_lock (0: none)
+   * and how many times; |app_depth| is written only by that thread, under
+   * |mutex|. An unlock from any other thread is ignored. */
+  _Atomic uintptr_t app_owner;
+  uint32_t app_depth;
 } tandem_vk_queue_t;
 
 /* Command pools per GPU lane: as many as core records at once
