@@ -363,11 +363,14 @@ typedef struct tandem__gpu_vtable {
    * (another device's is INVALID_ARGUMENT). The native object borrows the
    * application's handles: buffer_destroy / kernel_destroy then free only
    * what the backend added (the record, a mapping it made). buffer_adopt:
-   * |out_host| as buffer_create (HOST_VISIBLE), not zero-filled.
+   * |out_host| as buffer_create (HOST_VISIBLE), not zero-filled;
+   * |out_indirect|: whether dispatches may read their sizes from it (an
+   * application's buffer may lack the usage that needs; graph.c refuses it
+   * as an indirect view then).
    * kernel_adopt: |build| as kernel_create, already checked against the
    * contract; the backend checks what only it can (workgroup memory). */
   tandem_status_t (*buffer_adopt)(tandem__gpu_t *gpu, const tandem_vulkan_buffer_t *desc,
-                                  void **out_native, void **out_host);
+                                  void **out_native, void **out_host, bool *out_indirect);
   tandem_status_t (*kernel_adopt)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                   const char *name, const tandem_vulkan_kernel_t *desc,
                                   void **out_native);
@@ -397,6 +400,11 @@ struct tandem__gpu {
   /* Which GPU lanes share one in-order queue: lanes with equal numbers do
    * (lavapipe has a single queue; the H200 one per lane). */
   uint8_t lane_queue[TANDEM_LANE_COUNT_GPU];
+  /* On an application's VkDevice (runtime option vulkan_device): the
+   * tandem_shader_feature_t bits the physical device has but the device was
+   * created without, so a kernel refused for one says "not enabled" and how
+   * to enable it. 0 on tandem's own device (it enables all it has). */
+  uint32_t shader_features_not_enabled;
 };
 
 /* core/trace.c: CLOCK_MONOTONIC in ns, the clock every time tandem reports is

@@ -79,7 +79,9 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
   buffer->charged = charged;
   buffer->placement = placement;
   if (adopt) {
-    s = gpu->vtable->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host);
+    bool indirect = false;
+    s = gpu->vtable->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host, &indirect);
+    buffer->no_indirect = !indirect;
   } else if (import) {
     s = gpu->vtable->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
   } else if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {

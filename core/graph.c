@@ -337,6 +337,12 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                          "start at a multiple of 4 and hold 12 bytes (x, y, z counts)",
                          kernel->name, (unsigned long long)desc->indirect.offset,
                          (unsigned long long)desc->indirect.length);
+    if (desc->indirect.buffer->no_indirect)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "dispatch of '%s': the indirect view's buffer was adopted without "
+                         "indirect-buffer usage (VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT); create "
+                         "the VkBuffer with it to read dispatch sizes from it",
+                         kernel->name);
     node.indirect = (tandem_view_t){desc->indirect.buffer, desc->indirect.offset, 12};
   } else {
     const uint32_t *use = wg_given ? wg : kernel->workgroups;

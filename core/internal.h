@@ -210,6 +210,9 @@ struct tandem_buffer {
   void *npu_host; /* its mapping (equals host except for staged sharing) */
   uint64_t npu_size;          /* BO size (rounded for host-pointer import) */
   tandem_sharing_t sharing;   /* SHARED: the path this buffer uses */
+  /* Adopted without the usage indirect dispatch reads need: never an
+   * indirect view (graph.c). Set at creation, never changed. */
+  bool no_indirect;
 
   tandem__record_t *records;   /* [mutex] in-flight accesses (I3) */
   tandem__host_map_t *maps;    /* [mutex] live host maps */

@@ -554,6 +554,20 @@ static tandem_status_t tandem__specialize(const tandem_kernel_desc_t *d, const c
 }
 
 /* Device limits and features for a kernel whose size and needs are known. */
+/* The names of the tandem_shader_feature_t bits in |mask|, comma separated,
+ * into |list| (|cap| bytes; cut short when full). */
+static void tandem__feature_list(uint32_t mask, char *list, size_t cap) {
+  size_t used = 0;
+  list[0] = '\0';
+  for (int bit = 0; bit < 32 && used < cap; bit++) {
+    if (!(mask & (1u << bit))) continue;
+    int w = snprintf(list + used, cap - used, "%s%s", used ? ", " : "",
+                     tandem_shader_feature_name((tandem_shader_feature_t)(1u << bit)));
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+}
+
 static tandem_status_t tandem__device_check(const tandem__gpu_t *gpu, const char *name,
                                             const uint32_t local_size[3], uint32_t needs,
                                             uint32_t subgroup_size) {
@@ -575,17 +589,18 @@ static tandem_status_t tandem__device_check(const tandem__gpu_t *gpu, const char
                        name, local_size[0], local_size[1], local_size[2],
                        (unsigned long long)invocations, info->max_local_invocations);
   uint32_t missing = needs & ~info->shader_features;
+  if (missing & gpu->shader_features_not_enabled) {
+    char list[512];
+    tandem__feature_list(missing & gpu->shader_features_not_enabled, list, sizeof list);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "kernel '%s' needs %s, which GPU '%s' has but the application's "
+                       "VkDevice was created without: enable it in the feature chain given to "
+                       "vkCreateDevice and pass the same chain as tandem_vulkan_device_t.features",
+                       name, list, info->name);
+  }
   if (missing) {
     char list[512];
-    size_t used = 0;
-    list[0] = '\0';
-    for (int bit = 0; bit < 32 && used < sizeof list; bit++) {
-      if (!(missing & (1u << bit))) continue;
-      int w = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
-                       tandem_shader_feature_name((tandem_shader_feature_t)(1u << bit)));
-      if (w < 0) break;
-      used += (size_t)w;
-    }
+    tandem__feature_list(missing, list, sizeof list);
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "kernel '%s' needs %s, which GPU '%s' does not support; use a variant "
                        "of the kernel without it (tandem_device_info_t.shader_features lists "

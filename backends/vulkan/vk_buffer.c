@@ -612,20 +612,22 @@ tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *base, const tandem_extern
 /*------------------------------------------------------------ adoption --*/
 
 tandem_status_t tandem_vk_buffer_adopt(tandem__gpu_t *base, const tandem_vulkan_buffer_t *d,
-                                       void **out_native, void **out_host) {
+                                       void **out_native, void **out_host, bool *out_indirect) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
   *out_host = NULL;
+  *out_indirect = (d->usage & VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT) != 0;
   assert((VkDevice)d->device == g->device); /* core/adopt.c checked it */
-  /* What tandem does with any buffer: bind it as storage, copy and fill it,
-   * read dispatch sizes from it. */
+  /* What tandem does with any buffer: bind it as storage, copy and fill it.
+   * Reading dispatch sizes from it (INDIRECT_BUFFER) is asked only of
+   * buffers used as indirect views (graph.c): a renderer's buffers rarely
+   * have it. */
   static const struct {
     VkBufferUsageFlags bit;
     const char *name;
   } usage[] = {{VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, "STORAGE_BUFFER"},
                {VK_BUFFER_USAGE_TRANSFER_SRC_BIT, "TRANSFER_SRC"},
-               {VK_BUFFER_USAGE_TRANSFER_DST_BIT, "TRANSFER_DST"},
-               {VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT, "INDIRECT_BUFFER"}};
+               {VK_BUFFER_USAGE_TRANSFER_DST_BIT, "TRANSFER_DST"}};
   char missing[128] = "";
   for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++)
     if (!(d->usage & usage[i].bit)) {
@@ -634,9 +636,9 @@ tandem_status_t tandem_vk_buffer_adopt(tandem__gpu_t *base, const tandem_vulkan_
     }
   if (missing[0])
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "the buffer's usage 0x%x lacks %s: tandem binds, copies, fills and "
-                       "reads dispatch sizes from any buffer; create it with "
-                       "STORAGE_BUFFER|TRANSFER_SRC|TRANSFER_DST|INDIRECT_BUFFER",
+                       "the buffer's usage 0x%x lacks %s: tandem binds, copies and fills "
+                       "any buffer; create it with STORAGE_BUFFER|TRANSFER_SRC|TRANSFER_DST "
+                       "(and INDIRECT_BUFFER to read dispatch sizes from it)",
                        d->usage, missing);
   if (g->family_count > 1 && !d->concurrent)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

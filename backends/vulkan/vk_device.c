@@ -1095,6 +1095,8 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
                                        .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &props);
   info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13);
+  g->base.shader_features_not_enabled =
+      tandem_vk_shader_features(&have, &p11, &p13) & ~info->shader_features;
   if (!enabled->f12.bufferDeviceAddress) info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
   /* Extensions: the ones tandem uses count only when the device has them. */
   static const struct {

@@ -169,7 +169,7 @@ tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *gpu, const tandem_externa
                                         void **out_native, void **out_host);
 void tandem_vk_buffer_destroy(tandem__gpu_t *gpu, void *native);
 tandem_status_t tandem_vk_buffer_adopt(tandem__gpu_t *gpu, const tandem_vulkan_buffer_t *desc,
-                                       void **out_native, void **out_host);
+                                       void **out_native, void **out_host, bool *out_indirect);
 VkBuffer tandem_vk_buffer_handle(void *native);
 void tandem_vk_buffer_memory(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
 tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uint64_t size,

@@ -2178,9 +2178,11 @@ typedef struct tandem_vulkan_buffer {
   uint64_t memory_offset;  /* vkBindBufferMemory's memoryOffset */
   uint64_t memory_size;    /* the memory's allocationSize */
   uint32_t memory_type;    /* the memory's memoryTypeIndex */
-  /* VkBufferUsageFlags it was created with: STORAGE_BUFFER, TRANSFER_SRC,
-   * TRANSFER_DST and INDIRECT_BUFFER are needed (tandem's own buffers have
-   * them: any view may be bound, copied, filled or used as indirect). */
+  /* VkBufferUsageFlags it was created with: STORAGE_BUFFER, TRANSFER_SRC
+   * and TRANSFER_DST are needed (any view may be bound, copied or filled);
+   * INDIRECT_BUFFER only for a buffer a dispatch reads its sizes from
+   * (without it, tandem_graph_add_dispatch refuses it as the indirect view,
+   * INVALID_ARGUMENT). */
   uint32_t usage;
   /* Created with VK_SHARING_MODE_CONCURRENT over every queue family of the
    * runtime's lanes (tandem_vulkan_handles_t.lanes). Required when those are

@@ -686,11 +686,12 @@ static tandem_status_t hg_buffer_import(tandem__gpu_t *base, const tandem_extern
 
 /* Adoption takes Vulkan objects, which the host GPU has none of. */
 static tandem_status_t hg_buffer_adopt(tandem__gpu_t *base, const tandem_vulkan_buffer_t *desc,
-                                       void **out_native, void **out_host) {
+                                       void **out_native, void **out_host, bool *out_indirect) {
   (void)base;
   (void)desc;
   *out_native = NULL;
   *out_host = NULL;
+  *out_indirect = false;
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                      "the buffer belongs to another VkDevice: the host GPU has no VkDevice");
 }

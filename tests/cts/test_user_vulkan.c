@@ -145,6 +145,11 @@ static void test_own_device_optional_off(void **state) {
   assert_false(info.shader_features & TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_16BIT);
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &kd, &k), TANDEM_ERROR_UNSUPPORTED,
                        "storageBuffer16BitAccess");
+  /* Issue 23: where the GPU has the feature, the refusal says it was not
+   * enabled on the application's device, and how to enable it. */
+  if (has)
+    TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &kd, &k), TANDEM_ERROR_UNSUPPORTED,
+                         "has but the application's VkDevice was created without: enable it");
   assert_null(k);
   th_runtime_destroy(rt);
   th_vk_device_destroy(dev);
@@ -346,9 +351,9 @@ static void test_adopt_buffer_refused(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_buffer_adopt_vulkan(rt, &d, &b), TANDEM_ERROR_OUT_OF_RANGE,
                        "size 8192 is more than the buffer holds");
   d = th_vk_buffer_desc(&vb, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
-  d.usage &= ~(uint32_t)VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  d.usage &= ~(uint32_t)VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
   TH_ASSERT_STATUS_MSG(tandem_buffer_adopt_vulkan(rt, &d, &b), TANDEM_ERROR_INVALID_ARGUMENT,
-                       "lacks INDIRECT_BUFFER");
+                       "lacks STORAGE_BUFFER");
   d = th_vk_buffer_desc(&vb, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
   d.memory_type = 99;
   TH_ASSERT_STATUS_MSG(tandem_buffer_adopt_vulkan(rt, &d, &b), TANDEM_ERROR_UNSUPPORTED,
@@ -416,6 +421,50 @@ static tandem_vulkan_kernel_t add_one_desc(const th_vk_pipeline_t *p) {
   return d;
 }
 
+
+/* Issue 23: INDIRECT_BUFFER usage is asked only of a buffer dispatches read
+ * their sizes from. Without it a buffer adopts, binds and computes, and is
+ * refused as an indirect view by name. */
+static void test_adopt_buffer_without_indirect(void **state) {
+  tandem_runtime_t *rt = *state;
+  enum { N = 256 };
+  uint32_t data[N], got[N];
+  for (uint32_t i = 0; i < N; i++) data[i] = i * 3u;
+  tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h));
+  th_vk_buffer_t vb = th_vk_buffer_create(&h, sizeof data, HOST_FLAGS);
+  th_vk_buffer_access(&h, &vb, NULL, data, sizeof data);
+  tandem_vulkan_buffer_t d = th_vk_buffer_desc(&vb, sizeof data, TANDEM_PLACEMENT_HOST_VISIBLE);
+  d.usage &= ~(uint32_t)VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT;
+  tandem_buffer_t *b = NULL;
+  TH_ASSERT_OK(tandem_buffer_adopt_vulkan(rt, &d, &b));
+  tandem_kernel_t *k = th_add_one_kernel(rt, N);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(b), N));
+  th_run_graph(g, 1);
+  th_read(b, 0, got, sizeof got);
+  for (uint32_t i = 0; i < N; i++) data[i] += 1;
+  TH_ASSERT_U32_ARRAY(got, data, N, "v + 1 in an adopted buffer without INDIRECT_BUFFER");
+  tandem_view_t v = tandem_buffer_whole(b);
+  tandem_dispatch_desc_t dd;
+  tandem_dispatch_desc_init(&dd);
+  dd.kernel = k;
+  dd.views = &v;
+  dd.view_count = 1;
+  const uint32_t count = N;
+  dd.push_constants = &count;
+  dd.push_constant_bytes = sizeof count;
+  dd.indirect = th_view(b, 0, 12);
+  uint32_t n = 0;
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch_node(g, &dd, &n), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the indirect view's buffer was adopted without indirect-buffer usage");
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  th_vk_buffer_destroy(&h, &vb);
+  TH_ASSERT_U64_EQ(th_validation_count(), 0);
+}
 /* A pipeline built with plain Vulkan from add_one_u32 runs in a graph like
  * a loaded kernel; releasing the kernel leaves the pipeline the test's (it
  * is adopted a second time, then destroyed by the test). */
@@ -566,6 +615,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adopt_host_visible, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test(test_adopt_gpu_local_budget),
       cmocka_unit_test_setup_teardown(test_adopt_buffer_refused, th_setup_gpu, th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_adopt_buffer_without_indirect, th_setup_gpu,
+                                      th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_adopt_pipeline, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_adopt_pipeline_refused, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test(test_adopt_on_own_device),
