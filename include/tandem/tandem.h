@@ -601,16 +601,21 @@ TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane)
  * enabled, and otherwise leaves off: the optional shader features
  * (shaderFloat16, shaderInt8, shaderInt16/64, shaderFloat64, 16- and 8-bit
  * storage, subgroupSizeControl, shaderIntegerDotProduct, vulkanMemoryModel,
- * ...: a kernel that needs one not enabled is UNSUPPORTED as on any device
- * without it, and tandem_device_info_t.shader_features lists only enabled
- * ones), hostQueryReset (with the gpu_timestamps option),
+ * ...: a kernel that needs one not enabled is UNSUPPORTED, naming it and
+ * saying the device was created without it when the GPU has it, and
+ * tandem_device_info_t.shader_features lists only enabled ones),
+ * hostQueryReset (with the gpu_timestamps option),
  * VK_EXT_calibrated_timestamps, VK_KHR_external_memory_fd,
  * VK_EXT_external_memory_dma_buf, VK_EXT_external_memory_host and
  * VK_KHR_external_semaphore_fd (interop and NPU sharing paths).
  *
  * Queues: per GPU lane, a queue family and index the device was created
  * with (lanes may share one queue; the compute lane's family must support
- * compute). A VkQueue is externally synchronised: while the runtime lives,
+ * compute). tandem checks queue_index against the family's queueCount;
+ * that the device was created with that many queues of the family is
+ * trusted (Vulkan cannot be asked, and vkGetDeviceQueue of a queue never
+ * created is undefined). A VkQueue is externally synchronised: while the
+ * runtime lives,
  * every submission of yours to one of these queues (and vkQueueWaitIdle,
  * vkDeviceWaitIdle) must hold tandem_runtime_queue_lock of a lane on it (the
  * lock is per queue; for vkDeviceWaitIdle, of every queue the lanes use);
@@ -618,7 +623,14 @@ TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane)
  * layer to an instance it did not create: enable VK_LAYER_KHRONOS_validation
  * (and synchronization validation) on your instance and read its messages
  * with your own debug messenger; tandem_runtime_validation_messages counts
- * nothing on such a runtime. */
+ * nothing on such a runtime.
+ *
+ * The runtime's GPU index: tandem_runtime_create sets the runtime's
+ * gpu_index to where tandem's own enumeration (tandem_runtime_gpu_info,
+ * `tandem devices`) finds the application's physical device, and
+ * tandem_runtime_gpu_info at that index describes the application's device
+ * as created (its enabled features only); other indices describe the
+ * system's other GPUs as tandem would open them. */
 typedef struct tandem_vulkan_queue {
   uint32_t queue_family;
   uint32_t queue_index; /* < the queueCount the device was created with */
@@ -1942,7 +1954,20 @@ TANDEM_API tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, i
  * own work by the byte ranges of its graphs; it does not see what you do with
  * a native handle or an exported fd. Order such work yourself: wait for the
  * completions that touch the bytes before you touch them, and do not touch
- * bytes that tandem work in flight reads or writes.
+ * bytes that tandem work in flight reads or writes (except through
+ * tandem_exec_submit_waiting, whose GPU-side waits order tandem's work
+ * after your producer's: then your producer may write the bytes the
+ * submission reads, before the value it signals).
+ *
+ * Your next raw Vulkan submission after a host wait: a host wait (the
+ * completion's, or vkWaitSemaphores) orders tandem's work before the host,
+ * not before your GPU commands' memory accesses. Make them visible either
+ * by waiting, in that submission, for the lane timeline values
+ * tandem_completion_lane_values gives (a VkSemaphoreSubmitInfo at a stage
+ * no later than the first access; free when already reached), which is
+ * right on any queue; or, on a queue a lane of that work uses, by a
+ * pipeline barrier from ALL_COMMANDS / MEMORY_WRITE to your stages and
+ * accesses, which covers earlier submissions on that queue only.
  *
  * Native accessors.  A view's VkBuffer, offset and range, and the XRT buffer
  * object of a buffer that has one. tandem keeps ownership: do not destroy,
@@ -2382,8 +2407,10 @@ TANDEM_API tandem_status_t tandem_runtime_run_vulkan_commands(
 
 /*
  * External submit.  The same declared accesses, but your code submits the
- * work itself (on a queue of tandem's VkDevice: a lane's queue under
- * tandem_runtime_queue_lock) and tells tandem which timeline semaphore value
+ * work itself (on any queue of tandem's VkDevice: a lane's queue under
+ * tandem_runtime_queue_lock, or, on an application's device, a queue no lane
+ * uses, which is then yours alone to synchronise; the ordering is by
+ * timeline semaphores, which cross queues) and tells tandem which timeline semaphore value
  * marks its end. Both directions are GPU-side waits:
  *   - before: the scope lists the timeline values (tandem's lane timelines)
  *     of in-flight tracked work that conflicts with the declared accesses;
