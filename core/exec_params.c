@@ -9,7 +9,7 @@
  * region's version, both under runtime->mutex. Nothing in flight changes: each
  * slot keeps its own command buffers, descriptor sets and retained views, and
  * the next submit re-records only the regions whose version moved, for the
- * slot it uses (core/exec.c). A new view range updates the executable's
+ * slot it uses (core/submit.c). A new view range updates the executable's
  * access list, so later submissions are ordered against in-flight work by the
  * new bytes; ordering inside the graph was fixed at prepare, so a range that
  * would need an order the plan lacks is refused (tandem__plan_orders).

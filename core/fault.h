@@ -30,7 +30,7 @@ typedef enum tandem__fault_kind {
 bool tandem__fault_armed(void);
 /* True when this call must fail: it is the armed Nth counted call (or any
  * later one, in persistent mode). |site| names the call ("vkQueueSubmit2",
- * "core/exec.c:42") for the report. Thread-safe. */
+ * "core/prepare.c:42") for the report. Thread-safe. */
 bool tandem__fault(tandem__fault_kind_t kind, const char *site);
 #endif
 

@@ -9,7 +9,7 @@
  * tandem_vulkan_scope_view from it, and runs one-shot handoffs.
  *
  * The external-submit form (tandem_runtime_submit_vulkan) is a one-node,
- * one-slot executable whose node records nothing: exec.c's submit computes
+ * one-slot executable whose node records nothing: submit.c computes
  * the region's waits as for any submission, then, still under the tracker
  * lock and before the region goes to its queue, tandem__vulkan_submit_call
  * hands those waits (lane timelines and values) to the user's callback,

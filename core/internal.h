@@ -348,11 +348,11 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
 tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__plan_t *plan,
                                            tandem_vulkan_submit_fn submit, void *user,
                                            tandem__region_submit_t *region);
-/* exec.c: tandem_exec_submit of a one-region executable whose region also
+/* submit.c: tandem_exec_submit of a one-region executable whose region also
  * waits for the work |submit| submits (called once the waits are known). */
 tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_submit_fn submit,
                                              void *user, tandem_completion_t **out_completion);
-/* exec.c: prepare with |slot_count| graph slots (tandem_graph_prepare uses
+/* prepare.c: prepare with |slot_count| graph slots (tandem_graph_prepare uses
  * the runtime option graph_slots). */
 tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot_count,
                                             tandem_exec_t **out_exec);
@@ -717,7 +717,7 @@ void tandem__lane_give_back(tandem_runtime_t *runtime, tandem_lane_t lane);
 /* True when a region of |slot| waits for a SESSION stage that ended in
  * failure (tandem__lane_t.failed_value). Needs runtime->mutex. */
 bool tandem__lane_failed_waits_locked(const tandem_runtime_t *runtime, const tandem__slot_t *slot);
-/* exec.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
+/* submit.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
 tandem_status_t tandem__maps_check_locked(const tandem__access_t *a);
 
 /* Commit-time bookkeeping of a submission whose regions wait on user lanes:

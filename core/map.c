@@ -4,7 +4,7 @@
  *
  * A map is registered in its buffer's map list under runtime->mutex only after
  * every conflicting in-flight access has finished, and submissions check that
- * list (exec.c), so host and device never touch a conflicting range at once.
+ * list (submit.c), so host and device never touch a conflicting range at once.
  * The blocking forms drop the lock while they wait, then look again: work
  * submitted meanwhile is waited for too. Map registration may allocate (maps
  * are not on the replay path).

@@ -1008,7 +1008,7 @@ static const tracker_row_t k_tracker_rows[] = {
      {SUB(0, RV(COMP, 1, 0, 0, 0, 0)), SUB(1, RV(UP, 1, 0, 1, 0, 0))},
      2},
     {"one graph submitted three times",
-     "exec.c: each submission takes a free slot and new values; a replay waits for the latest "
+     "submit.c: each submission takes a free slot and new values; a replay waits for the latest "
      "in-flight value of the lane (waiting on it covers the earlier ones)",
      {G1(INC(D0, 0))},
      1,
@@ -1024,7 +1024,7 @@ static const tracker_row_t k_tracker_rows[] = {
       SUB(2, RV(DOWN, 1, 0, 1, 0, 0))},
      3},
     {"waits go to the region that conflicts",
-     "exec.c: a record's wait is added to the region of the access that conflicts; the "
+     "submit.c: a record's wait is added to the region of the access that conflicts; the "
      "independent upload region of the same submission waits for nothing",
      {G1(FILL(D0, 0, 64, 3)), G2(COPY(H0, 0, D1, 0, 64), COPY(D0, 0, H1, 0, 64))},
      2,
@@ -1039,7 +1039,7 @@ static const tracker_row_t k_tracker_rows[] = {
       SUB(2, RV(DOWN, 1, 0, 2, 0, 0))},
      3},
     {"submit_after without a conflict",
-     "exec.c: submit_after makes every region wait for every lane value of the completion",
+     "submit.c: submit_after makes every region wait for every lane value of the completion",
      {G1(FILL(D0, 0, 64, 3)), G1(COPY(H0, 0, D1, 0, 64))},
      2,
      {SUB(0, RV(COMP, 1, 0, 0, 0, 0)), SUB_AFTER(1, 0, RV(UP, 1, 0, 1, 0, 0))},
@@ -1370,7 +1370,7 @@ static tandem_status_t probe_read(world_t *w, int b, const char *ctx) {
 
 /* Makes poisoned |b| readable: a whole rewrite (a fill on the GPU, submitted
  * with the reader right behind it while the lanes are held: the reader is
- * ordered after the rewrite, exec.c tandem__rewrite_in_flight_locked), or,
+ * ordered after the rewrite, submit.c tandem__rewrite_in_flight_locked), or,
  * for a host-visible buffer, a whole host write map. */
 static void rewrite_whole(world_t *w, int b, const char *ctx) {
   if (buf_placement(b) == TANDEM_PLACEMENT_HOST_VISIBLE) {

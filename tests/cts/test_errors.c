@@ -1209,7 +1209,7 @@ static tandem_status_t prepare_empty(void) { return prepare_on(G); }
 static tandem_status_t prepare_one(void) { return prepare_on(G); }
 static tandem_status_t prepare_oom(void) {
   TH_ASSERT_OK(tandem_graph_add_fill(G, th_view(F.host, 0, 64), 0, TANDEM_LANE_AUTO));
-  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/exec.c", prepare_one);
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/prepare.c", prepare_one);
 }
 static tandem_status_t prepare_range(void) {
   /* A binding 4 bytes over lavapipe's maxStorageBufferRange (128 MiB). */

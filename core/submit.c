@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * submit.c — one submission of an executable graph, in named phases.
+ *
+ * tandem_exec_submit and its variants (after completions, waiting on user
+ * lanes, around an application's own submission) all build one
+ * tandem__submission_t and run it through these phases, in this order:
+ *
+ *   1. submit_check_args       the arguments, outside the lock
+ *   (runtime->mutex is taken here and held to the end)
+ *   2. submit_check_runtime    not lost; the user-lane waits name live lanes
+ *   3. submit_acquire_slot     a FREE slot and a submission count (BUSY)
+ *   4. submit_check_inputs     no conflicting host map, no poisoned input,
+ *                              no failed completion to wait after
+ *   5. submit_compute_waits    timeline values and per-region waits, into
+ *                              the slot (nothing committed yet)
+ *   6. submit_rerecord         regions whose parameters changed since this
+ *                              slot recorded them, recorded again
+ *   7. submit_to_backend       the application's submission (external), then
+ *                              the backend's program_submit; a failure here
+ *                              may be half-submitted: the runtime is lost
+ *   8. submit_commit           lane values, tracker records, the slot
+ *                              IN_FLIGHT in the runtime's FIFO, statistics
+ *   9. submit_publish          NPU regions to the NPU lane thread, the
+ *                              completion handle issued
+ *
+ * Phases 1-6 can fail and leave no trace: they acquire everything fallible
+ * before any timeline value is handed out (a BUSY answer changes nothing).
+ * Phases 8-9 cannot fail. Nothing on this path allocates: records, submit
+ * descriptions and completion handles live in the slot, made at prepare
+ * (prepare.c). Views a re-recorded slot no longer binds are released after
+ * the lock is dropped (a last reference frees device memory).
+ */
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* One submission as it goes through the phases. The inputs are set by the
+ * entry points; the rest by the phases, under runtime->mutex from phase 2. */
+typedef struct tandem__submission {
+  /* Inputs. */
+  tandem_exec_t *exec;
+  tandem_completion_t *const *after; /* ordered after these completions */
+  uint32_t after_count;
+  const tandem_lane_wait_t *lane_waits; /* user lanes every region waits on */
+  uint32_t lane_wait_count;
+  tandem_vulkan_submit_fn external; /* the application's own submission, or NULL */
+  void *external_user;
+  /* Set by the phases. */
+  tandem_runtime_t *rt;
+  tandem__gpu_t *gpu;
+  const tandem__plan_t *plan;
+  tandem__slot_t *slot;                  /* phase 3 */
+  uint64_t next[TANDEM__MAX_LANES];      /* phase 5: the lanes' values once committed */
+  uint32_t release_count;                /* phase 6: slot->to_release entries */
+  uint64_t submit_ns;                    /* phase 7: before the queues see it */
+} tandem__submission_t;
+
+tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  for (uint32_t i = 0; i < b->map_count; i++) {
+    const tandem__host_map_t *m = &b->maps[i];
+    if ((m->write || (a->access & TANDEM_ACCESS_WRITE)) &&
+        tandem__ranges_overlap(m->offset, m->length, a->offset, a->length))
+      return TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                         "bytes %llu..%llu of a %s buffer are held by a live host %s map; "
+                         "unmap it before submitting work that %s them",
+                         (unsigned long long)a->offset, (unsigned long long)(a->offset + a->length),
+                         tandem_placement_name(b->placement), m->write ? "write" : "read",
+                         (a->access & TANDEM_ACCESS_WRITE) ? "writes" : "reads");
+  }
+  return TANDEM_OK;
+}
+
+/* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
+ * a reader submitted now is ordered after it (and fails with it, through its
+ * dependencies, if it fails), so the poison of earlier bytes there no longer
+ * matters to that reader. Only WRITE counts: it promises every byte is
+ * overwritten and none read (the shader's writeonly is checked at load);
+ * READ_WRITE would read the poisoned bytes. A native session's stage (no
+ * slot) does not count: what it writes is the client's, and tandem cannot
+ * tell whether it rewrites every byte. */
+static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b, uint64_t offset,
+                                             uint64_t length) {
+  for (const tandem__record_t *r = b->records; r; r = r->next)
+    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset <= offset &&
+        r->access.offset + r->access.length >= offset + length && r->slot &&
+        !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
+      return true;
+  return false;
+}
+
+/* The first poisoned range of |a|'s bytes that no in-flight rewrite covers
+ * (what a reader submitted now would read as failed), or NULL. */
+static const tandem__poison_t *tandem__poisoned_input_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  if (!(a->access & TANDEM_ACCESS_READ)) return NULL;
+  for (uint32_t i = 0; i < b->poison_count; i++) {
+    const tandem__poison_t *p = &b->poison[i];
+    if (!tandem__ranges_overlap(p->offset, p->length, a->offset, a->length)) continue;
+    uint64_t lo = p->offset > a->offset ? p->offset : a->offset;
+    uint64_t hi = p->offset + p->length < a->offset + a->length ? p->offset + p->length
+                                                                : a->offset + a->length;
+    if (!tandem__rewrite_in_flight_locked(b, lo, hi - lo)) return p;
+  }
+  return NULL;
+}
+
+/* 1. The arguments: every |after| handle live and of this runtime. Outside
+ * the lock; checked live again under it (phase 4), because a release revokes
+ * under that lock before it drops the executable. */
+static tandem_status_t submit_check_args(tandem__submission_t *sub) {
+  if (!sub->exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "exec is NULL");
+  sub->rt = sub->exec->runtime;
+  sub->gpu = atomic_load(&sub->rt->gpu);
+  sub->plan = &sub->exec->plan;
+  if (sub->after_count && !sub->after)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after is NULL with after_count %u",
+                       sub->after_count);
+  for (uint32_t i = 0; i < sub->after_count; i++) {
+    char what[32];
+    snprintf(what, sizeof what, "after[%u]", i);
+    tandem__slot_t *a = NULL;
+    TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(sub->after[i], what, &a));
+    bool other = a->exec->runtime != sub->rt;
+    tandem_exec_release(a->exec);
+    if (other)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "after[%u] belongs to another runtime", i);
+  }
+  return TANDEM_OK;
+}
+
+/* 2. The runtime can take work, and each user-lane wait names a live
+ * EXTERNAL lane and a value above 0. */
+static tandem_status_t submit_check_runtime_locked(const tandem__submission_t *sub) {
+  tandem_runtime_t *rt = sub->rt;
+  if (tandem__runtime_fold_loss_locked(rt) != TANDEM_OK)
+    return TANDEM_FAIL(rt->lost, "the runtime's GPU failed earlier (%s); nothing can be submitted",
+                       tandem_status_name(rt->lost));
+  for (uint32_t i = 0; i < sub->lane_wait_count; i++) {
+    int l = sub->lane_waits[i].lane;
+    if (l < TANDEM_LANE_COUNT || l >= TANDEM__MAX_LANES ||
+        rt->lanes[l].kind != TANDEM_LANE_KIND_EXTERNAL || rt->lanes[l].closing)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "waits[%u]: lane %d is not an external lane of this runtime (make one "
+                         "with tandem_external_timeline_lane; built-in lanes are ordered through "
+                         "tandem_exec_submit_after)",
+                         i, l);
+    if (sub->lane_waits[i].value == 0)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "waits[%u]: value 0 on lane %d waits for nothing; timelines start at 0",
+                         i, l);
+  }
+  return TANDEM_OK;
+}
+
+/* 3. A FREE slot of the executable and room under max_submissions.
+ * Finished work is retired only when a limit is in the way: waits retire
+ * what they waited for, so the common replay path makes no timeline
+ * queries. */
+static tandem_status_t submit_acquire_slot_locked(tandem__submission_t *sub) {
+  tandem_runtime_t *rt = sub->rt;
+  tandem_exec_t *exec = sub->exec;
+  tandem__slot_t *slot = NULL;
+  for (int attempt = 0; attempt < 2; attempt++) {
+    for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
+      if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
+    if (slot && rt->in_flight_count < rt->options.max_submissions) break;
+    if (attempt == 0) tandem__tracker_poll_locked(rt);
+  }
+  if (!slot)
+    return TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                       "all %u graph slots of this executable are in use; a slot is free again "
+                       "once its submission has finished and its completion is released "
+                       "(tandem_completion_release; waiting alone keeps the slot); the runtime "
+                       "option graph_slots sets how many",
+                       exec->slot_count);
+  if (rt->in_flight_count >= rt->options.max_submissions)
+    return TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                       "%u submissions are in flight, the runtime's max_submissions",
+                       rt->in_flight_count);
+  sub->slot = slot;
+  return TANDEM_OK;
+}
+
+/* 4. What the submission touches can be touched: no live host map
+ * conflicts, no byte it reads is poisoned (unless in-flight work rewrites
+ * it), and no completion it runs after has failed. */
+static tandem_status_t submit_check_inputs_locked(const tandem__submission_t *sub) {
+  const tandem_exec_t *exec = sub->exec;
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    const tandem__access_t *a = &exec->accesses[i];
+    TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(a));
+    const tandem__poison_t *p = tandem__poisoned_input_locked(a);
+    if (p)
+      return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
+                         "bytes %llu..%llu of a %llu-byte buffer this graph reads (it reads "
+                         "%llu..%llu) were last written by work that failed (%s); write them "
+                         "again with work that succeeds, or read other bytes",
+                         (unsigned long long)p->offset,
+                         (unsigned long long)(p->offset + p->length),
+                         (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
+                         (unsigned long long)(a->offset + a->length),
+                         tandem_status_name(p->cause));
+  }
+  for (uint32_t i = 0; i < sub->after_count; i++) {
+    const tandem__slot_t *a = tandem__handle_slot(sub->after[i]);
+    if (!a) /* released by another thread since phase 1 */
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "after[%u] was released while this submission was being made", i);
+    if (a->state != TANDEM__SLOT_IN_FLIGHT && a->result != TANDEM_OK)
+      return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
+                         "after[%u] ended with %s; work ordered after it cannot run", i,
+                         tandem_status_name(a->result));
+  }
+  return TANDEM_OK;
+}
+
+/* 5. Timeline values and waits, computed into the slot before anything is
+ * committed: each region signals its lane's next value and waits for the
+ * regions of this submission it follows, the user lanes' values, the
+ * in-flight work its accesses conflict with (the tracker) and the
+ * completions it runs after. Cannot fail. */
+static void submit_compute_waits_locked(tandem__submission_t *sub) {
+  tandem_runtime_t *rt = sub->rt;
+  const tandem_exec_t *exec = sub->exec;
+  const tandem__plan_t *plan = sub->plan;
+  tandem__slot_t *slot = sub->slot;
+  slot->dep_count = 0;
+  memcpy(sub->next, rt->lane_next_value, sizeof sub->next);
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    tandem__region_submit_t *rs = &slot->submits[r];
+    rs->region = r;
+    rs->submitted = false;
+    rs->signal_value = ++sub->next[plan->regions[r].lane];
+    rs->external_wait = NULL;
+    rs->external_value = 0;
+    memset(rs->wait_values, 0, sizeof rs->wait_values);
+    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+      int32_t w = plan->regions[r].wait_region[l];
+      rs->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
+    }
+    for (uint32_t i = 0; i < sub->lane_wait_count; i++)
+      if (sub->lane_waits[i].value > rs->wait_values[sub->lane_waits[i].lane])
+        rs->wait_values[sub->lane_waits[i].lane] = sub->lane_waits[i].value;
+  }
+  for (uint32_t i = 0; i < exec->access_count; i++)
+    tandem__tracker_conflicts_locked(rt, &exec->accesses[i],
+                                     slot->submits[exec->access_region[i]].wait_values, slot);
+  for (uint32_t i = 0; i < sub->after_count; i++) {
+    tandem__slot_t *a = tandem__handle_slot(sub->after[i]);
+    assert(a); /* checked in phase 4, under this lock */
+    if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
+    tandem__slot_add_dep_locked(slot, a, true);
+    for (uint32_t r = 0; r < plan->region_count; r++)
+      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+        if (a->lane_values[l] > slot->submits[r].wait_values[l])
+          slot->submits[r].wait_values[l] = a->lane_values[l];
+  }
+}
+
+/* 6. Regions whose parameters changed since this slot last recorded them
+ * are recorded again, into this slot's own command buffers and descriptor
+ * sets (no running work uses them: the slot is FREE). Views the slot no
+ * longer binds go to slot->to_release, released after the lock is dropped.
+ * A failed recording leaves that region's version old: it is recorded
+ * again next time. */
+static tandem_status_t submit_rerecord_locked(tandem__submission_t *sub) {
+  const tandem_exec_t *exec = sub->exec;
+  const tandem__plan_t *plan = sub->plan;
+  tandem__slot_t *slot = sub->slot;
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    if (slot->region_version[r] == exec->region_version[r]) continue;
+    const tandem__region_t *region = &plan->regions[r];
+    for (uint32_t k = 0; k < region->count; k++) {
+      uint32_t n = plan->order[region->first + k];
+      const tandem__node_t *node = &plan->nodes[n];
+      if (node->kind == TANDEM__NODE_NPU_RUN) continue;
+      for (uint32_t v = 0; v < node->view_count; v++) {
+        tandem_view_t *held = &slot->views[exec->node_view[n] + v];
+        if (held->buffer != node->views[v].buffer) {
+          tandem_buffer_retain(node->views[v].buffer);
+          slot->to_release[sub->release_count++] = held->buffer;
+        }
+        *held = node->views[v];
+      }
+    }
+    TANDEM_RETURN_IF_ERROR(tandem__record_region(sub->gpu, exec->native, plan, slot->index, r));
+    slot->region_version[r] = exec->region_version[r];
+  }
+  return TANDEM_OK;
+}
+
+/* 7. The application's own submission first (it waits for what the region
+ * waits for; the region then waits for its end too), then the backend's
+ * submission of every region. A backend failure may leave values
+ * half-submitted: the lanes cannot be trusted any more, so the runtime is
+ * lost and the slot's values abandoned. */
+static tandem_status_t submit_to_backend_locked(tandem__submission_t *sub) {
+  const tandem__plan_t *plan = sub->plan;
+  tandem__slot_t *slot = sub->slot;
+  if (sub->external) {
+    assert(plan->region_count == 1 && plan->regions[0].lane < TANDEM_LANE_COUNT_GPU);
+    TANDEM_RETURN_IF_ERROR(tandem__vulkan_submit_call(sub->gpu, plan, sub->external,
+                                                      sub->external_user, &slot->submits[0]));
+  }
+  sub->submit_ns = tandem__now_ns();
+  tandem_status_t s = sub->gpu->vtable->program_submit(sub->gpu, sub->exec->native, slot->index,
+                                                       slot->submits, plan->region_count);
+  if (s == TANDEM_OK) return TANDEM_OK;
+  tandem__submit_abandon_locked(sub->rt, slot, sub->next);
+  tandem__runtime_set_lost_locked(sub->rt, TANDEM_ERROR_DEVICE_LOST);
+  if (s != TANDEM_ERROR_DEVICE_LOST) /* say what the runtime now is */
+    s = tandem__annotate(TANDEM_ERROR_DEVICE_LOST,
+                         "submitting to the GPU failed half-way, so the runtime is lost");
+  return s;
+}
+
+/* 8. Committed: the lanes' next values, the slot's lane values and cover,
+ * one tracker record per access (I3), the slot IN_FLIGHT at the tail of the
+ * runtime's FIFO (retirement follows submission order), statistics. */
+static void submit_commit_locked(tandem__submission_t *sub) {
+  tandem_runtime_t *rt = sub->rt;
+  tandem_exec_t *exec = sub->exec;
+  const tandem__plan_t *plan = sub->plan;
+  tandem__slot_t *slot = sub->slot;
+  memcpy(rt->lane_next_value, sub->next, sizeof sub->next);
+  memset(slot->lane_values, 0, sizeof slot->lane_values);
+  for (uint32_t r = 0; r < plan->region_count; r++)
+    slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
+  tandem__slot_set_cover_locked(rt, sub->gpu, slot);
+  tandem__lane_note_waits_locked(rt, slot);
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    tandem__record_t *rec = &slot->records[i];
+    uint32_t r = exec->access_region[i];
+    rec->access = exec->accesses[i];
+    rec->lane = plan->regions[r].lane;
+    rec->value = slot->submits[r].signal_value;
+    rec->slot = slot;
+    tandem__tracker_link_locked(rec);
+  }
+  slot->state = TANDEM__SLOT_IN_FLIGHT;
+  slot->user_ref = true;
+  slot->result = TANDEM_OK;
+  slot->generation++;
+  slot->submission = ++rt->submission_count;
+  atomic_store(&slot->cancel_requested, false);
+  /* A session stage it waits for may already have ended in failure (its
+   * records stay until its value is signalled): fail with it. */
+  atomic_store(&slot->dep_failed, tandem__lane_failed_waits_locked(rt, slot));
+  atomic_store(&slot->abandoned, false);
+  atomic_store(&slot->npu_result, TANDEM_OK);
+  slot->inject_failure = rt->fail_next;
+  rt->fail_next = false;
+  slot->host_submit_ns = sub->submit_ns;
+  slot->npu_message[0] = '\0';
+  slot->host_observed_ns = 0;
+  slot->next_in_flight = NULL;
+  if (rt->in_flight_tail) {
+    rt->in_flight_tail->next_in_flight = slot;
+  } else {
+    rt->in_flight = slot;
+  }
+  rt->in_flight_tail = slot;
+  rt->in_flight_count++;
+  atomic_fetch_add(&rt->stats.submissions, 1);
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    if (exec->uses_lane[l]) atomic_fetch_add(&rt->lanes[l].submissions, 1);
+    if (!exec->copied_per_lane[l]) continue;
+    atomic_fetch_add(&rt->lanes[l].copied_bytes, exec->copied_per_lane[l]);
+    atomic_fetch_add(&rt->stats.copied_bytes, exec->copied_per_lane[l]);
+  }
+  for (uint32_t i = 0; i < sub->lane_wait_count; i++) {
+    bool again = false; /* one count per lane, however many entries name it */
+    for (uint32_t j = 0; j < i; j++) again |= sub->lane_waits[j].lane == sub->lane_waits[i].lane;
+    if (!again) atomic_fetch_add(&rt->lanes[sub->lane_waits[i].lane].submissions, 1);
+  }
+}
+
+/* 9. NPU regions go to the lane thread last: the GPU regions that wait for
+ * them are queued already (wait-before-signal on the NPU timeline). Then
+ * the completion handle, holding a reference to the executable. */
+static tandem_completion_t *submit_publish_locked(tandem__submission_t *sub) {
+  const tandem__plan_t *plan = sub->plan;
+  tandem__slot_t *slot = sub->slot;
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    if (plan->regions[r].lane != TANDEM_LANE_NPU) continue;
+    slot->npu_jobs[r] = (tandem__npu_job_t){.slot = slot, .region = r};
+    tandem__npu_lane_push(sub->rt, &slot->npu_jobs[r]);
+  }
+  atomic_fetch_add(&sub->exec->refs, 1); /* the completion's reference */
+  return tandem__handle_issue(slot);
+}
+
+/* Runs |sub| through the phases; the completion in |out_completion|. */
+static tandem_status_t tandem__submit(tandem__submission_t *sub,
+                                      tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  TANDEM_RETURN_IF_ERROR(submit_check_args(sub));
+  tandem_runtime_t *rt = sub->rt;
+  pthread_mutex_lock(&rt->mutex);
+  tandem_status_t s = submit_check_runtime_locked(sub);
+  if (s == TANDEM_OK) s = submit_acquire_slot_locked(sub);
+  if (s == TANDEM_OK) s = submit_check_inputs_locked(sub);
+  if (s == TANDEM_OK) {
+    submit_compute_waits_locked(sub);
+    s = submit_rerecord_locked(sub);
+  }
+  if (s == TANDEM_OK) s = submit_to_backend_locked(sub);
+  if (s == TANDEM_OK) {
+    submit_commit_locked(sub); /* from here on nothing fails */
+    *out_completion = submit_publish_locked(sub);
+    assert(tandem__runtime_check_locked(rt) && tandem__exec_check_locked(sub->exec));
+  }
+  pthread_mutex_unlock(&rt->mutex);
+  /* Outside the lock: a last reference frees device memory. */
+  for (uint32_t i = 0; i < sub->release_count; i++) tandem_buffer_release(sub->slot->to_release[i]);
+  return s;
+}
+
+tandem_status_t tandem_exec_submit(tandem_exec_t *exec, tandem_completion_t **out_completion) {
+  tandem__submission_t sub = {.exec = exec};
+  return tandem__submit(&sub, out_completion);
+}
+
+tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec, const tandem_lane_wait_t *waits,
+                                           uint32_t wait_count,
+                                           tandem_completion_t **out_completion) {
+  if (out_completion) *out_completion = NULL; /* on every error, as tandem_exec_submit */
+  if (wait_count && !waits)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "waits is NULL with wait_count %u",
+                       wait_count);
+  if (wait_count > TANDEM_MAX_LANES)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "wait_count %u: a submission waits on at most %d lanes (one entry each)",
+                       wait_count, TANDEM_MAX_LANES);
+  tandem__submission_t sub = {.exec = exec, .lane_waits = waits, .lane_wait_count = wait_count};
+  return tandem__submit(&sub, out_completion);
+}
+
+tandem_status_t tandem_exec_submit_after(tandem_exec_t *exec, tandem_completion_t *const *after,
+                                         uint32_t after_count,
+                                         tandem_completion_t **out_completion) {
+  tandem__submission_t sub = {.exec = exec, .after = after, .after_count = after_count};
+  return tandem__submit(&sub, out_completion);
+}
+
+tandem_status_t tandem__exec_submit_external(tandem_exec_t *exec, tandem_vulkan_submit_fn submit,
+                                             void *user, tandem_completion_t **out_completion) {
+  tandem__submission_t sub = {.exec = exec, .external = submit, .external_user = user};
+  return tandem__submit(&sub, out_completion);
+}
