@@ -175,3 +175,18 @@ tandem_status_t tandem_buffer_view(tandem_buffer_t *buffer, uint64_t offset, uin
 tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer) {
   return (tandem_view_t){buffer, 0, buffer ? buffer->size : 0};
 }
+
+tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
+                                   const char *what) {
+  if (!view.buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: view has no buffer", what);
+  if (view.buffer->runtime != runtime)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: the buffer belongs to another runtime", what);
+  if (view.length == 0 || view.offset >= view.buffer->size ||
+      view.length > view.buffer->size - view.offset)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "%s: view (offset %llu, length %llu) is not inside its %llu-byte buffer",
+                       what, (unsigned long long)view.offset, (unsigned long long)view.length,
+                       (unsigned long long)view.buffer->size);
+  return TANDEM_OK;
+}

@@ -24,16 +24,6 @@
 #include "core/internal.h"
 #include "core/struct_size.h"
 
-const char *tandem_lane_name(tandem_lane_t lane) {
-  switch (lane) {
-    case TANDEM_LANE_UPLOAD: return "upload";
-    case TANDEM_LANE_COMPUTE: return "compute";
-    case TANDEM_LANE_DOWNLOAD: return "download";
-    case TANDEM_LANE_NPU: return "npu";
-    default: return "unknown";
-  }
-}
-
 tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **out_graph) {
   if (!out_graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_graph is NULL");
   *out_graph = NULL;

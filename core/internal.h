@@ -649,11 +649,13 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
                                          tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
 void tandem__tracker_unlink_locked(tandem__record_t *record);
-/* Blocks until every lane reached |values| (0 = ignore); records device loss. */
+/* wait.c: blocks until every lane reached |values| (0 = ignore); records
+ * device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,
                                      const uint64_t values[TANDEM__MAX_LANES],
                                      uint64_t timeout_ns);
-/* Checks that |view| is well-formed and belongs to |runtime|; |what| names it. */
+/* buffer.c: checks that |view| is well-formed and belongs to |runtime|;
+ * |what| names it. */
 tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
                                    const char *what);
 bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len);

@@ -173,3 +173,13 @@ tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, int lane,
   tandem__struct_out(user_info, out_info, sizeof *out_info);
   return TANDEM_OK;
 }
+
+const char *tandem_lane_name(tandem_lane_t lane) {
+  switch (lane) {
+    case TANDEM_LANE_UPLOAD: return "upload";
+    case TANDEM_LANE_COMPUTE: return "compute";
+    case TANDEM_LANE_DOWNLOAD: return "download";
+    case TANDEM_LANE_NPU: return "npu";
+    default: return "unknown";
+  }
+}
