@@ -26,7 +26,11 @@ static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const voi
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
-  gpu->vtable->native_handles(gpu, &h);
+  tandem__gpu_native_handles(gpu, &h);
+  if (!h.device)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "%s: the runtime's GPU backend '%s' has no VkDevice to adopt objects of",
+                       what, runtime->gpu_backend->name);
   if (device != h.device)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s belongs to another VkDevice (%p) than the runtime's (%p): adopt only "

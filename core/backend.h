@@ -17,7 +17,6 @@
 
 #include "core/kernel_interface.h"
 #include "tandem/tandem.h"
-#include "tandem/tandem_testing.h"
 
 typedef struct tandem__gpu tandem__gpu_t;
 
@@ -28,7 +27,7 @@ typedef struct tandem__gpu tandem__gpu_t;
  * slot at a time as a list of commands: fill, copy, dispatch, and the
  * barriers between them, each with its scope already computed. Core decides
  * the order, the regions, where barriers go and what they cover, and the
- * timeline values a region waits for and signals (program_submit); a backend
+ * timeline values a region waits for and signals (program.submit); a backend
  * decides only the native objects and calls that carry them out. A backend
  * never sees core's plan or node layouts.
  *
@@ -65,7 +64,7 @@ typedef struct tandem__binding {
 } tandem__binding_t;
 
 /* The bindings of up to TANDEM__BINDING_BATCH bindings' worth of dispatches
- * (record_bindings): dispatch i is command ids[i], with the next
+ * (record.bindings): dispatch i is command ids[i], with the next
  * binding_counts[i] entries of |bindings|. */
 #define TANDEM__BINDING_BATCH 128u
 typedef struct tandem__binding_batch {
@@ -90,7 +89,7 @@ typedef struct tandem__cmd_copy {
 
 typedef struct tandem__cmd_dispatch {
   uint32_t id;
-  void *kernel; /* the kernel's native (kernel_create) */
+  void *kernel; /* the kernel's native (kernel.create) */
   const tandem__binding_t *bindings;
   uint32_t binding_count; /* the program description's for this id */
   const void *push;
@@ -116,7 +115,7 @@ typedef struct tandem__program_command {
   uint32_t binding_count;
 } tandem__program_command_t;
 
-/* A prepared program as a backend sees it (program_create). */
+/* A prepared program as a backend sees it (program.create). */
 typedef struct tandem__program_desc {
   uint32_t slot_count;
   uint32_t region_count;
@@ -124,7 +123,7 @@ typedef struct tandem__program_desc {
   const uint32_t *region_commands;   /* [region]: its commands, barriers not counted */
   /* [region]: the pieces a GPU region is recorded in (>= 1; 1 for an NPU
    * region, never recorded), each into a native command buffer of its own, submitted in
-   * piece order as one batch (see "Pieces" above record_begin). */
+   * piece order as one batch (see "Pieces" above record.begin). */
   const uint32_t *region_pieces;
   /* [piece, region by region: the pieces of region 0, then region 1 ...]:
    * each piece's commands, barriers not counted (they sum to the region's). */
@@ -154,55 +153,95 @@ typedef struct tandem__region_submit {
    * the native semaphore and its value; NULL none. GPU regions only. */
   void *external_wait;
   uint64_t external_value;
-  bool submitted; /* set by program_submit once the region is handed to its queue */
+  bool submitted; /* set by program.submit once the region is handed to its queue */
 } tandem__region_submit_t;
 
-typedef struct tandem__gpu_vtable {
+/* The device as a whole. */
+typedef struct tandem__gpu_device_ops {
   void (*destroy)(tandem__gpu_t *gpu);
   /* Waits until every queue is idle, whatever any wait answered before
    * (vkDeviceWaitIdle; a device lost for real returns at once). Used after
    * device loss, before freeing what the queues may still run (core/lost.c). */
   void (*idle)(tandem__gpu_t *gpu);
+  /* Optional (NULL: the backend keeps nothing). Gives back what the backend
+   * keeps from destroyed programs (tandem_runtime_trim). Thread-safe against
+   * every other entry. */
+  void (*trim)(tandem__gpu_t *gpu);
+} tandem__gpu_device_ops_t;
 
+/* Buffers: device memory, and memory another device (the NPU) owns. */
+typedef struct tandem__gpu_buffer_ops {
   /* Device memory. |out_host| is the persistent mapping for HOST_VISIBLE, else
    * NULL. The memory is zero-filled and visible to every lane on return.
    * |export_types| (tandem_external_memory_type_t bits, 0: none) makes the
    * memory exportable as those handle types; only bits in
    * external_memory_types are passed. */
-  tandem_status_t (*buffer_create)(tandem__gpu_t *gpu, uint64_t size,
-                                   tandem_placement_t placement, uint32_t export_types,
-                                   void **out_native, void **out_host);
-  void (*buffer_destroy)(tandem__gpu_t *gpu, void *native);
+  tandem_status_t (*create)(tandem__gpu_t *gpu, uint64_t size,
+                            tandem_placement_t placement, uint32_t export_types,
+                            void **out_native, void **out_host);
+  void (*destroy)(tandem__gpu_t *gpu, void *native);
   /* Which memory type |native| (any buffer this backend made or imported) lives in. */
-  void (*buffer_memory)(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
+  void (*memory)(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
+  /* Wraps memory another device owns as a GPU buffer usable by every lane:
+   * a host mapping (VK_EXT_external_memory_host; |host| and |size| aligned to
+   * host_import_alignment), or a dma-buf fd (the fd stays the caller's).
+   * Only called when can_import_host / can_import_dmabuf are set. */
+  tandem_status_t (*import_host)(tandem__gpu_t *gpu, void *host, uint64_t size,
+                                 void **out_native);
+  tandem_status_t (*import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size,
+                                   void **out_native);
+  /* Device memory exported as a dma-buf |out_fd| (the caller closes it), for
+   * another device to import. Only called when can_import_dmabuf is set (the
+   * same extensions cover export). */
+  tandem_status_t (*create_dmabuf)(tandem__gpu_t *gpu, uint64_t size, void **out_native,
+                                   int *out_fd);
+} tandem__gpu_buffer_ops_t;
 
+/* Kernels: reflection and pipelines. */
+typedef struct tandem__gpu_kernel_ops {
   /* Validates and reflects code for core/kernel.c to check the contract
    * against, before any native object is made from it. */
-  tandem_status_t (*kernel_reflect)(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
-                                    const char *entry_point, const char *name,
-                                    tandem__kernel_interface_t *out_iface);
+  tandem_status_t (*reflect)(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
+                             const char *entry_point, const char *name,
+                             tandem__kernel_interface_t *out_iface);
   /* Builds the pipeline of a kernel whose contract was checked, with the
    * specialization core resolved (|build|). */
-  tandem_status_t (*kernel_create)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
-                                   const char *name, void **out_native);
-  void (*kernel_destroy)(tandem__gpu_t *gpu, void *native);
+  tandem_status_t (*create)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
+                            const char *name, void **out_native);
+  void (*destroy)(tandem__gpu_t *gpu, void *native);
+} tandem__gpu_kernel_ops_t;
 
+/* Programs: the native objects of a prepared graph, their submission and timestamps. */
+typedef struct tandem__gpu_program_ops {
   /* Makes the native objects of a prepared program (|desc|, below): per
    * slot, a command buffer per GPU region and descriptors per dispatch.
    * Records nothing: core records every GPU region of every slot right after
    * (core/record.c). |desc| and its arrays are the caller's; copy what is
    * kept. */
-  tandem_status_t (*program_create)(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,
-                                    void **out_native);
+  tandem_status_t (*create)(tandem__gpu_t *gpu, const tandem__program_desc_t *desc,
+                            void **out_native);
   /* Only called when no slot of the program is in flight. The backend may
    * keep some of the program's objects for later programs (the Vulkan
    * backend keeps descriptor pools), until trim. */
-  void (*program_destroy)(tandem__gpu_t *gpu, void *native);
-  /* Optional (NULL: the backend keeps nothing). Gives back what the backend
-   * keeps from destroyed programs (tandem_runtime_trim). Thread-safe against
-   * every other entry. */
-  void (*trim)(tandem__gpu_t *gpu);
+  void (*destroy)(tandem__gpu_t *gpu, void *native);
+  /* Submits regions of slot |slot| in the given order (creation order, so every
+   * wait names a value already submitted). Caller holds runtime->mutex. Must
+   * not allocate. Marks each region it handed to a queue |submitted|: after
+   * a failure, those may still run (core/lost.c). */
+  tandem_status_t (*submit)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                            tandem__region_submit_t *regions,
+                            uint32_t region_count);
+  /* GPU start and end of each region of |slot|'s last run, converted to the
+   * host's CLOCK_MONOTONIC: out[2r], out[2r+1]. The run must have finished.
+   * Returns OK; UNSUPPORTED (and zeros, no message) when the program keeps
+   * no timestamps or the device cannot calibrate its clock; or the
+   * readback's failure (zeros; DEVICE_LOST when the device answered so). */
+  tandem_status_t (*timestamps)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                uint64_t *out_pairs);
+} tandem__gpu_program_ops_t;
 
+/* Command recording. */
+typedef struct tandem__gpu_record_ops {
   /* Recording one GPU region of one slot, command by command (core/record.c
    * decides every command, its order and every barrier's scope; see "The
    * command interface" above). Only called while that slot is not in flight.
@@ -219,8 +258,8 @@ typedef struct tandem__gpu_vtable {
    * a descriptor pool, the device's tables) must be safe to use from two
    * recordings at once: in Vulkan, concurrent recordings use command buffers
    * of different command pools, since a pool is externally synchronised
-   * while any of its buffers records. program_create, program_destroy and
-   * program_submit are never called while a recording runs. After prepare,
+   * while any of its buffers records. program.create, program.destroy and
+   * program.submit are never called while a recording runs. After prepare,
    * recording happens under runtime->mutex (re-recording at submit), one
    * slot and piece at a time, the pieces of a region in order.
    *
@@ -228,7 +267,7 @@ typedef struct tandem__gpu_vtable {
    * description; core/record.c decides where: only at a command that has a
    * barrier before it, never in a region with user commands), and records
    * each piece of each slot as a recording of its own, named by (slot,
-   * piece): record_begin(slot, region, piece) .. record_end(slot, piece).
+   * piece): record.begin(slot, region, piece) .. record.end(slot, piece).
    * The pieces of one slot and region may record at the same time on
    * different threads (prepare), like different slots; a piece starts with
    * nothing bound. The commands and barriers of a region's pieces, in piece
@@ -243,71 +282,46 @@ typedef struct tandem__gpu_vtable {
    * the recordings core runs at once on up to four threads use different
    * pools; two on one pool would only wait for each other.
    *
-   * Sequence per (slot, piece): record_begin; then, in order, record_bindings with a
+   * Sequence per (slot, piece): record.begin; then, in order, record.bindings with a
    * batch of the dispatches ahead (those with bindings, each before its
    * dispatch command and with the bindings that command carries; no command
    * recorded so far bound any of them, so a backend may write their
-   * descriptors now) and the commands up to the next batch; record_end.
-   * After a record_begin that succeeded core always calls record_end; the
+   * descriptors now) and the commands up to the next batch; record.end.
+   * After a record.begin that succeeded core always calls record.end; the
    * commands cannot fail (a backend that meets a failure between them
-   * reports it from record_end). Allocates nothing of tandem's own:
+   * reports it from record.end). Allocates nothing of tandem's own:
    * re-recording happens at submit. */
-  tandem_status_t (*record_begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                  uint32_t region, uint32_t piece);
-  void (*record_bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                          const tandem__binding_batch_t *batch);
-  void (*record_barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
-                         uint32_t dst_work);
-  void (*record_fill)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                      const tandem__cmd_fill_t *cmd);
-  void (*record_copy)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                      const tandem__cmd_copy_t *cmd);
-  void (*record_dispatch)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                          const tandem__cmd_dispatch_t *cmd);
+  tandem_status_t (*begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                           uint32_t region, uint32_t piece);
+  void (*bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+                   const tandem__binding_batch_t *batch);
+  void (*barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
+                  uint32_t dst_work);
+  void (*fill)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+               const tandem__cmd_fill_t *cmd);
+  void (*copy)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+               const tandem__cmd_copy_t *cmd);
+  void (*dispatch)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+                   const tandem__cmd_dispatch_t *cmd);
   /* The one command that can fail: the user's callback's status. Core then
-   * records nothing more into the region and calls record_end. Core never
+   * records nothing more into the region and calls record.end. Core never
    * records a program with user commands on more than one thread: a user's
    * callback is called from the thread that prepares or submits. */
-  tandem_status_t (*record_user)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                                 const tandem__cmd_user_t *cmd);
-  tandem_status_t (*record_end)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece);
-  /* Submits regions of slot |slot| in the given order (creation order, so every
-   * wait names a value already submitted). Caller holds runtime->mutex. Must
-   * not allocate. Marks each region it handed to a queue |submitted|: after
-   * a failure, those may still run (core/lost.c). */
-  tandem_status_t (*program_submit)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                    tandem__region_submit_t *regions,
-                                    uint32_t region_count);
+  tandem_status_t (*user)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+                          const tandem__cmd_user_t *cmd);
+  tandem_status_t (*end)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece);
+} tandem__gpu_record_ops_t;
 
-  /* GPU start and end of each region of |slot|'s last run, converted to the
-   * host's CLOCK_MONOTONIC: out[2r], out[2r+1]. The run must have finished.
-   * Returns OK; UNSUPPORTED (and zeros, no message) when the program keeps
-   * no timestamps or the device cannot calibrate its clock; or the
-   * readback's failure (zeros; DEVICE_LOST when the device answered so). */
-  tandem_status_t (*program_timestamps)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                        uint64_t *out_pairs);
-
+/* Lanes and their timelines. */
+typedef struct tandem__gpu_lane_ops {
   /* Blocks until every lane L reached values[L] (0 = ignore) or |timeout_ns|
    * passed (TIMEOUT). Only lanes with a timeline (built-in, or bound by
-   * lane_bind) are named. Thread-safe; takes no core lock. */
+   * lane.bind) are named. Thread-safe; takes no core lock. */
   tandem_status_t (*wait)(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                           uint64_t timeout_ns);
   /* Signals |lane|'s timeline to |value| from the host (the NPU lane).
    * Thread-safe. */
   tandem_status_t (*signal)(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
-  /* Wraps memory another device owns as a GPU buffer usable by every lane:
-   * a host mapping (VK_EXT_external_memory_host; |host| and |size| aligned to
-   * host_import_alignment), or a dma-buf fd (the fd stays the caller's).
-   * Only called when can_import_host / can_import_dmabuf are set. */
-  tandem_status_t (*buffer_import_host)(tandem__gpu_t *gpu, void *host, uint64_t size,
-                                        void **out_native);
-  tandem_status_t (*buffer_import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size,
-                                          void **out_native);
-  /* Device memory exported as a dma-buf |out_fd| (the caller closes it), for
-   * another device to import. Only called when can_import_dmabuf is set (the
-   * same extensions cover export). */
-  tandem_status_t (*buffer_create_dmabuf)(tandem__gpu_t *gpu, uint64_t size, void **out_native,
-                                          int *out_fd);
   /* Current value of every lane's timeline (0 for a user lane id with none
    * bound). Thread-safe. */
   tandem_status_t (*query)(tandem__gpu_t *gpu, uint64_t out_values[TANDEM__MAX_LANES]);
@@ -316,13 +330,20 @@ typedef struct tandem__gpu_vtable {
    * owned by the caller, only waited on), or, when NULL, a new timeline of
    * the backend's own that signal() advances from the host (a native
    * session). Called under runtime->mutex for an id with none bound. */
-  tandem_status_t (*lane_bind)(tandem__gpu_t *gpu, tandem_lane_t lane, void *imported);
-  /* Forgets |lane|'s timeline (destroying one lane_bind made). Called under
+  tandem_status_t (*bind)(tandem__gpu_t *gpu, tandem_lane_t lane, void *imported);
+  /* Forgets |lane|'s timeline (destroying one lane.bind made). Called under
    * runtime->mutex once no queued work waits on it any more. */
-  void (*lane_unbind)(tandem__gpu_t *gpu, tandem_lane_t lane);
+  void (*unbind)(tandem__gpu_t *gpu, tandem_lane_t lane);
+} tandem__gpu_lane_ops_t;
 
-  tandem_status_t (*test_control)(tandem__gpu_t *gpu, tandem_test_op_t op);
-
+/* Interop with the application's own Vulkan code (core/interop.c,
+ * core/adopt.c, core/handoff.c): Vulkan-only, so a backend without Vulkan
+ * leaves tandem__gpu_vtable_t.interop NULL (and external_memory_types 0,
+ * timelines_exportable and can_import_timelines false, so the export and
+ * import entries are never reached), and core answers the interop calls
+ * UNSUPPORTED: tandem__gpu_native_handles leaves the handles zeroed (no
+ * VkDevice). */
+typedef struct tandem__gpu_interop_ops {
   /* The native handles (tandem_runtime_vulkan_handles) into |out|, which
    * core passes zeroed in this library's layout (tandem_vulkan_handles_init):
    * a backend sets the fields it has and leaves struct_size; and the lock of
@@ -332,7 +353,6 @@ typedef struct tandem__gpu_vtable {
    * user submissions to wait on; NULL without Vulkan. */
   void *(*lane_timeline)(tandem__gpu_t *gpu, tandem_lane_t lane);
   void (*queue_lock)(tandem__gpu_t *gpu, tandem_lane_t lane, bool lock);
-
   /* Interop (core/interop.c). The native buffer's VkBuffer, as void *. */
   void *(*buffer_vulkan)(tandem__gpu_t *gpu, void *native);
   /* A new fd of |type| for a buffer created with that type in export_types
@@ -342,7 +362,7 @@ typedef struct tandem__gpu_vtable {
                                    tandem_external_memory_t *out);
   /* A buffer of |size| bytes over |memory| (a type in external_memory_types):
    * checks device, memory type and sizes against this device; |out_host|
-   * as buffer_create. Imports a duplicate of memory->fd: the caller's fd is
+   * as buffer.create. Imports a duplicate of memory->fd: the caller's fd is
    * left alone, whatever the outcome. Not zero-filled. */
   tandem_status_t (*buffer_import)(tandem__gpu_t *gpu, const tandem_external_memory_t *memory,
                                    uint64_t size, tandem_placement_t placement,
@@ -357,33 +377,48 @@ typedef struct tandem__gpu_vtable {
   tandem_status_t (*timeline_wait)(tandem__gpu_t *gpu, void *native, uint64_t value,
                                    uint64_t timeout_ns);
   void (*timeline_destroy)(tandem__gpu_t *gpu, void *native);
-
   /* Adoption (core/adopt.c): the application's buffer or pipeline as this
    * backend's native object, after checking it against this device
    * (another device's is INVALID_ARGUMENT). The native object borrows the
-   * application's handles: buffer_destroy / kernel_destroy then free only
+   * application's handles: buffer.destroy / kernel.destroy then free only
    * what the backend added (the record, a mapping it made). buffer_adopt:
-   * |out_host| as buffer_create (HOST_VISIBLE), not zero-filled;
+   * |out_host| as buffer.create (HOST_VISIBLE), not zero-filled;
    * |out_indirect|: whether dispatches may read their sizes from it (an
    * application's buffer may lack the usage that needs; graph.c refuses it
    * as an indirect view then).
-   * kernel_adopt: |build| as kernel_create, already checked against the
+   * kernel_adopt: |build| as kernel.create, already checked against the
    * contract; the backend checks what only it can (workgroup memory). */
   tandem_status_t (*buffer_adopt)(tandem__gpu_t *gpu, const tandem_vulkan_buffer_t *desc,
                                   void **out_native, void **out_host, bool *out_indirect);
   tandem_status_t (*kernel_adopt)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                   const char *name, const tandem_vulkan_kernel_t *desc,
                                   void **out_native);
+} tandem__gpu_interop_ops_t;
+
+/* A GPU backend's interface, by object. Every entry of the embedded tables
+ * is filled (trim may be NULL); interop may be NULL. Test hooks are not
+ * here: a backend that has them sets tandem__gpu_t.test_hooks
+ * (core/test_hooks.h). */
+typedef struct tandem__gpu_vtable {
+  tandem__gpu_device_ops_t device;
+  tandem__gpu_buffer_ops_t buffer;
+  tandem__gpu_kernel_ops_t kernel;
+  tandem__gpu_program_ops_t program;
+  tandem__gpu_record_ops_t record;
+  tandem__gpu_lane_ops_t lane;
+  const tandem__gpu_interop_ops_t *interop;
 } tandem__gpu_vtable_t;
 
 struct tandem__gpu {
   const tandem__gpu_vtable_t *vtable;
+  /* Test-only controls (core/test_hooks.h); NULL: the backend has none. */
+  const struct tandem__gpu_test_hooks *test_hooks;
   tandem_device_info_t info;
   uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
   uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount (also in info) */
   uint32_t max_workgroup_subgroups; /* maxComputeWorkgroupSubgroups */
   uint64_t max_storage_range; /* the most bytes one binding may cover (maxStorageBufferRange) */
-  /* Regions get GPU start and end times on the host clock (program_timestamps
+  /* Regions get GPU start and end times on the host clock (program.timestamps
    * answers true): the gpu_timestamps option, and a device that can calibrate. */
   bool timestamps;
   bool can_import_host;       /* VK_EXT_external_memory_host enabled */
@@ -406,6 +441,12 @@ struct tandem__gpu {
    * to enable it. 0 on tandem's own device (it enables all it has). */
   uint32_t shader_features_not_enabled;
 };
+
+/* The backend's native handles into |out| (zeroed by the caller), or
+ * nothing (no VkDevice) when it has no interop table. */
+static inline void tandem__gpu_native_handles(tandem__gpu_t *gpu, tandem_vulkan_handles_t *out) {
+  if (gpu->vtable->interop) gpu->vtable->interop->native_handles(gpu, out);
+}
 
 /* core/trace.c: CLOCK_MONOTONIC in ns, the clock every time tandem reports is
  * on (backends convert device timestamps to it). */

@@ -80,14 +80,14 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
   buffer->placement = placement;
   if (adopt) {
     bool indirect = false;
-    s = gpu->vtable->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host, &indirect);
+    s = gpu->vtable->interop->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host, &indirect);
     buffer->no_indirect = !indirect;
   } else if (import) {
-    s = gpu->vtable->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
+    s = gpu->vtable->interop->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
   } else if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
     s = tandem__npu_buffer_create(runtime, buffer);
   } else {
-    s = gpu->vtable->buffer_create(gpu, size, placement, export_types, &buffer->native,
+    s = gpu->vtable->buffer.create(gpu, size, placement, export_types, &buffer->native,
                                    &buffer->host);
   }
   if (s != TANDEM_OK) {
@@ -128,7 +128,7 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   if (buffer->npu_bo) {
     tandem__npu_buffer_destroy(rt, buffer);
   } else {
-    gpu->vtable->buffer_destroy(gpu, buffer->native);
+    gpu->vtable->buffer.destroy(gpu, buffer->native);
   }
   tandem__budget_unreserve(rt->options.budget, buffer->charged);
   atomic_fetch_sub(&rt->stats.live_bytes, buffer->size);
@@ -152,7 +152,7 @@ tandem_status_t tandem_buffer_memory(const tandem_buffer_t *buffer, tandem_buffe
                        "a %s buffer has no GPU memory (it is an NPU buffer object)",
                        tandem_placement_name(buffer->placement));
   tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu); /* open: the buffer has GPU memory */
-  gpu->vtable->buffer_memory(gpu, buffer->native, out);
+  gpu->vtable->buffer.memory(gpu, buffer->native, out);
   return TANDEM_OK;
 }
 

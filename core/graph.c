@@ -459,7 +459,7 @@ tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_l
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
   tandem_vulkan_handles_t handles;
   tandem_vulkan_handles_init(&handles);
-  gpu->vtable->native_handles(gpu, &handles);
+  tandem__gpu_native_handles(gpu, &handles);
   if (!handles.device)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "Vulkan commands node %u: the runtime's GPU backend '%s' has no VkDevice "

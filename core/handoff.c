@@ -56,7 +56,7 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
                                  .access_count = node->view_count,
                                  .internal = &state};
   tandem_vulkan_handles_init(&scope.handles);
-  gpu->vtable->native_handles(gpu, &scope.handles);
+  tandem__gpu_native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
   /* The message after a failure is the callback's own (a refused
    * tandem_vulkan_scope_view), or none: never one left from earlier. After
@@ -97,13 +97,13 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
                                  .access_count = node->view_count,
                                  .internal = &state};
   tandem_vulkan_handles_init(&scope.handles);
-  gpu->vtable->native_handles(gpu, &scope.handles);
+  tandem__gpu_native_handles(gpu, &scope.handles);
   scope.queue_family = scope.handles.lanes[node->lane].queue_family;
   /* Built-in lanes and user lanes (an open session's stage, an imported
    * timeline's value) alike. */
   for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (!region->wait_values[l]) continue;
-    scope.wait_semaphores[scope.wait_count] = gpu->vtable->lane_timeline(gpu, (tandem_lane_t)l);
+    scope.wait_semaphores[scope.wait_count] = gpu->vtable->interop->lane_timeline(gpu, (tandem_lane_t)l);
     scope.wait_values[scope.wait_count++] = region->wait_values[l];
   }
   tandem_vulkan_signal_t signal = {0};

@@ -10,6 +10,7 @@
  * is ordered by the user (docs/interop.md). I2 (internal.h) is why an
  * exported timeline is documented as wait-only.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -40,7 +41,10 @@ tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view, tandem_vulkan_view
                        "a %s buffer has no VkBuffer (only the NPU sees it); use a SHARED buffer",
                        tandem_placement_name(view.buffer->placement));
   tandem__gpu_t *gpu = atomic_load(&view.buffer->runtime->gpu);
-  out->buffer = gpu->vtable->buffer_vulkan(gpu, view.buffer->native);
+  if (!gpu->vtable->interop)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the runtime's GPU backend '%s' has no VkBuffers",
+                       view.buffer->runtime->gpu_backend->name);
+  out->buffer = gpu->vtable->interop->buffer_vulkan(gpu, view.buffer->native);
   out->offset = view.offset;
   out->range = view.length;
   return TANDEM_OK;
@@ -149,7 +153,8 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
                        "tandem_buffer_create_exportable (GPU_LOCAL or HOST_VISIBLE)",
                        tandem_placement_name(buffer->placement));
   tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu);
-  tandem_status_t s = gpu->vtable->buffer_export(gpu, buffer->native, type, out);
+  assert(gpu->vtable->interop); /* reached only with the capability it gives */
+  tandem_status_t s = gpu->vtable->interop->buffer_export(gpu, buffer->native, type, out);
   tandem__runtime_note_loss(buffer->runtime, s);
   if (s != TANDEM_OK) {
     if (out->fd >= 0) close(out->fd); /* a backend that failed after making the fd */
@@ -254,7 +259,8 @@ tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime, tan
                        "GPU '%s' has VK_KHR_external_semaphore_fd but cannot export timeline "
                        "semaphores as opaque fds (vkGetPhysicalDeviceExternalSemaphoreProperties)",
                        gpu->info.name);
-  tandem_status_t s = gpu->vtable->timeline_export(gpu, lane, out_fd);
+  assert(gpu->vtable->interop); /* reached only with the capability it gives */
+  tandem_status_t s = gpu->vtable->interop->timeline_export(gpu, lane, out_fd);
   tandem__runtime_note_loss(runtime, s);
   return s;
 }
@@ -298,7 +304,8 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
                        gpu->info.name);
   tandem_external_timeline_t *t = calloc(1, sizeof *t);
   if (!t) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an imported timeline");
-  tandem_status_t s = gpu->vtable->timeline_import(gpu, fd, &t->native);
+  assert(gpu->vtable->interop); /* reached only with the capability it gives */
+  tandem_status_t s = gpu->vtable->interop->timeline_import(gpu, fd, &t->native);
   tandem__runtime_note_loss(runtime, s);
   if (s != TANDEM_OK) {
     free(t);
@@ -315,7 +322,8 @@ tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeli
                                               uint64_t value, uint64_t timeout_ns) {
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
   tandem__gpu_t *gpu = atomic_load(&timeline->runtime->gpu);
-  tandem_status_t s = gpu->vtable->timeline_wait(gpu, timeline->native, value, timeout_ns);
+  assert(gpu->vtable->interop); /* reached only with the capability it gives */
+  tandem_status_t s = gpu->vtable->interop->timeline_wait(gpu, timeline->native, value, timeout_ns);
   tandem__runtime_note_loss(timeline->runtime, s);
   if (s == TANDEM_ERROR_TIMEOUT)
     return TANDEM_FAIL(s, "the imported timeline did not reach %llu within %llu ns",
@@ -349,7 +357,8 @@ void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline) {
   /* Its lane first: that waits for every submission waiting on it. */
   if (timeline->lane >= 0) tandem__lane_give_back(rt, (tandem_lane_t)timeline->lane);
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  gpu->vtable->timeline_destroy(gpu, timeline->native);
+  assert(gpu->vtable->interop); /* reached only with the capability it gives */
+  gpu->vtable->interop->timeline_destroy(gpu, timeline->native);
   free(timeline);
   tandem__runtime_release(rt);
 }

@@ -740,7 +740,7 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
                       "(maxComputeWorkGroupCount)",
                       name, i, d.workgroups[i], gpu->max_workgroups[i]);
   if (s == TANDEM_OK)
-    s = gpu->vtable->kernel_reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, iface);
+    s = gpu->vtable->kernel.reflect(gpu, d.spirv, d.spirv_size, d.entry_point, name, iface);
   /* The contract the shader states: every binding view-sized, READ where it
    * is readonly, else READ_WRITE (writeonly does not promise that every byte
    * of the view is written, which WRITE does); push constants as declared
@@ -797,8 +797,8 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
     build->binding_count = d.binding_count;
     build->push_constant_bytes = d.push_constant_bytes;
     build->required_subgroup_size = d.required_subgroup_size;
-    s = adopt ? gpu->vtable->kernel_adopt(gpu, build, name, adopt, &kernel->native)
-              : gpu->vtable->kernel_create(gpu, build, name, &kernel->native);
+    s = adopt ? gpu->vtable->interop->kernel_adopt(gpu, build, name, adopt, &kernel->native)
+              : gpu->vtable->kernel.create(gpu, build, name, &kernel->native);
     tandem__runtime_note_loss(runtime, s);
   }
   free(file_data);
@@ -848,7 +848,7 @@ void tandem_kernel_release(tandem_kernel_t *kernel) {
   if (!kernel || atomic_fetch_sub(&kernel->refs, 1) != 1) return;
   tandem_runtime_t *rt = kernel->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  gpu->vtable->kernel_destroy(gpu, kernel->native);
+  gpu->vtable->kernel.destroy(gpu, kernel->native);
   free(kernel->specs);
   free(kernel);
   tandem__runtime_release(rt);

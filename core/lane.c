@@ -54,7 +54,7 @@ tandem_status_t tandem__lane_take_locked(tandem_runtime_t *rt, tandem__gpu_t *gp
                        "lane first",
                        TANDEM__MAX_LANES - TANDEM_LANE_COUNT, TANDEM__MAX_LANES,
                        TANDEM_LANE_COUNT);
-  TANDEM_RETURN_IF_ERROR(gpu->vtable->lane_bind(gpu, (tandem_lane_t)l, imported));
+  TANDEM_RETURN_IF_ERROR(gpu->vtable->lane.bind(gpu, (tandem_lane_t)l, imported));
   tandem__lane_t *lane = &rt->lanes[l];
   lane->kind = kind;
   lane->closing = false;
@@ -87,7 +87,7 @@ void tandem__lane_give_back(tandem_runtime_t *rt, tandem_lane_t l) {
   (void)tandem__runtime_wait(rt, values, TANDEM__WAIT_FOREVER);
   pthread_mutex_lock(&rt->mutex);
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  gpu->vtable->lane_unbind(gpu, l);
+  gpu->vtable->lane.unbind(gpu, l);
   lane->kind = TANDEM_LANE_KIND_UNUSED;
   lane->closing = false;
   lane->name[0] = '\0';
@@ -154,7 +154,7 @@ tandem_status_t tandem_runtime_lane_info(tandem_runtime_t *runtime, int lane,
   uint64_t values[TANDEM__MAX_LANES] = {0};
   /* Outside the tracker lock, as every timeline read: a query takes only
    * the backend's own. A failed query leaves 0: the counters still hold. */
-  if (gpu && gpu->vtable->query(gpu, values) != TANDEM_OK) memset(values, 0, sizeof values);
+  if (gpu && gpu->vtable->lane.query(gpu, values) != TANDEM_OK) memset(values, 0, sizeof values);
   pthread_mutex_lock(&rt->mutex);
   const tandem__lane_t *l = &rt->lanes[lane];
   out_info->kind = l->kind;

@@ -64,7 +64,7 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
   /* Then the queues, whatever the waits answered: the failure that made the
    * runtime lost may have come from a call, not from the GPU stopping. */
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  gpu->vtable->idle(gpu);
+  gpu->vtable->device.idle(gpu);
   tandem__restore_error(saved);
 }
 

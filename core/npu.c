@@ -81,7 +81,7 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
         s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                         "the NPU's exported buffer is not a dma-buf (the emulated NPU exports a "
                         "memfd)");
-      if (s == TANDEM_OK) s = gpu->vtable->buffer_import_dmabuf(gpu, fd, b->npu_size, &b->native);
+      if (s == TANDEM_OK) s = gpu->vtable->buffer.import_dmabuf(gpu, fd, b->npu_size, &b->native);
       close(fd);
       return s;
     }
@@ -90,11 +90,11 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                            "the GPU cannot export dma-bufs (no VK_EXT_external_memory_dma_buf)");
       int fd;
-      TANDEM_RETURN_IF_ERROR(gpu->vtable->buffer_create_dmabuf(gpu, b->npu_size, &b->native, &fd));
+      TANDEM_RETURN_IF_ERROR(gpu->vtable->buffer.create_dmabuf(gpu, b->npu_size, &b->native, &fd));
       tandem_status_t s = npu->vtable->bo_import(npu, fd, &b->npu_bo, &b->npu_host);
       close(fd);
       if (s != TANDEM_OK) {
-        gpu->vtable->buffer_destroy(gpu, b->native);
+        gpu->vtable->buffer.destroy(gpu, b->native);
         b->native = NULL;
       }
       return s;
@@ -103,9 +103,9 @@ static tandem_status_t tandem__share(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
       if (!gpu->can_import_host)
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                            "the GPU cannot import host memory (no VK_EXT_external_memory_host)");
-      return gpu->vtable->buffer_import_host(gpu, b->npu_host, b->npu_size, &b->native);
+      return gpu->vtable->buffer.import_host(gpu, b->npu_host, b->npu_size, &b->native);
     case TANDEM_SHARING_STAGED:
-      return gpu->vtable->buffer_create(gpu, b->size, TANDEM_PLACEMENT_HOST_VISIBLE, 0, &b->native,
+      return gpu->vtable->buffer.create(gpu, b->size, TANDEM_PLACEMENT_HOST_VISIBLE, 0, &b->native,
                                         &b->host);
     default:
       return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "sharing path '%s' is not available",
@@ -132,7 +132,7 @@ static tandem_status_t tandem__probe(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
   if (path != TANDEM_SHARING_DMABUF_TO_NPU)
     TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
   tandem_status_t s = tandem__share(rt, gpu, npu, path, &probe);
-  if (probe.native) gpu->vtable->buffer_destroy(gpu, probe.native);
+  if (probe.native) gpu->vtable->buffer.destroy(gpu, probe.native);
   if (probe.npu_bo) npu->vtable->bo_destroy(npu, probe.npu_bo);
   return s;
 }
@@ -276,7 +276,7 @@ void tandem__npu_buffer_destroy(tandem_runtime_t *rt, tandem_buffer_t *b) {
   tandem__npu_t *npu = atomic_load(&rt->npu);
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* The GPU side first: an import must not outlive the memory it wraps. */
-  if (b->native) gpu->vtable->buffer_destroy(gpu, b->native);
+  if (b->native) gpu->vtable->buffer.destroy(gpu, b->native);
   b->native = NULL;
   if (b->npu_bo) npu->vtable->bo_destroy(npu, b->npu_bo);
 }
@@ -531,7 +531,7 @@ static void *tandem__npu_lane_main(void *arg) {
                       "the submission failed before all of it reached the queues; the NPU run "
                       "was skipped");
     } else {
-      s = gpu->vtable->wait(gpu, waits, TANDEM__WAIT_FOREVER);
+      s = gpu->vtable->lane.wait(gpu, waits, TANDEM__WAIT_FOREVER);
       /* A failed semaphore wait loses the runtime, as on any thread
        * (tracker.c); this one may not take the lock (I6). */
       if (s != TANDEM_OK) {
@@ -559,7 +559,7 @@ static void *tandem__npu_lane_main(void *arg) {
     }
     /* Always signal: GPU work behind this region must never hang. */
     assert(tandem__npu_lane_check_signal(lane, signal));
-    tandem_status_t signalled = gpu->vtable->signal(gpu, TANDEM_LANE_NPU, signal);
+    tandem_status_t signalled = gpu->vtable->lane.signal(gpu, TANDEM_LANE_NPU, signal);
     if (signalled != TANDEM_OK) {
       if (atomic_load(&slot->npu_result) == TANDEM_OK)
         snprintf(slot->npu_message, sizeof slot->npu_message,

@@ -150,7 +150,7 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
   tandem_runtime_t *rt = exec->runtime;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   assert(tandem__exec_check_free(exec));
-  if (exec->native) gpu->vtable->program_destroy(gpu, exec->native);
+  if (exec->native) gpu->vtable->program.destroy(gpu, exec->native);
   if (exec->slots) {
     for (uint32_t k = 0; k < exec->slot_count; k++) {
       if (exec->slots[k].handle_index != UINT32_MAX) tandem__handle_give_back(&exec->slots[k]);

@@ -169,7 +169,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
   uint32_t count = region->count; /* barrier scopes look to the region's end */
   assert((start < end_of_piece || count == 0) && end_of_piece <= count);
   assert(start == 0 || nodes[order[start]].barrier_before);
-  tandem_status_t s = vt->record_begin(gpu, native, slot, region_index, piece);
+  tandem_status_t s = vt->record.begin(gpu, native, slot, region_index, piece);
   if (s != TANDEM_OK) return s;
   /* The region goes in chunks: the bindings of a chunk's dispatches (up to
    * one batch of them), then the chunk's commands, which carry the same
@@ -200,7 +200,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
       counts[batch.count++] = tandem__bindings_of(node, &bindings[used]);
       used += node->view_count;
     }
-    if (batch.count) vt->record_bindings(gpu, native, slot, piece, &batch);
+    if (batch.count) vt->record.bindings(gpu, native, slot, piece, &batch);
     uint32_t at = 0; /* the next dispatch's first binding in |bindings| */
     for (; k < end && user == TANDEM_OK; k++) {
       uint32_t n = order[k];
@@ -215,7 +215,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
         /* A barrier follows a conflict with work since the last one
          * (plan.c), so neither side is empty. */
         assert(since != 0 && until != 0);
-        vt->record_barrier(gpu, native, slot, piece, since, until);
+        vt->record.barrier(gpu, native, slot, piece, since, until);
         since = 0;
       }
       since |= tandem__node_src_work(node);
@@ -226,7 +226,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
                                      .offset = node->views[0].offset,
                                      .length = node->views[0].length,
                                      .pattern = node->pattern};
-          vt->record_fill(gpu, native, slot, piece, &fill);
+          vt->record.fill(gpu, native, slot, piece, &fill);
           break;
         }
         case TANDEM__NODE_COPY: {
@@ -236,7 +236,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
                                      .src_offset = node->views[0].offset,
                                      .dst_offset = node->views[1].offset,
                                      .bytes = node->views[0].length};
-          vt->record_copy(gpu, native, slot, piece, &copy);
+          vt->record.copy(gpu, native, slot, piece, &copy);
           break;
         }
         case TANDEM__NODE_DISPATCH:
@@ -253,12 +253,12 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
           dispatch.workgroups[2] = node->workgroups[2];
           dispatch.indirect = node->indirect.buffer ? node->indirect.buffer->native : NULL;
           dispatch.indirect_offset = node->indirect.offset;
-          vt->record_dispatch(gpu, native, slot, piece, &dispatch);
+          vt->record.dispatch(gpu, native, slot, piece, &dispatch);
           break;
         case TANDEM__NODE_VULKAN_COMMANDS: {
           tandem__user_context_t context = {gpu, plan, n};
           tandem__cmd_user_t cmd = {.id = n, .record = tandem__user_record, .context = &context};
-          user = vt->record_user(gpu, native, slot, piece, &cmd);
+          user = vt->record.user(gpu, native, slot, piece, &cmd);
           break;
         }
         case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
@@ -268,13 +268,13 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
     }
     assert(user != TANDEM_OK || at == used);
   }
-  if (user == TANDEM_OK) return vt->record_end(gpu, native, slot, piece);
+  if (user == TANDEM_OK) return vt->record.end(gpu, native, slot, piece);
   /* Ended even after a callback failed: a buffer left recording could not
    * be begun again. The region's version stays old, so it is recorded again
    * before any submit uses it (core/submit.c). The message is the callback's. */
   char saved[1024];
   tandem__save_error(saved, sizeof saved);
-  (void)vt->record_end(gpu, native, slot, piece);
+  (void)vt->record.end(gpu, native, slot, piece);
   tandem__restore_error(saved);
   return user;
 }
@@ -527,7 +527,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
                                  .command_count = n,
                                  .commands = commands};
   void *native = NULL;
-  tandem_status_t s = gpu->vtable->program_create(gpu, &desc, &native);
+  tandem_status_t s = gpu->vtable->program.create(gpu, &desc, &native);
   free(region_lane);
   free(region_commands);
   free(region_pieces);
@@ -536,7 +536,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   if (s == TANDEM_OK) s = tandem__record_slots(gpu, native, plan, slot_count, pieces, piece_count);
   free(pieces);
   if (s != TANDEM_OK) {
-    if (native) gpu->vtable->program_destroy(gpu, native);
+    if (native) gpu->vtable->program.destroy(gpu, native);
     return s;
   }
   *out_native = native;

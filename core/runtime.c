@@ -16,6 +16,7 @@
 
 #include "core/internal.h"
 #include "core/struct_size.h"
+#include "core/test_hooks.h"
 
 /* The validation callback TANDEM_VALIDATION=1 installs when the program set
  * none: the one place the library prints. */
@@ -170,7 +171,7 @@ void tandem__runtime_release(tandem_runtime_t *runtime) {
    * flight, so the NPU lane is idle and can stop. */
   tandem__npu_lane_stop(runtime);
   if (npu) npu->vtable->destroy(npu);
-  if (gpu) gpu->vtable->destroy(gpu);
+  if (gpu) gpu->vtable->device.destroy(gpu);
   if (runtime->trace) {
     free(runtime->trace->events);
     free(runtime->trace);
@@ -193,7 +194,7 @@ uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime) {
 tandem_status_t tandem_runtime_trim(tandem_runtime_t *runtime) {
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
-  if (gpu && gpu->vtable->trim) gpu->vtable->trim(gpu);
+  if (gpu && gpu->vtable->device.trim) gpu->vtable->device.trim(gpu);
   return TANDEM_OK;
 }
 
@@ -232,23 +233,26 @@ tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+  if (!gpu->vtable->interop)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the runtime's GPU backend '%s' has no Vulkan "
+                       "handles", runtime->gpu_backend->name);
   tandem_vulkan_handles_t known;
   tandem_vulkan_handles_init(&known);
-  gpu->vtable->native_handles(gpu, &known);
+  tandem__gpu_native_handles(gpu, &known);
   tandem__struct_out(out, &known, sizeof known);
   return TANDEM_OK;
 }
 
 void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane) {
   tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
-  if (gpu && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
-    gpu->vtable->queue_lock(gpu, (tandem_lane_t)lane, true);
+  if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
+    gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, true);
 }
 
 void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane) {
   tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
-  if (gpu && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
-    gpu->vtable->queue_lock(gpu, (tandem_lane_t)lane, false);
+  if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
+    gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, false);
 }
 
 tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count) {
@@ -312,7 +316,10 @@ tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t 
     case TANDEM_TEST_INJECT_VALIDATION_ERROR: {
       tandem__gpu_t *gpu;
       TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
-      return gpu->vtable->test_control(gpu, op);
+      if (!gpu->test_hooks)
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "the GPU backend '%s' has no test controls", runtime->gpu_backend->name);
+      return gpu->test_hooks->control(gpu, op);
     }
     case TANDEM_TEST_FAIL_NEXT_SUBMISSION:
       pthread_mutex_lock(&runtime->mutex);

@@ -236,7 +236,7 @@ tandem_status_t tandem_session_end(tandem_session_t *session, tandem_status_t st
   pthread_mutex_unlock(&rt->mutex);
   /* Without the tracker lock, as the NPU lane signals (I6's reason: a
    * driver call under it may wait for a queue that waits for this value). */
-  tandem_status_t s = gpu->vtable->signal(gpu, l, value);
+  tandem_status_t s = gpu->vtable->lane.signal(gpu, l, value);
   pthread_mutex_lock(&rt->mutex);
   if (s != TANDEM_OK) tandem__runtime_set_lost_locked(rt, s);
   /* Reached (or lost): the stage is over; host waits for it may return. */

@@ -309,7 +309,7 @@ static tandem_status_t submit_to_backend_locked(tandem__submission_t *sub) {
                                                       sub->external_user, &slot->submits[0]));
   }
   sub->submit_ns = tandem__now_ns();
-  tandem_status_t s = sub->gpu->vtable->program_submit(sub->gpu, sub->exec->native, slot->index,
+  tandem_status_t s = sub->gpu->vtable->program.submit(sub->gpu, sub->exec->native, slot->index,
                                                        slot->submits, plan->region_count);
   if (s == TANDEM_OK) return TANDEM_OK;
   tandem__submit_abandon_locked(sub->rt, slot, sub->next);

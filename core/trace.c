@@ -110,7 +110,7 @@ tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trac
 tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
   tandem_exec_t *exec = slot->exec;
   tandem__gpu_t *gpu = atomic_load(&exec->runtime->gpu);
-  tandem_status_t valid = gpu->vtable->program_timestamps(gpu, exec->native, slot->index, out);
+  tandem_status_t valid = gpu->vtable->program.timestamps(gpu, exec->native, slot->index, out);
   /* A readback the device answered with DEVICE_LOST: lost, as anywhere. */
   tandem__runtime_set_lost_locked(exec->runtime,
                                   valid == TANDEM_ERROR_DEVICE_LOST ? valid : TANDEM_OK);

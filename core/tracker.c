@@ -190,7 +190,7 @@ void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   if (!rt->in_flight) return;
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t values[TANDEM__MAX_LANES];
-  tandem_status_t s = gpu->vtable->query(gpu, values);
+  tandem_status_t s = gpu->vtable->lane.query(gpu, values);
   values[TANDEM_LANE_NPU] = tandem__npu_lane_done(rt);
   /* User lanes: a session's done value moves when its stage ends
    * (session.c), never from a query; an external lane's values are another

@@ -75,7 +75,7 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
     if (timeout_ns != TANDEM__WAIT_FOREVER) timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
     gpu_values[TANDEM_LANE_NPU] = 0;
   }
-  if (s == TANDEM_OK) s = gpu->vtable->wait(gpu, gpu_values, timeout_ns);
+  if (s == TANDEM_OK) s = gpu->vtable->lane.wait(gpu, gpu_values, timeout_ns);
   if (s != TANDEM_OK && s != TANDEM_ERROR_TIMEOUT) {
     pthread_mutex_lock(&rt->mutex);
     tandem__runtime_set_lost_locked(rt, s);

@@ -17,6 +17,7 @@
 
 #include "backends/vulkan/vk_internal.h"
 #include "backends/vulkan/vk_reflect.h"
+#include "core/test_hooks.h"
 
 static pthread_mutex_t tandem_vk_loader_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool tandem_vk_loader_ready;        /* [tandem_vk_loader_mutex] */
@@ -597,35 +598,7 @@ static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool l
   }
 }
 
-static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
-    .destroy = tandem_vk_gpu_destroy,
-    .idle = tandem_vk_gpu_idle,
-    .buffer_create = tandem_vk_buffer_create,
-    .buffer_destroy = tandem_vk_buffer_destroy,
-    .buffer_memory = tandem_vk_buffer_memory,
-    .kernel_reflect = tandem_vk_reflect_entry,
-    .kernel_create = tandem_vk_kernel_create,
-    .kernel_destroy = tandem_vk_kernel_destroy,
-    .program_create = tandem_vk_program_create,
-    .program_destroy = tandem_vk_program_destroy,
-    .trim = tandem_vk_descriptor_pools_trim,
-    .record_begin = tandem_vk_record_begin,
-    .record_bindings = tandem_vk_record_bindings,
-    .record_barrier = tandem_vk_record_barrier,
-    .record_fill = tandem_vk_record_fill,
-    .record_copy = tandem_vk_record_copy,
-    .record_dispatch = tandem_vk_record_dispatch,
-    .record_user = tandem_vk_record_user,
-    .record_end = tandem_vk_record_end,
-    .program_submit = tandem_vk_program_submit,
-    .program_timestamps = tandem_vk_program_timestamps,
-    .wait = tandem_vk_wait,
-    .signal = tandem_vk_signal,
-    .buffer_import_host = tandem_vk_buffer_import_host,
-    .buffer_import_dmabuf = tandem_vk_buffer_import_dmabuf,
-    .buffer_create_dmabuf = tandem_vk_buffer_create_dmabuf,
-    .query = tandem_vk_query,
-    .test_control = tandem_vk_test_control,
+static const tandem__gpu_interop_ops_t tandem_vk_interop = {
     .native_handles = tandem_vk_native_handles,
     .lane_timeline = tandem_vk_lane_timeline,
     .queue_lock = tandem_vk_queue_lock,
@@ -638,8 +611,41 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .timeline_destroy = tandem_vk_timeline_destroy,
     .buffer_adopt = tandem_vk_buffer_adopt,
     .kernel_adopt = tandem_vk_kernel_adopt,
-    .lane_bind = tandem_vk_lane_bind,
-    .lane_unbind = tandem_vk_lane_unbind,
+};
+
+static const tandem__gpu_test_hooks_t tandem_vk_test_hooks = {.control = tandem_vk_test_control};
+
+static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
+    .device.destroy = tandem_vk_gpu_destroy,
+    .device.idle = tandem_vk_gpu_idle,
+    .device.trim = tandem_vk_descriptor_pools_trim,
+    .buffer.create = tandem_vk_buffer_create,
+    .buffer.destroy = tandem_vk_buffer_destroy,
+    .buffer.memory = tandem_vk_buffer_memory,
+    .buffer.import_host = tandem_vk_buffer_import_host,
+    .buffer.import_dmabuf = tandem_vk_buffer_import_dmabuf,
+    .buffer.create_dmabuf = tandem_vk_buffer_create_dmabuf,
+    .kernel.reflect = tandem_vk_reflect_entry,
+    .kernel.create = tandem_vk_kernel_create,
+    .kernel.destroy = tandem_vk_kernel_destroy,
+    .program.create = tandem_vk_program_create,
+    .program.destroy = tandem_vk_program_destroy,
+    .program.submit = tandem_vk_program_submit,
+    .program.timestamps = tandem_vk_program_timestamps,
+    .record.begin = tandem_vk_record_begin,
+    .record.bindings = tandem_vk_record_bindings,
+    .record.barrier = tandem_vk_record_barrier,
+    .record.fill = tandem_vk_record_fill,
+    .record.copy = tandem_vk_record_copy,
+    .record.dispatch = tandem_vk_record_dispatch,
+    .record.user = tandem_vk_record_user,
+    .record.end = tandem_vk_record_end,
+    .lane.wait = tandem_vk_wait,
+    .lane.signal = tandem_vk_signal,
+    .lane.query = tandem_vk_query,
+    .lane.bind = tandem_vk_lane_bind,
+    .lane.unbind = tandem_vk_lane_unbind,
+    .interop = &tandem_vk_interop,
 };
 
 /* Maps the GPU timestamp counter to CLOCK_MONOTONIC with one calibrated pair,
@@ -861,6 +867,7 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
   tandem_vk_gpu_t *g = calloc(1, sizeof *g);
   if (!g) return NULL;
   g->base.vtable = &tandem_vk_gpu_vtable;
+  g->base.test_hooks = &tandem_vk_test_hooks;
   g->validation_counter = validation_counter;
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;

@@ -569,8 +569,8 @@ static inline void tandem_vulkan_handles_init(tandem_vulkan_handles_t *handles) 
   handles->struct_size = (uint32_t)sizeof *handles;
 }
 
-/* Fills |out|. Opens the GPU if needed. Errors: INVALID_ARGUMENT.
- * Thread-safe. */
+/* Fills |out|. Opens the GPU if needed. Errors: INVALID_ARGUMENT,
+ * UNSUPPORTED (a GPU backend without Vulkan). Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
                                                          tandem_vulkan_handles_t *out);
 /* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "core/test_hooks.h"
 #include "host_gpu.h"
 
 enum {
@@ -1260,37 +1261,10 @@ static void hg_lane_unbind(tandem__gpu_t *base, tandem_lane_t lane) {
   (void)lane;
 }
 
-static const tandem__gpu_vtable_t hg_vtable = {
-    .destroy = hg_destroy,
-    .idle = hg_idle,
-    .buffer_create = hg_buffer_create,
-    .buffer_destroy = hg_buffer_destroy,
-    .kernel_reflect = hg_kernel_reflect,
-    .kernel_create = hg_kernel_create,
-    .kernel_destroy = hg_kernel_destroy,
-    .program_create = hg_program_create,
-    .program_destroy = hg_program_destroy,
-    .record_begin = hg_record_begin,
-    .record_bindings = hg_record_bindings,
-    .record_barrier = hg_record_barrier,
-    .record_fill = hg_record_fill,
-    .record_copy = hg_record_copy,
-    .record_dispatch = hg_record_dispatch,
-    .record_user = hg_record_user,
-    .record_end = hg_record_end,
-    .program_submit = hg_program_submit,
-    .program_timestamps = hg_program_timestamps,
-    .wait = hg_wait,
-    .signal = hg_signal,
-    .buffer_import_host = hg_buffer_import_host,
-    .buffer_import_dmabuf = hg_buffer_import_dmabuf,
-    .buffer_create_dmabuf = hg_buffer_create_dmabuf,
-    .query = hg_query,
-    .test_control = hg_test_control,
+static const tandem__gpu_interop_ops_t hg_interop = {
     .native_handles = hg_native_handles,
     .lane_timeline = hg_lane_timeline,
     .queue_lock = hg_queue_lock,
-    .buffer_memory = hg_buffer_memory,
     .buffer_vulkan = hg_buffer_vulkan,
     .buffer_export = hg_buffer_export,
     .buffer_import = hg_buffer_import,
@@ -1300,8 +1274,40 @@ static const tandem__gpu_vtable_t hg_vtable = {
     .timeline_destroy = hg_timeline_destroy,
     .buffer_adopt = hg_buffer_adopt,
     .kernel_adopt = hg_kernel_adopt,
-    .lane_bind = hg_lane_bind,
-    .lane_unbind = hg_lane_unbind,
+};
+
+static const tandem__gpu_test_hooks_t hg_test_hooks = {.control = hg_test_control};
+
+static const tandem__gpu_vtable_t hg_vtable = {
+    .device.destroy = hg_destroy,
+    .device.idle = hg_idle,
+    .buffer.create = hg_buffer_create,
+    .buffer.destroy = hg_buffer_destroy,
+    .buffer.memory = hg_buffer_memory,
+    .buffer.import_host = hg_buffer_import_host,
+    .buffer.import_dmabuf = hg_buffer_import_dmabuf,
+    .buffer.create_dmabuf = hg_buffer_create_dmabuf,
+    .kernel.reflect = hg_kernel_reflect,
+    .kernel.create = hg_kernel_create,
+    .kernel.destroy = hg_kernel_destroy,
+    .program.create = hg_program_create,
+    .program.destroy = hg_program_destroy,
+    .program.submit = hg_program_submit,
+    .program.timestamps = hg_program_timestamps,
+    .record.begin = hg_record_begin,
+    .record.bindings = hg_record_bindings,
+    .record.barrier = hg_record_barrier,
+    .record.fill = hg_record_fill,
+    .record.copy = hg_record_copy,
+    .record.dispatch = hg_record_dispatch,
+    .record.user = hg_record_user,
+    .record.end = hg_record_end,
+    .lane.wait = hg_wait,
+    .lane.signal = hg_signal,
+    .lane.query = hg_query,
+    .lane.bind = hg_lane_bind,
+    .lane.unbind = hg_lane_unbind,
+    .interop = &hg_interop,
 };
 
 /*--------------------------------------------------------------------------
@@ -1372,6 +1378,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the host GPU's log");
   }
   g->base.vtable = &hg_vtable;
+  g->base.test_hooks = &hg_test_hooks;
   hg_describe(&g->config, &g->base.info);
   g->base.storage_alignment = 16;
   for (int d = 0; d < 3; d++) g->base.max_workgroups[d] = g->base.info.max_workgroups[d];

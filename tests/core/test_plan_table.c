@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "core/internal.h"
+#include "tandem/tandem_testing.h"
 #include "host_gpu.h"
 
 /*---------------------------------------------------------------------------
@@ -1606,8 +1607,8 @@ static void test_ordering_check_catches(void **state) {
       tandem__region_submit_t ra = {.region = 0, .signal_value = 1};
       tandem__region_submit_t rb = {.region = 0, .signal_value = 2};
       if (variant == 1) rb.wait_values[TANDEM_LANE_COMPUTE] = 1;
-      assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
-      assert_int_equal(gpu->vtable->program_submit(gpu, b->native, 0, &rb, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, b->native, 0, &rb, 1), TANDEM_OK);
       expect_unordered = variant == 1 ? 0 : 1;
     } else if (variant >= 3) {
       /* The same two commands recorded by hand, through the command
@@ -1618,14 +1619,14 @@ static void test_ordering_check_catches(void **state) {
       tandem__cmd_copy_t c = {.id = 1, .src = w.buf[D0]->native, .dst = w.buf[D1]->native,
                               .bytes = 64};
       pthread_mutex_lock(&w.rt->mutex);
-      assert_int_equal(gpu->vtable->record_begin(gpu, a->native, 0, 0, 0), TANDEM_OK);
-      gpu->vtable->record_fill(gpu, a->native, 0, 0, &f);
-      gpu->vtable->record_barrier(gpu, a->native, 0, 0, scope[variant][0], scope[variant][1]);
-      gpu->vtable->record_copy(gpu, a->native, 0, 0, &c);
-      assert_int_equal(gpu->vtable->record_end(gpu, a->native, 0, 0), TANDEM_OK);
+      assert_int_equal(gpu->vtable->record.begin(gpu, a->native, 0, 0, 0), TANDEM_OK);
+      gpu->vtable->record.fill(gpu, a->native, 0, 0, &f);
+      gpu->vtable->record.barrier(gpu, a->native, 0, 0, scope[variant][0], scope[variant][1]);
+      gpu->vtable->record.copy(gpu, a->native, 0, 0, &c);
+      assert_int_equal(gpu->vtable->record.end(gpu, a->native, 0, 0), TANDEM_OK);
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
-      assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
       expect_unordered = variant == 5 ? 0 : 1;
     } else {
       a = prepare(&w, both, 2, "check");
@@ -1636,7 +1637,7 @@ static void test_ordering_check_catches(void **state) {
       a->plan.nodes[1].barrier_before = true;
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
-      assert_int_equal(gpu->vtable->program_submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
       expect_unordered = 1;
     }
     host_gpu_run(w.gpu, TANDEM_LANE_COMPUTE);
