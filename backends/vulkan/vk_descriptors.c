@@ -19,8 +19,11 @@
  * Invariants: a kept pool has no set in use, since programs are destroyed
  * only when no slot of theirs is in flight (core/backend.h), so it can be
  * reset at any time; g->kept is guarded by g->kept_mutex; a pool is either
- * kept or owned by exactly one program. vkResetDescriptorPool cannot fail
- * (its only result is VK_SUCCESS), so it is not a fault-injection site.
+ * kept or owned by exactly one program. vkResetDescriptorPool's only result
+ * is VK_SUCCESS; a driver that answers anything else (a driver bug, or an
+ * injected fault: it is a fault-injection site) leaves the pool in a state
+ * nothing can trust, so that pool is destroyed and a new one is created in
+ * its place: the program still loads, and only a failed create fails it.
  */
 #include <assert.h>
 
@@ -45,8 +48,9 @@ tandem_status_t tandem_vk_descriptor_pool_take(tandem_vk_gpu_t *g, uint32_t sets
   pthread_mutex_unlock(&g->kept_mutex);
   if (out->pool) {
     assert(out->sets >= sets && out->descriptors >= descriptors);
-    (void)g->vk.vkResetDescriptorPool(g->device, out->pool, 0);
-    return TANDEM_OK;
+    if (g->vk.vkResetDescriptorPool(g->device, out->pool, 0) == VK_SUCCESS) return TANDEM_OK;
+    g->vk.vkDestroyDescriptorPool(g->device, out->pool, NULL); /* no set of it is in use */
+    *out = (tandem_vk_descriptor_pool_t){VK_NULL_HANDLE, 0, 0};
   }
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
