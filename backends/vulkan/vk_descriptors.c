@@ -21,9 +21,10 @@
  * reset at any time; g->kept is guarded by g->kept_mutex; a pool is either
  * kept or owned by exactly one program. vkResetDescriptorPool's only result
  * is VK_SUCCESS; a driver that answers anything else (a driver bug, or an
- * injected fault: it is a fault-injection site) leaves the pool in a state
- * nothing can trust, so that pool is destroyed and a new one is created in
- * its place: the program still loads, and only a failed create fails it.
+ * injected fault: it is a fault-injection site) fails the prepare with that
+ * answer, naming the call, and the pool goes back to the kept ones: no set
+ * of it is in use, and the next take resets it again before any set is
+ * allocated from it. Nothing is allocated from a pool whose reset failed.
  */
 #include <assert.h>
 
@@ -48,9 +49,13 @@ tandem_status_t tandem_vk_descriptor_pool_take(tandem_vk_gpu_t *g, uint32_t sets
   pthread_mutex_unlock(&g->kept_mutex);
   if (out->pool) {
     assert(out->sets >= sets && out->descriptors >= descriptors);
-    if (g->vk.vkResetDescriptorPool(g->device, out->pool, 0) == VK_SUCCESS) return TANDEM_OK;
-    g->vk.vkDestroyDescriptorPool(g->device, out->pool, NULL); /* no set of it is in use */
+    VkResult r = g->vk.vkResetDescriptorPool(g->device, out->pool, 0);
+    if (r == VK_SUCCESS) return TANDEM_OK;
+    /* Kept again, unused (every later take resets it first); the prepare
+     * fails with the driver's answer. */
+    tandem_vk_descriptor_pool_give(g, *out);
     *out = (tandem_vk_descriptor_pool_t){VK_NULL_HANDLE, 0, 0};
+    return tandem_vk_fail(r, "vkResetDescriptorPool", __FILE__, __LINE__);
   }
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,

@@ -21,7 +21,7 @@
  * while destroying the device (vk_device.c says what a failed one means).
  * vkResetDescriptorPool fails with VK_ERROR_OUT_OF_HOST_MEMORY without
  * calling the driver (it cannot fail per the spec; vk_descriptors.c says what
- * tandem does if a driver answers otherwise). TANDEM_UNTESTABLE builds
+ * tandem does if a driver answers otherwise: the prepare fails). TANDEM_UNTESTABLE builds
  * compile none of it.
  */
 #include <pthread.h>
