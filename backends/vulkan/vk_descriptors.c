@@ -19,8 +19,12 @@
  * Invariants: a kept pool has no set in use, since programs are destroyed
  * only when no slot of theirs is in flight (core/backend.h), so it can be
  * reset at any time; g->kept is guarded by g->kept_mutex; a pool is either
- * kept or owned by exactly one program. vkResetDescriptorPool cannot fail
- * (its only result is VK_SUCCESS), so it is not a fault-injection site.
+ * kept or owned by exactly one program. vkResetDescriptorPool's only result
+ * is VK_SUCCESS; a driver that answers anything else (a driver bug, or an
+ * injected fault: it is a fault-injection site) fails the prepare with that
+ * answer, naming the call, and the pool goes back to the kept ones: no set
+ * of it is in use, and the next take resets it again before any set is
+ * allocated from it. Nothing is allocated from a pool whose reset failed.
  */
 #include <assert.h>
 
@@ -45,8 +49,13 @@ tandem_status_t tandem_vk_descriptor_pool_take(tandem_vk_gpu_t *g, uint32_t sets
   pthread_mutex_unlock(&g->kept_mutex);
   if (out->pool) {
     assert(out->sets >= sets && out->descriptors >= descriptors);
-    (void)g->vk.vkResetDescriptorPool(g->device, out->pool, 0);
-    return TANDEM_OK;
+    VkResult r = g->vk.vkResetDescriptorPool(g->device, out->pool, 0);
+    if (r == VK_SUCCESS) return TANDEM_OK;
+    /* Kept again, unused (every later take resets it first); the prepare
+     * fails with the driver's answer. */
+    tandem_vk_descriptor_pool_give(g, *out);
+    *out = (tandem_vk_descriptor_pool_t){VK_NULL_HANDLE, 0, 0};
+    return tandem_vk_fail(r, "vkResetDescriptorPool", __FILE__, __LINE__);
   }
   VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptors};
   VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,

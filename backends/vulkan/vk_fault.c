@@ -16,8 +16,13 @@
  * without calling the driver, except: vkQueueSubmit2 and vkGetQueryPoolResults
  * return VK_ERROR_DEVICE_LOST without calling it; waits, signals and counter
  * reads are made and then answer VK_ERROR_DEVICE_LOST (a device lost after
- * the work ended: tandem must not free what the GPU still runs). vkDeviceWaitIdle is left alone: tandem calls it
- * only while destroying the device, where it ignores the answer. TANDEM_UNTESTABLE builds compile none of it.
+ * the work ended: tandem must not free what the GPU still runs); that
+ * includes vkDeviceWaitIdle and vkQueueWaitIdle, called only after loss and
+ * while destroying the device (vk_device.c says what a failed one means).
+ * vkResetDescriptorPool fails with VK_ERROR_OUT_OF_HOST_MEMORY without
+ * calling the driver (it cannot fail per the spec; vk_descriptors.c says what
+ * tandem does if a driver answers otherwise: the prepare fails). TANDEM_UNTESTABLE builds
+ * compile none of it.
  */
 #include <pthread.h>
 
@@ -124,6 +129,10 @@ TANDEM_VKF_DEVICE_LOST_AFTER(vkGetSemaphoreCounterValue, d,
 TANDEM_VKF_DEVICE_LOST_AFTER(vkWaitForFences, d,
                              (VkDevice d, uint32_t n, const VkFence *f, VkBool32 all, uint64_t t),
                              (d, n, f, all, t))
+TANDEM_VKF_DEVICE_LOST_AFTER(vkQueueWaitIdle, q, (VkQueue q), (q))
+TANDEM_VKF_DEVICE_LOST_AFTER(vkDeviceWaitIdle, d, (VkDevice d), (d))
+TANDEM_VKF_DEVICE(vkResetDescriptorPool, OOM, d,
+                  (VkDevice d, VkDescriptorPool p, VkDescriptorPoolResetFlags f), (d, p, f))
 TANDEM_VKF_DEVICE(vkGetQueryPoolResults, LOST, d,
                   (VkDevice d, VkQueryPool p, uint32_t first, uint32_t n, size_t size, void *data,
                    VkDeviceSize stride, VkQueryResultFlags flags),
@@ -230,6 +239,9 @@ void tandem_vk_fault_wrap_device(struct VolkDeviceTable *t, VkDevice device) {
   TANDEM_VKF_TABLE(vkSignalSemaphore);
   TANDEM_VKF_TABLE(vkGetSemaphoreCounterValue);
   TANDEM_VKF_TABLE(vkWaitForFences);
+  TANDEM_VKF_TABLE(vkQueueWaitIdle);
+  TANDEM_VKF_TABLE(vkDeviceWaitIdle);
+  TANDEM_VKF_TABLE(vkResetDescriptorPool);
   TANDEM_VKF_TABLE(vkGetQueryPoolResults);
   TANDEM_VKF_TABLE(vkGetCalibratedTimestampsEXT);
   TANDEM_VKF_TABLE(vkBeginCommandBuffer);

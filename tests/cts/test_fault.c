@@ -50,6 +50,7 @@ static th_vk_buffer_t g_own_buffer;
 static th_vk_pipeline_t g_own_pipeline;
 static uint32_t g_own_features;
 static volatile sig_atomic_t g_at; /* the N of the run in progress, for the alarm */
+static bool g_persistent;          /* the mode of the run in progress */
 /* add_one_u32's SPIR-V in a file: the GPU scenario loads its kernel from it. */
 static char g_spv_path[64];
 
@@ -468,6 +469,75 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   if (rt) th_runtime_destroy(rt);
 }
 
+/* The teardown scenario: numbered faults in the runtime's destruction only.
+ * Injection is armed from the start (so the device's calls are wrapped) but
+ * fails nothing until the work is done; then it is armed again, counting from
+ * 1, for tandem_runtime_destroy alone, whose calls are then numbered the same
+ * in every run (the work's semaphore polls vary in number, so counted from
+ * the start the destruction's calls would move and be skipped). The
+ * destruction waits for the queues (vkDeviceWaitIdle, then vkQueueWaitIdle of
+ * each queue when that fails; on the application's device, the run with
+ * |own|, vkQueueWaitIdle of tandem's queues only): a failed wait must still tear down with no
+ * validation message (the layer reports any object destroyed while in use,
+ * and any left behind) and nothing leaked (ASan). */
+static void scenario_teardown(run_t *r, bool own, tandem_test_fault_report_t *rep) {
+  tandem_test_fault_t quiet = {.fail_at = UINT64_MAX, .kinds = g_kinds};
+  TH_ASSERT_OK(tandem_test_fault_set(&quiet));
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  if (own) o.vulkan_device = th_vk_device_desc(g_own); /* waits queue by queue */
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *b = NULL;
+  tandem_kernel_t *k = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  ok = ok && STEP(r, tandem_runtime_open_gpu(rt));
+  ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "add_one_u32",
+                            .spirv = tandem_spv_add_one_u32,
+                            .spirv_size = tandem_spv_add_one_u32_size,
+                            .workgroups = {N / 256, 1, 1},
+                            .bindings = &contract,
+                            .binding_count = 1,
+                            .push_constant_bytes = 4};
+  ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
+  uint32_t n = N;
+  tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  for (int round = 0; round < 2 && ok; round++) {
+    ok = STEP(r, tandem_graph_prepare(g, &e));
+    ok = ok && STEP(r, tandem_exec_submit(e, &c));
+    ok = ok && STEP(r, wait_bounded(c, r));
+    if (c) tandem_completion_release(c);
+    c = NULL;
+    tandem_exec_release(e);
+    e = NULL;
+  }
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  if (!ok && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "the work before the destruction failed with no fault armed: %s",
+             tandem_error_message());
+  tandem_test_fault_t f = {.fail_at = (uint64_t)g_at, .persistent = g_persistent,
+                           .kinds = g_kinds};
+  TH_ASSERT_OK(tandem_test_fault_set(&f));
+  tandem_runtime_destroy(rt); /* its queue waits are the counted calls */
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  tandem_test_fault_set(NULL);
+  if (th_validation_count() != 0 && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "%llu validation messages by the end of the runtime's destruction",
+             (unsigned long long)th_validation_count());
+}
+
 typedef void (*scenario_t)(run_t *r, bool npu, tandem_test_fault_report_t *rep);
 
 /* Runs |scenario| for N = 1, 2, ... until no call N was reached. */
@@ -477,6 +547,7 @@ static void loop(const char *name, scenario_t scenario, bool npu, bool persisten
     th_validation_reset();
     g_at = (sig_atomic_t)at;
     alarm(120);
+    g_persistent = persistent;
     tandem_test_fault_t f = {.fail_at = at, .persistent = persistent, .kinds = g_kinds};
     TH_ASSERT_OK(tandem_test_fault_set(&f));
     run_t r = {0};
@@ -526,6 +597,22 @@ static void test_own_transient(void **state) {
 static void test_own_persistent(void **state) {
   (void)state;
   loop("own device", scenario_own, false, true);
+}
+
+static void test_teardown_transient(void **state) {
+  (void)state;
+  loop("teardown", scenario_teardown, false, false);
+}
+
+static void test_teardown_persistent(void **state) {
+  (void)state;
+  loop("teardown", scenario_teardown, false, true);
+}
+
+static void test_teardown_own(void **state) {
+  (void)state;
+  loop("teardown, own device", scenario_teardown, true, false);
+  loop("teardown, own device", scenario_teardown, true, true);
 }
 
 int main(int argc, char **argv) {
@@ -601,6 +688,9 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_npu_persistent),
       cmocka_unit_test(test_own_transient),
       cmocka_unit_test(test_own_persistent),
+      cmocka_unit_test(test_teardown_transient),
+      cmocka_unit_test(test_teardown_persistent),
+      cmocka_unit_test(test_teardown_own),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(g_spv_path);
