@@ -732,6 +732,7 @@ int cli_run_main(int argc, char **argv) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
       if (!cli_parse_npu_profile(v, &o.npu.profile)) return CLI_EXIT_USAGE;
+      o.npu.profile_given = true;
     } else if (cli_take_value(argc, argv, &i, "--input", &v) ||
                (out = cli_take_value(argc, argv, &i, "--output", &v))) {
       if (!v) return cli_error("%s needs NAME=@FILE", out ? "--output" : "--input"), CLI_EXIT_USAGE;
@@ -764,6 +765,8 @@ int cli_run_main(int argc, char **argv) {
       return CLI_EXIT_USAGE;
     }
   uint32_t iterations = o.iterations ? o.iterations : p.iterations;
+  /* The file's "npu": {"profile"} unless --npu-profile said otherwise. */
+  if (!o.npu.profile_given && p.npu_profile_set) o.npu.profile = p.npu_profile;
   run_state_t st = {.p = &p};
   rc = run_prepare_outputs(&p, o.output_dir, o.trace_path, o.svg_path, &st.output_paths);
   if (rc != CLI_EXIT_OK) {
