@@ -936,7 +936,14 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
   n->tier1 = n->base.profile == TANDEM_NPU_PROFILE_XDNA && n->api.bridge_tier1;
   snprintf(n->base.name, sizeof n->base.name, "%s %u",
            emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
-  snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
+  /* Which bridge tier runs the programs ("tandem devices" shows it). */
+  if (n->api.bridge_description[0])
+    snprintf(n->base.backend, sizeof n->base.backend, "%.100s; XRT bridge %s (%.50s)",
+             n->api.description,
+             !n->tier1 ? "tier 0" : n->api.bridge_tier2 ? "tiers 1 and 2" : "tier 1",
+             n->api.bridge_description);
+  else
+    snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
   *out_npu = &n->base;
   return TANDEM_OK;
 }
