@@ -71,7 +71,7 @@ static void usage(FILE *f) {
         "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
         "                     the pipeline has NPU programs\n"
         "  --npu-library PATH the emulated NPU's library\n"
-        "  --npu-profile P    auto (default: from the device), plain or xdna\n"
+        "  --npu-profile P    auto, plain or xdna (default: the file's npu.profile, else auto: from the device)\n"
         "  --quiet            print only failures\n"
         "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
         "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
