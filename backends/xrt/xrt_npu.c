@@ -8,7 +8,10 @@
  * flags, XDNA data buffers HOST_ONLY and the instruction buffer CACHEABLE, as
  * amdxdna's XRT plugin requires. Data buffers live in bank
  * TANDEM_XRT_DATA_BANK (created before any kernel is known), so every
- * binding's kernel argument must be connected there; kernels open through
+ * binding's kernel argument must be connected there. Under XDNA with a
+ * bridge that has tier 1 (xrt_bridge.h), programs run through it: one
+ * hardware context per xclbin shared by its programs, kernels opened through
+ * it, the bridge's timed wait and abort; otherwise kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
  * watchdog is remembered and waited for before its handle (and, through core,
  * its buffers) can go: nothing is freed under a running kernel.

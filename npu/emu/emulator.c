@@ -7,7 +7,10 @@
  * come from the native library named by an emulated xclbin (emu_xclbin.c)
  * and see the device side of buffer objects (emu_bo.c). The state machine of
  * a run is NEW -> QUEUED -> RUNNING -> COMPLETED | ERROR, restartable once
- * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md).
+ * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
+ * abort ends early. The XDNA mode also implements the bridge's tiers 0 and 1
+ * (backends/xrt/xrt_bridge.h): hardware contexts per xclbin, counted against
+ * TANDEM_EMU_MAX_CONTEXTS, with kernels and runs through them.
  */
 #include <dlfcn.h>
 #include <limits.h>
