@@ -55,6 +55,7 @@ typedef struct cli_npu_choice {
   tandem_npu_kind_t kind;
   const char *library; /* NULL: tandem's default (or the build tree's emulator) */
   tandem_npu_profile_t profile; /* AUTO unless --npu-profile */
+  bool profile_given;           /* --npu-profile was on the command line */
 } cli_npu_choice_t;
 /* Parses "--npu emulated|xrt|none" values. */
 bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);

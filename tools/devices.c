@@ -149,7 +149,7 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
 
 int cli_devices_main(int argc, char **argv) {
   bool json = false, validate = false;
-  cli_npu_choice_t npu = {TANDEM_NPU_NONE, NULL, TANDEM_NPU_PROFILE_AUTO};
+  cli_npu_choice_t npu = {.kind = TANDEM_NPU_NONE, .profile = TANDEM_NPU_PROFILE_AUTO};
   uint32_t gpu = 0;
   if (!cli_gpu_choice(NULL, &gpu)) return CLI_EXIT_USAGE; /* TANDEM_GPU, until --gpu */
   for (int i = 1; i < argc; i++) {

@@ -122,6 +122,10 @@ typedef struct pipeline {
   char *name;
   char *description;
   uint32_t iterations;
+  /* "npu": {"profile": ...}: the NPU profile the file asks for (AUTO when
+   * absent); --npu-profile on the command line overrides it. */
+  tandem_npu_profile_t npu_profile;
+  bool npu_profile_set;
   pl_buffer_t *buffers;
   uint32_t buffer_count;
   pl_kernel_t *kernels;

@@ -701,6 +701,31 @@ static bool parse_programs(ctx_t *c, const json_t *root) {
 
 /* Typed values as 32-bit words: [{"f32": 2.5}, {"u32": 7}, {"i32": -1}, 7 (a
  * u32), {"u64": n} (two words, low first)]. */
+/* "npu": {"profile": "auto" | "plain" | "xdna"}: how tandem speaks to the
+ * runtime's NPU (tandem_npu_profile_t; the runtime has one NPU, so the
+ * profile is the file's, not a program's). */
+static bool parse_npu(ctx_t *c, const json_t *root) {
+  json_t *j = json_object_get(root, "npu");
+  if (!j) return true;
+  static const char *const keys[] = {"profile", NULL};
+  if (!want_object(c, j, "npu") || !check_keys(c, j, "npu", keys)) return false;
+  const char *profile;
+  if (!get_string(c, j, "npu", "profile", false, &profile)) return false;
+  if (!profile) return true;
+  static const tandem_npu_profile_t all[] = {TANDEM_NPU_PROFILE_AUTO, TANDEM_NPU_PROFILE_PLAIN,
+                                             TANDEM_NPU_PROFILE_XDNA};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    if (!strcmp(profile, tandem_npu_profile_name(all[k]))) {
+      c->p->npu_profile = all[k];
+      c->p->npu_profile_set = true;
+      return true;
+    }
+  return fail(c, "npu.profile",
+              "unknown NPU profile '%s' (expected auto, plain or xdna; --npu-profile overrides "
+              "the file)",
+              profile);
+}
+
 static bool parse_values(const ctx_t *c, const json_t *arr, const char *path, uint32_t *words,
                          uint32_t max_words, uint32_t *count) {
   if (!json_is_array(arr)) return fail(c, path, "must be an array, not %s", type_name(arr));
@@ -1061,8 +1086,9 @@ bool pipeline_parse(const char *path, pipeline_t *out) {
     fail(&c, "(top level)", "must be an object, not %s", type_name(root));
     goto done;
   }
-  static const char *const keys[] = {"name",   "description", "iterations", "buffers", "kernels",
-                                     "npu_programs", "nodes", "outputs",    "checks",  NULL};
+  static const char *const keys[] = {"name",    "description", "iterations", "npu",
+                                     "buffers", "kernels",     "npu_programs", "nodes",
+                                     "outputs", "checks",      NULL};
   if (!check_keys(&c, root, "(top level)", keys)) goto done;
   const char *name, *desc;
   if (!get_string(&c, root, "", "name", false, &name) ||
@@ -1073,6 +1099,7 @@ bool pipeline_parse(const char *path, pipeline_t *out) {
   uint64_t it;
   if (!get_u64(&c, root, "", "iterations", false, false, 1, 10000000, 1, &it)) goto done;
   out->iterations = (uint32_t)it;
+  if (!parse_npu(&c, root)) goto done;
   ok = parse_buffers(&c, root) && parse_kernels(&c, root) && parse_programs(&c, root) &&
        parse_nodes(&c, root) && parse_outputs(&c, root) && parse_checks(&c, root);
 done:

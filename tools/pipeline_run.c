@@ -71,7 +71,7 @@ static void usage(FILE *f) {
         "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
         "                     the pipeline has NPU programs\n"
         "  --npu-library PATH the emulated NPU's library\n"
-        "  --npu-profile P    auto (default: from the device), plain or xdna\n"
+        "  --npu-profile P    auto, plain or xdna (default: the file's npu.profile, else auto: from the device)\n"
         "  --quiet            print only failures\n"
         "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
         "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
@@ -732,6 +732,7 @@ int cli_run_main(int argc, char **argv) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {
       if (!cli_parse_npu_profile(v, &o.npu.profile)) return CLI_EXIT_USAGE;
+      o.npu.profile_given = true;
     } else if (cli_take_value(argc, argv, &i, "--input", &v) ||
                (out = cli_take_value(argc, argv, &i, "--output", &v))) {
       if (!v) return cli_error("%s needs NAME=@FILE", out ? "--output" : "--input"), CLI_EXIT_USAGE;
@@ -764,6 +765,8 @@ int cli_run_main(int argc, char **argv) {
       return CLI_EXIT_USAGE;
     }
   uint32_t iterations = o.iterations ? o.iterations : p.iterations;
+  /* The file's "npu": {"profile"} unless --npu-profile said otherwise. */
+  if (!o.npu.profile_given && p.npu_profile_set) o.npu.profile = p.npu_profile;
   run_state_t st = {.p = &p};
   rc = run_prepare_outputs(&p, o.output_dir, o.trace_path, o.svg_path, &st.output_paths);
   if (rc != CLI_EXIT_OK) {

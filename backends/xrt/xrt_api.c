@@ -162,5 +162,32 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
       api->bridge_description[0] = '\0';
     }
   }
+  /* Tier 1: all its symbols or none; tier 2 on top of it, chosen by the
+   * XRT version the bridge reports (full ELF needs XRT >= 2.19). */
+#define TANDEM_BRIDGE_TIER1(X)                                                                 \
+  X(tandemBridgeXrtVersion) X(tandemBridgeContextOpen) X(tandemBridgeContextClose)             \
+  X(tandemBridgeKernelOpen) X(tandemBridgeKernelClose) X(tandemBridgeKernelGroup)              \
+  X(tandemBridgeRunOpen) X(tandemBridgeRunSetBuffer) X(tandemBridgeRunSetU32)                 \
+  X(tandemBridgeRunSetU64) X(tandemBridgeRunStart) X(tandemBridgeRunWait)                     \
+  X(tandemBridgeRunAbort) X(tandemBridgeRunClose)
+  if (bridge && api->tandemBridgeVersion) {
+    bool all = true;
+#define TANDEM_BRIDGE_RESOLVE(name) \
+  *(void **)&api->name = dlsym(bridge, #name); \
+  all = all && api->name;
+    TANDEM_BRIDGE_TIER1(TANDEM_BRIDGE_RESOLVE)
+#undef TANDEM_BRIDGE_RESOLVE
+    api->bridge_tier1 = all;
+    *(void **)&api->tandemBridgeContextOpenElf = dlsym(bridge, "tandemBridgeContextOpenElf");
+    api->bridge_tier2 = all && api->tandemBridgeContextOpenElf &&
+                        api->tandemBridgeXrtVersion() >= ((2u << 16) + 19u);
+    if (!all) {
+#define TANDEM_BRIDGE_CLEAR(name) api->name = NULL;
+      TANDEM_BRIDGE_TIER1(TANDEM_BRIDGE_CLEAR)
+#undef TANDEM_BRIDGE_CLEAR
+    }
+    if (!api->bridge_tier2) api->tandemBridgeContextOpenElf = NULL;
+  }
+#undef TANDEM_BRIDGE_TIER1
   return TANDEM_OK;
 }

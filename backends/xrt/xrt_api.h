@@ -17,6 +17,8 @@
 #define TANDEM_BACKENDS_XRT_XRT_API_H_
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "core/status.h"
 #include "backends/xrt/xrt_headers.h"
@@ -71,6 +73,28 @@ typedef struct tandem_xrt_api {
   int (*tandemBridgeRegisterXclbin)(void *device, const char *xclbin_path, char *msg, size_t cap);
   int (*tandemBridgeKernelArgs)(void *device, const char *xclbin_path, const char *kernel,
                                 char *kinds, size_t capacity, char *msg, size_t cap);
+  /* Tier 1 (all or none): contexts, kernels, runs with a timed wait and
+   * abort. Tier 2 (optional): ELF contexts. */
+  unsigned (*tandemBridgeXrtVersion)(void);
+  int (*tandemBridgeContextOpen)(void *device, const char *xclbin_path, void **out_context,
+                                 char *msg, size_t cap);
+  int (*tandemBridgeContextClose)(void *context);
+  int (*tandemBridgeKernelOpen)(void *context, const char *name, void **out_kernel, char *msg,
+                                size_t cap);
+  int (*tandemBridgeKernelClose)(void *kernel);
+  int (*tandemBridgeKernelGroup)(void *kernel, int argno);
+  int (*tandemBridgeRunOpen)(void *kernel, void **out_run, char *msg, size_t cap);
+  int (*tandemBridgeRunSetBuffer)(void *run, int index, void *bo, char *msg, size_t cap);
+  int (*tandemBridgeRunSetU32)(void *run, int index, uint32_t value, char *msg, size_t cap);
+  int (*tandemBridgeRunSetU64)(void *run, int index, uint64_t value, char *msg, size_t cap);
+  int (*tandemBridgeRunStart)(void *run, char *msg, size_t cap);
+  int (*tandemBridgeRunWait)(void *run, unsigned timeout_ms, char *msg, size_t cap);
+  int (*tandemBridgeRunAbort)(void *run, char *msg, size_t cap);
+  int (*tandemBridgeRunClose)(void *run);
+  int (*tandemBridgeContextOpenElf)(void *device, const char *elf_path, void **out_context,
+                                    char *msg, size_t cap);
+  bool bridge_tier1; /* every tier-1 symbol resolved */
+  bool bridge_tier2; /* tier 1, the ELF symbol, and the bridge's XRT >= 2.19 */
   char bridge_description[160];
 } tandem_xrt_api_t;
 

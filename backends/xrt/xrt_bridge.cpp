@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 //
 // xrt_bridge.cpp — tandem's XRT bridge over XRT's C++ API (the C interface
-// is backends/xrt/xrt_bridge.h): registering an xclbin with the device behind
-// a C xrtDeviceHandle, and listing a kernel's arguments from the xclbin's
-// metadata. Built as libtandem_xrt_bridge.so only where XRT >= 2.17 headers
+// is backends/xrt/xrt_bridge.h). Tier 0: registering an xclbin with the
+// device behind a C xrtDeviceHandle, and listing a kernel's arguments from
+// the xclbin's metadata. Tier 1: a hardware context per xclbin
+// (xrt::hw_context), kernels opened through it, runs with a timed wait that
+// reports the final state, and abort (xrt::run::abort). Tier 2: contexts
+// from a full ELF (xrt::elf, XRT >= 2.19 only, by version macro). Built as libtandem_xrt_bridge.so only where XRT >= 2.17 headers
 // are found (Debian 12 ships 2.13: there it is not built, and it has never
 // run on hardware; docs/npu.md says how it was compile-checked). Every entry
 // point has C linkage and catches every exception, returning a negative
@@ -17,8 +20,35 @@
 #include <string>
 #include <system_error>
 
+#include <chrono>
+#include <cstdint>
+
 #include "xrt/xrt_device.h"
+#include "xrt/xrt_hw_context.h"
+#include "xrt/xrt_kernel.h"
+#include "xrt/xrt_bo.h"
+// XRT 2.19 moved the experimental headers under xrt/ (npu-research.md's
+// version table); 2.17-2.18 have them in experimental/.
+#if __has_include("xrt/experimental/xrt_xclbin.h")
 #include "xrt/experimental/xrt_xclbin.h"
+#include "xrt/experimental/xrt_version.h"
+#else
+#include "experimental/xrt_xclbin.h"
+#include "experimental/xrt_version.h"
+#endif
+// Tier 2 needs hw_context(device, elf) and xrt::ext::kernel(ctx, name), new
+// in XRT 2.19 (read in XRT's headers at 2.19 and at the commit this was
+// compile-checked against, docs/npu.md; not verified against every later
+// release). XRT_VERSION_CODE comes from xrt/detail/version-slim.h, through
+// xrt/detail/abi.h (2.19 onwards).
+#if defined(XRT_VERSION_CODE) && defined(XRT_VERSION) && XRT_VERSION_CODE >= XRT_VERSION(2, 19) && \
+    __has_include("xrt/experimental/xrt_elf.h") && __has_include("xrt/experimental/xrt_ext.h")
+#define TANDEM_BRIDGE_TIER2 1
+#include "xrt/experimental/xrt_elf.h"
+#include "xrt/experimental/xrt_ext.h"
+#else
+#define TANDEM_BRIDGE_TIER2 0
+#endif
 
 namespace {
 
@@ -36,6 +66,45 @@ int fail(char *msg, size_t cap, const std::exception &e) {
     return code > 0 ? -code : -EIO;
   }
   return -EIO;
+}
+
+// The C handles of tier 1: plain structs owning the C++ objects.
+struct bridge_context {
+  xrt::device device;
+  xrt::hw_context context;
+  bool elf; // made from a full ELF: kernels open as xrt::ext::kernel
+};
+struct bridge_kernel {
+  xrt::kernel kernel;
+};
+struct bridge_run {
+  xrt::run run;
+  bool started;
+};
+
+// The core device behind a C xrtDeviceHandle (XRT keeps a handle -> device
+// map), so objects made here and by the C API share one device.
+xrt::device device_of(void *device) {
+  return xrt::device{xrtDeviceToXclDevice(static_cast<xrtDeviceHandle>(device))};
+}
+
+bool in_flight(ert_cmd_state s) {
+  return s == ERT_CMD_STATE_NEW || s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING ||
+         s == ERT_CMD_STATE_SUBMITTED;
+}
+
+// Runs |body| (returning int), turning every exception into a negative errno
+// and its text: nothing C++ crosses the interface.
+template <typename F>
+int guarded(char *msg, size_t cap, F &&body) {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    return fail(msg, cap, e);
+  } catch (...) {
+    tell(msg, cap, "XRT threw an exception that is not a std::exception");
+    return -EIO;
+  }
 }
 
 }  // namespace
@@ -106,3 +175,151 @@ __attribute__((visibility("default"))) int tandemBridgeKernelArgs(void *device,
 }
 
 }  // extern "C"
+
+// Each entry point below has C linkage and default visibility.
+#define TANDEM_BRIDGE_API extern "C" __attribute__((visibility("default")))
+
+// ---- tier 1 -------------------------------------------------------------
+
+TANDEM_BRIDGE_API unsigned tandemBridgeXrtVersion(void) {
+  try {
+    return xrtVersionCode(); // XRT >= 2.17 (npu-research.md)
+  } catch (...) {
+    return 0;
+  }
+}
+
+TANDEM_BRIDGE_API int tandemBridgeContextOpen(void *device, const char *xclbin_path,
+                                              void **out_context, char *msg, size_t cap) {
+  *out_context = nullptr;
+  return guarded(msg, cap, [&] {
+    xrt::device dev = device_of(device);
+    const xrt::uuid uuid = dev.register_xclbin(xrt::xclbin{std::string{xclbin_path}});
+    // Shared access (the default): other processes' contexts may coexist.
+    *out_context = new bridge_context{dev, xrt::hw_context{dev, uuid}, false};
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeContextClose(void *context) {
+  return guarded(nullptr, 0, [&] {
+    delete static_cast<bridge_context *>(context);
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeKernelOpen(void *context, const char *name, void **out_kernel,
+                                             char *msg, size_t cap) {
+  *out_kernel = nullptr;
+  return guarded(msg, cap, [&] {
+    auto *c = static_cast<bridge_context *>(context);
+#if TANDEM_BRIDGE_TIER2
+    if (c->elf) {
+      *out_kernel = new bridge_kernel{xrt::ext::kernel{c->context, std::string{name}}};
+      return 0;
+    }
+#endif
+    *out_kernel = new bridge_kernel{xrt::kernel{c->context, std::string{name}}};
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeKernelClose(void *kernel) {
+  return guarded(nullptr, 0, [&] {
+    delete static_cast<bridge_kernel *>(kernel);
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeKernelGroup(void *kernel, int argno) {
+  return guarded(nullptr, 0, [&] {
+    // XRT answers -1 (or throws) for an argument that is not a buffer.
+    const int g = static_cast<bridge_kernel *>(kernel)->kernel.group_id(argno);
+    return g >= 0 ? g : -EINVAL;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunOpen(void *kernel, void **out_run, char *msg, size_t cap) {
+  *out_run = nullptr;
+  return guarded(msg, cap, [&] {
+    *out_run = new bridge_run{xrt::run{static_cast<bridge_kernel *>(kernel)->kernel}, false};
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunSetBuffer(void *run, int index, void *bo, char *msg,
+                                               size_t cap) {
+  return guarded(msg, cap, [&] {
+    // xrt::bo(xrtBufferHandle): the C buffer's own object, no copy (it
+    // throws for a handle not made by xrtBOAlloc / xrtBOImport).
+    static_cast<bridge_run *>(run)->run.set_arg(index, xrt::bo{static_cast<xrtBufferHandle>(bo)});
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunSetU32(void *run, int index, uint32_t value, char *msg,
+                                            size_t cap) {
+  return guarded(msg, cap, [&] {
+    static_cast<bridge_run *>(run)->run.set_arg(index, value); // 4 bytes
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunSetU64(void *run, int index, uint64_t value, char *msg,
+                                            size_t cap) {
+  return guarded(msg, cap, [&] {
+    static_cast<bridge_run *>(run)->run.set_arg(index, value); // 8 bytes
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunStart(void *run, char *msg, size_t cap) {
+  return guarded(msg, cap, [&] {
+    auto *r = static_cast<bridge_run *>(run);
+    r->run.start();
+    r->started = true;
+    return 0;
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, size_t cap) {
+  return guarded(msg, cap, [&] {
+    auto *r = static_cast<bridge_run *>(run);
+    // run::wait, not wait2: tandem wants the state, and wait2 throws for
+    // every abnormal one. wait answers TIMEOUT both when the wait ran out
+    // and when the driver ended the run; the run's own state tells which.
+    ert_cmd_state s = r->run.wait(std::chrono::milliseconds{timeout_ms});
+    if (s == ERT_CMD_STATE_TIMEOUT) s = r->run.state();
+    return static_cast<int>(s);
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
+  return guarded(msg, cap, [&] {
+    auto *r = static_cast<bridge_run *>(run);
+    const ert_cmd_state s = r->run.state();
+    if (!r->started || !in_flight(s)) return static_cast<int>(s);
+    return static_cast<int>(r->run.abort()); // synchronous: the aborted command's state
+  });
+}
+
+TANDEM_BRIDGE_API int tandemBridgeRunClose(void *run) {
+  return guarded(nullptr, 0, [&] {
+    delete static_cast<bridge_run *>(run);
+    return 0;
+  });
+}
+
+// ---- tier 2 -------------------------------------------------------------
+
+#if TANDEM_BRIDGE_TIER2
+TANDEM_BRIDGE_API int tandemBridgeContextOpenElf(void *device, const char *elf_path,
+                                                 void **out_context, char *msg, size_t cap) {
+  *out_context = nullptr;
+  return guarded(msg, cap, [&] {
+    xrt::device dev = device_of(device);
+    *out_context = new bridge_context{dev, xrt::hw_context{dev, xrt::elf{std::string{elf_path}}}, true};
+    return 0;
+  });
+}
+#endif

@@ -10,6 +10,9 @@
  * is still loaded, stays unwrapped (tests load one). A failure answers as XRT
  * does: NULL handles and -EIO with errno EIO; a run wait is made and then
  * answers ERT_CMD_STATE_ERROR (the run ended; nothing may be freed under it).
+ * The bridge's tier-1 calls that make or run something are wrapped too,
+ * where the bridge has them (a failure: -EIO and the text "injected fault");
+ * its set-argument calls are not, for the reason xrtRunSetArg is not.
  * Not wrapped, with reasons: releases (xrt*Close, xrt*Free: tandem ignores
  * their answer and the object would only leak), xrtBOSize (cannot fail),
  * xrtKernelArgGroupId and xrtRunSetArg (their failure is the answer "not a
@@ -17,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/xrt/xrt_api.h"
@@ -100,6 +104,37 @@ static enum ert_cmd_state tandem_xrtf_xrtRunState(xrtRunHandle r) {
   return tandem_xrtf_real.xrtRunState(r);
 }
 
+#define INJECTED(msg, cap) ((msg) && (cap) ? snprintf((msg), (cap), "injected fault") : 0, -EIO)
+
+static int tandem_xrtf_tandemBridgeContextOpen(void *d, const char *path, void **out, char *msg,
+                                               size_t cap) {
+  if (F(tandemBridgeContextOpen)) return *out = NULL, INJECTED(msg, cap);
+  return tandem_xrtf_real.tandemBridgeContextOpen(d, path, out, msg, cap);
+}
+static int tandem_xrtf_tandemBridgeKernelOpen(void *c, const char *name, void **out, char *msg,
+                                              size_t cap) {
+  if (F(tandemBridgeKernelOpen)) return *out = NULL, INJECTED(msg, cap);
+  return tandem_xrtf_real.tandemBridgeKernelOpen(c, name, out, msg, cap);
+}
+static int tandem_xrtf_tandemBridgeRunOpen(void *k, void **out, char *msg, size_t cap) {
+  if (F(tandemBridgeRunOpen)) return *out = NULL, INJECTED(msg, cap);
+  return tandem_xrtf_real.tandemBridgeRunOpen(k, out, msg, cap);
+}
+static int tandem_xrtf_tandemBridgeRunStart(void *r, char *msg, size_t cap) {
+  if (F(tandemBridgeRunStart)) return INJECTED(msg, cap);
+  return tandem_xrtf_real.tandemBridgeRunStart(r, msg, cap);
+}
+/* As xrtRunWaitFor's: the wait is made, then fails. */
+static int tandem_xrtf_tandemBridgeRunWait(void *r, unsigned ms, char *msg, size_t cap) {
+  bool fail = F(tandemBridgeRunWait);
+  int s = tandem_xrtf_real.tandemBridgeRunWait(r, ms, msg, cap);
+  return fail ? INJECTED(msg, cap) : s;
+}
+
+#define TANDEM_XRTF_BRIDGE(X)                                                         \
+  X(tandemBridgeContextOpen) X(tandemBridgeKernelOpen) X(tandemBridgeRunOpen)          \
+  X(tandemBridgeRunStart) X(tandemBridgeRunWait)
+
 #define TANDEM_XRTF_FALLIBLE(X)                                                               \
   X(xrtDeviceOpen) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) X(xrtXclbinGetUUID) \
   X(xrtPLKernelOpen) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOMap) X(xrtBOSync)     \
@@ -109,13 +144,18 @@ void tandem_xrt_fault_wrap(tandem_xrt_api_t *api) {
   if (!tandem__fault_armed()) return;
   pthread_mutex_lock(&tandem_xrtf_mutex);
 #define SAME(name) &&(tandem_xrtf_users == 0 || tandem_xrtf_real.name == api->name)
-  bool ok = true TANDEM_XRTF_FALLIBLE(SAME);
+  bool ok = true TANDEM_XRTF_FALLIBLE(SAME) TANDEM_XRTF_BRIDGE(SAME);
 #undef SAME
   if (ok) {
     if (tandem_xrtf_users++ == 0) tandem_xrtf_real = *api;
 #define SWAP(name) api->name = tandem_xrtf_##name;
     TANDEM_XRTF_FALLIBLE(SWAP)
 #undef SWAP
+    /* Only the bridge calls this library has: NULL stays NULL. */
+#define SWAP_PRESENT(name) \
+  if (api->name) api->name = tandem_xrtf_##name;
+    TANDEM_XRTF_BRIDGE(SWAP_PRESENT)
+#undef SWAP_PRESENT
   }
   pthread_mutex_unlock(&tandem_xrtf_mutex);
 }

@@ -8,7 +8,10 @@
  * flags, XDNA data buffers HOST_ONLY and the instruction buffer CACHEABLE, as
  * amdxdna's XRT plugin requires. Data buffers live in bank
  * TANDEM_XRT_DATA_BANK (created before any kernel is known), so every
- * binding's kernel argument must be connected there; kernels open through
+ * binding's kernel argument must be connected there. Under XDNA with a
+ * bridge that has tier 1 (xrt_bridge.h), programs run through it: one
+ * hardware context per xclbin shared by its programs, kernels opened through
+ * it, the bridge's timed wait and abort; otherwise kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
  * watchdog is remembered and waited for before its handle (and, through core,
  * its buffers) can go: nothing is freed under a running kernel.
@@ -43,20 +46,36 @@ typedef struct tandem_xrt_shared_kernel {
   struct tandem_xrt_shared_kernel *next;
 } tandem_xrt_shared_kernel_t;
 
+/* A bridge hardware context (tier 1), one per xclbin (by UUID) or ELF (by
+ * real path), shared by every program of it: an NPU has very few. */
+typedef struct tandem_xrt_shared_context {
+  char key[4128]; /* "uuid:<hex>" or "elf:<real path>" */
+  void *context;
+  uint32_t refs;
+  struct tandem_xrt_shared_context *next;
+} tandem_xrt_shared_context_t;
+
 typedef struct tandem_xrt_npu {
   tandem__npu_t base;
   tandem_xrt_api_t api;
   xrtDeviceHandle device;
-  pthread_mutex_t kernels_mutex; /* guards kernels */
+  /* The bridge's tier 1 runs this NPU's programs (XDNA profile and a bridge
+   * that has it): contexts, kernels and runs go through it, buffers stay on
+   * the C API. Otherwise everything is the C API (PLAIN, XRT 2.13). */
+  bool tier1;
+  pthread_mutex_t kernels_mutex; /* guards kernels and contexts */
   tandem_xrt_shared_kernel_t *kernels;
+  tandem_xrt_shared_context_t *contexts;
   /* The first NPU fault (a run the driver ended in TIMEOUT or ABORT), in
    * words; set once, by the lane thread, read by it: later runs fail with it. */
   char fault[320];
 } tandem_xrt_npu_t;
 
 typedef struct tandem_xrt_program {
-  xrtXclbinHandle xclbin;
-  xrtKernelHandle kernel;
+  xrtXclbinHandle xclbin; /* NULL for a full-ELF program */
+  xrtKernelHandle kernel; /* the C API's, or NULL under tier 1 */
+  void *context;          /* tier 1: the shared bridge context */
+  void *bkernel;          /* tier 1: the bridge's kernel, opened through it */
   xrtBufferHandle instructions; /* or NULL */
   uint32_t instruction_words;
   uint32_t binding_count, scalar_count;
@@ -68,7 +87,8 @@ typedef struct tandem_xrt_program {
 } tandem_xrt_program_t;
 
 typedef struct tandem_xrt_run {
-  xrtRunHandle run;
+  xrtRunHandle run; /* the C API's, or NULL under tier 1 */
+  void *brun;       /* tier 1: the bridge's run */
   tandem_xrt_program_t *program;
   bool still_running; /* the watchdog fired: wait before closing */
 } tandem_xrt_run_t;
@@ -263,12 +283,67 @@ static void tandem_xrt_kernel_put(tandem_xrt_npu_t *n, xrtKernelHandle k) {
   pthread_mutex_unlock(&n->kernels_mutex);
 }
 
+/* The shared bridge context for |key|, made on first use from |path| (an
+ * xclbin, or a full ELF when |elf|). 0, or the bridge's negative errno with
+ * its reason in |why|. */
+static int tandem_xrt_context_get(tandem_xrt_npu_t *n, const char *key, const char *path, bool elf,
+                                  void **out, char *why, size_t cap) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  tandem_xrt_shared_context_t *e = n->contexts;
+  while (e && strcmp(e->key, key)) e = e->next;
+  int rc = 0;
+  if (e) {
+    e->refs++;
+  } else if ((e = calloc(1, sizeof *e))) {
+    rc = elf ? n->api.tandemBridgeContextOpenElf(n->device, path, &e->context, why, cap)
+             : n->api.tandemBridgeContextOpen(n->device, path, &e->context, why, cap);
+    if (rc == 0) {
+      snprintf(e->key, sizeof e->key, "%s", key);
+      e->refs = 1;
+      e->next = n->contexts;
+      n->contexts = e;
+    } else {
+      free(e);
+      e = NULL;
+    }
+  } else {
+    rc = -ENOMEM;
+  }
+  *out = e ? e->context : NULL;
+  pthread_mutex_unlock(&n->kernels_mutex);
+  return rc;
+}
+
+static void tandem_xrt_context_put(tandem_xrt_npu_t *n, void *context) {
+  pthread_mutex_lock(&n->kernels_mutex);
+  for (tandem_xrt_shared_context_t **at = &n->contexts; *at; at = &(*at)->next) {
+    tandem_xrt_shared_context_t *e = *at;
+    if (e->context != context) continue;
+    if (--e->refs == 0) {
+      *at = e->next;
+      n->api.tandemBridgeContextClose(context);
+      free(e);
+    }
+    break;
+  }
+  pthread_mutex_unlock(&n->kernels_mutex);
+}
+
+/* The bank of buffer argument |argno| of |p|'s kernel, or negative when it
+ * is no buffer. */
+static int tandem_xrt_group(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p, int argno) {
+  return p->bkernel ? n->api.tandemBridgeKernelGroup(p->bkernel, argno)
+                    : n->api.xrtKernelArgGroupId(p->kernel, argno);
+}
+
 static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_program_t *p = native;
   if (!p) return;
   if (p->instructions) n->api.xrtBOFree(p->instructions);
   if (p->kernel) tandem_xrt_kernel_put(n, p->kernel);
+  if (p->bkernel) n->api.tandemBridgeKernelClose(p->bkernel);
+  if (p->context) tandem_xrt_context_put(n, p->context);
   if (p->xclbin) n->api.xrtXclbinFreeHandle(p->xclbin);
   free(p);
 }
@@ -297,10 +372,13 @@ typedef struct tandem_xrt_arg {
  * list them (XRT's C API cannot), else probed: a group id means a
  * buffer, a run that accepts a value there a scalar (width unknown), and the
  * first index that is neither ends the list. Returns the count. */
-static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k,
+static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p,
                                   const tandem_npu_program_desc_t *d, tandem_xrt_arg_t *out,
                                   int cap) {
   int count = 0;
+  /* A full-ELF program has no xclbin to read, and the bridge does not read
+   * an ELF's argument metadata yet: -1, unknown (XRT checks each set_arg). */
+  if (!p->xclbin) return -1;
   if (n->api.tandemBridgeKernelArgs) {
     char kinds[64];
     count = n->api.tandemBridgeKernelArgs(n->device, d->xclbin_path, d->kernel_name, kinds,
@@ -308,11 +386,13 @@ static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, xrtKernelHandle k,
     if (count > cap) count = cap;
     for (int i = 0; i < count; i++) {
       out[i].kind = kinds[i];
-      out[i].bank = kinds[i] == 'b' ? n->api.xrtKernelArgGroupId(k, i) : -1;
+      out[i].bank = kinds[i] == 'b' ? tandem_xrt_group(n, p, i) : -1;
     }
     if (count >= 0) return count;
     count = 0; /* no metadata: probe */
   }
+  if (!p->kernel) return -1; /* probing needs the C API's run */
+  xrtKernelHandle k = p->kernel;
   xrtRunHandle probe = n->api.xrtRunOpen(k);
   if (!probe) return 0;
   for (; count < cap; count++) {
@@ -347,7 +427,8 @@ static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_x
                                              const char *name) {
   enum { cap = 64 };
   tandem_xrt_arg_t args[cap];
-  int count = tandem_xrt_kernel_args(n, p->kernel, d, args, cap);
+  int count = tandem_xrt_kernel_args(n, p, d, args, cap);
+  if (count < 0) return TANDEM_OK; /* no metadata to check against (a full-ELF program) */
   /* What each argument must be: kinds, and for each a role in words. */
   char want[cap];
   const char *role[cap];
@@ -441,9 +522,39 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     p->scalar_types[i] = d->scalar_types ? d->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
   tandem_status_t s = TANDEM_OK;
   xuid_t uuid;
-  p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
+  /* A full ELF (no xclbin, XRT >= 2.19) goes through the bridge's tier 2. */
+  unsigned char magic[4] = {0};
+  FILE *f = fopen(d->xclbin_path, "rb");
+  bool elf = f && fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
+  if (f) fclose(f);
+  if (elf) {
+    unsigned v = n->api.tandemBridgeXrtVersion ? n->api.tandemBridgeXrtVersion() : 0;
+    char real[4096];
+    if (!n->tier1 || !n->api.bridge_tier2) {
+      s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                      "NPU program '%s': '%s' is an ELF (the full-ELF flow, no xclbin), which "
+                      "needs the XDNA profile and tandem's XRT bridge with tier 2: "
+                      "libtandem_xrt_bridge.so built against XRT >= 2.19 headers and running on "
+                      "XRT >= 2.19 (here: %s%s, XRT %u.%u%s)",
+                      name, d->xclbin_path, n->api.bridge_description[0] ? "bridge " : "no bridge",
+                      n->api.bridge_description, v >> 16, v & 0xffffu,
+                      n->tier1 ? "" : ", the profile or the bridge has no tier 1");
+    } else if (!realpath(d->xclbin_path, real)) {
+      s = TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': resolving '%s': %s", name,
+                      d->xclbin_path, strerror(errno));
+    } else {
+      char key[4128], why[256] = "";
+      snprintf(key, sizeof key, "elf:%s", real);
+      int rc = tandem_xrt_context_get(n, key, d->xclbin_path, true, &p->context, why, sizeof why);
+      if (rc != 0)
+        s = TANDEM_FAIL(rc == -EBUSY ? TANDEM_ERROR_OUT_OF_MEMORY : tandem_xrt_errno_code(-rc),
+                        "NPU program '%s': a hardware context for the ELF '%s' (%s; %s)", name,
+                        d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc));
+    }
+  }
+  if (!elf) p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
   /* NULL with EINVAL: not an xclbin; anything else: reading it failed. */
-  if (!p->xclbin)
+  if (s == TANDEM_OK && !elf && !p->xclbin)
     s = TANDEM_FAIL(errno == EINVAL   ? TANDEM_ERROR_INVALID_KERNEL
                     : errno == ENOMEM ? TANDEM_ERROR_OUT_OF_MEMORY
                                       : TANDEM_ERROR_IO,
@@ -452,8 +563,10 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                     strerror(errno));
   /* XDNA registers the xclbin through the bridge (its plugin refuses
    * loading; xrtPLKernelOpen then makes the hardware context); PLAIN loads. */
-  if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
-      n->api.tandemBridgeRegisterXclbin) {
+  if (s == TANDEM_OK && (elf || n->tier1)) {
+    /* Tier 1 registers the xclbin when it makes the context, below. */
+  } else if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
+             n->api.tandemBridgeRegisterXclbin) {
     char why[256] = "";
     int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->xclbin_path, why, sizeof why);
     if (rc != 0)
@@ -477,10 +590,42 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                           "against XRT >= 2.17 (docs/npu.md), and the xdna profile"
                         : "");
   }
-  if (s == TANDEM_OK && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
+  if (s == TANDEM_OK && !elf && n->api.xrtXclbinGetUUID(p->xclbin, uuid) != 0)
     s = TANDEM_FAIL(tandem_xrt_errno_code(errno), "NPU program '%s': the xclbin's UUID: %s", name,
                     strerror(errno));
-  if (s == TANDEM_OK) {
+  if (s == TANDEM_OK && !elf && n->tier1) {
+    /* One hardware context per xclbin, shared by all its programs. */
+    char key[64], why[256] = "";
+    int at = snprintf(key, sizeof key, "uuid:");
+    for (size_t i = 0; i < sizeof(xuid_t); i++)
+      at += snprintf(key + at, sizeof key - (size_t)at, "%02x", uuid[i]);
+    int rc = tandem_xrt_context_get(n, key, d->xclbin_path, false, &p->context, why, sizeof why);
+    if (rc == -EBUSY)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                      "NPU program '%s': the NPU has no free hardware context for '%s' (%s). "
+                      "tandem shares one context per xclbin, so each xclbin in use at once takes "
+                      "one; release NPU programs of other xclbins, or close other applications "
+                      "using the NPU",
+                      name, d->xclbin_path, why[0] ? why : "the bridge gave no reason");
+    else if (rc != 0)
+      s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
+                      "NPU program '%s': registering '%s' and making its hardware context failed "
+                      "(%s; %s)%s",
+                      name, d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc),
+                      rc == -EACCES && base->emulated
+                          ? "; the emulated NPU loads only its own kernels library and those "
+                            "listed in TANDEM_EMU_KERNELS"
+                          : "");
+  }
+  if (s == TANDEM_OK && p->context) {
+    char why[256] = "";
+    int rc = n->api.tandemBridgeKernelOpen(p->context, d->kernel_name, &p->bkernel, why, sizeof why);
+    if (rc != 0)
+      s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
+                      "NPU program '%s': kernel '%s' could not be opened from '%s' (%s; %s)", name,
+                      d->kernel_name, d->xclbin_path, why[0] ? why : "no reason given",
+                      strerror(-rc));
+  } else if (s == TANDEM_OK) {
     p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
     if (!p->kernel && errno == EBUSY && base->profile == TANDEM_NPU_PROFILE_XDNA)
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
@@ -499,7 +644,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
      * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
-    int bank = n->api.xrtKernelArgGroupId(p->kernel, p->instr_arg);
+    int bank = tandem_xrt_group(n, p, p->instr_arg);
     xrtBufferFlags flags =
         base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
     if (bank < 0)
@@ -535,7 +680,57 @@ static void tandem_xrt_run_destroy(tandem__npu_t *base, void *native) {
     if (r->still_running) n->api.xrtRunWait(r->run);
     n->api.xrtRunClose(r->run);
   }
+  if (r->brun) {
+    /* A run still in flight is aborted (synchronous), never waited on
+     * without end: with the driver's reset off it might never finish. */
+    if (r->still_running) n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
+    n->api.tandemBridgeRunClose(r->brun);
+  }
   free(r);
+}
+
+/* A run through the bridge's tier 1, packed as the C path below packs it. */
+static tandem_status_t tandem_xrt_bridge_run_create(tandem_xrt_npu_t *n, tandem_xrt_program_t *p,
+                                                    tandem_xrt_run_t *r, void *const *bos,
+                                                    uint32_t bo_count, const uint32_t *scalars,
+                                                    uint32_t scalar_count) {
+  char why[256] = "";
+  int rc = n->api.tandemBridgeRunOpen(p->bkernel, &r->brun, why, sizeof why);
+  if (rc != 0)
+    return TANDEM_FAIL(rc == -ENOMEM ? TANDEM_ERROR_OUT_OF_MEMORY : TANDEM_ERROR_INTERNAL,
+                       "opening a run of '%s' through the XRT bridge failed (%s; %s)", p->name,
+                       why[0] ? why : "no reason given", strerror(-rc));
+  if ((p->abi == TANDEM_NPU_ABI_DPU || p->abi == TANDEM_NPU_ABI_DPU_MODULE) &&
+      (rc = n->api.tandemBridgeRunSetU64(r->brun, 0, 3, why, sizeof why)) != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "the opcode argument (0) of '%s': %s", p->name, why);
+  if (p->instructions &&
+      ((rc = n->api.tandemBridgeRunSetBuffer(r->brun, p->instr_arg, p->instructions, why,
+                                             sizeof why)) != 0 ||
+       (rc = n->api.tandemBridgeRunSetU32(r->brun, p->instr_arg + 1, p->instruction_words, why,
+                                          sizeof why)) != 0))
+    return TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "the instruction arguments (%d, %d) of '%s': %s",
+                       p->instr_arg, p->instr_arg + 1, p->name, why);
+  int arg = p->data_first;
+  for (uint32_t i = 0; i < bo_count; i++, arg++)
+    if ((rc = n->api.tandemBridgeRunSetBuffer(r->brun, arg, bos[i], why, sizeof why)) != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s' (kernel argument %d): %s", i,
+                         p->name, arg, why);
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < p->scalar_count; i++, arg++) {
+    bool wide = p->scalar_types[i] == TANDEM_NPU_SCALAR_U64;
+    if (w + (wide ? 2 : 1) > scalar_count)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "scalar %u of '%s': %u words given", i, p->name,
+                         scalar_count);
+    rc = wide ? n->api.tandemBridgeRunSetU64(r->brun, arg,
+                                             (uint64_t)scalars[w] | (uint64_t)scalars[w + 1] << 32,
+                                             why, sizeof why)
+              : n->api.tandemBridgeRunSetU32(r->brun, arg, scalars[w], why, sizeof why);
+    w += wide ? 2 : 1;
+    if (rc != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "scalar %u of '%s' (kernel argument %d): %s", i,
+                         p->name, arg, why);
+  }
+  return TANDEM_OK;
 }
 
 static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program, void *const *bos,
@@ -547,6 +742,15 @@ static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program,
   tandem_xrt_run_t *r = calloc(1, sizeof *r);
   if (!r) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU run");
   r->program = p;
+  if (p->bkernel) {
+    tandem_status_t s = tandem_xrt_bridge_run_create(n, p, r, bos, bo_count, scalars, scalar_count);
+    if (s != TANDEM_OK) {
+      tandem_xrt_run_destroy(base, r);
+      return s;
+    }
+    *out = r;
+    return TANDEM_OK;
+  }
   r->run = n->api.xrtRunOpen(p->kernel);
   tandem_status_t s = TANDEM_OK;
   if (!r->run)
@@ -599,7 +803,10 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
   tandem_xrt_run_t *r = native;
   if (r->still_running) {
     /* The watchdog fired on an earlier use; that run must end first. */
-    n->api.xrtRunWait(r->run);
+    if (r->brun)
+      n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
+    else
+      n->api.xrtRunWait(r->run);
     r->still_running = false;
   }
   /* After an NPU fault the device was reset: later work fails clearly
@@ -609,15 +816,33 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
                        "NPU run of '%s' not started: the NPU faulted earlier (%s); recreate the "
                        "runtime to use the NPU again",
                        r->program->name, n->fault);
-  int rc = n->api.xrtRunStart(r->run);
-  if (rc != 0)
-    return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d", r->program->name,
-                       rc);
-  enum ert_cmd_state state = n->api.xrtRunWaitFor(r->run, timeout_ms);
-  /* XRT answers TIMEOUT both when the wait ran out (the run goes on) and
-   * when the driver's hang detection ended the run (final, after its ~2 s
-   * deadline): the run's own state tells them apart. */
-  if (state == ERT_CMD_STATE_TIMEOUT) state = n->api.xrtRunState(r->run);
+  enum ert_cmd_state state;
+  if (r->brun) {
+    /* Tier 1: the bridge's wait answers the run's own state, final or
+     * still in flight. */
+    char why[256] = "";
+    int rc = n->api.tandemBridgeRunStart(r->brun, why, sizeof why);
+    if (rc != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "starting NPU run of '%s' failed (%s; %s)",
+                         r->program->name, why[0] ? why : "no reason given", strerror(-rc));
+    rc = n->api.tandemBridgeRunWait(r->brun, timeout_ms, why, sizeof why);
+    if (rc < 0) {
+      r->still_running = true; /* unknown: aborted before it goes */
+      return TANDEM_FAIL(TANDEM_ERROR_IO, "waiting for NPU run of '%s' failed (%s; %s)",
+                         r->program->name, why[0] ? why : "no reason given", strerror(-rc));
+    }
+    state = (enum ert_cmd_state)rc;
+  } else {
+    int rc = n->api.xrtRunStart(r->run);
+    if (rc != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d",
+                         r->program->name, rc);
+    state = n->api.xrtRunWaitFor(r->run, timeout_ms);
+    /* XRT answers TIMEOUT both when the wait ran out (the run goes on) and
+     * when the driver's hang detection ended the run (final, after its ~2 s
+     * deadline): the run's own state tells them apart. */
+    if (state == ERT_CMD_STATE_TIMEOUT) state = n->api.xrtRunState(r->run);
+  }
   if (state == ERT_CMD_STATE_COMPLETED) return TANDEM_OK;
   if (state == ERT_CMD_STATE_TIMEOUT || state == ERT_CMD_STATE_ABORT ||
       state == ERT_CMD_STATE_NORESPONSE) {
@@ -637,12 +862,22 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
       state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED) {
     /* tandem's watchdog: abort the run where the library can; either way
      * it is waited for before its handle or buffers go. */
-    bool aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
-    r->still_running = true;
+    bool aborted;
+    if (r->brun) {
+      /* xrt::run::abort through the bridge: synchronous, the run is over. */
+      int final = n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
+      aborted = final >= 0;
+      r->still_running = !aborted;
+    } else {
+      aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
+      r->still_running = true;
+    }
     return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
                        "NPU run of '%s' did not finish within the %u ms watchdog%s",
                        r->program->name, timeout_ms,
-                       aborted ? " (aborted)" : " (XRT's C API cannot abort it; it is waited for)");
+                       aborted ? " (aborted)"
+                       : r->brun ? " (the XRT bridge could not abort it; it is aborted again before it goes)"
+                                 : " (XRT's C API cannot abort it; it is waited for)");
   }
   return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
                      r->program->name, (int)state,
@@ -701,9 +936,17 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
     bool xdna = family ? strcmp(family, "xdna") == 0 : !emulated && tandem_xrt_has_amdxdna();
     n->base.profile = xdna ? TANDEM_NPU_PROFILE_XDNA : TANDEM_NPU_PROFILE_PLAIN;
   }
+  n->tier1 = n->base.profile == TANDEM_NPU_PROFILE_XDNA && n->api.bridge_tier1;
   snprintf(n->base.name, sizeof n->base.name, "%s %u",
            emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
-  snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
+  /* Which bridge tier runs the programs ("tandem devices" shows it). */
+  if (n->api.bridge_description[0])
+    snprintf(n->base.backend, sizeof n->base.backend, "%.100s; XRT bridge %s (%.50s)",
+             n->api.description,
+             !n->tier1 ? "tier 0" : n->api.bridge_tier2 ? "tiers 1 and 2" : "tier 1",
+             n->api.bridge_description);
+  else
+    snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
   *out_npu = &n->base;
   return TANDEM_OK;
 }

@@ -30,6 +30,7 @@ enum {
   EMU_MAGIC_BO = 0x7e4d424fu,
   EMU_MAGIC_KERNEL = 0x7e4d4b4eu,
   EMU_MAGIC_RUN = 0x7e4d524eu,
+  EMU_MAGIC_CONTEXT = 0x7e4d4358u,
   EMU_MAGIC_DEAD = 0xdeadu,
 };
 
@@ -63,7 +64,8 @@ typedef struct emu_device {
   uint32_t live_kernels; /* kernels alive (user or run references) */
   emu_run_t *head, *tail;
   uint64_t delay_us; /* TANDEM_EMU_DELAY_US */
-  uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per open kernel) */
+  uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per xrtPLKernelOpen
+                            kernel, one per bridge context) */
   uint32_t max_contexts; /* TANDEM_EMU_MAX_CONTEXTS, default 4 */
   uint64_t tdr_ms;       /* XDNA mode: the driver's hang deadline (TANDEM_EMU_TDR_MS), 0 off */
   /* The loaded image (xrtDeviceLoadXclbinHandle). */
@@ -96,9 +98,22 @@ typedef struct emu_bo {
   struct emu_bo *next_dead;
 } emu_bo_t;
 
+/* A hardware context of the bridge's tier 1 (tandemBridgeContextOpen, XDNA
+ * mode): its own image of one xclbin, counted in emu_device_t.contexts. */
+typedef struct emu_context {
+  uint32_t magic;
+  emu_device_t *dev;
+  uint32_t refs; /* user (until tandemBridgeContextClose) + kernels opened through it */
+  bool user_closed;
+  void *lib;
+  const tandem_emu_kernel_t *kernels;
+  uint32_t kernel_count;
+} emu_context_t;
+
 typedef struct emu_kernel {
   uint32_t magic;
   emu_device_t *dev;
+  emu_context_t *ctx; /* opened through a bridge context (holds it), or NULL: xrtPLKernelOpen */
   uint32_t refs; /* user (until xrtKernelClose) + runs */
   bool user_closed;
   const tandem_emu_kernel_t *desc;

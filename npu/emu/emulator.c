@@ -7,7 +7,10 @@
  * come from the native library named by an emulated xclbin (emu_xclbin.c)
  * and see the device side of buffer objects (emu_bo.c). The state machine of
  * a run is NEW -> QUEUED -> RUNNING -> COMPLETED | ERROR, restartable once
- * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md).
+ * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
+ * abort ends early. The XDNA mode also implements the bridge's tiers 0 and 1
+ * (backends/xrt/xrt_bridge.h): hardware contexts per xclbin, counted against
+ * TANDEM_EMU_MAX_CONTEXTS, with kernels and runs through them.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -40,12 +43,6 @@ void emu_device_destroy(emu_device_t *dev) {
   pthread_cond_destroy(&dev->done_cv);
   pthread_mutex_destroy(&dev->mu);
   free(dev);
-}
-
-static void sleep_us(uint64_t us) {
-  struct timespec ts = {.tv_sec = (time_t)(us / 1000000u), .tv_nsec = (long)(us % 1000000u) * 1000L};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
 }
 
 /* Releases an in-flight execution's hold on its BOs (device lock held);
@@ -123,8 +120,25 @@ static void *worker_main(void *arg) {
 
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (delay_us > 0 && !skip) sleep_us(delay_us);
-    const int rc = skip ? 0 : desc->run(run->exec, run->nargs);
+    /* The delay stands for a kernel still running on the NPU: an abort
+     * (tandemEmuRunAbort, tandemBridgeRunAbort) ends it early. */
+    bool aborted = false;
+    if (delay_us > 0 && !skip) {
+      struct timespec until = t0;
+      until.tv_sec += (time_t)(delay_us / 1000000u);
+      until.tv_nsec += (long)(delay_us % 1000000u) * 1000L;
+      if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+      }
+      pthread_mutex_lock(&dev->mu);
+      while (!run->abort_requested &&
+             pthread_cond_timedwait(&dev->work_cv, &dev->mu, &until) != ETIMEDOUT) {
+      }
+      aborted = run->abort_requested;
+      pthread_mutex_unlock(&dev->mu);
+    }
+    const int rc = skip || aborted ? 0 : desc->run(run->exec, run->nargs);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const uint64_t ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
                         (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000L);
@@ -132,7 +146,7 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&dev->mu);
     emu_bo_t *dead = NULL;
     release_exec_locked(run, &dead);
-    if (skip) {
+    if (skip || aborted) {
       run->state = ERT_CMD_STATE_ABORT;
     } else if (dev->mode == EMU_MODE_XDNA && dev->tdr_ms > 0 && ms > dev->tdr_ms) {
       /* amdxdna's hang detection: past its deadline the driver resets the
@@ -197,7 +211,7 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
   pthread_mutex_init(&dev->mu, NULL);
-  pthread_cond_init(&dev->work_cv, NULL);
+  pthread_cond_init(&dev->work_cv, &ca); /* monotonic: the worker's delay waits on it */
   pthread_cond_init(&dev->done_cv, &ca);
   pthread_condattr_destroy(&ca);
   dev->magic = EMU_MAGIC_DEVICE;
@@ -283,15 +297,10 @@ static int emu_library_allowed(const char *library) {
   return EACCES;
 }
 
-/* Loads |x|'s kernels library as the device's image (load or register). */
-static int emu_load(emu_device_t *dev, emu_xclbin_t *x) {
-  pthread_mutex_lock(&dev->mu);
-  const bool same = dev->lib != NULL && memcmp(dev->uuid, x->uuid, sizeof(xuid_t)) == 0;
-  const bool closing = dev->closing;
-  pthread_mutex_unlock(&dev->mu);
-  if (closing) return emu_fail(ENODEV);
-  if (same) return 0;
-
+/* Opens |x|'s kernels library (if allowed) and its kernel table: 0, or
+ * -EACCES / -ENOENT / -EINVAL with errno set. */
+static int emu_open_library(emu_xclbin_t *x, void **out_lib, const tandem_emu_kernel_t **out_kernels,
+                            uint32_t *out_count) {
   const int allowed = emu_library_allowed(x->library);
   if (allowed != 0) return emu_fail(allowed);
   void *lib = dlopen(x->library, RTLD_NOW | RTLD_LOCAL);
@@ -311,6 +320,26 @@ static int emu_load(emu_device_t *dev, emu_xclbin_t *x) {
     dlclose(lib);
     return emu_fail(EINVAL);
   }
+  *out_lib = lib;
+  *out_kernels = kernels;
+  *out_count = count;
+  return 0;
+}
+
+/* Loads |x|'s kernels library as the device's image (load or register). */
+static int emu_load(emu_device_t *dev, emu_xclbin_t *x) {
+  pthread_mutex_lock(&dev->mu);
+  const bool same = dev->lib != NULL && memcmp(dev->uuid, x->uuid, sizeof(xuid_t)) == 0;
+  const bool closing = dev->closing;
+  pthread_mutex_unlock(&dev->mu);
+  if (closing) return emu_fail(ENODEV);
+  if (same) return 0;
+
+  void *lib = NULL;
+  const tandem_emu_kernel_t *kernels = NULL;
+  uint32_t count = 0;
+  const int rc = emu_open_library(x, &lib, &kernels, &count);
+  if (rc != 0) return rc;
 
   pthread_mutex_lock(&dev->mu);
   if (dev->live_kernels > 0) { /* kernels of the current image are still open */
@@ -374,18 +403,33 @@ EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path,
 
 EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, const char *kernel,
                                       char *kinds, size_t capacity, char *msg, size_t cap) {
-  (void)xclbin_path; /* the registered image is the one asked about */
+  /* As the real bridge: the xclbin file's own metadata (here, the table of
+   * the kernels library it names), whether or not it is registered. */
   emu_device_t *dev = emu_device_from(device);
-  if (dev == NULL || kernel == NULL || kinds == NULL) return emu_fail(EINVAL);
-  pthread_mutex_lock(&dev->mu);
-  int rc = -ENOENT;
-  for (uint32_t i = 0; i < dev->kernel_count; i++) {
-    if (strcmp(dev->kernels[i].name, kernel) != 0) continue;
-    const size_t n = strlen(dev->kernels[i].arg_kinds);
-    rc = n + 1 > capacity ? -ENOSPC : (int)n;
-    if (rc >= 0) memcpy(kinds, dev->kernels[i].arg_kinds, n + 1);
+  if (dev == NULL || xclbin_path == NULL || kernel == NULL || kinds == NULL) return emu_fail(EINVAL);
+  xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
+  if (xh == NULL) {
+    const int err = errno;
+    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    return emu_fail(err);
   }
-  pthread_mutex_unlock(&dev->mu);
+  void *lib = NULL;
+  const tandem_emu_kernel_t *table = NULL;
+  uint32_t count = 0;
+  int rc = emu_open_library(emu_xclbin_from(xh), &lib, &table, &count);
+  xrtXclbinFreeHandle(xh);
+  if (rc != 0) {
+    tell(msg, cap, "its kernels library could not be loaded");
+    return rc;
+  }
+  rc = -ENOENT;
+  for (uint32_t i = 0; i < count; i++) {
+    if (strcmp(table[i].name, kernel) != 0) continue;
+    const size_t n = strlen(table[i].arg_kinds);
+    rc = n + 1 > capacity ? -ENOSPC : (int)n;
+    if (rc >= 0) memcpy(kinds, table[i].arg_kinds, n + 1);
+  }
+  dlclose(lib);
   if (rc < 0) {
     tell(msg, cap, rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
     return emu_fail(-rc);
@@ -408,15 +452,34 @@ static emu_kernel_t *kernel_from(xrtKernelHandle h) {
   return k;
 }
 
+/* Drops a context reference (device lock held). The last one frees its
+ * hardware context and drops the device reference it held; true: destroy
+ * the device after unlocking. */
+static bool context_put_locked(emu_context_t *c) {
+  if (--c->refs > 0) return false;
+  emu_device_t *dev = c->dev;
+  c->magic = EMU_MAGIC_DEAD;
+  dev->contexts--;
+  dlclose(c->lib); /* the device's image (if any) holds its own reference */
+  free(c);
+  return emu_device_put_locked(dev);
+}
+
 /* Drops a kernel reference (device lock held); true: destroy the device after unlocking. */
 static bool kernel_put_locked(emu_kernel_t *k) {
   if (--k->refs > 0) return false;
   emu_device_t *dev = k->dev;
   k->magic = EMU_MAGIC_DEAD;
+  emu_context_t *ctx = k->ctx;
   free(k);
-  dev->live_kernels--;
-  if (dev->mode == EMU_MODE_XDNA) dev->contexts--; /* its hardware context goes */
-  return emu_device_put_locked(dev);
+  if (ctx == NULL) {
+    dev->live_kernels--;
+    if (dev->mode == EMU_MODE_XDNA) dev->contexts--; /* its hardware context goes */
+  }
+  /* The kernel's device reference first: a context still holds another. */
+  bool last = emu_device_put_locked(dev);
+  if (ctx != NULL) last = context_put_locked(ctx) || last;
+  return last;
 }
 
 EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xclbin_id,
@@ -676,6 +739,7 @@ EMU_EXPORT int tandemEmuRunAbort(xrtRunHandle rhdl) {
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
   if (in_flight(r)) r->abort_requested = true;
+  pthread_cond_broadcast(&dev->work_cv); /* a run in its delay ends now */
   pthread_mutex_unlock(&dev->mu);
   return 0;
 }
@@ -727,3 +791,237 @@ EMU_EXPORT int xrtRunClose(xrtRunHandle rhdl) {
   free(r);
   return 0;
 }
+
+/* ---- the bridge's tier 1 (backends/xrt/xrt_bridge.h), XDNA mode ------- */
+
+static emu_context_t *context_from(void *h) {
+  emu_context_t *c = h;
+  if (c == NULL || c->magic != EMU_MAGIC_CONTEXT) return NULL;
+  return c;
+}
+
+/* The XRT whose amdxdna plugin the XDNA mode follows: 2.17 (register,
+ * hardware contexts; no full-ELF flow, so no tier 2). */
+EMU_EXPORT unsigned tandemBridgeXrtVersion(void) { return (2u << 16) + 17u; }
+
+EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, void **out_context,
+                                       char *msg, size_t cap) {
+  if (out_context != NULL) *out_context = NULL;
+  emu_device_t *dev = emu_device_from(device);
+  if (dev == NULL || xclbin_path == NULL || out_context == NULL) {
+    tell(msg, cap, "invalid device handle or path");
+    return emu_fail(EINVAL);
+  }
+  if (dev->mode != EMU_MODE_XDNA) {
+    tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) has no hardware contexts");
+    return emu_fail(ENOTSUP);
+  }
+  xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
+  if (xh == NULL) {
+    const int err = errno;
+    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    return emu_fail(err);
+  }
+  emu_context_t *c = calloc(1, sizeof *c);
+  int rc = c != NULL ? emu_open_library(emu_xclbin_from(xh), &c->lib, &c->kernels, &c->kernel_count)
+                     : emu_fail(ENOMEM);
+  xrtXclbinFreeHandle(xh);
+  if (rc != 0) {
+    tell(msg, cap, rc == -EACCES ? "the kernels library it names is not one the emulated NPU may load"
+                                 : strerror(-rc));
+    free(c);
+    return rc;
+  }
+  pthread_mutex_lock(&dev->mu);
+  if (dev->closing) {
+    rc = -ENODEV;
+    tell(msg, cap, "the device is closing");
+  } else if (dev->contexts >= dev->max_contexts) {
+    /* amdxdna refuses a context when the NPU's columns are taken. */
+    rc = -EBUSY;
+    if (msg != NULL && cap > 0)
+      snprintf(msg, cap,
+               "all %u of the emulated NPU's hardware contexts are in use "
+               "(TANDEM_EMU_MAX_CONTEXTS=%u)",
+               dev->max_contexts, dev->max_contexts);
+  } else {
+    dev->contexts++;
+    emu_device_get_locked(dev);
+  }
+  pthread_mutex_unlock(&dev->mu);
+  if (rc != 0) {
+    dlclose(c->lib);
+    free(c);
+    return emu_fail(-rc);
+  }
+  c->magic = EMU_MAGIC_CONTEXT;
+  c->dev = dev;
+  c->refs = 1;
+  *out_context = c;
+  return 0;
+}
+
+EMU_EXPORT int tandemBridgeContextClose(void *context) {
+  emu_context_t *c = context_from(context);
+  if (c == NULL) return emu_fail(EINVAL);
+  emu_device_t *dev = c->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (c->user_closed) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EINVAL);
+  }
+  c->user_closed = true;
+  const bool last = context_put_locked(c);
+  pthread_mutex_unlock(&dev->mu);
+  if (last) emu_device_destroy(dev);
+  return 0;
+}
+
+/* A kernel of the context's own image; it costs no context of its own. */
+EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **out_kernel,
+                                      char *msg, size_t cap) {
+  if (out_kernel != NULL) *out_kernel = NULL;
+  emu_context_t *c = context_from(context);
+  if (c == NULL || name == NULL || out_kernel == NULL) {
+    tell(msg, cap, "invalid context handle or name");
+    return emu_fail(EINVAL);
+  }
+  const tandem_emu_kernel_t *desc = NULL;
+  for (uint32_t i = 0; i < c->kernel_count && desc == NULL; i++)
+    if (strcmp(c->kernels[i].name, name) == 0) desc = &c->kernels[i];
+  if (desc == NULL) {
+    tell(msg, cap, "no such kernel in the context's xclbin");
+    return emu_fail(ENOENT);
+  }
+  emu_kernel_t *k = calloc(1, sizeof *k);
+  if (k == NULL) {
+    tell(msg, cap, "out of memory");
+    return emu_fail(ENOMEM);
+  }
+  emu_device_t *dev = c->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (dev->closing || c->user_closed) {
+    pthread_mutex_unlock(&dev->mu);
+    free(k);
+    tell(msg, cap, "the device or the context is closing");
+    return emu_fail(ENODEV);
+  }
+  k->magic = EMU_MAGIC_KERNEL;
+  k->dev = dev;
+  k->ctx = c;
+  k->refs = 1;
+  k->desc = desc;
+  k->nargs = (uint32_t)strlen(desc->arg_kinds);
+  c->refs++;
+  emu_device_get_locked(dev);
+  pthread_mutex_unlock(&dev->mu);
+  *out_kernel = k;
+  return 0;
+}
+
+EMU_EXPORT int tandemBridgeKernelClose(void *kernel) { return xrtKernelClose(kernel); }
+
+EMU_EXPORT int tandemBridgeKernelGroup(void *kernel, int argno) {
+  const int g = xrtKernelArgGroupId(kernel, argno);
+  return g >= 0 ? g : -EINVAL;
+}
+
+EMU_EXPORT int tandemBridgeRunOpen(void *kernel, void **out_run, char *msg, size_t cap) {
+  if (out_run == NULL) return emu_fail(EINVAL);
+  *out_run = xrtRunOpen(kernel);
+  if (*out_run != NULL) return 0;
+  const int err = errno != 0 ? errno : EINVAL;
+  tell(msg, cap, strerror(err));
+  return emu_fail(err);
+}
+
+/* Argument |index| of |run| when it is of |kind|, else NULL with a reason. */
+static emu_run_t *run_arg_of(void *run, int index, char kind, char *msg, size_t cap) {
+  emu_run_t *r = run_from(run);
+  if (r == NULL || index < 0 || (uint32_t)index >= r->nargs) {
+    tell(msg, cap, "invalid run handle or argument index");
+    return NULL;
+  }
+  if (r->kernel->desc->arg_kinds[index] != kind) {
+    tell(msg, cap, kind == TANDEM_EMU_ARG_BO ? "the argument is not a buffer"
+                   : kind == TANDEM_EMU_ARG_U32 ? "the argument is not a 32-bit scalar"
+                                                : "the argument is not a 64-bit scalar");
+    return NULL;
+  }
+  return r;
+}
+
+static int set_arg_result(int rc, char *msg, size_t cap) {
+  if (rc != 0)
+    tell(msg, cap, rc == -EXDEV ? "the buffer is in another bank than the argument's"
+                                : strerror(-rc));
+  return rc;
+}
+
+EMU_EXPORT int tandemBridgeRunSetBuffer(void *run, int index, void *bo, char *msg, size_t cap) {
+  emu_run_t *r = run_arg_of(run, index, TANDEM_EMU_ARG_BO, msg, cap);
+  if (r == NULL) return emu_fail(EINVAL);
+  return set_arg_result(xrtRunSetArg(r, index, (xrtBufferHandle)bo), msg, cap);
+}
+
+EMU_EXPORT int tandemBridgeRunSetU32(void *run, int index, uint32_t value, char *msg, size_t cap) {
+  emu_run_t *r = run_arg_of(run, index, TANDEM_EMU_ARG_U32, msg, cap);
+  if (r == NULL) return emu_fail(EINVAL);
+  return set_arg_result(xrtRunSetArg(r, index, (unsigned int)value), msg, cap);
+}
+
+EMU_EXPORT int tandemBridgeRunSetU64(void *run, int index, uint64_t value, char *msg, size_t cap) {
+  emu_run_t *r = run_arg_of(run, index, TANDEM_EMU_ARG_U64, msg, cap);
+  if (r == NULL) return emu_fail(EINVAL);
+  return set_arg_result(xrtRunSetArg(r, index, value), msg, cap);
+}
+
+EMU_EXPORT int tandemBridgeRunStart(void *run, char *msg, size_t cap) {
+  const int rc = xrtRunStart(run);
+  if (rc != 0) tell(msg, cap, rc == -EBUSY ? "the run is still in flight" : strerror(-rc));
+  return rc;
+}
+
+EMU_EXPORT int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, size_t cap) {
+  emu_run_t *r = run_from(run);
+  if (r == NULL) {
+    tell(msg, cap, "invalid run handle");
+    return emu_fail(EINVAL);
+  }
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += (time_t)(timeout_ms / 1000u);
+  deadline.tv_nsec += (long)(timeout_ms % 1000u) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  /* The run's own state: final, or the one it is still in. */
+  const enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  pthread_mutex_unlock(&dev->mu);
+  return (int)s;
+}
+
+/* Synchronous, as xrt::run::abort: a queued run never runs, one in its
+ * delay ends at once, a kernel function already running ends when it
+ * returns; the final state is returned. */
+EMU_EXPORT int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
+  emu_run_t *r = run_from(run);
+  if (r == NULL) {
+    tell(msg, cap, "invalid run handle");
+    return emu_fail(EINVAL);
+  }
+  emu_device_t *dev = r->kernel->dev;
+  pthread_mutex_lock(&dev->mu);
+  if (in_flight(r)) {
+    r->abort_requested = true;
+    pthread_cond_broadcast(&dev->work_cv);
+  }
+  const enum ert_cmd_state s = wait_locked(r, NULL);
+  pthread_mutex_unlock(&dev->mu);
+  return (int)s;
+}
+
+EMU_EXPORT int tandemBridgeRunClose(void *run) { return xrtRunClose(run); }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -297,14 +298,16 @@ static void test_u64_scalar(void **state) {
   npu->vtable->destroy(npu);
 }
 
-/* XDNA: the xclbin is registered through the bridge (the emulator refuses
- * loading it, as amdxdna does) and each distinct kernel costs one of the
- * NPU's few hardware contexts (4 on the emulator): programs of one kernel
- * share it, and exhaustion is a clear error, not a bare EBUSY. */
+/* XDNA (the bridge's tier 1): one hardware context per xclbin, shared by
+ * every program of it whatever its kernel. With a limit of one context,
+ * five programs of five distinct kernels of one xclbin all open (the C
+ * path, a context per kernel, fails the second), and they run. */
 static void test_contexts_shared_and_limited(void **state) {
   (void)state;
   if (emu_plain()) skip();
+  setenv("TANDEM_EMU_MAX_CONTEXTS", "1", 1);
   tandem__npu_t *npu = open_emulated();
+  unsetenv("TANDEM_EMU_MAX_CONTEXTS");
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
   d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
@@ -312,14 +315,14 @@ static void test_contexts_shared_and_limited(void **state) {
   d.bindings = k_rw;
   d.binding_count = 3;
   d.scalar_count = 1;
-  void *same[6];
-  for (int i = 0; i < 6; i++)
+  void *same[3];
+  for (int i = 0; i < 3; i++)
     assert_int_equal(npu->vtable->program_create(npu, &d, "same", &same[i]), TANDEM_OK);
   static const tandem_binding_contract_t one = {.bytes = 4, .alignment = 4,
                                                 .access = TANDEM_ACCESS_READ_WRITE};
   const char *other[3] = {"sleep_ms", "fail", "fill_u64"};
   const uint32_t scalars[3] = {1, 0, 2};
-  void *progs[3] = {0};
+  void *progs[4] = {0};
   for (int i = 0; i < 3; i++) {
     tandem_npu_program_desc_t o = d;
     o.kernel_name = other[i];
@@ -328,23 +331,147 @@ static void test_contexts_shared_and_limited(void **state) {
     o.scalar_count = scalars[i];
     static const tandem_npu_scalar_type_t u64_u32[2] = {TANDEM_NPU_SCALAR_U64, TANDEM_NPU_SCALAR_U32};
     o.scalar_types = i == 2 ? u64_u32 : NULL;
-    /* contexts 2, 3 and 4 */
     assert_int_equal(npu->vtable->program_create(npu, &o, other[i], &progs[i]), TANDEM_OK);
   }
-  /* A fifth distinct kernel: no context left. */
   tandem_npu_program_desc_t m = d;
   m.kernel_name = "elf_add_i32";
   m.abi = TANDEM_NPU_ABI_ELF;
   m.scalar_count = 0;
-  void *fifth = NULL;
-  assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &fifth), TANDEM_ERROR_OUT_OF_MEMORY);
-  assert_non_null(strstr(tandem_error_message(), "no free hardware context"));
-  /* Releasing every program of one kernel frees its context. */
-  for (int i = 0; i < 6; i++) npu->vtable->program_destroy(npu, same[i]);
-  assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &fifth), TANDEM_OK);
-  npu->vtable->program_destroy(npu, fifth);
-  for (int i = 0; i < 3; i++) npu->vtable->program_destroy(npu, progs[i]);
+  assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &progs[3]), TANDEM_OK);
+  run_add(npu, "add_i32"); /* one more program of the xclbin, run and checked */
+  for (int i = 0; i < 3; i++) npu->vtable->program_destroy(npu, same[i]);
+  for (int i = 0; i < 4; i++) npu->vtable->program_destroy(npu, progs[i]);
   npu->vtable->destroy(npu);
+}
+
+/* An emulated xclbin of the built-in kernels whose contents (so UUID)
+ * differ by |copy|, at |path|. */
+static void write_xclbin_copy(char *path, size_t size, int copy) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", TANDEM_TEST_EMU_XCLBIN);
+  char *slash = strrchr(dir, '/');
+  assert_non_null(slash);
+  *slash = '\0';
+  snprintf(path, size, "%s/tandem-test-copy-%d-%ld.xclbin", P_tmpdir, copy, (long)getpid());
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fprintf(f, "tandem-emulated-xclbin 1\n# copy %d\nlibrary %s/libtandem_emu_kernels.so\n", copy,
+          dir);
+  fclose(f);
+}
+
+/* Each xclbin in use takes a context: with a limit of two, a third xclbin
+ * is OUT_OF_MEMORY naming the limit; releasing an xclbin's programs frees
+ * its context for the next. */
+static void test_context_limit_per_xclbin(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  setenv("TANDEM_EMU_MAX_CONTEXTS", "2", 1);
+  tandem__npu_t *npu = open_emulated();
+  unsetenv("TANDEM_EMU_MAX_CONTEXTS");
+  char path[3][4200];
+  void *prog[3] = {0}, *again = NULL;
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.kernel_name = "add_i32";
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  d.scalar_count = 1;
+  for (int i = 0; i < 3; i++) {
+    write_xclbin_copy(path[i], sizeof path[i], i);
+    d.xclbin_path = path[i];
+    tandem_status_t s = npu->vtable->program_create(npu, &d, "copy", &prog[i]);
+    assert_int_equal(s, i < 2 ? TANDEM_OK : TANDEM_ERROR_OUT_OF_MEMORY);
+  }
+  const char *m = tandem_error_message();
+  assert_non_null(strstr(m, "no free hardware context"));
+  assert_non_null(strstr(m, "all 2 of the emulated NPU's hardware contexts are in use "
+                            "(TANDEM_EMU_MAX_CONTEXTS=2)"));
+  assert_non_null(strstr(m, "one context per xclbin"));
+  /* A second program of an xclbin in use still opens: it shares. */
+  d.xclbin_path = path[1];
+  assert_int_equal(npu->vtable->program_create(npu, &d, "again", &again), TANDEM_OK);
+  npu->vtable->program_destroy(npu, prog[0]);
+  d.xclbin_path = path[2];
+  assert_int_equal(npu->vtable->program_create(npu, &d, "third", &prog[2]), TANDEM_OK);
+  npu->vtable->program_destroy(npu, prog[2]);
+  npu->vtable->program_destroy(npu, again);
+  npu->vtable->program_destroy(npu, prog[1]);
+  npu->vtable->destroy(npu);
+  for (int i = 0; i < 3; i++) unlink(path[i]);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* With the driver's reset off (TANDEM_EMU_TDR_MS=0) a run stuck for 5 s
+ * meets tandem's 100 ms watchdog: TIMEOUT saying it was aborted
+ * (xrt::run::abort through the bridge), and the run's teardown does not
+ * wait the 5 s out. */
+static void test_watchdog_aborts_stuck_run(void **state) {
+  (void)state;
+  if (emu_plain()) skip();
+  setenv("TANDEM_EMU_TDR_MS", "0", 1);
+  setenv("TANDEM_EMU_DELAY_US", "5000000", 1);
+  tandem__npu_t *npu = open_emulated();
+  unsetenv("TANDEM_EMU_TDR_MS");
+  unsetenv("TANDEM_EMU_DELAY_US");
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.kernel_name = "add_i32";
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  d.scalar_count = 1;
+  void *prog = NULL, *bo[3], *host, *run = NULL;
+  assert_int_equal(npu->vtable->program_create(npu, &d, "stuck", &prog), TANDEM_OK);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(npu->vtable->bo_create(npu, 4096, &bo[i], &host), TANDEM_OK);
+  uint32_t n = 16;
+  assert_int_equal(npu->vtable->run_create(npu, prog, bo, 3, &n, 1, &run), TANDEM_OK);
+  const double t0 = now_ms();
+  assert_int_equal(npu->vtable->run_execute(npu, run, 100), TANDEM_ERROR_TIMEOUT);
+  assert_non_null(strstr(tandem_error_message(), "did not finish within the 100 ms watchdog (aborted)"));
+  npu->vtable->run_destroy(npu, run);
+  const double took = now_ms() - t0;
+  assert_true(took < 2000.0); /* not the 5 s the run would have taken */
+  for (int i = 0; i < 3; i++) npu->vtable->bo_destroy(npu, bo[i]);
+  npu->vtable->program_destroy(npu, prog);
+  npu->vtable->destroy(npu);
+}
+
+/* A full ELF (no xclbin) needs the bridge's tier 2, XRT >= 2.19; the
+ * emulated NPU follows XRT 2.17's plugin, so the program is refused naming
+ * both versions, not misread as a broken xclbin. */
+static void test_elf_needs_tier2(void **state) {
+  (void)state;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/tandem-test-%ld.elf", P_tmpdir, (long)getpid());
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  static const unsigned char elf_header[16] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
+  fwrite(elf_header, 1, sizeof elf_header, f);
+  fclose(f);
+  tandem__npu_t *npu = open_emulated();
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = path;
+  d.kernel_name = "DPU:dpu";
+  d.abi = TANDEM_NPU_ABI_ELF;
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  void *prog = NULL;
+  assert_int_equal(npu->vtable->program_create(npu, &d, "elf", &prog), TANDEM_ERROR_UNSUPPORTED);
+  const char *m = tandem_error_message();
+  assert_non_null(strstr(m, "is an ELF (the full-ELF flow, no xclbin)"));
+  assert_non_null(strstr(m, "XRT >= 2.19"));
+  assert_non_null(strstr(m, emu_plain() ? "no tier 1" : "XRT 2.17"));
+  assert_null(prog);
+  npu->vtable->destroy(npu);
+  unlink(path);
 }
 
 /* The driver's deadline (TANDEM_EMU_TDR_MS, 50 ms here) ends a 200 ms run
@@ -397,6 +524,9 @@ int main(void) {
       cmocka_unit_test(test_abi_elf),
       cmocka_unit_test(test_u64_scalar),
       cmocka_unit_test(test_contexts_shared_and_limited),
+      cmocka_unit_test(test_context_limit_per_xclbin),
+      cmocka_unit_test(test_watchdog_aborts_stuck_run),
+      cmocka_unit_test(test_elf_needs_tier2),
       cmocka_unit_test(test_driver_timeout_and_reset),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
