@@ -279,7 +279,10 @@ static void on_interrupt(int sig) {
     atomic_store(&interrupted, sig);
     return;
   }
-  if (now - first < RUN_INTERRUPT_REPEAT_MS * 1000000ull) return;
+  /* |now| may be earlier than |first|: two signals handled at once on two
+   * threads, the other one's CAS winning after this one read the clock. That
+   * is the same request too (unsigned, now - first would wrap to "late"). */
+  if (now <= first || now - first < RUN_INTERRUPT_REPEAT_MS * 1000000ull) return;
   signal(sig, SIG_DFL);
   raise(sig);
 }
