@@ -38,18 +38,18 @@ static void check_saxpy(tandem_buffer_t *y, uint64_t offset, const float *x0, co
                         float a, uint32_t n, uint32_t computed) {
   float *got = malloc((size_t)n * 4);
   th_read(y, offset, got, (uint64_t)n * 4);
-  uint32_t bad = 0, first = UINT32_MAX;
+  uint32_t bad = 0, first = 0;
+  float first_got = 0.0f, first_want = 0.0f;
   for (uint32_t i = 0; i < n; i++) {
     float want = i < computed ? a * x0[i] + y0[i] : y0[i];
     if (fabsf(got[i] - want) > 1e-6f * fmaxf(1.0f, fabsf(want))) {
-      if (first == UINT32_MAX) first = i;
+      if (!bad) first = i, first_got = got[i], first_want = want;
       bad++;
     }
   }
   if (bad)
     fail_msg("%u of %u floats wrong, first at %u: got %g, want %g", bad, n, first,
-             (double)got[first],
-             (double)(first < computed ? a * x0[first] + y0[first] : y0[first]));
+             (double)first_got, (double)first_want);
   free(got);
 }
 
