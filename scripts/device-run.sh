@@ -28,7 +28,14 @@ trap 'exit 124' TERM
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
   vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -6
 } | tee "$out/env.txt"
-cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+# The system Python there has no NumPy; a venv that has it runs the Python
+# suite and examples instead (they are skipped without it).
+py_opt=()
+for py in ${TANDEM_DEVICE_PYTHON:-} /opt/torch/.venv/bin/python3; do
+  if [ -x "$py" ] && "$py" -c "import numpy" 2>/dev/null; then py_opt=(-DPython3_EXECUTABLE="$py"); break; fi
+done
+echo "python: ${py_opt[*]:-system}" | tee -a "$out/env.txt"
+cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release "${py_opt[@]}" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 cmake --build build-device -j16 > "$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
 rc=0
 if [[ $what == *,tests,* ]]; then
