@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_copies.c — `tandem bench`'s copies survey: how fast raw
+ * bench_copies.c — `tandem-bench`'s copies survey: how fast raw
  * vkCmdCopyBuffer moves bytes between the host and the GPU in each memory
  * type the device offers, on each of tandem's queues, and what tandem's own
  * copy nodes get beside it.

@@ -17,11 +17,12 @@
 
 #include "cli.h"
 
+const char *cli_program_name = "tandem";
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("tandem: ", stderr);
+  fprintf(stderr, "%s: ", cli_program_name);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
