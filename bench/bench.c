@@ -448,11 +448,11 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
   fprintf(f, "{\n  \"tool\": \"tandem-bench\",\n  \"date\": \"%s\",\n", date);
   fprintf(f, "  \"tandem_version\": \"%s\",\n", tandem_version());
   fprintf(f, "  \"device\": {\"index\": %u, \"name\": ", info->index);
-  cli_json_string(f, info->name);
+  json_write_string(f, info->name);
   fputs(", \"driver\": ", f);
-  cli_json_string(f, info->driver_name);
+  json_write_string(f, info->driver_name);
   fputs(", \"driver_info\": ", f);
-  cli_json_string(f, info->driver_info);
+  json_write_string(f, info->driver_info);
   fprintf(f, ", \"vulkan\": \"%u.%u.%u\", \"is_cpu\": %s},\n",
           TANDEM_VERSION_MAJOR_OF(info->api_version), TANDEM_VERSION_MINOR_OF(info->api_version),
           TANDEM_VERSION_PATCH_OF(info->api_version), info->is_cpu ? "true" : "false");

@@ -865,7 +865,7 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
             t->index == r->tandem_host.memory_type ? "true" : "false");
     if (t->skipped) {
       fputs(", \"skipped\": ", f);
-      cli_json_string(f, t->skipped);
+      json_write_string(f, t->skipped);
       fputs("}", f);
       continue;
     }

@@ -21,7 +21,7 @@
 
 #include "bench.h"
 #include "tandem_bench_shaders.h"
-#include "backends/xrt/xrt_headers.h"
+#include "internal/xrt_headers.h"
 
 /* The direct calls into the emulated NPU (resolved with dlsym). */
 typedef struct edge_xrt {

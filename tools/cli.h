@@ -5,7 +5,7 @@
  * runtime set-up every command uses.
  *
  * The tool is a user of tandem's public API (include/tandem/) and nothing
- * else. The helpers (common.c, the static library tandem_cli_common) are also
+ * else but internal/json_string.h, the tree's one JSON string escaper. The helpers (common.c, the static library tandem_cli_common) are also
  * what bench/'s `tandem-bench` parses its options and reports errors with.
  */
 #ifndef TANDEM_TOOLS_CLI_H_
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "internal/json_string.h"
 #include "tandem/tandem.h"
 
 /* Exit codes (docs/cli.md). */
@@ -75,8 +76,6 @@ bool cli_gpu_choice(const char *flag_value, uint32_t *out);
  * listing them and CLI_EXIT_USAGE (CLI_EXIT_NO_DEVICE when there is none). */
 int cli_check_gpu(tandem_runtime_t *rt, uint32_t index);
 
-/* Writes |s| as a JSON string literal. */
-void cli_json_string(FILE *f, const char *s);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);
