@@ -44,7 +44,7 @@
 #include "tandem_bench_shaders.h"
 #include "bench_vk.h"
 
-typedef struct raw {
+typedef struct raw_memory {
   struct VolkDeviceTable vk;
   VkDevice device;
   VkCommandPool cmd_pool;
@@ -53,7 +53,7 @@ typedef struct raw {
   VkPipeline pipeline;
   VkBuffer buffer; /* the one the sets point at */
   VkCommandPool lane_pool, transient_pool; /* the cbs and cbs-tr parts' */
-} raw_t;
+} raw_memory_t;
 
 typedef struct part {
   double ms;
@@ -62,7 +62,7 @@ typedef struct part {
 
 /* Allocates and writes |n| sets from |*pool| (created when VK_NULL_HANDLE,
  * else reset); the sets land in |sets|. */
-static part_t make_sets(raw_t *r, VkDescriptorPool *pool, uint32_t n, VkDescriptorSet *sets,
+static part_t make_sets(raw_memory_t *r, VkDescriptorPool *pool, uint32_t n, VkDescriptorSet *sets,
                         VkDescriptorSetLayout *layouts, VkWriteDescriptorSet *writes) {
   long f0 = minor_faults();
   uint64_t t0 = now_ns();
@@ -92,7 +92,8 @@ static part_t make_sets(raw_t *r, VkDescriptorPool *pool, uint32_t n, VkDescript
   return (part_t){(double)(now_ns() - t0) / 1e6, minor_faults() - f0};
 }
 
-static part_t record(raw_t *r, uint32_t n, const VkDescriptorSet *sets, VkCommandBuffer *out) {
+static part_t record(raw_memory_t *r, uint32_t n, const VkDescriptorSet *sets,
+                     VkCommandBuffer *out) {
   long f0 = minor_faults();
   uint64_t t0 = now_ns();
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
@@ -114,7 +115,7 @@ static part_t record(raw_t *r, uint32_t n, const VkDescriptorSet *sets, VkComman
 
 /* |n| command buffers from |pool|, one fill each, then freed unless |keep|;
  * with |reuse|, |cbs| holds kept ones, recorded again instead of allocated. */
-static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandBuffer *cbs,
+static part_t small_buffers(raw_memory_t *r, VkCommandPool pool, uint32_t n, VkCommandBuffer *cbs,
                             bool reuse, bool keep) {
   long f0 = minor_faults();
   uint64_t t0 = now_ns();
@@ -134,7 +135,7 @@ static part_t small_buffers(raw_t *r, VkCommandPool pool, uint32_t n, VkCommandB
   return p;
 }
 
-static void raw_open(raw_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
+static void raw_memory_open(raw_memory_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
   bench_vk_load(rt, &h, &r->vk);
@@ -178,7 +179,7 @@ static void raw_open(raw_t *r, tandem_runtime_t *rt, tandem_buffer_t *buffer) {
   r->vk.vkDestroyShaderModule(r->device, module, NULL);
 }
 
-static void raw_close(raw_t *r) {
+static void raw_memory_close(raw_memory_t *r) {
   r->vk.vkDestroyPipeline(r->device, r->pipeline, NULL);
   r->vk.vkDestroyPipelineLayout(r->device, r->pipeline_layout, NULL);
   r->vk.vkDestroyDescriptorSetLayout(r->device, r->set_layout, NULL);
@@ -211,8 +212,8 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_open_gpu(rt));
   tandem_buffer_t *buffer;
   CHECK(tandem_buffer_create(rt, 256, TANDEM_PLACEMENT_GPU_LOCAL, &buffer));
-  raw_t r;
-  raw_open(&r, rt, buffer);
+  raw_memory_t r;
+  raw_memory_open(&r, rt, buffer);
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(rt, 0, &info));
@@ -265,7 +266,7 @@ int main(int argc, char **argv) {
     free(layouts);
     free(writes);
   }
-  raw_close(&r);
+  raw_memory_close(&r);
   tandem_buffer_release(buffer);
   tandem_runtime_destroy(rt);
   return 0;

@@ -36,7 +36,7 @@ enum { WAY_TANDEM, WAY_TANDEM_WAIT, WAY_RAW, WAY_RAW_EMPTY, WAY_ARMED, WAY_COUNT
 static const char *const way_names[WAY_COUNT] = {"tandem", "tandem-wait", "raw", "raw-empty",
                                                  "armed"};
 
-typedef struct raw {
+typedef struct raw_floor {
   struct VolkDeviceTable vk;
   VkDevice device;
   VkQueue queue;
@@ -49,15 +49,15 @@ typedef struct raw {
   VkDeviceMemory memory;
   VkQueryPool queries;
   double period_ns;
-} raw_t;
+} raw_floor_t;
 
-static void raw_wait_done(raw_t *r) {
+static void raw_floor_wait_done(raw_floor_t *r) {
   uint64_t v = 0;
   do VKCHECK(r->vk.vkGetSemaphoreCounterValue(r->device, r->done, &v));
   while (v < r->done_value);
 }
 
-static void raw_submit(raw_t *r, VkCommandBuffer cb, bool gated, uint64_t *submit_ns) {
+static void raw_floor_submit(raw_floor_t *r, VkCommandBuffer cb, bool gated, uint64_t *submit_ns) {
   bool with_cb = cb != VK_NULL_HANDLE;
   VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                    .commandBuffer = cb};
@@ -81,7 +81,7 @@ static void raw_submit(raw_t *r, VkCommandBuffer cb, bool gated, uint64_t *submi
   if (submit_ns) *submit_ns = now_ns() - t0;
 }
 
-static void raw_open(raw_t *r, tandem_runtime_t *rt) {
+static void raw_floor_open(raw_floor_t *r, tandem_runtime_t *rt) {
   memset(r, 0, sizeof *r);
   tandem_vulkan_handles_t h;
   bench_vk_load(rt, &h, &r->vk);
@@ -144,7 +144,7 @@ static void raw_open(raw_t *r, tandem_runtime_t *rt) {
   VKCHECK(r->vk.vkEndCommandBuffer(r->cb_ts));
 }
 
-static void raw_close(raw_t *r) {
+static void raw_floor_close(raw_floor_t *r) {
   r->vk.vkDeviceWaitIdle(r->device);
   r->vk.vkDestroyQueryPool(r->device, r->queries, NULL);
   r->vk.vkDestroyBuffer(r->device, r->buffer, NULL);
@@ -177,8 +177,8 @@ int main(int argc, char **argv) {
   tandem_exec_t *e = NULL;
   CHECK(tandem_graph_prepare(g, &e));
 
-  raw_t r;
-  raw_open(&r, rt);
+  raw_floor_t r;
+  raw_floor_open(&r, rt);
 
   uint64_t *t[WAY_COUNT];
   uint64_t *submit_cost = calloc(rounds, sizeof *submit_cost);
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
         /* Armed ahead (untimed), as a replay would be right after the
          * previous one; the timed part is the host signal and the poll. */
         tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
-        raw_submit(&r, r.cb, true, NULL);
+        raw_floor_submit(&r, r.cb, true, NULL);
         tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
         VkSemaphoreSignalInfo si = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
                                     .semaphore = r.gate,
@@ -215,15 +215,15 @@ int main(int argc, char **argv) {
         start = now_ns();
         VKCHECK(r.vk.vkSignalSemaphore(r.device, &si));
         cost = now_ns() - start;
-        raw_wait_done(&r);
+        raw_floor_wait_done(&r);
         end = now_ns();
         signal_cost[at] = cost;
       } else {
         start = now_ns();
         tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
-        raw_submit(&r, w == WAY_RAW ? r.cb : VK_NULL_HANDLE, false, &cost);
+        raw_floor_submit(&r, w == WAY_RAW ? r.cb : VK_NULL_HANDLE, false, &cost);
         tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
-        raw_wait_done(&r);
+        raw_floor_wait_done(&r);
         end = now_ns();
         if (w == WAY_RAW) submit_cost[at] = cost;
       }
@@ -231,9 +231,9 @@ int main(int argc, char **argv) {
     }
   }
   tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
-  raw_submit(&r, r.cb_ts, false, NULL);
+  raw_floor_submit(&r, r.cb_ts, false, NULL);
   tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
-  raw_wait_done(&r);
+  raw_floor_wait_done(&r);
   uint64_t ts[2] = {0, 0};
   VKCHECK(r.vk.vkGetQueryPoolResults(r.device, r.queries, 0, 2, sizeof ts, ts, sizeof ts[0],
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
@@ -252,7 +252,7 @@ int main(int argc, char **argv) {
          submit_cost[rounds / 2] / 1e3, signal_cost[rounds / 2] / 1e3);
   printf("GPU time of the fill (one run between timestamps): %.2f us\n",
          (double)(ts[1] - ts[0]) * r.period_ns / 1e3);
-  raw_close(&r);
+  raw_floor_close(&r);
   for (int w = 0; w < WAY_COUNT; w++) free(t[w]);
   free(submit_cost);
   free(signal_cost);

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "internal/json_string.h"
 
 uint64_t tandem__now_ns(void) {
   struct timespec ts;
@@ -216,17 +217,6 @@ static bool tandem__trace_span(const tandem_trace_event_t *e, uint64_t *start, u
   return gpu;
 }
 
-static void tandem__json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-    else if (c < 0x20) fprintf(f, "\\u%04x", c);
-    else fputc(c, f);
-  }
-  fputc('"', f);
-}
-
 tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char *path) {
   if (!trace || !path) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "trace or path is NULL");
   /* A regular file (or a new one) is written under a temporary name in its
@@ -270,7 +260,7 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
     uint64_t start, dur;
     bool gpu = tandem__trace_span(e, &start, &dur);
     fprintf(f, "{\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"name\":", (int)e->lane + 1);
-    tandem__json_string(f, e->name);
+    json_write_string(f, e->name);
     fprintf(f,
             ",\"ts\":%.3f,\"dur\":%.3f,"
             "\"args\":{\"submission\":%llu,\"region\":%u,\"nodes\":%u,\"first_node\":%u,"

@@ -43,6 +43,7 @@
  * Run `tandem_example_decode --help` for the options.
  */
 #include <dlfcn.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -994,18 +995,17 @@ static int compare_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    const unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
+/* |s| as a JSON string literal, escaped by jansson. */
+static void write_json_string(FILE *f, const char *s) {
+  json_t *j = json_string_nocheck(s ? s : "");
+  char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  if (!text) {
+    fprintf(stderr, "out of memory writing JSON\n");
+    exit(1);
   }
-  fputc('"', f);
+  fputs(text, f);
+  free(text);
+  json_decref(j);
 }
 
 int main(int argc, char **argv) {
@@ -1210,11 +1210,11 @@ int main(int argc, char **argv) {
     FILE *f = fopen(o.json, "w");
     if (!f) die("cannot write %s", o.json);
     fprintf(f, "{\"example\": \"decode\", \"device\": ");
-    json_string(f, g.info.name);
+    write_json_string(f, g.info.name);
     fprintf(f, ", \"driver\": ");
-    json_string(f, g.info.driver_name);
+    write_json_string(f, g.info.driver_name);
     fprintf(f, ", \"driver_info\": ");
-    json_string(f, g.info.driver_info);
+    write_json_string(f, g.info.driver_info);
     fprintf(f,
             ", \"weights\": \"%s\", \"reduce\": \"%s\", \"block\": %u, \"rows\": %u"
             ", \"subgroup_size\": %u"

@@ -43,18 +43,18 @@ if [[ $what == *,tests,* ]]; then
   tail -25 "$out/ctest.log"
 fi
 if [[ $what == *,bench,* ]]; then
-  build-device/tools/tandem bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
+  build-device/bench/tandem-bench --json "$out/bench.json" 2>&1 | tee "$out/bench.txt" || rc=1
   build-device/tools/tandem run examples/demo.json --npu emulated --trace "$out/demo-trace.json" \
     --svg "$out/demo-timeline.svg" 2>&1 | tee "$out/demo.txt" || rc=1
 fi
 if [[ $what == *,perf,* ]]; then
   # The performance issue's figures: the wait against the polling floor, both
   # sides polling, and prepare at 1 k / 10 k / 100 k nodes.
-  build-device/tools/tandem bench --only dispatch --direct-spin --json "$out/wait-vs-poll.json" \
+  build-device/bench/tandem-bench --only dispatch --direct-spin --json "$out/wait-vs-poll.json" \
     2>&1 | tee "$out/wait-vs-poll.txt" || rc=1
-  build-device/tools/tandem bench --only dispatch --spin --json "$out/poll-vs-poll.json" \
+  build-device/bench/tandem-bench --only dispatch --spin --json "$out/poll-vs-poll.json" \
     2>&1 | tee "$out/poll-vs-poll.txt" || rc=1
-  TANDEM_WAIT_SPIN_US=0 build-device/tools/tandem bench --only dispatch --json "$out/block-vs-block.json" \
+  TANDEM_WAIT_SPIN_US=0 build-device/bench/tandem-bench --only dispatch --json "$out/block-vs-block.json" \
     2>&1 | tee "$out/block-vs-block.txt" || rc=1
   build-device/bench/tandem_bench_prepare 1000 10000 100000 2>&1 | tee "$out/prepare.txt"
   build-device/bench/tandem_bench_round_trip 4000 2>&1 | tee "$out/round-trip.txt" || rc=1
@@ -66,15 +66,15 @@ fi
 if [[ $what == *,copies,* ]]; then
   # Issue 10: raw vkCmdCopyBuffer per host-visible memory type, queue, pair
   # and split, beside tandem's copies and its memory-type choice.
-  build-device/tools/tandem bench --only copies --json "$out/copies.json" \
+  build-device/bench/tandem-bench --only copies --json "$out/copies.json" \
     2>&1 | tee "$out/copies.txt" || rc=1
-  build-device/tools/tandem bench --only copies --transfer-mib 256 --json "$out/copies-256.json" \
+  build-device/bench/tandem-bench --only copies --transfer-mib 256 --json "$out/copies-256.json" \
     2>&1 | tee "$out/copies-256.txt" || rc=1
 fi
 if [[ $what == *,paths,* ]]; then
   build-device/bench/tandem_bench_copy_paths --mib 256 --rounds 30 2>&1 | tee "$out/copy-paths.txt" || rc=1
   build-device/bench/tandem_bench_copy_paths --mib 64 --rounds 30 2>&1 | tee "$out/copy-paths-64.txt" || rc=1
-  build-device/tools/tandem bench --only barriers 2>&1 | tee "$out/barriers.txt" || rc=1
+  build-device/bench/tandem-bench --only barriers 2>&1 | tee "$out/barriers.txt" || rc=1
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \

@@ -4,9 +4,9 @@
  * the commands' entry points, message helpers, option parsing helpers and the
  * runtime set-up every command uses.
  *
- * The tool is a user of tandem's public API (tandem/tandem.h) and nothing
- * else; only `tandem bench`'s raw-Vulkan baseline (bench_raw.c) talks to
- * Vulkan directly, as the thing tandem is compared against.
+ * The tool is a user of tandem's public API (include/tandem/) and nothing
+ * else but internal/json_string.h, the tree's one JSON string escaper. The helpers (common.c, the static library tandem_cli_common) are also
+ * what bench/'s `tandem-bench` parses its options and reports errors with.
  */
 #ifndef TANDEM_TOOLS_CLI_H_
 #define TANDEM_TOOLS_CLI_H_
@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "internal/json_string.h"
 #include "tandem/tandem.h"
 
 /* Exit codes (docs/cli.md). */
@@ -29,9 +30,10 @@ enum {
 /* Commands: argv[0] is the command's name. Each returns an exit code. */
 int cli_devices_main(int argc, char **argv);
 int cli_run_main(int argc, char **argv);
-int cli_bench_main(int argc, char **argv);
 
-/* "tandem: <fmt>\n" on stderr. */
+/* The program messages name: "tandem" unless a program sets it (tandem-bench). */
+extern const char *cli_program_name;
+/* "<cli_program_name>: <fmt>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A tandem failure: "tandem: <what>: <tandem_error_message()>", in the tool's
  * terms: C API option names become flags and pipeline fields, and the source
@@ -74,8 +76,6 @@ bool cli_gpu_choice(const char *flag_value, uint32_t *out);
  * listing them and CLI_EXIT_USAGE (CLI_EXIT_NO_DEVICE when there is none). */
 int cli_check_gpu(tandem_runtime_t *rt, uint32_t index);
 
-/* Writes |s| as a JSON string literal. */
-void cli_json_string(FILE *f, const char *s);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * common.c — helpers every `tandem` command uses: messages on stderr, option
- * value parsing, the runtime options (validation messages, NPU choice), JSON
- * string escaping, the clock, and where the emulated NPU's files are (found
+ * value parsing, the runtime options (validation messages, NPU choice), the
+ * clock, and where the emulated NPU's files are (found
  * relative to the libtandem.so the tool runs with: nothing is compiled in).
  *
  * Nothing here knows about a particular command.
@@ -17,11 +17,12 @@
 
 #include "cli.h"
 
+const char *cli_program_name = "tandem";
 
 void cli_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fputs("tandem: ", stderr);
+  fprintf(stderr, "%s: ", cli_program_name);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
@@ -188,20 +189,6 @@ int cli_check_gpu(tandem_runtime_t *rt, uint32_t index) {
       fprintf(stderr, "  %u: %s (%s)\n", i, info.name, info.driver_name);
   }
   return CLI_EXIT_USAGE;
-}
-
-void cli_json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; s && *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\')
-      fprintf(f, "\\%c", c);
-    else if (c < 0x20)
-      fprintf(f, "\\u%04x", c);
-    else
-      fputc(c, f);
-  }
-  fputc('"', f);
 }
 
 uint64_t cli_now_ns(void) {

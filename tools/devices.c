@@ -101,11 +101,11 @@ static void print_text(const tandem_device_info_t *d) {
 
 static void print_json_device(const tandem_device_info_t *d, bool last) {
   printf("    {\"index\": %u, \"name\": ", d->index);
-  cli_json_string(stdout, d->name);
+  json_write_string(stdout, d->name);
   printf(", \"driver\": ");
-  cli_json_string(stdout, d->driver_name);
+  json_write_string(stdout, d->driver_name);
   printf(", \"driver_info\": ");
-  cli_json_string(stdout, d->driver_info);
+  json_write_string(stdout, d->driver_info);
   printf(", \"vulkan\": \"%u.%u.%u\", \"vendor_id\": %u, \"device_id\": %u, \"is_cpu\": %s,\n",
          TANDEM_VERSION_MAJOR_OF(d->api_version), TANDEM_VERSION_MINOR_OF(d->api_version),
          TANDEM_VERSION_PATCH_OF(d->api_version), d->vendor_id, d->device_id,
@@ -240,18 +240,18 @@ int cli_devices_main(int argc, char **argv) {
     printf("  ],\n  \"npu\": ");
     if (have_npu) {
       printf("{\"name\": ");
-      cli_json_string(stdout, ni.name);
+      json_write_string(stdout, ni.name);
       printf(", \"backend\": ");
-      cli_json_string(stdout, ni.backend);
+      json_write_string(stdout, ni.backend);
       printf(", \"emulated\": %s, \"paired_gpu\": %u, \"sharing\": ", ni.emulated ? "true" : "false",
              gpu);
-      cli_json_string(stdout, tandem_sharing_name(ni.sharing));
+      json_write_string(stdout, tandem_sharing_name(ni.sharing));
       printf(", \"profile\": ");
-      cli_json_string(stdout, tandem_npu_profile_name(ni.profile));
+      json_write_string(stdout, tandem_npu_profile_name(ni.profile));
       printf(", \"drm_nodes\": [");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) {
         if (k) printf(", ");
-        cli_json_string(stdout, ni.drm_nodes[k]);
+        json_write_string(stdout, ni.drm_nodes[k]);
       }
       printf("]}\n");
     } else {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * main.c — the `tandem` command-line tool's entry point: global options
- * (--help, --version) and dispatch to the commands (devices, run, bench).
+ * (--help, --version) and dispatch to the commands (devices, run). The
+ * benchmark lab that was `tandem bench` is its own program, tandem-bench
+ * (bench/).
  *
  * Each command lives in its own file and parses its own options; this file
  * only picks one. Exit codes are documented in docs/cli.md and cli.h.
@@ -19,7 +21,9 @@ static void usage(FILE *f) {
         "commands:\n"
         "  devices   list Vulkan devices and the NPU (tandem devices --help)\n"
         "  run       run a pipeline described in JSON (tandem run --help)\n"
-        "  bench     tandem against raw Vulkan: dispatch, replay, transfer, overlap\n"
+        "\n"
+        "Benchmarks against raw Vulkan are the separate program tandem-bench (bench/ in\n"
+        "the source tree; cmake --install BUILD --component bench installs it).\n"
         "\n"
         "exit status: 0 ok, 1 runtime failure (a failed check or validation message\n"
         "included), 2 usage or pipeline-file error, 77 no usable device, 130 run\n"
@@ -46,7 +50,11 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(cmd, "devices")) return cli_devices_main(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return cli_run_main(argc - 1, argv + 1);
-  if (!strcmp(cmd, "bench")) return cli_bench_main(argc - 1, argv + 1);
-  cli_error("unknown command '%s' (commands: devices, run, bench; see tandem --help)", cmd);
+  if (!strcmp(cmd, "bench")) {
+    cli_error("'tandem bench' is now the separate program tandem-bench, with the same options "
+              "(built as bench/tandem-bench; cmake --install BUILD --component bench installs it)");
+    return CLI_EXIT_USAGE;
+  }
+  cli_error("unknown command '%s' (commands: devices, run; see tandem --help)", cmd);
   return CLI_EXIT_USAGE;
 }

@@ -75,7 +75,7 @@ void run_report_text(FILE *f, const run_report_t *r) {
 }
 
 static void json_str_or_null(FILE *f, const char *s) {
-  if (s) cli_json_string(f, s);
+  if (s) json_write_string(f, s);
   else fputs("null", f);
 }
 
@@ -84,23 +84,23 @@ void run_report_json(FILE *f, const run_report_t *r) {
   fputs("{\"tandem_version\": ", f);
   fprintf(f, "\"%d.%d.%d\", \"pipeline\": {\"name\": ", TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR,
           TANDEM_VERSION_PATCH);
-  cli_json_string(f, p->name);
+  json_write_string(f, p->name);
   fputs(", \"file\": ", f);
-  cli_json_string(f, p->file);
+  json_write_string(f, p->file);
   fprintf(f, ", \"buffers\": %u, \"kernels\": %u, \"npu_programs\": %u, \"nodes\": %u}", p->buffer_count,
           p->kernel_count, p->program_count, p->node_count);
   fprintf(f, ",\n \"gpu\": {\"index\": %u, \"name\": ", r->gpu_index);
-  cli_json_string(f, r->gpu_name);
+  json_write_string(f, r->gpu_name);
   fputs(", \"driver\": ", f);
-  cli_json_string(f, r->gpu_driver);
+  json_write_string(f, r->gpu_driver);
   fputs(", \"driver_info\": ", f);
-  cli_json_string(f, r->gpu_driver_info);
+  json_write_string(f, r->gpu_driver_info);
   fputs("}, \"npu\": ", f);
   if (r->has_npu) {
     fputs("{\"name\": ", f);
-    cli_json_string(f, r->npu_name);
+    json_write_string(f, r->npu_name);
     fprintf(f, ", \"emulated\": %s, \"sharing\": ", r->npu_emulated ? "true" : "false");
-    cli_json_string(f, r->npu_sharing);
+    json_write_string(f, r->npu_sharing);
     fputs("}", f);
   } else {
     fputs("null", f);
@@ -137,7 +137,7 @@ void run_report_json(FILE *f, const run_report_t *r) {
   for (uint32_t i = 0; r->output_paths && i < p->output_count; i++) {
     if (!r->output_paths[i]) continue;
     if (!first) fputs(", ", f);
-    cli_json_string(f, r->output_paths[i]);
+    json_write_string(f, r->output_paths[i]);
     first = false;
   }
   fputs("], \"trace\": ", f);

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "core/status.h"
-#include "backends/xrt/xrt_headers.h"
+#include "internal/xrt_headers.h"
 
 typedef enum tandem_xrt_flavor {
   TANDEM_XRT_REAL = 0,     /* the system's XRT libraries */

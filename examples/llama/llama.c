@@ -47,6 +47,7 @@
  * message, 1 otherwise, 77 no usable device.
  */
 #include <dlfcn.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -949,15 +950,17 @@ static int compare_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    const unsigned char ch = (unsigned char)*s;
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
+/* |s| as a JSON string literal, escaped by jansson. */
+static void write_json_string(FILE *f, const char *s) {
+  json_t *j = json_string_nocheck(s ? s : "");
+  char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+  if (!text) {
+    fprintf(stderr, "out of memory writing JSON\n");
+    exit(1);
   }
-  fputc('"', f);
+  fputs(text, f);
+  free(text);
+  json_decref(j);
 }
 
 int main(int argc, char **argv) {
@@ -1192,11 +1195,11 @@ int main(int argc, char **argv) {
     FILE *jf = fopen(o->json, "w");
     if (!jf) die("cannot write %s", o->json);
     fprintf(jf, "{\"example\": \"llama\", \"device\": ");
-    json_string(jf, g.info.name);
+    write_json_string(jf, g.info.name);
     fprintf(jf, ", \"driver\": ");
-    json_string(jf, g.info.driver_name);
+    write_json_string(jf, g.info.driver_name);
     fprintf(jf, ", \"driver_info\": ");
-    json_string(jf, g.info.driver_info);
+    write_json_string(jf, g.info.driver_info);
     fprintf(jf,
             ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
             ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"

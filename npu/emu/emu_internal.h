@@ -19,7 +19,7 @@
 #include <sys/types.h>
 
 #include "tandem_emu_kernel.h"
-#include "backends/xrt/xrt_headers.h"
+#include "internal/xrt_headers.h"
 
 #define EMU_EXPORT __attribute__((visibility("default")))
 

@@ -19,7 +19,7 @@
  *   check_json trace-valid FILE  any trace, an empty one included: it
  *                                parses, traceEvents is an array, each event
  *                                has a "ph", each "X" a tid 1..4, ts and dur
- *   check_json copies FILE       `tandem bench --only copies --json`: no
+ *   check_json copies FILE       `tandem-bench --only copies --json`: no
  *                                validation message; copies.memory_types[]
  *                                non-empty; exactly one marked as tandem's
  *                                HOST_VISIBLE type, the one copies.tandem

@@ -7,7 +7,7 @@ set -eu
 tool=$1; page=$2
 text=$(sed 's/\\-/-/g' "$page")
 missing=0
-for cmd in "" devices run bench; do
+for cmd in "" devices run; do
   for flag in $("$tool" $cmd --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     if ! printf '%s\n' "$text" | grep -q -- "$flag"; then
       echo "man_test: 'tandem $cmd --help' lists $flag, the manual page does not" >&2

@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backends/xrt/xrt_headers.h"
+#include "internal/xrt_headers.h"
 #include "tandem_emu_dpu.h"
 #include "backends/xrt/xrt_bridge.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_stream.c — `tandem bench`'s stream benchmarks, each tandem vs raw
+ * bench_stream.c — `tandem-bench`'s stream benchmarks, each tandem vs raw
  * Vulkan, alternated:
  *   transfer  one copy of N bytes HOST_VISIBLE → GPU_LOCAL (upload lane) and
  *             back (download lane); GB/s from the median submit+wait.
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "tandem_cli_shaders.h"
+#include "tandem_bench_shaders.h"
 
 enum { UP = TANDEM_LANE_UPLOAD, COMP = TANDEM_LANE_COMPUTE, DOWN = TANDEM_LANE_DOWNLOAD };
 

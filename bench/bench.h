@@ -1,21 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.h — what the parts of `tandem bench` share: options, the raw-Vulkan
- * baseline (bench_raw.c), the timing loop and statistics (bench.c), and the
- * stream benchmarks (bench_stream.c: transfer bandwidth and lane overlap).
- *
- * The raw side runs on tandem's own VkDevice and lane queues (never a second
- * device in the process); it is the thing tandem is measured against, not
- * tandem logic.
+ * bench.h — what the parts of `tandem-bench` (bench/, the benchmark lab)
+ * share: options, the timing loop and statistics (bench.c), and the stream,
+ * copy, barrier and NPU-edge benchmarks. The raw-Vulkan baseline they are
+ * measured against is bench_vk.h's harness, shared with bench/'s other
+ * programs.
  */
-#ifndef TANDEM_TOOLS_BENCH_H_
-#define TANDEM_TOOLS_BENCH_H_
+#ifndef TANDEM_BENCH_BENCH_H_
+#define TANDEM_BENCH_BENCH_H_
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bench_vk.h"
 #include "cli.h"
-#include "volk.h"
 
 typedef struct bench_options {
   uint32_t iterations, warmup;         /* dispatch benchmarks */
@@ -47,87 +45,6 @@ typedef struct summary {
   double median, p10, p90, min, mean;
 } summary_t;
 summary_t bench_summarize(double *v, uint32_t n);
-
-/* Lanes of the raw side, in tandem's numbering (upload, compute, download). */
-#define RAW_LANES 3
-
-typedef struct raw_kernel {
-  VkShaderModule module;
-  VkDescriptorSetLayout set_layout;
-  VkPipelineLayout layout;
-  VkPipeline pipeline;
-  uint32_t push_bytes, bindings;
-} raw_kernel_t;
-
-typedef struct raw_buffer {
-  VkBuffer buffer;
-  VkDeviceMemory memory;
-  void *mapped;
-  VkDeviceSize size;
-} raw_buffer_t;
-
-typedef struct raw {
-  tandem_runtime_t *runtime; /* whose device and queues these are */
-  VkInstance instance;
-  VkPhysicalDevice physical;
-  VkPhysicalDeviceMemoryProperties memory;
-  VkDevice device;
-  struct VolkDeviceTable vk;
-  uint32_t family[RAW_LANES], index[RAW_LANES];
-  uint32_t distinct_families[RAW_LANES], distinct_count;
-  VkQueue queue[RAW_LANES];
-  VkCommandPool pool[RAW_LANES];
-  VkDescriptorPool descriptor_pool;
-  VkSemaphore timeline[RAW_LANES];
-  uint64_t value[RAW_LANES]; /* last value signalled per lane */
-  char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-  bool host_import;               /* VK_EXT_external_memory_host enabled */
-  VkDeviceSize host_import_alignment;
-} raw_t;
-
-
-/* Fatal errors (the bench has nothing to unwind into). */
-void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-#define TCHECK(expr)                                                                        \
-  do {                                                                                      \
-    tandem_status_t s_ = (expr);                                                            \
-    if (s_ != TANDEM_OK)                                                                    \
-      bench_die("%s:%d: %s failed: %s: %s", __FILE__, __LINE__, #expr, tandem_status_name(s_), \
-                tandem_error_message());                                                    \
-  } while (0)
-#define VKCHECK(expr)                                                                          \
-  do {                                                                                         \
-    VkResult r_ = (expr);                                                                      \
-    if (r_ != VK_SUCCESS)                                                                      \
-      bench_die("%s:%d: %s failed: VkResult %d", __FILE__, __LINE__, #expr, (int)r_);          \
-  } while (0)
-
-void raw_open(raw_t *raw, tandem_runtime_t *rt);
-void raw_close(raw_t *raw);
-void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint32_t bindings,
-                       uint32_t push_bytes, raw_kernel_t *k);
-void raw_kernel_destroy(raw_t *raw, raw_kernel_t *k);
-/* host: HOST_VISIBLE|HOST_COHERENT, mapped; else DEVICE_LOCAL. Shared by all
- * the lanes' families (CONCURRENT) when they differ. */
-void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b);
-/* The same buffer in memory type |type| (mapped when host-visible). False,
- * with nothing left behind and |why| saying why, when the buffer cannot use
- * that type, its heap is too small or the allocation runs out of memory. */
-bool raw_buffer_create_in(raw_t *raw, VkDeviceSize size, uint32_t type, raw_buffer_t *b,
-                          const char **why);
-void raw_buffer_destroy(raw_t *raw, raw_buffer_t *b);
-/* A storage buffer over |size| bytes of host memory at |host| (both aligned to
- * host_import_alignment), through VK_EXT_external_memory_host. */
-void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b);
-VkCommandBuffer raw_begin(raw_t *raw, int lane);
-void raw_barrier(raw_t *raw, VkCommandBuffer cb, VkPipelineStageFlags2 src_stage,
-                 VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stage,
-                 VkAccessFlags2 dst_access);
-/* Submits |cbs| on |lane| after everything before on every lane, waits. */
-void raw_run(raw_t *raw, int lane, const VkCommandBuffer *cbs, uint32_t count);
-/* A descriptor set for |k| with |buffers| (offset, range) bound 0..n-1. */
-VkDescriptorSet raw_descriptor_set(raw_t *raw, const raw_kernel_t *k, const VkBuffer *buffers,
-                                   const VkDeviceSize *offsets, const VkDeviceSize *ranges);
 
 /* The alternated timing loop: |tandem_exec| (submit + wait + release) vs
  * |raw_job(raw, ctx)| (submit + wait), warmup + iterations pairs; per-pair
@@ -232,4 +149,4 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f);
  * compute timestamps. */
 void bench_barriers(const bench_options_t *o, raw_t *raw, const raw_kernel_t *increment);
 
-#endif /* TANDEM_TOOLS_BENCH_H_ */
+#endif /* TANDEM_BENCH_BENCH_H_ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_npu_edge.c — `tandem bench npu-edge`: the cost of one GPU → NPU → GPU
+ * bench_npu_edge.c — `tandem-bench --only npu-edge`: the cost of one GPU → NPU → GPU
  * edge through tandem against the same work done by direct calls.
  *
  * Work: a GPU dispatch writes n floats into memory the NPU reads, the NPU
@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "bench.h"
-#include "tandem_cli_shaders.h"
-#include "backends/xrt/xrt_headers.h"
+#include "tandem_bench_shaders.h"
+#include "internal/xrt_headers.h"
 
 /* The direct calls into the emulated NPU (resolved with dlsym). */
 typedef struct edge_xrt {

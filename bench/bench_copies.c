@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_copies.c — `tandem bench`'s copies survey: how fast raw
+ * bench_copies.c — `tandem-bench`'s copies survey: how fast raw
  * vkCmdCopyBuffer moves bytes between the host and the GPU in each memory
  * type the device offers, on each of tandem's queues, and what tandem's own
  * copy nodes get beside it.
@@ -865,7 +865,7 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
             t->index == r->tandem_host.memory_type ? "true" : "false");
     if (t->skipped) {
       fputs(", \"skipped\": ", f);
-      cli_json_string(f, t->skipped);
+      json_write_string(f, t->skipped);
       fputs("}", f);
       continue;
     }

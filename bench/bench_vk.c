@@ -1,21 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_raw.c — `tandem bench`'s baseline: the same work through raw Vulkan
- * (volk, no libvulkan link) on tandem's own VkDevice and the very queues of
- * tandem's lanes (tandem_runtime_vulkan_handles), with its own pools,
- * semaphores and buffers. The bench is one thread and alternates the two
- * sides, so the queues are never used by both at once.
+ * bench_vk.c — bench/'s raw-Vulkan harness (bench_vk.h): the same work as
+ * tandem's through raw Vulkan (volk, no libvulkan link) on tandem's own
+ * VkDevice and the very queues of tandem's lanes
+ * (tandem_runtime_vulkan_handles), with its own pools, semaphores and
+ * buffers. The benchmarks are one thread and alternate the two sides, so the
+ * queues are never used by both at once.
  *
  * This file is the comparison, not tandem logic: it is plain Vulkan written
  * for the benchmarks, with the validation layer on under --validate.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_vk.h"
 
+void bench_die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: ", program_invocation_short_name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(1);
+}
+
+void bench_vk_load(tandem_runtime_t *rt, tandem_vulkan_handles_t *h, struct VolkDeviceTable *vk) {
+  tandem_vulkan_handles_init(h);
+  tandem_status_t s = tandem_runtime_vulkan_handles(rt, h);
+  if (s == TANDEM_ERROR_NO_DEVICE) { /* 77: CTest's skip code, as bench_common.h's CHECK */
+    fprintf(stderr, "%s: no usable Vulkan device: %s\n", program_invocation_short_name,
+            tandem_error_message());
+    exit(77);
+  }
+  if (s != TANDEM_OK)
+    bench_die("tandem_runtime_vulkan_handles: %s: %s", tandem_status_name(s), tandem_error_message());
+  if (volkInitialize() != VK_SUCCESS) bench_die("the Vulkan loader could not be loaded");
+  volkLoadInstanceOnly((VkInstance)h->instance);
+  volkLoadDeviceTable(vk, (VkDevice)h->device);
+}
 
 /* The direct side runs on tandem's own VkDevice and queues (through
  * tandem_runtime_vulkan_handles), never on a second device: two devices in one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench_barriers.c — `tandem bench --only barriers`: what one dependency
+ * bench_barriers.c — `tandem-bench --only barriers`: what one dependency
  * between two dispatches costs the GPU, by every means Vulkan offers, on
  * tandem's own device and compute queue (raw Vulkan only; a survey, not a
  * tandem-vs-raw row).
@@ -217,7 +217,7 @@ void bench_barriers(const bench_options_t *o, raw_t *raw, const raw_kernel_t *in
   vkGetPhysicalDeviceProperties(raw->physical, &props);
   b->period_ns = props.limits.timestampPeriod;
   if (b->period_ns <= 0 || props.limits.timestampComputeAndGraphics == VK_FALSE) {
-    fprintf(stderr, "tandem bench: barriers skipped: the device has no compute timestamps\n");
+    fprintf(stderr, "tandem-bench: barriers skipped: the device has no compute timestamps\n");
     free(b);
     return;
   }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench.c — `tandem bench`: tandem against raw Vulkan doing the same work in
+ * bench.c — `tandem-bench`: tandem against raw Vulkan doing the same work in
  * one process, alternated (tandem, direct, tandem, direct, ...), median of
  * many runs. This file holds the options, the timing loop, the statistics,
  * the three dispatch benchmarks and the report (table and --json):
@@ -24,22 +24,12 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "tandem_cli_shaders.h"
+#include "tandem_bench_shaders.h"
 
 #define RANGE_BYTES 256u
 #define RANGE_WORDS (RANGE_BYTES / 4u)
 #define MAX_NODES 1000u
 #define WRITE_VALUE(node) (1u + (uint32_t)(node) * 1000u)
-
-void bench_die(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fputs("tandem: bench: ", stderr);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
-  va_end(ap);
-  exit(CLI_EXIT_FAILURE);
-}
 
 void bench_progress(const char *fmt, ...) {
   va_list ap;
@@ -57,7 +47,7 @@ static const char *const bench_names[] = {"dispatch", "independent100", "chain10
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
 static void usage(FILE *f) {
-  fputs("usage: tandem bench [options]\n"
+  fputs("usage: tandem-bench [options]\n"
         "\n"
         "Measures tandem against raw Vulkan doing the same work in the same process.\n"
         "Each benchmark alternates one tandem run and one direct run per iteration and\n"
@@ -455,14 +445,14 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
   struct tm tm;
   gmtime_r(&now, &tm);
   strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  fprintf(f, "{\n  \"tool\": \"tandem bench\",\n  \"date\": \"%s\",\n", date);
+  fprintf(f, "{\n  \"tool\": \"tandem-bench\",\n  \"date\": \"%s\",\n", date);
   fprintf(f, "  \"tandem_version\": \"%s\",\n", tandem_version());
   fprintf(f, "  \"device\": {\"index\": %u, \"name\": ", info->index);
-  cli_json_string(f, info->name);
+  json_write_string(f, info->name);
   fputs(", \"driver\": ", f);
-  cli_json_string(f, info->driver_name);
+  json_write_string(f, info->driver_name);
   fputs(", \"driver_info\": ", f);
-  cli_json_string(f, info->driver_info);
+  json_write_string(f, info->driver_info);
   fprintf(f, ", \"vulkan\": \"%u.%u.%u\", \"is_cpu\": %s},\n",
           TANDEM_VERSION_MAJOR_OF(info->api_version), TANDEM_VERSION_MINOR_OF(info->api_version),
           TANDEM_VERSION_PATCH_OF(info->api_version), info->is_cpu ? "true" : "false");
@@ -646,7 +636,7 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
                          "independent1000, chain1000, transfer, overlap, npu-edge, copies, barriers)", v),
                false;
     } else {
-      cli_error("bench: unknown option '%s' (see tandem bench --help)", a);
+      cli_error("unknown option '%s' (see tandem-bench --help)", a);
       return false;
     }
   }
@@ -672,7 +662,7 @@ static void scale_defaults(bench_options_t *o, const tandem_device_info_t *info)
   if (!(o->given & BENCH_GIVEN_TRANSFER) && cap >= (1u << 20) && o->transfer_bytes > cap)
     o->transfer_bytes = cap & ~((1ull << 20) - 1);
   fprintf(stderr,
-          "tandem bench: %s sizes%s: %u (+%u warm-up) dispatch iterations, %u stream iterations, "
+          "tandem-bench: %s sizes%s: %u (+%u warm-up) dispatch iterations, %u stream iterations, "
           "%llu MiB transfers, %u x %llu KiB overlap chunks, %u rounds\n",
           small ? (o->quick ? "--quick" : "software-device") : "default",
           small ? " (options given are kept)" : "", o->iterations, o->warmup,
@@ -686,11 +676,12 @@ static bool selected(const bench_options_t *o, const char *name) {
 
 static void tandem_messenger(void *user, tandem_validation_severity_t severity, const char *message) {
   (void)user;
-  fprintf(stderr, "tandem: bench: tandem-side validation %s: %s\n",
+  fprintf(stderr, "tandem-bench: tandem-side validation %s: %s\n",
           severity == TANDEM_VALIDATION_ERROR ? "error" : "warning", message);
 }
 
-int cli_bench_main(int argc, char **argv) {
+int main(int argc, char **argv) {
+  cli_program_name = "tandem-bench";
   bench_options_t o;
   bool help = false;
   if (!parse_options(argc, argv, &o, &help)) return CLI_EXIT_USAGE;
@@ -708,7 +699,7 @@ int cli_bench_main(int argc, char **argv) {
   TCHECK(tandem_runtime_create(&ro, &rt));
   tandem_status_t s = tandem_runtime_open_gpu(rt);
   if (s == TANDEM_ERROR_NO_DEVICE) {
-    cli_tandem_error("bench: skipped, no usable Vulkan device", s);
+    cli_tandem_error("skipped, no usable Vulkan device", s);
     tandem_runtime_destroy(rt);
     return CLI_EXIT_NO_DEVICE;
   }
@@ -744,7 +735,7 @@ int cli_bench_main(int argc, char **argv) {
   raw_kernel_create(&raw, tandem_spv_bench_increment, tandem_spv_bench_increment_size, 1, 0,
                     &k.raw_increment);
 
-  fprintf(stderr, "tandem bench: %s (%s %s), GPU %u, validation %s\n", info.name, info.driver_name,
+  fprintf(stderr, "tandem-bench: %s (%s %s), GPU %u, validation %s\n", info.name, info.driver_name,
           info.driver_info, o.gpu_index, o.validate ? "on" : "off");
   bench_row_t rows[16];
   memset(rows, 0, sizeof rows);
@@ -761,7 +752,7 @@ int cli_bench_main(int argc, char **argv) {
     } else if (o.only) {
       bench_die("npu-edge: %s", why);
     } else {
-      fprintf(stderr, "tandem bench: npu-edge skipped: %s\n", why);
+      fprintf(stderr, "tandem-bench: npu-edge skipped: %s\n", why);
     }
   }
   bench_copies_report_t *copies = calloc(1, sizeof *copies);
@@ -786,7 +777,7 @@ int cli_bench_main(int argc, char **argv) {
     printf("validation messages (both sides, one instance): %llu\n",
            (unsigned long long)tandem_msgs);
     if (tandem_msgs) {
-      cli_error("bench: validation reported %llu messages", (unsigned long long)tandem_msgs);
+      cli_error("validation reported %llu messages", (unsigned long long)tandem_msgs);
       return CLI_EXIT_FAILURE;
     }
   }
