@@ -12,6 +12,7 @@
 #define TANDEM_BENCH_VK_H_
 
 #include "bench_common.h"
+#include "tandem/tandem_vulkan.h"
 #include "volk.h"
 
 #define VKCHECK(expr)                                                   \

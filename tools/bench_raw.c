@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "tandem/tandem_vulkan.h"
 
 
 /* The direct side runs on tandem's own VkDevice and queues (through

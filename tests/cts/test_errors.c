@@ -50,6 +50,8 @@
  * Label "vulkan".
  */
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
+#include "tandem/tandem_xrt.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

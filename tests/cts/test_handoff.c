@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "harness_vk.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
 /*------------------------------------------------------------- raw Vulkan --*/

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "harness_vk.h"
+#include "tandem/tandem_vulkan.h"
+#include "tandem/tandem_xrt.h"
 
 /*------------------------------------------------------------- version --*/
 

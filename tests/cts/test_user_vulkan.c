@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
 /* A runtime on |dev| (the harness's counting of its messages is the
