@@ -108,8 +108,7 @@ static int tandem_fill(void) {
     const uint32_t *w = m.data;
     rc = 0;
     if (!h.device || !h.lanes[TANDEM_LANE_COMPUTE].queue || !vv.buffer || vv.range != 4096) {
-      fprintf(stderr, "consumer_vk: tandem_vulkan.h: device %p, compute queue %p, VkBuffer %p of %llu bytes
-",
+      fprintf(stderr, "consumer_vk: tandem_vulkan.h: device %p, compute queue %p, VkBuffer %p of %llu bytes\n",
               h.device, h.lanes[TANDEM_LANE_COMPUTE].queue, vv.buffer, (unsigned long long)vv.range);
       rc = 1;
     }
