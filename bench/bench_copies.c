@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "tandem/tandem_vulkan.h"
 
 enum { UP = 0, DOWN = 1 };
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 #include "volk.h"
 
 /* Fatal errors (a benchmark has nothing to unwind into): "<program>: <fmt>"

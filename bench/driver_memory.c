@@ -41,6 +41,7 @@
 
 #define BENCH_NAME "driver_memory"
 #include "bench_common.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_bench_shaders.h"
 #include "bench_vk.h"
 

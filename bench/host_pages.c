@@ -37,6 +37,7 @@
 
 #define BENCH_NAME "host_pages"
 #include "bench_common.h"
+#include "tandem/tandem_vulkan.h"
 #include "bench_vk.h"
 
 enum { KIND_DRIVER, KIND_4K, KIND_2M, KIND_COUNT };

@@ -30,6 +30,7 @@
 
 #define BENCH_NAME "round_trip"
 #include "bench_common.h"
+#include "tandem/tandem_vulkan.h"
 #include "bench_vk.h"
 
 enum { WAY_TANDEM, WAY_TANDEM_WAIT, WAY_RAW, WAY_RAW_EMPTY, WAY_ARMED, WAY_COUNT };

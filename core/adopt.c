@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * adopt.c — the application's own Vulkan buffers and pipelines as tandem
- * buffers and kernels (tandem.h, "Adoption").
+ * buffers and kernels (tandem_vulkan.h, "Adoption").
  *
  * Core checks what needs no Vulkan: the arguments, the placement and size,
  * and that the objects belong to the runtime's VkDevice (compared as the
@@ -18,6 +18,7 @@
 
 #include "core/internal.h"
 #include "core/struct_size.h"
+#include "tandem/tandem_vulkan.h"
 
 /* INVALID_ARGUMENT unless |device| is the runtime's VkDevice. */
 static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const void *device,

@@ -17,6 +17,7 @@
 
 #include "core/kernel_interface.h"
 #include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 
 typedef struct tandem__gpu tandem__gpu_t;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * handoff.c — the scoped handoff (tandem.h, Interop, "Scoped handoff"): the
+ * handoff.c — the scoped handoff (tandem_vulkan.h, "Scoped handoff"): the
  * user's own Vulkan commands as a graph node. graph.c records the node (its
  * declared views and accesses, the callback), plan.c orders it like any node
  * through tandem__node_accesses, and the backend, when it records the node's
@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "tandem/tandem_vulkan.h"
 
 /* What tandem_vulkan_scope_t.internal points at. */
 typedef struct tandem__scope_state {

@@ -47,6 +47,7 @@
 #include "core/registry.h"
 #include "core/status.h"
 #include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 
 #define TANDEM__MAX_BYTES ((uint64_t)(SIZE_MAX / 2))
 #define TANDEM__WAIT_FOREVER UINT64_MAX

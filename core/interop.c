@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * interop.c — the public interop calls (tandem.h, "Interop"): native
- * accessors of views and buffers, exportable and imported buffers, exported
- * lane timelines and imported ones a host can wait on.
+ * interop.c — the public interop calls: native accessors of views and
+ * buffers (tandem_vulkan.h, tandem_xrt.h), and (tandem.h, "Sharing")
+ * exportable and imported buffers, exported lane timelines and imported ones
+ * a host can wait on.
  *
  * Everything device-specific goes through the backend vtable (core/backend.h);
  * this file checks arguments, capabilities (the bits the backend set at open)
@@ -20,6 +21,8 @@
 
 #include "core/internal.h"
 #include "core/struct_size.h"
+#include "tandem/tandem_vulkan.h"
+#include "tandem/tandem_xrt.h"
 
 struct tandem_external_timeline {
   tandem_runtime_t *runtime; /* a reference: the device outlives the semaphore */

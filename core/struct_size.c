@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "core/struct_size.h"
 #include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 
 /* Every versioned struct starts with uint32_t struct_size (tandem.h). */
 _Static_assert(offsetof(tandem_runtime_options_t, struct_size) == 0, "struct_size first");

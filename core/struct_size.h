@@ -17,6 +17,7 @@
 
 #include "core/status.h"
 #include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 
 #define TANDEM__OLDEST_RUNTIME_OPTIONS sizeof(tandem_runtime_options_t)
 #define TANDEM__OLDEST_KERNEL_DESC sizeof(tandem_kernel_desc_t)

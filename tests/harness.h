@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "tandem/tandem.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
 
 #define TH_EXIT_SKIP 77

@@ -20,6 +20,7 @@
 
 #include "core/backend.h"
 #include "core/status.h"
+#include "tandem/tandem_vulkan.h"
 #include "volk.h"
 
 typedef struct tandem_vk_queue {

@@ -22,6 +22,7 @@
  * the one both PyTorch's and CuPy's streams are handles of.
  */
 #include "_tandem.h"
+#include "tandem/tandem_vulkan.h"
 
 #include <dlfcn.h>
 #include <string.h>

@@ -39,6 +39,7 @@
 #include <time.h>
 
 #include "core/internal.h"
+#include "tandem/tandem_vulkan.h"
 #include "core/test_hooks.h"
 #include "host_gpu.h"
 

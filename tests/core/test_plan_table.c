@@ -39,6 +39,7 @@
 #include <cmocka.h>
 
 #include "core/internal.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
 #include "host_gpu.h"
 

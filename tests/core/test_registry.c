@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "core/internal.h"
+#include "tandem/tandem_vulkan.h"
 #include "core/registry.h"
 #include "host_gpu.h"
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 
 /* Must run first in the process: counting devices makes tandem's first
  * instance, without validation; opening a GPU with validation afterwards must

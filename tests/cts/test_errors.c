@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_errors.c — the "Errors:" lines of include/tandem/tandem.h, checked.
+ * test_errors.c — the "Errors:" lines of the public headers (tandem.h,
+ * tandem_vulkan.h, tandem_xrt.h), checked.
  *
  * One table row per (function, documented code) that a real call can provoke
  * on lavapipe: each row makes the call, and the test asserts the exact status,
@@ -50,6 +51,8 @@
  * Label "vulkan".
  */
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
+#include "tandem/tandem_xrt.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -25,6 +25,7 @@
  * Label "vulkan".
  */
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 
 #include <signal.h>
 #include <stdlib.h>

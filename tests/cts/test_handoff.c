@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_handoff.c — the scoped handoff (tandem.h, Interop, "Scoped handoff"):
+ * test_handoff.c — the scoped handoff (tandem_vulkan.h, "Scoped handoff"):
  * the user's own Vulkan commands as graph nodes, ordered by tandem.
  *
  * The commands are plain Vulkan recorded through the native handles (the
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 
 #include "harness_vk.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
 /*------------------------------------------------------------- raw Vulkan --*/

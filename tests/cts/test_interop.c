@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_interop.c — tandem beside other code and other processes (tandem.h,
- * "Interop"): a view's VkBuffer used by raw Vulkan on tandem's queue, the XRT
+ * test_interop.c — tandem beside other code and other processes
+ * (tandem_vulkan.h, tandem_xrt.h, and tandem.h "Sharing"): a view's VkBuffer used by raw Vulkan on tandem's queue, the XRT
  * buffer object of NPU buffers (emulated NPU), exportable buffers imported by
  * a second runtime, lane timeline values, exported timelines, and
  * tandem_version().
@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include "harness_vk.h"
+#include "tandem/tandem_vulkan.h"
+#include "tandem/tandem_xrt.h"
 
 /*------------------------------------------------------------- version --*/
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "harness_vk.h"
+#include "tandem/tandem_vulkan.h"
 
 #define WORDS 4096u /* 16 KiB buffers */
 

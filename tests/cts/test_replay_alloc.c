@@ -39,6 +39,7 @@
 #endif
 
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
 #if !RA_SANITIZED

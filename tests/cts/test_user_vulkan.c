@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_user_vulkan.c — tandem on the application's Vulkan objects
- * (tandem.h, "Bring your own device" and "Adoption"): a runtime on a VkDevice
+ * (tandem_vulkan.h, "Bring your own device" and "Adoption"): a runtime on a VkDevice
  * the test creates with plain Vulkan (required features missing → refused
  * naming them; optional ones off → kernels needing them refused; the device
  * still usable after the runtime, by a second one), and a VkBuffer and a
@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
 /* A runtime on |dev| (the harness's counting of its messages is the

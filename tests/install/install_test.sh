@@ -6,13 +6,14 @@
 # ways (CMake find_package shared and static, pkg-config tandem and
 # tandem-static, the static ones checked by ldd to need no libtandem.so) and
 # runs each, with consumer_vk (which calls the system's libvulkan itself beside
-# tandem). Exit 77 (skip) when the consumer finds no device.
+# tandem, and includes the installed tandem_vulkan.h). Exit 77 (skip) when the consumer finds no device.
 set -eu
 build=$1; src=$2; work=$3
 rm -rf "$work"; mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
-for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h bin/tandem \
+for f in lib/libtandem.so lib/libtandem.a include/tandem/tandem.h include/tandem/tandem_vulkan.h \
+         include/tandem/tandem_xrt.h bin/tandem \
          share/man/man1/tandem.1 share/man/man5/tandem-pipeline.5 share/doc/tandem/LICENSE share/doc/tandem/CHANGELOG.md \
          share/doc/tandem/README.md share/doc/tandem/docs/cli.md share/doc/tandem/docs/pipeline.md \
          lib/cmake/tandem/tandemConfig.cmake lib/cmake/tandem/tandemConfigVersion.cmake \
@@ -23,11 +24,12 @@ done
 # What --help points at is installed there.
 "$prefix/bin/tandem" --help | grep -q 'share/doc/tandem/docs/' ||
   { echo "install_test: tandem --help does not name share/doc/tandem/docs/" >&2; exit 1; }
-# The emulated NPU's kernel ABI, for users who emulate their own NPU kernels:
-# installed, and it compiles on its own.
-printf '#include <tandem/tandem_emu_kernel.h>\nint main(void) { return 0; }\n' |
-  cc -fsyntax-only -Wall -Werror -I"$prefix/include" -x c - ||
-  { echo "install_test: tandem/tandem_emu_kernel.h is not installed or does not compile" >&2; exit 1; }
+# Every installed header (tandem.h, the interop headers tandem_vulkan.h and
+# tandem_xrt.h, and the emulated NPU's kernel ABI tandem_emu_kernel.h, for
+# users who emulate their own NPU kernels) compiles on its own in C11 and C++.
+sh "$src/tests/core/check_headers.sh" "$prefix/include" cc c++ \
+   tandem.h tandem_vulkan.h tandem_xrt.h tandem_emu_kernel.h ||
+  { echo "install_test: an installed header is missing or does not compile alone" >&2; exit 1; }
 [ ! -e "$prefix/include/tandem/tandem_testing.h" ] ||
   { echo "install_test: the test-only tandem_testing.h was installed" >&2; exit 1; }
 # A shared-only user needs no other package's .pc file (no Requires.private):

@@ -8,14 +8,16 @@
  *
  * It makes its own instance with the validation layer and a messenger that
  * counts messages, enumerates devices, runs a fill graph through tandem (with
- * validation) and checks the bytes, then calls Vulkan again. Exit 0 on
+ * validation) and checks the bytes, asks tandem for its VkDevice and the
+ * buffer's VkBuffer through the installed <tandem/tandem_vulkan.h>, then
+ * calls Vulkan again. Exit 0 on
  * success, 77 when there is no device, 1 on any failure or validation message.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include <vulkan/vulkan.h>
-#include <tandem/tandem.h>
+#include <tandem/tandem_vulkan.h>
 
 static unsigned app_messages;
 
@@ -76,7 +78,8 @@ static int app_vulkan(const char *when, uint32_t *out_devices) {
   return 0;
 }
 
-/* tandem on the same process: fill a buffer on the GPU, read it back. */
+/* tandem on the same process: fill a buffer on the GPU, read it back; its
+ * native handles (tandem_vulkan.h) name a device and the buffer. */
 static int tandem_fill(void) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
@@ -87,6 +90,9 @@ static int tandem_fill(void) {
   tandem_exec_t *e = NULL;
   tandem_completion_t *c = NULL;
   tandem_map_t m;
+  tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
+  tandem_vulkan_view_t vv = {0};
   int rc = 1;
   tandem_status_t s = tandem_runtime_create(&o, &rt);
   if (s == TANDEM_OK) s = tandem_buffer_create(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE, &buf);
@@ -95,10 +101,17 @@ static int tandem_fill(void) {
   if (s == TANDEM_OK) s = tandem_graph_prepare(g, &e);
   if (s == TANDEM_OK) s = tandem_exec_submit(e, &c);
   if (s == TANDEM_OK) s = tandem_completion_wait(c);
+  if (s == TANDEM_OK) s = tandem_runtime_vulkan_handles(rt, &h);
+  if (s == TANDEM_OK) s = tandem_view_vulkan_buffer(tandem_buffer_whole(buf), &vv);
   if (s == TANDEM_OK) s = tandem_map_read(tandem_buffer_whole(buf), &m);
   if (s == TANDEM_OK) {
     const uint32_t *w = m.data;
     rc = 0;
+    if (!h.device || !h.lanes[TANDEM_LANE_COMPUTE].queue || !vv.buffer || vv.range != 4096) {
+      fprintf(stderr, "consumer_vk: tandem_vulkan.h: device %p, compute queue %p, VkBuffer %p of %llu bytes\n",
+              h.device, h.lanes[TANDEM_LANE_COMPUTE].queue, vv.buffer, (unsigned long long)vv.range);
+      rc = 1;
+    }
     for (uint32_t i = 0; i < 1024; i++)
       if (w[i] != 0x5a5a1234u) {
         fprintf(stderr, "consumer_vk: word %u is 0x%08x, filled with 0x5a5a1234\n", i, w[i]);
