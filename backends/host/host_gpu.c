@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * host_gpu.c — the host GPU of host_gpu.h: core/backend.h's vtable on host
- * memory and host threads, for tests of the planner and the tracker that need
- * no Vulkan device.
+ * memory and host threads, the registry's GPU backend "host". A test and
+ * development device, never hardware: the suite runs on it to check core's
+ * ordering with three real queues and no Vulkan device.
  *
  * Objects: a buffer is host memory (imported host memory for SHARED buffers
  * on the host-pointer sharing path); a kernel is a copy of its
@@ -33,7 +34,7 @@
  */
 #include <assert.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdio.h> /* snprintf */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -193,6 +194,7 @@ struct host_gpu {
   uint32_t log_count;                   /* [mutex] */
   uint64_t log_dropped;                 /* [mutex] */
   uint64_t unordered;                   /* [mutex] */
+  char first_unordered[256];            /* [mutex] the first one, in words */
   /* [mutex] What the host has observed reached (waits and queries) and so
    * what work submitted from now on is ordered after: core retires a
    * submission when it sees its values, and then orders nothing after it. */
@@ -281,12 +283,13 @@ static void hg_unordered_locked(host_gpu_t *g, const hg_job_t *job, const hg_acc
                         .offset = offset,
                         .length = length};
   hg_log_locked(g, &e);
-  fprintf(stderr,
-          "host_gpu: unordered accesses: region %u (lane %s, value %llu) touches bytes "
-          "%llu..%llu, which region (lane %s, value %llu) also touched, and no wait orders them\n",
-          job->region, tandem_lane_name(job->lane), (unsigned long long)job->signal,
-          (unsigned long long)offset, (unsigned long long)(offset + length),
-          tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
+  if (g->unordered == 1)
+    snprintf(g->first_unordered, sizeof g->first_unordered,
+             "region %u (lane %s, value %llu) touches bytes %llu..%llu, which region (lane %s, "
+             "value %llu) also touched, and no wait orders them",
+             job->region, tandem_lane_name(job->lane), (unsigned long long)job->signal,
+             (unsigned long long)offset, (unsigned long long)(offset + length),
+             tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
 }
 
 /* One byte range a command touches: how, and the kind of work it is as a
@@ -1322,7 +1325,8 @@ static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) 
   memset(info, 0, sizeof *info);
   snprintf(info->name, sizeof info->name, "tandem host GPU (a test device in host memory)");
   snprintf(info->driver_name, sizeof info->driver_name, "host");
-  snprintf(info->driver_info, sizeof info->driver_info, "tests/core/host_gpu.c");
+  snprintf(info->driver_info, sizeof info->driver_info,
+           "backends/host: a test and development device, not hardware");
   info->api_version = (1u << 22) | (3u << 12); /* what tandem needs: 1.3 */
   info->is_cpu = true;
   info->features = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2 |
@@ -1418,7 +1422,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   return TANDEM_OK;
 }
 
-static const tandem__gpu_backend_t hg_backend = {
+const tandem__gpu_backend_t tandem_host_gpu_backend = {
     .name = HOST_GPU_BACKEND,
     .count = hg_count,
     .info = hg_info,
@@ -1433,15 +1437,11 @@ void host_gpu_configure(const host_gpu_config_t *config) {
   pthread_mutex_lock(&hg_config_mutex);
   hg_next_config = config ? *config : (host_gpu_config_t){0};
   pthread_mutex_unlock(&hg_config_mutex);
-  if (tandem__gpu_backend_register(&hg_backend) != TANDEM_OK) {
-    fprintf(stderr, "host_gpu: registering the backend: %s\n", tandem_error_message());
-    abort();
-  }
 }
 
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {
   tandem__gpu_t *gpu;
-  if (!runtime || runtime->gpu_backend != &hg_backend) return NULL;
+  if (!runtime || runtime->gpu_backend != &tandem_host_gpu_backend) return NULL;
   if (tandem__runtime_gpu(runtime, &gpu) != TANDEM_OK) return NULL;
   return hg_cast(gpu);
 }
