@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "tandem/tandem.h"
+#include "tandem/tandem_testing.h"
 
 typedef struct host_gpu host_gpu_t;
 
@@ -59,14 +60,8 @@ typedef struct host_gpu host_gpu_t;
 /* Not a SPIR-V magic number, and not text (the 0x7F byte). */
 #define HOST_GPU_KERNEL_MAGIC 0x7F4B4748u
 
-typedef struct host_gpu_dispatch {
-  uint32_t binding_count;
-  uint8_t *bindings[TANDEM_MAX_BINDINGS];       /* the view's bytes from its offset */
-  uint64_t binding_bytes[TANDEM_MAX_BINDINGS];  /* the contract's bytes: all the kernel sees */
-  const void *push;
-  uint32_t push_bytes;
-  uint32_t workgroups[3];                       /* direct, or read from the indirect view */
-} host_gpu_dispatch_t;
+/* What a host kernel (and a SPIR-V kernel's twin, tandem_testing.h) gets. */
+typedef tandem_test_host_dispatch_t host_gpu_dispatch_t;
 
 typedef void (*host_gpu_kernel_fn)(const host_gpu_dispatch_t *dispatch);
 
