@@ -53,6 +53,14 @@ static void th__copy_u32(const tandem_test_host_dispatch_t *d) {
   TH_EACH_X(d, i) if (i < n && i < th__words(d, 0) && i < th__words(d, 1)) dst[i] = src[i];
 }
 
+/* writes_binding0.comp: a[i] = b[i] for i < n (binding 0 written). */
+static void th__writes_binding0(const tandem_test_host_dispatch_t *d) {
+  uint32_t n = th__push_u32(d, 0);
+  uint32_t *a = (uint32_t *)d->bindings[0];
+  const uint32_t *b = (const uint32_t *)d->bindings[1];
+  TH_EACH_X(d, i) if (i < n && i < th__words(d, 0) && i < th__words(d, 1)) a[i] = b[i];
+}
+
 /* push16.comp: v[i] = p.y + p.z * i + p.w for i < p.x. */
 static void th__push16(const tandem_test_host_dispatch_t *d) {
   uint32_t x = th__push_u32(d, 0), y = th__push_u32(d, 4), z = th__push_u32(d, 8),
@@ -110,6 +118,7 @@ void th__host_twins_register(void) {
   } twins[] = {
       {tandem_spv_add_one_u32, &tandem_spv_add_one_u32_size, th__add_one_u32},
       {tandem_spv_copy_u32, &tandem_spv_copy_u32_size, th__copy_u32},
+      {tandem_spv_writes_binding0, &tandem_spv_writes_binding0_size, th__writes_binding0},
       {tandem_spv_push16, &tandem_spv_push16_size, th__push16},
       {tandem_spv_three_bindings, &tandem_spv_three_bindings_size, th__three_bindings},
       {tandem_spv_saxpy, &tandem_spv_saxpy_size, th__saxpy},

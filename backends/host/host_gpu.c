@@ -854,17 +854,9 @@ static tandem_status_t hg_kernel_reflect(tandem__gpu_t *base, const void *code, 
   (void)base;
   if (hg_is_spirv(code, code_bytes)) {
     /* Checked and reflected as the Vulkan backend does, so contracts are
-     * compared with the same interface; then it needs a twin to run. */
-    TANDEM_RETURN_IF_ERROR(tandem_vk_reflect(code, code_bytes, entry_point, name, out));
-    if (!hg_twin_find(code, code_bytes, entry_point)) {
-      memset(out, 0, sizeof *out);
-      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                         "kernel '%s': the host GPU (a test device) runs no SPIR-V, only the C "
-                         "twin registered for it (tandem_test_host_kernel_register), and this "
-                         "module (entry point '%s') has none",
-                         name, entry_point ? entry_point : "main");
-    }
-    return TANDEM_OK;
+     * compared with the same interface and answer the same errors; it needs
+     * a twin to run (kernel_create). */
+    return tandem_vk_reflect(code, code_bytes, entry_point, name, out);
   }
   host_gpu_kernel_code_t c;
   if (!code || code_bytes != sizeof c)
@@ -896,11 +888,18 @@ static tandem_status_t hg_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
                                         const char *name, void **out_native) {
   (void)base;
   *out_native = NULL;
+  if (hg_is_spirv(build->spirv, build->spirv_size) &&
+      !hg_twin_find(build->spirv, build->spirv_size, build->entry_point))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "kernel '%s': the host GPU (a test device) runs no SPIR-V, only the C "
+                       "twin registered for it (tandem_test_host_kernel_register), and this "
+                       "module (entry point '%s') has none",
+                       name, build->entry_point ? build->entry_point : "main");
   hg_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: kernel '%s'", name);
   if (hg_is_spirv(build->spirv, build->spirv_size)) {
     k->twin = hg_twin_find(build->spirv, build->spirv_size, build->entry_point);
-    assert(k->twin); /* reflected just before */
+    assert(k->twin); /* found just above; twins are never removed */
     for (int d = 0; d < 3; d++) k->local_size[d] = build->local_size[d] ? build->local_size[d] : 1;
   } else {
     assert(build->spirv_size == sizeof k->code); /* reflected just before */
