@@ -473,5 +473,9 @@ typedef struct tandem__gpu_backend {
  * every runtime's unless its options name another. Only core/registry.c
  * names it. */
 extern const tandem__gpu_backend_t tandem_vk_gpu_backend;
+/* The host GPU (backends/host/host_gpu.c): the registry's "host", a test and
+ * development device on host memory and threads, never hardware. Only
+ * core/registry.c names it. */
+extern const tandem__gpu_backend_t tandem_host_gpu_backend;
 
 #endif /* TANDEM_CORE_BACKEND_H_ */

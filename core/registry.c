@@ -3,7 +3,8 @@
  * registry.c — the tables of backends a runtime can choose from (registry.h).
  *
  * The built-in entries are constant and listed here, the one place in core/
- * that names a backend: Vulkan for the GPU; XRT and the emulated NPU (both
+ * that names a backend: Vulkan and the host GPU (backends/host/, a test and
+ * development device on host threads, never hardware) for the GPU; XRT and the emulated NPU (both
  * served by backends/xrt/) for the NPU. Entries added at run time (tests)
  * live in a small fixed table: added under tandem__registry_mutex, never
  * removed, so a pointer handed out stays valid for the life of the process.
@@ -16,7 +17,8 @@
 #include "core/registry.h"
 #include "core/status.h"
 
-static const tandem__gpu_backend_t *const tandem__gpu_builtin[] = {&tandem_vk_gpu_backend};
+static const tandem__gpu_backend_t *const tandem__gpu_builtin[] = {&tandem_vk_gpu_backend,
+                                                                   &tandem_host_gpu_backend};
 static const tandem__npu_backend_t *const tandem__npu_builtin[] = {&tandem_xrt_npu_backend,
                                                                    &tandem_emu_npu_backend};
 #define TANDEM__COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -3,7 +3,7 @@
  * registry.h — where core finds its backends: by name, never by function.
  *
  * A runtime chooses its GPU backend at creation from the runtime option
- * gpu_backend (NULL: "vulkan") and its NPU backend from the option npu
+ * gpu_backend (NULL: "vulkan"; "host": the host GPU, a test device) and its NPU backend from the option npu
  * (TANDEM_NPU_XRT: "xrt", TANDEM_NPU_EMULATED: "emulated", NONE: none). Both
  * are looked up here; everything after that goes through the entry's
  * functions and the device's vtable (core/backend.h, core/npu_backend.h).
@@ -30,7 +30,7 @@ tandem_status_t tandem__npu_backend_find(const char *name, const tandem__npu_bac
 const char *tandem__npu_kind_backend(tandem_npu_kind_t kind);
 
 /* Adds |backend| to the GPU backends, after the built-in ones, for good (a
- * test hook: tests/core/host_gpu.c registers "host"). Registering the same
+ * test hook: tests/core/test_registry.c registers some). Registering the same
  * entry again is a no-op. Errors: INVALID_ARGUMENT (NULL, no name, a name
  * another entry has), BUSY (the table of added backends is full). Like every
  * internal function it is hidden: only code linked with the library's objects

@@ -330,3 +330,23 @@ tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t 
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "unknown test operation %d", (int)op);
 #endif
 }
+
+tandem_status_t tandem_test_unordered(tandem_runtime_t *runtime, tandem_test_unordered_t *out) {
+#ifdef TANDEM_UNTESTABLE
+  (void)runtime;
+  (void)out;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (!runtime || !out)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s is NULL", runtime ? "out" : "runtime");
+  memset(out, 0, sizeof *out);
+  tandem__gpu_t *gpu;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+  if (!gpu->test_hooks || !gpu->test_hooks->unordered)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "the GPU backend '%s' has no ordering check (the host GPU has)",
+                       runtime->gpu_backend->name);
+  gpu->test_hooks->unordered(gpu, out);
+  return TANDEM_OK;
+#endif
+}

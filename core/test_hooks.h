@@ -16,6 +16,8 @@
 typedef struct tandem__gpu_test_hooks {
   /* Carries out |op| (tandem_test_op_t) on the device, or says why not. */
   tandem_status_t (*control)(tandem__gpu_t *gpu, tandem_test_op_t op);
+  /* The ordering check's findings (tandem_test_unordered); NULL: none. */
+  void (*unordered)(tandem__gpu_t *gpu, tandem_test_unordered_t *out);
 } tandem__gpu_test_hooks_t;
 
 #endif /* TANDEM_CORE_TEST_HOOKS_H_ */

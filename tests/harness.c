@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -99,6 +100,11 @@ void th_options_validated(tandem_runtime_options_t *o) {
   o->validation_user_data = NULL;
 }
 
+int th_host(void) {
+  const char *env = getenv("TANDEM_TEST_BACKEND");
+  return env != NULL && strcmp(env, "host") == 0;
+}
+
 int th_own_device(void) {
   const char *env = getenv("TANDEM_TEST_OWN_DEVICE");
   return env != NULL && strcmp(env, "1") == 0;
@@ -122,6 +128,11 @@ tandem_runtime_t *th_runtime_create_closed(const tandem_runtime_options_t *optio
   o.validation = true;
   o.validation_callback = th__validation_callback;
   o.validation_user_data = NULL;
+  if (th_host() && !o.gpu_backend) {
+    static pthread_once_t twins = PTHREAD_ONCE_INIT;
+    pthread_once(&twins, th__host_twins_register);
+    o.gpu_backend = "host";
+  }
   th_vk_device_t *own = NULL;
   if (th_own_device()) {
     own = th_vk_device_create(NULL);
@@ -164,6 +175,8 @@ void th_runtime_destroy(tandem_runtime_t *runtime) {
   st.struct_size = sizeof st; /* after the poison */
   TH_ASSERT_OK(tandem_runtime_statistics(runtime, &st));
   uint64_t counted_by_runtime = tandem_runtime_validation_messages(runtime);
+  tandem_test_unordered_t unordered = {0};
+  bool checked = th_host() && tandem_test_unordered(runtime, &unordered) == TANDEM_OK;
   tandem_runtime_destroy(runtime);
   for (size_t i = 0; i < TH_OWN_MAX; i++)
     if (th__own[i].runtime == runtime) {
@@ -172,6 +185,10 @@ void th_runtime_destroy(tandem_runtime_t *runtime) {
       th__own[i].runtime = NULL;
       th__own[i].device = NULL;
     }
+  if (checked && unordered.count != 0)
+    fail_msg("teardown: the host GPU found %" PRIu64 " conflicting access pair(s) that no wait "
+             "or barrier ordered; the first: %s",
+             unordered.count, unordered.first);
   if (st.live_bytes != 0) {
     fail_msg("teardown: %" PRIu64 " live bytes remain (a buffer was not released)",
              st.live_bytes);

@@ -70,6 +70,17 @@ void th_runtime_destroy(tandem_runtime_t *runtime);
  * (the GPU is then open at once, and gpu_index is not used). */
 int th_own_device(void);
 
+/* Host mode, TANDEM_TEST_BACKEND=host: th_runtime_create and
+ * th_runtime_create_closed put every runtime whose options name no
+ * gpu_backend on the host GPU (a test device on host threads, three queues;
+ * the test shaders run as their C twins, tests/harness_host.c), and
+ * th_runtime_destroy fails the test when its ordering check found
+ * conflicting accesses no wait ordered. Cases that need Vulkan itself skip
+ * there (th_host(), with the reason beside them). */
+int th_host(void);
+/* Registers the test shaders' host twins (tests/harness_host.c); once. */
+void th__host_twins_register(void);
+
 /* Validation messages the harness callback has counted since the last reset. */
 uint64_t th_validation_count(void);
 /* Resets the counter and the "messages expected" flag (each test's setup). */

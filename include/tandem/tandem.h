@@ -278,8 +278,10 @@ struct tandem_vulkan_device;
 
 typedef struct tandem_runtime_options {
   uint32_t struct_size; /* sizeof(tandem_runtime_options_t): see Conventions */
-  /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan" (the only
-   * one this library has). The NPU backend follows the option npu (below):
+  /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan", or
+   * "host": the host GPU, a test and development device on host memory and
+   * threads (never hardware; it runs tandem's test kernels, registered with
+   * tandem_testing.h, not SPIR-V of its own). The NPU backend follows the option npu (below):
    * TANDEM_NPU_XRT is the backend "xrt", TANDEM_NPU_EMULATED "emulated".
    * tandem_runtime_create fails with INVALID_ARGUMENT for an unknown name,
    * listing the known ones. The string need not outlive the call. */

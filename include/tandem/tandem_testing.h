@@ -74,6 +74,51 @@ TANDEM_API tandem_status_t tandem_test_fault_report(tandem_test_fault_report_t *
  * UNIMPLEMENTED (TANDEM_UNTESTABLE build), and whatever the operation raises. */
 TANDEM_API tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op);
 
+/*--------------------------------------------------------------------------
+ * The host GPU (runtime option gpu_backend = "host"): a test and development
+ * device on host threads, never hardware. It runs no GPU code: a kernel made
+ * from SPIR-V is reflected and checked as on Vulkan, then runs the C twin
+ * registered for that SPIR-V (same bytes, same entry point). A twin does for
+ * every invocation of the dispatch what the shader does, honouring the
+ * workgroup size and push constants it is given, so results match.
+ *--------------------------------------------------------------------------*/
+
+typedef struct tandem_test_host_dispatch {
+  uint32_t binding_count;
+  uint8_t *bindings[TANDEM_MAX_BINDINGS];       /* the view's bytes from its offset */
+  uint64_t binding_bytes[TANDEM_MAX_BINDINGS];  /* the contract's bytes: all the kernel sees */
+  const void *push;
+  uint32_t push_bytes;
+  uint32_t workgroups[3];                       /* direct, or read from the indirect view */
+  uint32_t local_size[3];                       /* the effective workgroup size */
+} tandem_test_host_dispatch_t;
+
+typedef void (*tandem_test_host_kernel_fn)(const tandem_test_host_dispatch_t *dispatch);
+
+/* Registers |fn| as the host twin of the |spirv_size| bytes at |spirv| with
+ * entry point |entry_point| (NULL: "main"), process-wide, for good; the
+ * bytes are hashed, not kept. Registering the same again is a no-op. On the
+ * host GPU, tandem_kernel_create of SPIR-V without a twin fails with
+ * UNSUPPORTED naming the kernel. Errors: INVALID_ARGUMENT (NULL, not
+ * SPIR-V), BUSY (the table of twins is full), UNIMPLEMENTED
+ * (TANDEM_UNTESTABLE). Thread-safe. */
+TANDEM_API tandem_status_t tandem_test_host_kernel_register(const void *spirv, size_t spirv_size,
+                                                            const char *entry_point,
+                                                            tandem_test_host_kernel_fn fn);
+
+/* The host GPU's ordering check (backends/host/host_gpu.h): conflicting
+ * accesses (overlapping bytes, one side writes) that no timeline wait or
+ * barrier ordered, found since |runtime|'s GPU opened, and the first one in
+ * words (empty when none). Errors: INVALID_ARGUMENT (NULL), UNSUPPORTED (the
+ * runtime's GPU backend has no ordering check), what opening the GPU
+ * raises, UNIMPLEMENTED (TANDEM_UNTESTABLE). */
+typedef struct tandem_test_unordered {
+  uint64_t count;
+  char first[256];
+} tandem_test_unordered_t;
+TANDEM_API tandem_status_t tandem_test_unordered(tandem_runtime_t *runtime,
+                                                 tandem_test_unordered_t *out);
+
 #ifdef __cplusplus
 }
 #endif

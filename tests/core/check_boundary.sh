@@ -5,7 +5,8 @@
 # includes no libdrm, Vulkan, volk or XRT header (libdrm lives in
 # backends/xrt/xrt_nodes.c, the one source CMake gives its headers), and no
 # core/ source but registry.c names a backend's entries or functions
-# (core/registry.h: backends are found by name). Prints what breaks the rule.
+# (core/registry.h: backends are found by name); the host GPU includes no
+# device API header. Prints what breaks the rule.
 set -u
 cd "$1" || exit 2
 status=0
@@ -14,12 +15,27 @@ if grep -nE "$headers" core/*.c core/*.h; then
   echo "core/ includes a backend header (above): move that code into backends/" >&2
   status=1
 fi
-if grep -nE 'tandem_(vk|xrt|emu)_[a-z_]+' core/*.c | grep -v '^core/registry\.c:'; then
+if grep -nE 'tandem_(vk|host|xrt|emu)_[a-z_]+' core/*.c | grep -v '^core/registry\.c:'; then
   echo "core/ names a backend (above): look it up in the registry (core/registry.h)" >&2
   status=1
 fi
 if ! grep -q '#include <xf86drm.h>' backends/xrt/xrt_nodes.c; then
   echo "backends/xrt/xrt_nodes.c no longer lists DRM nodes with libdrm: update this check" >&2
+  status=1
+fi
+# The host GPU (backends/host/) is a backend on host memory: it includes no
+# Vulkan, volk, libdrm or XRT header, and no other backend's header.
+if grep -nE "$headers" backends/host/*.c backends/host/*.h; then
+  echo "backends/host/ includes a device API header (above): it runs on host memory only" >&2
+  status=1
+fi
+if grep -nE '#[[:space:]]*include[[:space:]]*"backends/(vulkan|xrt)/' backends/host/*.c backends/host/*.h |
+    grep -v '"backends/vulkan/vk_reflect.h"'; then
+  echo "backends/host/ includes another backend's header (above)" >&2
+  status=1
+fi
+if grep -nE '#[[:space:]]*include[[:space:]]*"(backends/|host_gpu)' core/*.c core/*.h; then
+  echo "core/ includes a backend's header (above): backends are reached through the registry" >&2
   status=1
 fi
 exit $status

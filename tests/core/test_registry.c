@@ -5,8 +5,9 @@
  *
  * The registry (core/registry.h): a runtime finds its GPU backend by the
  * option gpu_backend (NULL: "vulkan") and its NPU backend by the option npu;
- * unknown names are INVALID_ARGUMENT naming the known ones; tests add
- * backends by registering them (the host GPU, tests/core/host_gpu.c).
+ * unknown names are INVALID_ARGUMENT naming the known ones; the host GPU
+ * (backends/host/host_gpu.c) is built in; tests may add backends by
+ * registering them.
  *
  * struct_size (tandem.h, Conventions): for each versioned struct, 0 and too
  * small are INVALID_ARGUMENT naming the struct and the fix, with nothing
@@ -116,7 +117,7 @@ static tandem_status_t no_count(uint32_t *out_count) {
  * the table's end. Runs after every test that needs free slots. */
 static void test_register(void **state) {
   (void)state;
-  host_gpu_configure(NULL); /* registers "host" (again: a no-op) */
+  host_gpu_configure(NULL); /* "host" is built in: nothing to register */
   host_gpu_configure(NULL);
   const tandem__gpu_backend_t *host = NULL;
   expect_status(tandem__gpu_backend_find(HOST_GPU_BACKEND, &host), TANDEM_OK, "'host'");
@@ -135,8 +136,8 @@ static void test_register(void **state) {
   expect_status(tandem__gpu_backend_register(&nameless), TANDEM_ERROR_INVALID_ARGUMENT, "no name");
   expect_status(tandem__gpu_backend_register(NULL), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
 
-  /* Fill the table: "host" holds one slot; distinct entries take the rest,
-   * and the next one is BUSY. */
+  /* Fill the table: distinct entries take its slots, and the next one is
+   * BUSY. */
   static tandem__gpu_backend_t extra[16];
   static char names[16][16];
   tandem_status_t s = TANDEM_OK;
@@ -149,9 +150,9 @@ static void test_register(void **state) {
   }
   expect_status(s, TANDEM_ERROR_BUSY, "the table's end");
   expect_message_has("extra");
-  assert_int_equal(added, 7); /* 8 slots, one is "host" */
-  expect_status(tandem__gpu_backend_find("extra6", &b), TANDEM_OK, "the last one added");
-  assert_ptr_equal(b, &extra[6]);
+  assert_int_equal(added, 8); /* 8 slots; "host" is built in */
+  expect_status(tandem__gpu_backend_find("extra7", &b), TANDEM_OK, "the last one added");
+  assert_ptr_equal(b, &extra[7]);
 }
 
 /* The public side: the option gpu_backend. */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * host_gpu.c — the host GPU of host_gpu.h: core/backend.h's vtable on host
- * memory and host threads, for tests of the planner and the tracker that need
- * no Vulkan device.
+ * memory and host threads, the registry's GPU backend "host". A test and
+ * development device, never hardware: the suite runs on it to check core's
+ * ordering with three real queues and no Vulkan device.
  *
  * Objects: a buffer is host memory (imported host memory for SHARED buffers
  * on the host-pointer sharing path); a kernel is a copy of its
@@ -33,12 +34,13 @@
  */
 #include <assert.h>
 #include <stddef.h>
-#include <stdio.h>
+#include <stdio.h> /* snprintf */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "core/internal.h"
+#include "backends/vulkan/vk_reflect.h" /* SPIR-V reflection: SPIRV-Cross, no Vulkan */
 #include "tandem/tandem_vulkan.h"
 #include "core/test_hooks.h"
 #include "host_gpu.h"
@@ -67,6 +69,8 @@ typedef struct hg_buffer {
 
 typedef struct hg_kernel {
   host_gpu_kernel_code_t code;
+  tandem_test_host_kernel_fn twin; /* a SPIR-V kernel's C twin; NULL: code.run */
+  uint32_t local_size[3];
 } hg_kernel_t;
 
 typedef enum hg_job_state { HG_JOB_IDLE, HG_JOB_QUEUED, HG_JOB_RUNNING } hg_job_state_t;
@@ -194,6 +198,7 @@ struct host_gpu {
   uint32_t log_count;                   /* [mutex] */
   uint64_t log_dropped;                 /* [mutex] */
   uint64_t unordered;                   /* [mutex] */
+  char first_unordered[256];            /* [mutex] the first one, in words */
   /* [mutex] What the host has observed reached (waits and queries) and so
    * what work submitted from now on is ordered after: core retires a
    * submission when it sees its values, and then orders nothing after it. */
@@ -282,12 +287,13 @@ static void hg_unordered_locked(host_gpu_t *g, const hg_job_t *job, const hg_acc
                         .offset = offset,
                         .length = length};
   hg_log_locked(g, &e);
-  fprintf(stderr,
-          "host_gpu: unordered accesses: region %u (lane %s, value %llu) touches bytes "
-          "%llu..%llu, which region (lane %s, value %llu) also touched, and no wait orders them\n",
-          job->region, tandem_lane_name(job->lane), (unsigned long long)job->signal,
-          (unsigned long long)offset, (unsigned long long)(offset + length),
-          tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
+  if (g->unordered == 1)
+    snprintf(g->first_unordered, sizeof g->first_unordered,
+             "region %u (lane %s, value %llu) touches bytes %llu..%llu, which region (lane %s, "
+             "value %llu) also touched, and no wait orders them",
+             job->region, tandem_lane_name(job->lane), (unsigned long long)job->signal,
+             (unsigned long long)offset, (unsigned long long)(offset + length),
+             tandem_lane_name(earlier->lane), (unsigned long long)earlier->value);
 }
 
 /* One byte range a command touches: how, and the kind of work it is as a
@@ -431,7 +437,12 @@ static void hg_dispatch(const hg_cmd_t *c) {
   } else {
     memcpy(d.workgroups, c->workgroups, sizeof d.workgroups);
   }
-  c->kernel->code.run(&d);
+  memcpy(d.local_size, c->kernel->local_size, sizeof d.local_size);
+  if (c->kernel->twin) {
+    c->kernel->twin(&d);
+  } else {
+    c->kernel->code.run(&d);
+  }
 }
 
 /* Fills in |e| what the log says of command |c| at |position|. */
@@ -768,11 +779,86 @@ static tandem_status_t hg_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
   return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the host GPU exports no dma-buf");
 }
 
+/*--------------------------------------------------------------------------
+ * Twins: the C function that runs in place of a SPIR-V module
+ * (tandem_testing.h), found by the module's bytes and entry point.
+ *--------------------------------------------------------------------------*/
+
+#define HG_TWINS_MAX 128
+typedef struct hg_twin {
+  uint64_t hash; /* FNV-1a of the bytes, then the entry point */
+  size_t size;
+  tandem_test_host_kernel_fn fn;
+} hg_twin_t;
+/* [hg_twin_mutex] Append only. */
+static pthread_mutex_t hg_twin_mutex = PTHREAD_MUTEX_INITIALIZER;
+static hg_twin_t hg_twins[HG_TWINS_MAX];
+static uint32_t hg_twin_count;
+
+static bool hg_is_spirv(const void *code, size_t bytes) {
+  uint32_t magic = 0;
+  if (!code || bytes < 20 || bytes % 4) return false;
+  memcpy(&magic, code, 4);
+  return magic == 0x07230203u;
+}
+
+static uint64_t hg_twin_hash(const void *code, size_t bytes, const char *entry_point) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const uint8_t *p = code;
+  for (size_t i = 0; i < bytes; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  h = (h ^ 0xFF) * 0x100000001b3ull; /* between bytes and name */
+  for (const char *c = entry_point ? entry_point : "main"; *c; c++)
+    h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+  return h;
+}
+
+static tandem_test_host_kernel_fn hg_twin_find(const void *code, size_t bytes,
+                                               const char *entry_point) {
+  uint64_t h = hg_twin_hash(code, bytes, entry_point);
+  tandem_test_host_kernel_fn fn = NULL;
+  pthread_mutex_lock(&hg_twin_mutex);
+  for (uint32_t i = 0; i < hg_twin_count && !fn; i++)
+    if (hg_twins[i].hash == h && hg_twins[i].size == bytes) fn = hg_twins[i].fn;
+  pthread_mutex_unlock(&hg_twin_mutex);
+  return fn;
+}
+
+tandem_status_t tandem_test_host_kernel_register(const void *spirv, size_t spirv_size,
+                                                 const char *entry_point,
+                                                 tandem_test_host_kernel_fn fn) {
+#ifdef TANDEM_UNTESTABLE
+  (void)spirv, (void)spirv_size, (void)entry_point, (void)fn;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (!fn || !hg_is_spirv(spirv, spirv_size))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "registering a host twin: %s", fn ? "the code is not SPIR-V" : "fn is NULL");
+  uint64_t h = hg_twin_hash(spirv, spirv_size, entry_point);
+  tandem_status_t s = TANDEM_OK;
+  pthread_mutex_lock(&hg_twin_mutex);
+  bool known = false;
+  for (uint32_t i = 0; i < hg_twin_count; i++)
+    known |= hg_twins[i].hash == h && hg_twins[i].size == spirv_size;
+  if (!known && hg_twin_count == HG_TWINS_MAX)
+    s = TANDEM_FAIL(TANDEM_ERROR_BUSY, "registering a host twin: %d are registered, the most",
+                    HG_TWINS_MAX);
+  else if (!known)
+    hg_twins[hg_twin_count++] = (hg_twin_t){.hash = h, .size = spirv_size, .fn = fn};
+  pthread_mutex_unlock(&hg_twin_mutex);
+  return s;
+#endif
+}
+
 static tandem_status_t hg_kernel_reflect(tandem__gpu_t *base, const void *code, size_t code_bytes,
                                          const char *entry_point, const char *name,
                                          tandem__kernel_interface_t *out) {
   (void)base;
-  (void)entry_point;
+  if (hg_is_spirv(code, code_bytes)) {
+    /* Checked and reflected as the Vulkan backend does, so contracts are
+     * compared with the same interface and answer the same errors; it needs
+     * a twin to run (kernel_create). */
+    return tandem_vk_reflect(code, code_bytes, entry_point, name, out);
+  }
   host_gpu_kernel_code_t c;
   if (!code || code_bytes != sizeof c)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
@@ -803,10 +889,24 @@ static tandem_status_t hg_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
                                         const char *name, void **out_native) {
   (void)base;
   *out_native = NULL;
+  if (hg_is_spirv(build->spirv, build->spirv_size) &&
+      !hg_twin_find(build->spirv, build->spirv_size, build->entry_point))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "kernel '%s': the host GPU (a test device) runs no SPIR-V, only the C "
+                       "twin registered for it (tandem_test_host_kernel_register), and this "
+                       "module (entry point '%s') has none",
+                       name, build->entry_point ? build->entry_point : "main");
   hg_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: kernel '%s'", name);
-  assert(build->spirv_size == sizeof k->code); /* reflected just before */
-  memcpy(&k->code, build->spirv, sizeof k->code);
+  if (hg_is_spirv(build->spirv, build->spirv_size)) {
+    k->twin = hg_twin_find(build->spirv, build->spirv_size, build->entry_point);
+    assert(k->twin); /* found just above; twins are never removed */
+    for (int d = 0; d < 3; d++) k->local_size[d] = build->local_size[d] ? build->local_size[d] : 1;
+  } else {
+    assert(build->spirv_size == sizeof k->code); /* reflected just before */
+    memcpy(&k->code, build->spirv, sizeof k->code);
+    for (int d = 0; d < 3; d++) k->local_size[d] = k->code.local_size[d] ? k->code.local_size[d] : 1;
+  }
   build->shared_memory_bytes = 0;
   *out_native = k;
   return TANDEM_OK;
@@ -1277,7 +1377,16 @@ static const tandem__gpu_interop_ops_t hg_interop = {
     .kernel_adopt = hg_kernel_adopt,
 };
 
-static const tandem__gpu_test_hooks_t hg_test_hooks = {.control = hg_test_control};
+static void hg_test_unordered(tandem__gpu_t *base, tandem_test_unordered_t *out) {
+  host_gpu_t *g = hg_cast(base);
+  pthread_mutex_lock(&g->mutex);
+  out->count = g->unordered;
+  snprintf(out->first, sizeof out->first, "%s", g->first_unordered);
+  pthread_mutex_unlock(&g->mutex);
+}
+
+static const tandem__gpu_test_hooks_t hg_test_hooks = {.control = hg_test_control,
+                                                       .unordered = hg_test_unordered};
 
 static const tandem__gpu_vtable_t hg_vtable = {
     .device.destroy = hg_destroy,
@@ -1323,7 +1432,8 @@ static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) 
   memset(info, 0, sizeof *info);
   snprintf(info->name, sizeof info->name, "tandem host GPU (a test device in host memory)");
   snprintf(info->driver_name, sizeof info->driver_name, "host");
-  snprintf(info->driver_info, sizeof info->driver_info, "tests/core/host_gpu.c");
+  snprintf(info->driver_info, sizeof info->driver_info,
+           "backends/host: a test and development device, not hardware");
   info->api_version = (1u << 22) | (3u << 12); /* what tandem needs: 1.3 */
   info->is_cpu = true;
   info->features = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2 |
@@ -1419,7 +1529,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   return TANDEM_OK;
 }
 
-static const tandem__gpu_backend_t hg_backend = {
+const tandem__gpu_backend_t tandem_host_gpu_backend = {
     .name = HOST_GPU_BACKEND,
     .count = hg_count,
     .info = hg_info,
@@ -1434,15 +1544,11 @@ void host_gpu_configure(const host_gpu_config_t *config) {
   pthread_mutex_lock(&hg_config_mutex);
   hg_next_config = config ? *config : (host_gpu_config_t){0};
   pthread_mutex_unlock(&hg_config_mutex);
-  if (tandem__gpu_backend_register(&hg_backend) != TANDEM_OK) {
-    fprintf(stderr, "host_gpu: registering the backend: %s\n", tandem_error_message());
-    abort();
-  }
 }
 
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {
   tandem__gpu_t *gpu;
-  if (!runtime || runtime->gpu_backend != &hg_backend) return NULL;
+  if (!runtime || runtime->gpu_backend != &tandem_host_gpu_backend) return NULL;
   if (tandem__runtime_gpu(runtime, &gpu) != TANDEM_OK) return NULL;
   return hg_cast(gpu);
 }

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * host_gpu.h — a GPU that lives in host memory, so that core/'s planner and
- * tracker can be tested without a Vulkan device (label "core").
+ * host_gpu.h — a GPU that lives in host memory: the registry's GPU backend
+ * "host" (backends/host/host_gpu.c, built into the library), a test and
+ * development device, never hardware. It lets core/'s planner and tracker be
+ * tested without a Vulkan device, and the suite run with three real queues.
  *
  * It implements core/backend.h's vtable for real: buffers are host memory,
  * fills and copies move the bytes, dispatches call C functions (host
  * kernels, below) with the bound bytes, each GPU queue is a host thread that
  * runs its regions in submission order once their waits are met, and each
  * lane's timeline is a counter guarded by one mutex and condition variable.
- * Tests register it with host_gpu_configure() (core's hidden registry hook,
- * tandem__gpu_backend_register) and select it with the runtime option
- * gpu_backend = HOST_GPU_BACKEND; the test executable links the library's
- * objects, not libtandem.so.
+ * Any runtime selects it with the runtime option gpu_backend = "host"
+ * (HOST_GPU_BACKEND); tests that link the library's objects shape the next
+ * one opened with host_gpu_configure() and reach the extras below.
  *
  * What it adds for tests:
  *   - a log of everything core asked it to do: each region recorded (lane,
@@ -38,13 +39,14 @@
  *     ordering it carries is: the NPU lane thread's waits and signals pass it
  *     on. Host maps are not checked.
  */
-#ifndef TANDEM_TESTS_CORE_HOST_GPU_H_
-#define TANDEM_TESTS_CORE_HOST_GPU_H_
+#ifndef TANDEM_BACKENDS_HOST_HOST_GPU_H_
+#define TANDEM_BACKENDS_HOST_HOST_GPU_H_
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "tandem/tandem.h"
+#include "tandem/tandem_testing.h"
 
 typedef struct host_gpu host_gpu_t;
 
@@ -58,14 +60,8 @@ typedef struct host_gpu host_gpu_t;
 /* Not a SPIR-V magic number, and not text (the 0x7F byte). */
 #define HOST_GPU_KERNEL_MAGIC 0x7F4B4748u
 
-typedef struct host_gpu_dispatch {
-  uint32_t binding_count;
-  uint8_t *bindings[TANDEM_MAX_BINDINGS];       /* the view's bytes from its offset */
-  uint64_t binding_bytes[TANDEM_MAX_BINDINGS];  /* the contract's bytes: all the kernel sees */
-  const void *push;
-  uint32_t push_bytes;
-  uint32_t workgroups[3];                       /* direct, or read from the indirect view */
-} host_gpu_dispatch_t;
+/* What a host kernel (and a SPIR-V kernel's twin, tandem_testing.h) gets. */
+typedef tandem_test_host_dispatch_t host_gpu_dispatch_t;
 
 typedef void (*host_gpu_kernel_fn)(const host_gpu_dispatch_t *dispatch);
 
@@ -100,8 +96,7 @@ typedef struct host_gpu_config {
 /* The name the host GPU has in core's registry (runtime option gpu_backend). */
 #define HOST_GPU_BACKEND "host"
 
-/* Registers the host GPU backend (once; fails the test if core refuses) and
- * makes the next host GPU a runtime opens take |config| (NULL: defaults). */
+/* Makes the next host GPU a runtime opens take |config| (NULL: defaults). */
 void host_gpu_configure(const host_gpu_config_t *config);
 /* The runtime's GPU, opened if needed; NULL when it is not a host GPU. */
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime);
@@ -182,4 +177,4 @@ uint32_t host_gpu_program_of(const tandem_exec_t *exec);
 /* The GPU side of a buffer (any placement with one): its bytes. */
 uint8_t *host_gpu_memory(const tandem_buffer_t *buffer);
 
-#endif /* TANDEM_TESTS_CORE_HOST_GPU_H_ */
+#endif /* TANDEM_BACKENDS_HOST_HOST_GPU_H_ */
