@@ -33,6 +33,28 @@ static atomic_uint_fast64_t tandem__fault_count; /* counted calls since armed */
 static atomic_uint_fast64_t tandem__fault_hits;  /* calls made to fail */
 static pthread_mutex_t tandem__fault_mutex = PTHREAD_MUTEX_INITIALIZER;
 static char tandem__fault_first_site[128];       /* [tandem__fault_mutex] */
+/* Every distinct site counted while armed, since the process started (the
+ * sweep's coverage, tandem_test_fault_sites): the sites are string literals,
+ * kept by pointer. */
+#define TANDEM__FAULT_MAX_SITES 512
+static struct {
+  const char *site;
+  tandem__fault_kind_t kind;
+} tandem__fault_sites[TANDEM__FAULT_MAX_SITES]; /* [tandem__fault_mutex] */
+static uint32_t tandem__fault_site_count;        /* [tandem__fault_mutex] */
+
+static void tandem__fault_note_site(tandem__fault_kind_t kind, const char *site) {
+  pthread_mutex_lock(&tandem__fault_mutex);
+  bool seen = false;
+  for (uint32_t i = 0; i < tandem__fault_site_count && !seen; i++)
+    seen = tandem__fault_sites[i].kind == kind && strcmp(tandem__fault_sites[i].site, site) == 0;
+  if (!seen && tandem__fault_site_count < TANDEM__FAULT_MAX_SITES) {
+    tandem__fault_sites[tandem__fault_site_count].site = site;
+    tandem__fault_sites[tandem__fault_site_count].kind = kind;
+    tandem__fault_site_count++;
+  }
+  pthread_mutex_unlock(&tandem__fault_mutex);
+}
 
 bool tandem__fault_armed(void) { return atomic_load(&tandem__fault_at) != 0; }
 
@@ -40,6 +62,7 @@ bool tandem__fault(tandem__fault_kind_t kind, const char *site) {
   uint64_t at = atomic_load_explicit(&tandem__fault_at, memory_order_relaxed);
   if (at == 0 || !(atomic_load(&tandem__fault_kinds) & (unsigned)kind)) return false;
   uint64_t n = atomic_fetch_add(&tandem__fault_count, 1) + 1;
+  tandem__fault_note_site(kind, site);
   if (n < at || (n > at && !atomic_load(&tandem__fault_persistent))) return false;
   if (atomic_fetch_add(&tandem__fault_hits, 1) == 0) {
     pthread_mutex_lock(&tandem__fault_mutex);
@@ -102,6 +125,33 @@ tandem_status_t tandem_test_fault_set(const tandem_test_fault_t *fault) {
   atomic_store(&tandem__fault_kinds, fault->kinds ? fault->kinds : TANDEM_TEST_FAULT_ALL);
   atomic_store(&tandem__fault_persistent, fault->persistent);
   atomic_store(&tandem__fault_at, fault->fail_at);
+  return TANDEM_OK;
+#endif
+}
+
+tandem_status_t tandem_test_fault_sites(uint32_t kinds, const char **out_sites, uint32_t capacity,
+                                        uint32_t *out_count) {
+  if (!out_count) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_count is NULL");
+  *out_count = 0;
+  if (capacity && !out_sites)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_sites is NULL with capacity %u",
+                       capacity);
+  if (kinds & ~(uint32_t)TANDEM_TEST_FAULT_ALL)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "fault kinds 0x%x: unknown bits", kinds);
+#ifdef TANDEM_UNTESTABLE
+  (void)out_sites;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (kinds == 0) kinds = TANDEM_TEST_FAULT_ALL;
+  uint32_t n = 0;
+  pthread_mutex_lock(&tandem__fault_mutex);
+  for (uint32_t i = 0; i < tandem__fault_site_count; i++) {
+    if (!((uint32_t)tandem__fault_sites[i].kind & kinds)) continue;
+    if (n < capacity) out_sites[n] = tandem__fault_sites[i].site;
+    n++;
+  }
+  pthread_mutex_unlock(&tandem__fault_mutex);
+  *out_count = n;
   return TANDEM_OK;
 #endif
 }

@@ -70,6 +70,18 @@ TANDEM_API tandem_status_t tandem_test_fault_set(const tandem_test_fault_t *faul
  * INVALID_ARGUMENT (NULL), UNIMPLEMENTED (TANDEM_UNTESTABLE). Thread-safe. */
 TANDEM_API tandem_status_t tandem_test_fault_report(tandem_test_fault_report_t *out_report);
 
+/* Coverage of the sweep: every distinct site counted (reached, failed or
+ * not) while injection was armed, since the process started, of the kinds
+ * in |kinds| (0 = all): allocation sites as "core/prepare.c:42", Vulkan and
+ * XRT calls by name. Writes up to |capacity| of them to |out_sites| (static
+ * strings, valid while the library is loaded; NULL with capacity 0 asks
+ * only the count) and how many there are to *out_count. A process keeps
+ * up to 512 sites. Errors: INVALID_ARGUMENT (NULL out_count, NULL out_sites
+ * with capacity, unknown kind bits), UNIMPLEMENTED (TANDEM_UNTESTABLE).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_test_fault_sites(uint32_t kinds, const char **out_sites,
+                                                   uint32_t capacity, uint32_t *out_count);
+
 /* Runs test operation |op| on |runtime|. Errors: INVALID_ARGUMENT (unknown op),
  * UNIMPLEMENTED (TANDEM_UNTESTABLE build), and whatever the operation raises. */
 TANDEM_API tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op);

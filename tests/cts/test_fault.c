@@ -27,6 +27,8 @@
 #include "harness.h"
 #include "tandem/tandem_vulkan.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -54,6 +56,16 @@ static volatile sig_atomic_t g_at; /* the N of the run in progress, for the alar
 static bool g_persistent;          /* the mode of the run in progress */
 /* add_one_u32's SPIR-V in a file: the GPU scenario loads its kernel from it. */
 static char g_spv_path[64];
+/* The descriptor-sets variant of the GPU scenario (TANDEM_VK_PUSH_DESCRIPTORS=0
+ * while it runs: prepare fills a descriptor pool, and a second prepare
+ * resets it): its kernel comes from memory instead, at an address that is
+ * not 4-byte aligned (tandem copies it to aligned words), and a kernel with
+ * a specialization constant is made too. */
+static bool g_sets;
+static uint8_t *g_misaligned_spv; /* add_one_u32's words, one byte past an aligned address */
+/* How the NPU opened without faults, per emulator mode (TANDEM_EMU_MODE:
+ * XDNA through the emulated bridge, PLAIN through XRT's C API). */
+static tandem_sharing_t g_sharing_xdna, g_sharing_plain;
 
 static void on_alarm(int sig) {
   (void)sig;
@@ -297,7 +309,30 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
                               .bindings = &b,
                               .binding_count = 1,
                               .push_constant_bytes = 4};
+    if (g_sets) {
+      d.spirv = g_misaligned_spv;
+      d.spirv_size = tandem_spv_add_one_u32_size;
+      d.spirv_path = NULL;
+    }
     ok = STEP(r, tandem_kernel_create(rt, &d, &k));
+    if (ok && g_sets) {
+      /* A kernel with a specialization constant set (its reflection is
+       * kept for tandem_kernel_spec_constant_info), made and released. */
+      tandem_binding_contract_t sb = {40, 4, TANDEM_ACCESS_WRITE};
+      tandem_spec_constant_t sc = {.id = 11, .type = TANDEM_SCALAR_UINT32, .value.u32 = 9};
+      tandem_kernel_desc_t sd = {.struct_size = sizeof(tandem_kernel_desc_t),
+                                 .name = "spec_types",
+                                 .spirv = tandem_spv_spec_types,
+                                 .spirv_size = tandem_spv_spec_types_size,
+                                 .workgroups = {1, 1, 1},
+                                 .bindings = &sb,
+                                 .binding_count = 1,
+                                 .spec_constants = &sc,
+                                 .spec_constant_count = 1};
+      tandem_kernel_t *spec = NULL;
+      ok = STEP(r, tandem_kernel_create(rt, &sd, &spec));
+      tandem_kernel_release(spec);
+    }
   }
   if (ok && npu) {
     /* sleep_ms(buffer, 0 ms) of the emulated kernels: an NPU region between
@@ -322,6 +357,13 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   if (npu) ok = ok && STEP(r, tandem_graph_add_npu_run(g, p, &vd, 1, &zero, 1));
   ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &vd, 1, &n, sizeof n));
   ok = ok && STEP(r, tandem_graph_add_copy(g, vd, tandem_buffer_whole(hv), TANDEM_LANE_AUTO));
+  if (ok && g_sets) {
+    /* Prepared once and released: its descriptor pool is kept, and the
+     * prepare below takes it and resets it (vkResetDescriptorPool). */
+    ok = STEP(r, tandem_graph_prepare(g, &e));
+    tandem_exec_release(e);
+    e = NULL;
+  }
   ok = ok && STEP(r, tandem_graph_prepare(g, &e));
   bool s1 = ok && STEP(r, tandem_exec_submit(e, &c1));
   bool s2 = s1 && STEP(r, tandem_exec_submit_after(e, &c1, 1, &c2));
@@ -580,6 +622,46 @@ static void test_gpu_persistent(void **state) {
   loop("gpu", scenario_gpu, false, true);
 }
 
+/* The GPU scenario on descriptor sets, its kernel from misaligned memory. */
+static void loop_sets(bool persistent) {
+  setenv("TANDEM_VK_PUSH_DESCRIPTORS", "0", 1);
+  g_sets = true;
+  loop("gpu, descriptor sets", scenario_gpu, false, persistent);
+  g_sets = false;
+  unsetenv("TANDEM_VK_PUSH_DESCRIPTORS");
+}
+
+static void test_sets_transient(void **state) {
+  (void)state;
+  loop_sets(false);
+}
+
+static void test_sets_persistent(void **state) {
+  (void)state;
+  loop_sets(true);
+}
+
+/* The NPU scenario with the emulator in PLAIN mode: XRT's C API (xclbin
+ * loaded, kernel opened, runs opened, started and waited for) instead of the
+ * emulated bridge. */
+static void loop_plain(bool persistent) {
+  setenv("TANDEM_EMU_MODE", "plain", 1);
+  g_sharing = g_sharing_plain;
+  loop("npu, PLAIN", scenario_gpu, true, persistent);
+  g_sharing = g_sharing_xdna;
+  unsetenv("TANDEM_EMU_MODE");
+}
+
+static void test_npu_plain_transient(void **state) {
+  (void)state;
+  loop_plain(false);
+}
+
+static void test_npu_plain_persistent(void **state) {
+  (void)state;
+  loop_plain(true);
+}
+
 static void test_npu_transient(void **state) {
   (void)state;
   loop("npu", scenario_gpu, true, false);
@@ -616,6 +698,233 @@ static void test_teardown_own(void **state) {
   loop("teardown, own device", scenario_teardown, true, true);
 }
 
+
+/*------------------------------------------------------------- coverage --*/
+/* Every site the sweep can fail must be reached by some scenario (issue 19
+ * item 10): after the loops, the sites counted while armed
+ * (tandem_test_fault_sites) are compared with every site the sources hold —
+ * the allocation calls of the library's sources (core/fault_alloc.h turns
+ * each into a site "file:line"), the Vulkan calls vk_fault.c wraps (its
+ * TANDEM_VKF_SWAP and TANDEM_VKF_TABLE lines) and the XRT calls xrt_fault.c
+ * wraps (its tandem_xrtf_* wrappers). A site not reached fails the test,
+ * named, unless this list gives the reason it cannot be reached here. */
+typedef struct unreachable {
+  const char *site; /* a call name, or "file:line" for an allocation */
+  const char *why;
+  /* 0: never reached here; else excused only while the GPU (without
+   * faults) lacks this tandem_gpu_feature_t bit. */
+  uint32_t unless_feature;
+} unreachable_t;
+static const unreachable_t k_unreachable[] = {
+    /* dma-buf sharing between the NPU and the GPU (docs/npu.md, Sharing
+     * paths): the emulated NPU exports no dma-buf, and lavapipe has no
+     * VK_EXT_external_memory_dma_buf. */
+    {"xrtBOExport", "dma-buf into GPU: no dma-buf exporter and no dma-buf import on lavapipe", 0},
+    {"xrtBOImport", "dma-buf into NPU: lavapipe exports no dma-buf", 0},
+    {"vkGetMemoryFdPropertiesKHR", "dma-buf import: lavapipe has no "
+                                   "VK_EXT_external_memory_dma_buf", 0},
+    /* Timeline export and import (interop_steps) need external semaphore
+     * fds, which lavapipe does not offer for timelines. */
+    {"vkGetSemaphoreFdKHR", "timeline export: the GPU has no external semaphore fds",
+     TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+    {"vkImportSemaphoreFdKHR", "timeline import: the GPU has no external semaphore fds",
+     TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+    {"core/interop.c:305", "timeline import: the GPU has no external semaphore fds",
+     TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+    /* Gaps the sweep does not close yet (issue 19 item 10), each a scenario
+     * still to write: sessions (tandem_session_create and its prepare), and
+     * a kernel whose literal LocalSize execution mode is rewritten
+     * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE; add_one_u32's size comes from the
+     * WorkgroupSize built-in, which cannot be). */
+    {"core/session.c:48", "no session scenario yet", 0},
+    {"core/session.c:87", "no session scenario yet", 0},
+    {"backends/vulkan/vk_kernel.c:97", "no kernel with a rewritable LocalSize yet", 0},
+    /* A run past the npu_timeout_ms watchdog on XRT's C path (PLAIN):
+     * xrtRunState after a TIMEOUT wait, xrtRunWait before the run's reuse. */
+    {"xrtRunState", "no watchdog scenario yet", 0},
+    {"xrtRunWait", "no watchdog scenario yet", 0},
+};
+
+#define MAX_SITES 512
+typedef struct site_list {
+  char *site[MAX_SITES];
+  uint32_t count;
+} site_list_t;
+
+static void site_add(site_list_t *l, const char *site) {
+  for (uint32_t i = 0; i < l->count; i++)
+    if (strcmp(l->site[i], site) == 0) return;
+  if (l->count == MAX_SITES) fail_msg("more than %u fault sites in the sources", MAX_SITES);
+  l->site[l->count++] = strdup(site);
+}
+
+static void site_list_free(site_list_t *l) {
+  for (uint32_t i = 0; i < l->count; i++) free(l->site[i]);
+  l->count = 0;
+}
+
+/* The identifier that follows |prefix| at |p| (NULL if none). */
+static bool ident_after(const char *p, const char *prefix, char *out, size_t cap) {
+  if (strncmp(p, prefix, strlen(prefix)) != 0) return false;
+  p += strlen(prefix);
+  size_t n = 0;
+  while ((isalnum((unsigned char)p[n]) || p[n] == '_') && n + 1 < cap) n++;
+  memcpy(out, p, n);
+  out[n] = '\0';
+  return n > 0;
+}
+
+/* Calls each line of |rel| (relative to the source tree) with its number. */
+static void for_lines(const char *rel, void (*fn)(const char *rel, unsigned line, const char *text,
+                                                  site_list_t *l),
+                      site_list_t *l) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, rel);
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("coverage: cannot read %s", path);
+  char text[1024];
+  unsigned line = 0;
+  while (fgets(text, sizeof text, f)) fn(rel, ++line, text, l);
+  fclose(f);
+}
+
+/* An allocation call (malloc, calloc, realloc, strdup) outside a comment
+ * line: the sites fault_alloc.h makes. */
+static void alloc_line(const char *rel, unsigned line, const char *text, site_list_t *l) {
+  const char *t = text;
+  while (*t == ' ') t++;
+  if (t[0] == '*' || (t[0] == '/' && (t[1] == '*' || t[1] == '/'))) return;
+  static const char *const k_calls[] = {"malloc(", "calloc(", "realloc(", "strdup("};
+  for (size_t i = 0; i < sizeof k_calls / sizeof k_calls[0]; i++) {
+    for (const char *p = strstr(text, k_calls[i]); p; p = strstr(p + 1, k_calls[i])) {
+      if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
+      char site[600];
+      snprintf(site, sizeof site, "%s:%u", rel, line);
+      site_add(l, site);
+    }
+  }
+}
+
+static void vulkan_line(const char *rel, unsigned line, const char *text, site_list_t *l) {
+  (void)rel;
+  (void)line;
+  const char *t = text;
+  while (*t == ' ') t++;
+  char name[128];
+  if (ident_after(t, "TANDEM_VKF_SWAP(", name, sizeof name) ||
+      ident_after(t, "TANDEM_VKF_TABLE(", name, sizeof name))
+    if (strcmp(name, "name") != 0) site_add(l, name);
+}
+
+static void xrt_line(const char *rel, unsigned line, const char *text, site_list_t *l) {
+  (void)rel;
+  (void)line;
+  if (strncmp(text, "static ", 7) != 0) return;
+  const char *p = strstr(text, " tandem_xrtf_");
+  if (!p) p = strstr(text, "*tandem_xrtf_");
+  char name[128];
+  if (p && ident_after(p + 1, "tandem_xrtf_", name, sizeof name) && strchr(text, '(') &&
+      strcmp(name, "real") != 0 && strcmp(name, "mutex") != 0 && strcmp(name, "users") != 0)
+    site_add(l, name);
+}
+
+static void alloc_sources(site_list_t *l) {
+  static const char *const k_dirs[] = {"core", "backends/vulkan", "backends/xrt"};
+  for (size_t d = 0; d < sizeof k_dirs / sizeof k_dirs[0]; d++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, k_dirs[d]);
+    DIR *dir = opendir(path);
+    if (!dir) fail_msg("coverage: cannot list %s", path);
+    struct dirent *de;
+    char *names[256];
+    size_t n = 0;
+    while ((de = readdir(dir)) && n < 256) {
+      size_t len = strlen(de->d_name);
+      if (len > 2 && strcmp(de->d_name + len - 2, ".c") == 0) names[n++] = strdup(de->d_name);
+    }
+    closedir(dir);
+    for (size_t i = 0; i < n; i++) {
+      char rel[512];
+      snprintf(rel, sizeof rel, "%s/%s", k_dirs[d], names[i]);
+      /* fault.c implements the wrappers with the real functions. */
+      if (strcmp(rel, "core/fault.c") != 0) for_lines(rel, alloc_line, l);
+      free(names[i]);
+    }
+  }
+}
+
+static const char *unreachable_why(const char *site) {
+  for (size_t i = 0; i < sizeof k_unreachable / sizeof k_unreachable[0]; i++)
+    if (strcmp(k_unreachable[i].site, site) == 0 &&
+        !(g_features & k_unreachable[i].unless_feature))
+      return k_unreachable[i].why;
+  return NULL;
+}
+
+/* Compares the sites of |kind| the sources hold with those reached; prints
+ * the counts; fails naming every unreached site the list does not excuse,
+ * and every excused one that was reached after all (the list must not go
+ * stale). Returns the number of problems. */
+static int coverage(uint32_t kind, const char *what, site_list_t *all) {
+  const char *reached[MAX_SITES];
+  uint32_t count = 0;
+  TH_ASSERT_OK(tandem_test_fault_sites(kind, reached, MAX_SITES, &count));
+  int problems = 0;
+  uint32_t hit = 0, excused = 0;
+  for (uint32_t i = 0; i < all->count; i++) {
+    bool found = false;
+    for (uint32_t j = 0; j < count && !found; j++) found = strcmp(all->site[i], reached[j]) == 0;
+    const char *why = unreachable_why(all->site[i]);
+    if (found) hit++;
+    if (found && why) {
+      fprintf(stderr, "test_fault: %s site %s is reached, but the unreachable list says: %s\n",
+              what, all->site[i], why);
+      problems++;
+    } else if (!found && why) {
+      excused++;
+    } else if (!found) {
+      fprintf(stderr, "test_fault: %s site %s is never reached by the sweep\n", what,
+              all->site[i]);
+      problems++;
+    }
+  }
+  /* A counted site the sources do not show: the scan is out of date. */
+  for (uint32_t j = 0; j < count; j++) {
+    bool known = false;
+    for (uint32_t i = 0; i < all->count && !known; i++) known = strcmp(all->site[i], reached[j]) == 0;
+    if (!known) {
+      fprintf(stderr, "test_fault: %s site %s was counted but the source scan does not list it\n",
+              what, reached[j]);
+      problems++;
+    }
+  }
+  fprintf(stderr, "test_fault: coverage of %s sites: %u of %u reached, %u unreachable here "
+          "(listed with reasons)\n", what, hit, all->count, excused);
+  return problems;
+}
+
+static void test_coverage(void **state) {
+  (void)state;
+  int problems = 0;
+  site_list_t l = {0};
+  if (g_kinds & TANDEM_TEST_FAULT_ALLOC) {
+    alloc_sources(&l);
+    problems += coverage(TANDEM_TEST_FAULT_ALLOC, "allocation", &l);
+    site_list_free(&l);
+  }
+  if (g_kinds & TANDEM_TEST_FAULT_VULKAN) {
+    for_lines("backends/vulkan/vk_fault.c", vulkan_line, &l);
+    problems += coverage(TANDEM_TEST_FAULT_VULKAN, "Vulkan", &l);
+    site_list_free(&l);
+  }
+  if (g_kinds & TANDEM_TEST_FAULT_XRT) {
+    for_lines("backends/xrt/xrt_fault.c", xrt_line, &l);
+    problems += coverage(TANDEM_TEST_FAULT_XRT, "XRT", &l);
+    site_list_free(&l);
+  }
+  if (problems) fail_msg("%d fault sites unreached or listed wrongly (above)", problems);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) {
     g_kinds = strcmp(argv[1], "alloc") == 0    ? TANDEM_TEST_FAULT_ALLOC
@@ -635,7 +944,13 @@ int main(int argc, char **argv) {
     }
     close(fd);
   }
-  {
+  g_misaligned_spv = malloc(tandem_spv_add_one_u32_size + 4);
+  memcpy(g_misaligned_spv + 1, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size);
+  g_misaligned_spv += 1;
+  for (int mode = 0; mode < 2; mode++) {
+    /* The emulator reads its mode when a device opens. */
+    if (mode == 1) setenv("TANDEM_EMU_MODE", "plain", 1);
+    else unsetenv("TANDEM_EMU_MODE");
     tandem_runtime_options_t o;
     tandem_runtime_options_init(&o);
     o.npu = TANDEM_NPU_EMULATED;
@@ -651,9 +966,11 @@ int main(int argc, char **argv) {
       return 1;
     }
     g_features = info.features;
-    g_sharing = ni.sharing;
+    *(mode == 1 ? &g_sharing_plain : &g_sharing_xdna) = ni.sharing;
     tandem_runtime_destroy(rt);
   }
+  unsetenv("TANDEM_EMU_MODE");
+  g_sharing = g_sharing_xdna;
   /* One runtime with its GPU open for the whole loop keeps the Vulkan driver
    * loaded. Otherwise every scenario run unloads and reloads it, and on the
    * H200 hundreds of reloads of the NVIDIA driver exhaust glibc's static TLS
@@ -687,14 +1004,20 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_gpu_persistent),
       cmocka_unit_test(test_npu_transient),
       cmocka_unit_test(test_npu_persistent),
+      cmocka_unit_test(test_npu_plain_transient),
+      cmocka_unit_test(test_npu_plain_persistent),
+      cmocka_unit_test(test_sets_transient),
+      cmocka_unit_test(test_sets_persistent),
       cmocka_unit_test(test_own_transient),
       cmocka_unit_test(test_own_persistent),
       cmocka_unit_test(test_teardown_transient),
       cmocka_unit_test(test_teardown_persistent),
       cmocka_unit_test(test_teardown_own),
+      cmocka_unit_test(test_coverage), /* last: what every loop above reached */
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   unlink(g_spv_path);
+  free(g_misaligned_spv - 1);
   th_runtime_destroy(keeper);
   /* Whatever tandem left on the shared device shows now (the layer reports
    * objects a device still holds at vkDestroyDevice). */
