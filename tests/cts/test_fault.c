@@ -729,7 +729,7 @@ static const unreachable_t k_unreachable[] = {
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     {"vkImportSemaphoreFdKHR", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    {"core/interop.c:305", "timeline import: the GPU has no external semaphore fds",
+    {"core/interop.c:308", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     /* Gaps the sweep does not close yet (issue 19 item 10), each a scenario
      * still to write: sessions (tandem_session_create and its prepare), and
