@@ -778,8 +778,9 @@ static bool ident_after(const char *p, const char *prefix, char *out, size_t cap
 static void for_lines(const char *rel, void (*fn)(const char *rel, unsigned line, const char *text,
                                                   site_list_t *l),
                       site_list_t *l) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, rel);
+  char path[1024];
+  int n = snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, rel);
+  if (n < 0 || (size_t)n >= sizeof path) fail_msg("coverage: path of %s is too long", rel);
   FILE *f = fopen(path, "r");
   if (!f) fail_msg("coverage: cannot read %s", path);
   char text[1024];
