@@ -32,7 +32,7 @@ trap 'exit 124' TERM
 # suite and examples instead (they are skipped without it).
 py_opt=()
 for py in ${TANDEM_DEVICE_PYTHON:-} /opt/torch/.venv/bin/python3; do
-  if [ -x "$py" ] && "$py" -c "import numpy" 2>/dev/null; then py_opt=(-DPython3_EXECUTABLE="$py"); break; fi
+  if [ -x "$py" ] && "$py" -c "import numpy" 2>/dev/null; then py_opt=(-DTANDEM_PYTHON="$py"); break; fi
 done
 echo "python: ${py_opt[*]:-system}" | tee -a "$out/env.txt"
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release "${py_opt[@]}" > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
