@@ -157,7 +157,7 @@ tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion
   if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
   pthread_mutex_lock(&tandem__handle_mutex);
   tandem__slot_t *slot = tandem__handle_slot(completion);
-  if (slot) tandem_exec_retain(slot->exec);
+  if (slot) tandem__exec_retain(slot->exec);
   pthread_mutex_unlock(&tandem__handle_mutex);
   if (!slot)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

@@ -563,6 +563,10 @@ struct tandem_exec {
   uint64_t *region_version;    /* [mutex] bumped by tandem_exec_set_* */
 };
 
+/* One more reference to |exec| (tandem_exec_retain; the last release is
+ * prepare.c's). */
+static inline void tandem__exec_retain(tandem_exec_t *exec) { atomic_fetch_add(&exec->refs, 1); }
+
 struct tandem__npu_job {
   tandem__npu_job_t *next; /* [npu_lane.mutex] */
   tandem__slot_t *slot;
@@ -571,6 +575,8 @@ struct tandem__npu_job {
 
 /* npu.c */
 tandem_status_t tandem__runtime_npu(tandem_runtime_t *runtime, tandem__npu_t **out_npu);
+/* npu_lane.c: starts the lane thread (the NPU just opened, under open_mutex). */
+tandem_status_t tandem__npu_lane_start(tandem_runtime_t *runtime);
 void tandem__npu_lane_push(tandem_runtime_t *runtime, tandem__npu_job_t *job);
 void tandem__npu_lane_stop(tandem_runtime_t *runtime);
 /* Waits until the NPU lane signalled |value| (TIMEOUT after |timeout_ns|). */
@@ -720,7 +726,7 @@ void tandem__lane_give_back(tandem_runtime_t *runtime, tandem_lane_t lane);
 /* True when a region of |slot| waits for a SESSION stage that ended in
  * failure (tandem__lane_t.failed_value). Needs runtime->mutex. */
 bool tandem__lane_failed_waits_locked(const tandem_runtime_t *runtime, const tandem__slot_t *slot);
-/* submit.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
+/* map.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
 tandem_status_t tandem__maps_check_locked(const tandem__access_t *a);
 
 /* Commit-time bookkeeping of a submission whose regions wait on user lanes:

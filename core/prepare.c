@@ -188,7 +188,7 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
 }
 
 void tandem_exec_retain(tandem_exec_t *exec) {
-  if (exec) atomic_fetch_add(&exec->refs, 1);
+  if (exec) tandem__exec_retain(exec);
 }
 
 void tandem_exec_release(tandem_exec_t *exec) {

@@ -16,14 +16,6 @@
 
 #include "core/internal.h"
 
-bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
-  return a_off < b_off + b_len && b_off < a_off + a_len;
-}
-
-bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b) {
-  return (a & TANDEM_ACCESS_WRITE) || (b & TANDEM_ACCESS_WRITE);
-}
-
 void tandem__tracker_link_locked(tandem__record_t *record) {
   tandem_buffer_t *buffer = record->access.buffer;
   record->prev = NULL;
