@@ -8,7 +8,10 @@
  * syncs exactly these ranges (npu_lane.c). Pure functions of a node and its
  * contract: no lock, no allocation, no call out of this file.
  */
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/graph_int.h"
+#include "core/kernel_int.h"
+#include "core/npu_int.h"
 
 bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
   return a_off < b_off + b_len && b_off < a_off + a_len;

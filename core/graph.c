@@ -21,7 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer.h"
+#include "core/buffer_int.h"
+#include "core/graph.h"
+#include "core/graph_int.h"
+#include "core/npu.h"
+#include "core/npu_int.h"
+#include "core/runtime.h"
 #include "core/struct_size.h"
 
 tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **out_graph) {

@@ -37,7 +37,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/exec_int.h"
+#include "core/handle.h"
 
 #define TANDEM__HANDLE_SERIAL_BITS 40
 #define TANDEM__HANDLE_SERIAL_MASK ((UINT64_C(1) << TANDEM__HANDLE_SERIAL_BITS) - 1)

@@ -32,7 +32,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/buffer_int.h"
+#include "core/graph_int.h"
+#include "core/handoff.h"
 #include "tandem/tandem_vulkan.h"
 
 /* What tandem_vulkan_scope_t.internal points at. */

@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer.h"
+#include "core/map.h"
+#include "core/runtime_int.h"
+#include "core/tracker.h"
+#include "core/wait.h"
 
 enum { TANDEM__MAP_READ = 1, TANDEM__MAP_WRITE = 2 };
 

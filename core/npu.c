@@ -22,7 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/npu.h"
+#include "core/npu_emulated.h"
+#include "core/npu_int.h"
+#include "core/npu_lane.h"
+#include "core/runtime.h"
 #include "core/struct_size.h"
 
 const char *tandem_sharing_name(tandem_sharing_t sharing) {

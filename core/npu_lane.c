@@ -5,11 +5,10 @@
  * runtime goes.
  *
  * The lane thread (I5, I6): never takes runtime->mutex (core/runtime_int.h);
- * runs jobs in submission order; for each NPU region it
- * waits for the GPU values the region depends on, skips the work if the
- * submission was cancelled or a dependency failed, syncs every input range to
- * the device and every output range back (counted as cache-maintenance
- * bytes), and signals the NPU timeline to the region's value, always — a
+ * for each NPU region it waits for the GPU values the region depends on,
+ * skips the work if the submission was cancelled or a dependency failed,
+ * syncs every input range to the device and every output range back
+ * (counted as cache-maintenance bytes), and signals the NPU timeline to the region's value, always — a
  * failed, skipped or timed-out run still signals, and records its failure in
  * the slot, which fails the completion and its dependents at retirement.
  * After the signal the job is not touched again: the slot may be reused.
@@ -19,7 +18,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/check.h"
+#include "core/graph_int.h"
+#include "core/npu_lane.h"
+#include "core/runtime_int.h"
 
 static void *tandem__npu_lane_main(void *arg);
 

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/buffer.h"
+#include "core/prepare.h"
+#include "core/submit.h"
 #include "tandem/tandem_vulkan.h"
 
 tandem_status_t tandem_graph_run(tandem_graph_t *graph) {

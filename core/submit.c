@@ -36,7 +36,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/graph_int.h"
+#include "core/handle.h"
+#include "core/handoff.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/map.h"
+#include "core/npu_lane.h"
+#include "core/record.h"
+#include "core/submit.h"
+#include "core/tracker.h"
 
 /* One submission as it goes through the phases. The inputs are set by the
  * entry points; the rest by the phases, under runtime->mutex from phase 2. */

@@ -20,7 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/runtime.h"
+#include "core/tracker.h"
 #include "internal/json_string.h"
 
 tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t capacity) {

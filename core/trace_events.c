@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/graph_int.h"
+#include "core/lost.h"
+#include "core/trace_events.h"
 
 tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
   tandem_exec_t *exec = slot->exec;

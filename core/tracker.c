@@ -14,7 +14,15 @@
 #include <assert.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer_int.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/npu_lane.h"
+#include "core/trace_events.h"
+#include "core/tracker.h"
 
 void tandem__tracker_link_locked(tandem__record_t *record) {
   tandem_buffer_t *buffer = record->access.buffer;
