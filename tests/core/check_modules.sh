@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # check_modules.sh SOURCE_DIR CC NM OBJECT... — core's module map
-# (docs/design.md, "Module map"), checked (ctest test_core_modules, label
+# (docs/design.md, "The map"), checked (ctest test_core_modules, label
 # "core"):
 #   1. every core/*.h compiles alone, as the only include of a C11
 #      translation unit, with -Wall -Wextra -Werror;
