@@ -20,11 +20,7 @@ typedef struct tandem__poison {
   tandem_status_t code, cause;
 } tandem__poison_t;
 
-/* One live host map of a buffer range. */
-typedef struct tandem__host_map {
-  uint64_t id, offset, length;
-  bool write;
-} tandem__host_map_t;
+typedef struct tandem__host_map tandem__host_map_t; /* map.c */
 
 struct tandem_buffer {
   atomic_uint_fast64_t refs;

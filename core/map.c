@@ -15,10 +15,17 @@
 
 #include "core/access.h"
 #include "core/buffer.h"
+#include "core/buffer_int.h"
 #include "core/map.h"
 #include "core/runtime_int.h"
 #include "core/tracker.h"
 #include "core/wait.h"
+
+/* One live host map of a buffer range. */
+typedef struct tandem__host_map {
+  uint64_t id, offset, length;
+  bool write;
+} tandem__host_map_t;
 
 enum { TANDEM__MAP_READ = 1, TANDEM__MAP_WRITE = 2 };
 
