@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "core/buffer.h"
+#include "core/kernel.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
 #include "tandem/tandem_vulkan.h"
 

@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/kernel_interface.h"
 #include "tandem/tandem.h"
@@ -449,9 +450,13 @@ static inline void tandem__gpu_native_handles(tandem__gpu_t *gpu, tandem_vulkan_
   if (gpu->vtable->interop) gpu->vtable->interop->native_handles(gpu, out);
 }
 
-/* core/trace.c: CLOCK_MONOTONIC in ns, the clock every time tandem reports is
- * on (backends convert device timestamps to it). */
-uint64_t tandem__now_ns(void);
+/* CLOCK_MONOTONIC in ns, the clock every time tandem reports is on (backends
+ * convert device timestamps to it). */
+static inline uint64_t tandem__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* A GPU backend as core knows it: how many devices it sees, the description
  * of one, and opening one for a runtime. Core never names a backend's

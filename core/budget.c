@@ -9,7 +9,14 @@
  */
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "core/budget.h"
+#include "core/runtime_int.h"
+
+struct tandem_budget {
+  atomic_uint_fast64_t refs;
+  uint64_t limit;
+  atomic_uint_fast64_t used;
+};
 
 tandem_status_t tandem_budget_create(uint64_t limit_bytes, tandem_budget_t **out_budget) {
   if (!out_budget) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_budget is NULL");

@@ -5,12 +5,18 @@
  * Creation order is budget → device memory → counters, and a failure at any
  * step undoes the earlier ones, so a failed create leaves no trace (live bytes,
  * budget and allocations unchanged). Destruction happens at refcount 0, which
- * by I1 (internal.h) means no graph, exec or in-flight work still uses it.
+ * by I1 (runtime_int.h) means no graph, exec or in-flight work still uses it.
  */
 #include <assert.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "core/budget.h"
+#include "core/buffer.h"
+#include "core/check.h"
+#include "core/lost.h"
+#include "core/npu.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
 
 const char *tandem_placement_name(tandem_placement_t placement) {
   switch (placement) {
@@ -124,7 +130,7 @@ void tandem_buffer_release(tandem_buffer_t *buffer) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   /* I1: refcount 0 means no graph, exec or in-flight slot refers to it. */
   assert(tandem__buffer_check_free(buffer));
-  assert(buffer->charged == buffer->size || buffer->charged == 0); /* see internal.h */
+  assert(buffer->charged == buffer->size || buffer->charged == 0); /* see buffer_int.h */
   if (buffer->npu_bo) {
     tandem__npu_buffer_destroy(rt, buffer);
   } else {

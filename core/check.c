@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check.c — checkers for the invariants I1–I6 written in core/internal.h.
+ * check.c — checkers for the invariants I1–I6 written in core/runtime_int.h.
  *
  * Each checker walks the state an invariant speaks about and returns false
  * (after printing which invariant broke, and where) when it does not hold.
@@ -11,7 +11,9 @@
  */
 #include <stdio.h>
 
-#include "core/internal.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/handle.h"
 
 /* Set on the NPU lane thread (I6). */
 static _Thread_local bool tandem__on_npu_lane;

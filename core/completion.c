@@ -12,8 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/handle.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
+#include "core/trace_events.h"
+#include "core/tracker.h"
+#include "core/wait.h"
 
 /* The completion's slot and generation while it is live under the lock, or
  * INVALID_ARGUMENT: released by another thread since it was acquired. */

@@ -16,7 +16,12 @@
  */
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer_int.h"
+#include "core/exec_int.h"
+#include "core/graph.h"
+#include "core/graph_int.h"
+#include "core/plan.h"
 
 static const char *tandem__kind_name(tandem__node_kind_t kind) {
   return kind == TANDEM__NODE_FILL   ? "fill"

@@ -10,13 +10,14 @@
  * test can say which call it failed. Not for applications (tandem_testing.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/fault.h"
-#include "core/internal.h"
+#include "core/status.h"
 #include "tandem/tandem_testing.h"
 
 /* This file implements the wrappers: use the real functions here. */

@@ -17,7 +17,8 @@
 #include <glslang/Include/glslang_c_interface.h>
 #include <glslang/Public/resource_limits_c.h>
 
-#include "core/internal.h"
+#include "core/glsl.h"
+#include "core/status.h"
 
 #define TANDEM__SPIRV_MAGIC 0x07230203u
 

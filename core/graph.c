@@ -21,7 +21,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer.h"
+#include "core/buffer_int.h"
+#include "core/graph.h"
+#include "core/graph_int.h"
+#include "core/npu.h"
+#include "core/npu_int.h"
+#include "core/runtime.h"
 #include "core/struct_size.h"
 
 tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **out_graph) {
@@ -487,44 +494,4 @@ tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_l
   char what[64];
   snprintf(what, sizeof what, "Vulkan commands node %u", id);
   return tandem__graph_append(graph, &node, what);
-}
-
-uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
-  switch (node->kind) {
-    case TANDEM__NODE_FILL:
-      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
-                                  node->views[0].length, TANDEM_ACCESS_WRITE};
-      return 1;
-    case TANDEM__NODE_COPY:
-      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
-                                  node->views[0].length, TANDEM_ACCESS_READ};
-      out[1] = (tandem__access_t){node->views[1].buffer, node->views[1].offset,
-                                  node->views[1].length, TANDEM_ACCESS_WRITE};
-      return 2;
-    case TANDEM__NODE_DISPATCH:
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    tandem__binding_bytes(&node->kernel->bindings[i],
-                                                          node->views[i]),
-                                    node->kernel->bindings[i].access};
-      if (node->indirect.buffer) {
-        out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset,
-                                                   12, TANDEM_ACCESS_READ};
-        return node->view_count + 1;
-      }
-      return node->view_count;
-    case TANDEM__NODE_NPU_RUN:
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    tandem__binding_bytes(&node->program->bindings[i],
-                                                          node->views[i]),
-                                    node->program->bindings[i].access};
-      return node->view_count;
-    case TANDEM__NODE_VULKAN_COMMANDS: /* the declared views, whole, as declared */
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    node->views[i].length, tandem__node_decl_access(node, i)};
-      return node->view_count;
-  }
-  return 0;
 }

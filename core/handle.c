@@ -37,7 +37,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/internal.h"
+#include "core/exec_int.h"
+#include "core/handle.h"
 
 #define TANDEM__HANDLE_SERIAL_BITS 40
 #define TANDEM__HANDLE_SERIAL_MASK ((UINT64_C(1) << TANDEM__HANDLE_SERIAL_BITS) - 1)
@@ -157,7 +158,7 @@ tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion
   if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
   pthread_mutex_lock(&tandem__handle_mutex);
   tandem__slot_t *slot = tandem__handle_slot(completion);
-  if (slot) tandem_exec_retain(slot->exec);
+  if (slot) tandem__exec_retain(slot->exec);
   pthread_mutex_unlock(&tandem__handle_mutex);
   if (!slot)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,

@@ -5,8 +5,10 @@
  * declared views and accesses, the callback), plan.c orders it like any node
  * through tandem__node_accesses, and the backend, when it records the node's
  * region, calls tandem__vulkan_commands_record here with the command buffer
- * it is recording. This file builds the scope the callback sees, answers
- * tandem_vulkan_scope_view from it, and runs one-shot handoffs.
+ * it is recording. This file builds the scope the callback sees and answers
+ * tandem_vulkan_scope_view from it; the one-shot handoffs
+ * (tandem_runtime_run_vulkan_commands, tandem_runtime_submit_vulkan) are
+ * one-node executables made in oneshot.c.
  *
  * The external-submit form (tandem_runtime_submit_vulkan) is a one-node,
  * one-slot executable whose node records nothing: submit.c computes
@@ -30,7 +32,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/buffer_int.h"
+#include "core/graph_int.h"
+#include "core/handoff.h"
 #include "tandem/tandem_vulkan.h"
 
 /* What tandem_vulkan_scope_t.internal points at. */
@@ -159,61 +163,13 @@ tandem_status_t tandem_vulkan_scope_view(const tandem_vulkan_scope_t *scope, uin
                        "Vulkan commands node %u: access %u is not declared (the node declares "
                        "%u); declare every view the commands touch when adding the node",
                        state->node_index, index, node->view_count);
-  tandem_status_t s = tandem_view_vulkan_buffer(node->views[index], out);
-  /* Checked at add: the view is inside a buffer with a VkBuffer. */
-  assert(s == TANDEM_OK);
-  return s;
-}
-
-tandem_status_t tandem_runtime_run_vulkan_commands(tandem_runtime_t *runtime, tandem_lane_t lane,
-                                                   const tandem_access_decl_t *accesses,
-                                                   uint32_t access_count,
-                                                   tandem_vulkan_record_fn record, void *user,
-                                                   tandem_completion_t **out_completion) {
-  if (!out_completion)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
-  *out_completion = NULL;
-  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
-  tandem_graph_t *graph = NULL;
-  tandem_exec_t *exec = NULL;
-  tandem_status_t s = tandem_graph_create(runtime, &graph);
-  if (s == TANDEM_OK)
-    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count, record, user);
-  /* One slot: the callback records once, and the executable lives exactly
-   * as long as the completion (which holds its reference). */
-  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
-  if (s == TANDEM_OK) s = tandem_exec_submit(exec, out_completion);
-  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
-  tandem_graph_release(graph);
-  return s;
-}
-
-/* The node of a submit handoff records nothing: its region only waits. */
-static tandem_status_t tandem__record_nothing(void *user, const tandem_vulkan_scope_t *scope) {
-  (void)user;
-  (void)scope;
+  /* Checked at add: the view is inside a buffer with a VkBuffer, of a
+   * backend with interop (what tandem_view_vulkan_buffer would check). */
+  tandem_view_t view = node->views[index];
+  tandem__gpu_t *gpu = atomic_load(&view.buffer->runtime->gpu);
+  assert(view.buffer->native && gpu && gpu->vtable->interop);
+  out->buffer = gpu->vtable->interop->buffer_vulkan(gpu, view.buffer->native);
+  out->offset = view.offset;
+  out->range = view.length;
   return TANDEM_OK;
-}
-
-tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtime, tandem_lane_t lane,
-                                             const tandem_access_decl_t *accesses,
-                                             uint32_t access_count, tandem_vulkan_submit_fn submit,
-                                             void *user, tandem_completion_t **out_completion) {
-  if (!out_completion)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
-  *out_completion = NULL;
-  if (!runtime || !submit)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "Vulkan submit: %s is NULL",
-                       runtime ? "the submit callback" : "runtime");
-  tandem_graph_t *graph = NULL;
-  tandem_exec_t *exec = NULL;
-  tandem_status_t s = tandem_graph_create(runtime, &graph);
-  if (s == TANDEM_OK)
-    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count,
-                                         tandem__record_nothing, NULL);
-  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
-  if (s == TANDEM_OK) s = tandem__exec_submit_external(exec, submit, user, out_completion);
-  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
-  tandem_graph_release(graph);
-  return s;
 }

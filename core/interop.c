@@ -8,7 +8,7 @@
  * Everything device-specific goes through the backend vtable (core/backend.h);
  * this file checks arguments, capabilities (the bits the backend set at open)
  * and ownership. Nothing here enters the tracker: what crosses this boundary
- * is ordered by the user (docs/interop.md). I2 (internal.h) is why an
+ * is ordered by the user (docs/interop.md). I2 (runtime_int.h) is why an
  * exported timeline is documented as wait-only.
  */
 #include <assert.h>
@@ -19,7 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/buffer.h"
+#include "core/handle.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
 #include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_xrt.h"

@@ -20,8 +20,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/glsl.h"
+#include "core/kernel.h"
+#include "core/kernel_int.h"
+#include "core/lost.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
+
+/* A reflected specialization constant and the value the pipeline got. */
+typedef struct tandem__kernel_spec {
+  tandem__reflected_spec_t reflected;
+  bool given;    /* the desc set its SpecId */
+  uint64_t bits; /* given or default */
+} tandem__kernel_spec_t;
 
 static tandem_status_t tandem__read_file(const char *path, const char *name, void **out_data,
                                          size_t *out_size) {

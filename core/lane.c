@@ -19,8 +19,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/lane.h"
+#include "core/npu_lane.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
+#include "core/wait.h"
 
 void tandem__lanes_init(tandem_runtime_t *rt) {
   for (int l = 0; l < TANDEM__MAX_LANES; l++) {

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/lost.h"
+#include "core/npu_lane.h"
+#include "core/runtime_int.h"
 
 void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
   if (rt->lost != TANDEM_OK || s == TANDEM_OK) return;

@@ -3,8 +3,9 @@
  * map.c — host maps of HOST_VISIBLE buffers (read guards and write guards).
  *
  * A map is registered in its buffer's map list under runtime->mutex only after
- * every conflicting in-flight access has finished, and submissions check that
- * list (submit.c), so host and device never touch a conflicting range at once.
+ * every conflicting in-flight access has finished, and submissions and session
+ * stages check that list (tandem__maps_check_locked, here), so host and device
+ * never touch a conflicting range at once.
  * The blocking forms drop the lock while they wait, then look again: work
  * submitted meanwhile is waited for too. Map registration may allocate (maps
  * are not on the replay path).
@@ -12,9 +13,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer.h"
+#include "core/buffer_int.h"
+#include "core/map.h"
+#include "core/runtime_int.h"
+#include "core/tracker.h"
+#include "core/wait.h"
+
+/* One live host map of a buffer range. */
+typedef struct tandem__host_map {
+  uint64_t id, offset, length;
+  bool write;
+} tandem__host_map_t;
 
 enum { TANDEM__MAP_READ = 1, TANDEM__MAP_WRITE = 2 };
+
+tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
+  const tandem_buffer_t *b = a->buffer;
+  for (uint32_t i = 0; i < b->map_count; i++) {
+    const tandem__host_map_t *m = &b->maps[i];
+    if ((m->write || (a->access & TANDEM_ACCESS_WRITE)) &&
+        tandem__ranges_overlap(m->offset, m->length, a->offset, a->length))
+      return TANDEM_FAIL(TANDEM_ERROR_BUSY,
+                         "bytes %llu..%llu of a %s buffer are held by a live host %s map; "
+                         "unmap it before submitting work that %s them",
+                         (unsigned long long)a->offset, (unsigned long long)(a->offset + a->length),
+                         tandem_placement_name(b->placement), m->write ? "write" : "read",
+                         (a->access & TANDEM_ACCESS_WRITE) ? "writes" : "reads");
+  }
+  return TANDEM_OK;
+}
 
 static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool write,
                                    bool block) {

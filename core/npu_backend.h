@@ -2,9 +2,10 @@
 /*
  * npu_backend.h — the one interface through which core/ drives an NPU.
  *
- * core/npu.c owns the NPU lane thread, the sharing negotiation and the order
- * of syncs and runs; a backend (backends/xrt/, serving real XRT and the
- * emulated NPU through one code path) turns them into native calls, and
+ * core/npu.c owns the sharing negotiation and core/npu_lane.c the NPU lane
+ * thread and the order of syncs and runs; a backend (backends/xrt/, serving
+ * real XRT and the emulated NPU through one code path) turns them into
+ * native calls, and
  * answers what core must not know how to find (device nodes: libdrm lives in
  * the backend). The vtable starts with destroy; every slot is filled.
  */

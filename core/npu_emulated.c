@@ -18,7 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/internal.h"
+#include "core/npu_emulated.h"
+#include "core/status.h"
 
 /* "tandem/<the xclbin's name>", from the build (CMakeLists.txt). */
 #define TANDEM__EMU_XCLBIN_REL TANDEM_EMU_XCLBIN_REL

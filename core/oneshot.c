@@ -10,11 +10,18 @@
  * host can map is written or read through a map, with no copy. Each blocks
  * until its work is done and prepares a graph per call: for work repeated in
  * a loop, prepare the graph once and submit it.
+ *
+ * The one-shot scoped handoffs (tandem_vulkan.h) are here too: the user's
+ * own Vulkan commands, or own submission, as a one-node, one-slot
+ * executable whose completion holds it (handoff.c builds the scope).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/buffer.h"
+#include "core/prepare.h"
+#include "core/submit.h"
+#include "tandem/tandem_vulkan.h"
 
 tandem_status_t tandem_graph_run(tandem_graph_t *graph) {
   if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
@@ -113,4 +120,57 @@ tandem_status_t tandem_buffer_create_staged(tandem_runtime_t *runtime, const voi
   }
   *out_buffer = buffer;
   return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_run_vulkan_commands(tandem_runtime_t *runtime, tandem_lane_t lane,
+                                                   const tandem_access_decl_t *accesses,
+                                                   uint32_t access_count,
+                                                   tandem_vulkan_record_fn record, void *user,
+                                                   tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem_graph_t *graph = NULL;
+  tandem_exec_t *exec = NULL;
+  tandem_status_t s = tandem_graph_create(runtime, &graph);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count, record, user);
+  /* One slot: the callback records once, and the executable lives exactly
+   * as long as the completion (which holds its reference). */
+  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
+  if (s == TANDEM_OK) s = tandem_exec_submit(exec, out_completion);
+  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
+  tandem_graph_release(graph);
+  return s;
+}
+
+/* The node of a submit handoff records nothing: its region only waits. */
+static tandem_status_t tandem__record_nothing(void *user, const tandem_vulkan_scope_t *scope) {
+  (void)user;
+  (void)scope;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtime, tandem_lane_t lane,
+                                             const tandem_access_decl_t *accesses,
+                                             uint32_t access_count, tandem_vulkan_submit_fn submit,
+                                             void *user, tandem_completion_t **out_completion) {
+  if (!out_completion)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  *out_completion = NULL;
+  if (!runtime || !submit)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "Vulkan submit: %s is NULL",
+                       runtime ? "the submit callback" : "runtime");
+  tandem_graph_t *graph = NULL;
+  tandem_exec_t *exec = NULL;
+  tandem_status_t s = tandem_graph_create(runtime, &graph);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_vulkan_commands(graph, lane, accesses, access_count,
+                                         tandem__record_nothing, NULL);
+  if (s == TANDEM_OK) s = tandem__graph_prepare_slots(graph, 1, &exec);
+  if (s == TANDEM_OK) s = tandem__exec_submit_external(exec, submit, user, out_completion);
+  tandem_exec_release(exec); /* keeps the message; the completion holds exec */
+  tandem_graph_release(graph);
+  return s;
 }

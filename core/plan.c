@@ -20,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/graph.h"
+#include "core/graph_int.h"
+#include "core/plan.h"
 
 /* One byte range of a buffer and who touched it last, per lane (-1: nobody). */
 typedef struct tandem__seg {

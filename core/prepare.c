@@ -20,8 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/graph_int.h"
+#include "core/handle.h"
+#include "core/lost.h"
+#include "core/npu_int.h"
+#include "core/plan.h"
+#include "core/prepare.h"
+#include "core/record.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
+#include "core/tracker.h"
+#include "core/wait.h"
 
 tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_exec) {
   return tandem__graph_prepare_slots(graph, graph ? graph->runtime->options.graph_slots : 1,
@@ -188,7 +201,7 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
 }
 
 void tandem_exec_retain(tandem_exec_t *exec) {
-  if (exec) atomic_fetch_add(&exec->refs, 1);
+  if (exec) tandem__exec_retain(exec);
 }
 
 void tandem_exec_release(tandem_exec_t *exec) {

@@ -34,7 +34,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "core/internal.h"
+#include "core/buffer_int.h"
+#include "core/graph_int.h"
+#include "core/handoff.h"
+#include "core/kernel_int.h"
+#include "core/record.h"
 
 /* A dispatch's bindings always fit an empty batch, so every chunk of a
  * region (tandem__record_region) holds at least one node. */

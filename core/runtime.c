@@ -14,7 +14,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/lane.h"
+#include "core/npu_lane.h"
+#include "core/registry.h"
+#include "core/runtime.h"
 #include "core/struct_size.h"
 #include "core/test_hooks.h"
 

@@ -26,7 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/buffer.h"
+#include "core/check.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/map.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
+#include "core/tracker.h"
+#include "core/wait.h"
 
 struct tandem_session {
   tandem_runtime_t *runtime; /* a reference: the lane and device outlive the session */

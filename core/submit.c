@@ -36,7 +36,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/graph_int.h"
+#include "core/handle.h"
+#include "core/handoff.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/map.h"
+#include "core/npu_lane.h"
+#include "core/record.h"
+#include "core/submit.h"
+#include "core/tracker.h"
 
 /* One submission as it goes through the phases. The inputs are set by the
  * entry points; the rest by the phases, under runtime->mutex from phase 2. */
@@ -58,22 +70,6 @@ typedef struct tandem__submission {
   uint32_t release_count;                /* phase 6: slot->to_release entries */
   uint64_t submit_ns;                    /* phase 7: before the queues see it */
 } tandem__submission_t;
-
-tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
-  const tandem_buffer_t *b = a->buffer;
-  for (uint32_t i = 0; i < b->map_count; i++) {
-    const tandem__host_map_t *m = &b->maps[i];
-    if ((m->write || (a->access & TANDEM_ACCESS_WRITE)) &&
-        tandem__ranges_overlap(m->offset, m->length, a->offset, a->length))
-      return TANDEM_FAIL(TANDEM_ERROR_BUSY,
-                         "bytes %llu..%llu of a %s buffer are held by a live host %s map; "
-                         "unmap it before submitting work that %s them",
-                         (unsigned long long)a->offset, (unsigned long long)(a->offset + a->length),
-                         tandem_placement_name(b->placement), m->write ? "write" : "read",
-                         (a->access & TANDEM_ACCESS_WRITE) ? "writes" : "reads");
-  }
-  return TANDEM_OK;
-}
 
 /* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
  * a reader submitted now is ordered after it (and fails with it, through its

@@ -14,15 +14,15 @@
 #include <assert.h>
 #include <string.h>
 
-#include "core/internal.h"
-
-bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
-  return a_off < b_off + b_len && b_off < a_off + a_len;
-}
-
-bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b) {
-  return (a & TANDEM_ACCESS_WRITE) || (b & TANDEM_ACCESS_WRITE);
-}
+#include "core/access.h"
+#include "core/buffer_int.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/lane.h"
+#include "core/lost.h"
+#include "core/npu_lane.h"
+#include "core/trace_events.h"
+#include "core/tracker.h"
 
 void tandem__tracker_link_locked(tandem__record_t *record) {
   tandem_buffer_t *buffer = record->access.buffer;

@@ -3,7 +3,7 @@
  * wait.c — a host wait for lane values: tandem__runtime_wait blocks until
  * every lane reached the values it is given, in the order the lanes'
  * signallers require: session lanes (host-signalled, session.c) first,
- * then the NPU lane (the lane thread's record of its signal, npu.c), then
+ * then the NPU lane (the lane thread's record of its signal, npu_lane.c), then
  * the GPU's timelines (the backend's wait). A failed GPU wait leaves the
  * runtime lost (lost.c). Completions, executable release and host maps
  * wait through it; retirement stays the tracker's (tracker.c).
@@ -12,7 +12,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/lost.h"
+#include "core/npu_lane.h"
+#include "core/runtime_int.h"
+#include "core/wait.h"
 
 /* Waits until every SESSION lane reached |values| (its stage ended and the
  * session recorded it, session.c) and clears those entries of |values|.

@@ -377,8 +377,12 @@ static void *build_thread(void *arg) {
 
 static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *abandoned) {
   *abandoned = false;
-  build_job_t job = {.st = st, .o = o};
-  atomic_init(&job.done, false);
+  /* On the heap: an abandoned worker still writes its result when its call
+   * returns, after this frame is gone (the process ends in abandon()). */
+  build_job_t *job = malloc(sizeof *job);
+  if (!job) return build(st, o);
+  *job = (build_job_t){.st = st, .o = o};
+  atomic_init(&job->done, false);
   /* Not to the worker: it may be inside a library call for seconds. (The
    * driver's threads may take them; this thread looks at the flag every 2 ms.) */
   sigset_t block, old;
@@ -387,10 +391,13 @@ static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *aband
   sigaddset(&block, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &block, &old);
   pthread_t worker;
-  int err = pthread_create(&worker, NULL, build_thread, &job);
+  int err = pthread_create(&worker, NULL, build_thread, job);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (err != 0) return build(st, o); /* no thread: between objects only */
-  while (!atomic_load(&job.done)) {
+  if (err != 0) { /* no thread: between objects only */
+    free(job);
+    return build(st, o);
+  }
+  while (!atomic_load(&job->done)) {
     if (run_interrupted() && cli_now_ns() - run_interrupted_at_ns() >= RUN_ABANDON_MS * 1000000ull) {
       pthread_detach(worker);
       *abandoned = true;
@@ -400,7 +407,9 @@ static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *aband
     nanosleep(&nap, NULL);
   }
   pthread_join(worker, NULL);
-  return job.rc;
+  int rc = job->rc;
+  free(job);
+  return rc;
 }
 
 /* Submits |iterations| runs with up to RUN_SLOTS in flight. */

@@ -39,7 +39,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/internal.h"
+#include "core/access.h"
+#include "core/buffer_int.h"
+#include "core/exec_int.h"
+#include "core/graph_int.h"
+#include "core/runtime.h"
+#include "core/runtime_int.h"
+#include "core/status.h"
 #include "backends/vulkan/vk_reflect.h" /* SPIR-V reflection: SPIRV-Cross, no Vulkan */
 #include "tandem/tandem_vulkan.h"
 #include "core/test_hooks.h"

@@ -9,7 +9,7 @@
  *
  * Buffer memory export and import live in vk_buffer.c, beside the buffer
  * record they need. Imported timelines are only waited on: signalling a
- * lane's timeline from outside would break I2 (core/internal.h).
+ * lane's timeline from outside would break I2 (core/runtime_int.h).
  */
 #include <assert.h>
 #include <stdlib.h>

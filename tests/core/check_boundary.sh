@@ -5,8 +5,9 @@
 # includes no libdrm, Vulkan, volk or XRT header (libdrm lives in
 # backends/xrt/xrt_nodes.c, the one source CMake gives its headers), and no
 # core/ source but registry.c names a backend's entries or functions
-# (core/registry.h: backends are found by name); the host GPU includes no
-# device API header. Prints what breaks the rule.
+# (core/registry.h: backends are found by name); the device backends include
+# only core's basics; the host GPU includes no device API header. Prints what
+# breaks the rule.
 set -u
 cd "$1" || exit 2
 status=0
@@ -32,6 +33,14 @@ fi
 if grep -nE '#[[:space:]]*include[[:space:]]*"backends/(vulkan|xrt)/' backends/host/*.c backends/host/*.h |
     grep -v '"backends/vulkan/vk_reflect.h"'; then
   echo "backends/host/ includes another backend's header (above)" >&2
+  status=1
+fi
+# The device backends see core's basics only, never a layout or a module's
+# header (docs/design.md, "The map"); the host GPU's test API may read layouts.
+if grep -nE '#[[:space:]]*include[[:space:]]*"core/' backends/vulkan/*.c backends/vulkan/*.h \
+     backends/xrt/*.c backends/xrt/*.cpp backends/xrt/*.h 2>/dev/null |
+    grep -vE '"core/(backend|npu_backend|kernel_interface|status|fault|test_hooks)\.h"'; then
+  echo "a device backend includes core's insides (above): use core/backend.h or npu_backend.h" >&2
   status=1
 fi
 if grep -nE '#[[:space:]]*include[[:space:]]*"(backends/|host_gpu)' core/*.c core/*.h; then

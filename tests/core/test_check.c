@@ -19,7 +19,9 @@
 
 #include <cmocka.h>
 
-#include "core/internal.h"
+#include "core/check.h"
+#include "core/exec_int.h"
+#include "core/tracker.h"
 
 /* One runtime, one executable with one compute region reading and writing
  * one buffer, two slots: slot 0 in flight with value 1, slot 1 free. */

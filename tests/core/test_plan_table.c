@@ -38,7 +38,9 @@
 
 #include <cmocka.h>
 
-#include "core/internal.h"
+#include "core/buffer_int.h"
+#include "core/exec_int.h"
+#include "core/record.h"
 #include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
 #include "host_gpu.h"

@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "core/internal.h"
+#include "core/runtime_int.h"
 #include "tandem/tandem_vulkan.h"
 #include "core/registry.h"
 #include "host_gpu.h"

@@ -729,15 +729,15 @@ static const unreachable_t k_unreachable[] = {
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     {"vkImportSemaphoreFdKHR", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    {"core/interop.c:308", "timeline import: the GPU has no external semaphore fds",
+    {"core/interop.c:313", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     /* Gaps the sweep does not close yet (issue 19 item 10), each a scenario
      * still to write: sessions (tandem_session_create and its prepare), and
      * a kernel whose literal LocalSize execution mode is rewritten
      * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE; add_one_u32's size comes from the
      * WorkgroupSize built-in, which cannot be). */
-    {"core/session.c:48", "no session scenario yet", 0},
-    {"core/session.c:87", "no session scenario yet", 0},
+    {"core/session.c:56", "no session scenario yet", 0},
+    {"core/session.c:95", "no session scenario yet", 0},
     {"backends/vulkan/vk_kernel.c:97", "no kernel with a rewritable LocalSize yet", 0},
     /* A run past the npu_timeout_ms watchdog on XRT's C path (PLAIN):
      * xrtRunState after a TIMEOUT wait, xrtRunWait before the run's reuse. */

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runtime.h — what core may call of runtime.c: a runtime's references and
+ * its GPU, opened on first use.
+ */
+#ifndef TANDEM_CORE_RUNTIME_H_
+#define TANDEM_CORE_RUNTIME_H_
+
+#include "core/runtime_int.h"
+
+void tandem__runtime_retain(tandem_runtime_t *runtime);
+void tandem__runtime_release(tandem_runtime_t *runtime);
+/* Opens the GPU on first use; returns it (borrowed) in |out_gpu|. */
+tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **out_gpu);
+
+#endif /* TANDEM_CORE_RUNTIME_H_ */
