@@ -427,6 +427,23 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
       tandem_kernel_t *spec = NULL;
       ok = STEP(r, tandem_kernel_create(rt, &sd, &spec));
       tandem_kernel_release(spec);
+      /* A kernel whose literal LocalSize (1,1,1: it declares none) is
+       * rewritten to 256 in a copy of its module
+       * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE), made and released. */
+      tandem_binding_contract_t lb[2] = {{N * 4, 4, TANDEM_ACCESS_READ},
+                                         {N * 4, 4, TANDEM_ACCESS_WRITE}};
+      tandem_kernel_desc_t ld = {.struct_size = sizeof(tandem_kernel_desc_t),
+                                 .name = "no_local_size",
+                                 .spirv = tandem_spv_no_local_size,
+                                 .spirv_size = tandem_spv_no_local_size_size,
+                                 .workgroups = {N / 256, 1, 1},
+                                 .local_size = {256, 1, 1},
+                                 .flags = TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE,
+                                 .bindings = lb,
+                                 .binding_count = 2};
+      tandem_kernel_t *rewritten = NULL;
+      ok = ok && STEP(r, tandem_kernel_create(rt, &ld, &rewritten));
+      tandem_kernel_release(rewritten);
     }
   }
   if (ok && npu) {
@@ -617,6 +634,169 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   if (rt) th_runtime_destroy(rt);
 }
 
+/* The session scenario (tandem.h, "Native sessions"): a session on its own
+ * lane; a stage writes |b| (the client's own work would), a graph that adds
+ * one to |b| is submitted while a second stage over both halves of |b| is
+ * open (so it waits on the GPU for the session's value), the stage ends and
+ * the submission runs; a third stage reads |b| and ends failed, which
+ * quarantines the session: its next begin is FAILED_DEPENDENCY whatever
+ * was injected. Every call answers OK or the code of a failed site. */
+static void scenario_session(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *b = NULL;
+  tandem_kernel_t *k = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  tandem_session_t *sess = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  bool opened = ok && STEP(r, tandem_runtime_open_gpu(rt));
+  ok = opened;
+  ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
+  tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "add_one_u32",
+                            .spirv = tandem_spv_add_one_u32,
+                            .spirv_size = tandem_spv_add_one_u32_size,
+                            .workgroups = {N / 256, 1, 1},
+                            .bindings = &contract,
+                            .binding_count = 1,
+                            .push_constant_bytes = 4};
+  ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
+  uint32_t n = N;
+  tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  ok = ok && STEP(r, tandem_session_create(rt, "fault", &sess));
+  bool wrote = false;
+  if (ok) {
+    tandem_session_access_t w = {v, TANDEM_ACCESS_WRITE};
+    ok = STEP(r, tandem_session_begin(sess, &w, 1, WAIT_NS));
+    ok = ok && STEP(r, tandem_session_end(sess, TANDEM_OK));
+    wrote = ok;
+  }
+  bool submitted = false, ran = false;
+  if (ok) {
+    /* Two accesses: the session's records grow. */
+    tandem_session_access_t rw[2] = {
+        {{b, 0, N * 2}, TANDEM_ACCESS_READ_WRITE},
+        {{b, N * 2, N * 2}, TANDEM_ACCESS_READ_WRITE},
+    };
+    ok = STEP(r, tandem_session_begin(sess, rw, 2, WAIT_NS));
+    if (ok) {
+      submitted = STEP(r, tandem_exec_submit(e, &c)); /* waits for the stage on the GPU */
+      ok = STEP(r, tandem_session_end(sess, TANDEM_OK));
+    }
+    if (submitted) ran = DEP_STEP(r, wait_bounded(c, r));
+    ok = ok && ran;
+  }
+  if (ok) {
+    tandem_session_access_t rd = {v, TANDEM_ACCESS_READ};
+    ok = STEP(r, tandem_session_begin(sess, &rd, 1, WAIT_NS));
+    ok = ok && STEP(r, tandem_session_end(sess, TANDEM_ERROR_INTERNAL));
+    if (ok) {
+      tandem_status_t q = tandem_session_begin(sess, &rd, 1, WAIT_NS);
+      if (q != TANDEM_ERROR_FAILED_DEPENDENCY && !r->unexpected[0])
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "a quarantined session's begin answered %s, not FAILED_DEPENDENCY (%s)",
+                 tandem_status_name(q), tandem_error_message());
+      if (q == TANDEM_OK) tandem_session_end(sess, TANDEM_OK);
+    }
+  }
+  if (wrote && ran && ok) {
+    /* The stage wrote nothing over the zero-fill; the graph added one. */
+    tandem_map_t m;
+    if (STEP(r, tandem_map_read(v, &m))) {
+      for (uint32_t i = 0; i < N && !r->unexpected[0]; i++)
+        if (((const uint32_t *)m.data)[i] != 1u)
+          snprintf(r->unexpected, sizeof r->unexpected,
+                   "all calls succeeded but element %u is %u, expected 1", i,
+                   ((const uint32_t *)m.data)[i]);
+      tandem_unmap(&m);
+    }
+  }
+  if (c) tandem_completion_release(c);
+  tandem_session_destroy(sess);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
+  tandem_test_fault_set(NULL);
+  if (opened) still_usable_or_lost(rt, r, false, g_features, rep, lost_sites);
+  if (rt) th_runtime_destroy(rt);
+}
+
+/* The watchdog scenario, on XRT's C path (the emulator in PLAIN mode, each
+ * run delayed 100 ms, abortably: TANDEM_EMU_DELAY_US): an NPU run with a
+ * 10 ms npu_timeout_ms is submitted twice on one graph slot. The first
+ * wait (xrtRunWaitFor) times out, xrtRunState says the run is still going,
+ * tandem aborts it and the completion is TIMEOUT; the second submission
+ * reuses the run, so xrtRunWait waits for the aborted one first. A watchdog
+ * expiry is not a loss: the runtime stays usable. */
+static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  o.npu_timeout_ms = 10;
+  o.graph_slots = 1;
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *x = NULL;
+  tandem_npu_program_t *p = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  bool opened = ok && STEP(r, tandem_runtime_open_npu(rt));
+  ok = opened;
+  ok = ok && STEP(r, tandem_buffer_create(rt, 4096, TANDEM_PLACEMENT_SHARED, &x));
+  /* WRITE: a later run is ordered after a timed-out one but does not read
+   * its poisoned bytes, so it is not refused. */
+  tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_WRITE};
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = "sleep_ms",
+                                 .bindings = &b,
+                                 .binding_count = 1,
+                                 .scalar_count = 1};
+  ok = ok && STEP(r, tandem_npu_program_create(rt, &d, &p));
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  tandem_view_t xv = ok ? tandem_buffer_whole(x) : (tandem_view_t){0};
+  uint32_t zero = 0;
+  ok = ok && STEP(r, tandem_graph_add_npu_run(g, p, &xv, 1, &zero, 1));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  for (int round = 0; round < 2 && ok; round++) {
+    tandem_completion_t *c = NULL;
+    ok = STEP(r, tandem_exec_submit(e, &c));
+    if (!ok) break;
+    /* Unbounded (the alarm catches a hang): TIMEOUT is the run's result. */
+    tandem_status_t s = tandem_completion_wait(c);
+    tandem_completion_release(c);
+    if (s == TANDEM_OK && !r->unexpected[0])
+      snprintf(r->unexpected, sizeof r->unexpected,
+               "an NPU run delayed 100 ms succeeded under a 10 ms watchdog");
+    else if (s != TANDEM_ERROR_TIMEOUT)
+      ok = step(r, s, "tandem_completion_wait(c) of a run past the watchdog");
+  }
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_npu_program_release(p);
+  tandem_buffer_release(x);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
+  tandem_test_fault_set(NULL);
+  if (opened) still_usable_or_lost(rt, r, true, g_features, rep, lost_sites);
+  if (rt) th_runtime_destroy(rt);
+}
+
 /* The teardown scenario: numbered faults in the runtime's destruction only.
  * Injection is armed from the start (so the device's calls are wrapped) but
  * fails nothing until the work is done; then it is armed again, counting from
@@ -787,6 +967,37 @@ static void test_own_persistent(void **state) {
   loop("own device", scenario_own, false, true);
 }
 
+static void test_session_transient(void **state) {
+  (void)state;
+  loop("session", scenario_session, false, false);
+}
+
+static void test_session_persistent(void **state) {
+  (void)state;
+  loop("session", scenario_session, false, true);
+}
+
+/* The watchdog scenario's emulator: PLAIN, every run delayed 100 ms. */
+static void loop_watchdog(bool persistent) {
+  setenv("TANDEM_EMU_MODE", "plain", 1);
+  setenv("TANDEM_EMU_DELAY_US", "100000", 1);
+  g_sharing = g_sharing_plain;
+  loop("watchdog, PLAIN", scenario_watchdog, true, persistent);
+  g_sharing = g_sharing_xdna;
+  unsetenv("TANDEM_EMU_DELAY_US");
+  unsetenv("TANDEM_EMU_MODE");
+}
+
+static void test_watchdog_transient(void **state) {
+  (void)state;
+  loop_watchdog(false);
+}
+
+static void test_watchdog_persistent(void **state) {
+  (void)state;
+  loop_watchdog(true);
+}
+
 static void test_teardown_transient(void **state) {
   (void)state;
   loop("teardown", scenario_teardown, false, false);
@@ -838,18 +1049,6 @@ static const unreachable_t k_unreachable[] = {
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     {"core/interop.c:tandem_external_timeline_t *t = calloc", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    /* Gaps the sweep does not close yet (issue 19 item 10), each a scenario
-     * still to write: sessions (tandem_session_create and its prepare), and
-     * a kernel whose literal LocalSize execution mode is rewritten
-     * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE; add_one_u32's size comes from the
-     * WorkgroupSize built-in, which cannot be). */
-    {"core/session.c:tandem_session_t *session = calloc", "no session scenario yet", 0},
-    {"core/session.c:grown = realloc(session->records", "no session scenario yet", 0},
-    {"backends/vulkan/vk_kernel.c:uint32_t *w = malloc(desc->spirv_size)", "no kernel with a rewritable LocalSize yet", 0},
-    /* A run past the npu_timeout_ms watchdog on XRT's C path (PLAIN):
-     * xrtRunState after a TIMEOUT wait, xrtRunWait before the run's reuse. */
-    {"xrtRunState", "no watchdog scenario yet", 0},
-    {"xrtRunWait", "no watchdog scenario yet", 0},
 };
 
 #define MAX_SITES 512
@@ -991,10 +1190,72 @@ static const char *unreachable_why(const char *site, const char *text) {
  * the counts; fails naming every unreached site the list does not excuse,
  * and every excused one that was reached after all (the list must not go
  * stale). Returns the number of problems. */
+/* The sites the sweep reached, per kind: this process's
+ * (tandem_test_fault_sites), or, for "test_fault coverage FILE...", those
+ * that the sweep processes wrote (write_sites), one "KIND SITE" a line. */
+static char *g_reached[3][MAX_SITES];
+static uint32_t g_reached_count[3];
+static bool g_from_files;
+
+static int kind_index(uint32_t kind) {
+  return kind == TANDEM_TEST_FAULT_ALLOC ? 0 : kind == TANDEM_TEST_FAULT_VULKAN ? 1 : 2;
+}
+
+static void reached_add(uint32_t kind, const char *site) {
+  int k = kind_index(kind);
+  for (uint32_t i = 0; i < g_reached_count[k]; i++)
+    if (strcmp(g_reached[k][i], site) == 0) return;
+  if (g_reached_count[k] == MAX_SITES) fail_msg("more than %u reached sites", MAX_SITES);
+  g_reached[k][g_reached_count[k]++] = strdup(site);
+}
+
+/* Writes what this process reached to |path|, for the coverage check. */
+static int write_sites(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "test_fault: cannot write %s\n", path);
+    return 1;
+  }
+  static const uint32_t k_kinds[] = {TANDEM_TEST_FAULT_ALLOC, TANDEM_TEST_FAULT_VULKAN,
+                                     TANDEM_TEST_FAULT_XRT};
+  for (size_t k = 0; k < 3; k++) {
+    const char *sites[MAX_SITES];
+    uint32_t n = 0;
+    if (tandem_test_fault_sites(k_kinds[k], sites, MAX_SITES, &n) != TANDEM_OK) return 1;
+    for (uint32_t i = 0; i < n && i < MAX_SITES; i++) fprintf(f, "%u %s\n", k_kinds[k], sites[i]);
+  }
+  return fclose(f) == 0 ? 0 : 1;
+}
+
+static int read_sites(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "test_fault: cannot read %s (did its sweep run?)\n", path);
+    return 1;
+  }
+  char line[700];
+  while (fgets(line, sizeof line, f)) {
+    unsigned kind = 0;
+    char site[600];
+    if (sscanf(line, "%u %599s", &kind, site) == 2 &&
+        (kind == TANDEM_TEST_FAULT_ALLOC || kind == TANDEM_TEST_FAULT_VULKAN ||
+         kind == TANDEM_TEST_FAULT_XRT))
+      reached_add(kind, site);
+  }
+  fclose(f);
+  unlink(path); /* read once: a later check must see a fresh sweep's */
+  return 0;
+}
+
 static int coverage(uint32_t kind, const char *what, site_list_t *all) {
-  const char *reached[MAX_SITES];
-  uint32_t count = 0;
-  TH_ASSERT_OK(tandem_test_fault_sites(kind, reached, MAX_SITES, &count));
+  if (!g_from_files) {
+    const char *sites[MAX_SITES];
+    uint32_t n = 0;
+    TH_ASSERT_OK(tandem_test_fault_sites(kind, sites, MAX_SITES, &n));
+    for (uint32_t i = 0; i < n && i < MAX_SITES; i++) reached_add(kind, sites[i]);
+  }
+  char **reached = g_reached[kind_index(kind)];
+  uint32_t count = g_reached_count[kind_index(kind)];
   int problems = 0;
   uint32_t hit = 0, excused = 0;
   for (uint32_t i = 0; i < all->count; i++) {
@@ -1051,12 +1312,69 @@ static void test_coverage(void **state) {
   if (problems) fail_msg("%d fault sites unreached or listed wrongly (above)", problems);
 }
 
+/* The groups of loops; each CTest entry runs one group for one kind
+ * (tests/CMakeLists.txt), so that they run in parallel. */
+typedef struct group {
+  const char *name;
+  struct CMUnitTest tests[5];
+  size_t count;
+} group_t;
+
+static const group_t k_groups[] = {
+    {"gpu", {cmocka_unit_test(test_gpu_transient), cmocka_unit_test(test_gpu_persistent)}, 2},
+    {"sets", {cmocka_unit_test(test_sets_transient), cmocka_unit_test(test_sets_persistent)}, 2},
+    {"npu", {cmocka_unit_test(test_npu_transient), cmocka_unit_test(test_npu_persistent)}, 2},
+    {"plain",
+     {cmocka_unit_test(test_npu_plain_transient), cmocka_unit_test(test_npu_plain_persistent)},
+     2},
+    {"own",
+     {cmocka_unit_test(test_own_transient), cmocka_unit_test(test_own_persistent),
+      cmocka_unit_test(test_teardown_transient), cmocka_unit_test(test_teardown_persistent),
+      cmocka_unit_test(test_teardown_own)},
+     5},
+    {"session",
+     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent)}, 2},
+    {"watchdog",
+     {cmocka_unit_test(test_watchdog_transient), cmocka_unit_test(test_watchdog_persistent)},
+     2},
+};
+
+/* test_fault [KIND [GROUP [SITES_FILE]]]: KIND alloc, vulkan, xrt or all
+ * (default all); GROUP one of k_groups or all (default all: then the
+ * coverage check runs last, in this process). With SITES_FILE, the sites
+ * reached are written there. test_fault coverage FILE...: the coverage
+ * check over the sites the sweep processes wrote. */
 int main(int argc, char **argv) {
-  if (argc > 1) {
+  const char *group = argc > 2 ? argv[2] : "all";
+  const char *sites_file = NULL;
+  if (argc > 1 && strcmp(argv[1], "coverage") == 0) {
+    g_from_files = true;
+    for (int i = 2; i < argc; i++)
+      if (read_sites(argv[i])) return 1;
+    group = "coverage";
+  }
+  if (argc > 1 && !g_from_files) {
+    sites_file = argc > 3 ? argv[3] : NULL;
+    if (sites_file) unlink(sites_file); /* written again only by a sweep that passes */
     g_kinds = strcmp(argv[1], "alloc") == 0    ? TANDEM_TEST_FAULT_ALLOC
               : strcmp(argv[1], "vulkan") == 0 ? TANDEM_TEST_FAULT_VULKAN
               : strcmp(argv[1], "xrt") == 0    ? TANDEM_TEST_FAULT_XRT
-                                               : TANDEM_TEST_FAULT_ALL;
+              : strcmp(argv[1], "all") == 0    ? TANDEM_TEST_FAULT_ALL
+                                               : 0;
+    if (!g_kinds) {
+      fprintf(stderr, "test_fault: unknown kind '%s'\n", argv[1]);
+      return 2;
+    }
+  }
+  bool all_groups = strcmp(group, "all") == 0;
+  if (!all_groups && !g_from_files) {
+    bool known = false;
+    for (size_t i = 0; i < sizeof k_groups / sizeof k_groups[0]; i++)
+      known |= strcmp(k_groups[i].name, group) == 0;
+    if (!known) {
+      fprintf(stderr, "test_fault: unknown group '%s'\n", group);
+      return 2;
+    }
   }
   signal(SIGALRM, on_alarm);
   th_init();
@@ -1125,23 +1443,17 @@ int main(int argc, char **argv) {
     g_own_features = info.features;
     tandem_runtime_destroy(rt);
   }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_gpu_transient),
-      cmocka_unit_test(test_gpu_persistent),
-      cmocka_unit_test(test_npu_transient),
-      cmocka_unit_test(test_npu_persistent),
-      cmocka_unit_test(test_npu_plain_transient),
-      cmocka_unit_test(test_npu_plain_persistent),
-      cmocka_unit_test(test_sets_transient),
-      cmocka_unit_test(test_sets_persistent),
-      cmocka_unit_test(test_own_transient),
-      cmocka_unit_test(test_own_persistent),
-      cmocka_unit_test(test_teardown_transient),
-      cmocka_unit_test(test_teardown_persistent),
-      cmocka_unit_test(test_teardown_own),
-      cmocka_unit_test(test_coverage), /* last: what every loop above reached */
-  };
-  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  struct CMUnitTest tests[40];
+  size_t count = 0;
+  for (size_t i = 0; i < sizeof k_groups / sizeof k_groups[0] && !g_from_files; i++)
+    if (all_groups || strcmp(k_groups[i].name, group) == 0)
+      for (size_t t = 0; t < k_groups[i].count; t++) tests[count++] = k_groups[i].tests[t];
+  /* The coverage check comes last: what every loop above (or every sweep
+   * process) reached. */
+  if (all_groups || g_from_files)
+    tests[count++] = (struct CMUnitTest)cmocka_unit_test(test_coverage);
+  int rc = _cmocka_run_group_tests("test_fault", tests, count, NULL, NULL);
+  if (rc == 0 && sites_file) rc = write_sites(sites_file);
   unlink(g_spv_path);
   free(g_misaligned_spv - 1);
   th_runtime_destroy(keeper);
