@@ -4,25 +4,38 @@
  * (SQLite's malloc_common.tcl loop): for N = 1, 2, ... the Nth counted
  * native call fails (tandem_test_fault_set, tandem_testing.h), transient and
  * then persistent, until a run of the scenario reaches no call N. Each run
- * must end with every call answering OK or a documented error with a
- * message, dependents failed rather than wrong, no hang (every wait is
- * bounded, and an alarm names N if anything blocks), live bytes 0 and no
- * validation message at teardown, and the runtime afterwards either still
- * usable or consistently DEVICE_LOST — and lost whenever the failed call
- * answered DEVICE_LOST or a call passed DEVICE_LOST on (lost is for good on
- * every path). Leaks show under LeakSanitizer (ASan build). Scenarios: a
- * budget + open + a trace + buffers + a kernel read from a file + prepare (a
- * graph with a Vulkan commands node among its nodes) + submit + a blocking
- * map that waits for it + the profile's timestamps + map on the GPU (with an
- * exported and re-imported buffer and an exported timeline, imported back
- * and waited on, where the device can); the same with an NPU run on the
- * emulated NPU; and a runtime on the
- * test's own VkDevice (runtime option vulkan_device) running an adopted
- * pipeline on an adopted buffer, where a failure anywhere must leave the
- * device as the test made it (one device serves every run; any object tandem
- * left on it is reported when it is destroyed at the end).
- * argv[1] picks the fault kinds ("alloc", "vulkan", "xrt"; default all).
- * Label "vulkan".
+ * must end with every call answering OK or exactly the code the
+ * documentation names for a site that failed (site_code), with a message;
+ * FAILED_DEPENDENCY only where a call reads or waits for failed work;
+ * dependents failed rather than wrong, no hang (every wait is bounded, and an
+ * alarm names N if anything blocks), live bytes 0 and no validation message
+ * at teardown, and afterwards the runtime lost exactly when a failed site
+ * lost the device (new submissions answer DEVICE_LOST, for good), otherwise
+ * still usable. Leaks show under LeakSanitizer (ASan build).
+ * Scenarios, in groups (k_groups):
+ *   gpu      a budget + open + a trace + buffers + a kernel read from a file
+ *            + prepare (a graph with a Vulkan commands node among its nodes)
+ *            + submit twice + a blocking map that waits for them + the
+ *            profile's timestamps + map, with an exported and re-imported
+ *            buffer and an exported timeline imported back and waited on,
+ *            where the device can;
+ *   sets     the same on descriptor sets (a kept pool reset), its kernel from
+ *            misaligned memory, a spec-constant kernel and a kernel whose
+ *            literal LocalSize is rewritten;
+ *   npu      the same with an NPU run on the emulated NPU (XRT bridge);
+ *   plain    the same in the emulator's PLAIN mode (XRT's C API);
+ *   own      a runtime on the test's own VkDevice (runtime option
+ *            vulkan_device) running an adopted pipeline on an adopted buffer,
+ *            where a failure anywhere must leave the device as the test made
+ *            it (one device serves every run; any object tandem left on it is
+ *            reported when it is destroyed at the end), and the teardown;
+ *   session  a native session's stages around a submission on its lane;
+ *   watchdog an NPU run past npu_timeout_ms on XRT's C path, run twice.
+ * test_fault [KIND [GROUP [SITES_FILE]]] runs one kind ("alloc", "vulkan",
+ * "xrt"; default all) and one group (default all, then the coverage check
+ * too); CTest runs one entry per kind and group, each writing the sites it
+ * reached, then "test_fault coverage FILE..." (test_fault_coverage) checks
+ * that every site in the sources was reached. Label "vulkan".
  */
 #include "harness.h"
 #include "tandem/tandem_vulkan.h"
@@ -124,8 +137,9 @@ static tandem_status_t site_code(const char *site) {
       {"xrtDeviceOpen", TANDEM_ERROR_NO_DEVICE},
       {"xrtBOAlloc", TANDEM_ERROR_OUT_OF_MEMORY},
       {"xrtBOMap", TANDEM_ERROR_OUT_OF_MEMORY},
-      {"xrtBOImport", TANDEM_ERROR_OUT_OF_MEMORY},
-      {"xrtBOExport", TANDEM_ERROR_OUT_OF_MEMORY},
+      /* Not reached here (the dma-buf paths): xrt_npu.c answers UNSUPPORTED. */
+      {"xrtBOImport", TANDEM_ERROR_UNSUPPORTED},
+      {"xrtBOExport", TANDEM_ERROR_UNSUPPORTED},
       {"xrtBOSync", TANDEM_ERROR_IO},
       {"xrtXclbinAllocFilename", TANDEM_ERROR_IO},
       {"xrtXclbinGetUUID", TANDEM_ERROR_IO},
@@ -231,7 +245,7 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
  * runs and writes its bytes. tandem has no separate "is lost" query: a
  * submission is the query. |lost_sites| is what failed_lost() said before
  * injection was turned off. */
-static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
+static void lost_exactly_when_due(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
                                  const tandem_test_fault_report_t *rep, bool lost_sites) {
   bool must_be_lost = lost_sites;
   tandem_device_info_t info;
@@ -552,7 +566,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL); /* what follows is the check, not the scenario */
-  if (opened) still_usable_or_lost(rt, r, npu, g_features, rep, lost_sites);
+  if (opened) lost_exactly_when_due(rt, r, npu, g_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
   if (budget && tandem_budget_used(budget) != 0 && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
@@ -630,7 +644,7 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, false, g_own_features, rep, lost_sites);
+  if (opened) lost_exactly_when_due(rt, r, false, g_own_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
 }
 
@@ -729,7 +743,7 @@ static void scenario_session(run_t *r, bool npu, tandem_test_fault_report_t *rep
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, false, g_features, rep, lost_sites);
+  if (opened) lost_exactly_when_due(rt, r, false, g_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
 }
 
@@ -793,7 +807,7 @@ static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *re
   TH_ASSERT_OK(tandem_test_fault_report(rep));
   bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, true, g_features, rep, lost_sites);
+  if (opened) lost_exactly_when_due(rt, r, true, g_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
 }
 
