@@ -1105,7 +1105,7 @@ static bool ident_after(const char *p, const char *prefix, char *out, size_t cap
 static void for_lines(const char *rel, void (*fn)(const char *rel, unsigned line, const char *text,
                                                   site_list_t *l),
                       site_list_t *l) {
-  char path[512];
+  char path[1024]; /* the source tree's path and |rel| (under 512) */
   snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, rel);
   FILE *f = fopen(path, "r");
   if (!f) fail_msg("coverage: cannot read %s", path);
