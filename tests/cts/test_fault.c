@@ -1362,9 +1362,7 @@ int main(int argc, char **argv) {
   const char *group = argc > 2 ? argv[2] : "all";
   const char *sites_file = NULL;
   if (argc > 1 && strcmp(argv[1], "coverage") == 0) {
-    g_from_files = true;
-    for (int i = 2; i < argc; i++)
-      if (read_sites(argv[i])) return 1;
+    g_from_files = true; /* read after th_init: with no device, this skips too */
     group = "coverage";
   }
   if (argc > 1 && !g_from_files) {
@@ -1392,6 +1390,8 @@ int main(int argc, char **argv) {
   }
   signal(SIGALRM, on_alarm);
   th_init();
+  for (int i = 2; g_from_files && i < argc; i++)
+    if (read_sites(argv[i])) return 1;
   {
     snprintf(g_spv_path, sizeof g_spv_path, "/tmp/tandem-fault-XXXXXX");
     int fd = mkstemp(g_spv_path);
