@@ -43,6 +43,13 @@ static struct {
   tandem__fault_kind_t kind;
 } tandem__fault_sites[TANDEM__FAULT_MAX_SITES]; /* [tandem__fault_mutex] */
 static uint32_t tandem__fault_site_count;        /* [tandem__fault_mutex] */
+/* The distinct sites made to fail since the last tandem_test_fault_set
+ * (tandem_test_fault_failed_sites): the acceptance of a persistent run
+ * depends on every site that failed, not only the first. */
+#define TANDEM__FAULT_MAX_FAILED 64
+static const char *tandem__fault_failed[TANDEM__FAULT_MAX_FAILED]; /* [tandem__fault_mutex] */
+static tandem__fault_kind_t tandem__fault_failed_kind[TANDEM__FAULT_MAX_FAILED];
+static uint32_t tandem__fault_failed_count;      /* [tandem__fault_mutex] */
 
 static void tandem__fault_note_site(tandem__fault_kind_t kind, const char *site) {
   pthread_mutex_lock(&tandem__fault_mutex);
@@ -65,10 +72,19 @@ bool tandem__fault(tandem__fault_kind_t kind, const char *site) {
   uint64_t n = atomic_fetch_add(&tandem__fault_count, 1) + 1;
   tandem__fault_note_site(kind, site);
   if (n < at || (n > at && !atomic_load(&tandem__fault_persistent))) return false;
-  if (atomic_fetch_add(&tandem__fault_hits, 1) == 0) {
-    pthread_mutex_lock(&tandem__fault_mutex);
-    snprintf(tandem__fault_first_site, sizeof tandem__fault_first_site, "%s", site);
-    pthread_mutex_unlock(&tandem__fault_mutex);
+  bool first = atomic_fetch_add(&tandem__fault_hits, 1) == 0;
+  pthread_mutex_lock(&tandem__fault_mutex);
+  if (first) snprintf(tandem__fault_first_site, sizeof tandem__fault_first_site, "%s", site);
+  bool seen = false;
+  for (uint32_t i = 0; i < tandem__fault_failed_count && !seen; i++)
+    seen = tandem__fault_failed_kind[i] == kind && strcmp(tandem__fault_failed[i], site) == 0;
+  if (!seen && tandem__fault_failed_count < TANDEM__FAULT_MAX_FAILED) {
+    tandem__fault_failed[tandem__fault_failed_count] = site;
+    tandem__fault_failed_kind[tandem__fault_failed_count] = kind;
+    tandem__fault_failed_count++;
+  }
+  pthread_mutex_unlock(&tandem__fault_mutex);
+  if (first) {
     if (getenv("TANDEM_FAULT_VERBOSE"))
       fprintf(stderr, "tandem: injected fault %llu: %s\n", (unsigned long long)n, site);
   }
@@ -121,6 +137,7 @@ tandem_status_t tandem_test_fault_set(const tandem_test_fault_t *fault) {
   atomic_store(&tandem__fault_hits, 0);
   pthread_mutex_lock(&tandem__fault_mutex);
   tandem__fault_first_site[0] = '\0';
+  tandem__fault_failed_count = 0;
   pthread_mutex_unlock(&tandem__fault_mutex);
   if (!fault || fault->fail_at == 0) return TANDEM_OK;
   atomic_store(&tandem__fault_kinds, fault->kinds ? fault->kinds : TANDEM_TEST_FAULT_ALL);
@@ -151,6 +168,25 @@ tandem_status_t tandem_test_fault_sites(uint32_t kinds, const char **out_sites, 
     if (n < capacity) out_sites[n] = tandem__fault_sites[i].site;
     n++;
   }
+  pthread_mutex_unlock(&tandem__fault_mutex);
+  *out_count = n;
+  return TANDEM_OK;
+#endif
+}
+
+tandem_status_t tandem_test_fault_failed_sites(const char **out_sites, uint32_t capacity,
+                                               uint32_t *out_count) {
+  if (!out_count) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_count is NULL");
+  *out_count = 0;
+  if (capacity && !out_sites)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_sites is NULL with capacity %u",
+                       capacity);
+#ifdef TANDEM_UNTESTABLE
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  pthread_mutex_lock(&tandem__fault_mutex);
+  uint32_t n = tandem__fault_failed_count;
+  for (uint32_t i = 0; i < n && i < capacity; i++) out_sites[i] = tandem__fault_failed[i];
   pthread_mutex_unlock(&tandem__fault_mutex);
   *out_count = n;
   return TANDEM_OK;

@@ -86,8 +86,12 @@ void tandem__lane_give_back(tandem_runtime_t *rt, tandem_lane_t l) {
   pthread_mutex_unlock(&rt->mutex);
   /* Every queued wait on the timeline sits in work that signals one of these
    * values: once they are reached, nothing waits on it any more. A lost
-   * runtime has already drained or will return at once. */
+   * runtime's wait returns at once, yet loss does not mean the queues
+   * stopped (lost.c): work that waits on the timeline may still run, so the
+   * queues are idled before the timeline goes (as before an executable's
+   * command buffers are freed). */
   (void)tandem__runtime_wait(rt, values, TANDEM__WAIT_FOREVER);
+  tandem__runtime_drain_if_lost(rt);
   pthread_mutex_lock(&rt->mutex);
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   gpu->vtable->lane.unbind(gpu, l);

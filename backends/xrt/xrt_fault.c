@@ -9,7 +9,9 @@
  * process: a second table from a different library, opened while the first
  * is still loaded, stays unwrapped (tests load one). A failure answers as XRT
  * does: NULL handles and -EIO with errno EIO; a run wait is made and then
- * answers ERT_CMD_STATE_ERROR (the run ended; nothing may be freed under it).
+ * answers ERT_CMD_STATE_ERROR (the run ended; nothing may be freed under it:
+ * a timed wait that ran out, or a failed xrtRunState, waits for the run's
+ * end first, as ERROR is final).
  * The bridge's tier-1 calls that make or run something are wrapped too,
  * where the bridge has them (a failure: -EIO and the text "injected fault");
  * its set-argument calls are not, for the reason xrtRunSetArg is not.
@@ -89,9 +91,15 @@ static int tandem_xrtf_xrtRunStart(xrtRunHandle r) {
   if (F(xrtRunStart)) return FAIL_INT();
   return tandem_xrtf_real.xrtRunStart(r);
 }
+/* ERROR is a final state: when an injected one is answered, the run must
+ * really be over (XRT says so only of a run that ended), so a wait that ran
+ * out (the watchdog's short wait, or xrtRunState on a run still going) is
+ * made whole first; otherwise tandem would reuse or free a run still in
+ * flight on the word of the injection alone. */
 static enum ert_cmd_state tandem_xrtf_xrtRunWaitFor(xrtRunHandle r, unsigned int ms) {
   bool fail = F(xrtRunWaitFor);
   enum ert_cmd_state s = tandem_xrtf_real.xrtRunWaitFor(r, ms);
+  if (fail && ms != 0) (void)tandem_xrtf_real.xrtRunWait(r);
   return fail ? ERT_CMD_STATE_ERROR : s;
 }
 static enum ert_cmd_state tandem_xrtf_xrtRunWait(xrtRunHandle r) {
@@ -100,7 +108,7 @@ static enum ert_cmd_state tandem_xrtf_xrtRunWait(xrtRunHandle r) {
   return fail ? ERT_CMD_STATE_ERROR : s;
 }
 static enum ert_cmd_state tandem_xrtf_xrtRunState(xrtRunHandle r) {
-  if (F(xrtRunState)) return ERT_CMD_STATE_ERROR;
+  if (F(xrtRunState)) return (void)tandem_xrtf_real.xrtRunWait(r), ERT_CMD_STATE_ERROR;
   return tandem_xrtf_real.xrtRunState(r);
 }
 

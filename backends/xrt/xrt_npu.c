@@ -828,7 +828,10 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
     rc = n->api.tandemBridgeRunWait(r->brun, timeout_ms, why, sizeof why);
     if (rc < 0) {
       r->still_running = true; /* unknown: aborted before it goes */
-      return TANDEM_FAIL(TANDEM_ERROR_IO, "waiting for NPU run of '%s' failed (%s; %s)",
+      /* The run failed as far as tandem knows: INTERNAL, as on XRT's C path
+       * (a run that ends in ERROR) and as tandem_completion_wait documents
+       * for a failed NPU run; IO is only for a failed xrtBOSync. */
+      return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "waiting for NPU run of '%s' failed (%s; %s)",
                          r->program->name, why[0] ? why : "no reason given", strerror(-rc));
     }
     state = (enum ert_cmd_state)rc;

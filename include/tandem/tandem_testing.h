@@ -82,6 +82,17 @@ TANDEM_API tandem_status_t tandem_test_fault_report(tandem_test_fault_report_t *
 TANDEM_API tandem_status_t tandem_test_fault_sites(uint32_t kinds, const char **out_sites,
                                                    uint32_t capacity, uint32_t *out_count);
 
+/* The distinct sites made to fail since the last tandem_test_fault_set, in
+ * the order they first failed (one with a transient fault; with
+ * |persistent|, every site counted after fail_at): names as for
+ * tandem_test_fault_sites. Writes up to |capacity| to |out_sites| and how
+ * many there are (at most 64 are kept) to *out_count. Errors:
+ * INVALID_ARGUMENT (NULL out_count, NULL out_sites with capacity),
+ * UNIMPLEMENTED (TANDEM_UNTESTABLE). Thread-safe. */
+TANDEM_API tandem_status_t tandem_test_fault_failed_sites(const char **out_sites,
+                                                          uint32_t capacity,
+                                                          uint32_t *out_count);
+
 /* Runs test operation |op| on |runtime|. Errors: INVALID_ARGUMENT (unknown op),
  * UNIMPLEMENTED (TANDEM_UNTESTABLE build), and whatever the operation raises. */
 TANDEM_API tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t op);

@@ -4,25 +4,38 @@
  * (SQLite's malloc_common.tcl loop): for N = 1, 2, ... the Nth counted
  * native call fails (tandem_test_fault_set, tandem_testing.h), transient and
  * then persistent, until a run of the scenario reaches no call N. Each run
- * must end with every call answering OK or a documented error with a
- * message, dependents failed rather than wrong, no hang (every wait is
- * bounded, and an alarm names N if anything blocks), live bytes 0 and no
- * validation message at teardown, and the runtime afterwards either still
- * usable or consistently DEVICE_LOST — and lost whenever the failed call
- * answered DEVICE_LOST or a call passed DEVICE_LOST on (lost is for good on
- * every path). Leaks show under LeakSanitizer (ASan build). Scenarios: a
- * budget + open + a trace + buffers + a kernel read from a file + prepare (a
- * graph with a Vulkan commands node among its nodes) + submit + a blocking
- * map that waits for it + the profile's timestamps + map on the GPU (with an
- * exported and re-imported buffer and an exported timeline, imported back
- * and waited on, where the device can); the same with an NPU run on the
- * emulated NPU; and a runtime on the
- * test's own VkDevice (runtime option vulkan_device) running an adopted
- * pipeline on an adopted buffer, where a failure anywhere must leave the
- * device as the test made it (one device serves every run; any object tandem
- * left on it is reported when it is destroyed at the end).
- * argv[1] picks the fault kinds ("alloc", "vulkan", "xrt"; default all).
- * Label "vulkan".
+ * must end with every call answering OK or exactly the code the
+ * documentation names for a site that failed (site_code), with a message;
+ * FAILED_DEPENDENCY only where a call reads or waits for failed work;
+ * dependents failed rather than wrong, no hang (every wait is bounded, and an
+ * alarm names N if anything blocks), live bytes 0 and no validation message
+ * at teardown, and afterwards the runtime lost exactly when a failed site
+ * lost the device (new submissions answer DEVICE_LOST, for good), otherwise
+ * still usable. Leaks show under LeakSanitizer (ASan build).
+ * Scenarios, in groups (k_groups):
+ *   gpu      a budget + open + a trace + buffers + a kernel read from a file
+ *            + prepare (a graph with a Vulkan commands node among its nodes)
+ *            + submit twice + a blocking map that waits for them + the
+ *            profile's timestamps + map, with an exported and re-imported
+ *            buffer and an exported timeline imported back and waited on,
+ *            where the device can;
+ *   sets     the same on descriptor sets (a kept pool reset), its kernel from
+ *            misaligned memory, a spec-constant kernel and a kernel whose
+ *            literal LocalSize is rewritten;
+ *   npu      the same with an NPU run on the emulated NPU (XRT bridge);
+ *   plain    the same in the emulator's PLAIN mode (XRT's C API);
+ *   own      a runtime on the test's own VkDevice (runtime option
+ *            vulkan_device) running an adopted pipeline on an adopted buffer,
+ *            where a failure anywhere must leave the device as the test made
+ *            it (one device serves every run; any object tandem left on it is
+ *            reported when it is destroyed at the end), and the teardown;
+ *   session  a native session's stages around a submission on its lane;
+ *   watchdog an NPU run past npu_timeout_ms on XRT's C path, run twice.
+ * test_fault [KIND [GROUP [SITES_FILE]]] runs one kind ("alloc", "vulkan",
+ * "xrt"; default all) and one group (default all, then the coverage check
+ * too); CTest runs one entry per kind and group, each writing the sites it
+ * reached, then "test_fault coverage FILE..." (test_fault_coverage) checks
+ * that every site in the sources was reached. Label "vulkan".
  */
 #include "harness.h"
 #include "tandem/tandem_vulkan.h"
@@ -85,35 +98,138 @@ static void on_alarm(int sig) {
 /* One run's bookkeeping: which calls failed, and the first unexpected answer. */
 typedef struct run {
   uint32_t failures;
-  char unexpected[512];
+  char unexpected[1536];
   bool lost; /* some call answered DEVICE_LOST */
 } run_t;
 
-static bool allowed(tandem_status_t s) {
-  switch (s) {
-    case TANDEM_ERROR_OUT_OF_MEMORY:
-    case TANDEM_ERROR_DEVICE_LOST:
-    case TANDEM_ERROR_FAILED_DEPENDENCY:
-    case TANDEM_ERROR_INTERNAL: /* an NPU run whose XRT call failed */
-    case TANDEM_ERROR_NO_DEVICE: /* opening: the instance or device could not be made */
-    case TANDEM_ERROR_IO:        /* the NPU: a sync or load call failed */
-      return true;
-    default:
-      return false;
-  }
+/* The code the documentation names for an injected failure of |site|, the
+ * one a call that meets it must answer (tandem.h's Errors lines, the fault
+ * kinds of tandem_testing.h):
+ *   - an allocation ("file:line"): OUT_OF_MEMORY;
+ *   - a Vulkan call: what tandem maps the injected VkResult to
+ *     (vk_device.c): VK_ERROR_DEVICE_LOST for submits, waits, signals,
+ *     counter reads and timestamp readback, which lose the runtime for good;
+ *     VK_ERROR_OUT_OF_HOST_MEMORY (OUT_OF_MEMORY) for every other call;
+ *   - an XRT call: NO_DEVICE for opening the device (open_npu), OUT_OF_MEMORY
+ *     for a buffer object that could not be made or mapped (buffer_create,
+ *     the sharing probes of open_npu), IO for a failed xrtBOSync (everywhere,
+ *     issue 19 item 7) and for an xclbin, kernel or hardware context that
+ *     could not be loaded (npu_program_create: "xclbin unreadable"),
+ *     INTERNAL for a run that could not be opened (prepare: "a Vulkan or XRT
+ *     call, named") or that failed to start, be waited for or report its
+ *     state (completion_wait: "INTERNAL when an NPU run failed").
+ * OK for a call whose failure tandem ignores by design: xrtRunWait before a
+ * run that outlived the watchdog is reused (the wait is made; the run is then
+ * started again, and its own start and wait say how it went). */
+static tandem_status_t site_code(const char *site) {
+  if (strchr(site, ':')) return TANDEM_ERROR_OUT_OF_MEMORY;
+  static const char *const k_lost[] = {"vkQueueSubmit2",   "vkGetQueryPoolResults",
+                                       "vkWaitSemaphores", "vkSignalSemaphore",
+                                       "vkGetSemaphoreCounterValue", "vkWaitForFences",
+                                       "vkQueueWaitIdle",  "vkDeviceWaitIdle"};
+  for (size_t i = 0; i < sizeof k_lost / sizeof k_lost[0]; i++)
+    if (strcmp(site, k_lost[i]) == 0) return TANDEM_ERROR_DEVICE_LOST;
+  if (strncmp(site, "vk", 2) == 0) return TANDEM_ERROR_OUT_OF_MEMORY;
+  static const struct {
+    const char *site;
+    tandem_status_t code;
+  } k_xrt[] = {
+      {"xrtDeviceOpen", TANDEM_ERROR_NO_DEVICE},
+      {"xrtBOAlloc", TANDEM_ERROR_OUT_OF_MEMORY},
+      {"xrtBOMap", TANDEM_ERROR_OUT_OF_MEMORY},
+      /* Not reached here (the dma-buf paths): xrt_npu.c answers UNSUPPORTED. */
+      {"xrtBOImport", TANDEM_ERROR_UNSUPPORTED},
+      {"xrtBOExport", TANDEM_ERROR_UNSUPPORTED},
+      {"xrtBOSync", TANDEM_ERROR_IO},
+      {"xrtXclbinAllocFilename", TANDEM_ERROR_IO},
+      {"xrtXclbinGetUUID", TANDEM_ERROR_IO},
+      {"xrtDeviceLoadXclbinHandle", TANDEM_ERROR_IO},
+      {"xrtPLKernelOpen", TANDEM_ERROR_IO},
+      {"tandemBridgeContextOpen", TANDEM_ERROR_IO},
+      {"tandemBridgeKernelOpen", TANDEM_ERROR_IO},
+      {"xrtRunOpen", TANDEM_ERROR_INTERNAL},
+      {"tandemBridgeRunOpen", TANDEM_ERROR_INTERNAL},
+      {"xrtRunStart", TANDEM_ERROR_INTERNAL},
+      {"tandemBridgeRunStart", TANDEM_ERROR_INTERNAL},
+      {"xrtRunWaitFor", TANDEM_ERROR_INTERNAL},
+      {"tandemBridgeRunWait", TANDEM_ERROR_INTERNAL},
+      {"xrtRunState", TANDEM_ERROR_INTERNAL},
+      {"xrtRunWait", TANDEM_OK},
+  };
+  for (size_t i = 0; i < sizeof k_xrt / sizeof k_xrt[0]; i++)
+    if (strcmp(site, k_xrt[i].site) == 0) return k_xrt[i].code;
+  fail_msg("test_fault: no documented code for the injected failure of %s: add it to site_code",
+           site);
+  return TANDEM_ERROR_INTERNAL;
 }
 
-static bool step(run_t *r, tandem_status_t s, const char *what) {
+/* Codes as a bit set: bit -code (TANDEM_OK is bit 0). */
+#define CODE_BIT(s) (1u << (unsigned)(-(int)(s)))
+
+/* The codes of every site made to fail so far in this run
+ * (tandem_test_fault_failed_sites: one site when transient, every site
+ * counted after N when persistent), and the names for a message. */
+static uint32_t failed_codes(char *names, size_t cap) {
+  const char *sites[64];
+  uint32_t n = 0;
+  TH_ASSERT_OK(tandem_test_fault_failed_sites(sites, 64, &n));
+  uint32_t codes = 0;
+  size_t len = 0;
+  if (names && cap) names[0] = '\0';
+  for (uint32_t i = 0; i < n && i < 64; i++) {
+    codes |= CODE_BIT(site_code(sites[i]));
+    if (names && len + 1 < cap)
+      len += (size_t)snprintf(names + len, cap - len, "%s%s %s", i ? ", " : "", sites[i],
+                              tandem_status_name(site_code(sites[i])));
+  }
+  return codes;
+}
+
+/* Did the sites failed so far lose the device? */
+static bool failed_lost(void) { return failed_codes(NULL, 0) & CODE_BIT(TANDEM_ERROR_DEVICE_LOST); }
+
+/* Did a call that GPU timestamps need for calibration fail? Then traces and
+ * profiles are UNSUPPORTED (naming the reason), the documented answer. */
+static bool calibration_failed(void) {
+  const char *sites[64];
+  uint32_t n = 0;
+  TH_ASSERT_OK(tandem_test_fault_failed_sites(sites, 64, &n));
+  bool calibration = false;
+  for (uint32_t i = 0; i < n && i < 64; i++)
+    calibration |= strcmp(sites[i], "vkGetPhysicalDeviceCalibrateableTimeDomainsEXT") == 0 ||
+                   strcmp(sites[i], "vkGetCalibratedTimestampsEXT") == 0;
+  return calibration;
+}
+
+/* Checks one call's answer: OK, or exactly a code of a site that failed (and
+ * FAILED_DEPENDENCY too where the call may read or wait for the result of
+ * failed work: |dependent|), with a message. */
+static bool step_as(run_t *r, tandem_status_t s, const char *what, bool dependent) {
   if (s == TANDEM_OK) return true;
   r->failures++;
   if (s == TANDEM_ERROR_DEVICE_LOST) r->lost = true;
-  const char *m = tandem_error_message();
-  if ((!allowed(s) || !m[0]) && !r->unexpected[0])
-    snprintf(r->unexpected, sizeof r->unexpected, "%s answered %s with message '%s'", what,
-             tandem_status_name(s), m);
+  char m[512];
+  snprintf(m, sizeof m, "%s", tandem_error_message());
+  char names[400];
+  uint32_t codes = failed_codes(names, sizeof names);
+  if (dependent) codes |= CODE_BIT(TANDEM_ERROR_FAILED_DEPENDENCY);
+  codes &= ~CODE_BIT(TANDEM_OK);
+  if (getenv("TANDEM_FAULT_LOG"))
+    fprintf(stderr, "FLOG %d %llu [%s] | %s | %s | %s\n", (int)g_persistent,
+            (unsigned long long)g_at, names, what, tandem_status_name(s), m);
+  if ((!(codes & CODE_BIT(s)) || !m[0]) && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "%.300s answered %s with message '%.500s'; the failed sites [%.400s] name %s", what,
+             tandem_status_name(s), m, names[0] ? names : "none",
+             dependent ? "those codes or FAILED_DEPENDENCY" : "those codes");
   return false;
 }
-#define STEP(r, expr) step((r), (expr), #expr)
+static bool step(run_t *r, tandem_status_t s, const char *what) {
+  return step_as(r, s, what, false);
+}
+#define STEP(r, expr) step_as((r), (expr), #expr, false)
+/* A call that reads bytes or waits for work that a failure may have reached. */
+#define DEP_STEP(r, expr) step_as((r), (expr), #expr, true)
 
 static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
   tandem_status_t s = tandem_completion_wait_timeout(c, WAIT_NS);
@@ -122,24 +238,16 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
   return s;
 }
 
-/* The calls whose injected failure is VK_ERROR_DEVICE_LOST (vk_fault.c):
- * whatever path made them, the runtime must be lost afterwards (design.md
- * Device loss: lost for good). */
-static bool loses_device(const char *site) {
-  static const char *const k_lost[] = {"vkQueueSubmit2",     "vkGetQueryPoolResults",
-                                       "vkWaitSemaphores",   "vkSignalSemaphore",
-                                       "vkGetSemaphoreCounterValue", "vkWaitForFences"};
-  for (size_t i = 0; i < sizeof k_lost / sizeof k_lost[0]; i++)
-    if (strcmp(site, k_lost[i]) == 0) return true;
-  return false;
-}
-
-/* After the fault run, with injection off: the runtime must still work, or
- * answer DEVICE_LOST to everything that submits; and it must be lost when
- * the failed call lost the device or any call answered DEVICE_LOST. */
-static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
-                                 const tandem_test_fault_report_t *rep) {
-  bool must_be_lost = r->lost || (rep->failed && loses_device(rep->first_site));
+/* After the fault run, with injection off: the runtime is lost exactly when
+ * a failed site lost the device (design.md Device loss: every path that
+ * sees DEVICE_LOST makes the runtime lost, for good: new submissions answer
+ * DEVICE_LOST, again and again); otherwise it is still usable: new work
+ * runs and writes its bytes. tandem has no separate "is lost" query: a
+ * submission is the query. |lost_sites| is what failed_lost() said before
+ * injection was turned off. */
+static void lost_exactly_when_due(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
+                                 const tandem_test_fault_report_t *rep, bool lost_sites) {
+  bool must_be_lost = lost_sites;
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_gpu_info(rt, 0, &info));
@@ -183,6 +291,10 @@ static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint3
              "instead of DEVICE_LOST (lost is for good)",
              rep->first_site, r->lost ? " (and a call passed it on)" : "",
              tandem_status_name(s));
+  if (!must_be_lost && s != TANDEM_OK && !r->unexpected[0])
+    snprintf(r->unexpected, sizeof r->unexpected,
+             "no failed site lost the device, yet afterwards new work answered %s (%s): the "
+             "runtime must still be usable", tandem_status_name(s), tandem_error_message());
   if (s == TANDEM_ERROR_DEVICE_LOST && e) {
     /* Lost is for good: the next submission fails fast the same way. */
     tandem_status_t again = tandem_exec_submit(e, &c);
@@ -190,10 +302,6 @@ static void still_usable_or_lost(tandem_runtime_t *rt, run_t *r, bool npu, uint3
       snprintf(r->unexpected, sizeof r->unexpected,
                "after DEVICE_LOST the next submission answered %s", tandem_status_name(again));
     if (again == TANDEM_OK) tandem_completion_release(c);
-  } else if (s != TANDEM_OK && !r->unexpected[0]) {
-    snprintf(r->unexpected, sizeof r->unexpected,
-             "after the fault the runtime answered %s (%s), neither usable nor DEVICE_LOST",
-             tandem_status_name(s), tandem_error_message());
   }
   tandem_exec_release(e);
   tandem_graph_release(g);
@@ -278,8 +386,9 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   bool tracing = false;
   if (ok) {
     tandem_status_t ts = tandem_runtime_trace_start(rt, 64);
-    tracing = ts == TANDEM_OK ||
-              (ts != TANDEM_ERROR_UNSUPPORTED && step(r, ts, "tandem_runtime_trace_start(rt, 64)"));
+    tracing = ts == TANDEM_OK;
+    if (!(ts == TANDEM_ERROR_UNSUPPORTED && calibration_failed()))
+      step(r, ts, "tandem_runtime_trace_start(rt, 64)");
   }
   ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &hv));
   if (interop) {
@@ -332,6 +441,23 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
       tandem_kernel_t *spec = NULL;
       ok = STEP(r, tandem_kernel_create(rt, &sd, &spec));
       tandem_kernel_release(spec);
+      /* A kernel whose literal LocalSize (1,1,1: it declares none) is
+       * rewritten to 256 in a copy of its module
+       * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE), made and released. */
+      tandem_binding_contract_t lb[2] = {{N * 4, 4, TANDEM_ACCESS_READ},
+                                         {N * 4, 4, TANDEM_ACCESS_WRITE}};
+      tandem_kernel_desc_t ld = {.struct_size = sizeof(tandem_kernel_desc_t),
+                                 .name = "no_local_size",
+                                 .spirv = tandem_spv_no_local_size,
+                                 .spirv_size = tandem_spv_no_local_size_size,
+                                 .workgroups = {N / 256, 1, 1},
+                                 .local_size = {256, 1, 1},
+                                 .flags = TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE,
+                                 .bindings = lb,
+                                 .binding_count = 2};
+      tandem_kernel_t *rewritten = NULL;
+      ok = ok && STEP(r, tandem_kernel_create(rt, &ld, &rewritten));
+      tandem_kernel_release(rewritten);
     }
   }
   if (ok && npu) {
@@ -366,14 +492,17 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   }
   ok = ok && STEP(r, tandem_graph_prepare(g, &e));
   bool s1 = ok && STEP(r, tandem_exec_submit(e, &c1));
-  bool s2 = s1 && STEP(r, tandem_exec_submit_after(e, &c1, 1, &c2));
+  /* Refused with FAILED_DEPENDENCY when the first already failed. */
+  bool s2 = s1 && DEP_STEP(r, tandem_exec_submit_after(e, &c1, 1, &c2));
   if (s2) {
-    /* A blocking map of what both write: it waits for them (a map wait). */
+    /* A blocking map of what both write: it waits for them (a map wait),
+     * and fails with FAILED_DEPENDENCY if either did. */
     tandem_map_t m;
-    if (STEP(r, tandem_map_read(tandem_buffer_whole(hv), &m))) tandem_unmap(&m);
+    if (DEP_STEP(r, tandem_map_read(tandem_buffer_whole(hv), &m))) tandem_unmap(&m);
   }
   bool w1 = s1 && STEP(r, wait_bounded(c1, r));
-  bool w2 = s2 && STEP(r, wait_bounded(c2, r));
+  /* Its own failure, or FAILED_DEPENDENCY when the first failed. */
+  bool w2 = s2 && DEP_STEP(r, wait_bounded(c2, r));
   if (s1 && !w1 && w2 && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
              "the first submission failed but the one ordered after it succeeded");
@@ -383,10 +512,15 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
     tandem_completion_profile_init(&prof);
     if (STEP(r, tandem_completion_profile(c1, &prof, NULL, 0))) {
       if (prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST) r->lost = true;
+      /* Exactly: DEVICE_LOST only when a failed site lost the device,
+       * OUT_OF_MEMORY only when one ran out of memory, UNSUPPORTED only
+       * when the calibration the times need failed to be made. */
+      uint32_t codes = failed_codes(NULL, 0);
+      bool calibration = calibration_failed();
       bool documented = prof.gpu_times_status == TANDEM_OK ||
-                        prof.gpu_times_status == TANDEM_ERROR_UNSUPPORTED ||
-                        prof.gpu_times_status == TANDEM_ERROR_DEVICE_LOST ||
-                        prof.gpu_times_status == TANDEM_ERROR_OUT_OF_MEMORY;
+                        (prof.gpu_times_status == TANDEM_ERROR_UNSUPPORTED && calibration) ||
+                        (prof.gpu_times_status != TANDEM_ERROR_UNSUPPORTED &&
+                         (codes & CODE_BIT(prof.gpu_times_status)));
       if ((!documented || prof.gpu_times_valid != (prof.gpu_times_status == TANDEM_OK)) &&
           !r->unexpected[0])
         snprintf(r->unexpected, sizeof r->unexpected,
@@ -430,8 +564,9 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_buffer_release(dev);
   tandem_buffer_release(hv);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL); /* what follows is the check, not the scenario */
-  if (opened) still_usable_or_lost(rt, r, npu, g_features, rep);
+  if (opened) lost_exactly_when_due(rt, r, npu, g_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
   if (budget && tandem_budget_used(budget) != 0 && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
@@ -507,8 +642,172 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_kernel_release(k);
   tandem_buffer_release(b);
   TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
   tandem_test_fault_set(NULL);
-  if (opened) still_usable_or_lost(rt, r, false, g_own_features, rep);
+  if (opened) lost_exactly_when_due(rt, r, false, g_own_features, rep, lost_sites);
+  if (rt) th_runtime_destroy(rt);
+}
+
+/* The session scenario (tandem.h, "Native sessions"): a session on its own
+ * lane; a stage writes |b| (the client's own work would), a graph that adds
+ * one to |b| is submitted while a second stage over both halves of |b| is
+ * open (so it waits on the GPU for the session's value), the stage ends and
+ * the submission runs; a third stage reads |b| and ends failed, which
+ * quarantines the session: its next begin is FAILED_DEPENDENCY whatever
+ * was injected. Every call answers OK or the code of a failed site. */
+static void scenario_session(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *b = NULL;
+  tandem_kernel_t *k = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  tandem_session_t *sess = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  bool opened = ok && STEP(r, tandem_runtime_open_gpu(rt));
+  ok = opened;
+  ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
+  tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "add_one_u32",
+                            .spirv = tandem_spv_add_one_u32,
+                            .spirv_size = tandem_spv_add_one_u32_size,
+                            .workgroups = {N / 256, 1, 1},
+                            .bindings = &contract,
+                            .binding_count = 1,
+                            .push_constant_bytes = 4};
+  ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
+  uint32_t n = N;
+  tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  ok = ok && STEP(r, tandem_session_create(rt, "fault", &sess));
+  bool wrote = false;
+  if (ok) {
+    tandem_session_access_t w = {v, TANDEM_ACCESS_WRITE};
+    ok = STEP(r, tandem_session_begin(sess, &w, 1, WAIT_NS));
+    ok = ok && STEP(r, tandem_session_end(sess, TANDEM_OK));
+    wrote = ok;
+  }
+  bool submitted = false, ran = false;
+  if (ok) {
+    /* Two accesses: the session's records grow. */
+    tandem_session_access_t rw[2] = {
+        {{b, 0, N * 2}, TANDEM_ACCESS_READ_WRITE},
+        {{b, N * 2, N * 2}, TANDEM_ACCESS_READ_WRITE},
+    };
+    ok = STEP(r, tandem_session_begin(sess, rw, 2, WAIT_NS));
+    if (ok) {
+      submitted = STEP(r, tandem_exec_submit(e, &c)); /* waits for the stage on the GPU */
+      ok = STEP(r, tandem_session_end(sess, TANDEM_OK));
+    }
+    if (submitted) ran = DEP_STEP(r, wait_bounded(c, r));
+    ok = ok && ran;
+  }
+  if (ok) {
+    tandem_session_access_t rd = {v, TANDEM_ACCESS_READ};
+    ok = STEP(r, tandem_session_begin(sess, &rd, 1, WAIT_NS));
+    ok = ok && STEP(r, tandem_session_end(sess, TANDEM_ERROR_INTERNAL));
+    if (ok) {
+      tandem_status_t q = tandem_session_begin(sess, &rd, 1, WAIT_NS);
+      if (q != TANDEM_ERROR_FAILED_DEPENDENCY && !r->unexpected[0])
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "a quarantined session's begin answered %s, not FAILED_DEPENDENCY (%s)",
+                 tandem_status_name(q), tandem_error_message());
+      if (q == TANDEM_OK) tandem_session_end(sess, TANDEM_OK);
+    }
+  }
+  if (wrote && ran && ok) {
+    /* The stage wrote nothing over the zero-fill; the graph added one. */
+    tandem_map_t m;
+    if (STEP(r, tandem_map_read(v, &m))) {
+      for (uint32_t i = 0; i < N && !r->unexpected[0]; i++)
+        if (((const uint32_t *)m.data)[i] != 1u)
+          snprintf(r->unexpected, sizeof r->unexpected,
+                   "all calls succeeded but element %u is %u, expected 1", i,
+                   ((const uint32_t *)m.data)[i]);
+      tandem_unmap(&m);
+    }
+  }
+  if (c) tandem_completion_release(c);
+  tandem_session_destroy(sess);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(b);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
+  tandem_test_fault_set(NULL);
+  if (opened) lost_exactly_when_due(rt, r, false, g_features, rep, lost_sites);
+  if (rt) th_runtime_destroy(rt);
+}
+
+/* The watchdog scenario, on XRT's C path (the emulator in PLAIN mode, each
+ * run delayed 100 ms, abortably: TANDEM_EMU_DELAY_US): an NPU run with a
+ * 10 ms npu_timeout_ms is submitted twice on one graph slot. The first
+ * wait (xrtRunWaitFor) times out, xrtRunState says the run is still going,
+ * tandem aborts it and the completion is TIMEOUT; the second submission
+ * reuses the run, so xrtRunWait waits for the aborted one first. A watchdog
+ * expiry is not a loss: the runtime stays usable. */
+static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  o.npu_timeout_ms = 10;
+  o.graph_slots = 1;
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *x = NULL;
+  tandem_npu_program_t *p = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  bool opened = ok && STEP(r, tandem_runtime_open_npu(rt));
+  ok = opened;
+  ok = ok && STEP(r, tandem_buffer_create(rt, 4096, TANDEM_PLACEMENT_SHARED, &x));
+  /* WRITE: a later run is ordered after a timed-out one but does not read
+   * its poisoned bytes, so it is not refused. */
+  tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_WRITE};
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = "sleep_ms",
+                                 .bindings = &b,
+                                 .binding_count = 1,
+                                 .scalar_count = 1};
+  ok = ok && STEP(r, tandem_npu_program_create(rt, &d, &p));
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  tandem_view_t xv = ok ? tandem_buffer_whole(x) : (tandem_view_t){0};
+  uint32_t zero = 0;
+  ok = ok && STEP(r, tandem_graph_add_npu_run(g, p, &xv, 1, &zero, 1));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  for (int round = 0; round < 2 && ok; round++) {
+    tandem_completion_t *c = NULL;
+    ok = STEP(r, tandem_exec_submit(e, &c));
+    if (!ok) break;
+    /* Unbounded (the alarm catches a hang): TIMEOUT is the run's result. */
+    tandem_status_t s = tandem_completion_wait(c);
+    tandem_completion_release(c);
+    if (s == TANDEM_OK && !r->unexpected[0])
+      snprintf(r->unexpected, sizeof r->unexpected,
+               "an NPU run delayed 100 ms succeeded under a 10 ms watchdog");
+    else if (s != TANDEM_ERROR_TIMEOUT)
+      ok = step(r, s, "tandem_completion_wait(c) of a run past the watchdog");
+  }
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_npu_program_release(p);
+  tandem_buffer_release(x);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  bool lost_sites = failed_lost();
+  tandem_test_fault_set(NULL);
+  if (opened) lost_exactly_when_due(rt, r, true, g_features, rep, lost_sites);
   if (rt) th_runtime_destroy(rt);
 }
 
@@ -682,6 +981,37 @@ static void test_own_persistent(void **state) {
   loop("own device", scenario_own, false, true);
 }
 
+static void test_session_transient(void **state) {
+  (void)state;
+  loop("session", scenario_session, false, false);
+}
+
+static void test_session_persistent(void **state) {
+  (void)state;
+  loop("session", scenario_session, false, true);
+}
+
+/* The watchdog scenario's emulator: PLAIN, every run delayed 100 ms. */
+static void loop_watchdog(bool persistent) {
+  setenv("TANDEM_EMU_MODE", "plain", 1);
+  setenv("TANDEM_EMU_DELAY_US", "100000", 1);
+  g_sharing = g_sharing_plain;
+  loop("watchdog, PLAIN", scenario_watchdog, true, persistent);
+  g_sharing = g_sharing_xdna;
+  unsetenv("TANDEM_EMU_DELAY_US");
+  unsetenv("TANDEM_EMU_MODE");
+}
+
+static void test_watchdog_transient(void **state) {
+  (void)state;
+  loop_watchdog(false);
+}
+
+static void test_watchdog_persistent(void **state) {
+  (void)state;
+  loop_watchdog(true);
+}
+
 static void test_teardown_transient(void **state) {
   (void)state;
   loop("teardown", scenario_teardown, false, false);
@@ -709,7 +1039,9 @@ static void test_teardown_own(void **state) {
  * wraps (its tandem_xrtf_* wrappers). A site not reached fails the test,
  * named, unless this list gives the reason it cannot be reached here. */
 typedef struct unreachable {
-  const char *site; /* a call name, or "file:line" for an allocation */
+  /* A call name, or for an allocation "file:" followed by text of its source
+   * line (matched against the line, so that edits above it do not move it). */
+  const char *site;
   const char *why;
   /* 0: never reached here; else excused only while the GPU (without
    * faults) lacks this tandem_gpu_feature_t bit. */
@@ -729,37 +1061,32 @@ static const unreachable_t k_unreachable[] = {
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     {"vkImportSemaphoreFdKHR", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    {"core/interop.c:313", "timeline import: the GPU has no external semaphore fds",
+    {"core/interop.c:tandem_external_timeline_t *t = calloc", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    /* Gaps the sweep does not close yet (issue 19 item 10), each a scenario
-     * still to write: sessions (tandem_session_create and its prepare), and
-     * a kernel whose literal LocalSize execution mode is rewritten
-     * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE; add_one_u32's size comes from the
-     * WorkgroupSize built-in, which cannot be). */
-    {"core/session.c:56", "no session scenario yet", 0},
-    {"core/session.c:95", "no session scenario yet", 0},
-    {"backends/vulkan/vk_kernel.c:97", "no kernel with a rewritable LocalSize yet", 0},
-    /* A run past the npu_timeout_ms watchdog on XRT's C path (PLAIN):
-     * xrtRunState after a TIMEOUT wait, xrtRunWait before the run's reuse. */
-    {"xrtRunState", "no watchdog scenario yet", 0},
-    {"xrtRunWait", "no watchdog scenario yet", 0},
 };
 
 #define MAX_SITES 512
 typedef struct site_list {
   char *site[MAX_SITES];
+  char *text[MAX_SITES]; /* an allocation's source line, else NULL */
   uint32_t count;
 } site_list_t;
 
-static void site_add(site_list_t *l, const char *site) {
+static void site_add_text(site_list_t *l, const char *site, const char *text) {
   for (uint32_t i = 0; i < l->count; i++)
     if (strcmp(l->site[i], site) == 0) return;
   if (l->count == MAX_SITES) fail_msg("more than %u fault sites in the sources", MAX_SITES);
+  l->text[l->count] = text ? strdup(text) : NULL;
   l->site[l->count++] = strdup(site);
 }
 
+static void site_add(site_list_t *l, const char *site) { site_add_text(l, site, NULL); }
+
 static void site_list_free(site_list_t *l) {
-  for (uint32_t i = 0; i < l->count; i++) free(l->site[i]);
+  for (uint32_t i = 0; i < l->count; i++) {
+    free(l->site[i]);
+    free(l->text[i]);
+  }
   l->count = 0;
 }
 
@@ -801,7 +1128,7 @@ static void alloc_line(const char *rel, unsigned line, const char *text, site_li
       if (p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) continue;
       char site[600];
       snprintf(site, sizeof site, "%s:%u", rel, line);
-      site_add(l, site);
+      site_add_text(l, site, text);
     }
   }
 }
@@ -854,11 +1181,23 @@ static void alloc_sources(site_list_t *l) {
   }
 }
 
-static const char *unreachable_why(const char *site) {
-  for (size_t i = 0; i < sizeof k_unreachable / sizeof k_unreachable[0]; i++)
-    if (strcmp(k_unreachable[i].site, site) == 0 &&
-        !(g_features & k_unreachable[i].unless_feature))
-      return k_unreachable[i].why;
+/* Why |site| (with its source line |text|, for an allocation) cannot be
+ * reached here, or NULL. */
+static const char *unreachable_why(const char *site, const char *text) {
+  for (size_t i = 0; i < sizeof k_unreachable / sizeof k_unreachable[0]; i++) {
+    const unreachable_t *u = &k_unreachable[i];
+    if (g_features & u->unless_feature) continue;
+    const char *colon = strchr(u->site, ':');
+    bool match;
+    if (colon) {
+      size_t file_len = (size_t)(colon - u->site);
+      match = text && strncmp(site, u->site, file_len) == 0 && site[file_len] == ':' &&
+              strstr(text, colon + 1) != NULL;
+    } else {
+      match = strcmp(u->site, site) == 0;
+    }
+    if (match) return u->why;
+  }
   return NULL;
 }
 
@@ -866,16 +1205,78 @@ static const char *unreachable_why(const char *site) {
  * the counts; fails naming every unreached site the list does not excuse,
  * and every excused one that was reached after all (the list must not go
  * stale). Returns the number of problems. */
+/* The sites the sweep reached, per kind: this process's
+ * (tandem_test_fault_sites), or, for "test_fault coverage FILE...", those
+ * that the sweep processes wrote (write_sites), one "KIND SITE" a line. */
+static char *g_reached[3][MAX_SITES];
+static uint32_t g_reached_count[3];
+static bool g_from_files;
+
+static int kind_index(uint32_t kind) {
+  return kind == TANDEM_TEST_FAULT_ALLOC ? 0 : kind == TANDEM_TEST_FAULT_VULKAN ? 1 : 2;
+}
+
+static void reached_add(uint32_t kind, const char *site) {
+  int k = kind_index(kind);
+  for (uint32_t i = 0; i < g_reached_count[k]; i++)
+    if (strcmp(g_reached[k][i], site) == 0) return;
+  if (g_reached_count[k] == MAX_SITES) fail_msg("more than %u reached sites", MAX_SITES);
+  g_reached[k][g_reached_count[k]++] = strdup(site);
+}
+
+/* Writes what this process reached to |path|, for the coverage check. */
+static int write_sites(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "test_fault: cannot write %s\n", path);
+    return 1;
+  }
+  static const uint32_t k_kinds[] = {TANDEM_TEST_FAULT_ALLOC, TANDEM_TEST_FAULT_VULKAN,
+                                     TANDEM_TEST_FAULT_XRT};
+  for (size_t k = 0; k < 3; k++) {
+    const char *sites[MAX_SITES];
+    uint32_t n = 0;
+    if (tandem_test_fault_sites(k_kinds[k], sites, MAX_SITES, &n) != TANDEM_OK) return 1;
+    for (uint32_t i = 0; i < n && i < MAX_SITES; i++) fprintf(f, "%u %s\n", k_kinds[k], sites[i]);
+  }
+  return fclose(f) == 0 ? 0 : 1;
+}
+
+static int read_sites(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "test_fault: cannot read %s (did its sweep run?)\n", path);
+    return 1;
+  }
+  char line[700];
+  while (fgets(line, sizeof line, f)) {
+    unsigned kind = 0;
+    char site[600];
+    if (sscanf(line, "%u %599s", &kind, site) == 2 &&
+        (kind == TANDEM_TEST_FAULT_ALLOC || kind == TANDEM_TEST_FAULT_VULKAN ||
+         kind == TANDEM_TEST_FAULT_XRT))
+      reached_add(kind, site);
+  }
+  fclose(f);
+  unlink(path); /* read once: a later check must see a fresh sweep's */
+  return 0;
+}
+
 static int coverage(uint32_t kind, const char *what, site_list_t *all) {
-  const char *reached[MAX_SITES];
-  uint32_t count = 0;
-  TH_ASSERT_OK(tandem_test_fault_sites(kind, reached, MAX_SITES, &count));
+  if (!g_from_files) {
+    const char *sites[MAX_SITES];
+    uint32_t n = 0;
+    TH_ASSERT_OK(tandem_test_fault_sites(kind, sites, MAX_SITES, &n));
+    for (uint32_t i = 0; i < n && i < MAX_SITES; i++) reached_add(kind, sites[i]);
+  }
+  char **reached = g_reached[kind_index(kind)];
+  uint32_t count = g_reached_count[kind_index(kind)];
   int problems = 0;
   uint32_t hit = 0, excused = 0;
   for (uint32_t i = 0; i < all->count; i++) {
     bool found = false;
     for (uint32_t j = 0; j < count && !found; j++) found = strcmp(all->site[i], reached[j]) == 0;
-    const char *why = unreachable_why(all->site[i]);
+    const char *why = unreachable_why(all->site[i], all->text[i]);
     if (found) hit++;
     if (found && why) {
       fprintf(stderr, "test_fault: %s site %s is reached, but the unreachable list says: %s\n",
@@ -926,15 +1327,72 @@ static void test_coverage(void **state) {
   if (problems) fail_msg("%d fault sites unreached or listed wrongly (above)", problems);
 }
 
+/* The groups of loops; each CTest entry runs one group for one kind
+ * (tests/CMakeLists.txt), so that they run in parallel. */
+typedef struct group {
+  const char *name;
+  struct CMUnitTest tests[5];
+  size_t count;
+} group_t;
+
+static const group_t k_groups[] = {
+    {"gpu", {cmocka_unit_test(test_gpu_transient), cmocka_unit_test(test_gpu_persistent)}, 2},
+    {"sets", {cmocka_unit_test(test_sets_transient), cmocka_unit_test(test_sets_persistent)}, 2},
+    {"npu", {cmocka_unit_test(test_npu_transient), cmocka_unit_test(test_npu_persistent)}, 2},
+    {"plain",
+     {cmocka_unit_test(test_npu_plain_transient), cmocka_unit_test(test_npu_plain_persistent)},
+     2},
+    {"own",
+     {cmocka_unit_test(test_own_transient), cmocka_unit_test(test_own_persistent),
+      cmocka_unit_test(test_teardown_transient), cmocka_unit_test(test_teardown_persistent),
+      cmocka_unit_test(test_teardown_own)},
+     5},
+    {"session",
+     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent)}, 2},
+    {"watchdog",
+     {cmocka_unit_test(test_watchdog_transient), cmocka_unit_test(test_watchdog_persistent)},
+     2},
+};
+
+/* test_fault [KIND [GROUP [SITES_FILE]]]: KIND alloc, vulkan, xrt or all
+ * (default all); GROUP one of k_groups or all (default all: then the
+ * coverage check runs last, in this process). With SITES_FILE, the sites
+ * reached are written there. test_fault coverage FILE...: the coverage
+ * check over the sites the sweep processes wrote. */
 int main(int argc, char **argv) {
-  if (argc > 1) {
+  const char *group = argc > 2 ? argv[2] : "all";
+  const char *sites_file = NULL;
+  if (argc > 1 && strcmp(argv[1], "coverage") == 0) {
+    g_from_files = true; /* read after th_init: with no device, this skips too */
+    group = "coverage";
+  }
+  if (argc > 1 && !g_from_files) {
+    sites_file = argc > 3 ? argv[3] : NULL;
+    if (sites_file) unlink(sites_file); /* written again only by a sweep that passes */
     g_kinds = strcmp(argv[1], "alloc") == 0    ? TANDEM_TEST_FAULT_ALLOC
               : strcmp(argv[1], "vulkan") == 0 ? TANDEM_TEST_FAULT_VULKAN
               : strcmp(argv[1], "xrt") == 0    ? TANDEM_TEST_FAULT_XRT
-                                               : TANDEM_TEST_FAULT_ALL;
+              : strcmp(argv[1], "all") == 0    ? TANDEM_TEST_FAULT_ALL
+                                               : 0;
+    if (!g_kinds) {
+      fprintf(stderr, "test_fault: unknown kind '%s'\n", argv[1]);
+      return 2;
+    }
+  }
+  bool all_groups = strcmp(group, "all") == 0;
+  if (!all_groups && !g_from_files) {
+    bool known = false;
+    for (size_t i = 0; i < sizeof k_groups / sizeof k_groups[0]; i++)
+      known |= strcmp(k_groups[i].name, group) == 0;
+    if (!known) {
+      fprintf(stderr, "test_fault: unknown group '%s'\n", group);
+      return 2;
+    }
   }
   signal(SIGALRM, on_alarm);
   th_init();
+  for (int i = 2; g_from_files && i < argc; i++)
+    if (read_sites(argv[i])) return 1;
   {
     snprintf(g_spv_path, sizeof g_spv_path, "/tmp/tandem-fault-XXXXXX");
     int fd = mkstemp(g_spv_path);
@@ -1000,23 +1458,17 @@ int main(int argc, char **argv) {
     g_own_features = info.features;
     tandem_runtime_destroy(rt);
   }
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_gpu_transient),
-      cmocka_unit_test(test_gpu_persistent),
-      cmocka_unit_test(test_npu_transient),
-      cmocka_unit_test(test_npu_persistent),
-      cmocka_unit_test(test_npu_plain_transient),
-      cmocka_unit_test(test_npu_plain_persistent),
-      cmocka_unit_test(test_sets_transient),
-      cmocka_unit_test(test_sets_persistent),
-      cmocka_unit_test(test_own_transient),
-      cmocka_unit_test(test_own_persistent),
-      cmocka_unit_test(test_teardown_transient),
-      cmocka_unit_test(test_teardown_persistent),
-      cmocka_unit_test(test_teardown_own),
-      cmocka_unit_test(test_coverage), /* last: what every loop above reached */
-  };
-  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  struct CMUnitTest tests[40];
+  size_t count = 0;
+  for (size_t i = 0; i < sizeof k_groups / sizeof k_groups[0] && !g_from_files; i++)
+    if (all_groups || strcmp(k_groups[i].name, group) == 0)
+      for (size_t t = 0; t < k_groups[i].count; t++) tests[count++] = k_groups[i].tests[t];
+  /* The coverage check comes last: what every loop above (or every sweep
+   * process) reached. */
+  if (all_groups || g_from_files)
+    tests[count++] = (struct CMUnitTest)cmocka_unit_test(test_coverage);
+  int rc = _cmocka_run_group_tests("test_fault", tests, count, NULL, NULL);
+  if (rc == 0 && sites_file) rc = write_sites(sites_file);
   unlink(g_spv_path);
   free(g_misaligned_spv - 1);
   th_runtime_destroy(keeper);
