@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/lane.h"
+#include "core/lost.h"
 #include "core/npu_lane.h"
 #include "core/runtime_int.h"
 #include "core/struct_size.h"
