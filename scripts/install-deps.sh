@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages tandem needs to build and test, and nothing else
-# (install-deps.sh fuzz adds the fuzzing ones).
+# (install-deps.sh fuzz adds the fuzzing ones, install-deps.sh format the
+# formatter).
 # Called by the Makefile before every build. Skipped when TANDEM_SKIP_DEPS=1 (the
 # GPU machine, where ../shared/device carries the packages) or when every package
 # is already installed. Only apt-get with Debian package names; nothing downloaded.
@@ -25,19 +26,32 @@ packages=(
 # Groups named on the command line add theirs: `fuzz` (make fuzz and CI's
 # fuzz smoke, both through scripts/fuzz.sh): libFuzzer is Debian's clang and
 # its compiler-rt, which ships libclang_rt.fuzzer; GCC has no coverage-guided
-# fuzzing engine. `--list` prints the packages instead of installing them.
+# fuzzing engine. `format` (scripts/check-format.sh, CI's first phase):
+# clang-format; Debian 12's is version 14, the one .clang-format is tuned for.
+# `--only` leaves out the base packages (check-format needs none of them);
+# `--list` prints the packages instead of installing them.
 fuzz_packages=(clang libclang-rt-dev)
+format_packages=(clang-format)
 list=0
+only=0
+groups=()
 for arg in "$@"; do
   case $arg in
-    fuzz) packages+=("${fuzz_packages[@]}") ;;
+    fuzz) groups+=("${fuzz_packages[@]}") ;;
+    format) groups+=("${format_packages[@]}") ;;
     --list) list=1 ;;
-    *) echo "install-deps: unknown group '$arg' (groups: fuzz; --list prints the packages)" >&2
+    --only) only=1 ;;
+    *) echo "install-deps: unknown group '$arg' (groups: fuzz, format; --only leaves out" \
+         "the base packages, --list prints the packages)" >&2
        exit 2 ;;
   esac
 done
+if [ $only = 1 ]; then
+  packages=()
+fi
+packages+=("${groups[@]}")
 if [ $list = 1 ]; then
-  printf '%s\n' "${packages[@]}"
+  [ ${#packages[@]} -eq 0 ] || printf '%s\n' "${packages[@]}"
   exit 0
 fi
 

@@ -25,6 +25,7 @@ static bool tandem_vk_instance_loaded;     /* [tandem_vk_loader_mutex] */
 
 const char *tandem_vk_result_name(VkResult r) {
   switch (r) {
+    /* clang-format off */
 #define C(x) case x: return #x;
     C(VK_SUCCESS) C(VK_NOT_READY) C(VK_TIMEOUT) C(VK_INCOMPLETE)
     C(VK_ERROR_OUT_OF_HOST_MEMORY) C(VK_ERROR_OUT_OF_DEVICE_MEMORY)
@@ -34,6 +35,7 @@ const char *tandem_vk_result_name(VkResult r) {
     C(VK_ERROR_FORMAT_NOT_SUPPORTED) C(VK_ERROR_FRAGMENTED_POOL) C(VK_ERROR_UNKNOWN)
     C(VK_ERROR_OUT_OF_POOL_MEMORY) C(VK_ERROR_INVALID_EXTERNAL_HANDLE)
     C(VK_ERROR_INVALID_SHADER_NV)
+    /* clang-format on */
 #undef C
     default: return "VkResult(?)";
   }

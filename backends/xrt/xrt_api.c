@@ -19,12 +19,14 @@
 #include <string.h>
 #include <unistd.h>
 
+/* clang-format off */
 #define TANDEM_XRT_SYMBOLS(X)                                                                \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) \
   X(xrtXclbinGetUUID) X(xrtXclbinFreeHandle) X(xrtPLKernelOpen) X(xrtKernelClose)           \
   X(xrtKernelArgGroupId) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOFree)          \
   X(xrtBOSize) X(xrtBOMap) X(xrtBOSync) X(xrtRunOpen) X(xrtRunSetArg) X(xrtRunStart)       \
   X(xrtRunWaitFor) X(xrtRunWait) X(xrtRunState) X(xrtRunClose)
+/* clang-format on */
 
 void tandem_xrt_api_unload(tandem_xrt_api_t *api) {
   if (!api) return;
@@ -164,12 +166,14 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   }
   /* Tier 1: all its symbols or none; tier 2 on top of it, chosen by the
    * XRT version the bridge reports (full ELF needs XRT >= 2.19). */
+  /* clang-format off */
 #define TANDEM_BRIDGE_TIER1(X)                                                                 \
   X(tandemBridgeXrtVersion) X(tandemBridgeContextOpen) X(tandemBridgeContextClose)             \
   X(tandemBridgeKernelOpen) X(tandemBridgeKernelClose) X(tandemBridgeKernelGroup)              \
   X(tandemBridgeRunOpen) X(tandemBridgeRunSetBuffer) X(tandemBridgeRunSetU32)                 \
   X(tandemBridgeRunSetU64) X(tandemBridgeRunStart) X(tandemBridgeRunWait)                     \
   X(tandemBridgeRunAbort) X(tandemBridgeRunClose)
+  /* clang-format on */
   if (bridge && api->tandemBridgeVersion) {
     bool all = true;
 #define TANDEM_BRIDGE_RESOLVE(name) \

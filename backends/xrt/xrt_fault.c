@@ -139,6 +139,7 @@ static int tandem_xrtf_tandemBridgeRunWait(void *r, unsigned ms, char *msg, size
   return fail ? INJECTED(msg, cap) : s;
 }
 
+/* clang-format off */
 #define TANDEM_XRTF_BRIDGE(X)                                                         \
   X(tandemBridgeContextOpen) X(tandemBridgeKernelOpen) X(tandemBridgeRunOpen)          \
   X(tandemBridgeRunStart) X(tandemBridgeRunWait)
@@ -147,6 +148,7 @@ static int tandem_xrtf_tandemBridgeRunWait(void *r, unsigned ms, char *msg, size
   X(xrtDeviceOpen) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) X(xrtXclbinGetUUID) \
   X(xrtPLKernelOpen) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOMap) X(xrtBOSync)     \
   X(xrtRunOpen) X(xrtRunStart) X(xrtRunWaitFor) X(xrtRunWait) X(xrtRunState)
+/* clang-format on */
 
 void tandem_xrt_fault_wrap(tandem_xrt_api_t *api) {
   if (!tandem__fault_armed()) return;

@@ -88,6 +88,7 @@ typedef struct node_spec {
   int lane;
 } node_spec_t;
 
+/* clang-format off */
 #define FILL(b, o, l, p) {.op = OP_FILL, .v = {{b, o, l}}, .pattern = (p)}
 #define COPY(sb, so, db, dof, l) {.op = OP_COPY, .v = {{sb, so, l}, {db, dof, l}}}
 #define ADD1(ib, io, il, ob, oo, ol) {.op = OP_ADD1, .v = {{ib, io, il}, {ob, oo, ol}}}
@@ -99,6 +100,7 @@ typedef struct node_spec {
   {.op = OP_NPU_ADD, .v = {{a, 0, BUF_BYTES}, {b, 0, BUF_BYTES}, {c, 0, BUF_BYTES}}}
 #define NPU_FAIL(b) {.op = OP_NPU_FAIL, .v = {{b, 0, BUF_BYTES}}}
 #define NPU_SLEEP(b, ms) {.op = OP_NPU_SLEEP, .v = {{b, 0, BUF_BYTES}}, .pattern = (ms)}
+/* clang-format on */
 
 static bool node_uses_npu(const node_spec_t *n) {
   for (int i = 0; i < 3; i++)
@@ -387,7 +389,9 @@ typedef struct region_spec {
 #define COMP TANDEM_LANE_COMPUTE
 #define DOWN TANDEM_LANE_DOWNLOAD
 #define NPU TANDEM_LANE_NPU
+/* clang-format off */
 #define NOWAIT {NO, NO, NO, NO}
+/* clang-format on */
 
 typedef struct plan_row {
   const char *name;
@@ -413,6 +417,7 @@ typedef struct plan_row {
  * compute lane, one region, with a barrier before node 1 (BARRIER(source,
  * destination)) or none (NONE). ROW_CROSS: node 0 on lane |l0|, node 1 on
  * |l1|, two regions; the second waits for the first (WAIT_ON(l0)) or not. */
+/* clang-format off */
 #define NONE 0, {{0, 0}}
 #define BARRIER(src, dst) 1, {{(src), (dst)}}
 #define ROW_SAME(name, a, b, barrier)                                                          \
@@ -424,6 +429,7 @@ typedef struct plan_row {
   {name, "design.md Regions 1: only overlapping bytes with a write on either side conflict; " \
          "a conflict across lanes is a wait on the earlier region, never a barrier",          \
    {a, b}, 2, {{l0, {0}, 1, NOWAIT}, {l1, {1}, 1, waits}}, 2, {0}, 0, {{0, 0}}}
+/* clang-format on */
 
 static const plan_row_t k_plan_rows[] = {
     {"independent dispatches",
@@ -972,11 +978,13 @@ typedef struct tracker_row {
   int sub_count;
 } tracker_row_t;
 
+/* clang-format off */
 #define G1(a) {{a}, 1}
 #define G2(a, b) {{a, b}, 2}
 #define SUB(g, ...) {(g), NO, {__VA_ARGS__}, (int)(sizeof((region_values_t[]){__VA_ARGS__}) / sizeof(region_values_t))}
 #define SUB_AFTER(g, a, ...) {(g), (a), {__VA_ARGS__}, (int)(sizeof((region_values_t[]){__VA_ARGS__}) / sizeof(region_values_t))}
 #define RV(lane, signal, up, comp, down, npu) {lane, signal, {up, comp, down, npu}}
+/* clang-format on */
 
 static const tracker_row_t k_tracker_rows[] = {
     {"write, then an overlapping read",

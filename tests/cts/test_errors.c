@@ -1966,7 +1966,9 @@ typedef struct row {
   tandem_status_t (*call)(void);
 } row_t;
 
+/* clang-format off */
 #define R(fn, code, needle, call) {#fn, TANDEM_ERROR_##code, needle, call}
+/* clang-format on */
 
 static const row_t rows[] = {
     R(tandem_budget_create, INVALID_ARGUMENT, "out_budget", budget_null),

@@ -25,12 +25,14 @@
 #include "tandem_emu_dpu.h"
 #include "backends/xrt/xrt_bridge.h"
 
+/* clang-format off */
 #define EMU_FUNCS(X)                                                                            \
   X(xrtDeviceOpen) X(xrtDeviceClose) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename)     \
   X(xrtXclbinGetUUID) X(xrtXclbinFreeHandle) X(xrtPLKernelOpen) X(xrtKernelClose)               \
   X(xrtKernelArgGroupId) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOFree) X(xrtBOSize) \
   X(xrtBOMap) X(xrtBOSync) X(xrtRunOpen) X(xrtRunSetArg) X(xrtRunStart) X(xrtRunWaitFor)        \
   X(xrtRunWait) X(xrtRunState) X(xrtRunClose)
+/* clang-format on */
 
 static struct {
 #define MEMBER(f) __typeof__(&f) f;
