@@ -29,7 +29,7 @@
 #define RANGE_BYTES 256u
 #define RANGE_WORDS (RANGE_BYTES / 4u)
 #define MAX_NODES 1000u
-#define WRITE_VALUE(node) (1u + (uint32_t)(node) * 1000u)
+#define WRITE_VALUE(node) (1u + (uint32_t)(node)*1000u)
 
 void bench_progress(const char *fmt, ...) {
   va_list ap;
@@ -41,9 +41,10 @@ void bench_progress(const char *fmt, ...) {
 
 static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
-static const char *const bench_names[] = {"dispatch", "independent100", "chain100",
-                                          "independent1000", "chain1000", "transfer",
-                                          "overlap", "npu-edge", "copies", "barriers"};
+static const char *const bench_names[] = {"dispatch",        "independent100", "chain100",
+                                          "independent1000", "chain1000",      "transfer",
+                                          "overlap",         "npu-edge",       "copies",
+                                          "barriers"};
 #define BENCH_NAME_COUNT (sizeof bench_names / sizeof bench_names[0])
 
 static void usage(FILE *f) {
@@ -138,8 +139,8 @@ summary_t bench_summarize(double *v, uint32_t n) {
  * wants the split (the dispatch rows): tandem's tandem_exec_submit and the
  * direct side's vkQueueSubmit2, in microseconds; NULL: not recorded. */
 static double *split_tandem_submit, *split_direct_submit;
-static uint32_t split_index; /* the timed iteration being run, or UINT32_MAX */
-static bool split_spin;       /* --spin: poll instead of blocking waits */
+static uint32_t split_index;   /* the timed iteration being run, or UINT32_MAX */
+static bool split_spin;        /* --spin: poll instead of blocking waits */
 static bool split_direct_spin; /* --direct-spin: only the direct side polls */
 
 void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
@@ -198,11 +199,8 @@ typedef struct dispatch_spec {
 } dispatch_spec_t;
 
 static const dispatch_spec_t dispatch_specs[] = {
-    {"dispatch", 1, false},
-    {"independent100", 100, false},
-    {"chain100", 100, true},
-    {"independent1000", 1000, false},
-    {"chain1000", 1000, true},
+    {"dispatch", 1, false},           {"independent100", 100, false}, {"chain100", 100, true},
+    {"independent1000", 1000, false}, {"chain1000", 1000, true},
 };
 
 typedef struct dispatch_job {
@@ -219,7 +217,8 @@ static void dispatch_job_run(raw_t *unused, void *ctx) {
   raw_t *raw = j->raw;
   j->signal.value = ++raw->value[TANDEM_LANE_COMPUTE];
   double t0 = now_us();
-  VkResult r = raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
+  VkResult r =
+      raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
   if (split_direct_submit && split_index != UINT32_MAX)
     split_direct_submit[split_index] = now_us() - t0;
   if (r == VK_SUCCESS && (split_spin || split_direct_spin)) {
@@ -288,7 +287,8 @@ static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *
   TCHECK(tandem_graph_create(rt, &graph));
   for (uint32_t i = 0; i < spec->nodes; i++) {
     tandem_view_t view;
-    TCHECK(tandem_buffer_view(tbuf, spec->chain ? 0 : (uint64_t)i * RANGE_BYTES, RANGE_BYTES, &view));
+    TCHECK(
+        tandem_buffer_view(tbuf, spec->chain ? 0 : (uint64_t)i * RANGE_BYTES, RANGE_BYTES, &view));
     if (spec->chain) {
       TCHECK(tandem_graph_add_dispatch(graph, k->increment, &view, 1, NULL, 0));
     } else {
@@ -435,9 +435,8 @@ static void json_summary(FILE *f, const char *key, const summary_t *s) {
 }
 
 static void write_json(const char *path, const bench_options_t *o, const tandem_device_info_t *info,
-                       const bench_row_t *rows, uint32_t count,
-                       const bench_copies_report_t *copies, uint64_t tandem_msgs,
-                       uint64_t raw_msgs) {
+                       const bench_row_t *rows, uint32_t count, const bench_copies_report_t *copies,
+                       uint64_t tandem_msgs, uint64_t raw_msgs) {
   FILE *f = fopen(path, "w");
   if (!f) bench_die("--json %s: cannot write", path);
   char date[32];
@@ -480,21 +479,27 @@ static void write_json(const char *path, const bench_options_t *o, const tandem_
       json_summary(f, "direct_submit_us", &r->direct_submit);
     }
     if (r->bytes && !r->is_overlap)
-      fprintf(f, "      \"bytes\": %llu,\n      \"tandem_gb_per_s\": %.4f,\n"
-                 "      \"direct_gb_per_s\": %.4f,\n",
+      fprintf(f,
+              "      \"bytes\": %llu,\n      \"tandem_gb_per_s\": %.4f,\n"
+              "      \"direct_gb_per_s\": %.4f,\n",
               (unsigned long long)r->bytes, (double)r->bytes / r->tandem.median / 1e3,
               (double)r->bytes / r->direct.median / 1e3);
     if (r->is_overlap) {
       fprintf(f, "      \"bytes\": %llu,\n", (unsigned long long)r->bytes);
-      fprintf(f, "      \"tandem_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
-              r->tandem_lane_us[0], r->tandem_lane_us[1], r->tandem_lane_us[2]);
-      fprintf(f, "      \"direct_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
-              r->direct_lane_us[0], r->direct_lane_us[1], r->direct_lane_us[2]);
+      fprintf(
+          f,
+          "      \"tandem_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
+          r->tandem_lane_us[0], r->tandem_lane_us[1], r->tandem_lane_us[2]);
+      fprintf(
+          f,
+          "      \"direct_lane_alone_us\": {\"upload\": %.3f, \"compute\": %.3f, \"download\": %.3f},\n",
+          r->direct_lane_us[0], r->direct_lane_us[1], r->direct_lane_us[2]);
       fprintf(f, "      \"tandem_ideal_us\": %.3f,\n      \"direct_ideal_us\": %.3f,\n",
               r->tandem_ideal_us, r->direct_ideal_us);
-      fprintf(f, "      \"tandem_percent_of_ideal\": %.2f,\n      \"direct_percent_of_ideal\": %.2f,\n",
-              100.0 * r->tandem_ideal_us / r->tandem.median,
-              100.0 * r->direct_ideal_us / r->direct.median);
+      fprintf(
+          f, "      \"tandem_percent_of_ideal\": %.2f,\n      \"direct_percent_of_ideal\": %.2f,\n",
+          100.0 * r->tandem_ideal_us / r->tandem.median,
+          100.0 * r->direct_ideal_us / r->direct.median);
     }
     fprintf(f,
             "      \"ratio_of_medians\": %.5f,\n      \"tandem_us_per_node\": %.5f,\n"
@@ -542,7 +547,8 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
   for (uint32_t i = 0; i < count; i++) {
     const bench_row_t *r = &rows[i];
     if (!r->bytes || r->is_overlap) continue;
-    if (!header) printf("\n%-16s %12s %12s %14s %14s\n", "transfer", "MiB", "", "tandem GB/s", "direct GB/s");
+    if (!header)
+      printf("\n%-16s %12s %12s %14s %14s\n", "transfer", "MiB", "", "tandem GB/s", "direct GB/s");
     header = true;
     printf("%-16s %12.1f %12s %14.2f %14.2f\n", r->name, (double)r->bytes / (1 << 20), "",
            (double)r->bytes / r->tandem.median / 1e3, (double)r->bytes / r->direct.median / 1e3);
@@ -564,10 +570,10 @@ static void print_table(const bench_options_t *o, const tandem_device_info_t *in
   bench_copies_print(copies, stdout);
   if (count)
     printf("\nus: median per submit+wait; ratio: median tandem / median direct; pair ratio:\n"
-         "median of per-iteration tandem/direct (each run against the direct run beside it:\n"
-         "noise that slows both cancels; when the two ratios differ, the times are spread\n"
-         "unevenly and the pair ratio is the better overhead estimate); us/n: median / nodes.\n"
-         "All results verified.\n");
+           "median of per-iteration tandem/direct (each run against the direct run beside it:\n"
+           "noise that slows both cancels; when the two ratios differ, the times are spread\n"
+           "unevenly and the pair ratio is the better overhead estimate); us/n: median / nodes.\n"
+           "All results verified.\n");
 }
 
 /*--------------------------------------------------------------------------*/
@@ -632,8 +638,10 @@ static bool parse_options(int argc, char **argv, bench_options_t *o, bool *help)
       bool known = false;
       for (size_t k = 0; k < BENCH_NAME_COUNT; k++) known |= !strcmp(v, bench_names[k]);
       if (!known)
-        return cli_error("--only %s: no such benchmark (dispatch, independent100, chain100, "
-                         "independent1000, chain1000, transfer, overlap, npu-edge, copies, barriers)", v),
+        return cli_error(
+                   "--only %s: no such benchmark (dispatch, independent100, chain100, "
+                   "independent1000, chain1000, transfer, overlap, npu-edge, copies, barriers)",
+                   v),
                false;
     } else {
       cli_error("unknown option '%s' (see tandem-bench --help)", a);
@@ -665,8 +673,8 @@ static void scale_defaults(bench_options_t *o, const tandem_device_info_t *info)
           "tandem-bench: %s sizes%s: %u (+%u warm-up) dispatch iterations, %u stream iterations, "
           "%llu MiB transfers, %u x %llu KiB overlap chunks, %u rounds\n",
           small ? (o->quick ? "--quick" : "software-device") : "default",
-          small ? " (options given are kept)" : "", o->iterations, o->warmup,
-          o->stream_iterations, (unsigned long long)(o->transfer_bytes >> 20), o->chunks,
+          small ? " (options given are kept)" : "", o->iterations, o->warmup, o->stream_iterations,
+          (unsigned long long)(o->transfer_bytes >> 20), o->chunks,
           (unsigned long long)(o->chunk_bytes >> 10), o->rounds);
 }
 
@@ -674,7 +682,8 @@ static bool selected(const bench_options_t *o, const char *name) {
   return !o->only || !strcmp(o->only, name);
 }
 
-static void tandem_messenger(void *user, tandem_validation_severity_t severity, const char *message) {
+static void tandem_messenger(void *user, tandem_validation_severity_t severity,
+                             const char *message) {
   (void)user;
   fprintf(stderr, "tandem-bench: tandem-side validation %s: %s\n",
           severity == TANDEM_VALIDATION_ERROR ? "error" : "warning", message);
@@ -703,7 +712,8 @@ int main(int argc, char **argv) {
     tandem_runtime_destroy(rt);
     return CLI_EXIT_NO_DEVICE;
   }
-  if (s != TANDEM_OK) bench_die("opening the GPU: %s: %s", tandem_status_name(s), tandem_error_message());
+  if (s != TANDEM_OK)
+    bench_die("opening the GPU: %s: %s", tandem_status_name(s), tandem_error_message());
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   TCHECK(tandem_runtime_gpu_info(rt, o.gpu_index, &info));

@@ -16,17 +16,17 @@
 #include "cli.h"
 
 typedef struct bench_options {
-  uint32_t iterations, warmup;         /* dispatch benchmarks */
-  uint32_t stream_iterations;          /* transfer and overlap */
-  uint64_t transfer_bytes;             /* transfer size */
-  uint32_t chunks;                     /* overlap: K chunks */
-  uint64_t chunk_bytes;                /* overlap: bytes per chunk */
-  uint32_t rounds;                     /* overlap: compute work per element */
+  uint32_t iterations, warmup; /* dispatch benchmarks */
+  uint32_t stream_iterations;  /* transfer and overlap */
+  uint64_t transfer_bytes;     /* transfer size */
+  uint32_t chunks;             /* overlap: K chunks */
+  uint64_t chunk_bytes;        /* overlap: bytes per chunk */
+  uint32_t rounds;             /* overlap: compute work per element */
   uint32_t gpu_index;
   bool validate, direct_first, quick;
-  bool spin; /* dispatch rows: poll for completion instead of blocking waits */
+  bool spin;        /* dispatch rows: poll for completion instead of blocking waits */
   bool direct_spin; /* dispatch rows: only the direct side polls */
-  uint32_t given; /* BENCH_GIVEN_* bits: sizes the user chose (not scaled by device) */
+  uint32_t given;   /* BENCH_GIVEN_* bits: sizes the user chose (not scaled by device) */
   const char *json_path;
   const char *only;
 } bench_options_t;
@@ -94,26 +94,26 @@ void bench_overlap(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, b
 enum { COPY_TANDEM_NONE = -1, COPY_TANDEM_UP = 0, COPY_TANDEM_DOWN = 1, COPY_TANDEM_BOTH = 2 };
 
 typedef struct copy_queue {
-  int lane;             /* the first lane on this VkQueue (its pool and timeline) */
-  char name[32];        /* the lanes on it: "upload", "upload+download", or "all-lanes" */
+  int lane;      /* the first lane on this VkQueue (its pool and timeline) */
+  char name[32]; /* the lanes on it: "upload", "upload+download", or "all-lanes" */
   uint32_t family, index, family_flags; /* VkQueueFlags of the family */
   uint32_t timestamp_bits;              /* timestampValidBits of the family */
 } copy_queue_t;
 
 typedef struct copy_row {
   char name[128];
-  uint64_t bytes;        /* moved by one run, both directions together */
+  uint64_t bytes; /* moved by one run, both directions together */
   uint32_t up_parts, down_parts;
-  summary_t wall, gpu;   /* microseconds */
+  summary_t wall, gpu; /* microseconds */
   bool has_gpu;
-  int tandem;            /* COPY_TANDEM_*: the same copy as that tandem graph */
+  int tandem; /* COPY_TANDEM_*: the same copy as that tandem graph */
 } copy_row_t;
 
 typedef struct copy_type_report {
   uint32_t index, properties, heap;
   uint64_t heap_bytes;
   bool heap_device_local;
-  const char *skipped;   /* why it was not measured, or NULL */
+  const char *skipped; /* why it was not measured, or NULL */
   double host_write_gbps, host_read_gbps;
   uint64_t host_read_bytes;
   double host_read_s;
@@ -123,7 +123,7 @@ typedef struct copy_type_report {
 
 typedef struct bench_copies_report {
   bool ran;
-  uint64_t bytes;        /* per direction */
+  uint64_t bytes; /* per direction */
   uint32_t runs, warmup;
   uint32_t queue_count;
   copy_queue_t queues[COPY_MAX_QUEUES];

@@ -45,14 +45,14 @@ typedef enum variant {
   V_COUNT
 } variant_t;
 
-static const char *const variant_names[V_COUNT] = {
-    "independent", "chain-memory", "chain-buffer", "chain-event", "two-chains-memory",
-    "two-chains-event"};
+static const char *const variant_names[V_COUNT] = {"independent",       "chain-memory",
+                                                   "chain-buffer",      "chain-event",
+                                                   "two-chains-memory", "two-chains-event"};
 
 typedef struct barriers {
   raw_t *raw;
   const raw_kernel_t *k;
-  raw_buffer_t data;               /* CHAIN_NODES ranges of RANGE bytes */
+  raw_buffer_t data;                 /* CHAIN_NODES ranges of RANGE bytes */
   VkDescriptorSet sets[CHAIN_NODES]; /* set i binds range i */
   VkEvent events[2 * CHAIN_NODES];
   VkQueryPool queries;
@@ -123,9 +123,7 @@ static VkCommandBuffer record(barriers_t *b, variant_t v) {
   raw->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_TOP_OF_PIPE_BIT, b->queries, 2 * v);
   for (uint32_t i = 0; i < CHAIN_NODES; i++) {
     switch (v) {
-      case V_INDEPENDENT:
-        dispatch(b, cb, i);
-        break;
+      case V_INDEPENDENT: dispatch(b, cb, i); break;
       case V_CHAIN_MEMORY:
         if (i) memory_barrier(b, cb);
         dispatch(b, cb, 0);
@@ -154,8 +152,7 @@ static VkCommandBuffer record(barriers_t *b, variant_t v) {
         dispatch(b, cb, 1);
         if (i + 1 < CHAIN_NODES) set_event(b, cb, 2 * i + 1);
         break;
-      case V_COUNT:
-        break;
+      case V_COUNT: break;
     }
   }
   raw->vk.vkCmdWriteTimestamp2(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, b->queries, 2 * v + 1);
@@ -201,8 +198,8 @@ static void verify(barriers_t *b, variant_t v, VkCommandBuffer reset, VkCommandB
   uint32_t want1 = v == V_TWO_MEMORY || v == V_TWO_EVENT || v == V_INDEPENDENT ? want0 : 0;
   for (uint32_t i = 0; i < RANGE / 4; i++)
     if (w[i] != want0 || w[RANGE / 4 + i] != want1)
-      bench_die("barriers: %s left word %u at %u / %u, expected %u / %u", variant_names[v], i,
-                w[i], w[RANGE / 4 + i], want0, want1);
+      bench_die("barriers: %s left word %u at %u / %u, expected %u / %u", variant_names[v], i, w[i],
+                w[RANGE / 4 + i], want0, want1);
   VkCommandBuffer cbs[2] = {zero, out};
   raw->vk.vkFreeCommandBuffers(raw->device, raw->pool[TANDEM_LANE_COMPUTE], 2, cbs);
   raw_buffer_destroy(raw, &host);
@@ -255,8 +252,8 @@ void bench_barriers(const bench_options_t *o, raw_t *raw, const raw_kernel_t *in
       VkCommandBuffer seq[2] = {reset, cbs[v]};
       raw_run(raw, TANDEM_LANE_COMPUTE, seq, 2);
       uint64_t ts[2];
-      VKCHECK(raw->vk.vkGetQueryPoolResults(raw->device, b->queries, 2 * (uint32_t)v, 2,
-                                            sizeof ts, ts, sizeof ts[0],
+      VKCHECK(raw->vk.vkGetQueryPoolResults(raw->device, b->queries, 2 * (uint32_t)v, 2, sizeof ts,
+                                            ts, sizeof ts[0],
                                             VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT));
       gpu[v][r] = (double)(ts[1] - ts[0]) * b->period_ns / 1e3;
     }

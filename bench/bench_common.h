@@ -18,13 +18,13 @@
 
 #include "tandem/tandem.h"
 
-#define CHECK(expr)                                                                  \
-  do {                                                                               \
-    tandem_status_t s_ = (expr);                                                     \
-    if (s_ != TANDEM_OK) {                                                           \
-      fprintf(stderr, BENCH_NAME ": %s: %s\n", #expr, tandem_error_message());       \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                   \
-    }                                                                                \
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    tandem_status_t s_ = (expr);                                               \
+    if (s_ != TANDEM_OK) {                                                     \
+      fprintf(stderr, BENCH_NAME ": %s: %s\n", #expr, tandem_error_message()); \
+      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                             \
+    }                                                                          \
   } while (0)
 
 static inline uint64_t now_ns(void) {

@@ -52,9 +52,9 @@ typedef struct copy_config {
   copy_row_t *row;
   uint32_t part_count;
   copy_part_t parts[COPY_MAX_PARTS];
-  VkCommandBuffer *cbs;  /* [run * part_count + part] */
-  VkQueryPool queries;   /* 2 per part per run, or VK_NULL_HANDLE */
-  double *wall, *gpu;    /* per timed run */
+  VkCommandBuffer *cbs; /* [run * part_count + part] */
+  VkQueryPool queries;  /* 2 per part per run, or VK_NULL_HANDLE */
+  double *wall, *gpu;   /* per timed run */
 } copy_config_t;
 
 typedef struct copies {
@@ -74,7 +74,9 @@ typedef struct copies {
 } copies_t;
 
 static const char *lane_label(int lane) {
-  return lane == TANDEM_LANE_UPLOAD ? "upload" : lane == TANDEM_LANE_COMPUTE ? "compute" : "download";
+  return lane == TANDEM_LANE_UPLOAD    ? "upload"
+         : lane == TANDEM_LANE_COMPUTE ? "compute"
+                                       : "download";
 }
 
 /* "DEVICE_LOCAL|HOST_VISIBLE|..." for Vulkan memory property flags. */
@@ -99,7 +101,8 @@ static void flags_text(uint32_t f, char *out, size_t n) {
     if (f & names[i].bit)
       at += (size_t)snprintf(out + at, at < n ? n - at : 0, "%s%s", at ? "|" : "", names[i].name);
   }
-  if (f & ~known) at += (size_t)snprintf(out + at, at < n ? n - at : 0, "%s0x%x", at ? "|" : "", f & ~known);
+  if (f & ~known)
+    at += (size_t)snprintf(out + at, at < n ? n - at : 0, "%s0x%x", at ? "|" : "", f & ~known);
   if (!f) snprintf(out, n, "(none)");
 }
 
@@ -174,7 +177,8 @@ static void queue_set_name(const bench_copies_report_t *r, uint32_t mask, char *
   out[0] = 0;
   for (uint32_t q = 0; q < r->queue_count; q++)
     if (mask & (1u << q))
-      at += (size_t)snprintf(out + at, at < n ? n - at : 0, "%s%s", at ? "," : "", r->queues[q].name);
+      at +=
+          (size_t)snprintf(out + at, at < n ? n - at : 0, "%s%s", at ? "," : "", r->queues[q].name);
 }
 
 /* The rows of one memory type, in |cfg| (COPY_MAX_ROWS). Returns the count. */
@@ -183,9 +187,9 @@ static uint32_t make_configs(copies_t *c, copy_type_report_t *t, copy_config_t *
   uint32_t n = 0, qn = r->queue_count;
   int qu = r->lane_queue[TANDEM_LANE_UPLOAD], qd = r->lane_queue[TANDEM_LANE_DOWNLOAD];
   char set[96];
-#define NEW_ROW(...)                                                             \
-  (cfg[n] = (copy_config_t){.row = &t->rows[n]}, t->rows[n] = (copy_row_t){0},  \
-   t->rows[n].tandem = COPY_TANDEM_NONE,                                         \
+#define NEW_ROW(...)                                                           \
+  (cfg[n] = (copy_config_t){.row = &t->rows[n]}, t->rows[n] = (copy_row_t){0}, \
+   t->rows[n].tandem = COPY_TANDEM_NONE,                                       \
    snprintf(t->rows[n].name, sizeof t->rows[n].name, __VA_ARGS__), &cfg[n++])
   for (uint32_t q = 0; q < qn; q++) {
     copy_config_t *x = NEW_ROW("up   @%s", r->queues[q].name);
@@ -271,7 +275,8 @@ static void record_config(copies_t *c, copy_config_t *cfg) {
       if (part->dir == UP) {
         raw->vk.vkCmdCopyBuffer(cb, c->host_up.buffer, c->dev_up.buffer, part->regions, regions);
       } else {
-        raw->vk.vkCmdCopyBuffer(cb, c->dev_down.buffer, c->host_down.buffer, part->regions, regions);
+        raw->vk.vkCmdCopyBuffer(cb, c->dev_down.buffer, c->host_down.buffer, part->regions,
+                                regions);
         raw_barrier(raw, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                     VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
       }
@@ -286,9 +291,9 @@ static void free_config(copies_t *c, copy_config_t *cfg) {
   raw_t *raw = c->raw;
   uint32_t total = c->warmup + c->runs;
   for (uint32_t i = 0; i < total * cfg->part_count; i++)
-    raw->vk.vkFreeCommandBuffers(raw->device,
-                                 raw->pool[c->rep->queues[cfg->parts[i % cfg->part_count].queue].lane],
-                                 1, &cfg->cbs[i]);
+    raw->vk.vkFreeCommandBuffers(
+        raw->device, raw->pool[c->rep->queues[cfg->parts[i % cfg->part_count].queue].lane], 1,
+        &cfg->cbs[i]);
   if (cfg->queries) raw->vk.vkDestroyQueryPool(raw->device, cfg->queries, NULL);
   free(cfg->cbs);
   free(cfg->wall);
@@ -336,9 +341,9 @@ static double run_config(copies_t *c, const copy_config_t *cfg, uint32_t run) {
     uint32_t k = 0;
     for (uint32_t p = 0; p < cfg->part_count; p++)
       if (cfg->parts[p].queue == (int)q)
-        cbi[k++] = (VkCommandBufferSubmitInfo){
-            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-            .commandBuffer = cfg->cbs[run * cfg->part_count + p]};
+        cbi[k++] =
+            (VkCommandBufferSubmitInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                        .commandBuffer = cfg->cbs[run * cfg->part_count + p]};
     if (!k) continue;
     int lane = r->queues[q].lane;
     VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
@@ -706,12 +711,13 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
   if (!r->ran) return;
   char sz[32], flags[160];
   size_text(r->bytes, sz, sizeof sz);
-  fprintf(f, "\ncopies: %s each way; median of %u runs (after %u warm-up), all rows of a memory\n"
-             "type and tandem's graphs alternated. GB/s = bytes moved / median time / 1e3\n"
-             "(bytes, microseconds; 1 GB = 1e9 bytes); \"both\" rows count both directions\n"
-             "(2 x %s). wall: first submit until the wait returns. GPU: earliest copy start\n"
-             "to latest copy end (timestamps, one device clock). tandem: its graph doing the\n"
-             "same copy between its HOST_VISIBLE and GPU_LOCAL buffers (wall).\n",
+  fprintf(f,
+          "\ncopies: %s each way; median of %u runs (after %u warm-up), all rows of a memory\n"
+          "type and tandem's graphs alternated. GB/s = bytes moved / median time / 1e3\n"
+          "(bytes, microseconds; 1 GB = 1e9 bytes); \"both\" rows count both directions\n"
+          "(2 x %s). wall: first submit until the wait returns. GPU: earliest copy start\n"
+          "to latest copy end (timestamps, one device clock). tandem: its graph doing the\n"
+          "same copy between its HOST_VISIBLE and GPU_LOCAL buffers (wall).\n",
           sz, r->runs, r->warmup, sz);
   fprintf(f, "queues (tandem's lanes; the raw copies use these VkQueues):\n");
   for (uint32_t q = 0; q < r->queue_count; q++) {
@@ -726,7 +732,8 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
   for (uint32_t h = 0; h < r->memory.memoryHeapCount; h++) {
     size_text(r->memory.memoryHeaps[h].size, sz, sizeof sz);
     fprintf(f, "%s %u: %s%s", h ? ";" : "", h, sz,
-            r->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? " device-local" : "");
+            r->memory.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? " device-local"
+                                                                             : "");
   }
   fprintf(f, "\ntandem: ");
   print_memory(f, "HOST_VISIBLE", &r->tandem_host);
@@ -779,8 +786,8 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
                                        "both directions at once"};
   bool any_outside = false;
   for (uint32_t i = 0; i < r->type_count; i++)
-    any_outside |= !r->types[i].skipped &&
-                   !(r->types[i].properties & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    any_outside |=
+        !r->types[i].skipped && !(r->types[i].properties & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   fprintf(f, "\nbest per kind%s (by %s time):\n",
           any_outside ? " over host memory outside VRAM" : "", "median wall");
   for (int kind = 0; kind < 3; kind++) {
@@ -814,7 +821,8 @@ void bench_copies_print(const bench_copies_report_t *r, FILE *f) {
 }
 
 static void json_summary(FILE *f, const char *key, const summary_t *s) {
-  fprintf(f, "\"%s\": {\"median\": %.4f, \"p10\": %.4f, \"p90\": %.4f, \"min\": %.4f, \"mean\": %.4f}",
+  fprintf(f,
+          "\"%s\": {\"median\": %.4f, \"p10\": %.4f, \"p90\": %.4f, \"min\": %.4f, \"mean\": %.4f}",
           key, s->median, s->p10, s->p90, s->min, s->mean);
 }
 
@@ -832,8 +840,9 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
   fputs("    \"queues\": [", f);
   for (uint32_t q = 0; q < r->queue_count; q++) {
     const copy_queue_t *cq = &r->queues[q];
-    fprintf(f, "%s{\"name\": \"%s\", \"family\": %u, \"index\": %u, \"family_flags\": %u, "
-               "\"timestamp_bits\": %u}",
+    fprintf(f,
+            "%s{\"name\": \"%s\", \"family\": %u, \"index\": %u, \"family_flags\": %u, "
+            "\"timestamp_bits\": %u}",
             q ? ", " : "", cq->name, cq->family, cq->index, cq->family_flags, cq->timestamp_bits);
   }
   fputs("],\n    \"heaps\": [", f);
@@ -859,8 +868,9 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
   for (uint32_t i = 0; i < r->type_count; i++) {
     const copy_type_report_t *t = &r->types[i];
     flags_text(t->properties, flags, sizeof flags);
-    fprintf(f, "%s\n      {\"index\": %u, \"flags\": \"%s\", \"flags_value\": %u, \"heap\": %u, "
-               "\"heap_bytes\": %llu, \"heap_device_local\": %s, \"tandem_host_visible\": %s",
+    fprintf(f,
+            "%s\n      {\"index\": %u, \"flags\": \"%s\", \"flags_value\": %u, \"heap\": %u, "
+            "\"heap_bytes\": %llu, \"heap_device_local\": %s, \"tandem_host_visible\": %s",
             i ? "," : "", t->index, flags, t->properties, t->heap,
             (unsigned long long)t->heap_bytes, t->heap_device_local ? "true" : "false",
             t->index == r->tandem_host.memory_type ? "true" : "false");
@@ -874,8 +884,9 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
             t->host_write_gbps, t->host_read_gbps);
     for (uint32_t k = 0; k < t->row_count; k++) {
       const copy_row_t *row = &t->rows[k];
-      fprintf(f, "%s\n        {\"name\": \"%s\", \"bytes\": %llu, \"up_parts\": %u, "
-                 "\"down_parts\": %u, ",
+      fprintf(f,
+              "%s\n        {\"name\": \"%s\", \"bytes\": %llu, \"up_parts\": %u, "
+              "\"down_parts\": %u, ",
               k ? "," : "", row->name, (unsigned long long)row->bytes, row->up_parts,
               row->down_parts);
       json_summary(f, "wall_us", &row->wall);
@@ -886,7 +897,8 @@ void bench_copies_json(const bench_copies_report_t *r, FILE *f) {
         fprintf(f, ", \"gpu_gb_per_s\": %.4f", gbps(row->bytes, row->gpu.median));
       }
       static const char *const tk[3] = {"upload", "download", "both"};
-      if (row->tandem != COPY_TANDEM_NONE) fprintf(f, ", \"same_as_tandem\": \"%s\"", tk[row->tandem]);
+      if (row->tandem != COPY_TANDEM_NONE)
+        fprintf(f, ", \"same_as_tandem\": \"%s\"", tk[row->tandem]);
       fputs("}", f);
     }
     fputs("]}", f);

@@ -52,8 +52,8 @@ static void edge_xrt_load(edge_xrt_t *x, const char *path) {
   memset(x, 0, sizeof *x);
   x->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!x->lib) bench_die("npu-edge: cannot load the emulated NPU '%s': %s", path, dlerror());
-#define EDGE_SYM(field, name)                                                    \
-  *(void **)&x->field = dlsym(x->lib, name);                                     \
+#define EDGE_SYM(field, name)                \
+  *(void **)&x->field = dlsym(x->lib, name); \
   if (!x->field) bench_die("npu-edge: the emulated NPU lacks %s", name);
   EDGE_SYM(DeviceOpen, "xrtDeviceOpen")
   EDGE_SYM(DeviceClose, "xrtDeviceClose")
@@ -159,7 +159,8 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
                              .push_constant_bytes = 8};
   tandem_kernel_t *k;
   TCHECK(tandem_kernel_create(rt, &kd, &k));
-  tandem_binding_contract_t nb[2] = {{bytes, 4, TANDEM_ACCESS_READ}, {bytes, 4, TANDEM_ACCESS_WRITE}};
+  tandem_binding_contract_t nb[2] = {{bytes, 4, TANDEM_ACCESS_READ},
+                                     {bytes, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t pd = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                   .name = "scale_add_f32",
                                   .xclbin_path = xclbin,
@@ -260,7 +261,8 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   }
   tandem_unmap(&m);
   if (bad_t || bad_d)
-    bench_die("npu-edge: wrong results: %u (tandem) and %u (direct) of %u elements", bad_t, bad_d, n);
+    bench_die("npu-edge: wrong results: %u (tandem) and %u (direct) of %u elements", bad_t, bad_d,
+              n);
 
   bench_row_t *row = &rows[(*count)++];
   memset(row, 0, sizeof *row);

@@ -220,12 +220,12 @@ static void rstream_job(raw_t *unused, void *ctx) {
                                             .value = prev[l],
                                             .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       if (from >= 0)
-        w[wn++] = (VkSemaphoreSubmitInfo){
-            .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-            .semaphore = raw->timeline[from],
-            .value = prev[from] + i + 1,
-            .stageMask = lane == COMP ? VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT
-                                      : VK_PIPELINE_STAGE_2_COPY_BIT};
+        w[wn++] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                          .semaphore = raw->timeline[from],
+                                          .value = prev[from] + i + 1,
+                                          .stageMask = lane == COMP
+                                                           ? VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT
+                                                           : VK_PIPELINE_STAGE_2_COPY_BIT};
       r->signal[i] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                              .semaphore = raw->timeline[lane],
                                              .value = prev[lane] + i + 1,
@@ -355,8 +355,10 @@ void bench_overlap(const bench_options_t *o, tandem_runtime_t *rt, raw_t *raw, b
   double tu, du;
   time_stream(o, "overlap all lanes", &t, &r, &s, 7u, &tu, &du, row);
   for (int l = 0; l < RAW_LANES; l++) {
-    if (row->tandem_lane_us[l] > row->tandem_ideal_us) row->tandem_ideal_us = row->tandem_lane_us[l];
-    if (row->direct_lane_us[l] > row->direct_ideal_us) row->direct_ideal_us = row->direct_lane_us[l];
+    if (row->tandem_lane_us[l] > row->tandem_ideal_us)
+      row->tandem_ideal_us = row->tandem_lane_us[l];
+    if (row->direct_lane_us[l] > row->direct_ideal_us)
+      row->direct_ideal_us = row->direct_lane_us[l];
   }
   verify_tandem("overlap", &t, &s);
   verify_stream("overlap", "direct", &s, r.host_in.mapped, r.host_out.mapped);

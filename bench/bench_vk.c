@@ -37,7 +37,8 @@ void bench_vk_load(tandem_runtime_t *rt, tandem_vulkan_handles_t *h, struct Volk
     exit(77);
   }
   if (s != TANDEM_OK)
-    bench_die("tandem_runtime_vulkan_handles: %s: %s", tandem_status_name(s), tandem_error_message());
+    bench_die("tandem_runtime_vulkan_handles: %s: %s", tandem_status_name(s),
+              tandem_error_message());
   if (volkInitialize() != VK_SUCCESS) bench_die("the Vulkan loader could not be loaded");
   volkLoadInstanceOnly((VkInstance)h->instance);
   volkLoadDeviceTable(vk, (VkDevice)h->device);
@@ -53,7 +54,8 @@ void raw_open(raw_t *raw, tandem_runtime_t *rt) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
   TCHECK(tandem_runtime_vulkan_handles(rt, &h));
-  if (volkInitialize() != VK_SUCCESS) bench_die("direct side: the Vulkan loader could not be loaded");
+  if (volkInitialize() != VK_SUCCESS)
+    bench_die("direct side: the Vulkan loader could not be loaded");
   raw->runtime = rt;
   raw->instance = h.instance;
   raw->physical = h.physical_device;
@@ -86,7 +88,8 @@ void raw_open(raw_t *raw, tandem_runtime_t *rt) {
   if (!exts) bench_die("out of memory");
   vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, exts);
   for (uint32_t i = 0; i < en; i++)
-    if (!strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) raw->host_import = true;
+    if (!strcmp(exts[i].extensionName, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME))
+      raw->host_import = true;
   free(exts);
   if (raw->host_import) {
     VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
@@ -143,10 +146,10 @@ void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                           .descriptorCount = 1,
                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo dci = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = bindings,
-      .pBindings = b};
+  VkDescriptorSetLayoutCreateInfo dci = {.sType =
+                                             VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .bindingCount = bindings,
+                                         .pBindings = b};
   VKCHECK(raw->vk.vkCreateDescriptorSetLayout(raw->device, &dci, NULL, &k->set_layout));
   VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = push_bytes};
   VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -162,8 +165,8 @@ void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint
                 .module = k->module,
                 .pName = "main"},
       .layout = k->layout};
-  VKCHECK(raw->vk.vkCreateComputePipelines(raw->device, VK_NULL_HANDLE, 1, &pci, NULL,
-                                           &k->pipeline));
+  VKCHECK(
+      raw->vk.vkCreateComputePipelines(raw->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline));
 }
 
 void raw_kernel_destroy(raw_t *raw, raw_kernel_t *k) {
@@ -191,8 +194,9 @@ static VkMemoryRequirements raw_buffer_make(raw_t *raw, VkDeviceSize size, const
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                      VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                             .sharingMode = raw->distinct_count > 1 ? VK_SHARING_MODE_CONCURRENT
-                                                                    : VK_SHARING_MODE_EXCLUSIVE,
-                            .queueFamilyIndexCount = raw->distinct_count > 1 ? raw->distinct_count : 0,
+                                                                   : VK_SHARING_MODE_EXCLUSIVE,
+                            .queueFamilyIndexCount =
+                                raw->distinct_count > 1 ? raw->distinct_count : 0,
                             .pQueueFamilyIndices = raw->distinct_families};
   VKCHECK(raw->vk.vkCreateBuffer(raw->device, &bci, NULL, &b->buffer));
   VkMemoryRequirements req;
@@ -202,9 +206,9 @@ static VkMemoryRequirements raw_buffer_make(raw_t *raw, VkDeviceSize size, const
 
 void raw_buffer_create(raw_t *raw, VkDeviceSize size, bool host, raw_buffer_t *b) {
   VkMemoryRequirements req = raw_buffer_make(raw, size, NULL, b);
-  VkMemoryPropertyFlags want = host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-                                    : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  VkMemoryPropertyFlags want =
+      host ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+           : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
   uint32_t type = raw_memory_type(raw, req.memoryTypeBits, want);
   if (type == UINT32_MAX) bench_die("direct side: no memory type with flags 0x%x", (unsigned)want);
   VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
@@ -220,8 +224,7 @@ bool raw_buffer_create_in(raw_t *raw, VkDeviceSize size, uint32_t type, raw_buff
   VkMemoryRequirements req = raw_buffer_make(raw, size, NULL, b);
   const VkMemoryType *t = &raw->memory.memoryTypes[type];
   *why = NULL;
-  if (!(req.memoryTypeBits & (1u << type)))
-    *why = "storage/transfer buffers cannot use this type";
+  if (!(req.memoryTypeBits & (1u << type))) *why = "storage/transfer buffers cannot use this type";
   else if (req.size > raw->memory.memoryHeaps[t->heapIndex].size)
     *why = "its heap is smaller than the buffer";
   VkResult r = VK_SUCCESS;
@@ -251,10 +254,12 @@ bool raw_buffer_create_in(raw_t *raw, VkDeviceSize size, uint32_t type, raw_buff
 void raw_buffer_import_host(raw_t *raw, void *host, VkDeviceSize size, raw_buffer_t *b) {
   const VkExternalMemoryHandleTypeFlagBits type =
       VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-  VkExternalMemoryBufferCreateInfo ext = {
-      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, .handleTypes = type};
+  VkExternalMemoryBufferCreateInfo ext = {.sType =
+                                              VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          .handleTypes = type};
   VkMemoryRequirements req = raw_buffer_make(raw, size, &ext, b);
-  VkMemoryHostPointerPropertiesEXT hpp = {.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VkMemoryHostPointerPropertiesEXT hpp = {.sType =
+                                              VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
   VKCHECK(raw->vk.vkGetMemoryHostPointerPropertiesEXT(raw->device, type, host, &hpp));
   uint32_t bits = hpp.memoryTypeBits & req.memoryTypeBits;
   if (!bits) bench_die("direct side: no memory type can hold imported host memory as a buffer");

@@ -28,18 +28,18 @@
 /* Fatal errors (a benchmark has nothing to unwind into): "<program>: <fmt>"
  * on stderr, exit status 1. */
 void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-#define TCHECK(expr)                                                                        \
-  do {                                                                                      \
-    tandem_status_t s_ = (expr);                                                            \
-    if (s_ != TANDEM_OK)                                                                    \
-      bench_die("%s:%d: %s failed: %s: %s", __FILE__, __LINE__, #expr, tandem_status_name(s_), \
-                tandem_error_message());                                                    \
-  } while (0)
-#define VKCHECK(expr)                                                                          \
+#define TCHECK(expr)                                                                           \
   do {                                                                                         \
-    VkResult r_ = (expr);                                                                      \
-    if (r_ != VK_SUCCESS)                                                                      \
-      bench_die("%s:%d: %s failed: VkResult %d", __FILE__, __LINE__, #expr, (int)r_);          \
+    tandem_status_t s_ = (expr);                                                               \
+    if (s_ != TANDEM_OK)                                                                       \
+      bench_die("%s:%d: %s failed: %s: %s", __FILE__, __LINE__, #expr, tandem_status_name(s_), \
+                tandem_error_message());                                                       \
+  } while (0)
+#define VKCHECK(expr)                                                                 \
+  do {                                                                                \
+    VkResult r_ = (expr);                                                             \
+    if (r_ != VK_SUCCESS)                                                             \
+      bench_die("%s:%d: %s failed: VkResult %d", __FILE__, __LINE__, #expr, (int)r_); \
   } while (0)
 
 /* Fills |h| with |rt|'s native handles (opening its GPU if needed), loads
@@ -80,7 +80,7 @@ typedef struct raw {
   VkSemaphore timeline[RAW_LANES];
   uint64_t value[RAW_LANES]; /* last value signalled per lane */
   char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
-  bool host_import;               /* VK_EXT_external_memory_host enabled */
+  bool host_import; /* VK_EXT_external_memory_host enabled */
   VkDeviceSize host_import_alignment;
 } raw_t;
 

@@ -158,7 +158,8 @@ static void run_graph(tandem_exec_t *e, uint64_t *wall, uint64_t *gpu, uint64_t 
   if (gpu) *gpu = prof.gpu_times_valid ? prof.execution_ns : 0;
   if (start) *start = prof.gpu_times_valid ? prof.queue_ns : 0;
   uint64_t end = prof.host_submit_ns + prof.queue_ns + prof.execution_ns;
-  if (tail) *tail = prof.gpu_times_valid && prof.host_observed_ns > end ? prof.host_observed_ns - end : 0;
+  if (tail)
+    *tail = prof.gpu_times_valid && prof.host_observed_ns > end ? prof.host_observed_ns - end : 0;
 }
 
 static void run_once(ctx_t *c, tandem_graph_t *g) {
@@ -300,10 +301,10 @@ int main(int argc, char **argv) {
   row_t rows[MAX_ROWS];
   int n = 0, shader_up[MAX_ROWS], shader_down[MAX_ROWS];
   memset(rows, 0, sizeof rows);
-#define ROW(name_, up_, down_, groups_, sup_, sdown_)                     \
-  do {                                                                    \
-    make_row(&c, &rows[n], name_, up_, down_, groups_);                   \
-    shader_up[n] = sup_, shader_down[n] = sdown_, n++;                    \
+#define ROW(name_, up_, down_, groups_, sup_, sdown_)   \
+  do {                                                  \
+    make_row(&c, &rows[n], name_, up_, down_, groups_); \
+    shader_up[n] = sup_, shader_down[n] = sdown_, n++;  \
   } while (0)
   char name[40];
   ROW("up-engine", 1, 0, 0, 0, 0);

@@ -52,7 +52,7 @@ typedef struct raw_memory {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipeline_layout;
   VkPipeline pipeline;
-  VkBuffer buffer; /* the one the sets point at */
+  VkBuffer buffer;                         /* the one the sets point at */
   VkCommandPool lane_pool, transient_pool; /* the cbs and cbs-tr parts' */
 } raw_memory_t;
 
@@ -155,10 +155,10 @@ static void raw_memory_open(raw_memory_t *r, tandem_runtime_t *rt, tandem_buffer
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                           .descriptorCount = 1,
                                           .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo dslci = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = 1,
-      .pBindings = &binding};
+  VkDescriptorSetLayoutCreateInfo dslci = {.sType =
+                                               VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = 1,
+                                           .pBindings = &binding};
   VKCHECK(r->vk.vkCreateDescriptorSetLayout(r->device, &dslci, NULL, &r->set_layout));
   VkPipelineLayoutCreateInfo plci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                      .setLayoutCount = 1,
@@ -218,10 +218,9 @@ int main(int argc, char **argv) {
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   CHECK(tandem_runtime_gpu_info(rt, 0, &info));
-  printf(
-      "device: %s (%s %s); per part and size, three rounds: ms and minor page faults per "
-      "node\n",
-      info.name, info.driver_name, info.driver_info);
+  printf("device: %s (%s %s); per part and size, three rounds: ms and minor page faults per "
+         "node\n",
+         info.name, info.driver_name, info.driver_info);
   enum { ROUNDS = 3 };
   for (int k = 0; k < count; k++) {
     uint32_t n = sizes[k];

@@ -123,11 +123,11 @@ static void import_host(bench_t *b, VkPhysicalDevice phys, bool huge, uint8_t se
   VkExternalMemoryBufferCreateInfo ext = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
       .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT};
-  VkBufferCreateInfo bci = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .pNext = &ext,
-      .size = b->bytes,
-      .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT};
+  VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                            .pNext = &ext,
+                            .size = b->bytes,
+                            .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT};
   VKCHECK(b->vk.vkCreateBuffer(b->device, &bci, NULL, &out->buffer));
   VkMemoryRequirements req;
   b->vk.vkGetBufferMemoryRequirements(b->device, out->buffer, &req);
@@ -323,10 +323,8 @@ int main(int argc, char **argv) {
   for (int kind = 0; kind < KIND_COUNT; kind++) {
     for (int dir = 0; dir < DIR_COUNT; dir++) {
       uint8_t seed = (uint8_t)(kind * 2 + dir + 1);
-      if (kind == KIND_DRIVER)
-        driver_host(&b, rt, seed, &b.host[kind][dir]);
-      else
-        import_host(&b, phys, kind == KIND_2M, seed, &b.host[kind][dir]);
+      if (kind == KIND_DRIVER) driver_host(&b, rt, seed, &b.host[kind][dir]);
+      else import_host(&b, phys, kind == KIND_2M, seed, &b.host[kind][dir]);
     }
     if (kind == KIND_4K) huge_4k = anon_huge_kib() - huge_before;
   }
@@ -412,10 +410,9 @@ int main(int argc, char **argv) {
   CHECK(tandem_runtime_gpu_info(rt, 0, &info));
   printf("device: %s (%s %s); %llu MiB per copy, %d rounds, medians\n", info.name, info.driver_name,
          info.driver_info, (unsigned long long)mib, rounds);
-  printf(
-      "huge pages backing the imports (two buffers each): host-4k %ld KiB, host-2m %ld KiB "
-      "of %llu KiB\n",
-      huge_4k, huge_2m, (unsigned long long)(2 * b.bytes / 1024));
+  printf("huge pages backing the imports (two buffers each): host-4k %ld KiB, host-2m %ld KiB "
+         "of %llu KiB\n",
+         huge_4k, huge_2m, (unsigned long long)(2 * b.bytes / 1024));
   double *wall = calloc((size_t)ROWS * rounds, sizeof *wall);
   double *gpu = calloc((size_t)ROWS * rounds, sizeof *gpu);
   if (!wall || !gpu) return 1;
@@ -443,10 +440,8 @@ int main(int argc, char **argv) {
     double w = wall[row * rounds + rounds / 2], g = gpu[row * rounds + rounds / 2];
     double moved = (double)b.bytes * (what == ROW_BOTH ? 2 : 1);
     printf("%-8s %-5s %12.1f %10.2f", kind_names[kind], row_names[what], w, moved / w / 1e3);
-    if (g > 0)
-      printf(" %12.1f %10.2f\n", g, moved / g / 1e3);
-    else
-      printf(" %12s %10s\n", "-", "-");
+    if (g > 0) printf(" %12.1f %10.2f\n", g, moved / g / 1e3);
+    else printf(" %12s %10s\n", "-", "-");
   }
   free(wall);
   free(gpu);

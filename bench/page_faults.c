@@ -47,11 +47,10 @@ int main(int argc, char **argv) {
     t0 = now_us();
     munmap((void *)p, bytes);
     double unmap = now_us() - t0;
-    printf(
-        "%zu MiB: first touch %.0f us, %ld faults, %.3f us per fault; touched again %.0f us "
-        "(%.3f us per page); munmap %.0f us (%.3f us per page)\n",
-        mib, first, faults, faults ? first / (double)faults : 0.0, again,
-        again / (double)(bytes / page), unmap, unmap / (double)(bytes / page));
+    printf("%zu MiB: first touch %.0f us, %ld faults, %.3f us per fault; touched again %.0f us "
+           "(%.3f us per page); munmap %.0f us (%.3f us per page)\n",
+           mib, first, faults, faults ? first / (double)faults : 0.0, again,
+           again / (double)(bytes / page), unmap, unmap / (double)(bytes / page));
   }
   return 0;
 }

@@ -84,7 +84,9 @@ int main(int argc, char **argv) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
   o.validation = smoke;
-  if (smoke) o.validation_callback = on_validation; /* the smoke runs under the layer; measurements never do */
+  if (smoke)
+    o.validation_callback =
+        on_validation; /* the smoke runs under the layer; measurements never do */
   o.graph_slots = 2;
   tandem_runtime_t *rt = NULL;
   CHECK(tandem_runtime_create(&o, &rt));

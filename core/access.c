@@ -35,22 +35,22 @@ uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out
       return 2;
     case TANDEM__NODE_DISPATCH:
       for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    tandem__binding_bytes(&node->kernel->bindings[i],
-                                                          node->views[i]),
-                                    node->kernel->bindings[i].access};
+        out[i] =
+            (tandem__access_t){node->views[i].buffer, node->views[i].offset,
+                               tandem__binding_bytes(&node->kernel->bindings[i], node->views[i]),
+                               node->kernel->bindings[i].access};
       if (node->indirect.buffer) {
-        out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset,
-                                                   12, TANDEM_ACCESS_READ};
+        out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset, 12,
+                                                   TANDEM_ACCESS_READ};
         return node->view_count + 1;
       }
       return node->view_count;
     case TANDEM__NODE_NPU_RUN:
       for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    tandem__binding_bytes(&node->program->bindings[i],
-                                                          node->views[i]),
-                                    node->program->bindings[i].access};
+        out[i] =
+            (tandem__access_t){node->views[i].buffer, node->views[i].offset,
+                               tandem__binding_bytes(&node->program->bindings[i], node->views[i]),
+                               node->program->bindings[i].access};
       return node->view_count;
     case TANDEM__NODE_VULKAN_COMMANDS: /* the declared views, whole, as declared */
       for (uint32_t i = 0; i < node->view_count; i++)

@@ -56,7 +56,9 @@ tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "adopting a buffer: desc->%s is NULL; give the VkDevice, the VkBuffer "
                        "and the VkDeviceMemory it is bound to",
-                       !desc->device ? "device" : !desc->buffer ? "buffer" : "memory");
+                       !desc->device   ? "device"
+                       : !desc->buffer ? "buffer"
+                                       : "memory");
   if (desc->placement != TANDEM_PLACEMENT_GPU_LOCAL &&
       desc->placement != TANDEM_PLACEMENT_HOST_VISIBLE)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -68,8 +70,7 @@ tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
                        "adopting a buffer: size %llu is outside 1..%llu bytes",
                        (unsigned long long)desc->size, (unsigned long long)TANDEM__MAX_BYTES);
   TANDEM_RETURN_IF_ERROR(tandem__adopt_device(runtime, desc->device, "the buffer"));
-  return tandem__buffer_make_from(runtime, desc->size, desc->placement, 0, NULL, desc,
-                                  out_buffer);
+  return tandem__buffer_make_from(runtime, desc->size, desc->placement, 0, NULL, desc, out_buffer);
 }
 
 tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
@@ -93,8 +94,8 @@ tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,
                        "adopting kernel '%s': desc->%s is NULL; give the VkDevice, the VkPipeline, "
                        "its VkPipelineLayout and set 0's VkDescriptorSetLayout",
                        name,
-                       !desc->device     ? "device"
-                       : !desc->pipeline ? "pipeline"
+                       !desc->device            ? "device"
+                       : !desc->pipeline        ? "pipeline"
                        : !desc->pipeline_layout ? "pipeline_layout"
                                                 : "set_layout");
   char what[160];

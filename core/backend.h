@@ -121,8 +121,8 @@ typedef struct tandem__program_command {
 typedef struct tandem__program_desc {
   uint32_t slot_count;
   uint32_t region_count;
-  const tandem_lane_t *region_lane;  /* [region]; NPU regions are never recorded */
-  const uint32_t *region_commands;   /* [region]: its commands, barriers not counted */
+  const tandem_lane_t *region_lane; /* [region]; NPU regions are never recorded */
+  const uint32_t *region_commands;  /* [region]: its commands, barriers not counted */
   /* [region]: the pieces a GPU region is recorded in (>= 1; 1 for an NPU
    * region, never recorded), each into a native command buffer of its own, submitted in
    * piece order as one batch (see "Pieces" above record.begin). */
@@ -178,9 +178,8 @@ typedef struct tandem__gpu_buffer_ops {
    * |export_types| (tandem_external_memory_type_t bits, 0: none) makes the
    * memory exportable as those handle types; only bits in
    * external_memory_types are passed. */
-  tandem_status_t (*create)(tandem__gpu_t *gpu, uint64_t size,
-                            tandem_placement_t placement, uint32_t export_types,
-                            void **out_native, void **out_host);
+  tandem_status_t (*create)(tandem__gpu_t *gpu, uint64_t size, tandem_placement_t placement,
+                            uint32_t export_types, void **out_native, void **out_host);
   void (*destroy)(tandem__gpu_t *gpu, void *native);
   /* Which memory type |native| (any buffer this backend made or imported) lives in. */
   void (*memory)(tandem__gpu_t *gpu, void *native, tandem_buffer_memory_t *out);
@@ -188,10 +187,8 @@ typedef struct tandem__gpu_buffer_ops {
    * a host mapping (VK_EXT_external_memory_host; |host| and |size| aligned to
    * host_import_alignment), or a dma-buf fd (the fd stays the caller's).
    * Only called when can_import_host / can_import_dmabuf are set. */
-  tandem_status_t (*import_host)(tandem__gpu_t *gpu, void *host, uint64_t size,
-                                 void **out_native);
-  tandem_status_t (*import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size,
-                                   void **out_native);
+  tandem_status_t (*import_host)(tandem__gpu_t *gpu, void *host, uint64_t size, void **out_native);
+  tandem_status_t (*import_dmabuf)(tandem__gpu_t *gpu, int fd, uint64_t size, void **out_native);
   /* Device memory exported as a dma-buf |out_fd| (the caller closes it), for
    * another device to import. Only called when can_import_dmabuf is set (the
    * same extensions cover export). */
@@ -208,8 +205,8 @@ typedef struct tandem__gpu_kernel_ops {
                              tandem__kernel_interface_t *out_iface);
   /* Builds the pipeline of a kernel whose contract was checked, with the
    * specialization core resolved (|build|). */
-  tandem_status_t (*create)(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
-                            const char *name, void **out_native);
+  tandem_status_t (*create)(tandem__gpu_t *gpu, tandem__kernel_build_t *build, const char *name,
+                            void **out_native);
   void (*destroy)(tandem__gpu_t *gpu, void *native);
 } tandem__gpu_kernel_ops_t;
 
@@ -231,8 +228,7 @@ typedef struct tandem__gpu_program_ops {
    * not allocate. Marks each region it handed to a queue |submitted|: after
    * a failure, those may still run (core/lost.c). */
   tandem_status_t (*submit)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                            tandem__region_submit_t *regions,
-                            uint32_t region_count);
+                            tandem__region_submit_t *regions, uint32_t region_count);
   /* GPU start and end of each region of |slot|'s last run, converted to the
    * host's CLOCK_MONOTONIC: out[2r], out[2r+1]. The run must have finished.
    * Returns OK; UNSUPPORTED (and zeros, no message) when the program keeps
@@ -293,12 +289,12 @@ typedef struct tandem__gpu_record_ops {
    * commands cannot fail (a backend that meets a failure between them
    * reports it from record.end). Allocates nothing of tandem's own:
    * re-recording happens at submit. */
-  tandem_status_t (*begin)(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                           uint32_t region, uint32_t piece);
+  tandem_status_t (*begin)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t region,
+                           uint32_t piece);
   void (*bindings)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                    const tandem__binding_batch_t *batch);
-  void (*barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
-                  uint32_t dst_work);
+  void (*barrier)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+                  uint32_t src_work, uint32_t dst_work);
   void (*fill)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                const tandem__cmd_fill_t *cmd);
   void (*copy)(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
@@ -367,8 +363,8 @@ typedef struct tandem__gpu_interop_ops {
    * as buffer.create. Imports a duplicate of memory->fd: the caller's fd is
    * left alone, whatever the outcome. Not zero-filled. */
   tandem_status_t (*buffer_import)(tandem__gpu_t *gpu, const tandem_external_memory_t *memory,
-                                   uint64_t size, tandem_placement_t placement,
-                                   void **out_native, void **out_host);
+                                   uint64_t size, tandem_placement_t placement, void **out_native,
+                                   void **out_host);
   /* An opaque fd of |lane|'s timeline (only with timelines_exportable). */
   tandem_status_t (*timeline_export)(tandem__gpu_t *gpu, tandem_lane_t lane, int *out_fd);
   /* A timeline semaphore over opaque fd |fd| (only with can_import_timelines);
@@ -416,15 +412,15 @@ struct tandem__gpu {
   /* Test-only controls (core/test_hooks.h); NULL: the backend has none. */
   const struct tandem__gpu_test_hooks *test_hooks;
   tandem_device_info_t info;
-  uint64_t storage_alignment; /* minStorageBufferOffsetAlignment */
-  uint32_t max_workgroups[3]; /* maxComputeWorkGroupCount (also in info) */
+  uint64_t storage_alignment;       /* minStorageBufferOffsetAlignment */
+  uint32_t max_workgroups[3];       /* maxComputeWorkGroupCount (also in info) */
   uint32_t max_workgroup_subgroups; /* maxComputeWorkgroupSubgroups */
   uint64_t max_storage_range; /* the most bytes one binding may cover (maxStorageBufferRange) */
   /* Regions get GPU start and end times on the host clock (program.timestamps
    * answers true): the gpu_timestamps option, and a device that can calibrate. */
   bool timestamps;
-  bool can_import_host;       /* VK_EXT_external_memory_host enabled */
-  bool can_import_dmabuf;     /* VK_EXT_external_memory_dma_buf enabled */
+  bool can_import_host;           /* VK_EXT_external_memory_host enabled */
+  bool can_import_dmabuf;         /* VK_EXT_external_memory_dma_buf enabled */
   uint64_t host_import_alignment; /* minImportedHostPointerAlignment */
   /* Interop: the tandem_external_memory_type_t bits buffers can be exported
    * and imported as (OPAQUE_FD with VK_KHR_external_memory_fd, DMA_BUF with

@@ -22,8 +22,7 @@ tandem_status_t tandem_budget_create(uint64_t limit_bytes, tandem_budget_t **out
   if (!out_budget) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_budget is NULL");
   *out_budget = NULL;
   if (limit_bytes == 0 || limit_bytes > TANDEM__MAX_BYTES)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
-                       "budget limit %llu bytes is outside 1..%llu",
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "budget limit %llu bytes is outside 1..%llu",
                        (unsigned long long)limit_bytes, (unsigned long long)TANDEM__MAX_BYTES);
   tandem_budget_t *budget = calloc(1, sizeof *budget);
   if (!budget) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a budget");

@@ -29,8 +29,7 @@ const char *tandem_placement_name(tandem_placement_t placement) {
 }
 
 tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
-                                     tandem_placement_t placement,
-                                     tandem_buffer_t **out_buffer) {
+                                     tandem_placement_t placement, tandem_buffer_t **out_buffer) {
   if (!out_buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_buffer is NULL");
   *out_buffer = NULL;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
@@ -39,8 +38,7 @@ tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
                        (unsigned long long)size, (unsigned long long)TANDEM__MAX_BYTES);
   switch (placement) {
     case TANDEM_PLACEMENT_GPU_LOCAL:
-    case TANDEM_PLACEMENT_HOST_VISIBLE:
-      break;
+    case TANDEM_PLACEMENT_HOST_VISIBLE: break;
     case TANDEM_PLACEMENT_SHARED:
     case TANDEM_PLACEMENT_NPU_LOCAL:
       if (runtime->options.npu == TANDEM_NPU_NONE)
@@ -60,8 +58,7 @@ tandem_status_t tandem__buffer_make(tandem_runtime_t *runtime, uint64_t size,
                                     tandem_placement_t placement, uint32_t export_types,
                                     const tandem_external_memory_t *import,
                                     tandem_buffer_t **out_buffer) {
-  return tandem__buffer_make_from(runtime, size, placement, export_types, import, NULL,
-                                  out_buffer);
+  return tandem__buffer_make_from(runtime, size, placement, export_types, import, NULL, out_buffer);
 }
 
 tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t size,
@@ -89,7 +86,8 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
     s = gpu->vtable->interop->buffer_adopt(gpu, adopt, &buffer->native, &buffer->host, &indirect);
     buffer->no_indirect = !indirect;
   } else if (import) {
-    s = gpu->vtable->interop->buffer_import(gpu, import, size, placement, &buffer->native, &buffer->host);
+    s = gpu->vtable->interop->buffer_import(gpu, import, size, placement, &buffer->native,
+                                            &buffer->host);
   } else if (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL) {
     s = tandem__npu_buffer_create(runtime, buffer);
   } else {
@@ -101,7 +99,9 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
     tandem__budget_unreserve(runtime->options.budget, charged);
     free(buffer);
     return tandem__annotate(s, "%s a %s buffer of %llu bytes",
-                            adopt ? "adopting" : import ? "importing" : "creating",
+                            adopt    ? "adopting"
+                            : import ? "importing"
+                                     : "creating",
                             tandem_placement_name(placement), (unsigned long long)size);
   }
   atomic_init(&buffer->refs, 1);
@@ -168,7 +168,8 @@ tandem_status_t tandem_buffer_view(tandem_buffer_t *buffer, uint64_t offset, uin
   *out_view = (tandem_view_t){0};
   if (!buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "buffer is NULL");
   if (length == 0)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "view length is 0; a view covers at least 1 byte");
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "view length is 0; a view covers at least 1 byte");
   if (offset >= buffer->size || length > buffer->size - offset)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "view (offset %llu, length %llu) runs past the end of a %llu-byte buffer",
@@ -184,10 +185,11 @@ tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer) {
 
 tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
                                    const char *what) {
-  if (!view.buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: view has no buffer", what);
+  if (!view.buffer)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: view has no buffer", what);
   if (view.buffer->runtime != runtime)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "%s: the buffer belongs to another runtime", what);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: the buffer belongs to another runtime",
+                       what);
   if (view.length == 0 || view.offset >= view.buffer->size ||
       view.length > view.buffer->size - view.offset)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,

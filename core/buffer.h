@@ -25,7 +25,6 @@ tandem_status_t tandem__buffer_make_from(tandem_runtime_t *runtime, uint64_t siz
                                          tandem_buffer_t **out_buffer);
 /* buffer.c: checks that |view| is well-formed and belongs to |runtime|;
  * |what| names it. */
-tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view,
-                                   const char *what);
+tandem_status_t tandem__view_check(tandem_runtime_t *runtime, tandem_view_t view, const char *what);
 
 #endif /* TANDEM_CORE_BUFFER_H_ */

@@ -29,20 +29,20 @@ struct tandem_buffer {
   uint64_t charged; /* bytes reserved in the runtime's budget: size, or 0 for an
                        adopted buffer the application had already charged */
   tandem_placement_t placement;
-  void *native; /* GPU backend buffer; NULL for NPU_LOCAL */
-  void *host;   /* what host maps see: HOST_VISIBLE and SHARED/NPU_LOCAL mappings */
-  void *npu_bo;   /* SHARED and NPU_LOCAL: the NPU buffer object */
-  void *npu_host; /* its mapping (equals host except for staged sharing) */
-  uint64_t npu_size;          /* BO size (rounded for host-pointer import) */
-  tandem_sharing_t sharing;   /* SHARED: the path this buffer uses */
+  void *native;             /* GPU backend buffer; NULL for NPU_LOCAL */
+  void *host;               /* what host maps see: HOST_VISIBLE and SHARED/NPU_LOCAL mappings */
+  void *npu_bo;             /* SHARED and NPU_LOCAL: the NPU buffer object */
+  void *npu_host;           /* its mapping (equals host except for staged sharing) */
+  uint64_t npu_size;        /* BO size (rounded for host-pointer import) */
+  tandem_sharing_t sharing; /* SHARED: the path this buffer uses */
   /* Adopted without the usage indirect dispatch reads need: never an
    * indirect view (graph.c). Set at creation, never changed. */
   bool no_indirect;
 
-  tandem__record_t *records;   /* [mutex] in-flight accesses (I3) */
-  tandem__host_map_t *maps;    /* [mutex] live host maps */
+  tandem__record_t *records;        /* [mutex] in-flight accesses (I3) */
+  tandem__host_map_t *maps;         /* [mutex] live host maps */
   uint32_t map_count, map_capacity; /* [mutex] */
-  uint64_t next_map_id;        /* [mutex] */
+  uint64_t next_map_id;             /* [mutex] */
   /* [mutex] Poisoned byte ranges: bytes whose last writer failed, sorted by
    * offset and disjoint (tracker.c). One spare entry: a change may add one
    * range before the closest two are merged back to TANDEM__POISON_RANGES. */

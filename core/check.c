@@ -69,7 +69,8 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
     }
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       if (s->lane_values[l] != region_last[l])
-        return tandem__broken("I2", "a slot's final lane value is not its last region's (lane, value)",
+        return tandem__broken("I2",
+                              "a slot's final lane value is not its last region's (lane, value)",
                               (unsigned)l, s->lane_values[l]);
       if (s->lane_values[l]) prev[l] = s->lane_values[l];
     }
@@ -85,12 +86,15 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
           if (r->lane < TANDEM_LANE_COUNT || r->lane >= TANDEM__MAX_LANES ||
               rt->lanes[r->lane].kind != TANDEM_LANE_KIND_SESSION ||
               r->value <= rt->lane_done_value[r->lane])
-            return tandem__broken("I3", "a buffer lists a session record of no open stage "
-                                  "(lane, value)", (uint64_t)r->lane, r->value);
+            return tandem__broken("I3",
+                                  "a buffer lists a session record of no open stage "
+                                  "(lane, value)",
+                                  (uint64_t)r->lane, r->value);
           continue;
         }
         if (r->slot->state != TANDEM__SLOT_IN_FLIGHT || !tandem__slot_listed(rt, r->slot))
-          return tandem__broken("I3", "a buffer lists a record of a slot not in flight (slot, state)",
+          return tandem__broken("I3",
+                                "a buffer lists a record of a slot not in flight (slot, state)",
                                 r->slot->index, r->slot->state);
       }
     }
@@ -121,13 +125,13 @@ bool tandem__exec_check_locked(const tandem_exec_t *exec) {
         break;
       case TANDEM__SLOT_IN_FLIGHT:
         if (!listed)
-          return tandem__broken("I4", "an IN_FLIGHT slot is not in the in-flight list (slot)",
-                                k, 0);
+          return tandem__broken("I4", "an IN_FLIGHT slot is not in the in-flight list (slot)", k,
+                                0);
         break;
       case TANDEM__SLOT_DONE:
         if (listed || !s->user_ref)
-          return tandem__broken("I4", "a DONE slot is in flight or not held (listed, held)",
-                                listed, s->user_ref);
+          return tandem__broken("I4", "a DONE slot is in flight or not held (listed, held)", listed,
+                                s->user_ref);
         break;
     }
   }

@@ -20,7 +20,7 @@ bool tandem__exec_check_locked(const tandem_exec_t *exec);          /* I4 per sl
 bool tandem__exec_check_free(const tandem_exec_t *exec);            /* I1 */
 bool tandem__buffer_check_free(const tandem_buffer_t *buffer);      /* I1 */
 bool tandem__npu_lane_check_signal(const tandem__npu_lane_t *lane, uint64_t value); /* I5 */
-bool tandem__check_not_npu_lane(void);                              /* I6 */
+bool tandem__check_not_npu_lane(void);                                              /* I6 */
 /* Marks the calling thread as the NPU lane (for the I6 check; any build). */
 void tandem__check_mark_npu_lane_thread(void);
 

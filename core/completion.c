@@ -31,8 +31,7 @@ static tandem_status_t tandem__completion_live_locked(const tandem_completion_t 
 }
 
 static tandem_status_t tandem__completion_wait_acquired(tandem_completion_t *completion,
-                                                        tandem__slot_t *slot,
-                                                        uint64_t timeout_ns) {
+                                                        tandem__slot_t *slot, uint64_t timeout_ns) {
   tandem_runtime_t *rt = slot->exec->runtime;
   uint64_t values[TANDEM__MAX_LANES];
   pthread_mutex_lock(&rt->mutex);
@@ -123,7 +122,7 @@ void tandem_completion_release(tandem_completion_t *completion) {
     assert(tandem__exec_check_locked(exec));
   }
   pthread_mutex_unlock(&rt->mutex);
-  tandem_exec_release(exec); /* the acquire's reference */
+  tandem_exec_release(exec);          /* the acquire's reference */
   if (won) tandem_exec_release(exec); /* the completion's */
 }
 
@@ -202,8 +201,7 @@ tandem_status_t tandem_completion_profile(tandem_completion_t *completion,
   tandem_completion_profile_init(&known);
   tandem_completion_profile_t *out = &known;
   if (capacity && !regions)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u",
-                       capacity);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "regions is NULL with capacity %u", capacity);
   tandem__slot_t *slot;
   TANDEM_RETURN_IF_ERROR(tandem__completion_acquire(completion, "completion", &slot));
   tandem_exec_t *exec = slot->exec;

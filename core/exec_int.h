@@ -16,8 +16,8 @@
 struct tandem__record {
   tandem__record_t *next, *prev; /* [mutex] buffer->records */
   tandem__access_t access;
-  tandem_lane_t lane; /* a built-in lane, or a SESSION lane for a session's record */
-  uint64_t value; /* the region's signal value on |lane| (a session: its stage's) */
+  tandem_lane_t lane;   /* a built-in lane, or a SESSION lane for a session's record */
+  uint64_t value;       /* the region's signal value on |lane| (a session: its stage's) */
   tandem__slot_t *slot; /* NULL for a session stage's record (session.c) */
 };
 
@@ -43,25 +43,25 @@ typedef struct tandem__dep {
 struct tandem__slot {
   tandem_exec_t *exec; /* not a reference: the completion holds one (see top) */
   uint32_t index;
-  uint64_t generation;               /* [mutex] bumped at every submit */
-  uint64_t submission;               /* [mutex] runtime-wide number */
-  tandem__dep_t *deps;               /* [mutex] max_submissions entries */
-  uint32_t dep_count;                /* [mutex] */
+  uint64_t generation; /* [mutex] bumped at every submit */
+  uint64_t submission; /* [mutex] runtime-wide number */
+  tandem__dep_t *deps; /* [mutex] max_submissions entries */
+  uint32_t dep_count;  /* [mutex] */
   /* The three below are also read by the NPU lane thread, which never takes
    * runtime->mutex (I6: it must not, or a driver call made under that lock
    * and waiting for the GPU queue, itself waiting for the NPU, deadlocks):
    * atomics, written under the mutex except npu_result. */
   atomic_bool cancel_requested;
-  bool inject_failure;               /* [mutex] test hook */
-  atomic_bool dep_failed;            /* a submission it was ordered after failed */
-  atomic_bool abandoned;             /* its submission failed half-way (lost.c): the NPU
+  bool inject_failure;         /* [mutex] test hook */
+  atomic_bool dep_failed;      /* a submission it was ordered after failed */
+  atomic_bool abandoned;       /* its submission failed half-way (lost.c): the NPU
                                         lane signals its regions without waiting or running */
-  uint64_t *timestamps;              /* 2 per region, scratch for traces (no allocation) */
-  atomic_int npu_result;             /* first failure of an NPU region (lane thread), or OK */
-  char npu_message[224];             /* its text, written by the lane thread that set
+  uint64_t *timestamps;        /* 2 per region, scratch for traces (no allocation) */
+  atomic_int npu_result;       /* first failure of an NPU region (lane thread), or OK */
+  char npu_message[224];       /* its text, written by the lane thread that set
                                         npu_result, before it signals */
-  tandem__npu_job_t *npu_jobs;       /* one per NPU region, made at prepare */
-  void **npu_runs;                   /* run handle per plan node (NULL for GPU nodes) */
+  tandem__npu_job_t *npu_jobs; /* one per NPU region, made at prepare */
+  void **npu_runs;             /* run handle per plan node (NULL for GPU nodes) */
   /* Host start/end per region, written by the NPU lane before it signals
    * and read at retirement. Atomic: a runtime that became lost retires its
    * slots at once (lane values forced past), possibly while the NPU lane is
@@ -70,11 +70,11 @@ struct tandem__slot {
    * lost runtime first drains the NPU lane (lost.c). */
   _Atomic uint64_t *npu_times;
   uint64_t host_submit_ns, host_observed_ns; /* [mutex] CLOCK_MONOTONIC */
-  tandem__slot_state_t state;        /* [mutex] */
-  bool user_ref;                     /* [mutex] the completion is held by the user */
-  tandem_status_t result;            /* [mutex] final result once DONE */
-  uint64_t lane_values[TANDEM_LANE_COUNT]; /* [mutex] final value per lane, 0 none */
-  tandem__slot_t *next_in_flight;    /* [mutex] runtime->in_flight */
+  tandem__slot_state_t state;                /* [mutex] */
+  bool user_ref;                             /* [mutex] the completion is held by the user */
+  tandem_status_t result;                    /* [mutex] final result once DONE */
+  uint64_t lane_values[TANDEM_LANE_COUNT];   /* [mutex] final value per lane, 0 none */
+  tandem__slot_t *next_in_flight;            /* [mutex] runtime->in_flight */
   /* [mutex] Per lane, the value a host wait for this submission waits for:
    * its own lane values and, transitively, those of every submission it
    * depends on. A slot retires only after its dependencies (so their
@@ -90,36 +90,36 @@ struct tandem__slot {
    * (host-signalled too) are covered the same way: cover[session lane] is
    * the stage value its regions wait for. */
   uint64_t cover[TANDEM__MAX_LANES];
-  tandem__record_t *records;         /* plan access count entries */
-  tandem__region_submit_t *submits;  /* region_count entries */
+  tandem__record_t *records;        /* plan access count entries */
+  tandem__region_submit_t *submits; /* region_count entries */
   /* Per-submission parameters: the version of each region's parameters this
    * slot's command buffers were recorded with, and the dispatch views they
    * use (GPU nodes; retained: a buffer replaced by tandem_exec_set_view stays alive
    * until every slot recorded with it has been re-recorded or freed).
    * [mutex]; changed only while the slot is FREE. */
-  uint64_t *region_version;          /* region_count entries */
-  tandem_view_t *views;              /* exec->view_total entries */
-  tandem_buffer_t **to_release;      /* exec->view_total entries, scratch for submit */
-  uint32_t handle_index;             /* its completion-handle entry (handle.c), for life */
+  uint64_t *region_version;     /* region_count entries */
+  tandem_view_t *views;         /* exec->view_total entries */
+  tandem_buffer_t **to_release; /* exec->view_total entries, scratch for submit */
+  uint32_t handle_index;        /* its completion-handle entry (handle.c), for life */
 };
 
 struct tandem_exec {
   atomic_uint_fast64_t refs;
   tandem_runtime_t *runtime;
   tandem__plan_t plan;
-  tandem__access_t *accesses;  /* all accesses, grouped by region */
-  uint32_t *access_region;     /* region of each access */
+  tandem__access_t *accesses; /* all accesses, grouped by region */
+  uint32_t *access_region;    /* region of each access */
   uint32_t access_count;
   void *native;
   tandem__slot_t *slots;
   uint32_t slot_count;
   uint64_t copied_per_lane[TANDEM_LANE_COUNT]; /* bytes one run copies */
   bool uses_lane[TANDEM_LANE_COUNT];           /* a region of it runs on the lane */
-  uint64_t *region_copied;     /* bytes each region copies */
-  uint32_t *node_access;       /* first index into accesses of each node */
-  uint32_t *node_view;         /* first index into a slot's views of each node */
-  uint32_t view_total;         /* views of all GPU nodes (fill, copy, dispatch) */
-  uint64_t *region_version;    /* [mutex] bumped by tandem_exec_set_* */
+  uint64_t *region_copied;                     /* bytes each region copies */
+  uint32_t *node_access;                       /* first index into accesses of each node */
+  uint32_t *node_view;                         /* first index into a slot's views of each node */
+  uint32_t view_total;                         /* views of all GPU nodes (fill, copy, dispatch) */
+  uint64_t *region_version;                    /* [mutex] bumped by tandem_exec_set_* */
 };
 
 /* One more reference to |exec| (tandem_exec_retain; the last release is

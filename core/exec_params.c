@@ -24,8 +24,8 @@
 #include "core/plan.h"
 
 static const char *tandem__kind_name(tandem__node_kind_t kind) {
-  return kind == TANDEM__NODE_FILL   ? "fill"
-         : kind == TANDEM__NODE_COPY ? "copy"
+  return kind == TANDEM__NODE_FILL       ? "fill"
+         : kind == TANDEM__NODE_COPY     ? "copy"
          : kind == TANDEM__NODE_DISPATCH ? "dispatch"
          : kind == TANDEM__NODE_NPU_RUN  ? "NPU run"
                                          : "Vulkan commands";
@@ -45,8 +45,8 @@ static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, co
   bool fixed = n->kind == TANDEM__NODE_NPU_RUN || n->kind == TANDEM__NODE_VULKAN_COMMANDS;
   bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && !fixed);
   if (!ok)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "%s: node %u is a %s node; %s", what, node, tandem__kind_name(n->kind),
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: node %u is a %s node; %s", what, node,
+                       tandem__kind_name(n->kind),
                        any_gpu ? "NPU runs and Vulkan commands nodes keep the views they were "
                                  "recorded with"
                                : "only dispatch nodes take this parameter");

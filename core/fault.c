@@ -27,13 +27,13 @@
 #undef strdup
 
 #ifndef TANDEM_UNTESTABLE
-static atomic_uint_fast64_t tandem__fault_at;    /* 0: off */
+static atomic_uint_fast64_t tandem__fault_at; /* 0: off */
 static atomic_uint tandem__fault_kinds;
 static atomic_bool tandem__fault_persistent;
 static atomic_uint_fast64_t tandem__fault_count; /* counted calls since armed */
 static atomic_uint_fast64_t tandem__fault_hits;  /* calls made to fail */
 static pthread_mutex_t tandem__fault_mutex = PTHREAD_MUTEX_INITIALIZER;
-static char tandem__fault_first_site[128];       /* [tandem__fault_mutex] */
+static char tandem__fault_first_site[128]; /* [tandem__fault_mutex] */
 /* Every distinct site counted while armed, since the process started (the
  * sweep's coverage, tandem_test_fault_sites): the sites are string literals,
  * kept by pointer. */
@@ -42,14 +42,14 @@ static struct {
   const char *site;
   tandem__fault_kind_t kind;
 } tandem__fault_sites[TANDEM__FAULT_MAX_SITES]; /* [tandem__fault_mutex] */
-static uint32_t tandem__fault_site_count;        /* [tandem__fault_mutex] */
+static uint32_t tandem__fault_site_count;       /* [tandem__fault_mutex] */
 /* The distinct sites made to fail since the last tandem_test_fault_set
  * (tandem_test_fault_failed_sites): the acceptance of a persistent run
  * depends on every site that failed, not only the first. */
 #define TANDEM__FAULT_MAX_FAILED 64
 static const char *tandem__fault_failed[TANDEM__FAULT_MAX_FAILED]; /* [tandem__fault_mutex] */
 static tandem__fault_kind_t tandem__fault_failed_kind[TANDEM__FAULT_MAX_FAILED];
-static uint32_t tandem__fault_failed_count;      /* [tandem__fault_mutex] */
+static uint32_t tandem__fault_failed_count; /* [tandem__fault_mutex] */
 
 static void tandem__fault_note_site(tandem__fault_kind_t kind, const char *site) {
   pthread_mutex_lock(&tandem__fault_mutex);

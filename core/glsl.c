@@ -57,7 +57,8 @@ tandem_status_t tandem__glsl_compile(const char *source, const char *name, void 
       .default_profile = GLSLANG_NO_PROFILE,
       .force_default_version_and_profile = false,
       .forward_compatible = false,
-      .messages = GLSLANG_MSG_DEFAULT_BIT | GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT,
+      .messages =
+          GLSLANG_MSG_DEFAULT_BIT | GLSLANG_MSG_SPV_RULES_BIT | GLSLANG_MSG_VULKAN_RULES_BIT,
       .resource = glslang_default_resource(),
   };
   tandem_status_t s = TANDEM_OK;

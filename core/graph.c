@@ -232,8 +232,7 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
     if (b->bytes != TANDEM_BYTES_VIEW && v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
-                         kernel->name, (unsigned long long)v.length,
-                         (unsigned long long)b->bytes);
+                         kernel->name, (unsigned long long)v.length, (unsigned long long)b->bytes);
     /* A longer view would be bound (and tracked) only as far as the
      * contract's bytes: the kernel would silently compute part of it. */
     if (b->bytes != TANDEM_BYTES_VIEW && v.length > b->bytes)
@@ -297,8 +296,8 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
   tandem_kernel_t *kernel = desc->kernel;
   tandem_runtime_t *rt = graph->runtime;
   if (kernel->runtime != rt)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "kernel '%s' belongs to another runtime", kernel->name);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel '%s' belongs to another runtime",
+                       kernel->name);
   if (desc->view_count != kernel->binding_count)
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "dispatch of '%s': %u views given, the contract has %u bindings",
@@ -311,8 +310,8 @@ tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
                        "dispatch of '%s': %u push-constant bytes given, the contract needs %u",
                        kernel->name, desc->push_constant_bytes, kernel->push_constant_bytes);
   if (desc->push_constant_bytes && !desc->push_constants)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "dispatch of '%s': push_constants is NULL", kernel->name);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "dispatch of '%s': push_constants is NULL",
+                       kernel->name);
   tandem__node_t node = {.kind = TANDEM__NODE_DISPATCH,
                          .lane = TANDEM_LANE_COMPUTE,
                          .kernel = kernel,
@@ -392,11 +391,10 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "NPU run of '%s': %u scalars given, the contract has %u (in 32-bit "
                        "words: a 64-bit scalar takes two)",
-                       program->name,
-                       scalar_count, program->scalar_count);
+                       program->name, scalar_count, program->scalar_count);
   if ((view_count && !views) || (scalar_count && !scalars))
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU run of '%s': %s is NULL",
-                       program->name, view_count && !views ? "views" : "scalars");
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU run of '%s': %s is NULL", program->name,
+                       view_count && !views ? "views" : "scalars");
   tandem__node_t node = {.kind = TANDEM__NODE_NPU_RUN,
                          .lane = TANDEM_LANE_NPU,
                          .program = program,
@@ -420,14 +418,13 @@ tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph, tandem_npu_progr
     if (b->bytes != TANDEM_BYTES_VIEW && v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
-                         program->name, (unsigned long long)v.length,
-                         (unsigned long long)b->bytes);
+                         program->name, (unsigned long long)v.length, (unsigned long long)b->bytes);
     for (uint32_t j = 0; j < i; j++) {
       const tandem_binding_contract_t *c = &program->bindings[j];
       if (views[j].buffer == v.buffer && tandem__accesses_conflict(b->access, c->access))
         return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
-                           "bindings %u and %u of '%s' are one buffer and at least one writes",
-                           j, i, program->name);
+                           "bindings %u and %u of '%s' are one buffer and at least one writes", j,
+                           i, program->name);
     }
   }
   node.views = (tandem_view_t *)views; /* copied by tandem__graph_append */

@@ -29,12 +29,12 @@ typedef struct tandem__access {
 
 typedef struct tandem__node {
   tandem__node_kind_t kind;
-  tandem_lane_t lane;           /* resolved at record time */
-  tandem_kernel_t *kernel;      /* DISPATCH: retained */
+  tandem_lane_t lane;            /* resolved at record time */
+  tandem_kernel_t *kernel;       /* DISPATCH: retained */
   tandem_npu_program_t *program; /* NPU_RUN: retained */
-  uint32_t scalar_count;        /* NPU_RUN */
+  uint32_t scalar_count;         /* NPU_RUN */
   uint32_t scalars[TANDEM_MAX_NPU_SCALARS];
-  uint32_t view_count;          /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n,
+  uint32_t view_count; /* FILL 1 (dst), COPY 2 (src, dst), DISPATCH n,
                                    VULKAN_COMMANDS its declared accesses */
   /* view_count views, buffers retained. They live outside the node so a node
    * stays small (prepare copies nodes, 100 000 of them at scale): in the
@@ -42,13 +42,13 @@ typedef struct tandem__node {
    * lives) or in the plan's one array (plan.c). A node built on the stack
    * points at a local array until tandem__graph_append copies it in. */
   tandem_view_t *views;
-  uint32_t pattern;             /* FILL */
+  uint32_t pattern; /* FILL */
   uint32_t push_bytes;
   uint8_t push[TANDEM_MAX_PUSH_CONSTANT_BYTES];
-  uint32_t workgroups[3];       /* DISPATCH, direct: counts (in an exec, [mutex]) */
-  tandem_view_t indirect;       /* DISPATCH: counts read on the GPU when .buffer set
+  uint32_t workgroups[3]; /* DISPATCH, direct: counts (in an exec, [mutex]) */
+  tandem_view_t indirect; /* DISPATCH: counts read on the GPU when .buffer set
                                    (retained) */
-  bool barrier_before;          /* set by prepare: barrier ahead of it in its region */
+  bool barrier_before;    /* set by prepare: barrier ahead of it in its region */
   /* VULKAN_COMMANDS: the user's callback and its pointer, and the declared
    * access of each view, 2 bits (a tandem_access_t) per view from bit 0. */
   tandem_vulkan_record_fn record;

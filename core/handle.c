@@ -152,8 +152,8 @@ tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion) {
   return e->slot;
 }
 
-tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion,
-                                           const char *what, tandem__slot_t **out_slot) {
+tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion, const char *what,
+                                           tandem__slot_t **out_slot) {
   *out_slot = NULL;
   if (!completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s is NULL", what);
   pthread_mutex_lock(&tandem__handle_mutex);

@@ -21,7 +21,7 @@ void tandem__handle_revoke(tandem__slot_t *slot);
 /* For checkers: 1 live, 0 not live, -1 the slot owns no entry. */
 int tandem__handle_state(const tandem__slot_t *slot);
 tandem__slot_t *tandem__handle_slot(const tandem_completion_t *completion);
-tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion,
-                                           const char *what, tandem__slot_t **out_slot);
+tandem_status_t tandem__completion_acquire(const tandem_completion_t *completion, const char *what,
+                                           tandem__slot_t **out_slot);
 
 #endif /* TANDEM_CORE_HANDLE_H_ */

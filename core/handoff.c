@@ -82,8 +82,9 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
                        "code",
                        node_index, tandem_lane_name(node->lane), (int)s);
   if (tandem_error_message()[0])
-    return tandem__annotate(s, "Vulkan commands node %u (%s lane): its record callback failed "
-                               "with %s",
+    return tandem__annotate(s,
+                            "Vulkan commands node %u (%s lane): its record callback failed "
+                            "with %s",
                             node_index, tandem_lane_name(node->lane), tandem_status_name(s));
   return TANDEM_FAIL(s,
                      "Vulkan commands node %u (%s lane): its record callback returned %s; the "
@@ -108,7 +109,8 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
    * timeline's value) alike. */
   for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (!region->wait_values[l]) continue;
-    scope.wait_semaphores[scope.wait_count] = gpu->vtable->interop->lane_timeline(gpu, (tandem_lane_t)l);
+    scope.wait_semaphores[scope.wait_count] =
+        gpu->vtable->interop->lane_timeline(gpu, (tandem_lane_t)l);
     scope.wait_values[scope.wait_count++] = region->wait_values[l];
   }
   tandem_vulkan_signal_t signal = {0};
@@ -125,8 +127,8 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
                        "a tandem_status_t; return TANDEM_OK or a TANDEM_ERROR_* code",
                        lane, (int)s);
   if (s != TANDEM_OK && tandem_error_message()[0])
-    return tandem__annotate(s, "Vulkan submit (%s lane): its submit callback failed with %s",
-                            lane, tandem_status_name(s));
+    return tandem__annotate(s, "Vulkan submit (%s lane): its submit callback failed with %s", lane,
+                            tandem_status_name(s));
   if (s != TANDEM_OK)
     return TANDEM_FAIL(s,
                        "Vulkan submit (%s lane): its submit callback returned %s; nothing was "

@@ -186,7 +186,7 @@ static tandem_status_t tandem__import_fd_kind_check(int fd) {
   if (fstat(fd, &st) != 0)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "import: fstat of memory->fd %d failed: %s",
                        fd, strerror(errno));
-  const char *kind = S_ISFIFO(st.st_mode)  ? "a pipe or FIFO"
+  const char *kind = S_ISFIFO(st.st_mode)   ? "a pipe or FIFO"
                      : S_ISSOCK(st.st_mode) ? "a socket"
                      : S_ISDIR(st.st_mode)  ? "a directory"
                      : S_ISBLK(st.st_mode)  ? "a block device"
@@ -244,7 +244,7 @@ tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
 /*------------------------------------------------------------ timelines --*/
 
 tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime, tandem_lane_t lane,
-                                                 int *out_fd) {
+                                                  int *out_fd) {
   if (!out_fd) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_fd is NULL");
   *out_fd = -1;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
@@ -294,7 +294,7 @@ tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
 }
 
 tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int fd,
-                                                 tandem_external_timeline_t **out_timeline) {
+                                                  tandem_external_timeline_t **out_timeline) {
   if (!out_timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_timeline is NULL");
   *out_timeline = NULL;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
@@ -326,8 +326,8 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline,
-                                              uint64_t value, uint64_t timeout_ns) {
+tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline, uint64_t value,
+                                              uint64_t timeout_ns) {
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
   tandem__gpu_t *gpu = atomic_load(&timeline->runtime->gpu);
   assert(gpu->vtable->interop); /* reached only with the capability it gives */
@@ -350,8 +350,7 @@ tandem_status_t tandem_external_timeline_lane(tandem_external_timeline_t *timeli
   pthread_mutex_lock(&rt->mutex);
   if (timeline->lane < 0) {
     tandem_lane_t lane;
-    s = tandem__lane_take_locked(rt, gpu, TANDEM_LANE_KIND_EXTERNAL, NULL, timeline->native,
-                                 &lane);
+    s = tandem__lane_take_locked(rt, gpu, TANDEM_LANE_KIND_EXTERNAL, NULL, timeline->native, &lane);
     if (s == TANDEM_OK) timeline->lane = lane;
   }
   if (s == TANDEM_OK) *out_lane = (tandem_lane_t)timeline->lane;

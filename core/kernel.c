@@ -46,8 +46,8 @@ static tandem_status_t tandem__read_file(const char *path, const char *name, voi
   if (fd < 0 || fstat(fd, &st) != 0) {
     int e = errno;
     if (fd >= 0) close(fd);
-    return TANDEM_FAIL(TANDEM_ERROR_IO, "kernel '%s': cannot open SPIR-V file '%s': %s", name,
-                       path, strerror(e));
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "kernel '%s': cannot open SPIR-V file '%s': %s", name, path,
+                       strerror(e));
   }
   if (!S_ISREG(st.st_mode)) {
     close(fd);
@@ -174,8 +174,8 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
                        "kernel '%s': required_subgroup_size %u is not a power of two", name,
                        d->required_subgroup_size);
   if (d->binding_count > TANDEM_MAX_BINDINGS)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel '%s': %u bindings, at most %u",
-                       name, d->binding_count, TANDEM_MAX_BINDINGS);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel '%s': %u bindings, at most %u", name,
+                       d->binding_count, TANDEM_MAX_BINDINGS);
   if (d->binding_count && !d->bindings)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "kernel '%s': binding_count is %u but bindings is NULL", name,
@@ -190,8 +190,9 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
     if (b->bytes > TANDEM__MAX_BYTES)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "binding %u of '%s': contract bytes %llu outside 1..%llu (or "
-                         "TANDEM_BYTES_VIEW, 0: the bound view's length)", i, name,
-                         (unsigned long long)b->bytes, (unsigned long long)TANDEM__MAX_BYTES);
+                         "TANDEM_BYTES_VIEW, 0: the bound view's length)",
+                         i, name, (unsigned long long)b->bytes,
+                         (unsigned long long)TANDEM__MAX_BYTES);
     if (b->alignment == 0 || (b->alignment & (b->alignment - 1)))
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "binding %u of '%s': alignment %llu is not a power of two", i, name,
@@ -199,8 +200,8 @@ static tandem_status_t tandem__desc_check(const tandem_kernel_desc_t *d, const c
     if (b->access != TANDEM_ACCESS_READ && b->access != TANDEM_ACCESS_WRITE &&
         b->access != TANDEM_ACCESS_READ_WRITE)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "binding %u of '%s': access %d is not READ, WRITE or READ_WRITE", i,
-                         name, (int)b->access);
+                         "binding %u of '%s': access %d is not READ, WRITE or READ_WRITE", i, name,
+                         (int)b->access);
   }
   return TANDEM_OK;
 }
@@ -300,8 +301,7 @@ static void tandem__spec_default(const tandem__reflected_spec_t *r, char *out, s
     memcpy(&f, &b, sizeof f);
     snprintf(out, cap, "%g", f);
   } else if (r->kind == TANDEM__SPEC_INT && r->is_signed && r->width <= 64) {
-    int64_t v = r->width == 64 ? (int64_t)b
-                               : (int64_t)(b << (64 - r->width)) >> (64 - r->width);
+    int64_t v = r->width == 64 ? (int64_t)b : (int64_t)(b << (64 - r->width)) >> (64 - r->width);
     snprintf(out, cap, "%lld", (long long)v);
   } else {
     snprintf(out, cap, "%llu (0x%llx)", (unsigned long long)b, (unsigned long long)b);
@@ -333,7 +333,7 @@ static tandem_status_t tandem__spec_fit(const tandem_spec_constant_t *c,
   bool is_int = c->type == TANDEM_SCALAR_INT32 || c->type == TANDEM_SCALAR_UINT32 ||
                 c->type == TANDEM_SCALAR_INT64 || c->type == TANDEM_SCALAR_UINT64;
   bool is_float = c->type == TANDEM_SCALAR_FLOAT32 || c->type == TANDEM_SCALAR_FLOAT64;
-  uint32_t width = c->type == TANDEM_SCALAR_BOOL                                  ? 1
+  uint32_t width = c->type == TANDEM_SCALAR_BOOL ? 1
                    : (c->type == TANDEM_SCALAR_INT64 || c->type == TANDEM_SCALAR_UINT64 ||
                       c->type == TANDEM_SCALAR_FLOAT64)
                        ? 64
@@ -447,8 +447,7 @@ static tandem_status_t tandem__spec_set(tandem__kernel_build_t *b,
         if (id > last && (next < 0 || id < next)) next = id;
       }
       if (next < 0 || used >= sizeof ids) break;
-      int w = snprintf(ids + used, sizeof ids - used, "%s%lld", used ? ", " : "",
-                       (long long)next);
+      int w = snprintf(ids + used, sizeof ids - used, "%s%lld", used ? ", " : "", (long long)next);
       if (w < 0) break;
       used += (size_t)w;
       last = next;
@@ -707,8 +706,8 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
                                     tandem_kernel_t **out_kernel) {
   tandem_kernel_desc_t d;
   tandem_kernel_desc_init(&d);
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in(desc, &d, sizeof d, TANDEM__OLDEST_KERNEL_DESC,
-                                           "tandem_kernel_desc_t"));
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_in(desc, &d, sizeof d, TANDEM__OLDEST_KERNEL_DESC, "tandem_kernel_desc_t"));
   if (!d.entry_point) d.entry_point = "main";
   const char *name = d.name ? d.name : d.entry_point;
   TANDEM_RETURN_IF_ERROR(tandem__desc_check(&d, name));
@@ -760,12 +759,15 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   tandem_binding_contract_t from_shader[TANDEM_MAX_BINDINGS];
   if (s == TANDEM_OK && (d.flags & TANDEM_KERNEL_CONTRACT_FROM_SHADER)) {
     if (iface->binding_count > TANDEM_MAX_BINDINGS)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "kernel '%s': the shader declares %u bindings, at "
-                      "most %u", name, iface->binding_count, TANDEM_MAX_BINDINGS);
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                      "kernel '%s': the shader declares %u bindings, at "
+                      "most %u",
+                      name, iface->binding_count, TANDEM_MAX_BINDINGS);
     for (uint32_t i = 0; s == TANDEM_OK && i < iface->binding_count; i++)
-      from_shader[i] = (tandem_binding_contract_t){
-          TANDEM_BYTES_VIEW, 4,
-          iface->bindings[i].writable ? TANDEM_ACCESS_READ_WRITE : TANDEM_ACCESS_READ};
+      from_shader[i] =
+          (tandem_binding_contract_t){TANDEM_BYTES_VIEW, 4,
+                                      iface->bindings[i].writable ? TANDEM_ACCESS_READ_WRITE
+                                                                  : TANDEM_ACCESS_READ};
     d.bindings = from_shader;
     d.binding_count = iface->binding_count;
     if (!d.push_constant_bytes) d.push_constant_bytes = iface->push_constant_bytes;
@@ -791,8 +793,10 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   if (s == TANDEM_OK && iface->spec_count) {
     kernel->specs = calloc(iface->spec_count, sizeof *kernel->specs);
     if (!kernel->specs)
-      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': allocating %u constants' "
-                      "reflection", name, iface->spec_count);
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
+                      "kernel '%s': allocating %u constants' "
+                      "reflection",
+                      name, iface->spec_count);
     for (uint32_t k = 0; s == TANDEM_OK && k < iface->spec_count; k++) {
       kernel->specs[k].reflected = iface->specs[k];
       kernel->specs[k].bits =
@@ -840,8 +844,7 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   snprintf(kernel->name, sizeof kernel->name, "%s", name);
   memcpy(kernel->workgroups, d.workgroups, sizeof kernel->workgroups);
   kernel->binding_count = d.binding_count;
-  if (d.binding_count)
-    memcpy(kernel->bindings, d.bindings, d.binding_count * sizeof *d.bindings);
+  if (d.binding_count) memcpy(kernel->bindings, d.bindings, d.binding_count * sizeof *d.bindings);
   /* Aliased bindings are tracked as READ_WRITE: the union of their ranges
    * may be read and written through any of them ("Aliased bindings"). */
   for (uint32_t i = 0; i < d.binding_count; i++)
@@ -866,9 +869,7 @@ void tandem_kernel_release(tandem_kernel_t *kernel) {
   tandem__runtime_release(rt);
 }
 
-const char *tandem_kernel_name(const tandem_kernel_t *kernel) {
-  return kernel ? kernel->name : "";
-}
+const char *tandem_kernel_name(const tandem_kernel_t *kernel) { return kernel ? kernel->name : ""; }
 
 tandem_status_t tandem_kernel_info(const tandem_kernel_t *kernel, tandem_kernel_info_t *out_info) {
   if (!out_info) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_info is NULL");
@@ -930,8 +931,7 @@ tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_t *kernel, 
   tandem_spec_constant_info_t info;
   memset(&info, 0, sizeof info);
   tandem_status_t s = TANDEM_OK;
-  if (!kernel)
-    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
+  if (!kernel) s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "kernel is NULL");
   else if (index >= kernel->spec_constant_count)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                     "kernel '%s': specialization constant index %u; the module declares %u",

@@ -19,20 +19,20 @@ struct tandem_kernel {
   uint32_t binding_count;
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   uint32_t push_constant_bytes;
-  uint32_t local_size[3];           /* effective workgroup size */
+  uint32_t local_size[3]; /* effective workgroup size */
   bool local_size_specialized;
-  uint32_t shader_features;         /* what the module needs */
-  uint32_t spec_constant_count;     /* declared by the module */
+  uint32_t shader_features;     /* what the module needs */
+  uint32_t spec_constant_count; /* declared by the module */
   uint32_t required_subgroup_size;
-  uint64_t shared_memory_bytes;     /* 0: the backend could not tell */
-  uint32_t flags;                   /* tandem_kernel_flag_t bits of the desc */
-  bool local_size_overridden;       /* the module's LocalSize was rewritten */
+  uint64_t shared_memory_bytes; /* 0: the backend could not tell */
+  uint32_t flags;               /* tandem_kernel_flag_t bits of the desc */
+  bool local_size_overridden;   /* the module's LocalSize was rewritten */
   /* Bindings that may overlap in one dispatch; their bindings[].access is
    * READ_WRITE whatever the desc said (tracked over the union). */
   uint32_t aliased_bindings;
-  uint32_t ignored_spec_count;      /* given SpecIds the module lacks */
+  uint32_t ignored_spec_count; /* given SpecIds the module lacks */
   uint32_t ignored_spec_ids[TANDEM_MAX_SPEC_CONSTANTS];
-  tandem__kernel_spec_t *specs;     /* spec_constant_count of them, or NULL */
+  tandem__kernel_spec_t *specs; /* spec_constant_count of them, or NULL */
   void *native;
 };
 

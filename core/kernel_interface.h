@@ -25,7 +25,7 @@ typedef struct tandem__reflected_binding {
 /* The kind of a scalar specialization constant as declared. */
 typedef enum tandem__spec_kind {
   TANDEM__SPEC_BOOL,
-  TANDEM__SPEC_INT,   /* integer; |is_signed| says which */
+  TANDEM__SPEC_INT, /* integer; |is_signed| says which */
   TANDEM__SPEC_FLOAT,
 } tandem__spec_kind_t;
 

@@ -46,8 +46,8 @@ bool tandem__lane_host_signalled_locked(const tandem_runtime_t *rt, int l) {
 }
 
 tandem_status_t tandem__lane_take_locked(tandem_runtime_t *rt, tandem__gpu_t *gpu,
-                                         tandem_lane_kind_t kind, const char *name,
-                                         void *imported, tandem_lane_t *out_lane) {
+                                         tandem_lane_kind_t kind, const char *name, void *imported,
+                                         tandem_lane_t *out_lane) {
   assert(kind == TANDEM_LANE_KIND_EXTERNAL || kind == TANDEM_LANE_KIND_SESSION);
   int l = TANDEM_LANE_COUNT;
   while (l < TANDEM__MAX_LANES && rt->lanes[l].kind != TANDEM_LANE_KIND_UNUSED) l++;
@@ -56,8 +56,7 @@ tandem_status_t tandem__lane_take_locked(tandem_runtime_t *rt, tandem__gpu_t *gp
                        "all %d user lanes of the runtime are taken (TANDEM_MAX_LANES %d less "
                        "the %d built-in lanes); destroy a session or an imported timeline's "
                        "lane first",
-                       TANDEM__MAX_LANES - TANDEM_LANE_COUNT, TANDEM__MAX_LANES,
-                       TANDEM_LANE_COUNT);
+                       TANDEM__MAX_LANES - TANDEM_LANE_COUNT, TANDEM__MAX_LANES, TANDEM_LANE_COUNT);
   TANDEM_RETURN_IF_ERROR(gpu->vtable->lane.bind(gpu, (tandem_lane_t)l, imported));
   tandem__lane_t *lane = &rt->lanes[l];
   lane->kind = kind;

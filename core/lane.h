@@ -19,8 +19,8 @@ bool tandem__lane_host_signalled_locked(const tandem_runtime_t *runtime, int lan
  * timeline in the backend (|imported|: lane_bind). BUSY when every id is
  * taken. Needs runtime->mutex. */
 tandem_status_t tandem__lane_take_locked(tandem_runtime_t *runtime, tandem__gpu_t *gpu,
-                                         tandem_lane_kind_t kind, const char *name,
-                                         void *imported, tandem_lane_t *out_lane);
+                                         tandem_lane_kind_t kind, const char *name, void *imported,
+                                         tandem_lane_t *out_lane);
 /* Gives user lane |lane| back: no new waits on it, then (without the lock)
  * a host wait for every queued wait on its timeline, then unbinds it and
  * frees the id. Takes runtime->mutex itself. */

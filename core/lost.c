@@ -32,8 +32,10 @@ void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
   pthread_cond_broadcast(&rt->host_lane_signalled); /* host-lane waits stop waiting */
   const char *abort_env = getenv("TANDEM_ABORT_ON_DEVICE_LOST");
   if (abort_env && strcmp(abort_env, "1") == 0) {
-    fprintf(stderr, "tandem: the runtime's GPU failed (%s): %s; aborting "
-            "(TANDEM_ABORT_ON_DEVICE_LOST=1)\n", tandem_status_name(s), tandem_error_message());
+    fprintf(stderr,
+            "tandem: the runtime's GPU failed (%s): %s; aborting "
+            "(TANDEM_ABORT_ON_DEVICE_LOST=1)\n",
+            tandem_status_name(s), tandem_error_message());
     abort();
   }
 }
@@ -82,7 +84,8 @@ void tandem__submit_abandon_locked(tandem_runtime_t *rt, tandem__slot_t *slot,
     tandem_lane_t l = plan->regions[r].lane;
     if (l == TANDEM_LANE_NPU) {
       npu = true;
-    } else if (slot->submits[r].submitted && slot->submits[r].signal_value > rt->lane_next_value[l]) {
+    } else if (slot->submits[r].submitted &&
+               slot->submits[r].signal_value > rt->lane_next_value[l]) {
       rt->lane_next_value[l] = slot->submits[r].signal_value;
     }
   }

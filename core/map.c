@@ -45,8 +45,7 @@ tandem_status_t tandem__maps_check_locked(const tandem__access_t *a) {
   return TANDEM_OK;
 }
 
-static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool write,
-                                   bool block) {
+static tandem_status_t tandem__map(tandem_view_t view, tandem_map_t *out, bool write, bool block) {
   if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_map is NULL");
   memset(out, 0, sizeof *out);
   if (!view.buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "view has no buffer");

@@ -126,7 +126,8 @@ static tandem_status_t tandem__probe(tandem_runtime_t *rt, tandem__gpu_t *gpu, t
   tandem_buffer_t probe = {.size = 4096, .placement = TANDEM_PLACEMENT_SHARED};
   probe.npu_size = tandem__bo_size(gpu, path, probe.size);
   if (path != TANDEM_SHARING_DMABUF_TO_NPU)
-    TANDEM_RETURN_IF_ERROR(npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
+    TANDEM_RETURN_IF_ERROR(
+        npu->vtable->bo_create(npu, probe.npu_size, &probe.npu_bo, &probe.npu_host));
   tandem_status_t s = tandem__share(rt, gpu, npu, path, &probe);
   if (probe.native) gpu->vtable->buffer.destroy(gpu, probe.native);
   if (probe.npu_bo) npu->vtable->bo_destroy(npu, probe.npu_bo);
@@ -165,9 +166,10 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
         /* "dma-buf into the NPU" is left out: GPU-owned memory imported into
          * amdxdna is reported to fault at run time although import and map
          * (all a probe does) succeed. It stays selectable (docs/npu.md). */
-        const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU,
-                                          TANDEM_SHARING_HOST_POINTER, TANDEM_SHARING_STAGED};
-        for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO; i++) {
+        const tandem_sharing_t order[] = {TANDEM_SHARING_DMABUF_TO_GPU, TANDEM_SHARING_HOST_POINTER,
+                                          TANDEM_SHARING_STAGED};
+        for (size_t i = 0; i < sizeof order / sizeof order[0] && chosen == TANDEM_SHARING_AUTO;
+             i++) {
           tandem_status_t ps = tandem__probe(rt, gpu, npu, order[i]);
           if (ps == TANDEM_OK) chosen = order[i];
           /* Out of memory, an I/O failure or a lost device says nothing about
@@ -181,7 +183,8 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
         }
         if (s == TANDEM_OK) tandem__clear_error(); /* failed probes are not the caller's failure */
         if (s == TANDEM_OK && chosen == TANDEM_SHARING_AUTO)
-          s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no sharing path works between this GPU and NPU");
+          s = TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                          "no sharing path works between this GPU and NPU");
       }
     }
     if (s == TANDEM_OK) {

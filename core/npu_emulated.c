@@ -38,9 +38,8 @@ const char *tandem_npu_emulated_xclbin(void) {
   Dl_info info;
   if (dladdr((void *)&tandem_npu_emulated_xclbin, &info) && info.dli_fname) {
     const char *slash = strrchr(info.dli_fname, '/');
-    if (slash &&
-        tandem__readable_in(path, sizeof path, info.dli_fname,
-                            (size_t)(slash - info.dli_fname), TANDEM__EMU_XCLBIN_REL))
+    if (slash && tandem__readable_in(path, sizeof path, info.dli_fname,
+                                     (size_t)(slash - info.dli_fname), TANDEM__EMU_XCLBIN_REL))
       return path;
   }
 #ifdef TANDEM_INSTALL_LIBDIR

@@ -14,7 +14,8 @@ tandem_status_t tandem__npu_lane_start(tandem_runtime_t *runtime);
 void tandem__npu_lane_push(tandem_runtime_t *runtime, tandem__npu_job_t *job);
 void tandem__npu_lane_stop(tandem_runtime_t *runtime);
 /* Waits until the NPU lane signalled |value| (TIMEOUT after |timeout_ns|). */
-tandem_status_t tandem__npu_lane_wait(tandem_runtime_t *runtime, uint64_t value, uint64_t timeout_ns);
+tandem_status_t tandem__npu_lane_wait(tandem_runtime_t *runtime, uint64_t value,
+                                      uint64_t timeout_ns);
 /* The NPU lane's last signalled value (0 without an NPU). */
 uint64_t tandem__npu_lane_done(tandem_runtime_t *runtime);
 

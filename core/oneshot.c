@@ -127,8 +127,7 @@ tandem_status_t tandem_runtime_run_vulkan_commands(tandem_runtime_t *runtime, ta
                                                    uint32_t access_count,
                                                    tandem_vulkan_record_fn record, void *user,
                                                    tandem_completion_t **out_completion) {
-  if (!out_completion)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  if (!out_completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
   *out_completion = NULL;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem_graph_t *graph = NULL;
@@ -156,8 +155,7 @@ tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtime, tandem_l
                                              const tandem_access_decl_t *accesses,
                                              uint32_t access_count, tandem_vulkan_submit_fn submit,
                                              void *user, tandem_completion_t **out_completion) {
-  if (!out_completion)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  if (!out_completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
   *out_completion = NULL;
   if (!runtime || !submit)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "Vulkan submit: %s is NULL",

@@ -94,8 +94,7 @@ static uint32_t tandem__seg_first(const tandem__buf_index_t *b, uint64_t offset)
 }
 
 /* Inserts a segment [start, end) with nobody's accesses at position |at|. */
-static bool tandem__seg_insert(tandem__buf_index_t *b, uint32_t at, uint64_t start,
-                               uint64_t end) {
+static bool tandem__seg_insert(tandem__buf_index_t *b, uint32_t at, uint64_t start, uint64_t end) {
   if (b->count == b->cap) {
     uint32_t cap = b->cap ? b->cap * 2 : 8;
     tandem__seg_t *segs = realloc(b->segs, cap * sizeof *segs);

@@ -25,13 +25,13 @@ typedef struct tandem__region {
 struct tandem__plan {
   tandem__node_t *nodes; /* copies, retaining buffers and kernels */
   uint32_t node_count;
-  tandem_view_t *views;  /* every node's views, nodes[i].views points in here */
-  uint32_t *order;       /* node indices grouped by region */
+  tandem_view_t *views; /* every node's views, nodes[i].views points in here */
+  uint32_t *order;      /* node indices grouped by region */
   tandem__region_t *regions;
   uint32_t region_count;
-  uint32_t *node_region;     /* region of each node */
-  uint32_t *node_pos;        /* position of each node in order[] */
-  uint32_t *barrier_prefix;  /* per order[] position: barriers at or before it */
+  uint32_t *node_region;    /* region of each node */
+  uint32_t *node_pos;       /* position of each node in order[] */
+  uint32_t *barrier_prefix; /* per order[] position: barriers at or before it */
   /* The fewest commands a recorded piece of a GPU region holds (core/record.c,
    * tandem__region_piece_end); set once before the program is made, so the
    * pieces never change for the program's life. */

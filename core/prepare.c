@@ -139,8 +139,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
         void *bos[TANDEM_MAX_BINDINGS];
         for (uint32_t v = 0; v < node->view_count; v++) bos[v] = node->views[v].buffer->npu_bo;
         s = npu->vtable->run_create(npu, node->program->native, bos, node->view_count,
-                                    node->scalars, node->scalar_count,
-                                    &exec->slots[k].npu_runs[i]);
+                                    node->scalars, node->scalar_count, &exec->slots[k].npu_runs[i]);
       }
     }
   } else if (handles != TANDEM_OK) {

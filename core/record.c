@@ -163,11 +163,11 @@ uint32_t tandem__region_pieces(const tandem__plan_t *plan, uint32_t region) {
  * region's positions start .. end-1. */
 static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
                                             const tandem__plan_t *plan, uint32_t slot,
-                                            uint32_t region_index, uint32_t piece,
-                                            uint32_t start, uint32_t end_of_piece) {
+                                            uint32_t region_index, uint32_t piece, uint32_t start,
+                                            uint32_t end_of_piece) {
   const tandem__gpu_vtable_t *vt = gpu->vtable;
   const tandem__region_t *region = &plan->regions[region_index];
-  assert(region->lane != TANDEM_LANE_NPU); /* the NPU lane thread runs those */
+  assert(region->lane != TANDEM_LANE_NPU);             /* the NPU lane thread runs those */
   const uint32_t *order = &plan->order[region->first]; /* the region's nodes, in record order */
   const tandem__node_t *nodes = plan->nodes;
   uint32_t count = region->count; /* barrier scopes look to the region's end */
@@ -459,10 +459,8 @@ static tandem_status_t tandem__record_slots(tandem__gpu_t *gpu, void *native,
     started[t] = pthread_create(&threads[t], NULL, tandem__record_thread, &shares[t]) == 0;
   tandem__record_share(&shares[0]);
   for (uint32_t t = 1; t < n; t++) {
-    if (started[t])
-      pthread_join(threads[t], NULL);
-    else
-      tandem__record_share(&shares[t]);
+    if (started[t]) pthread_join(threads[t], NULL);
+    else tandem__record_share(&shares[t]);
   }
   const tandem__record_share_t *first = NULL; /* the lowest failing (slot, piece) */
   for (uint32_t t = 0; t < n; t++)

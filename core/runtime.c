@@ -36,14 +36,15 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
                        "runtime option max_submissions is %u, must be 1..65536",
                        o->max_submissions);
   if (o->npu != TANDEM_NPU_NONE && o->npu != TANDEM_NPU_XRT && o->npu != TANDEM_NPU_EMULATED)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime option npu is %d, not a tandem_npu_kind_t",
-                       (int)o->npu);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option npu is %d, not a tandem_npu_kind_t", (int)o->npu);
   if (o->npu != TANDEM_NPU_NONE && (o->npu_timeout_ms < 1 || o->npu_timeout_ms > 3600000))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "runtime option npu_timeout_ms is %u, must be 1..3600000", o->npu_timeout_ms);
+                       "runtime option npu_timeout_ms is %u, must be 1..3600000",
+                       o->npu_timeout_ms);
   if (o->sharing < TANDEM_SHARING_AUTO || o->sharing > TANDEM_SHARING_STAGED)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime option sharing is %d, not a tandem_sharing_t",
-                       (int)o->sharing);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option sharing is %d, not a tandem_sharing_t", (int)o->sharing);
   if (o->npu_profile < TANDEM_NPU_PROFILE_AUTO || o->npu_profile > TANDEM_NPU_PROFILE_XDNA)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option npu_profile is %d, not a tandem_npu_profile_t",
@@ -64,21 +65,17 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   tandem_runtime_options_t opts;
   tandem_runtime_options_init(&opts);
   if (options)
-    TANDEM_RETURN_IF_ERROR(tandem__struct_in(options, &opts, sizeof opts,
-                                             TANDEM__OLDEST_RUNTIME_OPTIONS,
-                                             "tandem_runtime_options_t"));
+    TANDEM_RETURN_IF_ERROR(tandem__struct_in(
+        options, &opts, sizeof opts, TANDEM__OLDEST_RUNTIME_OPTIONS, "tandem_runtime_options_t"));
   const char *npu_env = getenv("TANDEM_NPU");
   if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
   if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
   if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
   const char *profile_env = getenv("TANDEM_NPU_PROFILE");
   if (profile_env && *profile_env) {
-    if (!strcmp(profile_env, "auto"))
-      opts.npu_profile = TANDEM_NPU_PROFILE_AUTO;
-    else if (!strcmp(profile_env, "plain"))
-      opts.npu_profile = TANDEM_NPU_PROFILE_PLAIN;
-    else if (!strcmp(profile_env, "xdna"))
-      opts.npu_profile = TANDEM_NPU_PROFILE_XDNA;
+    if (!strcmp(profile_env, "auto")) opts.npu_profile = TANDEM_NPU_PROFILE_AUTO;
+    else if (!strcmp(profile_env, "plain")) opts.npu_profile = TANDEM_NPU_PROFILE_PLAIN;
+    else if (!strcmp(profile_env, "xdna")) opts.npu_profile = TANDEM_NPU_PROFILE_XDNA;
     else
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "TANDEM_NPU_PROFILE is '%s'; it must be auto, plain or xdna", profile_env);
@@ -237,8 +234,10 @@ tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
   if (!gpu->vtable->interop)
-    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the runtime's GPU backend '%s' has no Vulkan "
-                       "handles", runtime->gpu_backend->name);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "the runtime's GPU backend '%s' has no Vulkan "
+                       "handles",
+                       runtime->gpu_backend->name);
   tandem_vulkan_handles_t known;
   tandem_vulkan_handles_init(&known);
   tandem__gpu_native_handles(gpu, &known);
@@ -320,8 +319,8 @@ tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t 
       tandem__gpu_t *gpu;
       TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
       if (!gpu->test_hooks)
-        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                           "the GPU backend '%s' has no test controls", runtime->gpu_backend->name);
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the GPU backend '%s' has no test controls",
+                           runtime->gpu_backend->name);
       return gpu->test_hooks->control(gpu, op);
     }
     case TANDEM_TEST_FAIL_NEXT_SUBMISSION:

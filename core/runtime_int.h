@@ -79,9 +79,9 @@ typedef struct tandem__npu_lane {
  * under the same id (lane_bind for user lanes); values are in
  * runtime->lane_next_value / lane_done_value. */
 typedef struct tandem__lane {
-  tandem_lane_kind_t kind;  /* [mutex] UNUSED for a free user id */
-  bool closing;             /* [mutex] being given back: no new waits, id not free yet */
-  char name[64];            /* [mutex] */
+  tandem_lane_kind_t kind; /* [mutex] UNUSED for a free user id */
+  bool closing;            /* [mutex] being given back: no new waits, id not free yet */
+  char name[64];           /* [mutex] */
   /* [mutex] User lanes: per built-in lane, the highest value whose work
    * waits on this lane's timeline on the GPU (or on the NPU thread). Giving
    * the id back waits for those first: the timeline must outlive every queued
@@ -108,8 +108,8 @@ struct tandem_runtime {
   tandem_sharing_t sharing;   /* negotiated when the NPU opens (before npu is set) */
   tandem__npu_lane_t npu_lane;
 
-  pthread_mutex_t mutex;                            /* the tracker lock */
-  tandem__lane_t lanes[TANDEM__MAX_LANES];          /* the lane table (lane.c) */
+  pthread_mutex_t mutex;                   /* the tracker lock */
+  tandem__lane_t lanes[TANDEM__MAX_LANES]; /* the lane table (lane.c) */
   /* [mutex] Per lane id: last value handed out, last seen reached. Never
    * reset when a user id is given back and taken again, so a new session's
    * values stay above every value an older record of that id carries.
@@ -126,13 +126,13 @@ struct tandem_runtime {
    * in submission order, so a later value on it waits for those host signals
    * too (see tandem__slot_t.cover). */
   uint64_t queue_horizon[TANDEM_LANE_COUNT_GPU][TANDEM__MAX_LANES];
-  tandem__slot_t *in_flight;                        /* [mutex] FIFO via next_in_flight */
-  tandem__slot_t *in_flight_tail;                   /* [mutex] last of that list */
-  uint64_t submission_count;                        /* [mutex] numbers submissions */
-  bool fail_next;                                   /* [mutex] test hook: fail the next one */
-  struct tandem_trace *trace;                       /* [mutex] running trace or NULL */
-  uint32_t in_flight_count;                         /* [mutex] ≤ max_submissions */
-  tandem_status_t lost;                             /* [mutex] sticky device failure */
+  tandem__slot_t *in_flight;      /* [mutex] FIFO via next_in_flight */
+  tandem__slot_t *in_flight_tail; /* [mutex] last of that list */
+  uint64_t submission_count;      /* [mutex] numbers submissions */
+  bool fail_next;                 /* [mutex] test hook: fail the next one */
+  struct tandem_trace *trace;     /* [mutex] running trace or NULL */
+  uint32_t in_flight_count;       /* [mutex] ≤ max_submissions */
+  tandem_status_t lost;           /* [mutex] sticky device failure */
   /* The NPU lane thread saw the GPU fail (a semaphore wait or signal): it
    * may not take the mutex (I6), so whoever holds it next makes the runtime
    * lost (tandem__runtime_fold_loss_locked). */
@@ -153,7 +153,7 @@ struct tandem_runtime {
 struct tandem_trace {
   tandem_trace_event_t *events; /* ring of |capacity| */
   uint32_t capacity;
-  uint64_t written;             /* events ever written; index = written % capacity */
+  uint64_t written; /* events ever written; index = written % capacity */
 };
 
 #endif /* TANDEM_CORE_RUNTIME_INT_H_ */

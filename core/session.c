@@ -41,8 +41,8 @@ struct tandem_session {
   tandem_lane_t lane;        /* its user lane, for life */
   tandem__record_t *records; /* [mutex] the open stage's accesses, linked while open */
   uint32_t record_count, record_capacity;
-  bool open;                 /* [mutex] a stage is open */
-  uint64_t value;            /* [mutex] the open (or last) stage's value on |lane| */
+  bool open;                  /* [mutex] a stage is open */
+  uint64_t value;             /* [mutex] the open (or last) stage's value on |lane| */
   tandem_status_t quarantine; /* [mutex] how the failed stage ended, or OK */
 };
 
@@ -56,8 +56,8 @@ tandem_status_t tandem_session_create(tandem_runtime_t *runtime, const char *nam
   tandem_session_t *session = calloc(1, sizeof *session);
   if (!session) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a session");
   pthread_mutex_lock(&runtime->mutex);
-  tandem_status_t s = tandem__lane_take_locked(runtime, gpu, TANDEM_LANE_KIND_SESSION, name,
-                                               NULL, &session->lane);
+  tandem_status_t s =
+      tandem__lane_take_locked(runtime, gpu, TANDEM_LANE_KIND_SESSION, name, NULL, &session->lane);
   pthread_mutex_unlock(&runtime->mutex);
   if (s != TANDEM_OK) {
     free(session);
@@ -125,9 +125,9 @@ static tandem_status_t tandem__session_refusal_locked(const tandem_session_t *se
   for (uint32_t i = 0; i < count; i++) {
     const tandem__access_t *a = &session->records[i].access;
     TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(a));
-    const tandem__poison_t *p =
-        (a->access & TANDEM_ACCESS_READ) ? tandem__poison_find_locked(a->buffer, a->offset, a->length)
-                                         : NULL;
+    const tandem__poison_t *p = (a->access & TANDEM_ACCESS_READ)
+                                    ? tandem__poison_find_locked(a->buffer, a->offset, a->length)
+                                    : NULL;
     if (p)
       return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
                          "accesses[%u]: bytes %llu..%llu of the buffer were last written by work "
@@ -153,9 +153,9 @@ tandem_status_t tandem_session_begin(tandem_session_t *session,
   /* No stage open: the records array is the owner's thread's alone. */
   TANDEM_RETURN_IF_ERROR(tandem__session_prepare(session, accesses, count));
   for (uint32_t i = 0; i < count; i++)
-    session->records[i].access = (tandem__access_t){accesses[i].view.buffer,
-                                                    accesses[i].view.offset,
-                                                    accesses[i].view.length, accesses[i].access};
+    session->records[i].access =
+        (tandem__access_t){accesses[i].view.buffer, accesses[i].view.offset,
+                           accesses[i].view.length, accesses[i].access};
   uint64_t start = tandem__now_ns();
   /* 0: no deadline (also when start + timeout would not fit). */
   uint64_t deadline = timeout_ns > UINT64_MAX - start ? 0 : start + timeout_ns;

@@ -19,8 +19,7 @@ static _Thread_local char tandem__message[TANDEM__MESSAGE_BYTES];
 const char *tandem_status_name(tandem_status_t status) {
   switch (status) {
 #define TANDEM__NAME(name, value, text) \
-  case TANDEM_##name:                   \
-    return #name;
+  case TANDEM_##name: return #name;
     TANDEM_STATUS_LIST(TANDEM__NAME)
 #undef TANDEM__NAME
   }
@@ -30,8 +29,7 @@ const char *tandem_status_name(tandem_status_t status) {
 const char *tandem_status_describe(tandem_status_t status) {
   switch (status) {
 #define TANDEM__TEXT(name, value, text) \
-  case TANDEM_##name:                   \
-    return text;
+  case TANDEM_##name: return text;
     TANDEM_STATUS_LIST(TANDEM__TEXT)
 #undef TANDEM__TEXT
   }
@@ -42,16 +40,14 @@ const char *tandem_error_message(void) { return tandem__message; }
 
 void tandem__clear_error(void) { tandem__message[0] = '\0'; }
 
-void tandem__save_error(char *buf, size_t size) {
-  snprintf(buf, size, "%s", tandem__message);
-}
+void tandem__save_error(char *buf, size_t size) { snprintf(buf, size, "%s", tandem__message); }
 
 void tandem__restore_error(const char *buf) {
   snprintf(tandem__message, sizeof tandem__message, "%s", buf);
 }
 
-tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line,
-                             const char *fmt, ...) {
+tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line, const char *fmt,
+                             ...) {
   char text[TANDEM__MESSAGE_BYTES];
   va_list ap;
   va_start(ap, fmt);

@@ -23,11 +23,10 @@
 #endif
 
 /* Records "message (file:line)" as this thread's error and returns |code|. */
-tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line,
-                             const char *fmt, ...) TANDEM__PRINTF(4, 5);
+tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line, const char *fmt, ...)
+    TANDEM__PRINTF(4, 5);
 /* Puts "prefix: " in front of this thread's current message; returns |code|. */
-tandem_status_t tandem__annotate(tandem_status_t code, const char *fmt, ...)
-    TANDEM__PRINTF(2, 3);
+tandem_status_t tandem__annotate(tandem_status_t code, const char *fmt, ...) TANDEM__PRINTF(2, 3);
 void tandem__clear_error(void);
 /* Saves this thread's message into |buf| (|size| bytes) / puts it back:
  * release calls wait and may fail internally, but never change the caller's
@@ -37,15 +36,15 @@ void tandem__restore_error(const char *buf);
 
 #define TANDEM_FAIL(code, ...) tandem__fail((code), __FILE__, __LINE__, __VA_ARGS__)
 
-#define TANDEM_RETURN_IF_ERROR(expr)                                            \
-  do {                                                                          \
-    tandem_status_t tandem__s = (expr);                                         \
-    if (tandem__s != TANDEM_OK) return tandem__s;                               \
+#define TANDEM_RETURN_IF_ERROR(expr)              \
+  do {                                            \
+    tandem_status_t tandem__s = (expr);           \
+    if (tandem__s != TANDEM_OK) return tandem__s; \
   } while (0)
 
 #define TANDEM_RETURN_IF_ERROR_CTX(expr, ...)                                    \
-  do {                                                                          \
-    tandem_status_t tandem__s = (expr);                                         \
+  do {                                                                           \
+    tandem_status_t tandem__s = (expr);                                          \
     if (tandem__s != TANDEM_OK) return tandem__annotate(tandem__s, __VA_ARGS__); \
   } while (0)
 

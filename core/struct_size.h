@@ -48,11 +48,10 @@ tandem_status_t tandem__struct_in(const void *user, void *known, size_t known_si
  * |base|_t holding its defaults (|base|_init), reads the caller's |user|
  * into it (tandem__struct_in, |oldest| its TANDEM__OLDEST_* size), and
  * returns the error from the enclosing function on a bad struct_size. */
-#define TANDEM__STRUCT_IN(base, user, known, oldest)                              \
-  base##_t known;                                                                 \
-  base##_init(&known);                                                            \
-  TANDEM_RETURN_IF_ERROR(tandem__struct_in((user), &known, sizeof known, (oldest), \
-                                           #base "_t"))
+#define TANDEM__STRUCT_IN(base, user, known, oldest) \
+  base##_t known;                                    \
+  base##_init(&known);                               \
+  TANDEM_RETURN_IF_ERROR(tandem__struct_in((user), &known, sizeof known, (oldest), #base "_t"))
 
 /* A struct the library fills: checks the caller's struct_size (as
  * tandem__struct_in, without the tail check). Writes nothing. */

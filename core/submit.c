@@ -65,10 +65,10 @@ typedef struct tandem__submission {
   tandem_runtime_t *rt;
   tandem__gpu_t *gpu;
   const tandem__plan_t *plan;
-  tandem__slot_t *slot;                  /* phase 3 */
-  uint64_t next[TANDEM__MAX_LANES];      /* phase 5: the lanes' values once committed */
-  uint32_t release_count;                /* phase 6: slot->to_release entries */
-  uint64_t submit_ns;                    /* phase 7: before the queues see it */
+  tandem__slot_t *slot;             /* phase 3 */
+  uint64_t next[TANDEM__MAX_LANES]; /* phase 5: the lanes' values once committed */
+  uint32_t release_count;           /* phase 6: slot->to_release entries */
+  uint64_t submit_ns;               /* phase 7: before the queues see it */
 } tandem__submission_t;
 
 /* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
@@ -124,8 +124,7 @@ static tandem_status_t submit_check_args(tandem__submission_t *sub) {
     bool other = a->exec->runtime != sub->rt;
     tandem_exec_release(a->exec);
     if (other)
-      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "after[%u] belongs to another runtime", i);
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after[%u] belongs to another runtime", i);
   }
   return TANDEM_OK;
 }
@@ -148,8 +147,8 @@ static tandem_status_t submit_check_runtime_locked(const tandem__submission_t *s
                          i, l);
     if (sub->lane_waits[i].value == 0)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "waits[%u]: value 0 on lane %d waits for nothing; timelines start at 0",
-                         i, l);
+                         "waits[%u]: value 0 on lane %d waits for nothing; timelines start at 0", i,
+                         l);
   }
   return TANDEM_OK;
 }
@@ -197,11 +196,9 @@ static tandem_status_t submit_check_inputs_locked(const tandem__submission_t *su
                          "bytes %llu..%llu of a %llu-byte buffer this graph reads (it reads "
                          "%llu..%llu) were last written by work that failed (%s); write them "
                          "again with work that succeeds, or read other bytes",
-                         (unsigned long long)p->offset,
-                         (unsigned long long)(p->offset + p->length),
+                         (unsigned long long)p->offset, (unsigned long long)(p->offset + p->length),
                          (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
-                         (unsigned long long)(a->offset + a->length),
-                         tandem_status_name(p->cause));
+                         (unsigned long long)(a->offset + a->length), tandem_status_name(p->cause));
   }
   for (uint32_t i = 0; i < sub->after_count; i++) {
     const tandem__slot_t *a = tandem__handle_slot(sub->after[i]);
@@ -395,8 +392,7 @@ static tandem_completion_t *submit_publish_locked(tandem__submission_t *sub) {
 /* Runs |sub| through the phases; the completion in |out_completion|. */
 static tandem_status_t tandem__submit(tandem__submission_t *sub,
                                       tandem_completion_t **out_completion) {
-  if (!out_completion)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
+  if (!out_completion) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_completion is NULL");
   *out_completion = NULL;
   TANDEM_RETURN_IF_ERROR(submit_check_args(sub));
   tandem_runtime_t *rt = sub->rt;

@@ -142,14 +142,15 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
   const char *tmp = NULL;
   if (!in_place) {
     if (strlen(path) >= 4096)
-      return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace: its path is %zu bytes long (at most "
-                         "4095)", strlen(path));
+      return TANDEM_FAIL(TANDEM_ERROR_IO,
+                         "cannot write trace: its path is %zu bytes long (at most "
+                         "4095)",
+                         strlen(path));
     snprintf(tmp_name, sizeof tmp_name, "%s.tmp.%ld", path, (long)getpid());
     tmp = tmp_name;
   }
   FILE *f = fopen(in_place ? path : tmp, "w");
-  if (!f)
-    return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace '%s': %s", path, strerror(errno));
+  if (!f) return TANDEM_FAIL(TANDEM_ERROR_IO, "cannot write trace '%s': %s", path, strerror(errno));
   uint32_t n;
   const tandem_trace_event_t *ev = tandem_trace_events(trace, &n);
   uint64_t origin = UINT64_MAX;
@@ -198,12 +199,13 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
       uint64_t src_start, src_dur;
       tandem__trace_span(src, &src_start, &src_dur);
       flow++;
-      fprintf(f,
-              ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"name\":\"waits for\","
-              "\"cat\":\"dependency\"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":1,\"tid\":%d,"
-              "\"ts\":%.3f,\"name\":\"waits for\",\"cat\":\"dependency\"}",
-              (unsigned long long)flow, (int)src->lane + 1, (double)(src_start - origin) / 1000.0,
-              (unsigned long long)flow, (int)e->lane + 1, (double)(start - origin) / 1000.0);
+      fprintf(
+          f,
+          ",\n{\"ph\":\"s\",\"id\":%llu,\"pid\":1,\"tid\":%d,\"ts\":%.3f,\"name\":\"waits for\","
+          "\"cat\":\"dependency\"},\n{\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":1,\"tid\":%d,"
+          "\"ts\":%.3f,\"name\":\"waits for\",\"cat\":\"dependency\"}",
+          (unsigned long long)flow, (int)src->lane + 1, (double)(src_start - origin) / 1000.0,
+          (unsigned long long)flow, (int)e->lane + 1, (double)(start - origin) / 1000.0);
     }
     fputs(i + 1 < n ? ",\n" : "\n", f);
   }

@@ -44,7 +44,8 @@ static int tandem__trace_node_label(const tandem__plan_t *plan, uint32_t id, cha
 }
 
 /* The name, first node and bytes of region |r| (no allocation). */
-static void tandem__trace_describe(const tandem__plan_t *plan, uint32_t r, tandem_trace_event_t *e) {
+static void tandem__trace_describe(const tandem__plan_t *plan, uint32_t r,
+                                   tandem_trace_event_t *e) {
   const tandem__region_t *region = &plan->regions[r];
   size_t used = 0, cap = sizeof e->name;
   e->name[0] = '\0';

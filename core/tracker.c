@@ -102,10 +102,11 @@ void tandem__poison_mark_locked(tandem_buffer_t *b, uint64_t offset, uint64_t le
   uint32_t i = 0;
   while (i < b->poison_count && b->poison[i].offset < offset) i++;
   memmove(&b->poison[i + 1], &b->poison[i], (b->poison_count - i) * sizeof b->poison[0]);
-  b->poison[i] = (tandem__poison_t){
-      offset, length,
-      cause == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST : TANDEM_ERROR_FAILED_DEPENDENCY,
-      cause};
+  b->poison[i] =
+      (tandem__poison_t){offset, length,
+                         cause == TANDEM_ERROR_DEVICE_LOST ? TANDEM_ERROR_DEVICE_LOST
+                                                           : TANDEM_ERROR_FAILED_DEPENDENCY,
+                         cause};
   b->poison_count++;
   if (b->poison_count > TANDEM__POISON_RANGES) tandem__poison_merge_closest(b);
 }
@@ -137,7 +138,8 @@ static bool tandem__slot_deps_retired(const tandem__slot_t *slot) {
 }
 
 /* The result a finished slot ends with; the first cause wins. */
-static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
+static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt,
+                                            const tandem__slot_t *slot) {
   if (rt->lost != TANDEM_OK) return rt->lost;
   if (slot->inject_failure) return TANDEM_ERROR_INTERNAL;
   tandem_status_t npu = (tandem_status_t)atomic_load(&slot->npu_result);
@@ -248,8 +250,7 @@ bool tandem__tracker_conflicts_locked(tandem_runtime_t *rt, const tandem__access
      * the slot may still fail, poisoning these bytes at its retirement. */
     if (passed && !(r->slot && (r->access.access & TANDEM_ACCESS_WRITE))) continue;
     if (!tandem__accesses_conflict(r->access.access, access->access)) continue;
-    if (!tandem__ranges_overlap(r->access.offset, r->access.length, access->offset,
-                                access->length))
+    if (!tandem__ranges_overlap(r->access.offset, r->access.length, access->offset, access->length))
       continue;
     if (!passed && r->value > waits[r->lane]) waits[r->lane] = r->value;
     found = true;
@@ -313,4 +314,3 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
     for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++) rt->queue_horizon[q][l] = cover[l];
   }
 }
-

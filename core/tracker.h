@@ -15,8 +15,8 @@
 void tandem__tracker_poll_locked(tandem_runtime_t *runtime);
 /* As poll, with lane values the caller already knows were reached (a finished
  * wait), or a query failure |s|: saves the timeline queries. */
-void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
-                                    uint64_t values[TANDEM__MAX_LANES], tandem_status_t s);
+void tandem__tracker_advance_locked(tandem_runtime_t *runtime, uint64_t values[TANDEM__MAX_LANES],
+                                    tandem_status_t s);
 /* Largest in-flight value per lane that conflicts with |access|, into waits[]
  * (kept when already larger). Returns true when any was found. With a
  * |dependent| slot, the conflicting slots become its dependencies; without
@@ -25,8 +25,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *runtime,
  * slot may yet fail and poison those bytes): it adds a dependency, or for a
  * host wait its slot's cover, but no wait on the passed value. */
 bool tandem__tracker_conflicts_locked(tandem_runtime_t *runtime, const tandem__access_t *access,
-                                      uint64_t waits[TANDEM__MAX_LANES],
-                                      tandem__slot_t *dependent);
+                                      uint64_t waits[TANDEM__MAX_LANES], tandem__slot_t *dependent);
 /* Records that |slot| is ordered after |on|'s current submission. */
 void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on, bool fails_with);
 /* Poisoned ranges of |buffer| (tracker.c): marks [offset, offset+length)
@@ -41,7 +40,7 @@ const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *buffer
 /* Computes slot->cover of a slot being committed (its lane values and
  * dependencies set) and raises the NPU horizons of the queues it uses. */
 void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
-                                         tandem__slot_t *slot);
+                                   tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
 void tandem__tracker_unlink_locked(tandem__record_t *record);
 

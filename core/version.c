@@ -14,7 +14,8 @@
 #if TANDEM_VERSION_MAJOR != TANDEM_BUILD_VERSION_MAJOR || \
     TANDEM_VERSION_MINOR != TANDEM_BUILD_VERSION_MINOR || \
     TANDEM_VERSION_PATCH != TANDEM_BUILD_VERSION_PATCH
-#error "include/tandem/tandem.h's TANDEM_VERSION_* differ from project(tandem VERSION ...) in CMakeLists.txt: change both"
+#error \
+    "include/tandem/tandem.h's TANDEM_VERSION_* differ from project(tandem VERSION ...) in CMakeLists.txt: change both"
 #endif
 
 #define TANDEM__STR2(x) #x

@@ -53,8 +53,7 @@ static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
   return s;
 }
 
-tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
-                                     const uint64_t values[TANDEM__MAX_LANES],
+tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt, const uint64_t values[TANDEM__MAX_LANES],
                                      uint64_t timeout_ns) {
   tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t gpu_values[TANDEM__MAX_LANES];
@@ -75,7 +74,8 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt,
     uint64_t start = tandem__now_ns();
     s = tandem__npu_lane_wait(rt, values[TANDEM_LANE_NPU], timeout_ns);
     uint64_t spent = tandem__now_ns() - start;
-    if (timeout_ns != TANDEM__WAIT_FOREVER) timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+    if (timeout_ns != TANDEM__WAIT_FOREVER)
+      timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
     gpu_values[TANDEM_LANE_NPU] = 0;
   }
   if (s == TANDEM_OK) s = gpu->vtable->lane.wait(gpu, gpu_values, timeout_ns);

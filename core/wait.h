@@ -10,7 +10,6 @@
 /* wait.c: blocks until every lane reached |values| (0 = ignore); records
  * device loss. */
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *runtime,
-                                     const uint64_t values[TANDEM__MAX_LANES],
-                                     uint64_t timeout_ns);
+                                     const uint64_t values[TANDEM__MAX_LANES], uint64_t timeout_ns);
 
 #endif /* TANDEM_CORE_WAIT_H_ */

@@ -77,11 +77,11 @@ enum {
 typedef enum { CHOICE_AUTO, CHOICE_A, CHOICE_B } choice_t;
 
 typedef struct options {
-  uint32_t tokens;      /* tokens to generate, 1 .. MAX_SEQ */
-  uint32_t repeat;      /* generations, each timed; the median is reported */
-  uint32_t block;       /* workgroup size of every kernel (a power of two) */
-  uint32_t rows;        /* matrix rows per matvec workgroup; 0: by device */
-  uint32_t inflight;    /* tokens submitted ahead: 1 (one executable) or 2 */
+  uint32_t tokens;   /* tokens to generate, 1 .. MAX_SEQ */
+  uint32_t repeat;   /* generations, each timed; the median is reported */
+  uint32_t block;    /* workgroup size of every kernel (a power of two) */
+  uint32_t rows;     /* matrix rows per matvec workgroup; 0: by device */
+  uint32_t inflight; /* tokens submitted ahead: 1 (one executable) or 2 */
   uint32_t gpu_index;
   uint32_t start_token; /* the token fed at position 0 */
   uint64_t seed;        /* weights */
@@ -169,8 +169,13 @@ static choice_t parse_choice(const char *flag, const char *text, const char *a, 
 }
 
 static options_t parse_options(int argc, char **argv) {
-  options_t o = {.tokens = 64, .repeat = 1, .block = 64, .seed = 1, .start_token = 1,
-                 .inflight = 1, .timestamps = true};
+  options_t o = {.tokens = 64,
+                 .repeat = 1,
+                 .block = 64,
+                 .seed = 1,
+                 .start_token = 1,
+                 .inflight = 1,
+                 .timestamps = true};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -290,11 +295,11 @@ static void fill_weights(float *w, size_t n, float scale, uint64_t *rng) {
 }
 
 typedef struct model {
-  float *emb;   /* [VOCAB][D], also the LM head */
-  float *wqkv;  /* [3D][D]: rows 0..D-1 q, D..2D-1 k, 2D..3D-1 v */
-  float *wo;    /* [D][D] */
-  float *wgu;   /* [2FFN][D]: rows 0..FFN-1 gate, FFN..2FFN-1 up */
-  float *wdown; /* [D][FFN] */
+  float *emb;                            /* [VOCAB][D], also the LM head */
+  float *wqkv;                           /* [3D][D]: rows 0..D-1 q, D..2D-1 k, 2D..3D-1 v */
+  float *wo;                             /* [D][D] */
+  float *wgu;                            /* [2FFN][D]: rows 0..FFN-1 gate, FFN..2FFN-1 up */
+  float *wdown;                          /* [D][FFN] */
   float g_attn[D], g_mlp[D], g_final[D]; /* RMSNorm gains (f32) */
   float rope[MAX_SEQ][HD / 2][2];        /* cos, sin per position and pair */
 } model_t;
@@ -507,10 +512,10 @@ typedef struct gpu {
   tandem_buffer_t *tok, *x, *xn, *qkv, *q, *kc, *vc, *scores, *attn, *o, *x1, *xn2, *gu, *h, *x2,
       *xf, *logits, *wo_t;
   tandem_buffer_t *out[2]; /* host-visible logits + token, one per executable */
-  tandem_kernel_t *k_embed, *k_rms, *k_qkv, *k_rope, *k_scores, *k_attend, *k_wo, *k_gu,
-      *k_silu, *k_down, *k_head, *k_argmax, *k_add;
+  tandem_kernel_t *k_embed, *k_rms, *k_qkv, *k_rope, *k_scores, *k_attend, *k_wo, *k_gu, *k_silu,
+      *k_down, *k_head, *k_argmax, *k_add;
   tandem_npu_program_t *npu_wo;
-  uint32_t inflight;         /* executables of the step: 1 or 2 */
+  uint32_t inflight; /* executables of the step: 1 or 2 */
   tandem_exec_t *step[2], *reset;
   uint32_t node_rope, node_scores, node_attend; /* changed per token */
   uint32_t node_count;
@@ -584,8 +589,8 @@ static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, uint32_t rows,
                                     reads(4ull * rows), writes(4ull * rows)};
   if (!residual) b[2] = b[3];
   tandem_spec_constant_t spec[2] = {spec_u32(1, cols), spec_u32(2, g->rows)};
-  return kernel(g, name, residual ? g->variant.matvec_res : g->variant.matvec, b,
-                residual ? 4 : 3, 0, spec, 2);
+  return kernel(g, name, residual ? g->variant.matvec_res : g->variant.matvec, b, residual ? 4 : 3,
+                0, spec, 2);
 }
 
 static uint32_t groups(uint32_t n, uint32_t block) { return (n + block - 1) / block; }
@@ -697,7 +702,8 @@ static void make_buffers(gpu_t *g) {
 static void make_kernels(gpu_t *g) {
   const variant_t *v = &g->variant;
   {
-    tandem_binding_contract_t b[3] = {{4, 4, TANDEM_ACCESS_READ}, reads(g->wsize * VOCAB * D),
+    tandem_binding_contract_t b[3] = {{4, 4, TANDEM_ACCESS_READ},
+                                      reads(g->wsize * VOCAB * D),
                                       writes(4 * D)};
     tandem_spec_constant_t s[2] = {spec_u32(1, D), spec_u32(2, VOCAB)};
     g->k_embed = kernel(g, "embed", v->embed, b, 3, 0, s, 2);
@@ -718,7 +724,8 @@ static void make_kernels(gpu_t *g) {
     /* The scores dispatch writes only the first pos+1 entries of each head's
      * row: it does not overwrite every declared byte, so the binding is
      * READ_WRITE (the shader still declares it writeonly: it never reads). */
-    tandem_binding_contract_t b[3] = {reads(4 * D), reads(4ull * MAX_SEQ * D),
+    tandem_binding_contract_t b[3] = {reads(4 * D),
+                                      reads(4ull * MAX_SEQ * D),
                                       {4ull * HEADS * MAX_SEQ, 16, TANDEM_ACCESS_READ_WRITE}};
     tandem_spec_constant_t s[4] = {spec_u32(1, D), spec_u32(2, HD), spec_u32(3, MAX_SEQ),
                                    spec_f32(4, ATTN_SCALE)};
@@ -784,8 +791,7 @@ static tandem_exec_t *make_step(gpu_t *g, uint32_t k) {
   dispatch(graph, g->k_embed, v_embed, 3, NULL, 0, groups(D, B), 1, NULL);
   tandem_view_t v_rms1[3] = {whole(g->x), param(g, l->g_attn, 4 * D), whole(g->xn)};
   dispatch(graph, g->k_rms, v_rms1, 3, NULL, 0, 1, 1, NULL);
-  tandem_view_t v_qkv[3] = {param(g, l->wqkv, g->wsize * 3 * D * D), whole(g->xn),
-                            whole(g->qkv)};
+  tandem_view_t v_qkv[3] = {param(g, l->wqkv, g->wsize * 3 * D * D), whole(g->xn), whole(g->qkv)};
   dispatch(graph, g->k_qkv, v_qkv, 3, NULL, 0, 3 * D / g->rows, 1, NULL);
   tandem_view_t v_rope[5] = {whole(g->qkv), param(g, l->rope, sizeof(float) * MAX_SEQ * HD),
                              whole(g->q), view(g->kc, 0, 4 * D), view(g->vc, 0, 4 * D)};
@@ -807,8 +813,7 @@ static tandem_exec_t *make_step(gpu_t *g, uint32_t k) {
   }
   tandem_view_t v_rms2[3] = {whole(g->x1), param(g, l->g_mlp, 4 * D), whole(g->xn2)};
   dispatch(graph, g->k_rms, v_rms2, 3, NULL, 0, 1, 1, NULL);
-  tandem_view_t v_gu[3] = {param(g, l->wgu, g->wsize * 2 * FFN * D), whole(g->xn2),
-                           whole(g->gu)};
+  tandem_view_t v_gu[3] = {param(g, l->wgu, g->wsize * 2 * FFN * D), whole(g->xn2), whole(g->gu)};
   dispatch(graph, g->k_gu, v_gu, 3, NULL, 0, 2 * FFN / g->rows, 1, NULL);
   tandem_view_t v_silu[2] = {whole(g->gu), whole(g->h)};
   dispatch(graph, g->k_silu, v_silu, 2, NULL, 0, groups(FFN, B), 1, NULL);
@@ -824,8 +829,8 @@ static tandem_exec_t *make_step(gpu_t *g, uint32_t k) {
   dispatch(graph, g->k_argmax, v_argmax, 2, NULL, 0, 1, 1, NULL);
   CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->out[k], 0, 4 * VOCAB),
                               TANDEM_LANE_AUTO));
-  CHECK(tandem_graph_add_copy(graph, whole(g->tok), view(g->out[k], 4 * VOCAB, 4),
-                              TANDEM_LANE_AUTO));
+  CHECK(
+      tandem_graph_add_copy(graph, whole(g->tok), view(g->out[k], 4 * VOCAB, 4), TANDEM_LANE_AUTO));
   g->node_count = tandem_graph_node_count(graph);
   tandem_exec_t *exec;
   CHECK(tandem_graph_prepare(graph, &exec));
@@ -857,14 +862,14 @@ static void gpu_release(gpu_t *g) {
   tandem_exec_release(g->step[0]);
   tandem_exec_release(g->step[1]);
   tandem_exec_release(g->reset);
-  tandem_kernel_t *ks[] = {g->k_embed, g->k_rms,  g->k_qkv,  g->k_rope, g->k_scores,
-                           g->k_attend, g->k_wo,  g->k_gu,   g->k_silu, g->k_down,
-                           g->k_head,  g->k_argmax, g->k_add};
+  tandem_kernel_t *ks[] = {g->k_embed,  g->k_rms,    g->k_qkv, g->k_rope, g->k_scores,
+                           g->k_attend, g->k_wo,     g->k_gu,  g->k_silu, g->k_down,
+                           g->k_head,   g->k_argmax, g->k_add};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
   tandem_npu_program_release(g->npu_wo);
-  tandem_buffer_t *bs[] = {g->params, g->tok, g->x,  g->xn,  g->qkv,    g->q,   g->kc,
-                           g->vc,     g->scores, g->attn, g->o, g->x1,  g->xn2, g->gu,
-                           g->h,      g->x2,  g->xf,  g->logits, g->out[0], g->out[1], g->wo_t};
+  tandem_buffer_t *bs[] = {g->params, g->tok,    g->x,    g->xn,     g->qkv,    g->q,      g->kc,
+                           g->vc,     g->scores, g->attn, g->o,      g->x1,     g->xn2,    g->gu,
+                           g->h,      g->x2,     g->xf,   g->logits, g->out[0], g->out[1], g->wo_t};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
 }
 
@@ -879,8 +884,8 @@ typedef struct lane_time {
 
 typedef struct run {
   double seconds;
-  uint32_t *tokens;  /* [tokens] the GPU's token after each position */
-  float *logits;     /* [tokens][VOCAB] */
+  uint32_t *tokens; /* [tokens] the GPU's token after each position */
+  float *logits;    /* [tokens][VOCAB] */
 } run_t;
 
 typedef struct totals {
@@ -982,8 +987,8 @@ static uint32_t verify(const model_t *m, const options_t *o, const run_t *run, d
     if (scale > 0.0f && err / scale > *worst_rel) *worst_rel = err / scale;
     if (!ok) bad++;
     if (!ok || print_all)
-      printf("  pos %3u  in %3u  gpu token %3u  cpu argmax %3u  max|err| %.3g  tol %.3g  %s\n",
-             pos, in, tok, cpu_tok, (double)err, (double)tol, ok ? "ok" : "MISMATCH");
+      printf("  pos %3u  in %3u  gpu token %3u  cpu argmax %3u  max|err| %.3g  tol %.3g  %s\n", pos,
+             in, tok, cpu_tok, (double)err, (double)tol, ok ? "ok" : "MISMATCH");
   }
   free(want);
   free(ref);
@@ -1053,12 +1058,11 @@ int main(int argc, char **argv) {
 
   const uint32_t features = g.info.shader_features;
   const bool has_f16 = features & TANDEM_SHADER_STORAGE_BUFFER_16BIT;
-  const bool has_sg = (features & TANDEM_SHADER_SUBGROUP_BASIC) &&
-                      (features & TANDEM_SHADER_SUBGROUP_ARITHMETIC);
+  const bool has_sg =
+      (features & TANDEM_SHADER_SUBGROUP_BASIC) && (features & TANDEM_SHADER_SUBGROUP_ARITHMETIC);
   if ((o.weights == CHOICE_A && !has_f16) || (o.reduce == CHOICE_A && !has_sg)) {
     fprintf(stderr, "decode: skipped: the device lacks %s\n",
-            o.weights == CHOICE_A && !has_f16 ? "storageBuffer16BitAccess"
-                                              : "subgroup arithmetic");
+            o.weights == CHOICE_A && !has_f16 ? "storageBuffer16BitAccess" : "subgroup arithmetic");
     return 77;
   }
   if (o.block > g.info.max_local_invocations || o.block > g.info.max_local_size[0])
@@ -1072,8 +1076,8 @@ int main(int argc, char **argv) {
   if (4ull * 3 * o.block > shared) shared = 4ull * 3 * o.block;
   if (4ull * (MAX_SEQ + o.block) > shared) shared = 4ull * (MAX_SEQ + o.block);
   if (shared > g.info.max_shared_memory_bytes)
-    die("--rows %u with --block %u needs %llu bytes of shared memory; the device has %u",
-        g.rows, o.block, (unsigned long long)shared, g.info.max_shared_memory_bytes);
+    die("--rows %u with --block %u needs %llu bytes of shared memory; the device has %u", g.rows,
+        o.block, (unsigned long long)shared, g.info.max_shared_memory_bytes);
   const bool f16 = o.weights == CHOICE_AUTO ? has_f16 : o.weights == CHOICE_A;
   const bool sg = o.reduce == CHOICE_AUTO ? has_sg : o.reduce == CHOICE_A;
   g.variant = pick_variant(f16, sg);
@@ -1083,8 +1087,8 @@ int main(int argc, char **argv) {
          g.info.driver_info, g.info.subgroup_size);
   printf("model:   d_model %d, %d heads of %d, ffn %d, vocab %d (tied), %s weights, "
          "%s reductions, workgroup %u, %u rows per matvec workgroup%s\n",
-         D, HEADS, HD, FFN, VOCAB, f16 ? "f16" : "f32", sg ? "subgroup" : "shared-memory",
-         o.block, g.rows, o.npu ? ", output projection on the NPU lane" : "");
+         D, HEADS, HD, FFN, VOCAB, f16 ? "f16" : "f32", sg ? "subgroup" : "shared-memory", o.block,
+         g.rows, o.npu ? ", output projection on the NPU lane" : "");
 
   model_t *m = model_create(o.seed);
   make_buffers(&g);
@@ -1160,12 +1164,10 @@ int main(int argc, char **argv) {
   const uint64_t copied = st1.copied_bytes - st0.copied_bytes;
   const uint64_t downloaded = down1.copied_bytes - down0.copied_bytes;
   const bool replay_ok = st1.allocations == st0.allocations &&
-                         downloaded == steps * 4 * (VOCAB + 1) &&
-                         (staged || copied == downloaded);
+                         downloaded == steps * 4 * (VOCAB + 1) && (staged || copied == downloaded);
   printf("replay:  %s: %llu buffers allocated, %llu bytes copied per token (download %llu), "
          "%llu submissions, %llu NPU runs\n",
-         replay_ok ? "ok" : "FAILED",
-         (unsigned long long)(st1.allocations - st0.allocations),
+         replay_ok ? "ok" : "FAILED", (unsigned long long)(st1.allocations - st0.allocations),
          (unsigned long long)(copied / steps), (unsigned long long)(downloaded / steps),
          (unsigned long long)(st1.submissions - st0.submissions),
          (unsigned long long)(st1.npu_runs - st0.npu_runs));
@@ -1175,8 +1177,8 @@ int main(int argc, char **argv) {
   if (!sorted) die("out of memory");
   memcpy(sorted, rates, o.repeat * sizeof *sorted);
   qsort(sorted, o.repeat, sizeof *sorted, compare_double);
-  const double median = o.repeat % 2 ? sorted[o.repeat / 2]
-                                     : 0.5 * (sorted[o.repeat / 2 - 1] + sorted[o.repeat / 2]);
+  const double median =
+      o.repeat % 2 ? sorted[o.repeat / 2] : 0.5 * (sorted[o.repeat / 2 - 1] + sorted[o.repeat / 2]);
   double wall = 0.0;
   for (uint32_t r = 0; r < o.repeat; r++) wall += runs[r].seconds;
   printf("speed:   %.1f tokens/s (median of %u), %.1f us per token%s\n", median, o.repeat,
@@ -1225,8 +1227,8 @@ int main(int argc, char **argv) {
             ", \"tokens_per_s_runs\": [",
             f16 ? "f16" : "f32", sg ? "subgroup" : "tree", o.block, g.rows, g.info.subgroup_size,
             o.inflight, o.npu ? "true" : "false", o.timestamps ? "true" : "false",
-            o.validation ? "true" : "false", D, HEADS, HD, FFN, VOCAB, MAX_SEQ, o.tokens,
-            o.repeat, median, 1e6 / median);
+            o.validation ? "true" : "false", D, HEADS, HD, FFN, VOCAB, MAX_SEQ, o.tokens, o.repeat,
+            median, 1e6 / median);
     for (uint32_t r = 0; r < o.repeat; r++) fprintf(f, "%s%.3f", r ? ", " : "", rates[r]);
     fprintf(f, "], \"prepare_ms\": %.3f, \"check\": \"%s\", \"max_rel_err\": %.3e", prepare_ms,
             bad ? "failed" : "ok", worst);
@@ -1244,8 +1246,7 @@ int main(int argc, char **argv) {
               first ? "" : ", ", tandem_lane_name((tandem_lane_t)l),
               (unsigned long long)lt->regions,
               (double)lt->busy_ns * 1e-3 / (double)totals.steps_timed,
-              (double)lt->busy_ns / (double)totals.span_ns,
-              (double)lt->busy_ns * 1e-9 / wall);
+              (double)lt->busy_ns / (double)totals.span_ns, (double)lt->busy_ns * 1e-9 / wall);
       first = false;
     }
     fprintf(f, "}, \"span_us_per_token\": %.3f, \"generated\": [",

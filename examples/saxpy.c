@@ -16,31 +16,36 @@
 #include "tandem_example_shaders.h"
 
 /* Exit 77 (skipped, for CTest) when there is no usable device. */
-#define CHECK(expr)                                                                   \
-  do {                                                                                \
-    tandem_status_t s_ = (expr);                                                      \
-    if (s_ != TANDEM_OK) {                                                            \
-      fprintf(stderr, "saxpy: %s: %s\n", #expr, tandem_error_message());              \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                    \
-    }                                                                                 \
+#define CHECK(expr)                                                      \
+  do {                                                                   \
+    tandem_status_t s_ = (expr);                                         \
+    if (s_ != TANDEM_OK) {                                               \
+      fprintf(stderr, "saxpy: %s: %s\n", #expr, tandem_error_message()); \
+      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                       \
+    }                                                                    \
   } while (0)
 
 int main(void) {
   const uint32_t n = 1u << 22;
   const uint64_t bytes = (uint64_t)n * sizeof(float);
-  struct { float a; uint32_t n; } push = {2.5f, n};
+  struct {
+    float a;
+    uint32_t n;
+  } push = {2.5f, n};
   float *x = malloc(bytes), *y = malloc(bytes), *got = malloc(bytes);
   srand(7);
   for (uint32_t i = 0; i < n; i++)
     x[i] = (float)rand() / (float)RAND_MAX - 0.5f, y[i] = (float)rand() / (float)RAND_MAX - 0.5f;
   tandem_runtime_t *rt;
   CHECK(tandem_runtime_create(NULL, &rt));
-  tandem_buffer_t *bx, *by;  /* GPU_LOCAL, filled through counted staging copies */
+  tandem_buffer_t *bx, *by; /* GPU_LOCAL, filled through counted staging copies */
   CHECK(tandem_buffer_create_staged(rt, x, bytes, TANDEM_PLACEMENT_GPU_LOCAL, &bx));
   CHECK(tandem_buffer_create_staged(rt, y, bytes, TANDEM_PLACEMENT_GPU_LOCAL, &by));
 
-  tandem_kernel_desc_t desc = {.struct_size = sizeof desc, .spirv = tandem_spv_saxpy,
-                               .spirv_size = tandem_spv_saxpy_size, .workgroups = {n / 256, 1, 1},
+  tandem_kernel_desc_t desc = {.struct_size = sizeof desc,
+                               .spirv = tandem_spv_saxpy,
+                               .spirv_size = tandem_spv_saxpy_size,
+                               .workgroups = {n / 256, 1, 1},
                                .flags = TANDEM_KERNEL_CONTRACT_FROM_SHADER};
   tandem_kernel_t *saxpy;
   CHECK(tandem_kernel_create(rt, &desc, &saxpy));
@@ -48,7 +53,7 @@ int main(void) {
   CHECK(tandem_graph_create(rt, &graph));
   tandem_view_t views[2] = {tandem_buffer_whole(bx), tandem_buffer_whole(by)};
   CHECK(tandem_graph_add_dispatch(graph, saxpy, views, 2, &push, sizeof push));
-  CHECK(tandem_graph_run(graph));  /* prepare, submit once, wait */
+  CHECK(tandem_graph_run(graph)); /* prepare, submit once, wait */
   CHECK(tandem_buffer_read_staged(tandem_buffer_whole(by), got));
 
   uint32_t bad = 0;

@@ -17,13 +17,13 @@
 #include "tandem_example_shaders.h"
 
 /* Exit 77 (skipped, for CTest) when there is no usable GPU or NPU. */
-#define CHECK(expr)                                                                   \
-  do {                                                                                \
-    tandem_status_t s_ = (expr);                                                      \
-    if (s_ != TANDEM_OK) {                                                            \
-      fprintf(stderr, "three_stage: %s: %s\n", #expr, tandem_error_message());        \
-      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                                    \
-    }                                                                                 \
+#define CHECK(expr)                                                            \
+  do {                                                                         \
+    tandem_status_t s_ = (expr);                                               \
+    if (s_ != TANDEM_OK) {                                                     \
+      fprintf(stderr, "three_stage: %s: %s\n", #expr, tandem_error_message()); \
+      exit(s_ == TANDEM_ERROR_NO_DEVICE ? 77 : 1);                             \
+    }                                                                          \
   } while (0)
 
 enum { N = 128, COUNT = N * N, BYTES = COUNT * 4 };
@@ -55,7 +55,8 @@ int main(void) {
   CHECK(tandem_buffer_create(rt, BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &result));
 
   /* c[i] = a[i]·scale + b[i]; bindings and push constants from the shader. */
-  tandem_kernel_desc_t kd = {.struct_size = sizeof kd, .spirv = tandem_spv_scale_add,
+  tandem_kernel_desc_t kd = {.struct_size = sizeof kd,
+                             .spirv = tandem_spv_scale_add,
                              .spirv_size = tandem_spv_scale_add_size,
                              .workgroups = {COUNT / 256, 1, 1},
                              .flags = TANDEM_KERNEL_CONTRACT_FROM_SHADER};
@@ -65,15 +66,20 @@ int main(void) {
                                      {BYTES, 4, TANDEM_ACCESS_READ},
                                      {BYTES, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t pd = {.struct_size = sizeof pd,
-                                  .xclbin_path = TANDEM_NPU_EMULATED_XCLBIN,  /* "@emulated" */
-                                  .kernel_name = "matmul_f32", .bindings = mm,
-                                  .binding_count = 3, .scalar_count = 3};
+                                  .xclbin_path = TANDEM_NPU_EMULATED_XCLBIN, /* "@emulated" */
+                                  .kernel_name = "matmul_f32",
+                                  .bindings = mm,
+                                  .binding_count = 3,
+                                  .scalar_count = 3};
   tandem_npu_program_t *matmul;
   CHECK(tandem_npu_program_create(rt, &pd, &matmul));
 
   tandem_graph_t *g;
   CHECK(tandem_graph_create(rt, &g));
-  struct { float scale; uint32_t n; } pre = {0.5f, COUNT}, post = {2.0f, COUNT};
+  struct {
+    float scale;
+    uint32_t n;
+  } pre = {0.5f, COUNT}, post = {2.0f, COUNT};
   tandem_view_t v1[3] = {tandem_buffer_whole(in), tandem_buffer_whole(b), tandem_buffer_whole(a)};
   tandem_view_t v2[3] = {tandem_buffer_whole(a), tandem_buffer_whole(weights),
                          tandem_buffer_whole(c)};

@@ -66,8 +66,7 @@ static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 16) return 0;
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "fuzz"};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t), .name = "fuzz"};
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];
   tandem_spec_constant_t specs[4];
   const uint8_t *h = data;

@@ -190,8 +190,7 @@ void th_runtime_destroy(tandem_runtime_t *runtime) {
              "or barrier ordered; the first: %s",
              unordered.count, unordered.first);
   if (st.live_bytes != 0) {
-    fail_msg("teardown: %" PRIu64 " live bytes remain (a buffer was not released)",
-             st.live_bytes);
+    fail_msg("teardown: %" PRIu64 " live bytes remain (a buffer was not released)", st.live_bytes);
   }
   if (!atomic_load(&th__validation_expected)) {
     uint64_t counted = th_validation_count();
@@ -238,16 +237,16 @@ void th__check_status(tandem_status_t status, tandem_status_t expected, const ch
     _fail(file, line);
   }
   if (expected != TANDEM_OK && th__message[0] == '\0') {
-    print_error("%s:%d: %s\n  returned %s as expected but the error message is empty\n", file,
-                line, expr, tandem_status_name(status));
+    print_error("%s:%d: %s\n  returned %s as expected but the error message is empty\n", file, line,
+                expr, tandem_status_name(status));
     _fail(file, line);
   }
 }
 
 void th__check_message_has(const char *needle, const char *file, int line) {
   if (strstr(th__message, needle) == NULL) {
-    print_error("%s:%d: error message does not contain \"%s\"\n  message: %s\n", file, line,
-                needle, th__message);
+    print_error("%s:%d: error message does not contain \"%s\"\n  message: %s\n", file, line, needle,
+                th__message);
     _fail(file, line);
   }
 }
@@ -443,8 +442,7 @@ tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *rt, uint32_t n) {
                         (n + 255) / 256, b, 1, 4);
 }
 
-tandem_status_t th_add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v,
-                               uint32_t n) {
+tandem_status_t th_add_add_one(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t v, uint32_t n) {
   return tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n);
 }
 
@@ -455,4 +453,3 @@ tandem_graph_t *th_graph(tandem_runtime_t *rt) {
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
   return g;
 }
-

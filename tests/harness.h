@@ -110,8 +110,7 @@ void th__check_message_has(const char *needle, const char *file, int line);
 #define TH_ASSERT_OK(expr) th__check_ok((expr), #expr, __FILE__, __LINE__)
 /* |expr| must return |code| with a non-empty error message (saved for
  * TH_ASSERT_MESSAGE_HAS). */
-#define TH_ASSERT_STATUS(expr, code) \
-  th__check_status((expr), (code), #expr, __FILE__, __LINE__)
+#define TH_ASSERT_STATUS(expr, code) th__check_status((expr), (code), #expr, __FILE__, __LINE__)
 /* The message saved by the last TH_ASSERT_STATUS contains |needle|. */
 #define TH_ASSERT_MESSAGE_HAS(needle) th__check_message_has((needle), __FILE__, __LINE__)
 /* Both at once. */

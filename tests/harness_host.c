@@ -17,8 +17,8 @@
 
 /* Calls |body| for every invocation's gl_GlobalInvocationID.x (the y and z
  * invocations repeat it, as on a GPU: these shaders only read x). */
-#define TH_EACH_X(d, i)                                                            \
-  for (uint64_t th_z = 0; th_z < (uint64_t)(d)->workgroups[2] * (d)->local_size[2]; th_z++) \
+#define TH_EACH_X(d, i)                                                                       \
+  for (uint64_t th_z = 0; th_z < (uint64_t)(d)->workgroups[2] * (d)->local_size[2]; th_z++)   \
     for (uint64_t th_y = 0; th_y < (uint64_t)(d)->workgroups[1] * (d)->local_size[1]; th_y++) \
       for (uint32_t i = 0; i < (d)->workgroups[0] * (d)->local_size[0]; i++)
 
@@ -126,6 +126,6 @@ void th__host_twins_register(void) {
       {tandem_spv_write_counts, &tandem_spv_write_counts_size, th__write_counts},
   };
   for (size_t i = 0; i < sizeof twins / sizeof twins[0]; i++)
-    TH_ASSERT_OK(tandem_test_host_kernel_register(twins[i].spirv, *twins[i].size, "main",
-                                                  twins[i].fn));
+    TH_ASSERT_OK(
+        tandem_test_host_kernel_register(twins[i].spirv, *twins[i].size, "main", twins[i].fn));
 }

@@ -171,10 +171,14 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
   }
 
   d->f13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
-  d->f12 = (VkPhysicalDeviceVulkan12Features){
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, .pNext = &d->f13};
-  d->f11 = (VkPhysicalDeviceVulkan11Features){
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, .pNext = &d->f12};
+  d->f12 =
+      (VkPhysicalDeviceVulkan12Features){.sType =
+                                             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                         .pNext = &d->f13};
+  d->f11 =
+      (VkPhysicalDeviceVulkan11Features){.sType =
+                                             VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+                                         .pNext = &d->f12};
   d->f = (VkPhysicalDeviceFeatures2){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
                                      .pNext = &d->f11};
   GetPhysicalDeviceFeatures2(d->physical, &d->f);
@@ -226,10 +230,10 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
     uint32_t k = 0;
     while (k < qci_count && qci[k].queueFamilyIndex != lanes[l].queue_family) k++;
     if (k == qci_count)
-      qci[qci_count++] = (VkDeviceQueueCreateInfo){
-          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-          .queueFamilyIndex = lanes[l].queue_family,
-          .pQueuePriorities = priorities};
+      qci[qci_count++] =
+          (VkDeviceQueueCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                    .queueFamilyIndex = lanes[l].queue_family,
+                                    .pQueuePriorities = priorities};
     if (lanes[l].queue_index + 1 > qci[k].queueCount) qci[k].queueCount = lanes[l].queue_index + 1;
   }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
@@ -298,13 +302,13 @@ th_vk_fns_t th_vk_fns(const tandem_vulkan_handles_t *h) {
   assert_non_null(gdpa);
   th_vk_fns_t f = {.physical_device = (VkPhysicalDevice)h->physical_device,
                    .device = (VkDevice)h->device};
-#define TH_I(name)                                    \
+#define TH_I(name)                                   \
   f.name = (PFN_vk##name)gipa(instance, "vk" #name); \
   assert_non_null(f.name)
   TH_I(GetPhysicalDeviceMemoryProperties);
   TH_I(GetPhysicalDeviceQueueFamilyProperties);
 #undef TH_I
-#define TH_D(name)                                    \
+#define TH_D(name)                                   \
   f.name = (PFN_vk##name)gdpa(f.device, "vk" #name); \
   assert_non_null(f.name)
   TH_D(CreateBuffer);
@@ -447,14 +451,15 @@ th_vk_pipeline_t th_vk_pipeline_create(const tandem_vulkan_handles_t *h, const u
   TH_VK_CHECK(f.CreateShaderModule(f.device, &smci, NULL, &module));
   VkDescriptorSetLayoutBinding bindings[TANDEM_MAX_BINDINGS];
   for (uint32_t i = 0; i < binding_count; i++)
-    bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                                 .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                 .descriptorCount = 1,
-                                                 .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-  VkDescriptorSetLayoutCreateInfo dci = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-      .bindingCount = binding_count,
-      .pBindings = bindings};
+    bindings[i] =
+        (VkDescriptorSetLayoutBinding){.binding = i,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .descriptorCount = 1,
+                                       .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+  VkDescriptorSetLayoutCreateInfo dci = {.sType =
+                                             VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                         .bindingCount = binding_count,
+                                         .pBindings = bindings};
   VkDescriptorSetLayout set_layout;
   TH_VK_CHECK(f.CreateDescriptorSetLayout(f.device, &dci, NULL, &set_layout));
   VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .size = push_bytes};

@@ -45,8 +45,7 @@ int cli_exit_for(tandem_status_t status);
 
 /* Parses an unsigned decimal for option |flag|; false (and a message) when
  * missing, malformed or outside min..max. */
-bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max,
-                   uint32_t *out);
+bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max, uint32_t *out);
 /* argv[i] is |name| with a value: "--flag=value" (stores what follows '=',
  * possibly ""), or "--flag" and the next argument (stores it and advances
  * *i; NULL when none follows). False when argv[i] is another option. */
@@ -55,7 +54,7 @@ bool cli_take_value(int argc, char **argv, int *i, const char *name, const char 
 /* The NPU choice of --npu / --npu-library / --npu-profile. */
 typedef struct cli_npu_choice {
   tandem_npu_kind_t kind;
-  const char *library; /* NULL: tandem's default (or the build tree's emulator) */
+  const char *library;          /* NULL: tandem's default (or the build tree's emulator) */
   tandem_npu_profile_t profile; /* AUTO unless --npu-profile */
   bool profile_given;           /* --npu-profile was on the command line */
 } cli_npu_choice_t;
@@ -75,7 +74,6 @@ bool cli_gpu_choice(const char *flag_value, uint32_t *out);
 /* OK when |index| names one of the devices |rt| sees; otherwise a message
  * listing them and CLI_EXIT_USAGE (CLI_EXIT_NO_DEVICE when there is none). */
 int cli_check_gpu(tandem_runtime_t *rt, uint32_t index);
-
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);

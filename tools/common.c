@@ -85,8 +85,7 @@ int cli_exit_for(tandem_status_t status) {
   }
 }
 
-bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max,
-                   uint32_t *out) {
+bool cli_parse_u32(const char *flag, const char *text, uint32_t min, uint32_t max, uint32_t *out) {
   if (!text) {
     cli_error("%s needs a value (see --help)", flag);
     return false;

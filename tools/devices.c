@@ -64,8 +64,7 @@ static void print_text(const tandem_device_info_t *d) {
          (double)d->device_local_bytes / (1024.0 * 1024.0));
   if (d->timestamp_period_ns > 0)
     printf("  timestamps: %.3f ns per tick\n", d->timestamp_period_ns);
-  else
-    printf("  timestamps: none\n");
+  else printf("  timestamps: none\n");
   for (uint32_t q = 0; q < d->queue_family_count && q < TANDEM_MAX_QUEUE_FAMILIES; q++) {
     printf("  queue family %u: %u queue%s,", q, d->queue_families[q].queue_count,
            d->queue_families[q].queue_count == 1 ? "" : "s");
@@ -79,9 +78,9 @@ static void print_text(const tandem_device_info_t *d) {
   putchar('\n');
   printf("  kernels:    local size up to %ux%ux%u (%u invocations), %u KiB shared memory, "
          "subgroup %u (%u..%u)\n",
-         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2],
-         d->max_local_invocations, d->max_shared_memory_bytes / 1024, d->subgroup_size,
-         d->min_subgroup_size, d->max_subgroup_size);
+         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2], d->max_local_invocations,
+         d->max_shared_memory_bytes / 1024, d->subgroup_size, d->min_subgroup_size,
+         d->max_subgroup_size);
   printf("  shader features (enabled when tandem opens the device):\n   ");
   int col = 3;
   for (int b = 0; b < 32; b++) {
@@ -132,10 +131,9 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
          "\"max_workgroups\": [%u, %u, %u], \"max_shared_memory_bytes\": %u,\n"
          "     \"subgroup_size\": %u, \"min_subgroup_size\": %u, \"max_subgroup_size\": %u,\n"
          "     \"shader_features\": {",
-         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2],
-         d->max_local_invocations, d->max_workgroups[0], d->max_workgroups[1],
-         d->max_workgroups[2], d->max_shared_memory_bytes, d->subgroup_size,
-         d->min_subgroup_size, d->max_subgroup_size);
+         d->max_local_size[0], d->max_local_size[1], d->max_local_size[2], d->max_local_invocations,
+         d->max_workgroups[0], d->max_workgroups[1], d->max_workgroups[2],
+         d->max_shared_memory_bytes, d->subgroup_size, d->min_subgroup_size, d->max_subgroup_size);
   bool first = true;
   for (int b = 0; b < 32; b++) {
     tandem_shader_feature_t f = (tandem_shader_feature_t)(1u << b);
@@ -243,8 +241,8 @@ int cli_devices_main(int argc, char **argv) {
       json_write_string(stdout, ni.name);
       printf(", \"backend\": ");
       json_write_string(stdout, ni.backend);
-      printf(", \"emulated\": %s, \"paired_gpu\": %u, \"sharing\": ", ni.emulated ? "true" : "false",
-             gpu);
+      printf(", \"emulated\": %s, \"paired_gpu\": %u, \"sharing\": ",
+             ni.emulated ? "true" : "false", gpu);
       json_write_string(stdout, tandem_sharing_name(ni.sharing));
       printf(", \"profile\": ");
       json_write_string(stdout, tandem_npu_profile_name(ni.profile));

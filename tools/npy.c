@@ -126,8 +126,8 @@ static bool parse_header(const char *path, const char *header, npy_info_t *info,
   return true;
 }
 
-bool npy_read(const char *path, uint64_t max_bytes, uint8_t **out_data, npy_info_t *info,
-              char *why, size_t why_size) {
+bool npy_read(const char *path, uint64_t max_bytes, uint8_t **out_data, npy_info_t *info, char *why,
+              size_t why_size) {
   *out_data = NULL;
   memset(info, 0, sizeof *info);
   FILE *f = fopen(path, "rb");

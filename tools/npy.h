@@ -14,11 +14,11 @@
 #include "pipeline.h"
 
 typedef struct npy_info {
-  char descr[16];     /* the dtype as written, e.g. "<f4" */
-  uint32_t itemsize;  /* bytes per element */
-  bool known_type;    /* descr is one of the pipeline's types (below) */
-  pl_type_t type;     /* f32, u32, i32, i8; bytes for u1 / b1 */
-  uint64_t count;     /* elements (product of the shape) */
+  char descr[16];    /* the dtype as written, e.g. "<f4" */
+  uint32_t itemsize; /* bytes per element */
+  bool known_type;   /* descr is one of the pipeline's types (below) */
+  pl_type_t type;    /* f32, u32, i32, i8; bytes for u1 / b1 */
+  uint64_t count;    /* elements (product of the shape) */
   uint64_t data_bytes;
 } npy_info_t;
 
@@ -30,8 +30,8 @@ const char *npy_descr(pl_type_t type);
 /* Reads a .npy file whose data is at most |max_bytes|. On success
  * *out_data (malloc'ed, the caller frees) holds info->data_bytes bytes. On
  * failure false with the reason, naming the file, in |why|. */
-bool npy_read(const char *path, uint64_t max_bytes, uint8_t **out_data, npy_info_t *info,
-              char *why, size_t why_size);
+bool npy_read(const char *path, uint64_t max_bytes, uint8_t **out_data, npy_info_t *info, char *why,
+              size_t why_size);
 /* Writes |bytes| bytes as a one-dimensional .npy array of |type| (a byte
  * count that is not a whole number of elements is the caller's error). */
 bool npy_write(const char *path, const uint8_t *data, uint64_t bytes, pl_type_t type);

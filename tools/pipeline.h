@@ -57,7 +57,7 @@ typedef struct pl_kernel {
   uint32_t push_constant_bytes;
   tandem_spec_constant_t spec_constants[TANDEM_MAX_SPEC_CONSTANTS];
   uint32_t spec_constant_count;
-  uint32_t local_size[3];         /* 0,0,0: the shader's own */
+  uint32_t local_size[3];          /* 0,0,0: the shader's own */
   uint32_t required_subgroup_size; /* 0: the driver's choice */
   uint32_t flags;                  /* tandem_kernel_flag_t bits from the boolean fields */
   uint32_t aliased_bindings;       /* bit i: binding i may alias another masked binding */
@@ -87,7 +87,7 @@ typedef enum pl_op { PL_OP_FILL, PL_OP_COPY, PL_OP_DISPATCH, PL_OP_NPU_RUN } pl_
 typedef struct pl_node {
   pl_op_t op;
   tandem_lane_t lane;
-  uint32_t target; /* kernel or program index */
+  uint32_t target;                      /* kernel or program index */
   pl_view_t views[TANDEM_MAX_BINDINGS]; /* fill: [dst]; copy: [src, dst] */
   uint32_t view_count;
   uint32_t fill;
@@ -100,19 +100,24 @@ typedef struct pl_node {
 
 typedef struct pl_output {
   pl_view_t view;
-  char *path;     /* relative to the output folder (run_files.c) */
-  pl_type_t type; /* element type of a .npy output (bytes: u1) */
+  char *path;             /* relative to the output folder (run_files.c) */
+  pl_type_t type;         /* element type of a .npy output (bytes: u1) */
   bool from_command_line; /* --output: |path| is the command line's, used as is */
 } pl_output_t;
 
-typedef enum pl_check_kind { PL_CHECK_FILE, PL_CHECK_SHA256, PL_CHECK_FNV1A64, PL_CHECK_CPU } pl_check_kind_t;
+typedef enum pl_check_kind {
+  PL_CHECK_FILE,
+  PL_CHECK_SHA256,
+  PL_CHECK_FNV1A64,
+  PL_CHECK_CPU
+} pl_check_kind_t;
 
 typedef struct pl_check {
   pl_check_kind_t kind;
   pl_view_t view;
-  char *path;     /* FILE: expected bytes, resolved */
-  char *digest;   /* SHA256 / FNV1A64: lower-case hex */
-  pl_type_t type; /* element type for comparisons */
+  char *path;           /* FILE: expected bytes, resolved */
+  char *digest;         /* SHA256 / FNV1A64: lower-case hex */
+  pl_type_t type;       /* element type for comparisons */
   double tolerance;     /* absolute, floats */
   double rel_tolerance; /* relative to |expected|, floats */
 } pl_check_t;

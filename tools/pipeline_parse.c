@@ -41,7 +41,8 @@ static bool fail(const ctx_t *c, const char *path, const char *fmt, ...) {
 }
 
 /* snprintf for field paths: a path cut short is still a useful message. */
-static void pathf(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void pathf(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void pathf(char *buf, size_t size, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -176,9 +177,8 @@ static bool as_size(const ctx_t *c, const json_t *v, const char *p, uint64_t min
   return fail(c, p, "must be a size (an integer or a string like \"4MiB\"), not %s", type_name(v));
 }
 
-static bool get_u64(const ctx_t *c, const json_t *obj, const char *path, const char *key,
-                    bool size, bool required, uint64_t min, uint64_t max, uint64_t dflt,
-                    uint64_t *out) {
+static bool get_u64(const ctx_t *c, const json_t *obj, const char *path, const char *key, bool size,
+                    bool required, uint64_t min, uint64_t max, uint64_t dflt, uint64_t *out) {
   json_t *v = json_object_get(obj, key);
   char p[256];
   pathf(p, sizeof p, "%s%s%s", path, path[0] ? "." : "", key);
@@ -236,8 +236,8 @@ static bool parse_placement(const ctx_t *c, const char *p, const char *s, tandem
       *out = names[i].value;
       return true;
     }
-  return fail(c, p, "unknown placement '%s' (expected GPU_LOCAL, HOST_VISIBLE, SHARED or NPU_LOCAL)",
-              s);
+  return fail(c, p,
+              "unknown placement '%s' (expected GPU_LOCAL, HOST_VISIBLE, SHARED or NPU_LOCAL)", s);
 }
 
 static bool parse_init(const ctx_t *c, const json_t *j, const char *path, pl_buffer_t *b) {
@@ -281,7 +281,8 @@ static bool parse_init(const ctx_t *c, const json_t *j, const char *path, pl_buf
     if (b->random_min > b->random_max)
       return fail(c, p, "min %g is greater than max %g", b->random_min, b->random_max);
     if ((b->random_type == PL_TYPE_F32 || b->random_type == PL_TYPE_U32 ||
-         b->random_type == PL_TYPE_I32) && b->size % 4)
+         b->random_type == PL_TYPE_I32) &&
+        b->size % 4)
       return fail(c, p, "type %s needs a size that is a multiple of 4; the buffer has %llu bytes",
                   t ? t : "f32", (unsigned long long)b->size);
   }
@@ -364,7 +365,8 @@ static bool parse_bindings(const ctx_t *c, const json_t *obj, const char *path,
   char bp[160];
   pathf(bp, sizeof bp, "%s.bindings", path);
   size_t n = json_array_size(arr);
-  if (n > TANDEM_MAX_BINDINGS) return fail(c, bp, "%zu bindings, at most %d", n, TANDEM_MAX_BINDINGS);
+  if (n > TANDEM_MAX_BINDINGS)
+    return fail(c, bp, "%zu bindings, at most %d", n, TANDEM_MAX_BINDINGS);
   if (n == 0 && !allow_empty) return fail(c, bp, "must list at least one binding");
   static const char *const keys[] = {"bytes", "alignment", "access", NULL};
   for (size_t i = 0; i < n; i++) {
@@ -377,8 +379,7 @@ static bool parse_bindings(const ctx_t *c, const json_t *obj, const char *path,
     json_t *bj = json_object_get(j, "bytes");
     if (gpu && json_is_string(bj) && !strcmp(json_string_value(bj), "view"))
       bytes = TANDEM_BYTES_VIEW;
-    else if (!get_u64(c, j, p, "bytes", true, true, 1, UINT64_MAX / 4, 0, &bytes))
-      return false;
+    else if (!get_u64(c, j, p, "bytes", true, true, 1, UINT64_MAX / 4, 0, &bytes)) return false;
     if (!get_u64(c, j, p, "alignment", false, false, 1, 1u << 30, 4, &align)) return false;
     if (align & (align - 1)) {
       char ap[224];
@@ -437,8 +438,9 @@ static bool parse_spec_constants(const ctx_t *c, const json_t *arr, const char *
     pathf(p, sizeof p, "%s[%zu]", path, i);
     json_t *o = json_array_get(arr, i);
     if (!json_is_object(o) || json_object_size(o) != 2 || !json_object_get(o, "id"))
-      return fail(c, p, "must be {\"id\": N, \"<type>\": value} with type u32, i32, f32, bool, "
-                        "u64, i64 or f64");
+      return fail(c, p,
+                  "must be {\"id\": N, \"<type>\": value} with type u32, i32, f32, bool, "
+                  "u64, i64 or f64");
     uint64_t id;
     pathf(vp, sizeof vp, "%s.id", p);
     if (!as_u64(c, json_object_get(o, "id"), vp, 0, UINT32_MAX, &id)) return false;
@@ -485,8 +487,7 @@ static bool parse_spec_constants(const ctx_t *c, const json_t *arr, const char *
         sc->value.i64 = (int64_t)v;
       }
     } else {
-      return fail(c, vp, "unknown type '%s' (expected u32, i32, f32, bool, u64, i64 or f64)",
-                  key);
+      return fail(c, vp, "unknown type '%s' (expected u32, i32, f32, bool, u64, i64 or f64)", key);
     }
     for (size_t j = 0; j < i; j++)
       if (k->spec_constants[j].id == sc->id)
@@ -498,8 +499,7 @@ static bool parse_spec_constants(const ctx_t *c, const json_t *arr, const char *
 
 /* The kernel's boolean pipeline fields, each one tandem_kernel_flag_t bit
  * (tandem.h, "Literal size override" and "Pipeline flags"). */
-static bool parse_kernel_flags(const ctx_t *c, const json_t *j, const char *path,
-                               pl_kernel_t *k) {
+static bool parse_kernel_flags(const ctx_t *c, const json_t *j, const char *path, pl_kernel_t *k) {
   static const struct {
     const char *key;
     uint32_t bit;
@@ -533,8 +533,8 @@ static bool parse_aliased_bindings(const ctx_t *c, const json_t *j, const char *
     uint64_t b;
     if (!k->binding_count) return fail(c, p, "the kernel has no bindings");
     if (!as_u64(c, json_array_get(arr, i), p, 0, k->binding_count - 1, &b)) return false;
-    if (k->aliased_bindings & (1u << b)) return fail(c, p, "binding %llu is named twice",
-                                                     (unsigned long long)b);
+    if (k->aliased_bindings & (1u << b))
+      return fail(c, p, "binding %llu is named twice", (unsigned long long)b);
     k->aliased_bindings |= 1u << b;
   }
   return true;
@@ -548,13 +548,23 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
   p->kernel_count = (uint32_t)json_array_size(arr);
   p->kernels = calloc(p->kernel_count ? p->kernel_count : 1, sizeof *p->kernels);
   if (!p->kernels) return fail(c, "kernels", "out of memory");
-  static const char *const keys[] = {"name",     "spirv",    "builtin",
-                                     "entry",    "workgroups", "bindings",
-                                     "push_constant_bytes", "spec_constants",
-                                     "local_size", "required_subgroup_size", "glsl",
-                                     "override_local_size", "strict_spec_ids",
-                                     "require_full_subgroups", "disable_robustness",
-                                     "aliased_bindings", NULL};
+  static const char *const keys[] = {"name",
+                                     "spirv",
+                                     "builtin",
+                                     "entry",
+                                     "workgroups",
+                                     "bindings",
+                                     "push_constant_bytes",
+                                     "spec_constants",
+                                     "local_size",
+                                     "required_subgroup_size",
+                                     "glsl",
+                                     "override_local_size",
+                                     "strict_spec_ids",
+                                     "require_full_subgroups",
+                                     "disable_robustness",
+                                     "aliased_bindings",
+                                     NULL};
   for (uint32_t i = 0; i < p->kernel_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "kernels[%u]", i);
@@ -608,8 +618,8 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
     if (!parse_bindings(c, j, path, k->bindings, &k->binding_count, true)) return false;
     if (!parse_aliased_bindings(c, j, path, k)) return false;
     uint64_t pc;
-    if (!get_u64(c, j, path, "push_constant_bytes", false, false, 0,
-                 TANDEM_MAX_PUSH_CONSTANT_BYTES, 0, &pc))
+    if (!get_u64(c, j, path, "push_constant_bytes", false, false, 0, TANDEM_MAX_PUSH_CONSTANT_BYTES,
+                 0, &pc))
       return false;
     if (pc % 4) {
       pathf(fp, sizeof fp, "%s.push_constant_bytes", path);
@@ -628,8 +638,8 @@ static bool parse_programs(ctx_t *c, const json_t *root) {
   p->program_count = (uint32_t)json_array_size(arr);
   p->programs = calloc(p->program_count ? p->program_count : 1, sizeof *p->programs);
   if (!p->programs) return fail(c, "npu_programs", "out of memory");
-  static const char *const keys[] = {"name",        "xclbin",       "kernel",
-                                     "bindings",    "scalar_count", "abi",
+  static const char *const keys[] = {"name",         "xclbin",       "kernel",
+                                     "bindings",     "scalar_count", "abi",
                                      "instructions", "scalar_types", NULL};
   for (uint32_t i = 0; i < p->program_count; i++) {
     char path[64], fp[96];
@@ -665,7 +675,8 @@ static bool parse_programs(ctx_t *c, const json_t *root) {
       size_t k = 0;
       while (k < 4 && strcmp(abi, tandem_npu_abi_name(all[k]))) k++;
       pathf(fp, sizeof fp, "%s.abi", path);
-      if (k == 4) return fail(c, fp, "unknown ABI '%s' (expected plain, dpu, dpu_module or elf)", abi);
+      if (k == 4)
+        return fail(c, fp, "unknown ABI '%s' (expected plain, dpu, dpu_module or elf)", abi);
       g->abi = all[k];
     }
     const char *instr;
@@ -747,8 +758,9 @@ static bool parse_values(const ctx_t *c, const json_t *arr, const char *path, ui
       continue;
     }
     if (!key)
-      return fail(c, p, "must be {\"f32\": x}, {\"u32\": n}, {\"i32\": n}, {\"u64\": n} or "
-                        "an integer");
+      return fail(c, p,
+                  "must be {\"f32\": x}, {\"u32\": n}, {\"i32\": n}, {\"u64\": n} or "
+                  "an integer");
     json_t *x = json_object_iter_value(json_object_iter(v));
     char vp[224];
     pathf(vp, sizeof vp, "%s.%s", p, key);
@@ -768,7 +780,8 @@ static bool parse_values(const ctx_t *c, const json_t *arr, const char *path, ui
     } else if (!strcmp(key, "i32")) {
       if (!json_is_integer(x)) return fail(c, vp, "must be an integer, not %s", type_name(x));
       json_int_t s = json_integer_value(x);
-      if (s < INT32_MIN || s > INT32_MAX) return fail(c, vp, "%lld is out of range for i32", (long long)s);
+      if (s < INT32_MIN || s > INT32_MAX)
+        return fail(c, vp, "%lld is out of range for i32", (long long)s);
       int32_t s32 = (int32_t)s;
       memcpy(&words[w++], &s32, 4);
     } else {
@@ -875,11 +888,12 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
       if (n->views[0].buffer == n->views[1].buffer &&
           n->views[0].offset < n->views[1].offset + n->views[1].length &&
           n->views[1].offset < n->views[0].offset + n->views[0].length)
-        return fail(c, path, "src and dst overlap in buffer '%s'", p->buffers[n->views[0].buffer].name);
+        return fail(c, path, "src and dst overlap in buffer '%s'",
+                    p->buffers[n->views[0].buffer].name);
     } else if (!strcmp(op, "dispatch") || !strcmp(op, "npu_run")) {
       bool gpu = !strcmp(op, "dispatch");
-      static const char *const dkeys[] = {"op",    "lane",           "kernel",
-                                          "views", "push_constants", "workgroups", NULL};
+      static const char *const dkeys[] = {"op",         "lane", "kernel", "views", "push_constants",
+                                          "workgroups", NULL};
       static const char *const nkeys[] = {"op", "lane", "program", "views", "scalars", NULL};
       if (!check_keys(c, j, path, gpu ? dkeys : nkeys)) return false;
       n->op = gpu ? PL_OP_DISPATCH : PL_OP_NPU_RUN;
@@ -920,8 +934,10 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
         if (wg) {
           if (!parse_dims(c, wg, fp, 1, n->workgroups)) return false;
         } else if (!k->workgroups[0]) {
-          return fail(c, fp, "missing: kernel '%s' has no default \"workgroups\", so each "
-                             "dispatch of it gives its own", k->name);
+          return fail(c, fp,
+                      "missing: kernel '%s' has no default \"workgroups\", so each "
+                      "dispatch of it gives its own",
+                      k->name);
         } else {
           memcpy(n->workgroups, k->workgroups, sizeof n->workgroups);
         }
@@ -938,7 +954,8 @@ static bool parse_nodes(ctx_t *c, const json_t *root) {
         json_t *sc = json_object_get(j, "scalars");
         pathf(fp, sizeof fp, "%s.scalars", path);
         uint32_t count = 0;
-        if (sc && !parse_values(c, sc, fp, n->scalars, TANDEM_MAX_NPU_SCALARS, &count)) return false;
+        if (sc && !parse_values(c, sc, fp, n->scalars, TANDEM_MAX_NPU_SCALARS, &count))
+          return false;
         if (count != g->scalar_words)
           return fail(c, fp, "%u scalar words given, NPU program '%s' takes %u (a u64 is two)",
                       count, g->name, g->scalar_words);
@@ -1000,9 +1017,8 @@ static bool parse_checks(ctx_t *c, const json_t *root) {
   p->check_count = (uint32_t)json_array_size(arr);
   p->checks = calloc(p->check_count ? p->check_count : 1, sizeof *p->checks);
   if (!p->checks) return fail(c, "checks", "out of memory");
-  static const char *const keys[] = {"buffer", "file",      "sha256",        "fnv1a64",
-                                     "reference", "type",   "tolerance",     "rel_tolerance",
-                                     NULL};
+  static const char *const keys[] = {"buffer", "file",      "sha256",        "fnv1a64", "reference",
+                                     "type",   "tolerance", "rel_tolerance", NULL};
   for (uint32_t i = 0; i < p->check_count; i++) {
     char path[64], fp[96];
     pathf(path, sizeof path, "checks[%u]", i);
@@ -1050,7 +1066,8 @@ static bool parse_checks(ctx_t *c, const json_t *root) {
       k->digest = xstrdup(fnv);
     } else {
       pathf(fp, sizeof fp, "%s.reference", path);
-      if (strcmp(ref, "cpu") != 0) return fail(c, fp, "unknown reference '%s' (expected \"cpu\")", ref);
+      if (strcmp(ref, "cpu") != 0)
+        return fail(c, fp, "unknown reference '%s' (expected \"cpu\")", ref);
       char why[256];
       if (!pipeline_cpu_model_complete(p, why, sizeof why))
         return fail(c, fp, "no CPU reference for this pipeline: %s", why);
@@ -1078,17 +1095,16 @@ bool pipeline_parse(const char *path, pipeline_t *out) {
     if (err.line > 0)
       fprintf(stderr, "tandem: %s:%d:%d: JSON syntax error: %s\n", path, err.line, err.column,
               err.text);
-    else
-      fprintf(stderr, "tandem: %s: cannot read the pipeline: %s\n", path, err.text);
+    else fprintf(stderr, "tandem: %s: cannot read the pipeline: %s\n", path, err.text);
     goto done;
   }
   if (!json_is_object(root)) {
     fail(&c, "(top level)", "must be an object, not %s", type_name(root));
     goto done;
   }
-  static const char *const keys[] = {"name",    "description", "iterations", "npu",
-                                     "buffers", "kernels",     "npu_programs", "nodes",
-                                     "outputs", "checks",      NULL};
+  static const char *const keys[] = {"name",    "description",  "iterations", "npu",     "buffers",
+                                     "kernels", "npu_programs", "nodes",      "outputs", "checks",
+                                     NULL};
   if (!check_keys(&c, root, "(top level)", keys)) goto done;
   const char *name, *desc;
   if (!get_string(&c, root, "", "name", false, &name) ||

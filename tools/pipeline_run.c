@@ -49,46 +49,47 @@ typedef struct run_opts {
 } run_opts_t;
 
 static void usage(FILE *f) {
-  fputs("usage: tandem run PIPELINE.json [options]\n"
-        "\n"
-        "Runs the pipeline the file describes (man tandem-pipeline): makes its buffers,\n"
-        "kernels and NPU programs, records and prepares its graph, submits it\n"
-        "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
-        "An option's value is the next argument or follows '=' (--iterations=3).\n"
-        "\n"
-        "  --iterations N     override the file's iteration count\n"
-        "  --warmup N         run N untimed iterations first (default 0): the timed ones\n"
-        "                     then leave out first-use costs; the data sees all of them\n"
-        "  --gpu N            the Vulkan device (tandem devices lists them; default:\n"
-        "                     the environment variable TANDEM_GPU, else 0)\n"
-        "  --json             print the summary as one JSON object (docs/cli.md)\n"
-        "  --trace PATH       write the run as Chrome/Perfetto trace JSON\n"
-        "  --svg PATH         write a lane timeline picture (SVG)\n"
-        "  --output-dir DIR   write the pipeline's outputs under DIR (made if missing;\n"
-        "                     default: the current folder)\n"
-        "  --validate         Vulkan validation layer (with synchronization validation)\n"
-        "                     on; any validation message makes the exit status 1\n"
-        "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
-        "                     the pipeline has NPU programs\n"
-        "  --npu-library PATH the emulated NPU's library\n"
-        "  --npu-profile P    auto, plain or xdna (default: the file's npu.profile, else auto: from the device)\n"
-        "  --quiet            print only failures\n"
-        "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
-        "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
-        "                     u32; f32:X, u32:N, i32:N say it); the pipeline file is\n"
-        "                     left as it is\n"
-        "  --output NAME=@FILE write the whole of buffer NAME to FILE (.npy or raw),\n"
-        "                     in place of the pipeline's outputs of NAME\n"
-        "\n"
-        "Relative paths inside the file are relative to the file's folder; outputs\n"
-        "are relative to the output folder. Every file the run writes is checked\n"
-        "before the device is touched. Ctrl-C stops after the runs already submitted\n"
-        "(within 100 ms during allocation and prepare) and still writes the summary,\n"
-        "trace and outputs (exit status 130); more signals within a second of the\n"
-        "first are the same request, a later one ends the process at once.\n"
-        "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
-        "2 usage or pipeline-file error, 77 no usable device, 130 interrupted.\n",
-        f);
+  fputs(
+      "usage: tandem run PIPELINE.json [options]\n"
+      "\n"
+      "Runs the pipeline the file describes (man tandem-pipeline): makes its buffers,\n"
+      "kernels and NPU programs, records and prepares its graph, submits it\n"
+      "`iterations` times, writes its outputs, runs its checks and prints a summary.\n"
+      "An option's value is the next argument or follows '=' (--iterations=3).\n"
+      "\n"
+      "  --iterations N     override the file's iteration count\n"
+      "  --warmup N         run N untimed iterations first (default 0): the timed ones\n"
+      "                     then leave out first-use costs; the data sees all of them\n"
+      "  --gpu N            the Vulkan device (tandem devices lists them; default:\n"
+      "                     the environment variable TANDEM_GPU, else 0)\n"
+      "  --json             print the summary as one JSON object (docs/cli.md)\n"
+      "  --trace PATH       write the run as Chrome/Perfetto trace JSON\n"
+      "  --svg PATH         write a lane timeline picture (SVG)\n"
+      "  --output-dir DIR   write the pipeline's outputs under DIR (made if missing;\n"
+      "                     default: the current folder)\n"
+      "  --validate         Vulkan validation layer (with synchronization validation)\n"
+      "                     on; any validation message makes the exit status 1\n"
+      "  --npu KIND         'emulated' (tandem's CPU test NPU) or 'xrt'; needed when\n"
+      "                     the pipeline has NPU programs\n"
+      "  --npu-library PATH the emulated NPU's library\n"
+      "  --npu-profile P    auto, plain or xdna (default: the file's npu.profile, else auto: from the device)\n"
+      "  --quiet            print only failures\n"
+      "  --input NAME=@FILE buffer NAME starts with FILE (.npy or raw bytes) instead\n"
+      "                     of the file's init; NAME=VALUE fills it (1.5 is f32, 7 is\n"
+      "                     u32; f32:X, u32:N, i32:N say it); the pipeline file is\n"
+      "                     left as it is\n"
+      "  --output NAME=@FILE write the whole of buffer NAME to FILE (.npy or raw),\n"
+      "                     in place of the pipeline's outputs of NAME\n"
+      "\n"
+      "Relative paths inside the file are relative to the file's folder; outputs\n"
+      "are relative to the output folder. Every file the run writes is checked\n"
+      "before the device is touched. Ctrl-C stops after the runs already submitted\n"
+      "(within 100 ms during allocation and prepare) and still writes the summary,\n"
+      "trace and outputs (exit status 130); more signals within a second of the\n"
+      "first are the same request, a later one ends the process at once.\n"
+      "exit status: 0 ok, 1 runtime failure / failed check / validation message,\n"
+      "2 usage or pipeline-file error, 77 no usable device, 130 interrupted.\n",
+      f);
 }
 
 typedef struct run_state {
@@ -134,7 +135,8 @@ static tandem_status_t host_write(run_state_t *st, tandem_view_t view, const uin
     tandem_unmap(&m);
     s = tandem_graph_create(st->rt, &g);
   }
-  if (s == TANDEM_OK) s = tandem_graph_add_copy(g, tandem_buffer_whole(stage), view, TANDEM_LANE_AUTO);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_copy(g, tandem_buffer_whole(stage), view, TANDEM_LANE_AUTO);
   if (s == TANDEM_OK) s = run_once(g);
   tandem_graph_release(g);
   tandem_buffer_release(stage);
@@ -157,7 +159,8 @@ static tandem_status_t host_read(run_state_t *st, tandem_view_t view, uint8_t **
     tandem_graph_t *g = NULL;
     s = tandem_buffer_create(st->rt, view.length, TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
     if (s == TANDEM_OK) s = tandem_graph_create(st->rt, &g);
-    if (s == TANDEM_OK) s = tandem_graph_add_copy(g, view, tandem_buffer_whole(stage), TANDEM_LANE_AUTO);
+    if (s == TANDEM_OK)
+      s = tandem_graph_add_copy(g, view, tandem_buffer_whole(stage), TANDEM_LANE_AUTO);
     if (s == TANDEM_OK) s = run_once(g);
     if (s == TANDEM_OK) s = tandem_map_read(tandem_buffer_whole(stage), &m);
     if (s == TANDEM_OK) {
@@ -193,7 +196,8 @@ static int build(run_state_t *st, const run_opts_t *o) {
   if (p->program_count) {
     if (o->npu.kind == TANDEM_NPU_NONE) {
       cli_error("%s: npu_programs: the pipeline needs an NPU: run with --npu emulated (tandem's "
-                "CPU test device) or --npu xrt", p->file);
+                "CPU test device) or --npu xrt",
+                p->file);
       return CLI_EXIT_USAGE;
     }
     s = tandem_runtime_open_npu(st->rt);
@@ -266,7 +270,8 @@ static int build(run_state_t *st, const run_opts_t *o) {
     if (g->emulated_xclbin && !g->xclbin_path[0]) {
       cli_error("%s: npu_programs[%u].xclbin: \"@emulated\": the emulated NPU's xclbin is not "
                 "beside libtandem.so (tandem/tandem_emu_kernels.xclbin); set TANDEM_EMU_XCLBIN "
-                "to its path", p->file, i);
+                "to its path",
+                p->file, i);
       return CLI_EXIT_USAGE;
     }
     /* The instruction stream: a file of little-endian 32-bit words. */
@@ -284,7 +289,9 @@ static int build(run_state_t *st, const run_opts_t *o) {
         free(instr);
         cli_error("%s: npu_programs[%u] '%s': cannot read the instruction stream '%s' (%s)",
                   p->file, i, g->name, g->instructions_path,
-                  len == 0 ? "empty" : len > (64l << 20) ? "over 64 MiB" : strerror(errno));
+                  len == 0            ? "empty"
+                  : len > (64l << 20) ? "over 64 MiB"
+                                      : strerror(errno));
         return CLI_EXIT_USAGE;
       }
     }
@@ -317,14 +324,14 @@ static int build(run_state_t *st, const run_opts_t *o) {
       case PL_OP_FILL: s = tandem_graph_add_fill(graph, v[0], n->fill, n->lane); break;
       case PL_OP_COPY: s = tandem_graph_add_copy(graph, v[0], v[1], n->lane); break;
       case PL_OP_DISPATCH: {
-        tandem_dispatch_desc_t dd = {
-            .struct_size = sizeof(tandem_dispatch_desc_t),
-            .kernel = st->kernels[n->target],
-            .views = v,
-            .view_count = n->view_count,
-            .push_constants = n->push_bytes ? n->push : NULL,
-            .push_constant_bytes = n->push_bytes,
-            .workgroups = {n->workgroups[0], n->workgroups[1], n->workgroups[2]}};
+        tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                                     .kernel = st->kernels[n->target],
+                                     .views = v,
+                                     .view_count = n->view_count,
+                                     .push_constants = n->push_bytes ? n->push : NULL,
+                                     .push_constant_bytes = n->push_bytes,
+                                     .workgroups = {n->workgroups[0], n->workgroups[1],
+                                                    n->workgroups[2]}};
         s = tandem_graph_add_dispatch_node(graph, &dd, NULL);
         break;
       }
@@ -398,7 +405,8 @@ static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *aband
     return build(st, o);
   }
   while (!atomic_load(&job->done)) {
-    if (run_interrupted() && cli_now_ns() - run_interrupted_at_ns() >= RUN_ABANDON_MS * 1000000ull) {
+    if (run_interrupted() &&
+        cli_now_ns() - run_interrupted_at_ns() >= RUN_ABANDON_MS * 1000000ull) {
       pthread_detach(worker);
       *abandoned = true;
       return CLI_EXIT_INTERRUPTED;
@@ -583,8 +591,8 @@ static int finish(run_state_t *st, uint32_t iterations, uint32_t *passed, bool c
       else cli_fnv1a64_hex(got, len, hex);
       if (strcmp(hex, k->digest) != 0) {
         cli_error("%s: checks[%u]: '%s' has %s %s, expected %s", p->file, i,
-                  p->buffers[k->view.buffer].name, k->kind == PL_CHECK_SHA256 ? "sha256" : "fnv1a64",
-                  hex, k->digest);
+                  p->buffers[k->view.buffer].name,
+                  k->kind == PL_CHECK_SHA256 ? "sha256" : "fnv1a64", hex, k->digest);
         ok = false;
       }
     } else if (k->kind == PL_CHECK_FILE) { /* raw bytes or .npy (run_files.c) */
@@ -693,7 +701,8 @@ static _Noreturn void abandon(const run_opts_t *o, run_report_t *rep, const tand
   rep->checks_run = false;
   rep->output_paths = NULL;
   if (o->trace_path) {
-    tandem_status_t s = empty ? tandem_trace_write_json(empty, o->trace_path) : TANDEM_ERROR_INTERNAL;
+    tandem_status_t s =
+        empty ? tandem_trace_write_json(empty, o->trace_path) : TANDEM_ERROR_INTERNAL;
     if (s != TANDEM_OK) cli_tandem_error("--trace", s), rc = CLI_EXIT_FAILURE;
   }
   if (o->svg_path && !(empty && write_svg(o, rep->p, empty, device_line, iterations)))
@@ -791,7 +800,7 @@ int cli_run_main(int argc, char **argv) {
     return CLI_EXIT_USAGE;
   }
   if (o.json) o.quiet = true; /* stdout carries the JSON alone */
-  ro.gpu_timestamps = true; /* per-lane busy time, trace and picture */
+  ro.gpu_timestamps = true;   /* per-lane busy time, trace and picture */
   ro.graph_slots = RUN_SLOTS;
   tandem_status_t s = tandem_runtime_create(&ro, &st.rt);
   if (s == TANDEM_OK && (rc = cli_check_gpu(st.rt, ro.gpu_index)) != CLI_EXIT_OK) goto out;
@@ -906,7 +915,8 @@ int cli_run_main(int argc, char **argv) {
 
   /* Interrupted: the outputs of what ran, no checks (they describe a whole run). */
   int frc = CLI_EXIT_OK;
-  if (rep.completed) frc = finish(&st, o.warmup + rep.completed, &rep.checks_passed, !rep.interrupted);
+  if (rep.completed)
+    frc = finish(&st, o.warmup + rep.completed, &rep.checks_passed, !rep.interrupted);
   rep.checks_run = !rep.interrupted;
   if (!rep.completed) rep.output_paths = NULL;
   if (rc == CLI_EXIT_OK) rc = frc;

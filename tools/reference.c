@@ -105,7 +105,8 @@ bool pipeline_init_bytes(const pipeline_t *p, uint32_t index, uint8_t *dst) {
                                      (int64_t)(next_random(&state) % ((uint64_t)span + 1)));
       } else {
         for (uint64_t i = 0; i + 4 <= b->size; i += 4) {
-          int64_t v = llround(b->random_min) + (int64_t)(next_random(&state) % ((uint64_t)span + 1));
+          int64_t v =
+              llround(b->random_min) + (int64_t)(next_random(&state) % ((uint64_t)span + 1));
           uint32_t w = (uint32_t)v;
           memcpy(dst + i, &w, 4);
         }
@@ -249,14 +250,16 @@ static void run_node(const pipeline_t *p, const pl_node_t *n, uint8_t **mem) {
       uint64_t count = min_u64(w[1], (uint64_t)n->workgroups[0] * 256);
       count = min_u64(count, min_u64(len[0], len[1]) / 4);
       float a = f32_bits(w[0]);
-      for (uint64_t i = 0; i < count; i++) f32_put(v[1], i, fmaf(a, f32_at(v[0], i), f32_at(v[1], i)));
+      for (uint64_t i = 0; i < count; i++)
+        f32_put(v[1], i, fmaf(a, f32_at(v[0], i), f32_at(v[1], i)));
       return;
     }
     case MODEL_SCALE_ADD: { /* c[i] = a[i]*scale + b[i] */
       uint64_t count = min_u64(w[1], (uint64_t)n->workgroups[0] * 256);
       count = min_u64(count, min_u64(len[0], min_u64(len[1], len[2])) / 4);
       float s = f32_bits(w[0]);
-      for (uint64_t i = 0; i < count; i++) f32_put(v[2], i, fmaf(f32_at(v[0], i), s, f32_at(v[1], i)));
+      for (uint64_t i = 0; i < count; i++)
+        f32_put(v[2], i, fmaf(f32_at(v[0], i), s, f32_at(v[1], i)));
       return;
     }
     case MODEL_NPU_MATMUL_F32: { /* C[M×N] = A[M×K] · B[K×N], row-major */
@@ -265,7 +268,8 @@ static void run_node(const pipeline_t *p, const pl_node_t *n, uint8_t **mem) {
       for (uint64_t r = 0; r < M; r++)
         for (uint64_t col = 0; col < N; col++) {
           float acc = 0;
-          for (uint64_t k = 0; k < K; k++) acc += f32_at(v[0], r * K + k) * f32_at(v[1], k * N + col);
+          for (uint64_t k = 0; k < K; k++)
+            acc += f32_at(v[0], r * K + k) * f32_at(v[1], k * N + col);
           f32_put(v[2], r * N + col, acc);
         }
       return;
@@ -325,16 +329,14 @@ void cli_fnv1a64_hex(const uint8_t *data, uint64_t len, char hex[17]) {
 }
 
 static const uint32_t sha_k[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-    0xc67178f2};
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
 
 static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
@@ -350,7 +352,8 @@ static void sha_block(uint32_t h[8], const uint8_t *blk) {
   }
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], k = h[7];
   for (int i = 0; i < 64; i++) {
-    uint32_t t1 = k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
+    uint32_t t1 =
+        k + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + sha_k[i] + w[i];
     uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
     k = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
   }

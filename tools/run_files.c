@@ -45,8 +45,7 @@ int run_check_pipeline_path(const char *path) {
     cli_error("run: '%s' is a folder, not a pipeline file; its pipeline files: %s%s "
               "(e.g. tandem run %s%s%s)",
               path, names, found > 6 ? ", ..." : "", path, sep, first);
-  else
-    cli_error("run: '%s' is a folder, not a pipeline file (and holds no .json file)", path);
+  else cli_error("run: '%s' is a folder, not a pipeline file (and holds no .json file)", path);
   return CLI_EXIT_USAGE;
 }
 
@@ -166,8 +165,8 @@ int run_prepare_outputs(const pipeline_t *p, const char *dir, const char *trace_
     else snprintf(paths[i], n, "%s", file);
     char failed[4096];
     if (!make_parents(paths[i], failed, sizeof failed)) {
-      cli_error("%s: outputs[%u]: cannot make folder '%s' for '%s': %s (nothing was run)",
-                p->file, i, failed, paths[i], strerror(errno));
+      cli_error("%s: outputs[%u]: cannot make folder '%s' for '%s': %s (nothing was run)", p->file,
+                i, failed, paths[i], strerror(errno));
       run_free_paths(paths, p->output_count);
       return CLI_EXIT_USAGE;
     }
@@ -248,13 +247,16 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
   char *text = NULL;
   long n = -1;
   if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-      n < (1l << 24) && (text = malloc((size_t)n + 1)) && fread(text, 1, (size_t)n, f) == (size_t)n) {
+      n < (1l << 24) && (text = malloc((size_t)n + 1)) &&
+      fread(text, 1, (size_t)n, f) == (size_t)n) {
     text[n] = '\0';
     fclose(f);
     return text;
   }
   cli_error("%s: kernels[%u].glsl: cannot read '%s': %s", p->file, index, path,
-            !f ? strerror(errno) : n >= (1l << 24) ? "larger than 16 MiB" : "read error");
+            !f                ? strerror(errno)
+            : n >= (1l << 24) ? "larger than 16 MiB"
+                              : "read error");
   if (f) fclose(f);
   free(text);
   return NULL;
@@ -262,8 +264,8 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
 
 /* Lock-free atomics: safe in a handler, and the handler may run on any
  * thread that does not block the signal (the driver's threads too). */
-static atomic_int interrupted;      /* the first signal's number, 0 before */
-static atomic_ullong first_at_ns;   /* when it came (CLOCK_MONOTONIC), 0 before */
+static atomic_int interrupted;    /* the first signal's number, 0 before */
+static atomic_ullong first_at_ns; /* when it came (CLOCK_MONOTONIC), 0 before */
 
 /* The first SIGINT/SIGTERM asks the run to stop. Others within a second are
  * the same request: `timeout -s INT` signals the child and then its whole
@@ -273,7 +275,8 @@ static atomic_ullong first_at_ns;   /* when it came (CLOCK_MONOTONIC), 0 before 
 static void on_interrupt(int sig) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  unsigned long long now = (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+  unsigned long long now =
+      (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
   unsigned long long first = 0;
   if (atomic_compare_exchange_strong(&first_at_ns, &first, now)) {
     atomic_store(&interrupted, sig);

@@ -83,7 +83,8 @@ static bool parse_fill(const char *flag, const char *arg, const char *v, uint32_
     }
   }
   cli_error("%s '%s': '%s' is not a value: use @FILE, f32:X, u32:N, i32:N, or a bare number "
-            "(1.5 is f32, 7 is u32)", flag, arg, v);
+            "(1.5 is f32, 7 is u32)",
+            flag, arg, v);
   return false;
 }
 
@@ -132,7 +133,8 @@ bool run_apply_output(pipeline_t *p, const char *arg) {
   /* else a check's type of NAME, else its random init's (f32 data reads as f32) */
   for (uint32_t i = 0; type == PL_TYPE_BYTES && i < p->check_count; i++)
     if (p->checks[i].view.buffer == (uint32_t)b) type = p->checks[i].type;
-  if (type == PL_TYPE_BYTES && p->buffers[b].init == PL_INIT_RANDOM) type = p->buffers[b].random_type;
+  if (type == PL_TYPE_BYTES && p->buffers[b].init == PL_INIT_RANDOM)
+    type = p->buffers[b].random_type;
   pl_output_t *grown = realloc(p->outputs, (kept + 1) * sizeof *grown);
   if (!grown) {
     free(path);
@@ -142,7 +144,9 @@ bool run_apply_output(pipeline_t *p, const char *arg) {
   p->outputs = grown;
   uint64_t size = p->buffers[b].size;
   if (type != PL_TYPE_BYTES && type != PL_TYPE_I8 && size % 4) type = PL_TYPE_BYTES;
-  p->outputs[kept] = (pl_output_t){.view = {(uint32_t)b, 0, size}, .path = path, .type = type,
+  p->outputs[kept] = (pl_output_t){.view = {(uint32_t)b, 0, size},
+                                   .path = path,
+                                   .type = type,
                                    .from_command_line = true};
   p->output_count = kept + 1;
   return true;

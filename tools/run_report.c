@@ -42,8 +42,7 @@ void run_report_text(FILE *f, const run_report_t *r) {
     ; /* no timing to qualify */
   else if (r->warmup)
     fprintf(f, "(after %u untimed warm-up iteration%s)\n", r->warmup, r->warmup == 1 ? "" : "s");
-  else
-    fprintf(f, "(includes first-use costs; --warmup N runs N untimed iterations first)\n");
+  else fprintf(f, "(includes first-use costs; --warmup N runs N untimed iterations first)\n");
   fmt_time(t2, sizeof t2, r->span_ns);
   fprintf(f, "GPU/NPU time span (trace): %s\n", t2);
   fprintf(f, "%-10s %10s %12s %8s %14s\n", "lane", "regions", "busy", "busy %", "copied");
@@ -62,10 +61,8 @@ void run_report_text(FILE *f, const run_report_t *r) {
   if (r->trace_dropped)
     fprintf(f, "trace: %llu oldest events dropped (ring full)\n",
             (unsigned long long)r->trace_dropped);
-  if (r->checks_run)
-    fprintf(f, "checks: %u of %u passed\n", r->checks_passed, r->p->check_count);
-  else if (r->p->check_count)
-    fprintf(f, "checks: not run (the run did not complete)\n");
+  if (r->checks_run) fprintf(f, "checks: %u of %u passed\n", r->checks_passed, r->p->check_count);
+  else if (r->p->check_count) fprintf(f, "checks: not run (the run did not complete)\n");
   fprintf(f, "validation messages: %llu%s\n", (unsigned long long)r->validation_messages,
           r->validation ? "" : " (validation off; --validate turns it on)");
   for (uint32_t i = 0; r->output_paths && i < r->p->output_count; i++)
@@ -87,8 +84,8 @@ void run_report_json(FILE *f, const run_report_t *r) {
   json_write_string(f, p->name);
   fputs(", \"file\": ", f);
   json_write_string(f, p->file);
-  fprintf(f, ", \"buffers\": %u, \"kernels\": %u, \"npu_programs\": %u, \"nodes\": %u}", p->buffer_count,
-          p->kernel_count, p->program_count, p->node_count);
+  fprintf(f, ", \"buffers\": %u, \"kernels\": %u, \"npu_programs\": %u, \"nodes\": %u}",
+          p->buffer_count, p->kernel_count, p->program_count, p->node_count);
   fprintf(f, ",\n \"gpu\": {\"index\": %u, \"name\": ", r->gpu_index);
   json_write_string(f, r->gpu_name);
   fputs(", \"driver\": ", f);
@@ -113,8 +110,9 @@ void run_report_json(FILE *f, const run_report_t *r) {
   bool first = true;
   for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
     if (!r->regions[l] && !r->copied_per_lane[l]) continue;
-    fprintf(f, "%s{\"lane\": \"%s\", \"regions\": %u, \"busy_ns\": %llu, \"busy_fraction\": %.4f, "
-               "\"copied_bytes\": %llu}",
+    fprintf(f,
+            "%s{\"lane\": \"%s\", \"regions\": %u, \"busy_ns\": %llu, \"busy_fraction\": %.4f, "
+            "\"copied_bytes\": %llu}",
             first ? "" : ", ", tandem_lane_name((tandem_lane_t)l), r->regions[l],
             (unsigned long long)r->busy_ns[l],
             r->span_ns ? (double)r->busy_ns[l] / (double)r->span_ns : 0.0,
@@ -129,8 +127,7 @@ void run_report_json(FILE *f, const run_report_t *r) {
           (unsigned long long)r->npu_runs, (unsigned long long)r->trace_dropped);
   if (r->checks_run)
     fprintf(f, " \"checks\": {\"total\": %u, \"passed\": %u}", p->check_count, r->checks_passed);
-  else
-    fprintf(f, " \"checks\": null");
+  else fprintf(f, " \"checks\": null");
   fprintf(f, ", \"validation\": %s, \"validation_messages\": %llu,\n \"outputs\": [",
           r->validation ? "true" : "false", (unsigned long long)r->validation_messages);
   first = true;

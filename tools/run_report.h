@@ -26,8 +26,8 @@ typedef struct run_report {
   uint32_t iterations; /* timed runs asked for */
   uint32_t completed;  /* timed runs that finished (< iterations when interrupted) */
   bool interrupted;
-  uint64_t wall_ns;    /* the timed runs, host clock */
-  uint64_t span_ns;    /* first region start to last region end, device clocks */
+  uint64_t wall_ns; /* the timed runs, host clock */
+  uint64_t span_ns; /* first region start to last region end, device clocks */
   uint64_t busy_ns[TANDEM_LANE_COUNT];
   uint32_t regions[TANDEM_LANE_COUNT];
   uint64_t copied_per_lane[TANDEM_LANE_COUNT];

@@ -132,8 +132,10 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", SVG_LEFT - 100);
   xml_text(f, o->subtitle);
   if (shown)
-    fprintf(f, " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu (the runtime's numbers) "
-            "of %llu", (unsigned long long)first_sub, (unsigned long long)last_sub,
+    fprintf(f,
+            " \xE2\x80\x94 showing submissions %llu\xE2\x80\x93%llu (the runtime's numbers) "
+            "of %llu",
+            (unsigned long long)first_sub, (unsigned long long)last_sub,
             (unsigned long long)max_sub_total);
   fputs("</text>\n", f);
 
@@ -165,9 +167,10 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
     else fprintf(f, "%.2f", t);
     fputs("</text>\n", f);
   }
-  fprintf(f,
-          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1\"/>\n",
-          SVG_LEFT, axis_y, SVG_LEFT + plot_w, axis_y);
+  fprintf(
+      f,
+      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1\"/>\n",
+      SVG_LEFT, axis_y, SVG_LEFT + plot_w, axis_y);
   fprintf(f,
           "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" text-anchor=\"middle\" fill=\"#333\">time "
           "since the first region started (%s)</text>\n",
@@ -255,18 +258,21 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"16\" rx=\"2\" fill=\"%s\" "
             "stroke=\"%s\"/>\n",
             lx, legend_y - 12, lane_fill[l][0], lane_stroke[l]);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" fill=\"#222\">%s lane: busy %.0f%%</text>\n",
-            lx + 22, legend_y + 1, tandem_lane_name((tandem_lane_t)l),
-            100.0 * (double)busy[l] / (double)(t1 - t0));
+    fprintf(
+        f,
+        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" fill=\"#222\">%s lane: busy %.0f%%</text>\n",
+        lx + 22, legend_y + 1, tandem_lane_name((tandem_lane_t)l),
+        100.0 * (double)busy[l] / (double)(t1 - t0));
     lx += 215;
   }
-  fprintf(f,
-          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">labels: the region's nodes "
-          "(name #node), else the submission number, else none (hover for the title); the "
-          "runtime numbers every submission (warm-up and staging copies too); two shades alternate by "
-          "submission; %u arrows: a region waited for another%s</text>\n",
-          SVG_LEFT, legend_y + 24, arrows,
-          untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
+  fprintf(
+      f,
+      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#555\">labels: the region's nodes "
+      "(name #node), else the submission number, else none (hover for the title); the "
+      "runtime numbers every submission (warm-up and staging copies too); two shades alternate by "
+      "submission; %u arrows: a region waited for another%s</text>\n",
+      SVG_LEFT, legend_y + 24, arrows,
+      untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
   fputs("</svg>\n", f);
   bool ok = !ferror(f);
   if (fclose(f) != 0) ok = false;

@@ -52,8 +52,8 @@
 #include "host_gpu.h"
 
 enum {
-  HG_HISTORY = 64,  /* accesses kept per buffer for the ordering check */
-  HG_KNOW = 1024,   /* values kept per lane for the ordering check */
+  HG_HISTORY = 64, /* accesses kept per buffer for the ordering check */
+  HG_KNOW = 1024,  /* values kept per lane for the ordering check */
   HG_MAX_QUEUES = TANDEM_LANE_COUNT_GPU,
 };
 
@@ -84,8 +84,8 @@ typedef enum hg_job_state { HG_JOB_IDLE, HG_JOB_QUEUED, HG_JOB_RUNNING } hg_job_
 typedef struct hg_program hg_program_t;
 
 typedef struct hg_job {
-  struct hg_job *next;    /* [gpu mutex] its queue */
-  hg_job_state_t state;   /* [gpu mutex] (H2) */
+  struct hg_job *next;  /* [gpu mutex] its queue */
+  hg_job_state_t state; /* [gpu mutex] (H2) */
   hg_program_t *program;
   uint32_t slot, region;
   tandem_lane_t lane;
@@ -108,12 +108,12 @@ typedef enum hg_cmd_kind {
  * every buffer a recorded slot uses alive (tandem__slot_t.views). */
 typedef struct hg_cmd {
   hg_cmd_kind_t kind;
-  uint32_t id;                   /* the command's id (core: its plan node) */
-  uint32_t src_work, dst_work;   /* BARRIER: TANDEM__WORK_* scopes */
-  struct hg_buffer *dst, *src;   /* FILL: dst; COPY: src to dst */
+  uint32_t id;                 /* the command's id (core: its plan node) */
+  uint32_t src_work, dst_work; /* BARRIER: TANDEM__WORK_* scopes */
+  struct hg_buffer *dst, *src; /* FILL: dst; COPY: src to dst */
   uint64_t dst_offset, src_offset, length;
   uint32_t pattern;
-  const struct hg_kernel *kernel; /* DISPATCH */
+  const struct hg_kernel *kernel;    /* DISPATCH */
   const tandem__binding_t *bindings; /* the slot's "descriptor set" of |id| */
   uint32_t binding_count;
   uint32_t push_bytes;
@@ -144,7 +144,7 @@ typedef struct hg_region {
 typedef struct hg_recording {
   hg_region_t *region; /* NULL: none */
   uint32_t piece, count, capacity;
-  hg_cmd_t *cmds;      /* the piece's stretch of region->cmds */
+  hg_cmd_t *cmds; /* the piece's stretch of region->cmds */
 } hg_recording_t;
 
 struct hg_program {
@@ -200,16 +200,16 @@ struct host_gpu {
   hg_queue_t queues[HG_MAX_QUEUES];
   uint32_t queue_count;
   hg_know_t know[TANDEM__MAX_LANES][HG_KNOW]; /* [mutex] ring per lane, by value */
-  host_gpu_event_t *log;                /* [mutex] */
-  uint32_t log_count;                   /* [mutex] */
-  uint64_t log_dropped;                 /* [mutex] */
-  uint64_t unordered;                   /* [mutex] */
-  char first_unordered[256];            /* [mutex] the first one, in words */
+  host_gpu_event_t *log;                      /* [mutex] */
+  uint32_t log_count;                         /* [mutex] */
+  uint64_t log_dropped;                       /* [mutex] */
+  uint64_t unordered;                         /* [mutex] */
+  char first_unordered[256];                  /* [mutex] the first one, in words */
   /* [mutex] What the host has observed reached (waits and queries) and so
    * what work submitted from now on is ordered after: core retires a
    * submission when it sees its values, and then orders nothing after it. */
   uint64_t host_after[TANDEM__MAX_LANES];
-  uint32_t next_program;                /* [mutex] */
+  uint32_t next_program; /* [mutex] */
 };
 
 static const tandem__gpu_vtable_t hg_vtable;
@@ -319,14 +319,26 @@ static uint32_t hg_cmd_accesses(const hg_cmd_t *c, hg_cmd_access_t *out) {
   switch (c->kind) {
     case HG_CMD_BARRIER: break;
     case HG_CMD_FILL:
-      out[n++] = (hg_cmd_access_t){c->dst, c->dst_offset, c->length, TANDEM_ACCESS_WRITE,
-                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
+      out[n++] = (hg_cmd_access_t){c->dst,
+                                   c->dst_offset,
+                                   c->length,
+                                   TANDEM_ACCESS_WRITE,
+                                   TANDEM__WORK_TRANSFER,
+                                   TANDEM__WORK_TRANSFER};
       break;
     case HG_CMD_COPY:
-      out[n++] = (hg_cmd_access_t){c->src, c->src_offset, c->length, TANDEM_ACCESS_READ,
-                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
-      out[n++] = (hg_cmd_access_t){c->dst, c->dst_offset, c->length, TANDEM_ACCESS_WRITE,
-                                   TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER};
+      out[n++] = (hg_cmd_access_t){c->src,
+                                   c->src_offset,
+                                   c->length,
+                                   TANDEM_ACCESS_READ,
+                                   TANDEM__WORK_TRANSFER,
+                                   TANDEM__WORK_TRANSFER};
+      out[n++] = (hg_cmd_access_t){c->dst,
+                                   c->dst_offset,
+                                   c->length,
+                                   TANDEM_ACCESS_WRITE,
+                                   TANDEM__WORK_TRANSFER,
+                                   TANDEM__WORK_TRANSFER};
       break;
     case HG_CMD_DISPATCH:
       for (uint32_t b = 0; b < c->binding_count; b++) {
@@ -334,14 +346,15 @@ static uint32_t hg_cmd_accesses(const hg_cmd_t *c, hg_cmd_access_t *out) {
                             (c->kernel->code.writes[b] ? TANDEM_ACCESS_WRITE : 0);
         if (a)
           out[n++] = (hg_cmd_access_t){c->bindings[b].buffer, c->bindings[b].offset,
-                                       c->bindings[b].range, a, TANDEM__WORK_COMPUTE,
-                                       TANDEM__WORK_COMPUTE};
+                                       c->bindings[b].range,  a,
+                                       TANDEM__WORK_COMPUTE,  TANDEM__WORK_COMPUTE};
       }
       /* The counts are read before the shader runs: a COMPUTE source scope
        * covers the read, a destination must name INDIRECT. */
       if (c->indirect)
-        out[n++] = (hg_cmd_access_t){c->indirect, c->indirect_offset, 12, TANDEM_ACCESS_READ,
-                                     TANDEM__WORK_COMPUTE, TANDEM__WORK_INDIRECT};
+        out[n++] =
+            (hg_cmd_access_t){c->indirect,        c->indirect_offset,   12,
+                              TANDEM_ACCESS_READ, TANDEM__WORK_COMPUTE, TANDEM__WORK_INDIRECT};
       break;
   }
   return n;
@@ -549,8 +562,12 @@ static void *hg_queue_main(void *arg) {
     }
     const hg_program_t *p = job->program;
     hg_check_locked(g, job, &p->regions[job->slot * p->region_count + job->region]);
-    host_gpu_event_t e = {.kind = HOST_GPU_START, .program = p->id, .slot = job->slot,
-                          .region = job->region, .lane = job->lane, .value = job->signal};
+    host_gpu_event_t e = {.kind = HOST_GPU_START,
+                          .program = p->id,
+                          .slot = job->slot,
+                          .region = job->region,
+                          .lane = job->lane,
+                          .value = job->signal};
     hg_log_locked(g, &e);
     pthread_mutex_unlock(&g->mutex);
 
@@ -616,8 +633,7 @@ static void hg_idle(tandem__gpu_t *base) {
   pthread_mutex_unlock(&g->mutex);
 }
 
-static tandem_status_t hg_buffer_new(uint64_t size, uint8_t *bytes, bool owned,
-                                     void **out_native) {
+static tandem_status_t hg_buffer_new(uint64_t size, uint8_t *bytes, bool owned, void **out_native) {
   hg_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: a buffer object");
   b->bytes = bytes;
@@ -642,8 +658,7 @@ static tandem_status_t hg_buffer_create(tandem__gpu_t *base, uint64_t size,
   if (size > base->info.device_local_bytes)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
                        "host GPU: %llu bytes exceed its %llu-byte memory heap",
-                       (unsigned long long)size,
-                       (unsigned long long)base->info.device_local_bytes);
+                       (unsigned long long)size, (unsigned long long)base->info.device_local_bytes);
   uint8_t *bytes = calloc(1, (size_t)size); /* zero-filled, as the vtable asks */
   if (!bytes)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "host GPU: %llu bytes of memory",
@@ -669,9 +684,9 @@ static void hg_buffer_destroy(tandem__gpu_t *base, void *native) {
 static void hg_buffer_memory(tandem__gpu_t *base, void *native, tandem_buffer_memory_t *out) {
   (void)native;
   *out = (tandem_buffer_memory_t){.memory_type = 0,
-                                  .properties = TANDEM_MEMORY_DEVICE_LOCAL |
-                                                TANDEM_MEMORY_HOST_VISIBLE |
-                                                TANDEM_MEMORY_HOST_COHERENT | TANDEM_MEMORY_HOST_CACHED,
+                                  .properties =
+                                      TANDEM_MEMORY_DEVICE_LOCAL | TANDEM_MEMORY_HOST_VISIBLE |
+                                      TANDEM_MEMORY_HOST_COHERENT | TANDEM_MEMORY_HOST_CACHED,
                                   .heap = 0,
                                   .heap_bytes = base->info.device_local_bytes,
                                   .heap_device_local = true};
@@ -843,8 +858,8 @@ tandem_status_t tandem_test_host_kernel_register(const void *spirv, size_t spirv
   return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
 #else
   if (!fn || !hg_is_spirv(spirv, spirv_size))
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "registering a host twin: %s", fn ? "the code is not SPIR-V" : "fn is NULL");
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "registering a host twin: %s",
+                       fn ? "the code is not SPIR-V" : "fn is NULL");
   uint64_t h = hg_twin_hash(spirv, spirv_size, entry_point);
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&hg_twin_mutex);
@@ -854,8 +869,7 @@ tandem_status_t tandem_test_host_kernel_register(const void *spirv, size_t spirv
   if (!known && hg_twin_count == HG_TWINS_MAX)
     s = TANDEM_FAIL(TANDEM_ERROR_BUSY, "registering a host twin: %d are registered, the most",
                     HG_TWINS_MAX);
-  else if (!known)
-    hg_twins[hg_twin_count++] = (hg_twin_t){.hash = h, .size = spirv_size, .fn = fn};
+  else if (!known) hg_twins[hg_twin_count++] = (hg_twin_t){.hash = h, .size = spirv_size, .fn = fn};
   pthread_mutex_unlock(&hg_twin_mutex);
   return s;
 #endif
@@ -917,7 +931,8 @@ static tandem_status_t hg_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
   } else {
     assert(build->spirv_size == sizeof k->code); /* reflected just before */
     memcpy(&k->code, build->spirv, sizeof k->code);
-    for (int d = 0; d < 3; d++) k->local_size[d] = k->code.local_size[d] ? k->code.local_size[d] : 1;
+    for (int d = 0; d < 3; d++)
+      k->local_size[d] = k->code.local_size[d] ? k->code.local_size[d] : 1;
   }
   build->shared_memory_bytes = 0;
   *out_native = k;
@@ -1071,8 +1086,8 @@ static tandem_status_t hg_record_begin(tandem__gpu_t *base, void *native, uint32
   hg_region_t *region_rec = &p->regions[slot * p->region_count + region];
   assert(region_rec->lane != TANDEM_LANE_NPU && piece < region_rec->pieces);
   uint32_t at = region_rec->piece_at[piece];
-  uint32_t end = piece + 1 < region_rec->pieces ? region_rec->piece_at[piece + 1]
-                                                 : region_rec->capacity;
+  uint32_t end =
+      piece + 1 < region_rec->pieces ? region_rec->piece_at[piece + 1] : region_rec->capacity;
   p->recording[i] = (hg_recording_t){.region = region_rec,
                                      .piece = piece,
                                      .count = 0,
@@ -1214,8 +1229,7 @@ static void hg_region_close_up(hg_region_t *rec) {
 }
 
 static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
-                                         tandem__region_submit_t *regions,
-                                         uint32_t region_count) {
+                                         tandem__region_submit_t *regions, uint32_t region_count) {
   host_gpu_t *g = hg_cast(base);
   hg_program_t *p = native;
   pthread_mutex_lock(&g->mutex);
@@ -1232,7 +1246,7 @@ static tandem_status_t hg_program_submit(tandem__gpu_t *base, void *native, uint
     memcpy(e.wait_values, rs->wait_values, sizeof e.wait_values);
     hg_log_locked(g, &e);
     if (job->lane == TANDEM_LANE_NPU) continue; /* the NPU lane thread runs it */
-    assert(job->state == HG_JOB_IDLE); /* H2 */
+    assert(job->state == HG_JOB_IDLE);          /* H2 */
     job->state = HG_JOB_QUEUED;
     memcpy(job->waits, rs->wait_values, sizeof job->waits);
     job->signal = rs->signal_value;
@@ -1448,12 +1462,13 @@ static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) 
            "backends/host: a test and development device, not hardware");
   info->api_version = (1u << 22) | (3u << 12); /* what tandem needs: 1.3 */
   info->is_cpu = true;
-  info->features = TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2 |
-                   TANDEM_GPU_EXTERNAL_MEMORY_HOST;
+  info->features =
+      TANDEM_GPU_TIMELINE_SEMAPHORE | TANDEM_GPU_SYNCHRONIZATION2 | TANDEM_GPU_EXTERNAL_MEMORY_HOST;
   info->queue_family_count = 1;
-  info->queue_families[0] = (tandem_queue_family_info_t){
-      TANDEM_QUEUE_COMPUTE | TANDEM_QUEUE_TRANSFER | TANDEM_QUEUE_TIMESTAMPS,
-      c->one_queue ? 1 : TANDEM_LANE_COUNT_GPU};
+  info->queue_families[0] =
+      (tandem_queue_family_info_t){TANDEM_QUEUE_COMPUTE | TANDEM_QUEUE_TRANSFER |
+                                       TANDEM_QUEUE_TIMESTAMPS,
+                                   c->one_queue ? 1 : TANDEM_LANE_COUNT_GPU};
   info->device_local_bytes = 1ull << 32;
   info->timestamp_period_ns = 1.0;
   for (int d = 0; d < 3; d++) {

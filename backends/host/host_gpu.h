@@ -131,32 +131,32 @@ typedef enum host_gpu_event_kind {
   HOST_GPU_FILL,       /* a command ran: command id |node| (core: the plan node) */
   HOST_GPU_COPY,
   HOST_GPU_DISPATCH,
-  HOST_GPU_END,        /* a region finished and signalled its value */
-  HOST_GPU_SIGNAL,     /* the host signalled |lane| to |value| (the NPU lane) */
-  HOST_GPU_UNORDERED,  /* the ordering check failed (see the top) */
+  HOST_GPU_END,       /* a region finished and signalled its value */
+  HOST_GPU_SIGNAL,    /* the host signalled |lane| to |value| (the NPU lane) */
+  HOST_GPU_UNORDERED, /* the ordering check failed (see the top) */
 } host_gpu_event_kind_t;
 
 typedef struct host_gpu_event {
   host_gpu_event_kind_t kind;
-  uint32_t program;      /* numbered from 1 in creation order (host_gpu_program_of) */
+  uint32_t program; /* numbered from 1 in creation order (host_gpu_program_of) */
   uint32_t slot, region;
   tandem_lane_t lane;
-  uint32_t node;         /* commands, BARRIER: command id (plan node); RECORD: the piece's commands */
-  uint32_t barriers;     /* RECORD: barriers in the piece */
-  uint32_t piece;        /* RECORD: which piece of the region (core/backend.h); 0 when whole */
+  uint32_t node;     /* commands, BARRIER: command id (plan node); RECORD: the piece's commands */
+  uint32_t barriers; /* RECORD: barriers in the piece */
+  uint32_t piece;    /* RECORD: which piece of the region (core/backend.h); 0 when whole */
   /* Commands and barriers: the position in the region's recorded list
    * (barriers count), and what the command was recorded with. */
   uint32_t position;
-  uint32_t src_work, dst_work;  /* BARRIER: TANDEM__WORK_* (core/backend.h) */
-  const uint8_t *memory;        /* FILL, COPY: the destination's bytes (host_gpu_memory);
+  uint32_t src_work, dst_work;            /* BARRIER: TANDEM__WORK_* (core/backend.h) */
+  const uint8_t *memory;                  /* FILL, COPY: the destination's bytes (host_gpu_memory);
                                    DISPATCH: binding 0's (offset, length: its range) */
-  const uint8_t *src_memory;    /* COPY: the source's bytes */
-  uint64_t src_offset;          /* COPY */
-  uint32_t pattern;             /* FILL */
-  uint32_t binding_count;       /* DISPATCH */
-  bool indirect;                /* DISPATCH: counts read from a buffer */
+  const uint8_t *src_memory;              /* COPY: the source's bytes */
+  uint64_t src_offset;                    /* COPY */
+  uint32_t pattern;                       /* FILL */
+  uint32_t binding_count;                 /* DISPATCH */
+  bool indirect;                          /* DISPATCH: counts read from a buffer */
   uint64_t wait_values[TANDEM_MAX_LANES]; /* SUBMIT */
-  uint64_t value;        /* the region's signal value; SIGNAL: the value */
+  uint64_t value;                         /* the region's signal value; SIGNAL: the value */
   /* UNORDERED: the earlier access's lane and value, and the buffer bytes;
    * FILL, COPY: the destination bytes. */
   tandem_lane_t other_lane;

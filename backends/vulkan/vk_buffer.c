@@ -63,8 +63,8 @@ typedef struct tandem_vk_buffer {
   bool mapped;
 } tandem_vk_buffer_t;
 
-#define TANDEM_VK_BUFFER_USAGE                                                     \
-  (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |         \
+#define TANDEM_VK_BUFFER_USAGE                                             \
+  (VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | \
    VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT)
 
 VkBuffer tandem_vk_buffer_handle(void *native) { return ((tandem_vk_buffer_t *)native)->buffer; }
@@ -162,9 +162,7 @@ int32_t tandem_vk_memory_type(const VkPhysicalDeviceMemoryProperties *mem, uint3
       prefs[n++] = (tandem_vk_preference_t){CACHED, true};
       prefs[n++] = (tandem_vk_preference_t){DL, false};
       break;
-    case TANDEM_VK_MEMORY_EXPORT:
-      required = DL;
-      break;
+    case TANDEM_VK_MEMORY_EXPORT: required = DL; break;
   }
   int32_t best = -1;
   uint32_t best_score = 0;
@@ -205,16 +203,17 @@ static tandem_status_t tandem_vk_buffer_new(tandem_vk_gpu_t *g, uint64_t size,
                        (unsigned long long)g->max_buffer_size);
   tandem_vk_buffer_t *b = calloc(1, sizeof *b);
   if (!b) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a buffer record");
-  VkExternalMemoryBufferCreateInfo ext = {
-      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, .handleTypes = type};
-  VkBufferCreateInfo ci = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .pNext = type ? &ext : NULL,
-      .size = size,
-      .usage = TANDEM_VK_BUFFER_USAGE,
-      .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
-      .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
-      .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
+  VkExternalMemoryBufferCreateInfo ext = {.sType =
+                                              VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                          .handleTypes = type};
+  VkBufferCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                           .pNext = type ? &ext : NULL,
+                           .size = size,
+                           .usage = TANDEM_VK_BUFFER_USAGE,
+                           .sharingMode = g->family_count > 1 ? VK_SHARING_MODE_CONCURRENT
+                                                              : VK_SHARING_MODE_EXCLUSIVE,
+                           .queueFamilyIndexCount = g->family_count > 1 ? g->family_count : 0,
+                           .pQueueFamilyIndices = g->family_count > 1 ? g->families : NULL};
   VkResult r = g->vk.vkCreateBuffer(g->device, &ci, NULL, &b->buffer);
   if (r < 0) {
     free(b);
@@ -234,8 +233,8 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
   VkExternalMemoryHandleTypeFlags types = tandem_vk_handle_types(export_types);
   bool dedicated = false;
   if (types)
-    TANDEM_RETURN_IF_ERROR(tandem_vk_external_check(g, types, VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT,
-                                                    &dedicated));
+    TANDEM_RETURN_IF_ERROR(
+        tandem_vk_external_check(g, types, VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT, &dedicated));
   tandem_vk_buffer_t *b;
   VkMemoryRequirements req;
   TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, types, &b, &req));
@@ -249,12 +248,13 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
                     host ? "HOST_VISIBLE" : "GPU_LOCAL");
   } else if (req.size > g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size ||
              req.size > g->max_allocation) {
-    s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
-                    "%llu bytes do not fit the device: its %s heap holds %llu bytes and one "
-                    "allocation may be at most %llu",
-                    (unsigned long long)req.size, host ? "host-visible" : "device-local",
-                    (unsigned long long)g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size,
-                    (unsigned long long)g->max_allocation);
+    s = TANDEM_FAIL(
+        TANDEM_ERROR_OUT_OF_MEMORY,
+        "%llu bytes do not fit the device: its %s heap holds %llu bytes and one "
+        "allocation may be at most %llu",
+        (unsigned long long)req.size, host ? "host-visible" : "device-local",
+        (unsigned long long)g->memory.memoryHeaps[g->memory.memoryTypes[type].heapIndex].size,
+        (unsigned long long)g->max_allocation);
   } else {
     /* Exportable memory: one dedicated allocation when the driver asks for
      * it, recorded so an importer can repeat it. */
@@ -289,7 +289,8 @@ tandem_status_t tandem_vk_buffer_create(tandem__gpu_t *base, uint64_t size,
       memset(b->host, 0, size);
     }
   }
-  if (s == TANDEM_OK && !host) s = tandem_vk_run_once(g, TANDEM_LANE_COMPUTE, tandem_vk_record_zero, &b->buffer);
+  if (s == TANDEM_OK && !host)
+    s = tandem_vk_run_once(g, TANDEM_LANE_COMPUTE, tandem_vk_record_zero, &b->buffer);
   if (s != TANDEM_OK) {
     tandem_vk_buffer_destroy(base, b);
     return s;
@@ -348,8 +349,8 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *base, void *host, ui
   VkMemoryRequirements req;
   TANDEM_RETURN_IF_ERROR(tandem_vk_buffer_new(g, size, type, &b, &req));
   tandem_status_t s = TANDEM_OK;
-  VkMemoryHostPointerPropertiesEXT hpp = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VkMemoryHostPointerPropertiesEXT hpp = {.sType =
+                                              VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
   if (s == TANDEM_OK) {
     VkResult r = g->vk.vkGetMemoryHostPointerPropertiesEXT(g->device, type, host, &hpp);
     if (r < 0) s = tandem_vk_fail(r, "vkGetMemoryHostPointerPropertiesEXT", __FILE__, __LINE__);
@@ -447,7 +448,8 @@ tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *base, uint64_t siz
       s = tandem_vk_fail(r, "vkGetMemoryFdKHR (dma-buf)", __FILE__, __LINE__);
     }
   }
-  if (s == TANDEM_OK) s = tandem_vk_run_once(g, TANDEM_LANE_COMPUTE, tandem_vk_record_zero, &b->buffer);
+  if (s == TANDEM_OK)
+    s = tandem_vk_run_once(g, TANDEM_LANE_COMPUTE, tandem_vk_record_zero, &b->buffer);
   if (s != TANDEM_OK) {
     if (*out_fd >= 0) close(*out_fd);
     *out_fd = -1;

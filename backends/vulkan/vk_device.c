@@ -20,8 +20,8 @@
 #include "core/test_hooks.h"
 
 static pthread_mutex_t tandem_vk_loader_mutex = PTHREAD_MUTEX_INITIALIZER;
-static bool tandem_vk_loader_ready;        /* [tandem_vk_loader_mutex] */
-static bool tandem_vk_instance_loaded;     /* [tandem_vk_loader_mutex] */
+static bool tandem_vk_loader_ready;    /* [tandem_vk_loader_mutex] */
+static bool tandem_vk_instance_loaded; /* [tandem_vk_loader_mutex] */
 
 const char *tandem_vk_result_name(VkResult r) {
   switch (r) {
@@ -37,7 +37,7 @@ const char *tandem_vk_result_name(VkResult r) {
     C(VK_ERROR_INVALID_SHADER_NV)
     /* clang-format on */
 #undef C
-    default: return "VkResult(?)";
+                                    default : return "VkResult(?)";
   }
 }
 
@@ -99,8 +99,9 @@ static void tandem_vk_load_instance(VkInstance instance, bool debug_utils) {
     tandem_vk_instance_loaded = true;
   }
   if (debug_utils && !vkCreateDebugUtilsMessengerEXT) {
-    vkCreateDebugUtilsMessengerEXT = (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
-        instance, "vkCreateDebugUtilsMessengerEXT");
+    vkCreateDebugUtilsMessengerEXT =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(instance,
+                                                                  "vkCreateDebugUtilsMessengerEXT");
     vkDestroyDebugUtilsMessengerEXT = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
         instance, "vkDestroyDebugUtilsMessengerEXT");
   }
@@ -155,9 +156,8 @@ static tandem_status_t tandem_vk_instance_create(bool validation, tandem_vk_gpu_
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .pApplicationName = "tandem",
                            .pEngineName = "tandem",
-                           .engineVersion = VK_MAKE_API_VERSION(0, TANDEM_VERSION_MAJOR,
-                                                                TANDEM_VERSION_MINOR,
-                                                                TANDEM_VERSION_PATCH),
+                           .engineVersion = VK_MAKE_API_VERSION(
+                               0, TANDEM_VERSION_MAJOR, TANDEM_VERSION_MINOR, TANDEM_VERSION_PATCH),
                            .apiVersion = VK_API_VERSION_1_3};
   const char *layers[] = {"VK_LAYER_KHRONOS_validation"};
   const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME,
@@ -544,7 +544,8 @@ static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
     if (!g->borrowed) g->vk.vkDestroyDevice(g->device, NULL);
   }
   for (int l = 0; l < TANDEM__MAX_LANES; l++)
-    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_destroy(&g->lanes[l].pool_mutex[i]);
+    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++)
+      pthread_mutex_destroy(&g->lanes[l].pool_mutex[i]);
   pthread_mutex_destroy(&g->signal_mutex);
   pthread_mutex_destroy(&g->kept_mutex);
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
@@ -674,10 +675,10 @@ static void tandem_vk_calibrate(tandem_vk_gpu_t *g) {
     monotonic |= domains[i] == VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT;
   }
   if (!device || !monotonic) return;
-  VkCalibratedTimestampInfoEXT info[2] = {
-      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT, .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
-      {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
-       .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  VkCalibratedTimestampInfoEXT info[2] = {{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                           .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+                                          {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                           .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
   uint64_t values[2], deviation;
   if (g->vk.vkGetCalibratedTimestampsEXT(g->device, 2, info, values, &deviation) < 0) return;
   g->tick0 = values[0] & g->timestamp_mask;
@@ -715,7 +716,8 @@ static void tandem_vk_gpu_properties(tandem_vk_gpu_t *g) {
   VkPhysicalDeviceVulkan11Properties p11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   VkPhysicalDeviceVulkan13Properties p13 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES, .pNext = &p11};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES,
+      .pNext = &p11};
   VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                         .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &props2);
@@ -742,8 +744,8 @@ static void tandem_vk_timestamps_decide(tandem_vk_gpu_t *g, const tandem_runtime
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
     if (qprops[family[l]].timestampValidBits < valid_bits)
       valid_bits = qprops[family[l]].timestampValidBits;
-  g->timestamps = options->gpu_timestamps && valid_bits > 0 && host_query_reset &&
-                  g->timestamp_period > 0;
+  g->timestamps =
+      options->gpu_timestamps && valid_bits > 0 && host_query_reset && g->timestamp_period > 0;
   g->timestamp_mask = valid_bits >= 64 ? UINT64_MAX : ((1ull << valid_bits) - 1);
 }
 
@@ -830,7 +832,8 @@ static tandem_status_t tandem_vk_gpu_finish(tandem_vk_gpu_t *g, bool calibrate,
     if (compute_capable) {
       lane->stages |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
       lane->src_access |= VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
-      lane->dst_access |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      lane->dst_access |=
+          VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     }
     tandem_status_t ls = tandem_vk_timeline_create(g, false, &lane->timeline);
     if (ls == TANDEM_OK && g->base.timelines_exportable)
@@ -885,7 +888,8 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
   g->validation_user_data = options->validation_user_data;
   g->wait_spin_ns = (uint64_t)options->wait_spin_us * 1000;
   for (int l = 0; l < TANDEM__MAX_LANES; l++)
-    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++) pthread_mutex_init(&g->lanes[l].pool_mutex[i], NULL);
+    for (int i = 0; i < TANDEM_VK_SLOT_POOLS; i++)
+      pthread_mutex_init(&g->lanes[l].pool_mutex[i], NULL);
   pthread_mutex_init(&g->signal_mutex, NULL);
   pthread_mutex_init(&g->kept_mutex, NULL);
   return g;
@@ -902,17 +906,17 @@ static void tandem_vk_bools_or(void *dst, const void *src, size_t size) {
 }
 
 /* ANDs every feature of |have| into |c| (what is enabled and supported). */
-static void tandem_vk_chain_and(tandem_vk_feature_chain_t *c, const tandem_vk_feature_chain_t *have) {
+static void tandem_vk_chain_and(tandem_vk_feature_chain_t *c,
+                                const tandem_vk_feature_chain_t *have) {
   VkBool32 *f = (VkBool32 *)&c->f.features;
   const VkBool32 *h = (const VkBool32 *)&have->f.features;
   for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] && h[i];
-#define TANDEM_VK_AND(member, type)                                                      \
-  do {                                                                                   \
-    size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge); \
-    VkBool32 *d = (VkBool32 *)((char *)&c->member + start);                              \
-    const VkBool32 *x = (const VkBool32 *)((const char *)&have->member + start);         \
-    for (size_t i = 0; i < (sizeof(type) - start) / sizeof(VkBool32); i++)               \
-      d[i] = d[i] && x[i];                                                               \
+#define TANDEM_VK_AND(member, type)                                                             \
+  do {                                                                                          \
+    size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);        \
+    VkBool32 *d = (VkBool32 *)((char *)&c->member + start);                                     \
+    const VkBool32 *x = (const VkBool32 *)((const char *)&have->member + start);                \
+    for (size_t i = 0; i < (sizeof(type) - start) / sizeof(VkBool32); i++) d[i] = d[i] && x[i]; \
   } while (0)
   TANDEM_VK_AND(f11, VkPhysicalDeviceVulkan11Features);
   TANDEM_VK_AND(f12, VkPhysicalDeviceVulkan12Features);
@@ -1019,8 +1023,7 @@ static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
             ((const VkPhysicalDeviceShaderIntegerDotProductFeatures *)(const void *)s)
                 ->shaderIntegerDotProduct;
         break;
-      default:
-        break; /* a struct tandem does not read */
+      default: break; /* a struct tandem does not read */
     }
   }
   return TANDEM_OK;
@@ -1044,7 +1047,9 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "vulkan_device: instance, physical_device and device must all be set "
                        "(%s is NULL)",
-                       !d->instance ? "instance" : !d->physical_device ? "physical_device" : "device");
+                       !d->instance          ? "instance"
+                       : !d->physical_device ? "physical_device"
+                                             : "device");
   if (d->extension_count && !d->extensions)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "vulkan_device: extension_count is %u but extensions is NULL",
@@ -1083,8 +1088,8 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
   tandem_device_info_t *info = &g->base.info;
   if (info->api_version < VK_API_VERSION_1_3)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                       "vulkan_device: GPU '%s' offers Vulkan %u.%u; tandem needs 1.3",
-                       info->name, VK_API_VERSION_MAJOR(info->api_version),
+                       "vulkan_device: GPU '%s' offers Vulkan %u.%u; tandem needs 1.3", info->name,
+                       VK_API_VERSION_MAJOR(info->api_version),
                        VK_API_VERSION_MINOR(info->api_version));
 
   /* Features: what the application enabled, and of that what the device has. */
@@ -1109,14 +1114,16 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
   VkPhysicalDeviceVulkan11Properties p11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
   VkPhysicalDeviceVulkan13Properties p13 = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES, .pNext = &p11};
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES,
+      .pNext = &p11};
   VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                        .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &props);
   info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13);
   g->base.shader_features_not_enabled =
       tandem_vk_shader_features(&have, &p11, &p13) & ~info->shader_features;
-  if (!enabled->f12.bufferDeviceAddress) info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
+  if (!enabled->f12.bufferDeviceAddress)
+    info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
   /* Extensions: the ones tandem uses count only when the device has them. */
   static const struct {
     const char *name;
@@ -1153,17 +1160,16 @@ static tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulk
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "vulkan_device: the %s lane's queue_index is %u; queue family %u has "
                          "%u queues",
-                         lane, q->queue_index, q->queue_family,
-                         qprops[q->queue_family].queueCount);
-    VkQueueFlags need = l == TANDEM_LANE_COMPUTE ? VK_QUEUE_COMPUTE_BIT
-                                                  : (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT |
-                                                     VK_QUEUE_GRAPHICS_BIT);
+                         lane, q->queue_index, q->queue_family, qprops[q->queue_family].queueCount);
+    VkQueueFlags need =
+        l == TANDEM_LANE_COMPUTE
+            ? VK_QUEUE_COMPUTE_BIT
+            : (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT);
     if (!(qprops[q->queue_family].queueFlags & need))
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "vulkan_device: the %s lane's queue family %u cannot do %s; name a "
                          "family that can",
-                         lane, q->queue_family,
-                         l == TANDEM_LANE_COMPUTE ? "compute" : "transfers");
+                         lane, q->queue_family, l == TANDEM_LANE_COMPUTE ? "compute" : "transfers");
     family[l] = q->queue_family;
     index[l] = q->queue_index;
   }
@@ -1179,8 +1185,8 @@ static tandem_status_t tandem_vk_gpu_open_byo(const tandem_runtime_options_t *op
   uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
   VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
   tandem_vk_feature_chain_t enabled;
-  tandem_status_t s = tandem_vk_byo_check(g, options->vulkan_device, family, index, qprops,
-                                          &enabled);
+  tandem_status_t s =
+      tandem_vk_byo_check(g, options->vulkan_device, family, index, qprops, &enabled);
   if (s != TANDEM_OK) {
     /* Nothing of tandem's exists on the application's objects yet. */
     g->device = VK_NULL_HANDLE;
@@ -1253,11 +1259,11 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
     uint32_t k = 0;
     while (k < qci_count && qci[k].queueFamilyIndex != family[l]) k++;
     if (k == qci_count)
-      qci[qci_count++] = (VkDeviceQueueCreateInfo){
-          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-          .queueFamilyIndex = family[l],
-          .queueCount = 0,
-          .pQueuePriorities = priorities};
+      qci[qci_count++] =
+          (VkDeviceQueueCreateInfo){.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+                                    .queueFamilyIndex = family[l],
+                                    .queueCount = 0,
+                                    .pQueuePriorities = priorities};
     if (index[l] + 1 > qci[k].queueCount) qci[k].queueCount = index[l] + 1;
   }
   /* Every optional shader feature the device has is enabled (the set
@@ -1282,10 +1288,12 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
   if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
-  if (g->base.can_import_host) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  if (g->base.can_import_host)
+    dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   if (info->features & TANDEM_GPU_EXTERNAL_MEMORY_FD)
     dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
-  if (g->base.can_import_dmabuf) dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
+  if (g->base.can_import_dmabuf)
+    dev_ext[dev_ext_count++] = VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME;
   if (info->features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)
     dev_ext[dev_ext_count++] = VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME;
   if (info->features & TANDEM_GPU_PUSH_DESCRIPTORS)

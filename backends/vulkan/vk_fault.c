@@ -33,25 +33,25 @@
 
 /*------------------------------------------------------ instance level --*/
 
-#define TANDEM_VKF_GLOBAL(name, err, params, args)                     \
-  static PFN_##name tandem_vkf_real_##name;                            \
-  static VkResult VKAPI_CALL tandem_vkf_##name params {                \
-    if (tandem__fault(TANDEM__FAULT_VULKAN, #name)) return err;        \
-    return tandem_vkf_real_##name args;                                \
+#define TANDEM_VKF_GLOBAL(name, err, params, args)              \
+  static PFN_##name tandem_vkf_real_##name;                     \
+  static VkResult VKAPI_CALL tandem_vkf_##name params {         \
+    if (tandem__fault(TANDEM__FAULT_VULKAN, #name)) return err; \
+    return tandem_vkf_real_##name args;                         \
   }
-#define TANDEM_VKF_SWAP(name)                                          \
-  do {                                                                 \
-    if (name && name != tandem_vkf_##name) {                           \
-      tandem_vkf_real_##name = name;                                   \
-      name = tandem_vkf_##name;                                        \
-    }                                                                  \
+#define TANDEM_VKF_SWAP(name)                \
+  do {                                       \
+    if (name && name != tandem_vkf_##name) { \
+      tandem_vkf_real_##name = name;         \
+      name = tandem_vkf_##name;              \
+    }                                        \
   } while (0)
 
 TANDEM_VKF_GLOBAL(vkCreateInstance, VK_ERROR_OUT_OF_HOST_MEMORY,
                   (const VkInstanceCreateInfo *ci, const VkAllocationCallbacks *a, VkInstance *out),
                   (ci, a, out))
 TANDEM_VKF_GLOBAL(vkEnumerateInstanceLayerProperties, VK_ERROR_OUT_OF_HOST_MEMORY,
-                  (uint32_t *n, VkLayerProperties *p), (n, p))
+                  (uint32_t * n, VkLayerProperties *p), (n, p))
 TANDEM_VKF_GLOBAL(vkEnumeratePhysicalDevices, VK_ERROR_OUT_OF_HOST_MEMORY,
                   (VkInstance i, uint32_t *n, VkPhysicalDevice *p), (i, n, p))
 TANDEM_VKF_GLOBAL(vkEnumerateDeviceExtensionProperties, VK_ERROR_OUT_OF_HOST_MEMORY,
@@ -101,19 +101,19 @@ static const struct VolkDeviceTable *tandem_vkf_real(const void *handle) {
   return t; /* registered before the table was handed out, kept until destroy */
 }
 
-#define TANDEM_VKF_DEVICE(name, err, first, params, args)              \
-  static VkResult VKAPI_CALL tandem_vkf_##name params {                \
-    if (tandem__fault(TANDEM__FAULT_VULKAN, #name)) return err;        \
-    return tandem_vkf_real(first)->name args;                          \
+#define TANDEM_VKF_DEVICE(name, err, first, params, args)       \
+  static VkResult VKAPI_CALL tandem_vkf_##name params {         \
+    if (tandem__fault(TANDEM__FAULT_VULKAN, #name)) return err; \
+    return tandem_vkf_real(first)->name args;                   \
   }
 /* A device lost while waiting, signalling or reading back: the call is made
  * (work in flight still finishes, as on a device that is lost for real and
  * then idles), and the answer is VK_ERROR_DEVICE_LOST. */
-#define TANDEM_VKF_DEVICE_LOST_AFTER(name, first, params, args)        \
-  static VkResult VKAPI_CALL tandem_vkf_##name params {                \
-    bool lost = tandem__fault(TANDEM__FAULT_VULKAN, #name);            \
-    VkResult r = tandem_vkf_real(first)->name args;                    \
-    return lost ? VK_ERROR_DEVICE_LOST : r;                            \
+#define TANDEM_VKF_DEVICE_LOST_AFTER(name, first, params, args) \
+  static VkResult VKAPI_CALL tandem_vkf_##name params {         \
+    bool lost = tandem__fault(TANDEM__FAULT_VULKAN, #name);     \
+    VkResult r = tandem_vkf_real(first)->name args;             \
+    return lost ? VK_ERROR_DEVICE_LOST : r;                     \
   }
 
 #define OOM VK_ERROR_OUT_OF_HOST_MEMORY
@@ -170,8 +170,8 @@ TANDEM_VKF_DEVICE(vkAllocateMemory, OOM, d,
 TANDEM_VKF_DEVICE(vkBindBufferMemory, OOM, d,
                   (VkDevice d, VkBuffer b, VkDeviceMemory m, VkDeviceSize o), (d, b, m, o))
 TANDEM_VKF_DEVICE(vkMapMemory, OOM, d,
-                  (VkDevice d, VkDeviceMemory m, VkDeviceSize o, VkDeviceSize s,
-                   VkMemoryMapFlags f, void **out),
+                  (VkDevice d, VkDeviceMemory m, VkDeviceSize o, VkDeviceSize s, VkMemoryMapFlags f,
+                   void **out),
                   (d, m, o, s, f, out))
 TANDEM_VKF_DEVICE(vkGetMemoryHostPointerPropertiesEXT, OOM, d,
                   (VkDevice d, VkExternalMemoryHandleTypeFlagBits t, const void *h,
@@ -181,8 +181,8 @@ TANDEM_VKF_DEVICE(vkGetMemoryFdPropertiesKHR, OOM, d,
                   (VkDevice d, VkExternalMemoryHandleTypeFlagBits t, int fd,
                    VkMemoryFdPropertiesKHR *out),
                   (d, t, fd, out))
-TANDEM_VKF_DEVICE(vkGetMemoryFdKHR, OOM, d,
-                  (VkDevice d, const VkMemoryGetFdInfoKHR *i, int *fd), (d, i, fd))
+TANDEM_VKF_DEVICE(vkGetMemoryFdKHR, OOM, d, (VkDevice d, const VkMemoryGetFdInfoKHR *i, int *fd),
+                  (d, i, fd))
 TANDEM_VKF_DEVICE(vkGetSemaphoreFdKHR, OOM, d,
                   (VkDevice d, const VkSemaphoreGetFdInfoKHR *i, int *fd), (d, i, fd))
 TANDEM_VKF_DEVICE(vkImportSemaphoreFdKHR, OOM, d, (VkDevice d, const VkImportSemaphoreFdInfoKHR *i),
@@ -196,17 +196,16 @@ TANDEM_VKF_DEVICE(vkCreateDescriptorSetLayout, OOM, d,
                    const VkAllocationCallbacks *a, VkDescriptorSetLayout *out),
                   (d, i, a, out))
 TANDEM_VKF_DEVICE(vkCreatePipelineLayout, OOM, d,
-                  (VkDevice d, const VkPipelineLayoutCreateInfo *i,
-                   const VkAllocationCallbacks *a, VkPipelineLayout *out),
+                  (VkDevice d, const VkPipelineLayoutCreateInfo *i, const VkAllocationCallbacks *a,
+                   VkPipelineLayout *out),
                   (d, i, a, out))
 TANDEM_VKF_DEVICE(vkCreateComputePipelines, OOM, d,
-                  (VkDevice d, VkPipelineCache c, uint32_t n,
-                   const VkComputePipelineCreateInfo *i, const VkAllocationCallbacks *a,
-                   VkPipeline *out),
+                  (VkDevice d, VkPipelineCache c, uint32_t n, const VkComputePipelineCreateInfo *i,
+                   const VkAllocationCallbacks *a, VkPipeline *out),
                   (d, c, n, i, a, out))
 TANDEM_VKF_DEVICE(vkCreateDescriptorPool, OOM, d,
-                  (VkDevice d, const VkDescriptorPoolCreateInfo *i,
-                   const VkAllocationCallbacks *a, VkDescriptorPool *out),
+                  (VkDevice d, const VkDescriptorPoolCreateInfo *i, const VkAllocationCallbacks *a,
+                   VkDescriptorPool *out),
                   (d, i, a, out))
 TANDEM_VKF_DEVICE(vkAllocateDescriptorSets, OOM, d,
                   (VkDevice d, const VkDescriptorSetAllocateInfo *i, VkDescriptorSet *out),

@@ -40,7 +40,7 @@ typedef struct tandem_vk_queue {
 
 typedef struct tandem_vk_lane {
   tandem_vk_queue_t *queue;
-  VkSemaphore timeline;       /* signalled only by this lane's submissions (I2) */
+  VkSemaphore timeline; /* signalled only by this lane's submissions (I2) */
   /* With export_timelines: an exportable timeline signalled with the same
    * values as |timeline| (same submissions, same host signals), the one
    * tandem_runtime_export_timeline_fd hands out. tandem itself never waits
@@ -63,7 +63,7 @@ typedef struct tandem_vk_lane {
    * One-off submissions (tandem_vk_run_once) use pools[0]. */
   VkCommandPool pools[TANDEM_VK_SLOT_POOLS];
   pthread_mutex_t pool_mutex[TANDEM_VK_SLOT_POOLS]; /* guards pools[i] */
-  VkPipelineStageFlags2 stages; /* what a barrier on this lane may name */
+  VkPipelineStageFlags2 stages;                     /* what a barrier on this lane may name */
   VkAccessFlags2 src_access, dst_access;
 } tandem_vk_lane_t;
 
@@ -91,8 +91,8 @@ typedef struct tandem_vk_gpu {
   uint32_t queue_count;
   /* GPU lanes own a queue and a pool; the NPU lane only its timeline, which
    * the NPU lane thread signals from the host. */
-  tandem_vk_lane_t lanes[TANDEM__MAX_LANES]; /* by lane id, user lanes too */
-  uint32_t families[TANDEM_LANE_COUNT_GPU]; /* distinct families the lanes use */
+  tandem_vk_lane_t lanes[TANDEM__MAX_LANES];        /* by lane id, user lanes too */
+  uint32_t families[TANDEM_LANE_COUNT_GPU];         /* distinct families the lanes use */
   uint32_t lane_queue_index[TANDEM_LANE_COUNT_GPU]; /* queue index in its family */
   uint32_t family_count;
   VkPhysicalDeviceMemoryProperties memory;
@@ -103,7 +103,7 @@ typedef struct tandem_vk_gpu {
   uint64_t timestamp_mask;  /* from the smallest timestampValidBits of the lanes */
   double timestamp_period;  /* ns per tick */
   uint64_t tick0, host0_ns; /* one calibrated pair */
-  uint64_t wait_spin_ns; /* completion waits poll this long before blocking */
+  uint64_t wait_spin_ns;    /* completion waits poll this long before blocking */
   /* Held across the NPU lane's vkSignalSemaphore and across every timeline
    * counter read, so no read returns a GPU value whose NPU wait is signalled
    * but not yet recorded by the validation layer: Debian 12's layer (1.3.239)
@@ -121,7 +121,7 @@ typedef struct tandem_vk_gpu {
    * draw no descriptor sets; adopted kernels keep sets. Set once at open
    * (vk_device.c, tandem_vk_descriptors_decide). */
   bool push_descriptors;
-  VkDeviceSize max_allocation; /* maxMemoryAllocationSize */
+  VkDeviceSize max_allocation;  /* maxMemoryAllocationSize */
   VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
   /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
   uint8_t device_uuid[VK_UUID_SIZE], driver_uuid[VK_UUID_SIZE];
@@ -139,9 +139,9 @@ static inline tandem_vk_gpu_t *tandem_vk_gpu_cast(tandem__gpu_t *base) {
 tandem_status_t tandem_vk_fail(VkResult result, const char *call, const char *file, int line);
 const char *tandem_vk_result_name(VkResult result);
 
-#define TANDEM_VK_RETURN_IF_ERROR(call)                                   \
-  do {                                                                    \
-    VkResult tandem__r = (call);                                          \
+#define TANDEM_VK_RETURN_IF_ERROR(call)                                             \
+  do {                                                                              \
+    VkResult tandem__r = (call);                                                    \
     if (tandem__r < 0) return tandem_vk_fail(tandem__r, #call, __FILE__, __LINE__); \
   } while (0)
 
@@ -177,8 +177,8 @@ tandem_status_t tandem_vk_buffer_import_host(tandem__gpu_t *gpu, void *host, uin
                                              void **out_native);
 tandem_status_t tandem_vk_buffer_import_dmabuf(tandem__gpu_t *gpu, int fd, uint64_t size,
                                                void **out_native);
-tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *gpu, uint64_t size,
-                                               void **out_native, int *out_fd);
+tandem_status_t tandem_vk_buffer_create_dmabuf(tandem__gpu_t *gpu, uint64_t size, void **out_native,
+                                               int *out_fd);
 tandem_status_t tandem_vk_signal(tandem__gpu_t *gpu, tandem_lane_t lane, uint64_t value);
 
 /* vk_interop.c: exported lane timelines and imported ones (core/interop.c). */
@@ -237,29 +237,30 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *gpu, void *native, uint32_
                                        uint32_t region, uint32_t piece);
 void tandem_vk_record_bindings(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                const tandem__binding_batch_t *batch);
-void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece, uint32_t src_work,
-                              uint32_t dst_work);
+void tandem_vk_record_barrier(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
+                              uint32_t src_work, uint32_t dst_work);
 void tandem_vk_record_fill(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_fill_t *cmd);
 void tandem_vk_record_copy(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                            const tandem__cmd_copy_t *cmd);
 void tandem_vk_record_dispatch(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
                                const tandem__cmd_dispatch_t *cmd);
-tandem_status_t tandem_vk_record_user(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece,
-                                      const tandem__cmd_user_t *cmd);
-tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native, uint32_t slot, uint32_t piece);
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                      uint32_t piece, const tandem__cmd_user_t *cmd);
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *gpu, void *native, uint32_t slot,
+                                     uint32_t piece);
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                         tandem__region_submit_t *regions,
-                                         uint32_t region_count);
+                                         tandem__region_submit_t *regions, uint32_t region_count);
 tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, uint32_t slot,
-                                  uint64_t *out_pairs);
+                                             uint64_t *out_pairs);
 tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns);
 tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM__MAX_LANES]);
 /* Runs one command buffer recorded by |record| on |lane|'s queue and waits
  * for it (used for zero-filling new memory, off the replay path). */
 tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,
-                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *ctx),
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
+                                                  void *ctx),
                                    void *ctx);
 
 /* vk_fault.c: numbered fault injection for Vulkan calls (core/fault.h).

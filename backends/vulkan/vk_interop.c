@@ -32,7 +32,8 @@ void tandem_vk_timeline_caps(VkPhysicalDevice physical, bool *exportable, bool *
 tandem_status_t tandem_vk_timeline_create(tandem_vk_gpu_t *g, bool exportable, VkSemaphore *out) {
   *out = VK_NULL_HANDLE;
   VkExportSemaphoreCreateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                     .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+                                     .handleTypes =
+                                         VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                     .pNext = exportable ? &exp : NULL,
                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,

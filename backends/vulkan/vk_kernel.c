@@ -135,11 +135,11 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
     step = "vkCreateDescriptorSetLayout";
     VkDescriptorSetLayoutBinding bindings[TANDEM_MAX_BINDINGS];
     for (uint32_t i = 0; i < desc->binding_count; i++)
-      bindings[i] = (VkDescriptorSetLayoutBinding){.binding = i,
-                                                   .descriptorType =
-                                                       VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                   .descriptorCount = 1,
-                                                   .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+      bindings[i] =
+          (VkDescriptorSetLayoutBinding){.binding = i,
+                                         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                         .descriptorCount = 1,
+                                         .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
     k->push = g->push_descriptors && desc->binding_count > 0;
     VkDescriptorSetLayoutCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
@@ -168,8 +168,8 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
     uint32_t used = 0;
     for (uint32_t i = 0; i < desc->spec_count; i++) {
       const tandem__spec_entry_t *e = &desc->specs[i];
-      entries[i] = (VkSpecializationMapEntry){.constantID = e->spec_id, .offset = used,
-                                              .size = e->size};
+      entries[i] =
+          (VkSpecializationMapEntry){.constantID = e->spec_id, .offset = used, .size = e->size};
       if (e->size == 8) {
         memcpy(data + used, &e->bits, 8);
       } else {

@@ -24,8 +24,9 @@
 #define TANDEM__SPIRV_MAGIC 0x07230203u
 #define TANDEM__SPIRV_MAGIC_SWAPPED 0x03022307u
 #define TANDEM__SPIRV_HEADER_BYTES 20u
-#define TANDEM__BINDING_CAPACITY (sizeof(((tandem__kernel_interface_t *)0)->bindings) / \
-                                  sizeof(((tandem__kernel_interface_t *)0)->bindings[0]))
+#define TANDEM__BINDING_CAPACITY                         \
+  (sizeof(((tandem__kernel_interface_t *)0)->bindings) / \
+   sizeof(((tandem__kernel_interface_t *)0)->bindings[0]))
 #define TANDEM__NOTE_BYTES 320
 
 /* Copies the first line of |src| (at most cap-1 bytes) into |dst|. */
@@ -77,16 +78,15 @@ static tandem_status_t tandem__vk_validate(const uint32_t *words, size_t word_co
   if (result != SPV_SUCCESS) {
     char line[TANDEM__NOTE_BYTES];
     tandem__first_line(line, sizeof line,
-                       diagnostic && diagnostic->error ? diagnostic->error
-                                                       : "no diagnostic given");
-    status = TANDEM_FAIL(
-        result == SPV_ERROR_OUT_OF_MEMORY ? TANDEM_ERROR_OUT_OF_MEMORY
-                                          : TANDEM_ERROR_INVALID_KERNEL,
-        "kernel '%s': SPIR-V %u.%u module (%zu words, %zu bytes) fails %s validation "
-        "(spirv-val result %d, position %zu): %s",
-        name, (unsigned)((version >> 16) & 0xFFu), (unsigned)((version >> 8) & 0xFFu),
-        word_count, word_count * 4, env_name, (int)result,
-        diagnostic ? diagnostic->position.index : (size_t)0, line);
+                       diagnostic && diagnostic->error ? diagnostic->error : "no diagnostic given");
+    status =
+        TANDEM_FAIL(result == SPV_ERROR_OUT_OF_MEMORY ? TANDEM_ERROR_OUT_OF_MEMORY
+                                                      : TANDEM_ERROR_INVALID_KERNEL,
+                    "kernel '%s': SPIR-V %u.%u module (%zu words, %zu bytes) fails %s validation "
+                    "(spirv-val result %d, position %zu): %s",
+                    name, (unsigned)((version >> 16) & 0xFFu), (unsigned)((version >> 8) & 0xFFu),
+                    word_count, word_count * 4, env_name, (int)result,
+                    diagnostic ? diagnostic->position.index : (size_t)0, line);
   }
   if (diagnostic != NULL) spvDiagnosticDestroy(diagnostic);
   spvContextDestroy(context);
@@ -99,11 +99,11 @@ tandem_status_t tandem_vk_spirv_validate(const uint32_t *words, size_t word_coun
 }
 
 /* Maps a failed SPIRV-Cross call to a status, with its message. */
-static tandem_status_t tandem__vk_cross_fail(spvc_result result, const char *name,
-                                             const char *what, const char *note) {
+static tandem_status_t tandem__vk_cross_fail(spvc_result result, const char *name, const char *what,
+                                             const char *note) {
   if (result == SPVC_ERROR_OUT_OF_MEMORY) {
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory while %s",
-                       name, what);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': out of memory while %s", name,
+                       what);
   }
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
                      "kernel '%s': SPIRV-Cross failed while %s (result %d): %s", name, what,
@@ -163,9 +163,9 @@ static void tandem__sort_bindings(tandem__kernel_interface_t *out) {
   for (uint32_t i = 1; i < out->binding_count; i++) {
     tandem__reflected_binding_t key = out->bindings[i];
     uint32_t j = i;
-    while (j > 0 && (out->bindings[j - 1].set > key.set ||
-                     (out->bindings[j - 1].set == key.set &&
-                      out->bindings[j - 1].binding > key.binding))) {
+    while (j > 0 &&
+           (out->bindings[j - 1].set > key.set ||
+            (out->bindings[j - 1].set == key.set && out->bindings[j - 1].binding > key.binding))) {
       out->bindings[j] = out->bindings[j - 1];
       j--;
     }
@@ -174,10 +174,10 @@ static void tandem__sort_bindings(tandem__kernel_interface_t *out) {
 }
 
 static const spvc_resource_type tandem__descriptor_types[] = {
-    SPVC_RESOURCE_TYPE_STORAGE_BUFFER,  SPVC_RESOURCE_TYPE_UNIFORM_BUFFER,
-    SPVC_RESOURCE_TYPE_STORAGE_IMAGE,   SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
-    SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,  SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS,
-    SPVC_RESOURCE_TYPE_SUBPASS_INPUT,   SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE,
+    SPVC_RESOURCE_TYPE_STORAGE_BUFFER, SPVC_RESOURCE_TYPE_UNIFORM_BUFFER,
+    SPVC_RESOURCE_TYPE_STORAGE_IMAGE,  SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,
+    SPVC_RESOURCE_TYPE_SEPARATE_IMAGE, SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS,
+    SPVC_RESOURCE_TYPE_SUBPASS_INPUT,  SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE,
     SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,
 };
 #define TANDEM__DESCRIPTOR_TYPE_COUNT \
@@ -190,8 +190,9 @@ static tandem_status_t tandem__reflect_bindings(spvc_compiler compiler, spvc_res
   size_t counts[TANDEM__DESCRIPTOR_TYPE_COUNT];
   size_t total = 0;
   for (size_t t = 0; t < TANDEM__DESCRIPTOR_TYPE_COUNT; t++) {
-    spvc_result r = spvc_resources_get_resource_list_for_type(
-        resources, tandem__descriptor_types[t], &lists[t], &counts[t]);
+    spvc_result r =
+        spvc_resources_get_resource_list_for_type(resources, tandem__descriptor_types[t], &lists[t],
+                                                  &counts[t]);
     if (r != SPVC_SUCCESS) return tandem__vk_cross_fail(r, name, "listing resources", note);
     total += counts[t];
   }
@@ -210,15 +211,15 @@ static tandem_status_t tandem__reflect_bindings(spvc_compiler compiler, spvc_res
       if (type == SPVC_RESOURCE_TYPE_STORAGE_BUFFER) {
         const SpvDecoration *block = NULL;
         size_t block_count = 0;
-        if (spvc_compiler_get_buffer_block_decorations(compiler, res->id, &block,
-                                                       &block_count) != SPVC_SUCCESS) {
+        if (spvc_compiler_get_buffer_block_decorations(compiler, res->id, &block, &block_count) !=
+            SPVC_SUCCESS) {
           block = NULL;
           block_count = 0;
         }
-        b.writable = !tandem__block_has(compiler, res, block, block_count,
-                                        SpvDecorationNonWritable);
-        b.readable = !tandem__block_has(compiler, res, block, block_count,
-                                        SpvDecorationNonReadable);
+        b.writable =
+            !tandem__block_has(compiler, res, block, block_count, SpvDecorationNonWritable);
+        b.readable =
+            !tandem__block_has(compiler, res, block, block_count, SpvDecorationNonReadable);
       } else if (type == SPVC_RESOURCE_TYPE_STORAGE_IMAGE) {
         b.writable = !spvc_compiler_has_decoration(compiler, res->id, SpvDecorationNonWritable);
         b.readable = !spvc_compiler_has_decoration(compiler, res->id, SpvDecorationNonReadable);
@@ -231,13 +232,14 @@ static tandem_status_t tandem__reflect_bindings(spvc_compiler compiler, spvc_res
 }
 
 static tandem_status_t tandem__reflect_push_constants(spvc_compiler compiler,
-                                                      spvc_resources resources,
-                                                      const char *name, const char *note,
+                                                      spvc_resources resources, const char *name,
+                                                      const char *note,
                                                       tandem__kernel_interface_t *out) {
   const spvc_reflected_resource *list = NULL;
   size_t count = 0;
-  spvc_result r = spvc_resources_get_resource_list_for_type(
-      resources, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &list, &count);
+  spvc_result r =
+      spvc_resources_get_resource_list_for_type(resources, SPVC_RESOURCE_TYPE_PUSH_CONSTANT, &list,
+                                                &count);
   if (r != SPVC_SUCCESS) return tandem__vk_cross_fail(r, name, "listing push constants", note);
   size_t bytes = 0;
   for (size_t i = 0; i < count; i++) {
@@ -251,8 +253,7 @@ static tandem_status_t tandem__reflect_push_constants(spvc_compiler compiler,
   }
   if (bytes > UINT32_MAX) {
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
-                       "kernel '%s': push-constant block of %zu bytes is too large", name,
-                       bytes);
+                       "kernel '%s': push-constant block of %zu bytes is too large", name, bytes);
   }
   out->push_constant_bytes = (uint32_t)bytes;
   return TANDEM_OK;
@@ -271,7 +272,8 @@ static tandem_status_t tandem__select_entry(spvc_compiler compiler, const char *
     if (strcmp(points[i].name, entry) != 0) continue;
     if (points[i].execution_model == SpvExecutionModelGLCompute) {
       r = spvc_compiler_set_entry_point(compiler, entry, SpvExecutionModelGLCompute);
-      if (r != SPVC_SUCCESS) return tandem__vk_cross_fail(r, name, "selecting the entry point", note);
+      if (r != SPVC_SUCCESS)
+        return tandem__vk_cross_fail(r, name, "selecting the entry point", note);
       return TANDEM_OK;
     }
     other_model = tandem__model_name(points[i].execution_model);
@@ -331,8 +333,7 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
     copy = malloc(size_bytes);
     if (copy == NULL) {
       return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
-                         "kernel '%s': no memory to align %zu bytes of SPIR-V", name,
-                         size_bytes);
+                         "kernel '%s': no memory to align %zu bytes of SPIR-V", name, size_bytes);
     }
     memcpy(copy, words, size_bytes);
     w = copy;
@@ -390,8 +391,8 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
     status = tandem__vk_cross_fail(r, name, "parsing the module", note);
     goto done;
   }
-  r = spvc_context_create_compiler(context, SPVC_BACKEND_NONE, ir,
-                                   SPVC_CAPTURE_MODE_TAKE_OWNERSHIP, &compiler);
+  r = spvc_context_create_compiler(context, SPVC_BACKEND_NONE, ir, SPVC_CAPTURE_MODE_TAKE_OWNERSHIP,
+                                   &compiler);
   if (r != SPVC_SUCCESS) {
     status = tandem__vk_cross_fail(r, name, "loading the module", note);
     goto done;

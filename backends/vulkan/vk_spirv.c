@@ -53,8 +53,8 @@ enum {
 typedef struct tandem__spv_def {
   uint32_t id;
   uint16_t opcode;
-  uint32_t type;      /* result type id (constants), component type (vectors) */
-  uint32_t a, b;      /* OpTypeInt: width, signedness; OpTypeFloat: width;
+  uint32_t type;          /* result type id (constants), component type (vectors) */
+  uint32_t a, b;          /* OpTypeInt: width, signedness; OpTypeFloat: width;
                          OpTypeVector: count; scalar constants: low, high word */
   uint32_t first_operand; /* composite constants: word index of the first part */
   uint32_t operand_count;
@@ -91,9 +91,8 @@ static bool tandem__is_def(uint32_t op) {
 static int64_t tandem__capability_feature(uint32_t cap, const char **out_what) {
   *out_what = NULL;
   switch (cap) {
-    case 0:  /* Matrix */
-    case 1:  /* Shader */
-      return 0;
+    case 0: /* Matrix */
+    case 1: /* Shader */ return 0;
     case 9: return TANDEM_SHADER_FLOAT16;
     case 10: return TANDEM_SHADER_FLOAT64;
     case 11: return TANDEM_SHADER_INT64;
@@ -119,8 +118,7 @@ static int64_t tandem__capability_feature(uint32_t cap, const char **out_what) {
     case 6016: /* DotProductInputAll */
     case 6017: /* DotProductInput4x8Bit */
     case 6018: /* DotProductInput4x8BitPacked */
-    case 6019: /* DotProduct */
-      return TANDEM_SHADER_INTEGER_DOT_PRODUCT;
+    case 6019: /* DotProduct */ return TANDEM_SHADER_INTEGER_DOT_PRODUCT;
     case 5347: *out_what = "PhysicalStorageBufferAddresses"; return -1;
     case 6022: *out_what = "CooperativeMatrixKHR (VK_KHR_cooperative_matrix)"; return -1;
     case 4436: *out_what = "StorageInputOutput16"; return -1;
@@ -171,8 +169,8 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
   out->spirv_version = n >= 2 ? w[1] : 0;
   const uint32_t bound = n >= 5 ? w[3] : 0;
   if (n < 5 || bound == 0 || bound > (1u << 22))
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "kernel '%s': SPIR-V header id bound %u",
-                       name, bound);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL, "kernel '%s': SPIR-V header id bound %u", name,
+                       bound);
   /* Pass 1: check instruction framing, count definitions. */
   size_t defs = 0;
   for (size_t i = 5; i < n;) {
@@ -194,8 +192,8 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
     free(sc.defs);
     free(spec_of);
     free(name_at);
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': scanning %zu SPIR-V words",
-                       name, n);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': scanning %zu SPIR-V words", name,
+                       n);
   }
   for (uint32_t i = 0; i < bound; i++) spec_of[i] = -1;
 
@@ -226,8 +224,7 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
                         "kernel '%s': needs SPIR-V capability %u, which tandem does not know "
                         "how to enable (see spirv.h's SpvCapability for its name)",
                         name, o[0]);
-      else
-        features |= (uint32_t)bit;
+      else features |= (uint32_t)bit;
     } else if (op == OP_ENTRY_POINT && oc >= 3 && !entry_found) {
       /* The name is a nul-terminated string in words o[2..]. */
       size_t max = (size_t)(oc - 2) * 4;
@@ -237,8 +234,7 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
         entry_found = true;
       }
     } else if (op == OP_NAME && oc >= 2) {
-      if (o[0] < bound && memchr(&o[1], 0, (size_t)(oc - 1) * 4))
-        name_at[o[0]] = (uint32_t)(i + 2);
+      if (o[0] < bound && memchr(&o[1], 0, (size_t)(oc - 1) * 4)) name_at[o[0]] = (uint32_t)(i + 2);
     } else if (op == OP_DECORATE && oc >= 3 && o[1] == DECORATION_SPEC_ID) {
       if (o[0] < bound) spec_of[o[0]] = o[2];
     } else if (op == OP_DECORATE && oc >= 3 && o[1] == DECORATION_BUILTIN &&
@@ -279,8 +275,8 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
     uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     const uint32_t *o = &w[i + 1];
     uint32_t oc = count - 1;
-    if ((op == OP_EXECUTION_MODE || op == OP_EXECUTION_MODE_ID) && oc >= 5 &&
-        o[0] == entry_id && entry_found) {
+    if ((op == OP_EXECUTION_MODE || op == OP_EXECUTION_MODE_ID) && oc >= 5 && o[0] == entry_id &&
+        entry_found) {
       if (op == OP_EXECUTION_MODE && o[1] == MODE_LOCAL_SIZE) {
         for (int d = 0; d < 3; d++) out->local_size[d] = o[2 + d], out->local_size_spec[d] = -1;
         out->local_size_mode_at = (uint32_t)i;
@@ -302,16 +298,14 @@ tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *en
   /* The WorkgroupSize built-in overrides the execution mode (SPIR-V 2.2). */
   if (s == TANDEM_OK && builtin_size_id) {
     const tandem__spv_def_t *c = tandem__def(&sc, builtin_size_id);
-    if (!c ||
-        (c->opcode != OP_CONSTANT_COMPOSITE && c->opcode != OP_SPEC_CONSTANT_COMPOSITE) ||
+    if (!c || (c->opcode != OP_CONSTANT_COMPOSITE && c->opcode != OP_SPEC_CONSTANT_COMPOSITE) ||
         c->operand_count != 3) {
       s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
                       "kernel '%s': the WorkgroupSize built-in %%%u is not a 3-component "
                       "constant; tandem cannot tell the workgroup size",
                       name, builtin_size_id);
     } else {
-      static const char *const where[3] = {"WorkgroupSize x", "WorkgroupSize y",
-                                           "WorkgroupSize z"};
+      static const char *const where[3] = {"WorkgroupSize x", "WorkgroupSize y", "WorkgroupSize z"};
       for (int d = 0; d < 3 && s == TANDEM_OK; d++)
         s = tandem__size_component(&sc, w[c->first_operand + d], spec_of, bound,
                                    &out->local_size[d], &out->local_size_spec[d], where[d]);
@@ -403,8 +397,8 @@ typedef struct tandem__wg_scan {
   const uint32_t *w;
   size_t n;
   uint32_t bound;
-  uint32_t *at;       /* word index of the instruction defining each id, 0 none */
-  int64_t *spec_of;   /* SpecId of each id, -1 none */
+  uint32_t *at;     /* word index of the instruction defining each id, 0 none */
+  int64_t *spec_of; /* SpecId of each id, -1 none */
   const tandem__spec_entry_t *specs;
   uint32_t spec_count;
 } tandem__wg_scan_t;
@@ -442,17 +436,24 @@ static bool tandem__wg_value(const tandem__wg_scan_t *s, uint32_t id, int depth,
   if (!tandem__wg_value(s, ins[4], depth + 1, &a)) return false;
   if (count >= 6 && !tandem__wg_value(s, ins[5], depth + 1, &b)) return false;
   switch (sub) {
-    case 128: *out = a + b; return true;                   /* OpIAdd */
-    case 130: *out = a - b; return true;                   /* OpISub */
-    case 132: *out = a * b; return true;                   /* OpIMul */
-    case 134: if (!b) return false; *out = a / b; return true;  /* OpUDiv */
-    case 137: if (!b) return false; *out = a % b; return true;  /* OpUMod */
-    case 194: *out = b < 64 ? a >> b : 0; return true;     /* OpShiftRightLogical */
-    case 196: *out = b < 64 ? a << b : 0; return true;     /* OpShiftLeftLogical */
-    case 197: *out = a | b; return true;                   /* OpBitwiseOr */
-    case 198: *out = a ^ b; return true;                   /* OpBitwiseXor */
-    case 199: *out = a & b; return true;                   /* OpBitwiseAnd */
-    case 113: case 114: *out = a; return true;             /* OpUConvert, OpSConvert */
+    case 128: *out = a + b; return true; /* OpIAdd */
+    case 130: *out = a - b; return true; /* OpISub */
+    case 132: *out = a * b; return true; /* OpIMul */
+    case 134:
+      if (!b) return false;
+      *out = a / b;
+      return true; /* OpUDiv */
+    case 137:
+      if (!b) return false;
+      *out = a % b;
+      return true;                                     /* OpUMod */
+    case 194: *out = b < 64 ? a >> b : 0; return true; /* OpShiftRightLogical */
+    case 196: *out = b < 64 ? a << b : 0; return true; /* OpShiftLeftLogical */
+    case 197: *out = a | b; return true;               /* OpBitwiseOr */
+    case 198: *out = a ^ b; return true;               /* OpBitwiseXor */
+    case 199: *out = a & b; return true;               /* OpBitwiseAnd */
+    case 113:
+    case 114: *out = a; return true; /* OpUConvert, OpSConvert */
     default: return false;
   }
 }

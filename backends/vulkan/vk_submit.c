@@ -74,9 +74,9 @@ typedef struct tandem_vk_recording {
 #ifndef NDEBUG
   pthread_t owner; /* the thread between record_begin and record_end */
 #endif
-  uint32_t at;               /* slot * region_count + region: its timestamp queries */
-  bool first, last;          /* the region's first piece (start timestamp), last (end) */
-  VkDescriptorSet *sets;     /* the slot's sets, by command id */
+  uint32_t at;           /* slot * region_count + region: its timestamp queries */
+  bool first, last;      /* the region's first piece (start timestamp), last (end) */
+  VkDescriptorSet *sets; /* the slot's sets, by command id */
   /* State carried from command to command: the compute pipeline bound so
    * far (state persists across barriers, fills and copies, so a run of
    * dispatches of one kernel binds it once, as hand-written Vulkan would),
@@ -97,17 +97,17 @@ typedef struct tandem_vk_program {
                                              pools (vk_descriptors.c) */
   VkDescriptorSet *sets; /* [slot * command_count + id]; NULL for a command other than a
                             dispatch with bindings, and for a kernel that pushes them */
-  VkQueryPool queries; /* 2 per region per slot, or NULL without timestamps */
+  VkQueryPool queries;   /* 2 per region per slot, or NULL without timestamps */
   /* Pieces (core/backend.h): region r's are piece_base[r] .. +region_pieces[r]-1
    * of piece_total per slot; max_pieces the most of one region. */
   uint32_t piece_total, max_pieces;
   uint32_t *piece_base, *region_pieces; /* [region] */
-  VkCommandBuffer *cbs;                /* [slot * piece_total + piece_base[region] + piece] */
-  tandem_lane_t *region_lane;          /* [region] */
-  VkSubmitInfo2 *submits;              /* [slot * region_count + region] */
-  VkSemaphoreSubmitInfo *waits;        /* [(slot * region_count + region) * (TANDEM__MAX_LANES + 1)]:
+  VkCommandBuffer *cbs;                 /* [slot * piece_total + piece_base[region] + piece] */
+  tandem_lane_t *region_lane;           /* [region] */
+  VkSubmitInfo2 *submits;               /* [slot * region_count + region] */
+  VkSemaphoreSubmitInfo *waits;   /* [(slot * region_count + region) * (TANDEM__MAX_LANES + 1)]:
                                           each lane's timeline, and an external one */
-  VkSemaphoreSubmitInfo *signals;      /* [2 * (slot * region_count + region)]: timeline, mirror */
+  VkSemaphoreSubmitInfo *signals; /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* as cbs: a region's pieces' are contiguous */
   tandem_vk_recording_t *recs;         /* [slot * max_pieces + piece]: each recording */
 } tandem_vk_program_t;
@@ -307,7 +307,8 @@ void tandem_vk_record_barrier(tandem__gpu_t *base, void *native, uint32_t slot, 
     }
     if (dst_work & TANDEM__WORK_COMPUTE) {
       mb.dstStageMask |= VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
-      mb.dstAccessMask |= VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+      mb.dstAccessMask |=
+          VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
     }
     if (dst_work & TANDEM__WORK_TRANSFER) {
       mb.dstStageMask |= VK_PIPELINE_STAGE_2_ALL_TRANSFER_BIT;
@@ -378,8 +379,8 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
     VkDescriptorSet set = rec->sets[cmd->id];
     assert(!set == (k->push || n == 0));
     if (set)
-      g->vk.vkCmdBindDescriptorSets(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1,
-                                    &set, 0, NULL);
+      g->vk.vkCmdBindDescriptorSets(rec->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->layout, 0, 1, &set,
+                                    0, NULL);
     /* any other kernel in between forces a bind */
     rec->set_kernel = k;
     rec->set_binding_count = n;
@@ -391,14 +392,13 @@ void tandem_vk_record_dispatch(tandem__gpu_t *base, void *native, uint32_t slot,
   if (cmd->indirect)
     g->vk.vkCmdDispatchIndirect(rec->cb, tandem_vk_buffer_handle(cmd->indirect),
                                 cmd->indirect_offset);
-  else
-    g->vk.vkCmdDispatch(rec->cb, cmd->workgroups[0], cmd->workgroups[1], cmd->workgroups[2]);
+  else g->vk.vkCmdDispatch(rec->cb, cmd->workgroups[0], cmd->workgroups[1], cmd->workgroups[2]);
 }
 
 /* The user's commands (a Vulkan commands node). Whatever they bound is
  * theirs, so tandem binds its own pipeline and set again after them. */
-tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece,
-                                      const tandem__cmd_user_t *cmd) {
+tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_t slot,
+                                      uint32_t piece, const tandem__cmd_user_t *cmd) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
@@ -408,7 +408,8 @@ tandem_status_t tandem_vk_record_user(tandem__gpu_t *base, void *native, uint32_
   return s;
 }
 
-tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t slot, uint32_t piece) {
+tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t slot,
+                                     uint32_t piece) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
@@ -535,11 +536,10 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       if (!count) continue;
       for (uint32_t sl = 0; s == TANDEM_OK && sl < slot_count; sl++) {
         uint32_t i = tandem_vk_slot_pool(p, sl, q);
-        VkCommandBufferAllocateInfo ai = {
-            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-            .commandPool = lane->pools[i],
-            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-            .commandBufferCount = count};
+        VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                          .commandPool = lane->pools[i],
+                                          .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                          .commandBufferCount = count};
         pthread_mutex_lock(&lane->pool_mutex[i]);
         VkResult vr = g->vk.vkAllocateCommandBuffers(g->device, &ai, got);
         pthread_mutex_unlock(&lane->pool_mutex[i]);
@@ -564,23 +564,24 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
        * in piece order (see the top: one batch keeps their order). */
       size_t first_cb = (size_t)sl * p->piece_total + p->piece_base[r];
       for (uint32_t q = 0; q < p->region_pieces[r]; q++)
-        p->cb_infos[first_cb + q] = (VkCommandBufferSubmitInfo){
-            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-            .commandBuffer = p->cbs[first_cb + q]};
+        p->cb_infos[first_cb + q] =
+            (VkCommandBufferSubmitInfo){.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                        .commandBuffer = p->cbs[first_cb + q]};
       /* Two signals per region: the lane's timeline and, when timelines are
        * exported, its mirror (vk_internal.h), with the same value. */
-      p->signals[2 * at] = (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                                   .semaphore = lane->timeline,
-                                                   .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+      p->signals[2 * at] =
+          (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                  .semaphore = lane->timeline,
+                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
       p->signals[2 * at + 1] = p->signals[2 * at];
       p->signals[2 * at + 1].semaphore = lane->mirror;
-      p->submits[at] = (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                                       .pWaitSemaphoreInfos =
-                                           &p->waits[at * (TANDEM__MAX_LANES + 1)],
-                                       .commandBufferInfoCount = p->region_pieces[r],
-                                       .pCommandBufferInfos = &p->cb_infos[first_cb],
-                                       .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
-                                       .pSignalSemaphoreInfos = &p->signals[2 * at]};
+      p->submits[at] =
+          (VkSubmitInfo2){.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                          .pWaitSemaphoreInfos = &p->waits[at * (TANDEM__MAX_LANES + 1)],
+                          .commandBufferInfoCount = p->region_pieces[r],
+                          .pCommandBufferInfos = &p->cb_infos[first_cb],
+                          .signalSemaphoreInfoCount = lane->mirror ? 2 : 1,
+                          .pSignalSemaphoreInfos = &p->signals[2 * at]};
     }
   }
   if (s != TANDEM_OK) {
@@ -592,8 +593,7 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
 }
 
 tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint32_t slot,
-                                         tandem__region_submit_t *regions,
-                                         uint32_t region_count) {
+                                         tandem__region_submit_t *regions, uint32_t region_count) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   tandem_vk_program_t *p = native;
   /* The slot's last run finished (it was FREE): its queries can be reset. */
@@ -657,10 +657,9 @@ tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, 
   for (uint32_t r = 0; r < p->region_count; r++) {
     if (p->region_lane[r] == TANDEM_LANE_NPU) continue;
     uint64_t *pair = &out[2 * r];
-    VkResult vr = g->vk.vkGetQueryPoolResults(g->device, p->queries,
-                                              2 * (slot * p->region_count + r), 2,
-                                              2 * sizeof *pair, pair, sizeof *pair,
-                                              VK_QUERY_RESULT_64_BIT);
+    VkResult vr =
+        g->vk.vkGetQueryPoolResults(g->device, p->queries, 2 * (slot * p->region_count + r), 2,
+                                    2 * sizeof *pair, pair, sizeof *pair, VK_QUERY_RESULT_64_BIT);
     if (vr != VK_SUCCESS) {
       memset(out, 0, n * sizeof *out);
       /* VK_NOT_READY cannot happen for a finished run; treat it as none. */
@@ -750,7 +749,8 @@ tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM__MAX_LA
 }
 
 tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
-                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb, void *ctx),
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
+                                                  void *ctx),
                                    void *ctx) {
   tandem_vk_lane_t *lane = &g->lanes[lane_id];
   VkCommandBuffer cb = VK_NULL_HANDLE;

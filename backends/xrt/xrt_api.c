@@ -78,8 +78,7 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
      * hardware shim libxrt_core.so.2 (no device: xrtDeviceOpen returns NULL,
      * errno ENOENT). tests/npu/README-noop.md has the experiments. */
     const char *mode = getenv("XCL_EMULATION_MODE");
-    const char *shim =
-        mode && strcmp(mode, "noop") == 0 ? "libxrt_noop.so.2" : "libxrt_core.so.2";
+    const char *shim = mode && strcmp(mode, "noop") == 0 ? "libxrt_noop.so.2" : "libxrt_core.so.2";
     /* Where XRT lives: $XILINX_XRT/lib when set (what XRT's own setup.sh
      * exports), then the loader's path (Debian's libxrt2), then
      * /opt/xilinx/xrt/lib (AMD's packages, off the loader's path). Both
@@ -122,10 +121,10 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
     snprintf(api->description, sizeof api->description, "XRT (%s + libxrt_coreutil.so.2 in %.100s)",
              shim, origin);
   }
-#define TANDEM_XRT_RESOLVE(name)                                                          \
-  *(void **)&api->name = dlsym(lookup, #name);                                            \
-  if (!api->name) {                                                                       \
-    tandem_xrt_api_unload(api);                                                           \
+#define TANDEM_XRT_RESOLVE(name)                                                             \
+  *(void **)&api->name = dlsym(lookup, #name);                                               \
+  if (!api->name) {                                                                          \
+    tandem_xrt_api_unload(api);                                                              \
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "no NPU: the XRT library lacks %s", #name); \
   }
   TANDEM_XRT_SYMBOLS(TANDEM_XRT_RESOLVE)
@@ -145,11 +144,11 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   } else {
     char path[4096];
     const char *env = getenv("TANDEM_XRT_BRIDGE");
-    const char *where = env && env[0] ? env : tandem_xrt_beside_us("libtandem_xrt_bridge.so", path, sizeof path);
+    const char *where =
+        env && env[0] ? env : tandem_xrt_beside_us("libtandem_xrt_bridge.so", path, sizeof path);
     if (where) api->libs[2] = dlopen(where, RTLD_NOW | RTLD_LOCAL);
     bridge = api->libs[2];
-    if (bridge)
-      snprintf(api->bridge_description, sizeof api->bridge_description, "%.150s", where);
+    if (bridge) snprintf(api->bridge_description, sizeof api->bridge_description, "%.150s", where);
   }
   if (bridge) {
     *(void **)&api->tandemBridgeVersion = dlsym(bridge, "tandemBridgeVersion");
@@ -176,7 +175,7 @@ tandem_status_t tandem_xrt_api_load(tandem_xrt_flavor_t flavor, const char *emul
   /* clang-format on */
   if (bridge && api->tandemBridgeVersion) {
     bool all = true;
-#define TANDEM_BRIDGE_RESOLVE(name) \
+#define TANDEM_BRIDGE_RESOLVE(name)            \
   *(void **)&api->name = dlsym(bridge, #name); \
   all = all && api->name;
     TANDEM_BRIDGE_TIER1(TANDEM_BRIDGE_RESOLVE)

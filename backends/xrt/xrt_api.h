@@ -30,7 +30,7 @@ typedef enum tandem_xrt_flavor {
 
 typedef struct tandem_xrt_api {
   tandem_xrt_flavor_t flavor;
-  void *libs[3]; /* dlopen handles (the bridge last), closed by tandem_xrt_api_unload */
+  void *libs[3];         /* dlopen handles (the bridge last), closed by tandem_xrt_api_unload */
   char description[192]; /* copied into tandem_npu_info_t.backend[192] */
 
   xrtDeviceHandle (*xrtDeviceOpen)(unsigned int index);
@@ -51,8 +51,7 @@ typedef struct tandem_xrt_api {
   int (*xrtBOFree)(xrtBufferHandle bhdl);
   size_t (*xrtBOSize)(xrtBufferHandle bhdl);
   void *(*xrtBOMap)(xrtBufferHandle bhdl);
-  int (*xrtBOSync)(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size,
-                   size_t offset);
+  int (*xrtBOSync)(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size, size_t offset);
   xrtRunHandle (*xrtRunOpen)(xrtKernelHandle khdl);
   int (*xrtRunSetArg)(xrtRunHandle rhdl, int index, ...);
   int (*xrtRunStart)(xrtRunHandle rhdl);

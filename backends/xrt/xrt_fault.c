@@ -57,7 +57,7 @@ static int tandem_xrtf_xrtXclbinGetUUID(xrtXclbinHandle x, xuid_t out) {
   return tandem_xrtf_real.xrtXclbinGetUUID(x, out);
 }
 static xrtKernelHandle tandem_xrtf_xrtPLKernelOpen(xrtDeviceHandle d, const xuid_t id,
-                                                    const char *name) {
+                                                   const char *name) {
   if (F(xrtPLKernelOpen)) return errno = EIO, NULL;
   return tandem_xrtf_real.xrtPLKernelOpen(d, id, name);
 }
@@ -172,8 +172,7 @@ void tandem_xrt_fault_wrap(tandem_xrt_api_t *api) {
 
 void tandem_xrt_fault_forget(tandem_xrt_api_t *api) {
   pthread_mutex_lock(&tandem_xrtf_mutex);
-  if (api->xrtDeviceOpen == tandem_xrtf_xrtDeviceOpen && tandem_xrtf_users > 0)
-    tandem_xrtf_users--;
+  if (api->xrtDeviceOpen == tandem_xrtf_xrtDeviceOpen && tandem_xrtf_users > 0) tandem_xrtf_users--;
   pthread_mutex_unlock(&tandem_xrtf_mutex);
 }
 

@@ -40,8 +40,8 @@ void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info) {
   struct dirent *e;
   while ((e = readdir(dir)) && info->drm_node_count < TANDEM_XRT_MAX_NODES) {
     if (e->d_name[0] == '.') continue;
-    snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0],
-             "/dev/accel/%.40s", e->d_name);
+    snprintf(info->drm_nodes[info->drm_node_count++], sizeof info->drm_nodes[0], "/dev/accel/%.40s",
+             e->d_name);
   }
   closedir(dir);
 }

@@ -72,10 +72,10 @@ typedef struct tandem_xrt_npu {
 } tandem_xrt_npu_t;
 
 typedef struct tandem_xrt_program {
-  xrtXclbinHandle xclbin; /* NULL for a full-ELF program */
-  xrtKernelHandle kernel; /* the C API's, or NULL under tier 1 */
-  void *context;          /* tier 1: the shared bridge context */
-  void *bkernel;          /* tier 1: the bridge's kernel, opened through it */
+  xrtXclbinHandle xclbin;       /* NULL for a full-ELF program */
+  xrtKernelHandle kernel;       /* the C API's, or NULL under tier 1 */
+  void *context;                /* tier 1: the shared bridge context */
+  void *bkernel;                /* tier 1: the bridge's kernel, opened through it */
   xrtBufferHandle instructions; /* or NULL */
   uint32_t instruction_words;
   uint32_t binding_count, scalar_count;
@@ -209,8 +209,7 @@ static tandem_status_t tandem_xrt_bo_import(tandem__npu_t *base, int fd, void **
     char text[96];
     snprintf(text, sizeof text, "%s", TANDEM_XRT_WHY(0));
     n->api.xrtBOFree(bo);
-    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOMap of an imported buffer failed: %s",
-                       text);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "xrtBOMap of an imported buffer failed: %s", text);
   }
   *out_bo = bo;
   *out_host = host;
@@ -423,8 +422,7 @@ static const char *tandem_xrt_kind_name(char kind) {
  * (tandem.h, tandem_npu_abi_t): CONTRACT naming the first argument that
  * disagrees. */
 static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p,
-                                             const tandem_npu_program_desc_t *d,
-                                             const char *name) {
+                                             const tandem_npu_program_desc_t *d, const char *name) {
   enum { cap = 64 };
   tandem_xrt_arg_t args[cap];
   int count = tandem_xrt_kernel_args(n, p, d, args, cap);
@@ -506,8 +504,8 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                        d->xclbin_path, strerror(errno));
   /* A directory is no xclbin, and a FIFO would block the open (issue 11). */
   if (!S_ISREG(st.st_mode))
-    return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': xclbin '%s' is not a regular file",
-                       name, d->xclbin_path);
+    return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': xclbin '%s' is not a regular file", name,
+                       d->xclbin_path);
   tandem_xrt_program_t *p = calloc(1, sizeof *p);
   if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU program");
   snprintf(p->name, sizeof p->name, "%s", name);
@@ -540,8 +538,8 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       n->api.bridge_description, v >> 16, v & 0xffffu,
                       n->tier1 ? "" : ", the profile or the bridge has no tier 1");
     } else if (!realpath(d->xclbin_path, real)) {
-      s = TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': resolving '%s': %s", name,
-                      d->xclbin_path, strerror(errno));
+      s = TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': resolving '%s': %s", name, d->xclbin_path,
+                      strerror(errno));
     } else {
       char key[4128], why[256] = "";
       snprintf(key, sizeof key, "elf:%s", real);
@@ -619,7 +617,8 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   }
   if (s == TANDEM_OK && p->context) {
     char why[256] = "";
-    int rc = n->api.tandemBridgeKernelOpen(p->context, d->kernel_name, &p->bkernel, why, sizeof why);
+    int rc =
+        n->api.tandemBridgeKernelOpen(p->context, d->kernel_name, &p->bkernel, why, sizeof why);
     if (rc != 0)
       s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s; %s)", name,
@@ -764,14 +763,13 @@ static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program,
   if (s == TANDEM_OK && p->instructions) {
     if (n->api.xrtRunSetArg(r->run, p->instr_arg, p->instructions) != 0 ||
         n->api.xrtRunSetArg(r->run, p->instr_arg + 1, (unsigned int)p->instruction_words) != 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the instruction arguments of '%s'",
-                      p->name);
+      s = TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "setting the instruction arguments of '%s'", p->name);
   }
   int arg = p->data_first;
   for (uint32_t i = 0; s == TANDEM_OK && i < bo_count; i++, arg++)
     if (n->api.xrtRunSetArg(r->run, arg, (xrtBufferHandle)bos[i]) != 0)
-      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s': xrtRunSetArg(%d) refused it",
-                      i, p->name, arg);
+      s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT, "binding %u of '%s': xrtRunSetArg(%d) refused it", i,
+                      p->name, arg);
   /* |scalars| are 32-bit words: one per U32 scalar, two (low first) per U64. */
   uint32_t w = 0;
   for (uint32_t i = 0; s == TANDEM_OK && i < p->scalar_count; i++, arg++) {
@@ -803,10 +801,8 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
   tandem_xrt_run_t *r = native;
   if (r->still_running) {
     /* The watchdog fired on an earlier use; that run must end first. */
-    if (r->brun)
-      n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
-    else
-      n->api.xrtRunWait(r->run);
+    if (r->brun) n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
+    else n->api.xrtRunWait(r->run);
     r->still_running = false;
   }
   /* After an NPU fault the device was reset: later work fails clearly
@@ -838,8 +834,8 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
   } else {
     int rc = n->api.xrtRunStart(r->run);
     if (rc != 0)
-      return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d",
-                         r->program->name, rc);
+      return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "xrtRunStart of '%s' failed: %d", r->program->name,
+                         rc);
     state = n->api.xrtRunWaitFor(r->run, timeout_ms);
     /* XRT answers TIMEOUT both when the wait ran out (the run goes on) and
      * when the driver's hang detection ended the run (final, after its ~2 s
@@ -851,7 +847,7 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
       state == ERT_CMD_STATE_NORESPONSE) {
     char why[256];
     snprintf(why, sizeof why, "the driver ended run of '%.128s' in state %s%s", r->program->name,
-             state == ERT_CMD_STATE_TIMEOUT  ? "TIMEOUT (its hang detection reset the NPU)"
+             state == ERT_CMD_STATE_TIMEOUT ? "TIMEOUT (its hang detection reset the NPU)"
              : state == ERT_CMD_STATE_ABORT ? "ABORT (the NPU context was reset or aborted)"
                                             : "NORESPONSE (the NPU did not answer a reset)",
              "");
@@ -875,12 +871,12 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
       aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
       r->still_running = true;
     }
-    return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
-                       "NPU run of '%s' did not finish within the %u ms watchdog%s",
-                       r->program->name, timeout_ms,
-                       aborted ? " (aborted)"
-                       : r->brun ? " (the XRT bridge could not abort it; it is aborted again before it goes)"
-                                 : " (XRT's C API cannot abort it; it is waited for)");
+    return TANDEM_FAIL(
+        TANDEM_ERROR_TIMEOUT, "NPU run of '%s' did not finish within the %u ms watchdog%s",
+        r->program->name, timeout_ms,
+        aborted   ? " (aborted)"
+        : r->brun ? " (the XRT bridge could not abort it; it is aborted again before it goes)"
+                  : " (XRT's C API cannot abort it; it is waited for)");
   }
   return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
                      r->program->name, (int)state,
@@ -946,10 +942,11 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
   if (n->api.bridge_description[0])
     snprintf(n->base.backend, sizeof n->base.backend, "%.100s; XRT bridge %s (%.50s)",
              n->api.description,
-             !n->tier1 ? "tier 0" : n->api.bridge_tier2 ? "tiers 1 and 2" : "tier 1",
+             !n->tier1             ? "tier 0"
+             : n->api.bridge_tier2 ? "tiers 1 and 2"
+                                   : "tier 1",
              n->api.bridge_description);
-  else
-    snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
+  else snprintf(n->base.backend, sizeof n->base.backend, "%s", n->api.description);
   *out_npu = &n->base;
   return TANDEM_OK;
 }

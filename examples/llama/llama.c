@@ -74,7 +74,7 @@ typedef struct options {
   uint32_t chunk;         /* steps per submission (--chunk) */
   uint32_t npu_rows;      /* --npu: LM-head rows (the vocabulary's last) on the NPU lane */
   bool npu;
-  bool attention_plain;   /* --attention plain: the kernel before the spread one */
+  bool attention_plain; /* --attention plain: the kernel before the spread one */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -103,40 +103,39 @@ static uint64_t now_ns(void) {
 }
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: tandem_example_llama --model DIR [options]\n"
-          "  --model DIR        a transformers checkpoint: config.json and model.safetensors\n"
-          "                     (or model.safetensors.index.json and its shards)\n"
-          "  --prompt IDS       comma-separated token ids (default 1); there is no tokenizer\n"
-          "  --tokens N         tokens to generate (default 16)\n"
-          "  --check            compare every position's logits with the CPU reference\n"
-          "                     (slow: meant for small models)\n"
-          "  --logits-out PATH  write every position's logits (f32, [positions][vocab])\n"
-          "  --json PATH        write the figures and tokens as one JSON object\n"
-          "  --repeat N         generate N times, report the median (default 1)\n"
-          "  --inflight N       submissions in flight, 1..8 (default 2)\n"
-          "  --pos-lane L       gpu | compute | upload: gpu (default): the argmax kernel\n"
-          "                     advances the position in the step's parameters, so nothing\n"
-          "                     changes per token; compute / upload: a copy node on that\n"
-          "                     lane takes the position from a host table, its source view\n"
-          "                     moved per submission (the first version)\n"
-          "  --chunk K          K steps per submission, one graph of K steps (default 1;\n"
-          "                     needs --pos-lane gpu)\n"
-          "  --npu              the LM head's last quarter of the vocabulary on the emulated\n"
-          "                     NPU lane (matmul_f32), beside the GPU's three quarters\n"
-          "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
-          "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
-          "                     a CPU device); attention and argmax use larger ones\n"
-          "  --attention K      spread | plain: attention's dot products spread over the\n"
-          "                     workgroup (default), or one invocation per row (the first\n"
-          "                     version, kept for comparison)\n"
-          "  --bench            also time the mat-vec products and a device copy (GPU\n"
-          "                     timestamps) and report their bandwidth\n"
-          "  --gpu N            Vulkan device index (default 0)\n"
-          "  --no-timestamps    no GPU timestamps (no lane table)\n"
-          "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
-          "  --verbose          print every position's check\n"
-          "Exit status: 0 ok, 1 failure or validation message, 77 no usable device.\n");
+  fprintf(f, "usage: tandem_example_llama --model DIR [options]\n"
+             "  --model DIR        a transformers checkpoint: config.json and model.safetensors\n"
+             "                     (or model.safetensors.index.json and its shards)\n"
+             "  --prompt IDS       comma-separated token ids (default 1); there is no tokenizer\n"
+             "  --tokens N         tokens to generate (default 16)\n"
+             "  --check            compare every position's logits with the CPU reference\n"
+             "                     (slow: meant for small models)\n"
+             "  --logits-out PATH  write every position's logits (f32, [positions][vocab])\n"
+             "  --json PATH        write the figures and tokens as one JSON object\n"
+             "  --repeat N         generate N times, report the median (default 1)\n"
+             "  --inflight N       submissions in flight, 1..8 (default 2)\n"
+             "  --pos-lane L       gpu | compute | upload: gpu (default): the argmax kernel\n"
+             "                     advances the position in the step's parameters, so nothing\n"
+             "                     changes per token; compute / upload: a copy node on that\n"
+             "                     lane takes the position from a host table, its source view\n"
+             "                     moved per submission (the first version)\n"
+             "  --chunk K          K steps per submission, one graph of K steps (default 1;\n"
+             "                     needs --pos-lane gpu)\n"
+             "  --npu              the LM head's last quarter of the vocabulary on the emulated\n"
+             "                     NPU lane (matmul_f32), beside the GPU's three quarters\n"
+             "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
+             "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
+             "                     a CPU device); attention and argmax use larger ones\n"
+             "  --attention K      spread | plain: attention's dot products spread over the\n"
+             "                     workgroup (default), or one invocation per row (the first\n"
+             "                     version, kept for comparison)\n"
+             "  --bench            also time the mat-vec products and a device copy (GPU\n"
+             "                     timestamps) and report their bandwidth\n"
+             "  --gpu N            Vulkan device index (default 0)\n"
+             "  --no-timestamps    no GPU timestamps (no lane table)\n"
+             "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
+             "  --verbose          print every position's check\n"
+             "Exit status: 0 ok, 1 failure or validation message, 77 no usable device.\n");
 }
 
 static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint64_t hi) {
@@ -256,8 +255,16 @@ typedef struct layer_at {
 
 /* The kinds of node a step records; --bench records them one kind at a time. */
 enum {
-  K_POS = 1, K_EMBED = 2, K_QKV = 4, K_ATTN = 8, K_O = 16, K_GATEUP = 32, K_DOWN = 64,
-  K_HEAD = 128, K_ARGMAX = 256, K_LOGITS = 512,
+  K_POS = 1,
+  K_EMBED = 2,
+  K_QKV = 4,
+  K_ATTN = 8,
+  K_O = 16,
+  K_GATEUP = 32,
+  K_DOWN = 64,
+  K_HEAD = 128,
+  K_ARGMAX = 256,
+  K_LOGITS = 512,
   K_STEP = K_POS | K_EMBED | K_QKV | K_ATTN | K_O | K_GATEUP | K_DOWN | K_HEAD | K_ARGMAX,
   K_MATVEC = K_QKV | K_O | K_GATEUP | K_DOWN | K_HEAD,
 };
@@ -280,7 +287,7 @@ typedef struct gpu {
   tandem_buffer_t *params, *pos_table, *history, *x, *qkv, *attn, *h, *logits, *kc, *vc;
   tandem_buffer_t *logits_host, *history_host;
   tandem_kernel_t *k_embed, *k_qkv, *k_attn, *k_o, *k_gateup, *k_down, *k_head, *k_argmax;
-  tandem_exec_t *step, *chunk_step;            /* one step; --chunk steps (or NULL) */
+  tandem_exec_t *step, *chunk_step; /* one step; --chunk steps (or NULL) */
   /* --npu: the LM head's rows [head_rows, vocab) on the NPU lane: xn (the
    * normalised hidden state, SHARED) · head_t (those rows transposed, f32,
    * NPU_LOCAL) into npu_logits (SHARED), copied after the GPU's rows */
@@ -327,9 +334,8 @@ static tandem_binding_contract_t updates(uint64_t bytes) {
 
 /* Loads one kernel; |spec| lists ids 1..; id 0 (the workgroup size, |block|)
  * is added. */
-static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name,
-                                  const uint32_t *words, size_t bytes,
-                                  const tandem_binding_contract_t *bindings,
+static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, const uint32_t *words,
+                                  size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
   tandem_spec_constant_t all[8];
@@ -385,16 +391,18 @@ static void make_kernels(gpu_t *g) {
   {
     tandem_binding_contract_t b[4] = {reads(8), reads(4ull * (g->max_seq + 1)),
                                       reads(2ull * c->vocab * D), writes(4ull * D)};
-    tandem_spec_constant_t s[3] = {spec_u32(1, D), spec_u32(2, c->vocab),
-                                   spec_u32(3, g->max_seq)};
+    tandem_spec_constant_t s[3] = {spec_u32(1, D), spec_u32(2, c->vocab), spec_u32(3, g->max_seq)};
     g->k_embed = kernel(g, "embed", SPV(llama_embed), b, 4, s, 3);
   }
   g->k_qkv = matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D);
   {
     const uint64_t cache = 4ull * g->max_seq * KV;
-    tandem_binding_contract_t b[6] = {reads(8), reads(4ull * (Q + 2 * KV)),
-                                      reads(4ull * g->max_seq * c->head_dim), updates(cache),
-                                      updates(cache), writes(4ull * Q)};
+    tandem_binding_contract_t b[6] = {reads(8),
+                                      reads(4ull * (Q + 2 * KV)),
+                                      reads(4ull * g->max_seq * c->head_dim),
+                                      updates(cache),
+                                      updates(cache),
+                                      writes(4ull * Q)};
     tandem_spec_constant_t s[5] = {spec_u32(1, c->heads), spec_u32(2, c->kv_heads),
                                    spec_u32(3, c->head_dim), spec_u32(4, g->max_seq),
                                    spec_f32(5, 1.0f / sqrtf((float)c->head_dim))};
@@ -511,7 +519,8 @@ static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
     const layer_at_t *a = &g->at[l];
     pieces[k++] = (piece_t){a->qkv, &L->q, false, NULL, g->qdim * D};
     pieces[k++] = (piece_t){a->qkv + 2 * g->qdim * D, &L->k, false, NULL, g->kvdim * D};
-    pieces[k++] = (piece_t){a->qkv + 2 * (g->qdim + g->kvdim) * D, &L->v, false, NULL, g->kvdim * D};
+    pieces[k++] =
+        (piece_t){a->qkv + 2 * (g->qdim + g->kvdim) * D, &L->v, false, NULL, g->kvdim * D};
     pieces[k++] = (piece_t){a->o, &L->o, false, NULL, D * g->qdim};
     pieces[k++] = (piece_t){a->gate, &L->gate, false, NULL, (uint64_t)c->ffn * D};
     pieces[k++] = (piece_t){a->up, &L->up, false, NULL, (uint64_t)c->ffn * D};
@@ -624,8 +633,11 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
       dispatch(graph, g->k_qkv, v, 4, matvec_groups(g, Q + 2 * KV));
     }
     if (kinds & K_ATTN) {
-      tandem_view_t v[6] = {params, whole(g->qkv), wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
-                            view(g->kc, l * cache, cache), view(g->vc, l * cache, cache),
+      tandem_view_t v[6] = {params,
+                            whole(g->qkv),
+                            wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
+                            view(g->kc, l * cache, cache),
+                            view(g->vc, l * cache, cache),
                             whole(g->attn)};
       dispatch(graph, g->k_attn, v, 6, c->heads);
     }
@@ -654,8 +666,8 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   }
   if (kinds & K_HEAD) {
     const uint64_t rows = g->head_rows;
-    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x),
-                          wv(g, g->norm_at, 4 * D), view(g->logits, 0, 4 * rows)};
+    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x), wv(g, g->norm_at, 4 * D),
+                          view(g->logits, 0, 4 * rows)};
     dispatch(graph, g->k_head, v, 4, matvec_groups(g, rows));
   }
   if ((kinds & K_HEAD) && g->npu_rows)
@@ -749,8 +761,9 @@ static void account(tandem_completion_t *c, uint32_t steps, totals_t *t) {
     /* against the compute lane's regions (one queue: they follow one another) */
     for (uint32_t q = 0; q < n; q++) {
       if (regions[q].lane != TANDEM_LANE_COMPUTE) continue;
-      const uint64_t lo = regions[r].gpu_start_ns > regions[q].gpu_start_ns ? regions[r].gpu_start_ns
-                                                                            : regions[q].gpu_start_ns;
+      const uint64_t lo = regions[r].gpu_start_ns > regions[q].gpu_start_ns
+                              ? regions[r].gpu_start_ns
+                              : regions[q].gpu_start_ns;
       const uint64_t hi = regions[r].gpu_end_ns < regions[q].gpu_end_ns ? regions[r].gpu_end_ns
                                                                         : regions[q].gpu_end_ns;
       if (hi > lo) t->npu_overlap_ns += hi - lo;
@@ -843,8 +856,8 @@ typedef struct bench {
   double kind_us[10]; /* per node kind, per step */
 } bench_t;
 
-static const char *const kind_names[10] = {"pos copy", "embed",  "qkv",    "attention", "o_proj",
-                                           "gate_up",  "down",   "lm_head", "argmax",   "logits"};
+static const char *const kind_names[10] = {"pos copy", "embed", "qkv",     "attention", "o_proj",
+                                           "gate_up",  "down",  "lm_head", "argmax",    "logits"};
 
 /* --bench: a device copy, the step's mat-vec products alone, and each kind
  * of node alone, timed on the GPU. */
@@ -891,12 +904,12 @@ static void gpu_release(gpu_t *g) {
   tandem_buffer_release(g->xn);
   tandem_buffer_release(g->head_t);
   tandem_buffer_release(g->npu_logits);
-  tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn, g->k_o,
+  tandem_kernel_t *ks[] = {g->k_embed,  g->k_qkv,  g->k_attn, g->k_o,
                            g->k_gateup, g->k_down, g->k_head, g->k_argmax};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
-  tandem_buffer_t *bs[] = {g->w,   g->params, g->pos_table, g->history, g->history_host,
-                           g->x,   g->qkv,    g->attn,      g->h,       g->logits,
-                           g->kc,  g->vc,     g->logits_host};
+  tandem_buffer_t *bs[] = {g->w,  g->params, g->pos_table,  g->history, g->history_host,
+                           g->x,  g->qkv,    g->attn,       g->h,       g->logits,
+                           g->kc, g->vc,     g->logits_host};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
   free(g->at);
 }
@@ -980,8 +993,10 @@ int main(int argc, char **argv) {
   if (!llama_load(o->model, m)) return 1;
   const llama_config_t *c = &m->c;
   for (uint32_t i = 0; i < o->prompt_len; i++)
-    if (o->prompt[i] >= c->vocab) die("--prompt: id %u is not below vocab_size %u", o->prompt[i], c->vocab);
-  gpu_t g = {.c = c, .qdim = (uint64_t)c->heads * c->head_dim,
+    if (o->prompt[i] >= c->vocab)
+      die("--prompt: id %u is not below vocab_size %u", o->prompt[i], c->vocab);
+  gpu_t g = {.c = c,
+             .qdim = (uint64_t)c->heads * c->head_dim,
              .kvdim = (uint64_t)c->kv_heads * c->head_dim};
   g.max_seq = o->prompt_len + o->tokens - 1;
   if (g.max_seq > c->max_pos)
@@ -1048,7 +1063,8 @@ int main(int argc, char **argv) {
   if (shared > g.info.max_shared_memory_bytes)
     die("attention over %u positions needs %llu bytes of shared memory; the device has %u",
         g.max_seq, (unsigned long long)shared, g.info.max_shared_memory_bytes);
-  if (c->heads > g.info.max_workgroups[0] || (c->vocab + g.rows_per_wg - 1) / g.rows_per_wg > g.info.max_workgroups[0])
+  if (c->heads > g.info.max_workgroups[0] ||
+      (c->vocab + g.rows_per_wg - 1) / g.rows_per_wg > g.info.max_workgroups[0])
     die("vocab %u needs more workgroups than the device's %u", c->vocab, g.info.max_workgroups[0]);
 
   printf("device:  %s (%s %s), subgroup %u, workgroup %u (%u rows per mat-vec workgroup; "
@@ -1068,7 +1084,8 @@ int main(int argc, char **argv) {
   g.pos_lane = o->pos_lane;
   g.pos_gpu = o->pos_gpu;
   g.chunk = o->chunk;
-  if (g.chunk > 1 && !g.pos_gpu) die("--chunk %u needs --pos-lane gpu (the host table's copy is per step)", g.chunk);
+  if (g.chunk > 1 && !g.pos_gpu)
+    die("--chunk %u needs --pos-lane gpu (the host table's copy is per step)", g.chunk);
   make_buffers(&g, o->check || o->logits_out);
   float *rope = malloc(4ull * g.max_seq * c->head_dim);
   if (!rope) die("out of memory");
@@ -1200,19 +1217,20 @@ int main(int argc, char **argv) {
     write_json_string(jf, g.info.driver_name);
     fprintf(jf, ", \"driver_info\": ");
     write_json_string(jf, g.info.driver_info);
-    fprintf(jf,
-            ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-            ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
-            ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
-            ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
-            ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
-            ", \"check\": \"%s\", \"max_rel_err\": %.3e",
-            c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-            g.attention_plain ? "plain" : "spread", o->inflight, g.chunk, g.npu_rows,
-            o->pos_gpu ? "gpu" : tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat, median,
-            median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
-            g.node_count, (unsigned long long)g.matvec_bytes,
-            o->check ? (bad ? "failed" : "ok") : "none", worst);
+    fprintf(
+        jf,
+        ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
+        ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
+        ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
+        ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
+        ", \"check\": \"%s\", \"max_rel_err\": %.3e",
+        c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
+        g.attention_plain ? "plain" : "spread", o->inflight, g.chunk, g.npu_rows,
+        o->pos_gpu ? "gpu" : tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat,
+        median, median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
+        g.node_count, (unsigned long long)g.matvec_bytes,
+        o->check ? (bad ? "failed" : "ok") : "none", worst);
     if (totals.steps_timed) {
       fprintf(jf, ", \"span_us_per_step\": %.3f, \"lanes_us_per_step\": {",
               (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);

@@ -15,17 +15,17 @@
 #include <stdint.h>
 
 typedef struct llama_config {
-  uint32_t dim;       /* hidden_size */
-  uint32_t ffn;       /* intermediate_size */
-  uint32_t layers;    /* num_hidden_layers */
-  uint32_t heads;     /* num_attention_heads */
-  uint32_t kv_heads;  /* num_key_value_heads (grouped-query attention) */
-  uint32_t head_dim;  /* head_dim, or hidden_size / num_attention_heads */
-  uint32_t vocab;     /* vocab_size */
-  uint32_t max_pos;   /* max_position_embeddings */
-  float eps;          /* rms_norm_eps */
-  double rope_theta;  /* rope_theta (or rope_parameters.rope_theta) */
-  bool tied;          /* the LM head is the embedding */
+  uint32_t dim;      /* hidden_size */
+  uint32_t ffn;      /* intermediate_size */
+  uint32_t layers;   /* num_hidden_layers */
+  uint32_t heads;    /* num_attention_heads */
+  uint32_t kv_heads; /* num_key_value_heads (grouped-query attention) */
+  uint32_t head_dim; /* head_dim, or hidden_size / num_attention_heads */
+  uint32_t vocab;    /* vocab_size */
+  uint32_t max_pos;  /* max_position_embeddings */
+  float eps;         /* rms_norm_eps */
+  double rope_theta; /* rope_theta (or rope_parameters.rope_theta) */
+  bool tied;         /* the LM head is the embedding */
   /* rope_type "llama3": the frequency scaling of Llama 3.1 and later */
   bool rope_llama3;
   double rope_factor, rope_low_freq, rope_high_freq, rope_original_max_pos;
@@ -50,10 +50,10 @@ typedef struct llama_model {
   llama_tensor_t embed, head, norm; /* head is embed when tied */
   llama_layer_t *layer;             /* [c.layers] */
   uint32_t file_count;
-  void *maps[64];                   /* the mmapped safetensors files */
+  void *maps[64]; /* the mmapped safetensors files */
   size_t map_bytes[64];
-  uint64_t weight_bytes;            /* of the checkpoint's tensors as stored */
-  uint32_t dtype_counts[3];         /* tensors per llama_dtype_t */
+  uint64_t weight_bytes;    /* of the checkpoint's tensors as stored */
+  uint32_t dtype_counts[3]; /* tensors per llama_dtype_t */
 } llama_model_t;
 
 /* Reads |dir|/config.json and |dir|/model.safetensors (or the shards named by

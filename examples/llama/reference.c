@@ -54,8 +54,8 @@ llama_reference_t *llama_reference_create(const llama_model_t *m, uint32_t max_s
 
 void llama_reference_destroy(llama_reference_t *r) {
   if (!r) return;
-  float *all[] = {r->kc, r->vc, r->rope, r->x, r->xn, r->q, r->k,
-                  r->v,  r->attn, r->g, r->u, r->h, r->scores};
+  float *all[] = {r->kc, r->vc,   r->rope, r->x, r->xn, r->q,     r->k,
+                  r->v,  r->attn, r->g,    r->u, r->h,  r->scores};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
   free(r);
 }

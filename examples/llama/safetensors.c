@@ -144,8 +144,7 @@ void llama_rope_table(const llama_config_t *c, uint32_t max_seq, float *table) {
  * config.json
  *---------------------------------------------------------------------------*/
 
-static bool get_uint(json_t *cfg, const char *key, uint32_t *out, bool required,
-                     const char *path) {
+static bool get_uint(json_t *cfg, const char *key, uint32_t *out, bool required, const char *path) {
   json_t *v = json_object_get(cfg, key);
   if (!v || json_is_null(v)) {
     if (required) return fail("%s: no \"%s\" (a transformers LlamaConfig has it)", path, key);
@@ -396,10 +395,14 @@ bool llama_load(const char *dir, llama_model_t *m) {
       const char *name;
       uint64_t rows, cols;
       llama_tensor_t *t;
-    } want[] = {{"self_attn.q_proj", Q, D, &L->q},       {"self_attn.k_proj", KV, D, &L->k},
-                {"self_attn.v_proj", KV, D, &L->v},      {"self_attn.o_proj", D, Q, &L->o},
-                {"mlp.gate_proj", F, D, &L->gate},       {"mlp.up_proj", F, D, &L->up},
-                {"mlp.down_proj", D, F, &L->down},       {"input_layernorm", 0, D, &L->attn_norm},
+    } want[] = {{"self_attn.q_proj", Q, D, &L->q},
+                {"self_attn.k_proj", KV, D, &L->k},
+                {"self_attn.v_proj", KV, D, &L->v},
+                {"self_attn.o_proj", D, Q, &L->o},
+                {"mlp.gate_proj", F, D, &L->gate},
+                {"mlp.up_proj", F, D, &L->up},
+                {"mlp.down_proj", D, F, &L->down},
+                {"input_layernorm", 0, D, &L->attn_norm},
                 {"post_attention_layernorm", 0, D, &L->mlp_norm}};
     for (size_t i = 0; ok && i < sizeof want / sizeof want[0]; i++) {
       char name[256];

@@ -135,23 +135,23 @@ extern "C" {
  *============================================================================*/
 
 /* One list makes both the enum and tandem_status_name(). */
-#define TANDEM_STATUS_LIST(X)                                                     \
-  X(OK, 0, "success")                                                           \
-  X(ERROR_INVALID_ARGUMENT, -1, "an argument is invalid")                       \
-  X(ERROR_OUT_OF_RANGE, -2, "a size, offset or index is out of range")          \
-  X(ERROR_UNSUPPORTED, -3, "not supported by this placement or device")         \
-  X(ERROR_BUSY, -4, "would have to wait, or a fixed capacity is exhausted")     \
-  X(ERROR_OVER_BUDGET, -5, "the memory budget would be exceeded")               \
-  X(ERROR_OUT_OF_MEMORY, -6, "host or device memory is exhausted")              \
-  X(ERROR_CONTRACT, -7, "a kernel contract and its code or views disagree")     \
-  X(ERROR_INVALID_KERNEL, -8, "kernel code is malformed or unusable")           \
-  X(ERROR_NO_DEVICE, -9, "no usable device")                                    \
-  X(ERROR_DEVICE_LOST, -10, "the device was lost")                              \
-  X(ERROR_TIMEOUT, -11, "the wait timed out")                                   \
-  X(ERROR_CANCELLED, -12, "the work was cancelled")                             \
-  X(ERROR_FAILED_DEPENDENCY, -13, "work this depends on failed")                \
-  X(ERROR_IO, -14, "a file could not be read")                                  \
-  X(ERROR_UNIMPLEMENTED, -15, "not implemented by this backend")                \
+#define TANDEM_STATUS_LIST(X)                                               \
+  X(OK, 0, "success")                                                       \
+  X(ERROR_INVALID_ARGUMENT, -1, "an argument is invalid")                   \
+  X(ERROR_OUT_OF_RANGE, -2, "a size, offset or index is out of range")      \
+  X(ERROR_UNSUPPORTED, -3, "not supported by this placement or device")     \
+  X(ERROR_BUSY, -4, "would have to wait, or a fixed capacity is exhausted") \
+  X(ERROR_OVER_BUDGET, -5, "the memory budget would be exceeded")           \
+  X(ERROR_OUT_OF_MEMORY, -6, "host or device memory is exhausted")          \
+  X(ERROR_CONTRACT, -7, "a kernel contract and its code or views disagree") \
+  X(ERROR_INVALID_KERNEL, -8, "kernel code is malformed or unusable")       \
+  X(ERROR_NO_DEVICE, -9, "no usable device")                                \
+  X(ERROR_DEVICE_LOST, -10, "the device was lost")                          \
+  X(ERROR_TIMEOUT, -11, "the wait timed out")                               \
+  X(ERROR_CANCELLED, -12, "the work was cancelled")                         \
+  X(ERROR_FAILED_DEPENDENCY, -13, "work this depends on failed")            \
+  X(ERROR_IO, -14, "a file could not be read")                              \
+  X(ERROR_UNIMPLEMENTED, -15, "not implemented by this backend")            \
   X(ERROR_INTERNAL, -16, "a native API call failed unexpectedly")
 
 typedef enum tandem_status {
@@ -195,8 +195,7 @@ typedef struct tandem_budget tandem_budget_t;
 /* Makes a budget of |limit_bytes| (1 .. SIZE_MAX/2). The caller owns one
  * reference. Errors: INVALID_ARGUMENT (out_budget NULL), OUT_OF_RANGE (limit),
  * OUT_OF_MEMORY. Thread-safe. */
-TANDEM_API tandem_status_t tandem_budget_create(uint64_t limit_bytes,
-                                                tandem_budget_t **out_budget);
+TANDEM_API tandem_status_t tandem_budget_create(uint64_t limit_bytes, tandem_budget_t **out_budget);
 /* Reference counting. NULL is ignored. Thread-safe. */
 TANDEM_API void tandem_budget_retain(tandem_budget_t *budget);
 TANDEM_API void tandem_budget_release(tandem_budget_t *budget);
@@ -256,7 +255,7 @@ TANDEM_API const char *tandem_npu_profile_name(tandem_npu_profile_t profile);
  * SHARED buffers' NPU side is whole pages. Only STAGED copies bytes
  * (counted in copied_bytes). */
 typedef enum tandem_sharing {
-  TANDEM_SHARING_AUTO = 0,         /* option value: the best path tandem can prove */
+  TANDEM_SHARING_AUTO = 0,          /* option value: the best path tandem can prove */
   TANDEM_SHARING_DMABUF_TO_GPU = 1, /* NPU buffer exported as dma-buf, imported into Vulkan */
   TANDEM_SHARING_DMABUF_TO_NPU = 2, /* Vulkan memory exported, imported into XRT (xrtBOImport) */
   TANDEM_SHARING_HOST_POINTER = 3,  /* NPU buffer's mapping imported into Vulkan
@@ -269,8 +268,7 @@ TANDEM_API const char *tandem_sharing_name(tandem_sharing_t sharing);
 
 /* Called for every validation message of warning or error severity, on the
  * thread that made the Vulkan call. |message| is valid during the call only. */
-typedef void (*tandem_validation_callback_t)(void *user_data,
-                                             tandem_validation_severity_t severity,
+typedef void (*tandem_validation_callback_t)(void *user_data, tandem_validation_severity_t severity,
                                              const char *message);
 
 /* Described in tandem_vulkan.h (the runtime option vulkan_device). */
@@ -447,32 +445,32 @@ typedef enum tandem_gpu_feature {
  * device supports is enabled when tandem opens it; a kernel whose SPIR-V needs
  * one the device lacks is refused with UNSUPPORTED naming it. One list makes
  * the enum and tandem_shader_feature_name(). */
-#define TANDEM_SHADER_FEATURE_LIST(X)                                              \
-  X(FLOAT16, 0, "float16")                       /* shaderFloat16 (Float16) */       \
-  X(INT8, 1, "int8")                             /* shaderInt8 (Int8) */             \
-  X(INT16, 2, "int16")                           /* shaderInt16 (Int16) */           \
-  X(INT64, 3, "int64")                           /* shaderInt64 (Int64) */           \
-  X(FLOAT64, 4, "float64")                       /* shaderFloat64 (Float64) */       \
-  X(STORAGE_BUFFER_16BIT, 5, "storageBuffer16BitAccess")                             \
-  X(UNIFORM_AND_STORAGE_BUFFER_16BIT, 6, "uniformAndStorageBuffer16BitAccess")       \
-  X(PUSH_CONSTANT_16BIT, 7, "storagePushConstant16")                                 \
-  X(STORAGE_BUFFER_8BIT, 8, "storageBuffer8BitAccess")                               \
-  X(UNIFORM_AND_STORAGE_BUFFER_8BIT, 9, "uniformAndStorageBuffer8BitAccess")         \
-  X(PUSH_CONSTANT_8BIT, 10, "storagePushConstant8")                                  \
-  X(SUBGROUP_BASIC, 11, "subgroup basic")        /* in compute shaders */            \
-  X(SUBGROUP_VOTE, 12, "subgroup vote")                                              \
-  X(SUBGROUP_ARITHMETIC, 13, "subgroup arithmetic")                                  \
-  X(SUBGROUP_BALLOT, 14, "subgroup ballot")                                          \
-  X(SUBGROUP_SHUFFLE, 15, "subgroup shuffle")                                        \
-  X(SUBGROUP_SHUFFLE_RELATIVE, 16, "subgroup shuffle relative")                      \
-  X(SUBGROUP_CLUSTERED, 17, "subgroup clustered")                                    \
-  X(SUBGROUP_QUAD, 18, "subgroup quad")                                              \
-  X(SUBGROUP_EXTENDED_TYPES, 19, "shaderSubgroupExtendedTypes")                      \
-  X(SUBGROUP_SIZE_CONTROL, 20, "subgroupSizeControl")                                \
-  X(INT64_ATOMICS, 21, "shaderBufferInt64Atomics")                                   \
-  X(VULKAN_MEMORY_MODEL, 22, "vulkanMemoryModel")                                    \
-  X(VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 23, "vulkanMemoryModelDeviceScope")            \
-  X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")                              \
+#define TANDEM_SHADER_FEATURE_LIST(X)                                          \
+  X(FLOAT16, 0, "float16") /* shaderFloat16 (Float16) */                       \
+  X(INT8, 1, "int8")       /* shaderInt8 (Int8) */                             \
+  X(INT16, 2, "int16")     /* shaderInt16 (Int16) */                           \
+  X(INT64, 3, "int64")     /* shaderInt64 (Int64) */                           \
+  X(FLOAT64, 4, "float64") /* shaderFloat64 (Float64) */                       \
+  X(STORAGE_BUFFER_16BIT, 5, "storageBuffer16BitAccess")                       \
+  X(UNIFORM_AND_STORAGE_BUFFER_16BIT, 6, "uniformAndStorageBuffer16BitAccess") \
+  X(PUSH_CONSTANT_16BIT, 7, "storagePushConstant16")                           \
+  X(STORAGE_BUFFER_8BIT, 8, "storageBuffer8BitAccess")                         \
+  X(UNIFORM_AND_STORAGE_BUFFER_8BIT, 9, "uniformAndStorageBuffer8BitAccess")   \
+  X(PUSH_CONSTANT_8BIT, 10, "storagePushConstant8")                            \
+  X(SUBGROUP_BASIC, 11, "subgroup basic") /* in compute shaders */             \
+  X(SUBGROUP_VOTE, 12, "subgroup vote")                                        \
+  X(SUBGROUP_ARITHMETIC, 13, "subgroup arithmetic")                            \
+  X(SUBGROUP_BALLOT, 14, "subgroup ballot")                                    \
+  X(SUBGROUP_SHUFFLE, 15, "subgroup shuffle")                                  \
+  X(SUBGROUP_SHUFFLE_RELATIVE, 16, "subgroup shuffle relative")                \
+  X(SUBGROUP_CLUSTERED, 17, "subgroup clustered")                              \
+  X(SUBGROUP_QUAD, 18, "subgroup quad")                                        \
+  X(SUBGROUP_EXTENDED_TYPES, 19, "shaderSubgroupExtendedTypes")                \
+  X(SUBGROUP_SIZE_CONTROL, 20, "subgroupSizeControl")                          \
+  X(INT64_ATOMICS, 21, "shaderBufferInt64Atomics")                             \
+  X(VULKAN_MEMORY_MODEL, 22, "vulkanMemoryModel")                              \
+  X(VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 23, "vulkanMemoryModelDeviceScope")      \
+  X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")                        \
   X(FULL_SUBGROUPS, 25, "computeFullSubgroups")
 
 typedef enum tandem_shader_feature {
@@ -492,27 +490,27 @@ typedef struct tandem_queue_family_info {
 
 typedef struct tandem_device_info {
   uint32_t struct_size; /* sizeof(tandem_device_info_t): see Conventions */
-  uint32_t index; /* enumeration index (the runtime option gpu_index) */
+  uint32_t index;       /* enumeration index (the runtime option gpu_index) */
   char name[256];
-  char driver_name[256];   /* e.g. "llvmpipe", "NVIDIA" */
-  char driver_info[256];   /* driver version string as the driver reports it */
-  uint32_t api_version;    /* Vulkan version; see TANDEM_VERSION_* below */
+  char driver_name[256]; /* e.g. "llvmpipe", "NVIDIA" */
+  char driver_info[256]; /* driver version string as the driver reports it */
+  uint32_t api_version;  /* Vulkan version; see TANDEM_VERSION_* below */
   uint32_t vendor_id, device_id;
-  bool is_cpu;             /* a software implementation (lavapipe) */
-  uint32_t features;       /* tandem_gpu_feature_t bits */
+  bool is_cpu;       /* a software implementation (lavapipe) */
+  uint32_t features; /* tandem_gpu_feature_t bits */
   uint32_t queue_family_count;
   tandem_queue_family_info_t queue_families[TANDEM_MAX_QUEUE_FAMILIES];
   uint64_t device_local_bytes; /* largest device-local heap */
   double timestamp_period_ns;  /* GPU timestamp tick, 0 if none */
   /* Kernel limits and optional shader features (all enabled when the device
    * is opened by a runtime). */
-  uint32_t shader_features;        /* tandem_shader_feature_t bits */
-  uint32_t max_local_size[3];      /* maxComputeWorkGroupSize */
-  uint32_t max_local_invocations;  /* maxComputeWorkGroupInvocations */
-  uint32_t max_workgroups[3];      /* maxComputeWorkGroupCount */
-  uint32_t subgroup_size;          /* the default subgroup size */
+  uint32_t shader_features;                      /* tandem_shader_feature_t bits */
+  uint32_t max_local_size[3];                    /* maxComputeWorkGroupSize */
+  uint32_t max_local_invocations;                /* maxComputeWorkGroupInvocations */
+  uint32_t max_workgroups[3];                    /* maxComputeWorkGroupCount */
+  uint32_t subgroup_size;                        /* the default subgroup size */
   uint32_t min_subgroup_size, max_subgroup_size; /* with SUBGROUP_SIZE_CONTROL */
-  uint32_t max_shared_memory_bytes; /* maxComputeSharedMemorySize */
+  uint32_t max_shared_memory_bytes;              /* maxComputeSharedMemorySize */
 } tandem_device_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_gpu_info.
@@ -525,13 +523,12 @@ static inline void tandem_device_info_init(tandem_device_info_t *info) {
 
 #define TANDEM_VERSION_MAJOR_OF(v) (((uint32_t)(v) >> 22) & 0x7Fu)
 #define TANDEM_VERSION_MINOR_OF(v) (((uint32_t)(v) >> 12) & 0x3FFu)
-#define TANDEM_VERSION_PATCH_OF(v) ((uint32_t)(v) & 0xFFFu)
+#define TANDEM_VERSION_PATCH_OF(v) ((uint32_t)(v)&0xFFFu)
 
 /* Number of Vulkan devices the loader reports. Does not open the runtime's GPU.
  * Errors: INVALID_ARGUMENT, NO_DEVICE (no Vulkan loader or driver, or a loader
  * older than Vulkan 1.3), OUT_OF_MEMORY, INTERNAL. */
-TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime,
-                                                    uint32_t *out_count);
+TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count);
 /* Describes device |index| (not necessarily the runtime's own). Set
  * out_info->struct_size first (tandem_device_info_init). Errors:
  * INVALID_ARGUMENT (also a bad struct_size), OUT_OF_RANGE (index, with the
@@ -546,7 +543,6 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, ui
  * semaphores and synchronization2), UNSUPPORTED (validation asked for and the
  * layer not installed), OUT_OF_MEMORY, DEVICE_LOST, INTERNAL. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
-
 
 /*============================================================================
  * Buffers and views
@@ -1014,24 +1010,24 @@ TANDEM_API void tandem_kernel_release(tandem_kernel_t *kernel);
 TANDEM_API const char *tandem_kernel_name(const tandem_kernel_t *kernel);
 
 typedef struct tandem_kernel_info {
-  uint32_t struct_size;       /* sizeof(tandem_kernel_info_t): see Conventions */
-  uint32_t local_size[3];     /* the effective workgroup size */
+  uint32_t struct_size;        /* sizeof(tandem_kernel_info_t): see Conventions */
+  uint32_t local_size[3];      /* the effective workgroup size */
   bool local_size_specialized; /* true when a spec constant sets some dimension */
-  uint32_t workgroups[3];     /* the default dispatch size, 0,0,0 for none */
+  uint32_t workgroups[3];      /* the default dispatch size, 0,0,0 for none */
   uint32_t binding_count;
   uint32_t push_constant_bytes;
-  uint32_t spec_constant_count;  /* OpSpecConstants the shader declares */
-  uint32_t shader_features;      /* tandem_shader_feature_t bits it needs */
+  uint32_t spec_constant_count;    /* OpSpecConstants the shader declares */
+  uint32_t shader_features;        /* tandem_shader_feature_t bits it needs */
   uint32_t required_subgroup_size; /* 0: the driver's choice */
   /* Workgroup (shared) memory with this specialization, checked against the
    * device's maxComputeSharedMemorySize at load; 0 when a size depends on an
    * expression tandem cannot evaluate (then only the driver checks it). */
   uint64_t shared_memory_bytes;
-  uint32_t flags;             /* the desc's tandem_kernel_flag_t bits */
+  uint32_t flags; /* the desc's tandem_kernel_flag_t bits */
   /* True when the module's literal LocalSize was rewritten
    * (TANDEM_KERNEL_OVERRIDE_LOCAL_SIZE with a size that differs). */
   bool local_size_overridden;
-  uint32_t aliased_bindings;  /* the desc's mask */
+  uint32_t aliased_bindings; /* the desc's mask */
   /* SpecIds the desc gave values for that the module does not declare
    * (accepted and ignored), in the desc's order. */
   uint32_t ignored_spec_count;
@@ -1061,12 +1057,12 @@ typedef struct tandem_spec_constant_info {
   /* The type a desc value must have (bool: BOOL, or INT32/UINT32 0 or 1);
    * 0 for an 8- or 16-bit constant, which tandem cannot set. */
   tandem_scalar_type_t type;
-  uint32_t width;       /* bits: 1 for bool, 8, 16, 32 or 64 */
-  bool is_signed;       /* a signed integer */
-  bool is_float;        /* a floating-point constant */
+  uint32_t width; /* bits: 1 for bool, 8, 16, 32 or 64 */
+  bool is_signed; /* a signed integer */
+  bool is_float;  /* a floating-point constant */
   /* The module's default, as |type| (for type 0, value.u64 holds the bits). */
   tandem_spec_constant_t default_value;
-  bool given;           /* the desc (spec_constants or local_size) set this id */
+  bool given; /* the desc (spec_constants or local_size) set this id */
   /* What the pipeline was built with: the given value, else the default. */
   tandem_spec_constant_t value;
 } tandem_spec_constant_info_t;
@@ -1154,8 +1150,8 @@ TANDEM_API const char *tandem_npu_emulated_xclbin(void);
 
 typedef struct tandem_npu_info {
   uint32_t struct_size; /* sizeof(tandem_npu_info_t): see Conventions */
-  char name[128];    /* "emulated NPU (CPU test device)" or the XRT device */
-  char backend[192]; /* which library serves it */
+  char name[128];       /* "emulated NPU (CPU test device)" or the XRT device */
+  char backend[192];    /* which library serves it */
   bool emulated;
   tandem_sharing_t sharing; /* the path used with this runtime's GPU */
   uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
@@ -1216,8 +1212,8 @@ typedef enum tandem_npu_scalar_type {
 TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
 
 typedef struct tandem_npu_program_desc {
-  uint32_t struct_size;     /* sizeof(tandem_npu_program_desc_t): see Conventions */
-  const char *name;         /* used in messages; defaults to kernel_name */
+  uint32_t struct_size; /* sizeof(tandem_npu_program_desc_t): see Conventions */
+  const char *name;     /* used in messages; defaults to kernel_name */
   /* The xclbin to load, or TANDEM_NPU_EMULATED_XCLBIN ("@emulated"): the
    * emulated NPU's own (tandem_npu_emulated_xclbin). */
   const char *xclbin_path;
@@ -1225,9 +1221,9 @@ typedef struct tandem_npu_program_desc {
   const void *instructions; /* optional instruction stream (XDNA-style), copied */
   size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
   const tandem_binding_contract_t *bindings; /* one per buffer argument */
-  uint32_t binding_count;   /* 1 .. TANDEM_MAX_BINDINGS */
-  uint32_t scalar_count;    /* scalar arguments after the buffers, 0 .. 16 */
-  tandem_npu_abi_t abi;     /* how the arguments are packed; default PLAIN */
+  uint32_t binding_count;                    /* 1 .. TANDEM_MAX_BINDINGS */
+  uint32_t scalar_count;                     /* scalar arguments after the buffers, 0 .. 16 */
+  tandem_npu_abi_t abi;                      /* how the arguments are packed; default PLAIN */
   /* scalar_count types; NULL: every scalar is U32. At most 16 words in all
    * (a U64 scalar is two). */
   const tandem_npu_scalar_type_t *scalar_types;
@@ -1350,8 +1346,7 @@ TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_v
  * OUT_OF_RANGE (a view not inside its buffer; a full graph, as add_fill),
  * UNSUPPORTED (an NPU_LOCAL view; a view-sized binding's view over the
  * device's maxStorageBufferRange), OUT_OF_MEMORY. */
-TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
-                                                     tandem_kernel_t *kernel,
+TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph, tandem_kernel_t *kernel,
                                                      const tandem_view_t *views,
                                                      uint32_t view_count,
                                                      const void *push_constants,
@@ -1360,9 +1355,9 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch(tandem_graph_t *graph,
 typedef struct tandem_dispatch_desc {
   uint32_t struct_size; /* sizeof(tandem_dispatch_desc_t): see Conventions */
   tandem_kernel_t *kernel;
-  const tandem_view_t *views;   /* bound to bindings 0 .. view_count-1 */
-  uint32_t view_count;          /* the contract's binding count */
-  const void *push_constants;   /* exactly the contract's bytes; NULL when 0 */
+  const tandem_view_t *views; /* bound to bindings 0 .. view_count-1 */
+  uint32_t view_count;        /* the contract's binding count */
+  const void *push_constants; /* exactly the contract's bytes; NULL when 0 */
   uint32_t push_constant_bytes;
   /* Workgroups to dispatch, each 1 .. the device's maxComputeWorkGroupCount;
    * 0,0,0: the kernel's default (INVALID_ARGUMENT when it has none). */
@@ -1406,10 +1401,8 @@ TANDEM_API tandem_status_t tandem_graph_add_dispatch_node(tandem_graph_t *graph,
  * view not inside its buffer; a full graph, as add_fill), OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_npu_run(tandem_graph_t *graph,
                                                     tandem_npu_program_t *program,
-                                                    const tandem_view_t *views,
-                                                    uint32_t view_count,
-                                                    const uint32_t *scalars,
-                                                    uint32_t scalar_count);
+                                                    const tandem_view_t *views, uint32_t view_count,
+                                                    const uint32_t *scalars, uint32_t scalar_count);
 /* Number of nodes recorded. */
 TANDEM_API uint32_t tandem_graph_node_count(const tandem_graph_t *graph);
 
@@ -1434,8 +1427,7 @@ typedef struct tandem_completion tandem_completion_t;
  * (XRT refused an NPU run's argument), INTERNAL (a Vulkan or XRT call, named),
  * and any code a Vulkan commands node's record callback returned (naming the
  * node; see tandem_vulkan.h, "Scoped handoff"). */
-TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph,
-                                                tandem_exec_t **out_exec);
+TANDEM_API tandem_status_t tandem_graph_prepare(tandem_graph_t *graph, tandem_exec_t **out_exec);
 /* Reference counting. Releasing an executable with work in flight is safe:
  * the last release blocks until that work has finished, then frees (the
  * runtime may keep its descriptor pool for a later prepare: see
@@ -1697,10 +1689,10 @@ typedef struct tandem_trace tandem_trace_t;
 
 typedef struct tandem_trace_event {
   tandem_lane_t lane;
-  uint32_t region;        /* region index inside its executable */
-  uint64_t submission;    /* runtime-wide submission number, from 1 */
+  uint32_t region;     /* region index inside its executable */
+  uint64_t submission; /* runtime-wide submission number, from 1 */
   uint32_t node_count;
-  uint64_t copied_bytes;  /* bytes moved by copy nodes of the region */
+  uint64_t copied_bytes; /* bytes moved by copy nodes of the region */
   uint64_t host_submit_ns;
   uint64_t gpu_start_ns, gpu_end_ns; /* 0 when not calibrated */
   tandem_status_t result;
@@ -1727,8 +1719,7 @@ typedef struct tandem_trace_event {
  * OUT_OF_RANGE, UNSUPPORTED (the GPU is open without timestamps, or the
  * device has no calibrated timestamps; the message says which and the fix),
  * OUT_OF_MEMORY. Thread-safe. */
-TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime,
-                                                      uint32_t capacity);
+TANDEM_API tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t capacity);
 /* Stops recording and hands the events over; the caller owns |out_trace|.
  * Events of work still in flight are not included: wait for completions
  * first. Errors: INVALID_ARGUMENT (no trace running). Thread-safe. */
@@ -1743,8 +1734,7 @@ TANDEM_API uint64_t tandem_trace_dropped(const tandem_trace_t *trace);
  * temporary name beside |path| and renamed over it at the end, so |path|
  * never holds a partly written trace (a device or FIFO is written in place).
  * Errors: INVALID_ARGUMENT, IO (with the path and the reason). */
-TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace,
-                                                   const char *path);
+TANDEM_API tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char *path);
 /* Frees a trace returned by tandem_runtime_trace_stop. NULL is ignored. */
 TANDEM_API void tandem_trace_release(tandem_trace_t *trace);
 
@@ -1753,17 +1743,17 @@ TANDEM_API void tandem_trace_release(tandem_trace_t *trace);
  *============================================================================*/
 
 typedef struct tandem_statistics {
-  uint32_t struct_size;   /* sizeof(tandem_statistics_t): see Conventions */
-  uint64_t allocations;   /* buffers created */
-  uint64_t live_bytes;    /* bytes of buffers alive now */
-  uint64_t peak_bytes;    /* highest live_bytes seen */
-  uint64_t submissions;   /* successful submits */
-  uint64_t completions;   /* submissions observed finished */
-  uint64_t imports;       /* memory imported from another device (sharing) */
-  uint64_t copied_bytes;  /* bytes moved by copy nodes and staged sharing, all lanes;
+  uint32_t struct_size;             /* sizeof(tandem_statistics_t): see Conventions */
+  uint64_t allocations;             /* buffers created */
+  uint64_t live_bytes;              /* bytes of buffers alive now */
+  uint64_t peak_bytes;              /* highest live_bytes seen */
+  uint64_t submissions;             /* successful submits */
+  uint64_t completions;             /* submissions observed finished */
+  uint64_t imports;                 /* memory imported from another device (sharing) */
+  uint64_t copied_bytes;            /* bytes moved by copy nodes and staged sharing, all lanes;
                              per lane: tandem_runtime_lane_info */
   uint64_t cache_maintenance_bytes; /* bytes made visible to another engine (xrtBOSync) */
-  uint64_t npu_runs;      /* NPU kernel runs executed */
+  uint64_t npu_runs;                /* NPU kernel runs executed */
 } tandem_statistics_t;
 
 /* Zeroes |statistics| and sets struct_size, ready for
@@ -1798,8 +1788,8 @@ typedef enum tandem_lane_kind {
 typedef struct tandem_lane_info {
   uint32_t struct_size; /* sizeof(tandem_lane_info_t): see Conventions */
   tandem_lane_kind_t kind;
-  char name[64];         /* "compute", "npu", the session's name, "external 4" ... */
-  uint64_t value;        /* the timeline's value now (0 before the GPU is opened) */
+  char name[64];  /* "compute", "npu", the session's name, "external 4" ... */
+  uint64_t value; /* the timeline's value now (0 before the GPU is opened) */
   /* Built-in lanes: submissions with work on the lane. EXTERNAL: submissions
    * that waited on it. SESSION: stages begun. Counted since the lane id was
    * last taken. */
@@ -1911,8 +1901,7 @@ static inline void tandem_external_memory_init(tandem_external_memory_t *memory)
  * NPU_LOCAL; a type the device lacks, naming the extension; a type the driver
  * cannot export for storage buffers, or two types it cannot combine).
  * Thread-safe. */
-TANDEM_API tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *runtime,
-                                                           uint64_t size,
+TANDEM_API tandem_status_t tandem_buffer_create_exportable(tandem_runtime_t *runtime, uint64_t size,
                                                            tandem_placement_t placement,
                                                            uint32_t types,
                                                            tandem_buffer_t **out_buffer);
@@ -1984,7 +1973,7 @@ TANDEM_API tandem_status_t tandem_buffer_import_fd(tandem_runtime_t *runtime,
  * OUT_OF_MEMORY, NO_DEVICE, INTERNAL (the driver refused the export).
  * Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_export_timeline_fd(tandem_runtime_t *runtime,
-                                                            tandem_lane_t lane, int *out_fd);
+                                                             tandem_lane_t lane, int *out_fd);
 
 /* The timeline value each lane reaches when |completion|'s submission has
  * finished its work on that lane, into out_values[TANDEM_LANE_COUNT] (0 for

@@ -50,9 +50,9 @@ typedef enum tandem_test_fault_kind {
 } tandem_test_fault_kind_t;
 
 typedef struct tandem_test_fault {
-  uint64_t fail_at;  /* 1-based number of the call to fail; 0 turns injection off */
-  bool persistent;   /* also fail every counted call after it */
-  uint32_t kinds;    /* tandem_test_fault_kind_t bits to count; 0 = all */
+  uint64_t fail_at; /* 1-based number of the call to fail; 0 turns injection off */
+  bool persistent;  /* also fail every counted call after it */
+  uint32_t kinds;   /* tandem_test_fault_kind_t bits to count; 0 = all */
 } tandem_test_fault_t;
 
 typedef struct tandem_test_fault_report {
@@ -89,8 +89,7 @@ TANDEM_API tandem_status_t tandem_test_fault_sites(uint32_t kinds, const char **
  * many there are (at most 64 are kept) to *out_count. Errors:
  * INVALID_ARGUMENT (NULL out_count, NULL out_sites with capacity),
  * UNIMPLEMENTED (TANDEM_UNTESTABLE). Thread-safe. */
-TANDEM_API tandem_status_t tandem_test_fault_failed_sites(const char **out_sites,
-                                                          uint32_t capacity,
+TANDEM_API tandem_status_t tandem_test_fault_failed_sites(const char **out_sites, uint32_t capacity,
                                                           uint32_t *out_count);
 
 /* Runs test operation |op| on |runtime|. Errors: INVALID_ARGUMENT (unknown op),
@@ -108,12 +107,12 @@ TANDEM_API tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem
 
 typedef struct tandem_test_host_dispatch {
   uint32_t binding_count;
-  uint8_t *bindings[TANDEM_MAX_BINDINGS];       /* the view's bytes from its offset */
-  uint64_t binding_bytes[TANDEM_MAX_BINDINGS];  /* the contract's bytes: all the kernel sees */
+  uint8_t *bindings[TANDEM_MAX_BINDINGS];      /* the view's bytes from its offset */
+  uint64_t binding_bytes[TANDEM_MAX_BINDINGS]; /* the contract's bytes: all the kernel sees */
   const void *push;
   uint32_t push_bytes;
-  uint32_t workgroups[3];                       /* direct, or read from the indirect view */
-  uint32_t local_size[3];                       /* the effective workgroup size */
+  uint32_t workgroups[3]; /* direct, or read from the indirect view */
+  uint32_t local_size[3]; /* the effective workgroup size */
 } tandem_test_host_dispatch_t;
 
 typedef void (*tandem_test_host_kernel_fn)(const tandem_test_host_dispatch_t *dispatch);

@@ -53,19 +53,19 @@ extern "C" {
  * tandem_runtime_queue_lock(lane) around every call that uses it (the lock
  * is per VkQueue: see tandem_runtime_queue_lock). */
 typedef struct tandem_vulkan_lane {
-  void *queue;             /* VkQueue (lanes may share one) */
+  void *queue; /* VkQueue (lanes may share one) */
   uint32_t queue_family;
   uint32_t queue_index;
-  void *timeline;          /* VkSemaphore the lane signals */
+  void *timeline; /* VkSemaphore the lane signals */
 } tandem_vulkan_lane_t;
 
 typedef struct tandem_vulkan_handles {
-  uint32_t struct_size;        /* sizeof(tandem_vulkan_handles_t): see Conventions */
-  void *instance;              /* VkInstance */
-  void *physical_device;       /* VkPhysicalDevice */
-  void *device;                /* VkDevice */
-  void *get_instance_proc_addr; /* PFN_vkGetInstanceProcAddr of the loader tandem uses */
-  uint32_t api_version;        /* the instance's VK_API_VERSION */
+  uint32_t struct_size;          /* sizeof(tandem_vulkan_handles_t): see Conventions */
+  void *instance;                /* VkInstance */
+  void *physical_device;         /* VkPhysicalDevice */
+  void *device;                  /* VkDevice */
+  void *get_instance_proc_addr;  /* PFN_vkGetInstanceProcAddr of the loader tandem uses */
+  uint32_t api_version;          /* the instance's VK_API_VERSION */
   tandem_vulkan_lane_t lanes[3]; /* by tandem_lane_t: upload, compute, download */
 } tandem_vulkan_handles_t;
 
@@ -151,14 +151,14 @@ typedef struct tandem_vulkan_queue {
 } tandem_vulkan_queue_t;
 
 typedef struct tandem_vulkan_device {
-  uint32_t struct_size;         /* sizeof(tandem_vulkan_device_t): see Conventions */
-  void *instance;               /* VkInstance */
-  void *physical_device;        /* VkPhysicalDevice of |instance| */
-  void *device;                 /* VkDevice created on |physical_device| */
+  uint32_t struct_size;  /* sizeof(tandem_vulkan_device_t): see Conventions */
+  void *instance;        /* VkInstance */
+  void *physical_device; /* VkPhysicalDevice of |instance| */
+  void *device;          /* VkDevice created on |physical_device| */
   /* PFN_vkGetInstanceProcAddr the instance came from; NULL: the system
    * loader's (libvulkan.so.1), the only one tandem can use. */
   void *get_instance_proc_addr;
-  uint32_t api_version;         /* the instance's VkApplicationInfo.apiVersion */
+  uint32_t api_version;          /* the instance's VkApplicationInfo.apiVersion */
   const char *const *extensions; /* VkDeviceCreateInfo.ppEnabledExtensionNames */
   uint32_t extension_count;      /* VkDeviceCreateInfo.enabledExtensionCount */
   /* VkDeviceCreateInfo.pNext as given (VkPhysicalDeviceFeatures2,
@@ -216,8 +216,7 @@ typedef struct tandem_vulkan_view {
  * GPU-visible copy, not the NPU's bytes). Errors: INVALID_ARGUMENT (|out|
  * NULL, a malformed view), OUT_OF_RANGE (the range is outside the buffer),
  * UNSUPPORTED (an NPU_LOCAL buffer: it has no VkBuffer). Thread-safe. */
-TANDEM_API tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view,
-                                                     tandem_vulkan_view_t *out);
+TANDEM_API tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view, tandem_vulkan_view_t *out);
 
 /*============================================================================
  * Adoption
@@ -240,13 +239,13 @@ TANDEM_API tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view,
  * where it is bound, so the description says so; what can be checked
  * against vkGetBufferMemoryRequirements and the device's memory types is. */
 typedef struct tandem_vulkan_buffer {
-  uint32_t struct_size;    /* sizeof(tandem_vulkan_buffer_t): see Conventions */
-  void *device;            /* VkDevice the buffer was created on */
-  void *buffer;            /* VkBuffer */
-  void *memory;            /* VkDeviceMemory it is bound to */
-  uint64_t memory_offset;  /* vkBindBufferMemory's memoryOffset */
-  uint64_t memory_size;    /* the memory's allocationSize */
-  uint32_t memory_type;    /* the memory's memoryTypeIndex */
+  uint32_t struct_size;   /* sizeof(tandem_vulkan_buffer_t): see Conventions */
+  void *device;           /* VkDevice the buffer was created on */
+  void *buffer;           /* VkBuffer */
+  void *memory;           /* VkDeviceMemory it is bound to */
+  uint64_t memory_offset; /* vkBindBufferMemory's memoryOffset */
+  uint64_t memory_size;   /* the memory's allocationSize */
+  uint32_t memory_type;   /* the memory's memoryTypeIndex */
   /* VkBufferUsageFlags it was created with: STORAGE_BUFFER, TRANSFER_SRC
    * and TRANSFER_DST are needed (any view may be bound, copied or filled);
    * INDIRECT_BUFFER only for a buffer a dispatch reads its sizes from
@@ -257,7 +256,7 @@ typedef struct tandem_vulkan_buffer {
    * runtime's lanes (tandem_vulkan_handles_t.lanes). Required when those are
    * more than one family: tandem does no queue-family ownership transfers. */
   bool concurrent;
-  uint64_t size;           /* bytes tandem uses from the buffer's start, ≤ its
+  uint64_t size;                /* bytes tandem uses from the buffer's start, ≤ its
                               VkBufferCreateInfo.size */
   tandem_placement_t placement; /* GPU_LOCAL or HOST_VISIBLE */
   /* HOST_VISIBLE: your mapping of the buffer's first byte when you keep the
@@ -409,7 +408,7 @@ typedef struct tandem_vulkan_scope {
   uint32_t wait_count;
   void *wait_semaphores[TANDEM_MAX_LANES]; /* built-in and user lanes */
   uint64_t wait_values[TANDEM_MAX_LANES];
-  const void *internal;            /* tandem's own; do not touch */
+  const void *internal; /* tandem's own; do not touch */
 } tandem_vulkan_scope_t;
 
 /* Records the node's commands into scope->command_buffer (the rules above);
@@ -425,12 +424,9 @@ typedef tandem_status_t (*tandem_vulkan_record_fn)(void *user, const tandem_vulk
  * runtime), OUT_OF_RANGE (more than TANDEM_MAX_BINDINGS accesses; a view not
  * inside its buffer; a full graph, as add_fill), UNSUPPORTED (an NPU_LOCAL
  * view: it has no VkBuffer; a GPU backend without a VkDevice), OUT_OF_MEMORY. */
-TANDEM_API tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph,
-                                                            tandem_lane_t lane,
-                                                            const tandem_access_decl_t *accesses,
-                                                            uint32_t access_count,
-                                                            tandem_vulkan_record_fn record,
-                                                            void *user);
+TANDEM_API tandem_status_t tandem_graph_add_vulkan_commands(
+    tandem_graph_t *graph, tandem_lane_t lane, const tandem_access_decl_t *accesses,
+    uint32_t access_count, tandem_vulkan_record_fn record, void *user);
 
 /* Declared access |index| of the node being recorded, as Vulkan sees it:
  * (VkBuffer, offset, range) of its view. Only inside a record callback, with
@@ -510,8 +506,7 @@ TANDEM_API tandem_status_t tandem_runtime_submit_vulkan(tandem_runtime_t *runtim
                                                         tandem_lane_t lane,
                                                         const tandem_access_decl_t *accesses,
                                                         uint32_t access_count,
-                                                        tandem_vulkan_submit_fn submit,
-                                                        void *user,
+                                                        tandem_vulkan_submit_fn submit, void *user,
                                                         tandem_completion_t **out_completion);
 
 #ifdef __cplusplus

@@ -48,10 +48,14 @@ int main(int argc, char **argv) {
     unsigned long long n;
     int got = sscanf(line, "%31s %15s %15s %31s %llu", name, dst, a, b, &n);
     if (got <= 0) continue; /* blank or comment */
-    static const struct { const char *name; uint32_t op; } table[] = {
-        {"add_i32", TANDEM_EMU_DPU_ADD_I32}, {"sub_i32", TANDEM_EMU_DPU_SUB_I32},
-        {"mul_i32", TANDEM_EMU_DPU_MUL_I32}, {"addi_i32", TANDEM_EMU_DPU_ADDI_I32},
-        {"add_f32", TANDEM_EMU_DPU_ADD_F32}};
+    static const struct {
+      const char *name;
+      uint32_t op;
+    } table[] = {{"add_i32", TANDEM_EMU_DPU_ADD_I32},
+                 {"sub_i32", TANDEM_EMU_DPU_SUB_I32},
+                 {"mul_i32", TANDEM_EMU_DPU_MUL_I32},
+                 {"addi_i32", TANDEM_EMU_DPU_ADDI_I32},
+                 {"add_f32", TANDEM_EMU_DPU_ADD_F32}};
     uint32_t op = 0;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
       if (!strcmp(name, table[i].name)) op = table[i].op;

@@ -106,10 +106,8 @@ EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBuff
   emu_bo_type_t type = EMU_BO_PLAIN;
   const uint32_t kind = (uint32_t)flags & ~(uint32_t)XRT_BO_FLAGS_MEMIDX_MASK;
   if (dev->mode == EMU_MODE_XDNA) {
-    if (kind & (XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_KERNBUF))
-      type = EMU_BO_SHARE;
-    else if (kind & XCL_BO_FLAGS_CACHEABLE)
-      type = EMU_BO_DEV;
+    if (kind & (XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_KERNBUF)) type = EMU_BO_SHARE;
+    else if (kind & XCL_BO_FLAGS_CACHEABLE) type = EMU_BO_DEV;
     else {
       errno = ENOTSUP; /* "unsupported buffer type: none flag" */
       return NULL;
@@ -205,10 +203,8 @@ EMU_EXPORT int xrtBOSync(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size
   }
   char *host = (char *)bo->host + offset;
   char *device_side = (char *)bo->device_side + offset;
-  if (dir == XCL_BO_SYNC_BO_TO_DEVICE)
-    memcpy(device_side, host, size);
-  else
-    memcpy(host, device_side, size);
+  if (dir == XCL_BO_SYNC_BO_TO_DEVICE) memcpy(device_side, host, size);
+  else memcpy(host, device_side, size);
   pthread_mutex_unlock(&dev->mu);
   return 0;
 }

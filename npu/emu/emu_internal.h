@@ -63,7 +63,7 @@ typedef struct emu_device {
   uint32_t refs;         /* user handle + each BO, kernel */
   uint32_t live_kernels; /* kernels alive (user or run references) */
   emu_run_t *head, *tail;
-  uint64_t delay_us; /* TANDEM_EMU_DELAY_US */
+  uint64_t delay_us;     /* TANDEM_EMU_DELAY_US */
   uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per xrtPLKernelOpen
                             kernel, one per bridge context) */
   uint32_t max_contexts; /* TANDEM_EMU_MAX_CONTEXTS, default 4 */
@@ -84,17 +84,17 @@ typedef struct emu_xclbin {
 typedef struct emu_bo {
   uint32_t magic;
   emu_device_t *dev;
-  uint32_t refs;      /* user (until xrtBOFree) + run argument slots + in-flight runs */
-  uint32_t busy;      /* queued or running runs using it */
-  bool user_freed;    /* xrtBOFree succeeded */
+  uint32_t refs;   /* user (until xrtBOFree) + run argument slots + in-flight runs */
+  uint32_t busy;   /* queued or running runs using it */
+  bool user_freed; /* xrtBOFree succeeded */
   size_t size;
-  int fd;             /* memfd: the BO's own, and what xrtBOExport returns */
-  ino_t fd_ino;       /* fd's identity, checked when the BO is destroyed */
+  int fd;       /* memfd: the BO's own, and what xrtBOExport returns */
+  ino_t fd_ino; /* fd's identity, checked when the BO is destroyed */
   dev_t fd_dev;
-  int flags_type;     /* emu_bo_type_t: how the flags were read (XDNA mode) */
-  int32_t group;      /* the memory group (bank) it was allocated in; -1 imported */
-  void *host;         /* MAP_SHARED mapping of fd: the host side */
-  void *device_side;  /* private anonymous mapping: the device side */
+  int flags_type;    /* emu_bo_type_t: how the flags were read (XDNA mode) */
+  int32_t group;     /* the memory group (bank) it was allocated in; -1 imported */
+  void *host;        /* MAP_SHARED mapping of fd: the host side */
+  void *device_side; /* private anonymous mapping: the device side */
   struct emu_bo *next_dead;
 } emu_bo_t;
 
@@ -114,7 +114,7 @@ typedef struct emu_kernel {
   uint32_t magic;
   emu_device_t *dev;
   emu_context_t *ctx; /* opened through a bridge context (holds it), or NULL: xrtPLKernelOpen */
-  uint32_t refs; /* user (until xrtKernelClose) + runs */
+  uint32_t refs;      /* user (until xrtKernelClose) + runs */
   bool user_closed;
   const tandem_emu_kernel_t *desc;
   uint32_t nargs;
@@ -132,11 +132,11 @@ struct emu_run {
   emu_kernel_t *kernel;
   enum ert_cmd_state state;
   uint32_t nargs;
-  emu_run_arg_t *args;     /* set by xrtRunSetArg */
-  tandem_emu_arg_t *exec;  /* snapshot taken by xrtRunStart, read by the worker */
-  emu_bo_t **exec_bos;     /* BOs the in-flight execution holds (busy + ref) */
-  bool abort_requested;    /* tandemEmuRunAbort: end in ABORT */
-  emu_run_t *next;         /* device queue */
+  emu_run_arg_t *args;    /* set by xrtRunSetArg */
+  tandem_emu_arg_t *exec; /* snapshot taken by xrtRunStart, read by the worker */
+  emu_bo_t **exec_bos;    /* BOs the in-flight execution holds (busy + ref) */
+  bool abort_requested;   /* tandemEmuRunAbort: end in ABORT */
+  emu_run_t *next;        /* device queue */
 };
 
 /* Returns -err and sets errno = err (the int-returning functions' convention). */

@@ -299,8 +299,8 @@ static int emu_library_allowed(const char *library) {
 
 /* Opens |x|'s kernels library (if allowed) and its kernel table: 0, or
  * -EACCES / -ENOENT / -EINVAL with errno set. */
-static int emu_open_library(emu_xclbin_t *x, void **out_lib, const tandem_emu_kernel_t **out_kernels,
-                            uint32_t *out_count) {
+static int emu_open_library(emu_xclbin_t *x, void **out_lib,
+                            const tandem_emu_kernel_t **out_kernels, uint32_t *out_count) {
   const int allowed = emu_library_allowed(x->library);
   if (allowed != 0) return emu_fail(allowed);
   void *lib = dlopen(x->library, RTLD_NOW | RTLD_LOCAL);
@@ -383,7 +383,8 @@ EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path,
     return emu_fail(EINVAL);
   }
   if (dev->mode != EMU_MODE_XDNA) {
-    tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
+    tell(msg, cap,
+         "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
     return emu_fail(ENOTSUP);
   }
   xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
@@ -395,9 +396,10 @@ EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path,
   const int rc = emu_load(dev, emu_xclbin_from(xh));
   xrtXclbinFreeHandle(xh);
   if (rc != 0)
-    tell(msg, cap, rc == -EACCES   ? "the kernels library it names is not one the emulated NPU may load"
-                   : rc == -EBUSY ? "kernels of another xclbin are still open"
-                                  : strerror(-rc));
+    tell(msg, cap,
+         rc == -EACCES  ? "the kernels library it names is not one the emulated NPU may load"
+         : rc == -EBUSY ? "kernels of another xclbin are still open"
+                        : strerror(-rc));
   return rc;
 }
 
@@ -406,7 +408,8 @@ EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, con
   /* As the real bridge: the xclbin file's own metadata (here, the table of
    * the kernels library it names), whether or not it is registered. */
   emu_device_t *dev = emu_device_from(device);
-  if (dev == NULL || xclbin_path == NULL || kernel == NULL || kinds == NULL) return emu_fail(EINVAL);
+  if (dev == NULL || xclbin_path == NULL || kernel == NULL || kinds == NULL)
+    return emu_fail(EINVAL);
   xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
   if (xh == NULL) {
     const int err = errno;
@@ -431,7 +434,8 @@ EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, con
   }
   dlclose(lib);
   if (rc < 0) {
-    tell(msg, cap, rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
+    tell(msg, cap,
+         rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
     return emu_fail(-rc);
   }
   return rc;
@@ -617,12 +621,9 @@ EMU_EXPORT int xrtRunSetArg(xrtRunHandle rhdl, int index, ...) {
   uint64_t value = 0;
   va_list ap;
   va_start(ap, index);
-  if (kind == TANDEM_EMU_ARG_BO)
-    bo = emu_bo_from(va_arg(ap, xrtBufferHandle));
-  else if (kind == TANDEM_EMU_ARG_U32)
-    value = va_arg(ap, unsigned int);
-  else
-    value = va_arg(ap, uint64_t);
+  if (kind == TANDEM_EMU_ARG_BO) bo = emu_bo_from(va_arg(ap, xrtBufferHandle));
+  else if (kind == TANDEM_EMU_ARG_U32) value = va_arg(ap, unsigned int);
+  else value = va_arg(ap, uint64_t);
   va_end(ap);
   if (kind == TANDEM_EMU_ARG_BO && (bo == NULL || bo->dev != dev)) return emu_fail(EINVAL);
   /* XDNA mode: a buffer allocated in another bank than the argument's is
@@ -655,10 +656,8 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
   int err = 0;
-  if (dev->closing)
-    err = ENODEV;
-  else if (in_flight(r))
-    err = EBUSY;
+  if (dev->closing) err = ENODEV;
+  else if (in_flight(r)) err = EBUSY;
   /* PLAIN mode: every argument must be set. XDNA mode, as XRT: an unset
    * argument reads as zero (a scalar 0, a buffer NULL with size 0). */
   for (uint32_t i = 0; err == 0 && dev->mode == EMU_MODE_PLAIN && i < r->nargs; i++)
@@ -681,10 +680,8 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
   r->state = ERT_CMD_STATE_QUEUED;
   r->abort_requested = false;
   r->next = NULL;
-  if (dev->tail != NULL)
-    dev->tail->next = r;
-  else
-    dev->head = r;
+  if (dev->tail != NULL) dev->tail->next = r;
+  else dev->head = r;
   dev->tail = r;
   pthread_cond_signal(&dev->work_cv);
   pthread_mutex_unlock(&dev->mu);
@@ -695,10 +692,8 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
 static enum ert_cmd_state wait_locked(emu_run_t *r, const struct timespec *deadline) {
   emu_device_t *dev = r->kernel->dev;
   while (in_flight(r)) {
-    if (deadline == NULL)
-      pthread_cond_wait(&dev->done_cv, &dev->mu);
-    else if (pthread_cond_timedwait(&dev->done_cv, &dev->mu, deadline) == ETIMEDOUT)
-      break;
+    if (deadline == NULL) pthread_cond_wait(&dev->done_cv, &dev->mu);
+    else if (pthread_cond_timedwait(&dev->done_cv, &dev->mu, deadline) == ETIMEDOUT) break;
   }
   return r->state;
 }
@@ -827,8 +822,9 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
                      : emu_fail(ENOMEM);
   xrtXclbinFreeHandle(xh);
   if (rc != 0) {
-    tell(msg, cap, rc == -EACCES ? "the kernels library it names is not one the emulated NPU may load"
-                                 : strerror(-rc));
+    tell(msg, cap,
+         rc == -EACCES ? "the kernels library it names is not one the emulated NPU may load"
+                       : strerror(-rc));
     free(c);
     return rc;
   }
@@ -878,8 +874,8 @@ EMU_EXPORT int tandemBridgeContextClose(void *context) {
 }
 
 /* A kernel of the context's own image; it costs no context of its own. */
-EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **out_kernel,
-                                      char *msg, size_t cap) {
+EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **out_kernel, char *msg,
+                                      size_t cap) {
   if (out_kernel != NULL) *out_kernel = NULL;
   emu_context_t *c = context_from(context);
   if (c == NULL || name == NULL || out_kernel == NULL) {
@@ -943,9 +939,10 @@ static emu_run_t *run_arg_of(void *run, int index, char kind, char *msg, size_t 
     return NULL;
   }
   if (r->kernel->desc->arg_kinds[index] != kind) {
-    tell(msg, cap, kind == TANDEM_EMU_ARG_BO ? "the argument is not a buffer"
-                   : kind == TANDEM_EMU_ARG_U32 ? "the argument is not a 32-bit scalar"
-                                                : "the argument is not a 64-bit scalar");
+    tell(msg, cap,
+         kind == TANDEM_EMU_ARG_BO    ? "the argument is not a buffer"
+         : kind == TANDEM_EMU_ARG_U32 ? "the argument is not a 32-bit scalar"
+                                      : "the argument is not a 64-bit scalar");
     return NULL;
   }
   return r;
@@ -953,8 +950,8 @@ static emu_run_t *run_arg_of(void *run, int index, char kind, char *msg, size_t 
 
 static int set_arg_result(int rc, char *msg, size_t cap) {
   if (rc != 0)
-    tell(msg, cap, rc == -EXDEV ? "the buffer is in another bank than the argument's"
-                                : strerror(-rc));
+    tell(msg, cap,
+         rc == -EXDEV ? "the buffer is in another bank than the argument's" : strerror(-rc));
   return rc;
 }
 

@@ -12,10 +12,9 @@
 
 #include "tandem/tandem.h"
 
-static const char *src =
-    "#version 450\nlayout(local_size_x = 64) in;\n"
-    "layout(std430, binding = 0) buffer Y { uint y[]; };\n"
-    "void main() { y[gl_GlobalInvocationID.x] += 1u; }\n";
+static const char *src = "#version 450\nlayout(local_size_x = 64) in;\n"
+                         "layout(std430, binding = 0) buffer Y { uint y[]; };\n"
+                         "void main() { y[gl_GlobalInvocationID.x] += 1u; }\n";
 
 static double now_us(void) {
   struct timespec ts;
@@ -28,12 +27,12 @@ static int cmp(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-#define CHECK(e)                                                      \
-  do {                                                                \
-    if ((e) != TANDEM_OK) {                                           \
-      fprintf(stderr, "%s: %s\n", #e, tandem_error_message());        \
-      return 1;                                                       \
-    }                                                                 \
+#define CHECK(e)                                               \
+  do {                                                         \
+    if ((e) != TANDEM_OK) {                                    \
+      fprintf(stderr, "%s: %s\n", #e, tandem_error_message()); \
+      return 1;                                                \
+    }                                                          \
   } while (0)
 
 int main(void) {
@@ -41,7 +40,9 @@ int main(void) {
   CHECK(tandem_runtime_create(NULL, &rt));
   tandem_buffer_t *b;
   CHECK(tandem_buffer_create(rt, 256, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
-  tandem_binding_contract_t bind = {.bytes = 256, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE};
+  tandem_binding_contract_t bind = {.bytes = 256,
+                                    .alignment = 4,
+                                    .access = TANDEM_ACCESS_READ_WRITE};
   tandem_kernel_desc_t d;
   tandem_kernel_desc_init(&d);
   d.glsl_source = src;

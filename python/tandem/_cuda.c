@@ -118,8 +118,10 @@ typedef struct {
   unsigned int reserved[16];
 } tpy_cu_sem_signal_params_t;
 
-_Static_assert(sizeof(tpy_cu_sem_wait_params_t) == 144, "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS layout");
-_Static_assert(sizeof(tpy_cu_sem_signal_params_t) == 144, "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS layout");
+_Static_assert(sizeof(tpy_cu_sem_wait_params_t) == 144,
+               "CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS layout");
+_Static_assert(sizeof(tpy_cu_sem_signal_params_t) == 144,
+               "CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS layout");
 _Static_assert(sizeof(tpy_cu_ext_mem_desc_t) == 104, "CUDA_EXTERNAL_MEMORY_HANDLE_DESC layout");
 
 static struct {
@@ -141,10 +143,11 @@ static struct {
   CUresult (*cuDestroyExternalMemory)(CUexternalMemory);
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuImportExternalSemaphore)(CUexternalSemaphore *, const tpy_cu_ext_sem_desc_t *);
-  CUresult (*cuWaitExternalSemaphoresAsync)(const CUexternalSemaphore *, const tpy_cu_sem_wait_params_t *,
-                                            unsigned, CUstream);
-  CUresult (*cuSignalExternalSemaphoresAsync)(const CUexternalSemaphore *, const tpy_cu_sem_signal_params_t *,
-                                              unsigned, CUstream);
+  CUresult (*cuWaitExternalSemaphoresAsync)(const CUexternalSemaphore *,
+                                            const tpy_cu_sem_wait_params_t *, unsigned, CUstream);
+  CUresult (*cuSignalExternalSemaphoresAsync)(const CUexternalSemaphore *,
+                                              const tpy_cu_sem_signal_params_t *, unsigned,
+                                              CUstream);
   CUresult (*cuDestroyExternalSemaphore)(CUexternalSemaphore);
 } cu;
 
@@ -158,17 +161,17 @@ static bool tpy_cuda_load(void) {
     return false;
   }
   /* Versioned names first: the unversioned ones are older ABIs. */
-#define TPY_CU_SYM(field, ...)                                                   \
-  do {                                                                           \
-    const char *names_[] = {__VA_ARGS__, NULL};                                  \
-    for (int i_ = 0; names_[i_] && !cu.field; i_++)                              \
-      *(void **)&cu.field = dlsym(cu.lib, names_[i_]);                           \
-    if (!cu.field) {                                                             \
-      snprintf(cu.why, sizeof cu.why, "the CUDA driver has no %s", names_[0]);   \
-      dlclose(cu.lib);                                                           \
-      cu.lib = NULL;                                                             \
-      return false;                                                              \
-    }                                                                            \
+#define TPY_CU_SYM(field, ...)                                                 \
+  do {                                                                         \
+    const char *names_[] = {__VA_ARGS__, NULL};                                \
+    for (int i_ = 0; names_[i_] && !cu.field; i_++)                            \
+      *(void **)&cu.field = dlsym(cu.lib, names_[i_]);                         \
+    if (!cu.field) {                                                           \
+      snprintf(cu.why, sizeof cu.why, "the CUDA driver has no %s", names_[0]); \
+      dlclose(cu.lib);                                                         \
+      cu.lib = NULL;                                                           \
+      return false;                                                            \
+    }                                                                          \
   } while (0)
   TPY_CU_SYM(cuInit, "cuInit");
   TPY_CU_SYM(cuGetErrorString, "cuGetErrorString");
@@ -176,7 +179,8 @@ static bool tpy_cuda_load(void) {
   TPY_CU_SYM(cuDeviceGet, "cuDeviceGet");
   TPY_CU_SYM(cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid");
   TPY_CU_SYM(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
-  TPY_CU_SYM(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease");
+  TPY_CU_SYM(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
+             "cuDevicePrimaryCtxRelease");
   TPY_CU_SYM(cuCtxPushCurrent, "cuCtxPushCurrent_v2", "cuCtxPushCurrent");
   TPY_CU_SYM(cuCtxPopCurrent, "cuCtxPopCurrent_v2", "cuCtxPopCurrent");
   TPY_CU_SYM(cuImportExternalMemory, "cuImportExternalMemory");
@@ -208,7 +212,8 @@ PyObject *tpy_cuda_unavailable_reason(void) {
 static PyObject *tpy_cu_fail(CUresult r, const char *call) {
   const char *s = NULL;
   if (cu.cuGetErrorString) cu.cuGetErrorString(r, &s);
-  return tpy_raise_msg(TANDEM_ERROR_INTERNAL, "%s failed: %s (CUresult %d)", call, s ? s : "unknown", r);
+  return tpy_raise_msg(TANDEM_ERROR_INTERNAL, "%s failed: %s (CUresult %d)", call,
+                       s ? s : "unknown", r);
 }
 
 /* --- per runtime: the CUDA device, tandem's timelines in CUDA, and the
@@ -276,7 +281,8 @@ void tpy_cuda_runtime_free(tpy_runtime_t *r) {
    * signalled every value handed out before its stream went on). */
   if (c->to_tandem_timeline) {
     tandem_external_timeline_t *t = c->to_tandem_timeline;
-    Py_BEGIN_ALLOW_THREADS tandem_external_timeline_destroy(t);
+    Py_BEGIN_ALLOW_THREADS
+    tandem_external_timeline_destroy(t);
     Py_END_ALLOW_THREADS
   }
   if (c->have_ctx) cu.cuDevicePrimaryCtxRelease(c->device);
@@ -287,9 +293,8 @@ void tpy_cuda_runtime_free(tpy_runtime_t *r) {
 static int tpy_cuda_buffer_import(tpy_buffer_t *b) {
   if (b->cuda) return 0;
   if (b->placement != TANDEM_PLACEMENT_GPU_LOCAL || !b->exportable) {
-    tpy_raise_msg(TANDEM_ERROR_UNSUPPORTED,
-                  "kDLCUDA needs a GPU_LOCAL buffer created exportable: "
-                  "runtime.buffer(n, 'gpu_local', exportable=True)");
+    tpy_raise_msg(TANDEM_ERROR_UNSUPPORTED, "kDLCUDA needs a GPU_LOCAL buffer created exportable: "
+                                            "runtime.buffer(n, 'gpu_local', exportable=True)");
     return -1;
   }
   tandem_external_memory_t mem;
@@ -366,7 +371,8 @@ static int tpy_stream(PyObject *o, bool zero_is_null, CUstream *out, bool *none)
     return 0;
   }
   if (!PyLong_Check(o)) {
-    PyErr_SetString(PyExc_TypeError, "stream must be an int (a CUDA stream handle, DLPack numbering) or None");
+    PyErr_SetString(PyExc_TypeError,
+                    "stream must be an int (a CUDA stream handle, DLPack numbering) or None");
     return -1;
   }
   long long v = PyLong_AsLongLong(o);
@@ -384,7 +390,8 @@ static int tpy_stream(PyObject *o, bool zero_is_null, CUstream *out, bool *none)
     return 0;
   }
   if (v == 0) {
-    PyErr_SetString(PyExc_ValueError, "stream 0 is ambiguous in DLPack: pass 1 (legacy default) or 2");
+    PyErr_SetString(PyExc_ValueError,
+                    "stream 0 is ambiguous in DLPack: pass 1 (legacy default) or 2");
     return -1;
   }
   *out = (CUstream)(uintptr_t)v;
@@ -460,16 +467,20 @@ static int tpy_cuda_to_tandem(tpy_runtime_t *r) {
   VkInstance inst = (VkInstance)h.instance;
   VkDevice dev = (VkDevice)h.device;
   PFN_vkGetDeviceProcAddr gdpa = (PFN_vkGetDeviceProcAddr)gipa(inst, "vkGetDeviceProcAddr");
-  PFN_vkCreateSemaphore create = gdpa ? (PFN_vkCreateSemaphore)gdpa(dev, "vkCreateSemaphore") : NULL;
-  PFN_vkDestroySemaphore destroy = gdpa ? (PFN_vkDestroySemaphore)gdpa(dev, "vkDestroySemaphore") : NULL;
-  PFN_vkGetSemaphoreFdKHR get_fd = gdpa ? (PFN_vkGetSemaphoreFdKHR)gdpa(dev, "vkGetSemaphoreFdKHR") : NULL;
+  PFN_vkCreateSemaphore create =
+      gdpa ? (PFN_vkCreateSemaphore)gdpa(dev, "vkCreateSemaphore") : NULL;
+  PFN_vkDestroySemaphore destroy =
+      gdpa ? (PFN_vkDestroySemaphore)gdpa(dev, "vkDestroySemaphore") : NULL;
+  PFN_vkGetSemaphoreFdKHR get_fd =
+      gdpa ? (PFN_vkGetSemaphoreFdKHR)gdpa(dev, "vkGetSemaphoreFdKHR") : NULL;
   if (!create || !destroy || !get_fd) {
     tpy_raise_msg(TANDEM_ERROR_UNSUPPORTED,
                   "CUDA → tandem ordering needs VK_KHR_external_semaphore_fd on tandem's device");
     return -1;
   }
   VkExportSemaphoreCreateInfo exp = {.sType = VK_STRUCTURE_TYPE_EXPORT_SEMAPHORE_CREATE_INFO,
-                                     .handleTypes = VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
+                                     .handleTypes =
+                                         VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT};
   VkSemaphoreTypeCreateInfo type = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                     .pNext = &exp,
                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
@@ -478,7 +489,8 @@ static int tpy_cuda_to_tandem(tpy_runtime_t *r) {
   VkSemaphore sem = VK_NULL_HANDLE;
   VkResult vr = create(dev, &ci, NULL, &sem);
   if (vr != VK_SUCCESS) {
-    tpy_raise_msg(TANDEM_ERROR_INTERNAL, "vkCreateSemaphore (exportable timeline) failed: VkResult %d", vr);
+    tpy_raise_msg(TANDEM_ERROR_INTERNAL,
+                  "vkCreateSemaphore (exportable timeline) failed: VkResult %d", vr);
     return -1;
   }
   VkSemaphoreGetFdInfoKHR gi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR,

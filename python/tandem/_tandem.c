@@ -32,10 +32,10 @@
  * Errors
  *============================================================================*/
 
-#define TPY_STATUS_COUNT 17 /* OK .. ERROR_INTERNAL (-16) */
-static PyObject *tpy_error;                         /* tandem.Error */
-static PyObject *tpy_errors[TPY_STATUS_COUNT];      /* by -status */
-static PyObject *tpy_hooks;                         /* dict from _register() */
+#define TPY_STATUS_COUNT 17                    /* OK .. ERROR_INTERNAL (-16) */
+static PyObject *tpy_error;                    /* tandem.Error */
+static PyObject *tpy_errors[TPY_STATUS_COUNT]; /* by -status */
+static PyObject *tpy_hooks;                    /* dict from _register() */
 
 static PyObject *tpy_error_class(tandem_status_t s) {
   int i = -(int)s;
@@ -82,9 +82,9 @@ PyObject *tpy_raise_msg(tandem_status_t status, const char *fmt, ...) {
   return tpy_raise_text(status, buf);
 }
 
-#define TPY_CHECK(expr)                 \
-  do {                                  \
-    tandem_status_t s_ = (expr);        \
+#define TPY_CHECK(expr)                        \
+  do {                                         \
+    tandem_status_t s_ = (expr);               \
     if (s_ != TANDEM_OK) return tpy_raise(s_); \
   } while (0)
 
@@ -92,7 +92,8 @@ PyObject *tpy_raise_msg(tandem_status_t status, const char *fmt, ...) {
 #define TPY_CHECK_NOGIL(expr)                  \
   do {                                         \
     tandem_status_t s_;                        \
-    Py_BEGIN_ALLOW_THREADS s_ = (expr);        \
+    Py_BEGIN_ALLOW_THREADS                     \
+    s_ = (expr);                               \
     Py_END_ALLOW_THREADS                       \
     if (s_ != TANDEM_OK) return tpy_raise(s_); \
   } while (0)
@@ -135,18 +136,20 @@ typedef struct {
   int value;
 } tpy_name_t;
 
-static const tpy_name_t tpy_placements[] = {
-    {"gpu_local", TANDEM_PLACEMENT_GPU_LOCAL}, {"host_visible", TANDEM_PLACEMENT_HOST_VISIBLE},
-    {"shared", TANDEM_PLACEMENT_SHARED},       {"npu_local", TANDEM_PLACEMENT_NPU_LOCAL},
-    {NULL, 0}};
+static const tpy_name_t tpy_placements[] = {{"gpu_local", TANDEM_PLACEMENT_GPU_LOCAL},
+                                            {"host_visible", TANDEM_PLACEMENT_HOST_VISIBLE},
+                                            {"shared", TANDEM_PLACEMENT_SHARED},
+                                            {"npu_local", TANDEM_PLACEMENT_NPU_LOCAL},
+                                            {NULL, 0}};
 static const tpy_name_t tpy_accesses[] = {{"read", TANDEM_ACCESS_READ},
                                           {"write", TANDEM_ACCESS_WRITE},
                                           {"read_write", TANDEM_ACCESS_READ_WRITE},
                                           {"rw", TANDEM_ACCESS_READ_WRITE},
                                           {NULL, 0}};
-static const tpy_name_t tpy_lanes[] = {{"auto", TANDEM_LANE_AUTO},         {"upload", TANDEM_LANE_UPLOAD},
-                                       {"compute", TANDEM_LANE_COMPUTE},   {"download", TANDEM_LANE_DOWNLOAD},
-                                       {"npu", TANDEM_LANE_NPU},           {NULL, 0}};
+static const tpy_name_t tpy_lanes[] = {
+    {"auto", TANDEM_LANE_AUTO},       {"upload", TANDEM_LANE_UPLOAD},
+    {"compute", TANDEM_LANE_COMPUTE}, {"download", TANDEM_LANE_DOWNLOAD},
+    {"npu", TANDEM_LANE_NPU},         {NULL, 0}};
 static const tpy_name_t tpy_npu_kinds[] = {{"none", TANDEM_NPU_NONE},
                                            {"xrt", TANDEM_NPU_XRT},
                                            {"emulated", TANDEM_NPU_EMULATED},
@@ -309,9 +312,9 @@ static PyObject *tpy_validation_messages(PyObject *self, PyObject *noargs) {
  * Types (declared first: they refer to each other)
  *============================================================================*/
 
-static PyTypeObject tpy_runtime_type, tpy_buffer_type, tpy_view_type, tpy_map_type,
-    tpy_kernel_type, tpy_npu_program_type, tpy_graph_type, tpy_exec_type, tpy_completion_type,
-    tpy_trace_type, tpy_tensor_type;
+static PyTypeObject tpy_runtime_type, tpy_buffer_type, tpy_view_type, tpy_map_type, tpy_kernel_type,
+    tpy_npu_program_type, tpy_graph_type, tpy_exec_type, tpy_completion_type, tpy_trace_type,
+    tpy_tensor_type;
 
 typedef struct {
   PyObject_HEAD
@@ -324,9 +327,9 @@ typedef struct {
   tpy_buffer_t *buffer; /* strong */
   tandem_map_t map;
   bool write;
-  bool live;           /* false after unmap(): arrays refuse use */
-  bool mapped;         /* the tandem map is held */
-  Py_ssize_t dlpack;   /* live DLPack tensors: the tandem map outlives unmap() */
+  bool live;               /* false after unmap(): arrays refuse use */
+  bool mapped;             /* the tandem map is held */
+  Py_ssize_t dlpack;       /* live DLPack tensors: the tandem map outlives unmap() */
   PyObject *dtype, *shape; /* what __enter__ makes an array as (or None) */
 } tpy_map_obj_t;
 
@@ -416,16 +419,28 @@ static void tpy_runtime_close_(tpy_runtime_t *r) {
   if (r->rt) {
     tandem_runtime_t *rt = r->rt;
     r->rt = NULL;
-    Py_BEGIN_ALLOW_THREADS tandem_runtime_destroy(rt);
+    Py_BEGIN_ALLOW_THREADS
+    tandem_runtime_destroy(rt);
     Py_END_ALLOW_THREADS
   }
 }
 
 static int tpy_runtime_init(tpy_runtime_t *self, PyObject *args, PyObject *kw) {
-  static char *names[] = {"gpu_backend",  "gpu_index",     "max_submissions", "graph_slots",
-                          "budget",       "validation",    "gpu_timestamps",  "npu",
-                          "npu_index",    "npu_library",   "npu_timeout_ms",  "sharing",
-                          "wait_spin_us", "export_timelines", NULL};
+  static char *names[] = {"gpu_backend",
+                          "gpu_index",
+                          "max_submissions",
+                          "graph_slots",
+                          "budget",
+                          "validation",
+                          "gpu_timestamps",
+                          "npu",
+                          "npu_index",
+                          "npu_library",
+                          "npu_timeout_ms",
+                          "sharing",
+                          "wait_spin_us",
+                          "export_timelines",
+                          NULL};
   const char *gpu_backend = NULL, *npu_library = NULL;
   PyObject *gpu_index = NULL, *max_submissions = NULL, *graph_slots = NULL, *budget = NULL,
            *npu = NULL, *npu_index = NULL, *npu_timeout = NULL, *sharing = NULL, *spin = NULL;
@@ -449,7 +464,8 @@ static int tpy_runtime_init(tpy_runtime_t *self, PyObject *args, PyObject *kw) {
   if (o.validation) o.validation_callback = tpy_validation_callback;
   int v;
   if (gpu_index && tpy_u32(gpu_index, "gpu_index", &o.gpu_index) < 0) return -1;
-  if (max_submissions && tpy_u32(max_submissions, "max_submissions", &o.max_submissions) < 0) return -1;
+  if (max_submissions && tpy_u32(max_submissions, "max_submissions", &o.max_submissions) < 0)
+    return -1;
   if (graph_slots && tpy_u32(graph_slots, "graph_slots", &o.graph_slots) < 0) return -1;
   if (npu_index && tpy_u32(npu_index, "npu_index", &o.npu_index) < 0) return -1;
   if (npu_timeout && tpy_u32(npu_timeout, "npu_timeout_ms", &o.npu_timeout_ms) < 0) return -1;
@@ -560,7 +576,8 @@ static PyObject *tpy_device_info_dict(const tandem_device_info_t *i) {
     }
   for (uint32_t bit = 0; bit < 32; bit++)
     if (i->shader_features & (1u << bit)) {
-      PyObject *s = PyUnicode_FromString(tandem_shader_feature_name((tandem_shader_feature_t)(1u << bit)));
+      PyObject *s =
+          PyUnicode_FromString(tandem_shader_feature_name((tandem_shader_feature_t)(1u << bit)));
       if (!s || PyList_Append(shader, s) < 0) {
         Py_XDECREF(s);
         goto fail;
@@ -568,7 +585,8 @@ static PyObject *tpy_device_info_dict(const tandem_device_info_t *i) {
       Py_DECREF(s);
     }
   for (uint32_t f = 0; f < i->queue_family_count && f < TANDEM_MAX_QUEUE_FAMILIES; f++) {
-    PyObject *t = Py_BuildValue("(II)", i->queue_families[f].caps, i->queue_families[f].queue_count);
+    PyObject *t =
+        Py_BuildValue("(II)", i->queue_families[f].caps, i->queue_families[f].queue_count);
     if (!t || PyList_Append(families, t) < 0) {
       Py_XDECREF(t);
       goto fail;
@@ -578,19 +596,22 @@ static PyObject *tpy_device_info_dict(const tandem_device_info_t *i) {
   if (TPY_SET_U(d, "index", i->index) < 0 || TPY_SET_S(d, "name", i->name) < 0 ||
       TPY_SET_S(d, "driver_name", i->driver_name) < 0 ||
       TPY_SET_S(d, "driver_info", i->driver_info) < 0 ||
-      tpy_set(d, "api_version", Py_BuildValue("(III)", TANDEM_VERSION_MAJOR_OF(i->api_version),
-                                              TANDEM_VERSION_MINOR_OF(i->api_version),
-                                              TANDEM_VERSION_PATCH_OF(i->api_version))) < 0 ||
+      tpy_set(d, "api_version",
+              Py_BuildValue("(III)", TANDEM_VERSION_MAJOR_OF(i->api_version),
+                            TANDEM_VERSION_MINOR_OF(i->api_version),
+                            TANDEM_VERSION_PATCH_OF(i->api_version))) < 0 ||
       TPY_SET_U(d, "vendor_id", i->vendor_id) < 0 || TPY_SET_U(d, "device_id", i->device_id) < 0 ||
       TPY_SET_B(d, "is_cpu", i->is_cpu) < 0 || tpy_set(d, "features", features) < 0 ||
       tpy_set(d, "shader_features", shader) < 0 || tpy_set(d, "queue_families", families) < 0 ||
       TPY_SET_U(d, "device_local_bytes", i->device_local_bytes) < 0 ||
       TPY_SET_F(d, "timestamp_period_ns", i->timestamp_period_ns) < 0 ||
-      tpy_set(d, "max_local_size", Py_BuildValue("(III)", i->max_local_size[0], i->max_local_size[1],
-                                                 i->max_local_size[2])) < 0 ||
+      tpy_set(d, "max_local_size",
+              Py_BuildValue("(III)", i->max_local_size[0], i->max_local_size[1],
+                            i->max_local_size[2])) < 0 ||
       TPY_SET_U(d, "max_local_invocations", i->max_local_invocations) < 0 ||
-      tpy_set(d, "max_workgroups", Py_BuildValue("(III)", i->max_workgroups[0], i->max_workgroups[1],
-                                                 i->max_workgroups[2])) < 0 ||
+      tpy_set(d, "max_workgroups",
+              Py_BuildValue("(III)", i->max_workgroups[0], i->max_workgroups[1],
+                            i->max_workgroups[2])) < 0 ||
       TPY_SET_U(d, "subgroup_size", i->subgroup_size) < 0 ||
       TPY_SET_U(d, "max_shared_memory_bytes", i->max_shared_memory_bytes) < 0) {
     Py_DECREF(d);
@@ -646,8 +667,10 @@ static PyObject *tpy_runtime_statistics(tpy_runtime_t *self, PyObject *noargs) {
   TPY_CHECK(tandem_runtime_statistics(self->rt, &st));
   PyObject *d = PyDict_New();
   if (!d) return NULL;
-  if (TPY_SET_U(d, "allocations", st.allocations) < 0 || TPY_SET_U(d, "live_bytes", st.live_bytes) < 0 ||
-      TPY_SET_U(d, "peak_bytes", st.peak_bytes) < 0 || TPY_SET_U(d, "submissions", st.submissions) < 0 ||
+  if (TPY_SET_U(d, "allocations", st.allocations) < 0 ||
+      TPY_SET_U(d, "live_bytes", st.live_bytes) < 0 ||
+      TPY_SET_U(d, "peak_bytes", st.peak_bytes) < 0 ||
+      TPY_SET_U(d, "submissions", st.submissions) < 0 ||
       TPY_SET_U(d, "completions", st.completions) < 0 || TPY_SET_U(d, "imports", st.imports) < 0 ||
       TPY_SET_U(d, "copied_bytes", st.copied_bytes) < 0 ||
       TPY_SET_U(d, "cache_maintenance_bytes", st.cache_maintenance_bytes) < 0 ||
@@ -735,8 +758,7 @@ static PyObject *tpy_runtime_buffer(tpy_runtime_t *self, PyObject *args, PyObjec
   if (exportable)
     TPY_CHECK_NOGIL(tandem_buffer_create_exportable(self->rt, size, (tandem_placement_t)placement,
                                                     TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &b));
-  else
-    TPY_CHECK_NOGIL(tandem_buffer_create(self->rt, size, (tandem_placement_t)placement, &b));
+  else TPY_CHECK_NOGIL(tandem_buffer_create(self->rt, size, (tandem_placement_t)placement, &b));
   return tpy_new_buffer(self, b, exportable != 0);
 }
 
@@ -758,7 +780,8 @@ static int tpy_bindings(PyObject *o, tandem_binding_contract_t *out, uint32_t *c
     if (!t) {
       Py_DECREF(seq);
       PyErr_Format(PyExc_TypeError,
-                   "%s must be (bytes, access[, alignment]), e.g. tandem.Binding(4096, 'read')", what);
+                   "%s must be (bytes, access[, alignment]), e.g. tandem.Binding(4096, 'read')",
+                   what);
       return -1;
     }
     Py_ssize_t k = PySequence_Fast_GET_SIZE(t);
@@ -766,7 +789,8 @@ static int tpy_bindings(PyObject *o, tandem_binding_contract_t *out, uint32_t *c
     uint64_t bytes = 0, align = 4;
     int bad = k < 2 || k > 3;
     if (bad) {
-      PyErr_Format(PyExc_ValueError, "%s has %zd fields: give (bytes, access[, alignment])", what, k);
+      PyErr_Format(PyExc_ValueError, "%s has %zd fields: give (bytes, access[, alignment])", what,
+                   k);
     } else {
       char w2[80];
       snprintf(w2, sizeof w2, "%s bytes", what);
@@ -792,15 +816,17 @@ static int tpy_bindings(PyObject *o, tandem_binding_contract_t *out, uint32_t *c
 }
 
 static const tpy_name_t tpy_scalar_types[] = {
-    {"bool", TANDEM_SCALAR_BOOL},       {"int32", TANDEM_SCALAR_INT32},   {"uint32", TANDEM_SCALAR_UINT32},
-    {"float32", TANDEM_SCALAR_FLOAT32}, {"int64", TANDEM_SCALAR_INT64},   {"uint64", TANDEM_SCALAR_UINT64},
+    {"bool", TANDEM_SCALAR_BOOL},       {"int32", TANDEM_SCALAR_INT32},
+    {"uint32", TANDEM_SCALAR_UINT32},   {"float32", TANDEM_SCALAR_FLOAT32},
+    {"int64", TANDEM_SCALAR_INT64},     {"uint64", TANDEM_SCALAR_UINT64},
     {"float64", TANDEM_SCALAR_FLOAT64}, {NULL, 0}};
 
 /* One spec constant value: bool, int, float, or (type name, value). */
 static int tpy_spec_value(PyObject *v, tandem_spec_constant_t *c) {
   int type = 0;
   if (PyTuple_Check(v) && PyTuple_GET_SIZE(v) == 2) {
-    if (tpy_enum(PyTuple_GET_ITEM(v, 0), tpy_scalar_types, "specialization constant type", &type) < 0)
+    if (tpy_enum(PyTuple_GET_ITEM(v, 0), tpy_scalar_types, "specialization constant type", &type) <
+        0)
       return -1;
     v = PyTuple_GET_ITEM(v, 1);
   } else if (PyBool_Check(v)) {
@@ -844,14 +870,17 @@ static int tpy_spec_value(PyObject *v, tandem_spec_constant_t *c) {
  *                workgroups=None, local_size=None, spec_constants=None,
  *                entry_point=None, name=None, required_subgroup_size=0, spirv_path=None) */
 static PyObject *tpy_runtime_kernel(tpy_runtime_t *self, PyObject *args, PyObject *kw) {
-  static char *names[] = {"glsl",        "spirv",          "bindings",   "push_constant_bytes",
-                          "workgroups",  "local_size",     "spec_constants", "entry_point",
-                          "name",        "required_subgroup_size", "spirv_path", NULL};
+  static char *names[] = {"glsl",           "spirv",
+                          "bindings",       "push_constant_bytes",
+                          "workgroups",     "local_size",
+                          "spec_constants", "entry_point",
+                          "name",           "required_subgroup_size",
+                          "spirv_path",     NULL};
   const char *glsl = NULL, *entry = NULL, *name = NULL, *path = NULL;
   PyObject *spirv = NULL, *bindings = NULL, *push = NULL, *wg = NULL, *local = NULL, *spec = NULL,
            *subgroup = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zO$OOOOOzzOz", names, &glsl, &spirv, &bindings, &push,
-                                   &wg, &local, &spec, &entry, &name, &subgroup, &path))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zO$OOOOOzzOz", names, &glsl, &spirv, &bindings,
+                                   &push, &wg, &local, &spec, &entry, &name, &subgroup, &path))
     return NULL;
   if (!tpy_open(self)) return NULL;
   int sources = (glsl != NULL) + (spirv != NULL && spirv != Py_None) + (path != NULL);
@@ -906,7 +935,8 @@ static PyObject *tpy_runtime_kernel(tpy_runtime_t *self, PyObject *args, PyObjec
   }
   tandem_kernel_t *k = NULL;
   tandem_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = tandem_kernel_create(self->rt, &d, &k);
+  Py_BEGIN_ALLOW_THREADS
+  s = tandem_kernel_create(self->rt, &d, &k);
   Py_END_ALLOW_THREADS
   if (code.obj) PyBuffer_Release(&code);
   if (s != TANDEM_OK) return tpy_raise(s);
@@ -937,11 +967,12 @@ static int tpy_emulated_xclbin(char *out, size_t cap) {
 /* runtime.npu_program(kernel, *, bindings, scalar_count=0, xclbin="@emulated",
  *                     name=None, instructions=None) */
 static PyObject *tpy_runtime_npu_program(tpy_runtime_t *self, PyObject *args, PyObject *kw) {
-  static char *names[] = {"kernel", "bindings", "scalar_count", "xclbin", "name", "instructions", NULL};
+  static char *names[] = {"kernel",       "bindings", "scalar_count", "xclbin", "name",
+                          "instructions", NULL};
   const char *kernel, *xclbin = "@emulated", *name = NULL;
   PyObject *bindings = NULL, *scalars = NULL, *instr = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOzzO", names, &kernel, &bindings, &scalars, &xclbin,
-                                   &name, &instr))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|$OOzzO", names, &kernel, &bindings, &scalars,
+                                   &xclbin, &name, &instr))
     return NULL;
   if (!tpy_open(self)) return NULL;
   if (!bindings) {
@@ -973,7 +1004,8 @@ static PyObject *tpy_runtime_npu_program(tpy_runtime_t *self, PyObject *args, Py
   }
   tandem_npu_program_t *p = NULL;
   tandem_status_t s;
-  Py_BEGIN_ALLOW_THREADS s = tandem_npu_program_create(self->rt, &d, &p);
+  Py_BEGIN_ALLOW_THREADS
+  s = tandem_npu_program_create(self->rt, &d, &p);
   Py_END_ALLOW_THREADS
   if (code.obj) PyBuffer_Release(&code);
   if (s != TANDEM_OK) return tpy_raise(s);
@@ -1042,14 +1074,19 @@ static PyMethodDef tpy_runtime_methods[] = {
      "Gives up the runtime; objects made from it keep working until released."},
     {"__enter__", (PyCFunction)tpy_runtime_enter, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)tpy_runtime_exit, METH_VARARGS, NULL},
-    {"open_gpu", (PyCFunction)tpy_runtime_open_gpu, METH_NOARGS, "Opens the GPU now (else on first use)."},
-    {"open_npu", (PyCFunction)tpy_runtime_open_npu, METH_NOARGS, "Opens the NPU now (else on first use)."},
-    {"gpu_count", (PyCFunction)tpy_runtime_gpu_count, METH_NOARGS, "Vulkan devices the loader reports."},
+    {"open_gpu", (PyCFunction)tpy_runtime_open_gpu, METH_NOARGS,
+     "Opens the GPU now (else on first use)."},
+    {"open_npu", (PyCFunction)tpy_runtime_open_npu, METH_NOARGS,
+     "Opens the NPU now (else on first use)."},
+    {"gpu_count", (PyCFunction)tpy_runtime_gpu_count, METH_NOARGS,
+     "Vulkan devices the loader reports."},
     {"gpu_info", (PyCFunction)tpy_runtime_gpu_info, METH_VARARGS,
      "gpu_info(index=None) -> DeviceInfo of device |index| (None: the runtime's own)."},
-    {"npu_info", (PyCFunction)tpy_runtime_npu_info, METH_NOARGS, "npu_info() -> NpuInfo (opens the NPU)."},
+    {"npu_info", (PyCFunction)tpy_runtime_npu_info, METH_NOARGS,
+     "npu_info() -> NpuInfo (opens the NPU)."},
     {"statistics", (PyCFunction)tpy_runtime_statistics, METH_NOARGS, "statistics() -> Statistics."},
-    {"lanes", (PyCFunction)tpy_runtime_lanes, METH_NOARGS, "lanes() -> [LaneInfo] for every lane id."},
+    {"lanes", (PyCFunction)tpy_runtime_lanes, METH_NOARGS,
+     "lanes() -> [LaneInfo] for every lane id."},
     {"trim", (PyCFunction)tpy_runtime_trim, METH_NOARGS, "Gives back memory kept for reuse."},
     {"buffer", (PyCFunction)(void (*)(void))tpy_runtime_buffer, METH_VARARGS | METH_KEYWORDS,
      "buffer(size, placement='host_visible', *, exportable=False) -> Buffer (zero-filled)."},
@@ -1057,14 +1094,16 @@ static PyMethodDef tpy_runtime_methods[] = {
      "kernel(glsl=None, spirv=None, *, bindings, push_constant_bytes=0, workgroups=None, "
      "local_size=None, spec_constants=None, entry_point=None, name=None, "
      "required_subgroup_size=0, spirv_path=None) -> Kernel."},
-    {"npu_program", (PyCFunction)(void (*)(void))tpy_runtime_npu_program, METH_VARARGS | METH_KEYWORDS,
+    {"npu_program", (PyCFunction)(void (*)(void))tpy_runtime_npu_program,
+     METH_VARARGS | METH_KEYWORDS,
      "npu_program(kernel, *, bindings, scalar_count=0, xclbin='@emulated', name=None, "
      "instructions=None) -> NpuProgram."},
     {"graph", (PyCFunction)tpy_runtime_graph, METH_NOARGS, "graph() -> an empty Graph."},
     {"trace_start", (PyCFunction)tpy_runtime_trace_start, METH_VARARGS,
      "trace_start(capacity=65536): starts a bounded trace (see Runtime.trace)."},
     {"trace_stop", (PyCFunction)tpy_runtime_trace_stop, METH_NOARGS, "trace_stop() -> Trace."},
-    {"cuda_signal", (PyCFunction)(void (*)(void))tpy_runtime_cuda_signal, METH_VARARGS | METH_KEYWORDS,
+    {"cuda_signal", (PyCFunction)(void (*)(void))tpy_runtime_cuda_signal,
+     METH_VARARGS | METH_KEYWORDS,
      "cuda_signal(stream=None) -> (lane, value): makes |stream| (a CUDA stream handle as torch's "
      "Stream.cuda_stream gives it, 0 the NULL stream; or DLPack's 1 / 2) signal a timeline tandem imported; pass the pair in submit(waits=[...]) so that "
      "submission waits, on the GPU, for the stream's work so far."},
@@ -1099,7 +1138,8 @@ static PyTypeObject tpy_runtime_type = {
 static void tpy_buffer_dealloc(tpy_buffer_t *self) {
   tpy_cuda_buffer_free(self);
   tandem_buffer_t *b = self->buffer;
-  Py_BEGIN_ALLOW_THREADS tandem_buffer_release(b);
+  Py_BEGIN_ALLOW_THREADS
+  tandem_buffer_release(b);
   Py_END_ALLOW_THREADS
   Py_XDECREF(self->runtime);
   PyObject_Free(self);
@@ -1151,8 +1191,8 @@ static PyObject *tpy_buffer_view(tpy_buffer_t *self, PyObject *args) {
 
 static Py_ssize_t tpy_buffer_len(tpy_buffer_t *self) { return (Py_ssize_t)self->size; }
 
-static PyObject *tpy_new_map(tpy_buffer_t *b, tandem_view_t v, bool write, bool wait, PyObject *dtype,
-                             PyObject *shape) {
+static PyObject *tpy_new_map(tpy_buffer_t *b, tandem_view_t v, bool write, bool wait,
+                             PyObject *dtype, PyObject *shape) {
   tpy_map_obj_t *m = PyObject_New(tpy_map_obj_t, &tpy_map_type);
   if (!m) return NULL;
   Py_INCREF(b);
@@ -1166,7 +1206,8 @@ static PyObject *tpy_new_map(tpy_buffer_t *b, tandem_view_t v, bool write, bool 
   m->shape = shape ? Py_NewRef(shape) : Py_NewRef(Py_None);
   tandem_status_t s;
   if (wait) {
-    Py_BEGIN_ALLOW_THREADS s = write ? tandem_map_write(v, &m->map) : tandem_map_read(v, &m->map);
+    Py_BEGIN_ALLOW_THREADS
+    s = write ? tandem_map_write(v, &m->map) : tandem_map_read(v, &m->map);
     Py_END_ALLOW_THREADS
   } else {
     s = write ? tandem_try_map_write(v, &m->map) : tandem_try_map_read(v, &m->map);
@@ -1227,13 +1268,14 @@ static PyObject *tpy_dlpack_device_of(PyObject *self, PyObject *noargs) {
 static PyObject *tpy_buffer_memory(tpy_buffer_t *self, PyObject *noargs) {
   tandem_buffer_memory_t m;
   TPY_CHECK(tandem_buffer_memory(self->buffer, &m));
-  return Py_BuildValue("{sIsIsIsKsO}", "memory_type", m.memory_type, "properties", m.properties, "heap",
-                       m.heap, "heap_bytes", (unsigned long long)m.heap_bytes, "heap_device_local",
-                       m.heap_device_local ? Py_True : Py_False);
+  return Py_BuildValue("{sIsIsIsKsO}", "memory_type", m.memory_type, "properties", m.properties,
+                       "heap", m.heap, "heap_bytes", (unsigned long long)m.heap_bytes,
+                       "heap_device_local", m.heap_device_local ? Py_True : Py_False);
 }
 
 static PyMethodDef tpy_buffer_methods[] = {
-    {"view", (PyCFunction)tpy_buffer_view, METH_VARARGS, "view(offset, length) -> View (also buf[a:b])."},
+    {"view", (PyCFunction)tpy_buffer_view, METH_VARARGS,
+     "view(offset, length) -> View (also buf[a:b])."},
     {"map_read", (PyCFunction)(void (*)(void))tpy_map_read_m, METH_VARARGS | METH_KEYWORDS,
      "map_read(dtype=None, shape=None, *, wait=True) -> Map; `with buf.map_read('f4') as a:` gives a "
      "read-only NumPy array over the mapped bytes (no copy)."},
@@ -1244,17 +1286,24 @@ static PyMethodDef tpy_buffer_methods[] = {
     {"__dlpack__", (PyCFunction)(void (*)(void))tpy_dlpack_of, METH_VARARGS | METH_KEYWORDS,
      "DLPack: the whole buffer as uint8 (kDLCPU when host-visible, kDLCUDA when exportable GPU memory)."},
     {"__dlpack_device__", (PyCFunction)tpy_dlpack_device_of, METH_NOARGS, NULL},
-    {"memory", (PyCFunction)tpy_buffer_memory, METH_NOARGS, "memory() -> dict: the Vulkan memory type."},
+    {"memory", (PyCFunction)tpy_buffer_memory, METH_NOARGS,
+     "memory() -> dict: the Vulkan memory type."},
     {NULL}};
 
-static PyObject *tpy_buffer_get_size(tpy_buffer_t *self, void *c) { return PyLong_FromUnsignedLongLong(self->size); }
+static PyObject *tpy_buffer_get_size(tpy_buffer_t *self, void *c) {
+  return PyLong_FromUnsignedLongLong(self->size);
+}
 static PyObject *tpy_buffer_get_placement(tpy_buffer_t *self, void *c) {
   for (const tpy_name_t *t = tpy_placements; t->name; t++)
     if (t->value == self->placement) return PyUnicode_FromString(t->name);
   return PyUnicode_FromString("unknown");
 }
-static PyObject *tpy_buffer_get_exportable(tpy_buffer_t *self, void *c) { return PyBool_FromLong(self->exportable); }
-static PyObject *tpy_buffer_get_runtime(tpy_buffer_t *self, void *c) { return Py_NewRef((PyObject *)self->runtime); }
+static PyObject *tpy_buffer_get_exportable(tpy_buffer_t *self, void *c) {
+  return PyBool_FromLong(self->exportable);
+}
+static PyObject *tpy_buffer_get_runtime(tpy_buffer_t *self, void *c) {
+  return Py_NewRef((PyObject *)self->runtime);
+}
 
 static PyGetSetDef tpy_buffer_getset[] = {
     {"size", (getter)tpy_buffer_get_size, NULL, "bytes", NULL},
@@ -1266,12 +1315,14 @@ static PyGetSetDef tpy_buffer_getset[] = {
 
 static PyObject *tpy_buffer_repr(tpy_buffer_t *self) {
   PyObject *p = tpy_buffer_get_placement(self, NULL);
-  PyObject *r = PyUnicode_FromFormat("<tandem.Buffer %llu bytes %U>", (unsigned long long)self->size, p);
+  PyObject *r =
+      PyUnicode_FromFormat("<tandem.Buffer %llu bytes %U>", (unsigned long long)self->size, p);
   Py_XDECREF(p);
   return r;
 }
 
-static PyMappingMethods tpy_buffer_mapping = {(lenfunc)tpy_buffer_len, (binaryfunc)tpy_buffer_subscript, NULL};
+static PyMappingMethods tpy_buffer_mapping = {(lenfunc)tpy_buffer_len,
+                                              (binaryfunc)tpy_buffer_subscript, NULL};
 
 static PyTypeObject tpy_buffer_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.Buffer",
@@ -1294,26 +1345,37 @@ static PyObject *tpy_view_subscript(tpy_view_obj_t *self, PyObject *key) {
 }
 static Py_ssize_t tpy_view_len(tpy_view_obj_t *self) { return (Py_ssize_t)self->length; }
 static PyObject *tpy_view_repr(tpy_view_obj_t *self) {
-  return PyUnicode_FromFormat("<tandem.View [%llu:%llu] of %llu bytes>", (unsigned long long)self->offset,
+  return PyUnicode_FromFormat("<tandem.View [%llu:%llu] of %llu bytes>",
+                              (unsigned long long)self->offset,
                               (unsigned long long)(self->offset + self->length),
                               (unsigned long long)self->buffer->size);
 }
-static PyObject *tpy_view_get_offset(tpy_view_obj_t *self, void *c) { return PyLong_FromUnsignedLongLong(self->offset); }
-static PyObject *tpy_view_get_length(tpy_view_obj_t *self, void *c) { return PyLong_FromUnsignedLongLong(self->length); }
-static PyObject *tpy_view_get_buffer(tpy_view_obj_t *self, void *c) { return Py_NewRef((PyObject *)self->buffer); }
+static PyObject *tpy_view_get_offset(tpy_view_obj_t *self, void *c) {
+  return PyLong_FromUnsignedLongLong(self->offset);
+}
+static PyObject *tpy_view_get_length(tpy_view_obj_t *self, void *c) {
+  return PyLong_FromUnsignedLongLong(self->length);
+}
+static PyObject *tpy_view_get_buffer(tpy_view_obj_t *self, void *c) {
+  return Py_NewRef((PyObject *)self->buffer);
+}
 static PyGetSetDef tpy_view_getset[] = {{"offset", (getter)tpy_view_get_offset, NULL, NULL, NULL},
                                         {"length", (getter)tpy_view_get_length, NULL, NULL, NULL},
                                         {"nbytes", (getter)tpy_view_get_length, NULL, NULL, NULL},
                                         {"buffer", (getter)tpy_view_get_buffer, NULL, NULL, NULL},
                                         {NULL}};
 static PyMethodDef tpy_view_methods[] = {
-    {"map_read", (PyCFunction)(void (*)(void))tpy_map_read_m, METH_VARARGS | METH_KEYWORDS, "As Buffer.map_read."},
-    {"map_write", (PyCFunction)(void (*)(void))tpy_map_write_m, METH_VARARGS | METH_KEYWORDS, "As Buffer.map_write."},
-    {"tensor", (PyCFunction)(void (*)(void))tpy_make_tensor, METH_VARARGS | METH_KEYWORDS, "As Buffer.tensor."},
+    {"map_read", (PyCFunction)(void (*)(void))tpy_map_read_m, METH_VARARGS | METH_KEYWORDS,
+     "As Buffer.map_read."},
+    {"map_write", (PyCFunction)(void (*)(void))tpy_map_write_m, METH_VARARGS | METH_KEYWORDS,
+     "As Buffer.map_write."},
+    {"tensor", (PyCFunction)(void (*)(void))tpy_make_tensor, METH_VARARGS | METH_KEYWORDS,
+     "As Buffer.tensor."},
     {"__dlpack__", (PyCFunction)(void (*)(void))tpy_dlpack_of, METH_VARARGS | METH_KEYWORDS, NULL},
     {"__dlpack_device__", (PyCFunction)tpy_dlpack_device_of, METH_NOARGS, NULL},
     {NULL}};
-static PyMappingMethods tpy_view_mapping = {(lenfunc)tpy_view_len, (binaryfunc)tpy_view_subscript, NULL};
+static PyMappingMethods tpy_view_mapping = {(lenfunc)tpy_view_len, (binaryfunc)tpy_view_subscript,
+                                            NULL};
 static PyTypeObject tpy_view_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.View",
     .tp_basicsize = sizeof(tpy_view_obj_t),
@@ -1396,8 +1458,12 @@ static int tpy_map_getbuffer(tpy_map_obj_t *self, Py_buffer *view, int flags) {
 
 static PyBufferProcs tpy_map_as_buffer = {(getbufferproc)tpy_map_getbuffer, NULL};
 
-static PyObject *tpy_map_get_live(tpy_map_obj_t *self, void *c) { return PyBool_FromLong(self->live); }
-static PyObject *tpy_map_get_writable(tpy_map_obj_t *self, void *c) { return PyBool_FromLong(self->write); }
+static PyObject *tpy_map_get_live(tpy_map_obj_t *self, void *c) {
+  return PyBool_FromLong(self->live);
+}
+static PyObject *tpy_map_get_writable(tpy_map_obj_t *self, void *c) {
+  return PyBool_FromLong(self->write);
+}
 static PyObject *tpy_map_get_nbytes(tpy_map_obj_t *self, void *c) {
   return PyLong_FromUnsignedLongLong(self->map.length);
 }
@@ -1417,7 +1483,8 @@ static PyGetSetDef tpy_map_getset[] = {
     {NULL}};
 
 static PyMethodDef tpy_map_methods[] = {
-    {"unmap", (PyCFunction)tpy_map_unmap, METH_NOARGS, "Ends the map; its arrays refuse use afterwards."},
+    {"unmap", (PyCFunction)tpy_map_unmap, METH_NOARGS,
+     "Ends the map; its arrays refuse use afterwards."},
     {"array", (PyCFunction)tpy_map_array, METH_VARARGS,
      "array(dtype=None, shape=None) -> a NumPy array over the mapped bytes (no copy)."},
     {"__enter__", (PyCFunction)tpy_map_enter, METH_NOARGS, NULL},
@@ -1432,7 +1499,8 @@ static PyTypeObject tpy_map_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.Map",
     .tp_basicsize = sizeof(tpy_map_obj_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A host map of a view (Buffer.map_read / map_write); a context manager giving an array.",
+    .tp_doc =
+        "A host map of a view (Buffer.map_read / map_write); a context manager giving an array.",
     .tp_dealloc = (destructor)tpy_map_dealloc,
     .tp_methods = tpy_map_methods,
     .tp_getset = tpy_map_getset,
@@ -1446,12 +1514,12 @@ static PyTypeObject tpy_map_type = {
 static const struct {
   const char *name;
   uint8_t code, bits;
-} tpy_dtypes[] = {{"uint8", 1, 8},     {"int8", 0, 8},       {"uint16", 1, 16},  {"int16", 0, 16},
-                  {"uint32", 1, 32},   {"int32", 0, 32},     {"uint64", 1, 64},  {"int64", 0, 64},
-                  {"float16", 2, 16},  {"float32", 2, 32},   {"float64", 2, 64}, {"bfloat16", 4, 16},
-                  {"u1", 1, 8},        {"i1", 0, 8},         {"u2", 1, 16},      {"i2", 0, 16},
-                  {"u4", 1, 32},       {"i4", 0, 32},        {"u8", 1, 64},      {"i8", 0, 64},
-                  {"f2", 2, 16},       {"f4", 2, 32},        {"f8", 2, 64},      {"bool", 6, 8}};
+} tpy_dtypes[] = {{"uint8", 1, 8},    {"int8", 0, 8},     {"uint16", 1, 16},  {"int16", 0, 16},
+                  {"uint32", 1, 32},  {"int32", 0, 32},   {"uint64", 1, 64},  {"int64", 0, 64},
+                  {"float16", 2, 16}, {"float32", 2, 32}, {"float64", 2, 64}, {"bfloat16", 4, 16},
+                  {"u1", 1, 8},       {"i1", 0, 8},       {"u2", 1, 16},      {"i2", 0, 16},
+                  {"u4", 1, 32},      {"i4", 0, 32},      {"u8", 1, 64},      {"i8", 0, 64},
+                  {"f2", 2, 16},      {"f4", 2, 32},      {"f8", 2, 64},      {"bool", 6, 8}};
 
 /* dtype: a name or anything with .name / str() naming one (numpy dtypes, types). */
 static int tpy_dtype(PyObject *o, tpy_dl_dtype_t *out) {
@@ -1478,10 +1546,11 @@ static int tpy_dtype(PyObject *o, tpy_dl_dtype_t *out) {
       Py_DECREF(name);
       return 0;
     }
-  PyErr_Format(PyExc_TypeError,
-               "dtype '%s' has no DLPack type here: use uint8/16/32/64, int8..int64, float16/32/64, "
-               "bfloat16 or bool",
-               s);
+  PyErr_Format(
+      PyExc_TypeError,
+      "dtype '%s' has no DLPack type here: use uint8/16/32/64, int8..int64, float16/32/64, "
+      "bfloat16 or bool",
+      s);
   Py_DECREF(name);
   return -1;
 }
@@ -1555,7 +1624,8 @@ static PyObject *tpy_make_tensor(PyObject *source, PyObject *args, PyObject *kw)
       Py_DECREF(t);
       PyErr_Format(PyExc_ValueError, "shape needs %llu bytes, the %s has %llu",
                    (unsigned long long)(count * elem),
-                   PyObject_TypeCheck(source, &tpy_map_type) ? "map" : "view", (unsigned long long)length);
+                   PyObject_TypeCheck(source, &tpy_map_type) ? "map" : "view",
+                   (unsigned long long)length);
       return NULL;
     }
   }
@@ -1596,7 +1666,8 @@ static void tpy_capsule_destructor(PyObject *capsule) {
   if (m && m->deleter) m->deleter(m);
 }
 
-static PyObject *tpy_capsule(tpy_tensor_obj_t *t, void *data, int device_type, int device_id, PyObject *owner) {
+static PyObject *tpy_capsule(tpy_tensor_obj_t *t, void *data, int device_type, int device_id,
+                             PyObject *owner) {
   tpy_dl_block_t *blk = PyMem_RawCalloc(1, sizeof *blk);
   if (!blk) return PyErr_NoMemory();
   memcpy(blk->shape, t->shape, sizeof blk->shape);
@@ -1632,17 +1703,20 @@ static bool tpy_tensor_is_cuda(tpy_tensor_obj_t *t) {
 static PyObject *tpy_tensor_dlpack(tpy_tensor_obj_t *self, PyObject *args, PyObject *kw) {
   static char *names[] = {"stream", "max_version", "dl_device", "copy", NULL};
   PyObject *stream = Py_None, *max_version = Py_None, *dl_device = Py_None, *copy = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO", names, &stream, &max_version, &dl_device, &copy))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOOO", names, &stream, &max_version, &dl_device,
+                                   &copy))
     return NULL;
   if (copy == Py_True) {
-    PyErr_SetString(PyExc_BufferError, "tandem exports its memory without copies; copy=True is not offered");
+    PyErr_SetString(PyExc_BufferError,
+                    "tandem exports its memory without copies; copy=True is not offered");
     return NULL;
   }
   if (tpy_tensor_is_cuda(self)) {
     void *ptr = NULL;
     int dev = 0;
     if (tpy_cuda_buffer_export(tpy_tensor_buffer(self), stream, &ptr, &dev) < 0) return NULL;
-    return tpy_capsule(self, (char *)ptr + self->offset, TPY_DL_CUDA, dev, (PyObject *)tpy_tensor_buffer(self));
+    return tpy_capsule(self, (char *)ptr + self->offset, TPY_DL_CUDA, dev,
+                       (PyObject *)tpy_tensor_buffer(self));
   }
   if (stream != Py_None && !(PyLong_Check(stream) && PyLong_AsLong(stream) == -1)) {
     PyErr_SetString(PyExc_BufferError, "stream must be None for a kDLCPU tensor");
@@ -1662,7 +1736,8 @@ static PyObject *tpy_tensor_dlpack(tpy_tensor_obj_t *self, PyObject *args, PyObj
   tpy_buffer_t *owner;
   if (tpy_get_view(self->source, "source", &v, &owner) < 0) return NULL;
   if (owner->placement == TANDEM_PLACEMENT_GPU_LOCAL) {
-    PyErr_SetString(PyExc_BufferError, "a GPU_LOCAL buffer is no kDLCPU tensor: create it exportable");
+    PyErr_SetString(PyExc_BufferError,
+                    "a GPU_LOCAL buffer is no kDLCPU tensor: create it exportable");
     return NULL;
   }
   tpy_map_obj_t *m = (tpy_map_obj_t *)tpy_new_map(owner, v, true, true, NULL, NULL);
@@ -1711,19 +1786,21 @@ static PyObject *tpy_kernel_info(tpy_kernel_obj_t *self, void *c) {
   tandem_kernel_info_t i;
   tandem_kernel_info_init(&i);
   TPY_CHECK(tandem_kernel_info(self->kernel, &i));
-  PyObject *d = Py_BuildValue(
-      "{s(III)sOs(III)sIsIsIsIsIsK}", "local_size", i.local_size[0], i.local_size[1], i.local_size[2],
-      "local_size_specialized", i.local_size_specialized ? Py_True : Py_False, "workgroups", i.workgroups[0],
-      i.workgroups[1], i.workgroups[2], "binding_count", i.binding_count, "push_constant_bytes",
-      i.push_constant_bytes, "spec_constant_count", i.spec_constant_count, "shader_features",
-      i.shader_features, "required_subgroup_size", i.required_subgroup_size, "shared_memory_bytes",
-      (unsigned long long)i.shared_memory_bytes);
+  PyObject *d = Py_BuildValue("{s(III)sOs(III)sIsIsIsIsIsK}", "local_size", i.local_size[0],
+                              i.local_size[1], i.local_size[2], "local_size_specialized",
+                              i.local_size_specialized ? Py_True : Py_False, "workgroups",
+                              i.workgroups[0], i.workgroups[1], i.workgroups[2], "binding_count",
+                              i.binding_count, "push_constant_bytes", i.push_constant_bytes,
+                              "spec_constant_count", i.spec_constant_count, "shader_features",
+                              i.shader_features, "required_subgroup_size", i.required_subgroup_size,
+                              "shared_memory_bytes", (unsigned long long)i.shared_memory_bytes);
   return tpy_info("KernelInfo", d);
 }
 static PyObject *tpy_kernel_name(tpy_kernel_obj_t *self, void *c) {
   return PyUnicode_FromString(tandem_kernel_name(self->kernel));
 }
-static PyGetSetDef tpy_kernel_getset[] = {{"info", (getter)tpy_kernel_info, NULL, "KernelInfo", NULL},
+static PyGetSetDef tpy_kernel_getset[] = {{"info", (getter)tpy_kernel_info, NULL, "KernelInfo",
+                                           NULL},
                                           {"name", (getter)tpy_kernel_name, NULL, NULL, NULL},
                                           {NULL}};
 static PyTypeObject tpy_kernel_type = {
@@ -1743,8 +1820,8 @@ static void tpy_npu_program_dealloc(tpy_npu_program_obj_t *self) {
 static PyObject *tpy_npu_program_name(tpy_npu_program_obj_t *self, void *c) {
   return PyUnicode_FromString(tandem_npu_program_name(self->program));
 }
-static PyGetSetDef tpy_npu_program_getset[] = {{"name", (getter)tpy_npu_program_name, NULL, NULL, NULL},
-                                               {NULL}};
+static PyGetSetDef tpy_npu_program_getset[] = {
+    {"name", (getter)tpy_npu_program_name, NULL, NULL, NULL}, {NULL}};
 static PyTypeObject tpy_npu_program_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.NpuProgram",
     .tp_basicsize = sizeof(tpy_npu_program_obj_t),
@@ -1834,8 +1911,8 @@ static int tpy_views(PyObject *o, tandem_view_t *out, uint32_t *count, uint32_t 
 static PyObject *tpy_graph_dispatch(tpy_graph_obj_t *self, PyObject *args, PyObject *kw) {
   static char *names[] = {"kernel", "views", "push_constants", "workgroups", "indirect", NULL};
   PyObject *kernel, *views, *push = Py_None, *wg = Py_None, *indirect = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|O$OO", names, &tpy_kernel_type, &kernel, &views, &push,
-                                   &wg, &indirect))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|O$OO", names, &tpy_kernel_type, &kernel, &views,
+                                   &push, &wg, &indirect))
     return NULL;
   tandem_dispatch_desc_t d;
   tandem_dispatch_desc_init(&d);
@@ -1862,8 +1939,8 @@ static PyObject *tpy_graph_dispatch(tpy_graph_obj_t *self, PyObject *args, PyObj
 static PyObject *tpy_graph_npu_run(tpy_graph_obj_t *self, PyObject *args, PyObject *kw) {
   static char *names[] = {"program", "views", "scalars", NULL};
   PyObject *program, *views, *scalars = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|O", names, &tpy_npu_program_type, &program, &views,
-                                   &scalars))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O!O|O", names, &tpy_npu_program_type, &program,
+                                   &views, &scalars))
     return NULL;
   tandem_view_t v[TANDEM_MAX_BINDINGS];
   uint32_t nv = 0, ns = 0, sc[TANDEM_MAX_NPU_SCALARS];
@@ -1885,7 +1962,8 @@ static PyObject *tpy_graph_npu_run(tpy_graph_obj_t *self, PyObject *args, PyObje
     ns = (uint32_t)n;
     Py_DECREF(seq);
   }
-  TPY_CHECK(tandem_graph_add_npu_run(self->graph, ((tpy_npu_program_obj_t *)program)->program, v, nv, sc, ns));
+  TPY_CHECK(tandem_graph_add_npu_run(self->graph, ((tpy_npu_program_obj_t *)program)->program, v,
+                                     nv, sc, ns));
   if (PyList_Append(self->keep, program) < 0 || PyList_Append(self->keep, views) < 0) return NULL;
   return tpy_node_result(self);
 }
@@ -1903,7 +1981,9 @@ static PyObject *tpy_graph_prepare(tpy_graph_obj_t *self, PyObject *noargs) {
   return (PyObject *)o;
 }
 
-static Py_ssize_t tpy_graph_len(tpy_graph_obj_t *self) { return tandem_graph_node_count(self->graph); }
+static Py_ssize_t tpy_graph_len(tpy_graph_obj_t *self) {
+  return tandem_graph_node_count(self->graph);
+}
 
 static PyMethodDef tpy_graph_methods[] = {
     {"fill", (PyCFunction)(void (*)(void))tpy_graph_fill, METH_VARARGS | METH_KEYWORDS,
@@ -1915,7 +1995,8 @@ static PyMethodDef tpy_graph_methods[] = {
      "push_constants is bytes-like (struct.pack)."},
     {"npu_run", (PyCFunction)(void (*)(void))tpy_graph_npu_run, METH_VARARGS | METH_KEYWORDS,
      "npu_run(program, views, scalars=()) -> node number."},
-    {"prepare", (PyCFunction)tpy_graph_prepare, METH_NOARGS, "prepare() -> Executable (GIL released)."},
+    {"prepare", (PyCFunction)tpy_graph_prepare, METH_NOARGS,
+     "prepare() -> Executable (GIL released)."},
     {NULL}};
 
 static PySequenceMethods tpy_graph_seq = {.sq_length = (lenfunc)tpy_graph_len};
@@ -1924,7 +2005,8 @@ static PyTypeObject tpy_graph_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.Graph",
     .tp_basicsize = sizeof(tpy_graph_obj_t),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A graph of fills, copies, dispatches and NPU runs (Runtime.graph); len() is its node count.",
+    .tp_doc =
+        "A graph of fills, copies, dispatches and NPU runs (Runtime.graph); len() is its node count.",
     .tp_dealloc = (destructor)tpy_graph_dealloc,
     .tp_methods = tpy_graph_methods,
     .tp_as_sequence = &tpy_graph_seq,
@@ -1937,13 +2019,15 @@ static PyTypeObject tpy_graph_type = {
 static void tpy_exec_dealloc(tpy_exec_obj_t *self) {
   tandem_exec_t *e = self->exec;
   /* The last release blocks until the executable's work has finished. */
-  Py_BEGIN_ALLOW_THREADS tandem_exec_release(e);
+  Py_BEGIN_ALLOW_THREADS
+  tandem_exec_release(e);
   Py_END_ALLOW_THREADS
   Py_XDECREF(self->runtime);
   PyObject_Free(self);
 }
 
-static PyObject *tpy_new_completion(tpy_exec_obj_t *exec, tpy_runtime_t *rt, tandem_completion_t *c) {
+static PyObject *tpy_new_completion(tpy_exec_obj_t *exec, tpy_runtime_t *rt,
+                                    tandem_completion_t *c) {
   tpy_completion_obj_t *o = PyObject_New(tpy_completion_obj_t, &tpy_completion_type);
   if (!o) {
     tandem_completion_release(c);
@@ -2002,7 +2086,8 @@ static PyObject *tpy_exec_submit(tpy_exec_obj_t *self, PyObject *const *args, Py
       PyObject *x = PySequence_Fast_GET_ITEM(seq, i);
       if (!PyObject_TypeCheck(x, &tpy_completion_type)) {
         Py_DECREF(seq);
-        PyErr_Format(PyExc_TypeError, "after[%zd] must be a tandem.Completion, not %.80s", i, Py_TYPE(x)->tp_name);
+        PyErr_Format(PyExc_TypeError, "after[%zd] must be a tandem.Completion, not %.80s", i,
+                     Py_TYPE(x)->tp_name);
         return NULL;
       }
       deps[ndeps++] = ((tpy_completion_obj_t *)x)->completion;
@@ -2023,8 +2108,8 @@ static PyObject *tpy_exec_submit(tpy_exec_obj_t *self, PyObject *const *args, Py
     for (Py_ssize_t i = 0; i < n; i++) {
       int lane;
       unsigned long long value;
-      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iK;waits entries are (lane, value)", &lane,
-                            &value)) {
+      if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, i), "iK;waits entries are (lane, value)",
+                            &lane, &value)) {
         Py_DECREF(seq);
         return NULL;
       }
@@ -2034,14 +2119,13 @@ static PyObject *tpy_exec_submit(tpy_exec_obj_t *self, PyObject *const *args, Py
     Py_DECREF(seq);
   }
   if (nw && ndeps) {
-    PyErr_SetString(PyExc_ValueError,
-                    "give after= or waits=, not both (order the completions with an earlier submit)");
+    PyErr_SetString(
+        PyExc_ValueError,
+        "give after= or waits=, not both (order the completions with an earlier submit)");
     return NULL;
   }
-  if (nw)
-    TPY_CHECK(tandem_exec_submit_waiting(self->exec, w, nw, &c));
-  else
-    TPY_CHECK(tandem_exec_submit_after(self->exec, deps, ndeps, &c));
+  if (nw) TPY_CHECK(tandem_exec_submit_waiting(self->exec, w, nw, &c));
+  else TPY_CHECK(tandem_exec_submit_after(self->exec, deps, ndeps, &c));
   return tpy_new_completion(self, self->runtime, c);
 }
 
@@ -2128,7 +2212,8 @@ static tandem_status_t tpy_wait(tandem_completion_t *c, uint64_t timeout_ns) {
       if (left > slice) left = slice;
     }
     tandem_status_t s;
-    Py_BEGIN_ALLOW_THREADS s = tandem_completion_wait_timeout(c, left);
+    Py_BEGIN_ALLOW_THREADS
+    s = tandem_completion_wait_timeout(c, left);
     Py_END_ALLOW_THREADS
     if (s != TANDEM_ERROR_TIMEOUT) return s;
     /* TIMEOUT is also the result of an NPU run past its watchdog. */
@@ -2140,8 +2225,8 @@ static tandem_status_t tpy_wait(tandem_completion_t *c, uint64_t timeout_ns) {
 
 /* completion.wait(timeout=None): None on success; raises the failure
  * (tandem.TimeoutError when the time passed; the work goes on). */
-static PyObject *tpy_completion_wait(tpy_completion_obj_t *self, PyObject *const *args, Py_ssize_t nargs,
-                                     PyObject *kwnames) {
+static PyObject *tpy_completion_wait(tpy_completion_obj_t *self, PyObject *const *args,
+                                     Py_ssize_t nargs, PyObject *kwnames) {
   uint64_t timeout = UINT64_MAX;
   PyObject *t = nargs > 0 ? args[0] : NULL;
   if (kwnames && PyTuple_GET_SIZE(kwnames) == 1 && nargs == 0) {
@@ -2194,9 +2279,10 @@ static PyObject *tpy_completion_profile(tpy_completion_obj_t *self, void *c) {
   PyObject *list = PyList_New(0);
   if (!list) return NULL;
   for (uint32_t i = 0; i < p.region_count && i < 64; i++) {
-    PyObject *r = Py_BuildValue("{sssIsKsK}", "lane", tandem_lane_name(regions[i].lane), "node_count",
-                                regions[i].node_count, "gpu_start_ns", (unsigned long long)regions[i].gpu_start_ns,
-                                "gpu_end_ns", (unsigned long long)regions[i].gpu_end_ns);
+    PyObject *r = Py_BuildValue("{sssIsKsK}", "lane", tandem_lane_name(regions[i].lane),
+                                "node_count", regions[i].node_count, "gpu_start_ns",
+                                (unsigned long long)regions[i].gpu_start_ns, "gpu_end_ns",
+                                (unsigned long long)regions[i].gpu_end_ns);
     if (!r || PyList_Append(list, r) < 0) {
       Py_XDECREF(r);
       Py_DECREF(list);
@@ -2204,26 +2290,28 @@ static PyObject *tpy_completion_profile(tpy_completion_obj_t *self, void *c) {
     }
     Py_DECREF(r);
   }
-  PyObject *d = Py_BuildValue("{sKsKsKsKsOsssN}", "host_submit_ns", (unsigned long long)p.host_submit_ns,
-                              "host_observed_ns", (unsigned long long)p.host_observed_ns, "queue_ns",
-                              (unsigned long long)p.queue_ns, "execution_ns", (unsigned long long)p.execution_ns,
-                              "gpu_times_valid", p.gpu_times_valid ? Py_True : Py_False,
-                              "gpu_times_status", tandem_status_name(p.gpu_times_status), "regions",
-                              list);
+  PyObject *d =
+      Py_BuildValue("{sKsKsKsKsOsssN}", "host_submit_ns", (unsigned long long)p.host_submit_ns,
+                    "host_observed_ns", (unsigned long long)p.host_observed_ns, "queue_ns",
+                    (unsigned long long)p.queue_ns, "execution_ns",
+                    (unsigned long long)p.execution_ns, "gpu_times_valid",
+                    p.gpu_times_valid ? Py_True : Py_False, "gpu_times_status",
+                    tandem_status_name(p.gpu_times_status), "regions", list);
   return tpy_info("Profile", d);
 }
 
 static PyObject *tpy_completion_lane_values(tpy_completion_obj_t *self, void *c) {
   uint64_t v[TANDEM_LANE_COUNT];
   TPY_CHECK(tandem_completion_lane_values(self->completion, v));
-  return Py_BuildValue("(KKKK)", (unsigned long long)v[0], (unsigned long long)v[1], (unsigned long long)v[2],
-                       (unsigned long long)v[3]);
+  return Py_BuildValue("(KKKK)", (unsigned long long)v[0], (unsigned long long)v[1],
+                       (unsigned long long)v[2], (unsigned long long)v[3]);
 }
 
 static PyObject *tpy_completion_await(tpy_completion_obj_t *self) {
   PyObject *hook = tpy_hook("await_completion");
   if (!hook) {
-    PyErr_SetString(PyExc_RuntimeError, "tandem's asyncio support is not registered (import tandem)");
+    PyErr_SetString(PyExc_RuntimeError,
+                    "tandem's asyncio support is not registered (import tandem)");
     return NULL;
   }
   PyObject *coro = PyObject_CallOneArg(hook, (PyObject *)self);
@@ -2241,10 +2329,13 @@ static PyMethodDef tpy_completion_methods[] = {
     {NULL}};
 
 static PyGetSetDef tpy_completion_getset[] = {
-    {"done", (getter)tpy_completion_done, NULL, "finished (successfully or not); never blocks", NULL},
-    {"status", (getter)tpy_completion_status, NULL, "'OK', the failure's name, or None while running", NULL},
+    {"done", (getter)tpy_completion_done, NULL, "finished (successfully or not); never blocks",
+     NULL},
+    {"status", (getter)tpy_completion_status, NULL,
+     "'OK', the failure's name, or None while running", NULL},
     {"profile", (getter)tpy_completion_profile, NULL, "Profile of a finished submission", NULL},
-    {"lane_values", (getter)tpy_completion_lane_values, NULL, "per-lane timeline values at its end", NULL},
+    {"lane_values", (getter)tpy_completion_lane_values, NULL, "per-lane timeline values at its end",
+     NULL},
     {NULL}};
 
 static PyAsyncMethods tpy_completion_async = {.am_await = (unaryfunc)tpy_completion_await};
@@ -2283,14 +2374,15 @@ static PyObject *tpy_trace_events(tpy_trace_obj_t *self, void *c) {
   const tandem_trace_event_t *e = tandem_trace_events(self->trace, &n);
   PyObject *list = PyList_New(0);
   for (uint32_t i = 0; list && i < n; i++) {
-    PyObject *d = Py_BuildValue("{sssIsKsIsKsKsKsKsssssIsK}", "lane", tandem_lane_name(e[i].lane), "region",
-                                e[i].region, "submission", (unsigned long long)e[i].submission, "node_count",
-                                e[i].node_count, "copied_bytes", (unsigned long long)e[i].copied_bytes,
-                                "host_submit_ns", (unsigned long long)e[i].host_submit_ns, "gpu_start_ns",
-                                (unsigned long long)e[i].gpu_start_ns, "gpu_end_ns",
-                                (unsigned long long)e[i].gpu_end_ns, "result", tandem_status_name(e[i].result),
-                                "name", e[i].name, "first_node", e[i].first_node, "bytes",
-                                (unsigned long long)e[i].bytes);
+    PyObject *d =
+        Py_BuildValue("{sssIsKsIsKsKsKsKsssssIsK}", "lane", tandem_lane_name(e[i].lane), "region",
+                      e[i].region, "submission", (unsigned long long)e[i].submission, "node_count",
+                      e[i].node_count, "copied_bytes", (unsigned long long)e[i].copied_bytes,
+                      "host_submit_ns", (unsigned long long)e[i].host_submit_ns, "gpu_start_ns",
+                      (unsigned long long)e[i].gpu_start_ns, "gpu_end_ns",
+                      (unsigned long long)e[i].gpu_end_ns, "result",
+                      tandem_status_name(e[i].result), "name", e[i].name, "first_node",
+                      e[i].first_node, "bytes", (unsigned long long)e[i].bytes);
     if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
     Py_XDECREF(d);
   }
@@ -2301,12 +2393,13 @@ static PyObject *tpy_trace_dropped(tpy_trace_obj_t *self, void *c) {
   return PyLong_FromUnsignedLongLong(tandem_trace_dropped(self->trace));
 }
 
-static PyMethodDef tpy_trace_methods[] = {
-    {"write_json", (PyCFunction)tpy_trace_write_json, METH_O, "write_json(path): Chrome/Perfetto JSON."},
+static PyMethodDef tpy_trace_methods[] = {{"write_json", (PyCFunction)tpy_trace_write_json, METH_O,
+                                           "write_json(path): Chrome/Perfetto JSON."},
+                                          {NULL}};
+static PyGetSetDef tpy_trace_getset[] = {
+    {"events", (getter)tpy_trace_events, NULL, "list of dicts", NULL},
+    {"dropped", (getter)tpy_trace_dropped, NULL, "events lost", NULL},
     {NULL}};
-static PyGetSetDef tpy_trace_getset[] = {{"events", (getter)tpy_trace_events, NULL, "list of dicts", NULL},
-                                         {"dropped", (getter)tpy_trace_dropped, NULL, "events lost", NULL},
-                                         {NULL}};
 static PyTypeObject tpy_trace_type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "tandem.Trace",
     .tp_basicsize = sizeof(tpy_trace_obj_t),
@@ -2329,7 +2422,9 @@ static PyObject *tpy_register(PyObject *self, PyObject *args, PyObject *kw) {
   Py_RETURN_NONE;
 }
 
-static PyObject *tpy_version(PyObject *self, PyObject *noargs) { return PyUnicode_FromString(tandem_version()); }
+static PyObject *tpy_version(PyObject *self, PyObject *noargs) {
+  return PyUnicode_FromString(tandem_version());
+}
 
 static PyObject *tpy_library_path(PyObject *self, PyObject *noargs) {
   Dl_info info;
@@ -2337,7 +2432,9 @@ static PyObject *tpy_library_path(PyObject *self, PyObject *noargs) {
   return PyUnicode_DecodeFSDefault(info.dli_fname);
 }
 
-static PyObject *tpy_cuda_available(PyObject *self, PyObject *noargs) { return tpy_cuda_unavailable_reason(); }
+static PyObject *tpy_cuda_available(PyObject *self, PyObject *noargs) {
+  return tpy_cuda_unavailable_reason();
+}
 
 static PyMethodDef tpy_module_methods[] = {
     {"_register", (PyCFunction)(void (*)(void))tpy_register, METH_VARARGS | METH_KEYWORDS, NULL},
@@ -2366,17 +2463,21 @@ static int tpy_add_type(PyObject *m, PyTypeObject *t, const char *name) {
 PyMODINIT_FUNC PyInit__tandem(void) {
   PyObject *m = PyModule_Create(&tpy_module);
   if (!m) return NULL;
-  if (tpy_add_type(m, &tpy_runtime_type, "Runtime") < 0 || tpy_add_type(m, &tpy_buffer_type, "Buffer") < 0 ||
+  if (tpy_add_type(m, &tpy_runtime_type, "Runtime") < 0 ||
+      tpy_add_type(m, &tpy_buffer_type, "Buffer") < 0 ||
       tpy_add_type(m, &tpy_view_type, "View") < 0 || tpy_add_type(m, &tpy_map_type, "Map") < 0 ||
       tpy_add_type(m, &tpy_kernel_type, "Kernel") < 0 ||
-      tpy_add_type(m, &tpy_npu_program_type, "NpuProgram") < 0 || tpy_add_type(m, &tpy_graph_type, "Graph") < 0 ||
+      tpy_add_type(m, &tpy_npu_program_type, "NpuProgram") < 0 ||
+      tpy_add_type(m, &tpy_graph_type, "Graph") < 0 ||
       tpy_add_type(m, &tpy_exec_type, "Executable") < 0 ||
-      tpy_add_type(m, &tpy_completion_type, "Completion") < 0 || tpy_add_type(m, &tpy_trace_type, "Trace") < 0 ||
+      tpy_add_type(m, &tpy_completion_type, "Completion") < 0 ||
+      tpy_add_type(m, &tpy_trace_type, "Trace") < 0 ||
       tpy_add_type(m, &tpy_tensor_type, "Tensor") < 0)
     goto fail;
-  tpy_error = PyErr_NewExceptionWithDoc("tandem.Error",
-                                        "A tandem call failed: .status (the code), .status_name, .message.",
-                                        NULL, NULL);
+  tpy_error =
+      PyErr_NewExceptionWithDoc("tandem.Error",
+                                "A tandem call failed: .status (the code), .status_name, .message.",
+                                NULL, NULL);
   if (!tpy_error || PyModule_AddObjectRef(m, "Error", tpy_error) < 0) goto fail;
   /* One class per code; the ones that are also a builtin category inherit it. */
   static const struct {
@@ -2403,9 +2504,10 @@ PyMODINIT_FUNC PyInit__tandem(void) {
   for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
     char full[96];
     snprintf(full, sizeof full, "tandem.%s", classes[i].name);
-    PyObject *bases = classes[i].base
-                          ? PyTuple_Pack(2, tpy_error, PyDict_GetItemString(builtins, classes[i].base))
-                          : PyTuple_Pack(1, tpy_error);
+    PyObject *bases =
+        classes[i].base
+            ? PyTuple_Pack(2, tpy_error, PyDict_GetItemString(builtins, classes[i].base))
+            : PyTuple_Pack(1, tpy_error);
     if (!bases) goto fail;
     PyObject *cls = PyErr_NewException(full, bases, NULL);
     Py_DECREF(bases);

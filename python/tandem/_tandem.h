@@ -46,7 +46,7 @@ struct tpy_cuda_buffer;  /* _cuda.c: a buffer's memory imported into CUDA */
 
 typedef struct {
   PyObject_HEAD
-  tandem_runtime_t *rt;  /* NULL once closed */
+  tandem_runtime_t *rt;   /* NULL once closed */
   tandem_runtime_t *keep; /* the pointer, for objects made before close */
   uint32_t gpu_index;     /* the option, for gpu_info() */
   bool track_lanes;       /* export_timelines: remember what was submitted */

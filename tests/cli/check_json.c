@@ -45,7 +45,8 @@ static int check_devices(const char *file, json_t *root) {
   size_t i;
   json_t *g;
   json_array_foreach(gpus, i, g) {
-    if (!json_is_string(json_object_get(g, "name")) || !json_is_string(json_object_get(g, "driver")) ||
+    if (!json_is_string(json_object_get(g, "name")) ||
+        !json_is_string(json_object_get(g, "driver")) ||
         !json_is_string(json_object_get(g, "vulkan")) ||
         !json_is_array(json_object_get(g, "queue_families")) ||
         !json_is_object(json_object_get(g, "features")))
@@ -94,10 +95,19 @@ static int check_trace(const char *file, json_t *root, const char *lanes) {
 }
 
 static int check_run(const char *file, json_t *root, long warmup, long iterations) {
-  static const char *const numbers[] = {"warmup", "iterations", "completed", "wall_ns",
-                                        "iterations_per_s", "span_ns", "submissions",
-                                        "copied_bytes", "cache_maintenance_bytes", "imports",
-                                        "npu_runs", "trace_dropped", "validation_messages",
+  static const char *const numbers[] = {"warmup",
+                                        "iterations",
+                                        "completed",
+                                        "wall_ns",
+                                        "iterations_per_s",
+                                        "span_ns",
+                                        "submissions",
+                                        "copied_bytes",
+                                        "cache_maintenance_bytes",
+                                        "imports",
+                                        "npu_runs",
+                                        "trace_dropped",
+                                        "validation_messages",
                                         "exit_code"};
   for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++)
     if (!json_is_number(json_object_get(root, numbers[i]))) {
@@ -105,7 +115,8 @@ static int check_run(const char *file, json_t *root, long warmup, long iteration
       return 1;
     }
   json_t *gpu = json_object_get(root, "gpu"), *pipeline = json_object_get(root, "pipeline");
-  if (!json_is_string(json_object_get(gpu, "name")) || !json_is_integer(json_object_get(gpu, "index")))
+  if (!json_is_string(json_object_get(gpu, "name")) ||
+      !json_is_integer(json_object_get(gpu, "index")))
     return fail(file, "gpu lacks name or index");
   if (!json_is_string(json_object_get(pipeline, "name")) ||
       !json_is_integer(json_object_get(pipeline, "nodes")))
@@ -126,9 +137,8 @@ static int check_run(const char *file, json_t *root, long warmup, long iteration
   if (!(json_real_value(json_object_get(root, "iterations_per_s")) > 0))
     return fail(file, "iterations_per_s is not positive");
   json_t *checks = json_object_get(root, "checks");
-  if (!json_is_object(checks) ||
-      json_integer_value(json_object_get(checks, "passed")) !=
-          json_integer_value(json_object_get(checks, "total")))
+  if (!json_is_object(checks) || json_integer_value(json_object_get(checks, "passed")) !=
+                                     json_integer_value(json_object_get(checks, "total")))
     return fail(file, "checks missing or not all passed");
   json_t *lanes = json_object_get(root, "lanes"), *l;
   size_t i;
@@ -140,8 +150,8 @@ static int check_run(const char *file, json_t *root, long warmup, long iteration
         !json_is_number(json_object_get(l, "busy_fraction")))
       return fail(file, "a lane lacks lane, regions, busy_ns or busy_fraction");
   }
-  printf("run summary: %ld warm-up + %ld timed iterations, %.1f iterations/s\n", warmup,
-         iterations, json_real_value(json_object_get(root, "iterations_per_s")));
+  printf("run summary: %ld warm-up + %ld timed iterations, %.1f iterations/s\n", warmup, iterations,
+         json_real_value(json_object_get(root, "iterations_per_s")));
   return 0;
 }
 
@@ -151,7 +161,8 @@ static int check_copies(const char *file, json_t *root) {
     return fail(file, "validation messages");
   json_t *copies = json_object_get(root, "copies");
   json_t *types = json_object_get(copies, "memory_types");
-  if (!json_is_array(types) || json_array_size(types) == 0) return fail(file, "no copies.memory_types[]");
+  if (!json_is_array(types) || json_array_size(types) == 0)
+    return fail(file, "no copies.memory_types[]");
   json_t *host = json_object_get(json_object_get(copies, "tandem"), "host_visible");
   if (!json_is_integer(json_object_get(host, "memory_type")))
     return fail(file, "copies.tandem.host_visible.memory_type missing");
@@ -163,8 +174,10 @@ static int check_copies(const char *file, json_t *root) {
   size_t i, k, marked = 0, same = 0;
   json_t *t, *row;
   json_array_foreach(types, i, t) {
-    if (!json_is_integer(json_object_get(t, "index")) || !json_is_string(json_object_get(t, "flags")) ||
-        !json_is_integer(json_object_get(t, "heap")) || !json_is_integer(json_object_get(t, "heap_bytes")))
+    if (!json_is_integer(json_object_get(t, "index")) ||
+        !json_is_string(json_object_get(t, "flags")) ||
+        !json_is_integer(json_object_get(t, "heap")) ||
+        !json_is_integer(json_object_get(t, "heap_bytes")))
       return fail(file, "a memory type lacks index, flags, heap or heap_bytes");
     if (json_is_true(json_object_get(t, "tandem_host_visible"))) {
       marked++;
@@ -176,7 +189,8 @@ static int check_copies(const char *file, json_t *root) {
         !(json_real_value(json_object_get(t, "host_read_gb_per_s")) > 0))
       return fail(file, "a measured type lacks host memcpy rates");
     json_t *rows = json_object_get(t, "copies");
-    if (!json_is_array(rows) || json_array_size(rows) < 3) return fail(file, "a type has too few copies[]");
+    if (!json_is_array(rows) || json_array_size(rows) < 3)
+      return fail(file, "a type has too few copies[]");
     json_array_foreach(rows, k, row) {
       json_t *wall = json_object_get(row, "wall_us");
       if (!json_is_string(json_object_get(row, "name")) ||
@@ -187,7 +201,8 @@ static int check_copies(const char *file, json_t *root) {
     }
   }
   if (marked != 1) return fail(file, "not exactly one memory type is marked as tandem's");
-  if (same < 3) return fail(file, "the raw rows equal to tandem's upload, download and both are missing");
+  if (same < 3)
+    return fail(file, "the raw rows equal to tandem's upload, download and both are missing");
   printf("copies: %zu host-visible memory types, tandem's HOST_VISIBLE is type %lld\n",
          json_array_size(types), (long long)tandem_type);
   return 0;

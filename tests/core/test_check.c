@@ -43,7 +43,9 @@ static world_t *world_make(void) {
   w->rt.lane_next_value[TANDEM_LANE_COMPUTE] = 1;
   w->buffer.size = 256;
   w->access = (tandem__access_t){&w->buffer, 0, 256, TANDEM_ACCESS_READ_WRITE};
-  w->region = (tandem__region_t){.lane = TANDEM_LANE_COMPUTE, .first = 0, .count = 1,
+  w->region = (tandem__region_t){.lane = TANDEM_LANE_COMPUTE,
+                                 .first = 0,
+                                 .count = 1,
                                  .wait_region = {-1, -1, -1, -1}};
   w->exec.runtime = &w->rt;
   w->exec.plan.regions = &w->region;
@@ -63,8 +65,8 @@ static world_t *world_make(void) {
   s->user_ref = true;
   s->submits[0].signal_value = 1;
   s->lane_values[TANDEM_LANE_COMPUTE] = 1;
-  s->records[0] = (tandem__record_t){.access = w->access, .lane = TANDEM_LANE_COMPUTE,
-                                     .value = 1, .slot = s};
+  s->records[0] =
+      (tandem__record_t){.access = w->access, .lane = TANDEM_LANE_COMPUTE, .value = 1, .slot = s};
   tandem__tracker_link_locked(&s->records[0]);
   w->rt.in_flight = w->rt.in_flight_tail = s;
   w->rt.in_flight_count = 1;
@@ -123,8 +125,8 @@ static void test_i2_values_out_of_order(void **state) {
   b->user_ref = true;
   b->submits[0].signal_value = 1;
   b->lane_values[TANDEM_LANE_COMPUTE] = 1;
-  b->records[0] = (tandem__record_t){.access = w->access, .lane = TANDEM_LANE_COMPUTE,
-                                     .value = 1, .slot = b};
+  b->records[0] =
+      (tandem__record_t){.access = w->access, .lane = TANDEM_LANE_COMPUTE, .value = 1, .slot = b};
   tandem__tracker_link_locked(&b->records[0]);
   a->next_in_flight = b;
   w->rt.in_flight_tail = b;
@@ -151,8 +153,10 @@ static void test_i3_stale_record_linked(void **state) {
   (void)state;
   world_t *w = world_make();
   /* Slot 1 is FREE, yet a record of it sits in the buffer's list. */
-  w->slots[1].records[0] = (tandem__record_t){.access = w->access, .lane = TANDEM_LANE_COMPUTE,
-                                              .value = 1, .slot = &w->slots[1]};
+  w->slots[1].records[0] = (tandem__record_t){.access = w->access,
+                                              .lane = TANDEM_LANE_COMPUTE,
+                                              .value = 1,
+                                              .slot = &w->slots[1]};
   tandem__tracker_link_locked(&w->slots[1].records[0]);
   assert_false(tandem__runtime_check_locked(&w->rt));
   free(w);
@@ -162,8 +166,10 @@ static void test_i3_session_record(void **state) {
   (void)state;
   world_t *w = world_make();
   /* A native session's open stage: lane 4 at value 1, not yet reached. */
-  tandem__record_t stage = {.access = w->access, .lane = (tandem_lane_t)TANDEM_LANE_COUNT,
-                            .value = 1, .slot = NULL};
+  tandem__record_t stage = {.access = w->access,
+                            .lane = (tandem_lane_t)TANDEM_LANE_COUNT,
+                            .value = 1,
+                            .slot = NULL};
   w->rt.lanes[TANDEM_LANE_COUNT].kind = TANDEM_LANE_KIND_SESSION;
   tandem__tracker_link_locked(&stage);
   assert_true(world_ok(w));

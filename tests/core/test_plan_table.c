@@ -56,21 +56,21 @@ static const char *const k_buf_name[NBUF] = {"H0", "H1", "D0", "D1", "D2",
                                              "D3", "PR", "S0", "S1", "S2"};
 
 static tandem_placement_t buf_placement(int b) {
-  return b <= H1 ? TANDEM_PLACEMENT_HOST_VISIBLE
+  return b <= H1   ? TANDEM_PLACEMENT_HOST_VISIBLE
          : b >= S0 ? TANDEM_PLACEMENT_SHARED
                    : TANDEM_PLACEMENT_GPU_LOCAL;
 }
 
 typedef enum op {
-  OP_FILL = 1, /* v0 = pattern words */
-  OP_COPY,     /* v1 = v0 */
-  OP_ADD1,     /* kernel: v1[i] = v0[i] + 1 over the contract's 64 bytes; v0 READ, v1 WRITE */
-  OP_INC,      /* kernel: v0[i] += 1 over 64 bytes; READ_WRITE */
-  OP_NPU_ADD,  /* NPU add_i32: v2 = v0 + v1 over 16 words; READ, READ, WRITE */
-  OP_NPU_FAIL, /* NPU fail: a run that fails; WRITE v0 */
-  OP_ADD1_IND, /* ADD1 dispatched indirectly: workgroup counts READ from v2's 12 bytes */
+  OP_FILL = 1,  /* v0 = pattern words */
+  OP_COPY,      /* v1 = v0 */
+  OP_ADD1,      /* kernel: v1[i] = v0[i] + 1 over the contract's 64 bytes; v0 READ, v1 WRITE */
+  OP_INC,       /* kernel: v0[i] += 1 over 64 bytes; READ_WRITE */
+  OP_NPU_ADD,   /* NPU add_i32: v2 = v0 + v1 over 16 words; READ, READ, WRITE */
+  OP_NPU_FAIL,  /* NPU fail: a run that fails; WRITE v0 */
+  OP_ADD1_IND,  /* ADD1 dispatched indirectly: workgroup counts READ from v2's 12 bytes */
   OP_NPU_SLEEP, /* NPU sleep_ms: sleeps |pattern| ms, then v0's first word = 1; WRITE v0 */
-  OP_ADD1V,    /* ADD1 with view-sized bindings (TANDEM_BYTES_VIEW): over the views' bytes */
+  OP_ADD1V,     /* ADD1 with view-sized bindings (TANDEM_BYTES_VIEW): over the views' bytes */
 } op_t;
 
 typedef struct vs {
@@ -139,7 +139,8 @@ static void k_inc(const host_gpu_dispatch_t *d) {
 static void ref_apply(uint8_t ref[NBUF][BUF_BYTES], const node_spec_t *n) {
   switch (n->op) {
     case OP_FILL:
-      for (uint32_t i = 0; i < n->v[0].len; i += 4) wr32(&ref[n->v[0].buf][n->v[0].off + i], n->pattern);
+      for (uint32_t i = 0; i < n->v[0].len; i += 4)
+        wr32(&ref[n->v[0].buf][n->v[0].off + i], n->pattern);
       break;
     case OP_COPY:
       memmove(&ref[n->v[1].buf][n->v[1].off], &ref[n->v[0].buf][n->v[0].off], n->v[0].len);
@@ -204,7 +205,8 @@ static tandem_kernel_t *kernel_make(tandem_runtime_t *rt, const char *name, host
                             .binding_count = bindings};
   tandem_kernel_t *k = NULL;
   tandem_status_t s = tandem_kernel_create(rt, &d, &k);
-  if (s != TANDEM_OK) fail_msg("kernel %s: %s: %s", name, tandem_status_name(s), tandem_error_message());
+  if (s != TANDEM_OK)
+    fail_msg("kernel %s: %s: %s", name, tandem_status_name(s), tandem_error_message());
   return k;
 }
 
@@ -250,7 +252,8 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
     tandem_npu_info_t info;
     tandem_npu_info_init(&info);
     tandem_status_t s = tandem_runtime_npu_info(w->rt, &info);
-    if (s != TANDEM_OK) fail_msg("emulated NPU: %s: %s", tandem_status_name(s), tandem_error_message());
+    if (s != TANDEM_OK)
+      fail_msg("emulated NPU: %s: %s", tandem_status_name(s), tandem_error_message());
     /* The host GPU imports host memory and nothing else: the path is proven. */
     assert_int_equal(info.sharing, TANDEM_SHARING_HOST_POINTER);
   }
@@ -281,8 +284,9 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
  * byte may stay alive. */
 static void world_close(world_t *w, const char *row) {
   uint64_t unordered = host_gpu_unordered(w->gpu);
-  if (unordered) fail_msg("%s: the host GPU ran %llu unordered conflicting access pairs", row,
-                          (unsigned long long)unordered);
+  if (unordered)
+    fail_msg("%s: the host GPU ran %llu unordered conflicting access pairs", row,
+             (unsigned long long)unordered);
   tandem_kernel_release(w->add1);
   tandem_kernel_release(w->add1v);
   tandem_kernel_release(w->inc);
@@ -342,7 +346,8 @@ static tandem_exec_t *prepare(world_t *w, const node_spec_t *nodes, int count, c
   for (int i = 0; i < count; i++) add_node(w, g, &nodes[i], row);
   tandem_exec_t *e = NULL;
   tandem_status_t s = tandem_graph_prepare(g, &e);
-  if (s != TANDEM_OK) fail_msg("%s: prepare: %s: %s", row, tandem_status_name(s), tandem_error_message());
+  if (s != TANDEM_OK)
+    fail_msg("%s: prepare: %s: %s", row, tandem_status_name(s), tandem_error_message());
   tandem_graph_release(g);
   return e;
 }
@@ -472,7 +477,9 @@ static const plan_row_t k_plan_rows[] = {
      {COPY(H0, 0, D0, 0, 64), COPY(H0, 64, D0, 64, 64), ADD1(D0, 0, 64, D1, 0, 64),
       ADD1(D0, 64, 64, D1, 64, 64), COPY(D1, 0, H1, 0, 64), COPY(D1, 64, H1, 64, 64)},
      6,
-     {{UP, {0, 1}, 2, NOWAIT}, {COMP, {2, 3}, 2, {0, NO, NO, NO}}, {DOWN, {4, 5}, 2, {NO, 1, NO, NO}}},
+     {{UP, {0, 1}, 2, NOWAIT},
+      {COMP, {2, 3}, 2, {0, NO, NO, NO}},
+      {DOWN, {4, 5}, 2, {NO, 1, NO, NO}}},
      3,
      {0},
      0,
@@ -689,8 +696,7 @@ static const plan_row_t k_plan_rows[] = {
              BARRIER(W_C, W_T)),
     ROW_SAME("WAW, one lane, disjoint", FILL(D0, 0, 64, 3), FILL(D0, 128, 64, 4), NONE),
     ROW_SAME("WAW, one lane, touching", FILL(D0, 0, 64, 3), FILL(D0, 64, 64, 4), NONE),
-    ROW_SAME("WAW, one lane, nested", FILL(D0, 0, 128, 3), FILL(D0, 32, 32, 4),
-             BARRIER(W_T, W_T)),
+    ROW_SAME("WAW, one lane, nested", FILL(D0, 0, 128, 3), FILL(D0, 32, 32, 4), BARRIER(W_T, W_T)),
     ROW_SAME("WAW, one lane, partial", ADD1(D1, 0, 64, D0, 0, 64), FILL(D0, 32, 64, 4),
              BARRIER(W_C, W_T)),
     ROW_SAME("read-read, one lane, disjoint", ADD1(D0, 0, 64, D1, 0, 64), COPY(D0, 128, D2, 0, 64),
@@ -922,9 +928,11 @@ static void run_plan_row(const plan_row_t *row, const host_gpu_config_t *config)
   check_plan(row, e, ctx);
   tandem_completion_t *c = NULL;
   tandem_status_t s = tandem_exec_submit(e, &c);
-  if (s != TANDEM_OK) fail_msg("%s: submit: %s: %s", ctx, tandem_status_name(s), tandem_error_message());
+  if (s != TANDEM_OK)
+    fail_msg("%s: submit: %s: %s", ctx, tandem_status_name(s), tandem_error_message());
   s = tandem_completion_wait(c);
-  if (s != TANDEM_OK) fail_msg("%s: wait: %s: %s", ctx, tandem_status_name(s), tandem_error_message());
+  if (s != TANDEM_OK)
+    fail_msg("%s: wait: %s: %s", ctx, tandem_status_name(s), tandem_error_message());
   tandem_completion_release(c);
   for (int i = 0; i < row->node_count; i++) ref_apply(w.ref, &row->nodes[i]);
   check_log(row, &w, e, ctx);
@@ -1084,7 +1092,8 @@ static bool graphs_use_npu(const graph_spec_t *graphs, int count) {
 
 static void run_tracker_row(const tracker_row_t *row, const host_gpu_config_t *config) {
   char ctx[320];
-  snprintf(ctx, sizeof ctx, "tracker row '%s' (%s) [%s]", row->name, config_name(config), row->rule);
+  snprintf(ctx, sizeof ctx, "tracker row '%s' (%s) [%s]", row->name, config_name(config),
+           row->rule);
   world_t w;
   world_open(&w, graphs_use_npu(row->graphs, row->graph_count), config);
   tandem_exec_t *e[3] = {NULL, NULL, NULL};
@@ -1094,15 +1103,16 @@ static void run_tracker_row(const tracker_row_t *row, const host_gpu_config_t *c
   tandem_completion_t *c[4] = {NULL, NULL, NULL, NULL};
   for (int k = 0; k < row->sub_count; k++) {
     const submission_spec_t *sub = &row->subs[k];
-    tandem_status_t s = sub->after == NO ? tandem_exec_submit(e[sub->graph], &c[k])
-                                         : tandem_exec_submit_after(e[sub->graph], &c[sub->after],
-                                                                    1, &c[k]);
+    tandem_status_t s = sub->after == NO
+                            ? tandem_exec_submit(e[sub->graph], &c[k])
+                            : tandem_exec_submit_after(e[sub->graph], &c[sub->after], 1, &c[k]);
     if (s != TANDEM_OK)
       fail_msg("%s: submission %d: %s: %s", ctx, k, tandem_status_name(s), tandem_error_message());
   }
   for (int k = 0; k < row->sub_count; k++) {
     tandem_status_t s = tandem_completion_wait(c[k]);
-    if (s != TANDEM_OK) fail_msg("%s: wait %d: %s: %s", ctx, k, tandem_status_name(s), tandem_error_message());
+    if (s != TANDEM_OK)
+      fail_msg("%s: wait %d: %s: %s", ctx, k, tandem_status_name(s), tandem_error_message());
   }
   host_gpu_event_t ev[16];
   uint32_t n = submit_events(w.gpu, ev, 16);
@@ -1469,7 +1479,8 @@ static void run_sequence_row(const sequence_row_t *row) {
   for (uint32_t i = 0; i < count; i++)
     if ((seen == 0 || order[seen - 1] != ev[i].submission) && seen < 8)
       order[seen++] = ev[i].submission;
-  if (seen != row->graph_count) fail_msg("%s: %d submissions retired, expected %d", ctx, seen, row->graph_count);
+  if (seen != row->graph_count)
+    fail_msg("%s: %d submissions retired, expected %d", ctx, seen, row->graph_count);
   for (int i = 0; i < seen; i++)
     if (order[i] != want->retire_order[i])
       fail_msg("%s: retirement %d was submission %llu, expected %llu", ctx, i,
@@ -1516,7 +1527,8 @@ static void run_sequence_row(const sequence_row_t *row) {
                tandem_error_message());
     if (clean) {
       const uint8_t *m = host_gpu_memory(w.buf[b]);
-      if (memcmp(m, w.ref[b], BUF_BYTES) != 0) fail_msg("%s: %s holds wrong bytes", ctx, k_buf_name[b]);
+      if (memcmp(m, w.ref[b], BUF_BYTES) != 0)
+        fail_msg("%s: %s holds wrong bytes", ctx, k_buf_name[b]);
     }
   }
   for (int i = 0; i < want->poisoned_count; i++) rewrite_whole(&w, want->poisoned[i], ctx);
@@ -1556,7 +1568,9 @@ static void test_host_gpu_is_the_device(void **state) {
   /* SPIR-V is not a host kernel. */
   static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 1, 0};
   tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "spirv", .spirv = spirv, .spirv_size = sizeof spirv,
+                            .name = "spirv",
+                            .spirv = spirv,
+                            .spirv_size = sizeof spirv,
                             .workgroups = {1, 1, 1}};
   tandem_kernel_t *k = NULL;
   assert_int_equal(tandem_kernel_create(w.rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL);
@@ -1576,8 +1590,8 @@ static void test_host_gpu_is_the_device(void **state) {
   tandem_graph_t *g = NULL;
   assert_int_equal(tandem_graph_create(w.rt, &g), TANDEM_OK);
   tandem_access_decl_t decl = {tandem_buffer_whole(w.buf[D0]), TANDEM_ACCESS_WRITE};
-  assert_int_equal(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &decl, 1,
-                                                    record_nothing, NULL),
+  assert_int_equal(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &decl, 1, record_nothing,
+                                                    NULL),
                    TANDEM_ERROR_UNSUPPORTED);
   assert_non_null(strstr(tandem_error_message(), "has no VkDevice"));
   assert_int_equal(tandem_graph_node_count(g), 0);
@@ -1599,7 +1613,9 @@ static void test_host_gpu_is_the_device(void **state) {
  * transfer does). */
 static void test_ordering_check_catches(void **state) {
   (void)state;
-  static const uint32_t scope[6][2] = {{0, 0}, {0, 0}, {0, 0},
+  static const uint32_t scope[6][2] = {{0, 0},
+                                       {0, 0},
+                                       {0, 0},
                                        {TANDEM__WORK_COMPUTE, TANDEM__WORK_TRANSFER},
                                        {TANDEM__WORK_TRANSFER, TANDEM__WORK_COMPUTE},
                                        {TANDEM__WORK_TRANSFER, TANDEM__WORK_TRANSFER}};
@@ -1625,9 +1641,14 @@ static void test_ordering_check_catches(void **state) {
       /* The same two commands recorded by hand, through the command
        * interface, with the barrier's scope of the variant. */
       a = prepare(&w, both, 2, "check");
-      tandem__cmd_fill_t f = {.id = 0, .buffer = w.buf[D0]->native, .offset = 0, .length = 64,
+      tandem__cmd_fill_t f = {.id = 0,
+                              .buffer = w.buf[D0]->native,
+                              .offset = 0,
+                              .length = 64,
                               .pattern = 1};
-      tandem__cmd_copy_t c = {.id = 1, .src = w.buf[D0]->native, .dst = w.buf[D1]->native,
+      tandem__cmd_copy_t c = {.id = 1,
+                              .src = w.buf[D0]->native,
+                              .dst = w.buf[D1]->native,
                               .bytes = 64};
       pthread_mutex_lock(&w.rt->mutex);
       assert_int_equal(gpu->vtable->record.begin(gpu, a->native, 0, 0, 0), TANDEM_OK);
@@ -1743,9 +1764,9 @@ static void test_region_larger_than_a_batch(void **state) {
 typedef struct piece_run {
   host_gpu_event_t cmds[5][512]; /* [run]: barriers and commands run, in order */
   uint32_t count[5];
-  uint32_t records[4];           /* RECORD events (pieces) at prepare, per slot */
-  uint32_t rerecords;            /* RECORD events after the first submission */
-  uint32_t pieces;               /* the most pieces of one recording */
+  uint32_t records[4]; /* RECORD events (pieces) at prepare, per slot */
+  uint32_t rerecords;  /* RECORD events after the first submission */
+  uint32_t pieces;     /* the most pieces of one recording */
 } piece_run_t;
 
 static void run_pieces(const char *piece_min, const node_spec_t *nodes, int n, piece_run_t *out) {
@@ -1789,10 +1810,8 @@ static void run_pieces(const char *piece_min, const node_spec_t *nodes, int n, p
     if (x->kind == HOST_GPU_END) runs++;
     if (x->kind == HOST_GPU_SUBMIT) submitted = true;
     if (x->kind == HOST_GPU_RECORD) {
-      if (submitted)
-        out->rerecords++;
-      else
-        out->records[x->slot]++;
+      if (submitted) out->rerecords++;
+      else out->records[x->slot]++;
       if (x->piece + 1 > out->pieces) out->pieces = x->piece + 1;
     }
     if (x->kind != HOST_GPU_BARRIER && x->kind != HOST_GPU_FILL && x->kind != HOST_GPU_COPY &&
@@ -1848,8 +1867,8 @@ static void test_long_region_recorded_in_pieces(void **state) {
           a->slot != b->slot)
         fail_msg("run %d, entry %u: split runs kind %d node %u position %u scope %u -> %u; "
                  "whole: kind %d node %u position %u scope %u -> %u",
-                 r, i, b->kind, b->node, b->position, b->src_work, b->dst_work, a->kind,
-                 a->node, a->position, a->src_work, a->dst_work);
+                 r, i, b->kind, b->node, b->position, b->src_work, b->dst_work, a->kind, a->node,
+                 a->position, a->src_work, a->dst_work);
       barriers += a->kind == HOST_GPU_BARRIER;
       transfer_sources += a->kind == HOST_GPU_BARRIER && (a->src_work & TANDEM__WORK_TRANSFER);
     }
@@ -1872,8 +1891,8 @@ static void test_record_failure_first_slot_wins(void **state) {
     nodes[i] = (node_spec_t)ADD1(i % 2 ? D1 : D0, 0, 64, i % 2 ? D0 : D1, 0, 64);
   static const struct {
     uint32_t fail, count, want_slot;
-  } cases[] = {{0x2u | 0x8u, N, 1}, {0x8u, N, 3}, {0xFu, N, 0}, {0x4u | 0x8u, N, 2},
-               {0x2u | 0x4u, 1, 1}, {0x1u, 1, 0}};
+  } cases[] = {{0x2u | 0x8u, N, 1}, {0x8u, N, 3},        {0xFu, N, 0},
+               {0x4u | 0x8u, N, 2}, {0x2u | 0x4u, 1, 1}, {0x1u, 1, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     host_gpu_config_t config = {.fail_record_slots = cases[c].fail};
     world_t w;
@@ -2147,8 +2166,7 @@ static const passed_row_t k_passed_rows[] = {
      false},
     {"cancelled, B rewrites X, polled", FAILS_CANCELLED, B_REWRITES, true, CANC, OK, false, false,
      false},
-    {"NPU fails, B rewrites X, polled", FAILS_NPU, B_REWRITES, true, INTL, OK, false, false,
-     false},
+    {"NPU fails, B rewrites X, polled", FAILS_NPU, B_REWRITES, true, INTL, OK, false, false, false},
     {"NPU fails, B rewrites X, waited", FAILS_NPU, B_REWRITES, false, INTL, OK, false, false,
      false},
     {"injected, B rewrites X's head, polled", FAILS_INJECTED, B_REWRITES_HEAD, true, INTL, OK,
@@ -2181,7 +2199,7 @@ static void run_passed_row(const passed_row_t *row) {
     assert_int_equal(tandem_test_control(w.rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION), TANDEM_OK);
   tandem_completion_t *ca = NULL, *cb = NULL;
   assert_int_equal(tandem_exec_submit(ea, &ca), TANDEM_OK);
-  wait_gpu_lanes(&w); /* the fill ran */
+  wait_gpu_lanes(&w);                    /* the fill ran */
   if (tandem_completion_is_complete(ca)) /* a poll: the tracker saw the fill done */
     fail_msg("%s: A finished before B could be submitted; make its NPU run longer", ctx);
   pthread_mutex_lock(&w.rt->mutex);
@@ -2227,9 +2245,13 @@ static void run_passed_row(const passed_row_t *row) {
     int buf;
     uint32_t off;
     bool poisoned;
-  } probes[] = {{X, 0, row->x_head_poisoned}, {X, 16, row->x_head_poisoned},
-                {X, 32, row->x_tail_poisoned}, {X, 48, row->x_tail_poisoned},
-                {X, 64, false}, {Y, 0, row->y_poisoned}, {Y, 64, false},
+  } probes[] = {{X, 0, row->x_head_poisoned},
+                {X, 16, row->x_head_poisoned},
+                {X, 32, row->x_tail_poisoned},
+                {X, 48, row->x_tail_poisoned},
+                {X, 64, false},
+                {Y, 0, row->y_poisoned},
+                {Y, 64, false},
                 {S0, 0, true}};
   for (size_t i = 0; i < sizeof probes / sizeof probes[0]; i++) {
     tandem_status_t s = probe_read_at(&w, probes[i].buf, probes[i].off, ctx);

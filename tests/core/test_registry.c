@@ -693,9 +693,9 @@ static void test_more_struct_sizes(void **state) {
   expect_status(tandem_kernel_create(ctx.rt, &kd, &k), TANDEM_OK, "a host kernel");
   /* One finished submission (a fill on the compute lane) for the profile. */
   expect_status(tandem_graph_create(ctx.rt, &ctx.graph), TANDEM_OK, "a graph");
-  expect_status(
-      tandem_graph_add_fill(ctx.graph, tandem_buffer_whole(ctx.buffer), 7, TANDEM_LANE_COMPUTE),
-      TANDEM_OK, "a fill");
+  expect_status(tandem_graph_add_fill(ctx.graph, tandem_buffer_whole(ctx.buffer), 7,
+                                      TANDEM_LANE_COMPUTE),
+                TANDEM_OK, "a fill");
   tandem_exec_t *e = NULL;
   expect_status(tandem_graph_prepare(ctx.graph, &e), TANDEM_OK, "prepare");
   expect_status(tandem_exec_submit(e, &ctx.done), TANDEM_OK, "submit");
@@ -708,8 +708,9 @@ static void test_more_struct_sizes(void **state) {
   dispatch.kernel = k;
   dispatch.views = &view;
   dispatch.view_count = 1;
-  tandem_binding_contract_t npu_contract[3] = {
-      {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_WRITE}};
+  tandem_binding_contract_t npu_contract[3] = {{4096, 4, TANDEM_ACCESS_READ},
+                                               {4096, 4, TANDEM_ACCESS_READ},
+                                               {4096, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t program;
   tandem_npu_program_desc_init(&program);
   program.xclbin_path = TANDEM_TEST_EMU_XCLBIN;

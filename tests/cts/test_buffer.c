@@ -217,7 +217,7 @@ static void test_views(void **state) {
   TH_ASSERT_MESSAGE_HAS("4097");
   expect_bad_view(b, 4000, 97); /* end past the end */
   TH_ASSERT_MESSAGE_HAS("97");
-  expect_bad_view(b, 0, 0); /* empty */
+  expect_bad_view(b, 0, 0);          /* empty */
   expect_bad_view(b, 8, UINT64_MAX); /* offset + length overflows */
   expect_bad_view(b, UINT64_MAX, 1);
   expect_bad_view(b, UINT64_MAX, UINT64_MAX);
@@ -305,8 +305,8 @@ static void test_budget_limits_allocations(void **state) {
   TH_ASSERT_STATUS(tandem_buffer_create(rt, 512u << 10, TANDEM_PLACEMENT_HOST_VISIBLE, &second),
                    TANDEM_ERROR_OVER_BUDGET);
   assert_null(second);
-  TH_ASSERT_MESSAGE_HAS("524288");  /* requested */
-  TH_ASSERT_MESSAGE_HAS("1048576"); /* limit */
+  TH_ASSERT_MESSAGE_HAS("524288");                          /* requested */
+  TH_ASSERT_MESSAGE_HAS("1048576");                         /* limit */
   TH_ASSERT_U64_EQ(tandem_budget_used(budget), 768u << 10); /* nothing reserved */
   tandem_statistics_t s = stats(rt);
   TH_ASSERT_U64_EQ(s.allocations, 1);

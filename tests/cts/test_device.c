@@ -156,7 +156,8 @@ static void test_native_handles(void **state) {
     assert_true(h.lanes[l].queue_family < info.queue_family_count);
     const tandem_queue_family_info_t *f = &info.queue_families[h.lanes[l].queue_family];
     assert_true(h.lanes[l].queue_index < f->queue_count);
-    assert_true(f->caps & (l == TANDEM_LANE_COMPUTE ? TANDEM_QUEUE_COMPUTE : TANDEM_QUEUE_TRANSFER));
+    assert_true(f->caps &
+                (l == TANDEM_LANE_COMPUTE ? TANDEM_QUEUE_COMPUTE : TANDEM_QUEUE_TRANSFER));
   }
   /* The lock holds tandem's own submissions back. */
   tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -200,7 +201,8 @@ static void test_queue_lock_nests(void **state) {
   int held[TANDEM_LANE_COUNT_GPU + 1], n = 0;
   held[n++] = TANDEM_LANE_COMPUTE;
   for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++)
-    if (h.lanes[l].queue == h.lanes[TANDEM_LANE_COMPUTE].queue) held[n++] = l; /* compute again too */
+    if (h.lanes[l].queue == h.lanes[TANDEM_LANE_COMPUTE].queue)
+      held[n++] = l; /* compute again too */
   assert_true(n >= 2);
   alarm(20);
   for (int k = 0; k < n; k++) tandem_runtime_queue_lock(rt, held[k]);

@@ -68,12 +68,12 @@
 /* What every row shares. |rt| and |npu| were opened with injection armed, so
  * their devices' Vulkan and XRT calls can be made to fail later. */
 static struct fixture {
-  tandem_runtime_t *rt;  /* GPU only */
-  tandem_runtime_t *npu; /* GPU + emulated NPU: also "another runtime" for rt */
-  tandem_buffer_t *host, *host2, *gpu;                  /* rt: 4096 bytes each */
-  tandem_buffer_t *shared, *npu_local, *other;           /* npu: 4096 bytes each */
-  tandem_kernel_t *add_one, *no_default, *other_kernel;  /* add_one_u32 over 256 uints */
-  tandem_npu_program_t *sleep;                           /* sleep_ms: one BO, one scalar */
+  tandem_runtime_t *rt;                /* GPU only */
+  tandem_runtime_t *npu;               /* GPU + emulated NPU: also "another runtime" for rt */
+  tandem_buffer_t *host, *host2, *gpu; /* rt: 4096 bytes each */
+  tandem_buffer_t *shared, *npu_local, *other;          /* npu: 4096 bytes each */
+  tandem_kernel_t *add_one, *no_default, *other_kernel; /* add_one_u32 over 256 uints */
+  tandem_npu_program_t *sleep;                          /* sleep_ms: one BO, one scalar */
 } F;
 
 static char g_msg[1024]; /* the message of the call a row provokes */
@@ -121,8 +121,8 @@ static tandem_status_t fail_until(uint32_t kinds, const char *site, tandem_statu
     tandem_status_t s = call();
     tandem_test_fault_report_t r = disarm();
     if (r.failed == 0)
-      fail_msg("no counted call %llu: '%s' was never made to answer %s",
-               (unsigned long long)n, site, tandem_status_name(code));
+      fail_msg("no counted call %llu: '%s' was never made to answer %s", (unsigned long long)n,
+               site, tandem_status_name(code));
     if (s == code && strstr(r.first_site, site)) return s;
   }
   fail_msg("200 counted calls and '%s' never answered %s", site, tandem_status_name(code));
@@ -375,9 +375,7 @@ static tandem_status_t create_on(tandem_runtime_t *rt, uint64_t size, tandem_pla
   return s;
 }
 static tandem_status_t buffer_size(void) { return create_on(F.rt, 0, TANDEM_PLACEMENT_GPU_LOCAL); }
-static tandem_status_t buffer_placement(void) {
-  return create_on(F.rt, 64, (tandem_placement_t)9);
-}
+static tandem_status_t buffer_placement(void) { return create_on(F.rt, 64, (tandem_placement_t)9); }
 static tandem_status_t buffer_no_npu(void) { return create_on(F.rt, 64, TANDEM_PLACEMENT_SHARED); }
 static tandem_status_t buffer_budget(void) {
   tandem_budget_t *budget = NULL;
@@ -599,8 +597,8 @@ static tandem_status_t kernel_local_size(void) {
    * device check. */
   const tandem_binding_contract_t b[2] = {{1024, 4, TANDEM_ACCESS_READ},
                                           {1024, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t d = th_kernel_desc("errors_ids_only", tandem_spv_ids_only,
-                                          tandem_spv_ids_only_size, b, 2, 4);
+  tandem_kernel_desc_t d =
+      th_kernel_desc("errors_ids_only", tandem_spv_ids_only, tandem_spv_ids_only_size, b, 2, 4);
   d.local_size[0] = 1u << 20;
   d.local_size[1] = d.local_size[2] = 1;
   return kernel_with(F.rt, &d);
@@ -962,8 +960,7 @@ static tandem_status_t program_instructions(void) {
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_sync(void) {
-  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO,
-                    program_instructions);
+  return fail_until(TANDEM_TEST_FAULT_XRT, "xrtBOSync", TANDEM_ERROR_IO, program_instructions);
 }
 /* An NPU run whose buffer sync fails ends with IO, as at zero-fill and at
  * program load (one failed xrtBOSync, one code). */
@@ -1063,16 +1060,16 @@ static tandem_status_t fill_full(void) {
 }
 
 static tandem_status_t copy_lane(void) {
-  return keep(tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 64),
-                                    (tandem_lane_t)-5));
+  return keep(
+      tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 64), (tandem_lane_t)-5));
 }
 static tandem_status_t copy_lengths(void) {
-  return keep(tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 128),
-                                    TANDEM_LANE_AUTO));
+  return keep(
+      tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 128), TANDEM_LANE_AUTO));
 }
 static tandem_status_t copy_overlap(void) {
-  return keep(tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.host, 32, 64),
-                                    TANDEM_LANE_AUTO));
+  return keep(
+      tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.host, 32, 64), TANDEM_LANE_AUTO));
 }
 static tandem_status_t copy_npu_local(void) {
   tandem_graph_t *g = th_graph(F.npu);
@@ -1082,8 +1079,8 @@ static tandem_status_t copy_npu_local(void) {
   return s;
 }
 static tandem_status_t copy_one(void) {
-  return keep(tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 64),
-                                    TANDEM_LANE_AUTO));
+  return keep(
+      tandem_graph_add_copy(G, th_view(F.host, 0, 64), th_view(F.gpu, 0, 64), TANDEM_LANE_AUTO));
 }
 static tandem_status_t copy_oom(void) {
   return fail_first(TANDEM_TEST_FAULT_ALLOC, "core/graph.c", copy_one);
@@ -1367,8 +1364,8 @@ static tandem_status_t submit_poisoned(void) {
   TH_ASSERT_OK(tandem_exec_submit(fill, &c));
   wait_release(c);
   tandem_graph_t *g = th_graph(F.rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(a, 0, 64), th_view(F.gpu, 0, 64),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(a, 0, 64), th_view(F.gpu, 0, 64), TANDEM_LANE_AUTO));
   tandem_exec_t *copy = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &copy));
   tandem_status_t s = keep(tandem_exec_submit(copy, &c));
@@ -1521,8 +1518,8 @@ static tandem_external_memory_t g_memory;
 static uint64_t g_import_size;
 static tandem_status_t import_call(void) {
   tandem_buffer_t *b = NULL;
-  tandem_status_t s = keep(
-      tandem_buffer_import_fd(F.rt, &g_memory, g_import_size, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  tandem_status_t s =
+      keep(tandem_buffer_import_fd(F.rt, &g_memory, g_import_size, TANDEM_PLACEMENT_GPU_LOCAL, &b));
   if (s == TANDEM_OK) {
     g_memory.fd = -1; /* tandem's now */
     tandem_buffer_release(b);
@@ -1714,8 +1711,8 @@ static tandem_status_t scope_view_undeclared(void) {
 static tandem_status_t prepare_callback(void) {
   static const tandem_status_t timeout = TANDEM_ERROR_TIMEOUT;
   tandem_access_decl_t a = host_decl(TANDEM_ACCESS_READ);
-  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, &a, 1, rec_nothing,
-                                                (void *)&timeout));
+  TH_ASSERT_OK(
+      tandem_graph_add_vulkan_commands(G, TANDEM_LANE_AUTO, &a, 1, rec_nothing, (void *)&timeout));
   return prepare_on(G);
 }
 static tandem_status_t run_commands_null(void) {
@@ -1749,8 +1746,8 @@ static tandem_status_t submit_code(void *user, const tandem_vulkan_scope_t *scop
 static tandem_status_t submit_vulkan_with(tandem_access_t access, const tandem_status_t *code) {
   tandem_access_decl_t a = host_decl(access);
   tandem_completion_t *c = NULL;
-  tandem_status_t s = keep(tandem_runtime_submit_vulkan(F.rt, TANDEM_LANE_AUTO, &a, 1,
-                                                        submit_code, (void *)code, &c));
+  tandem_status_t s = keep(
+      tandem_runtime_submit_vulkan(F.rt, TANDEM_LANE_AUTO, &a, 1, submit_code, (void *)code, &c));
   assert_null(c);
   return s;
 }
@@ -1771,8 +1768,7 @@ static tandem_status_t submit_vulkan_busy(void) {
 static tandem_status_t submit_vulkan_npu_local(void) {
   tandem_access_decl_t a = {tandem_buffer_whole(F.npu_local), TANDEM_ACCESS_READ};
   tandem_completion_t *c = NULL;
-  return keep(
-      tandem_runtime_submit_vulkan(F.npu, TANDEM_LANE_AUTO, &a, 1, submit_code, NULL, &c));
+  return keep(tandem_runtime_submit_vulkan(F.npu, TANDEM_LANE_AUTO, &a, 1, submit_code, NULL, &c));
 }
 static tandem_status_t run_commands_outside(void) {
   tandem_access_decl_t a = {{F.host, 4000, 200}, TANDEM_ACCESS_READ};
@@ -1787,7 +1783,9 @@ static tandem_status_t lane_info_range(void) {
   tandem_lane_info_init(&li);
   return keep(tandem_runtime_lane_info(F.rt, TANDEM_MAX_LANES, &li));
 }
-static tandem_status_t lane_info_null(void) { return keep(tandem_runtime_lane_info(F.rt, 0, NULL)); }
+static tandem_status_t lane_info_null(void) {
+  return keep(tandem_runtime_lane_info(F.rt, 0, NULL));
+}
 static tandem_status_t submit_waiting_with(tandem_lane_t lane, uint32_t count) {
   tandem_exec_t *e = one_fill_exec(F.rt, F.host);
   tandem_lane_wait_t w[TANDEM_MAX_LANES + 1];
@@ -1810,9 +1808,7 @@ static tandem_status_t timeline_lane_null(void) {
   tandem_lane_t l;
   return keep(tandem_external_timeline_lane(NULL, &l));
 }
-static tandem_status_t session_null(void) {
-  return keep(tandem_session_create(F.rt, NULL, NULL));
-}
+static tandem_status_t session_null(void) { return keep(tandem_session_create(F.rt, NULL, NULL)); }
 static tandem_status_t session_create_on(tandem_runtime_t *rt) {
   tandem_session_t *s = NULL;
   tandem_status_t st = keep(tandem_session_create(rt, "row", &s));
@@ -2002,8 +1998,7 @@ static const row_t rows[] = {
     R(tandem_buffer_create, OVER_BUDGET, "8192 bytes would exceed the memory budget",
       buffer_budget),
     R(tandem_buffer_create, OUT_OF_MEMORY, "3221225472 bytes do not fit", buffer_too_big),
-    R(tandem_buffer_create, OUT_OF_MEMORY, "68719476736 bytes do not fit",
-      buffer_over_max_size),
+    R(tandem_buffer_create, OUT_OF_MEMORY, "68719476736 bytes do not fit", buffer_over_max_size),
     R(tandem_buffer_create, OUT_OF_MEMORY, "allocating a buffer object", buffer_oom),
     R(tandem_buffer_create, DEVICE_LOST, "GPU_LOCAL buffer of 4096 bytes: vkQueueSubmit2",
       buffer_lost),
@@ -2026,8 +2021,10 @@ static const row_t rows[] = {
     R(tandem_graph_run, INVALID_ARGUMENT, "graph is NULL", graph_run_null),
     R(tandem_graph_run, INVALID_ARGUMENT, "the graph has no nodes", graph_run_empty),
     R(tandem_try_map_read, BUSY, "in use by in-flight device work", try_map_in_flight),
-    R(tandem_map_read, FAILED_DEPENDENCY, "bytes 0..64: bytes 0..4096 of the buffer were last "
-      "written by work that failed (ERROR_INTERNAL)", map_poisoned),
+    R(tandem_map_read, FAILED_DEPENDENCY,
+      "bytes 0..64: bytes 0..4096 of the buffer were last "
+      "written by work that failed (ERROR_INTERNAL)",
+      map_poisoned),
     R(tandem_map_read, DEVICE_LOST, "work that failed (ERROR_DEVICE_LOST)", map_lost),
     R(tandem_map_write, OUT_OF_MEMORY, "mapping bytes 0..64: growing", map_oom),
     R(tandem_kernel_create, INVALID_ARGUMENT, "none of spirv, spirv_path and glsl_source",
@@ -2073,8 +2070,7 @@ static const row_t rows[] = {
     R(tandem_kernel_adopt_vulkan, NO_DEVICE, "gpu_index is 99", adopt_kernel_absent),
     R(tandem_runtime_open_npu, INVALID_ARGUMENT, "runtime is NULL", open_npu_null),
     R(tandem_runtime_open_npu, NO_DEVICE, "created without one", open_npu_none),
-    R(tandem_runtime_open_npu, NO_DEVICE, "/nonexistent/libtandem_npu_emu.so.0",
-      open_npu_library),
+    R(tandem_runtime_open_npu, NO_DEVICE, "/nonexistent/libtandem_npu_emu.so.0", open_npu_library),
     R(tandem_runtime_open_npu, UNSUPPORTED, "forced sharing path 'dma-buf into GPU'",
       open_npu_forced),
     R(tandem_runtime_open_npu, OUT_OF_MEMORY, "allocating the NPU device", open_npu_oom),
@@ -2124,11 +2120,9 @@ static const row_t rows[] = {
     R(tandem_graph_add_dispatch, OUT_OF_RANGE, "(offset 4096, length 1024)", dispatch_outside),
     R(tandem_graph_add_dispatch, UNSUPPORTED, "dispatch view: an NPU_LOCAL buffer",
       dispatch_npu_local),
-    R(tandem_graph_add_dispatch, OUT_OF_MEMORY, "dispatch of 'add_one_u32': growing",
-      dispatch_oom),
+    R(tandem_graph_add_dispatch, OUT_OF_MEMORY, "dispatch of 'add_one_u32': growing", dispatch_oom),
     R(tandem_graph_add_dispatch_node, INVALID_ARGUMENT, "workgroups[0] is 0", node_workgroups),
-    R(tandem_graph_add_dispatch_node, INVALID_ARGUMENT, "maxComputeWorkGroupCount",
-      node_too_many),
+    R(tandem_graph_add_dispatch_node, INVALID_ARGUMENT, "maxComputeWorkGroupCount", node_too_many),
     R(tandem_graph_add_dispatch_node, INVALID_ARGUMENT, "not both", node_both),
     R(tandem_graph_add_dispatch_node, OUT_OF_RANGE, "indirect view (offset 2", node_indirect),
     R(tandem_graph_add_npu_run, INVALID_ARGUMENT, "views is NULL", npu_run_null_views),
@@ -2159,8 +2153,7 @@ static const row_t rows[] = {
     R(tandem_exec_submit, BUSY, "max_submissions", submit_max),
     R(tandem_exec_submit, BUSY, "live host write map", submit_mapped),
     R(tandem_exec_submit, FAILED_DEPENDENCY, "written by work that failed", submit_poisoned),
-    R(tandem_exec_submit, OUT_OF_MEMORY, "recording a region's command buffer",
-      submit_record_oom),
+    R(tandem_exec_submit, OUT_OF_MEMORY, "recording a region's command buffer", submit_record_oom),
     R(tandem_exec_submit, DEVICE_LOST, "vkQueueSubmit2", submit_lost_now),
     R(tandem_exec_submit, DEVICE_LOST, "failed earlier", submit_lost_earlier),
     R(tandem_runtime_trace_start, INVALID_ARGUMENT, "runtime is NULL", trace_null),
@@ -2173,8 +2166,7 @@ static const row_t rows[] = {
     R(tandem_trace_write_json, INVALID_ARGUMENT, "trace or path is NULL", trace_json_null),
     R(tandem_trace_write_json, IO, "/nonexistent/dir/errors_trace.json", trace_json_io),
     R(tandem_runtime_statistics, INVALID_ARGUMENT, "out_statistics", statistics_null),
-    R(tandem_runtime_statistics, INVALID_ARGUMENT, "sizeof(tandem_statistics_t)",
-      statistics_size),
+    R(tandem_runtime_statistics, INVALID_ARGUMENT, "sizeof(tandem_statistics_t)", statistics_size),
     R(tandem_view_vulkan_buffer, INVALID_ARGUMENT, "out is NULL", vulkan_view_null),
     R(tandem_view_vulkan_buffer, OUT_OF_RANGE, "(offset 4000, length 200)", vulkan_view_outside),
     R(tandem_view_vulkan_buffer, UNSUPPORTED, "NPU_LOCAL buffer has no VkBuffer",
@@ -2291,8 +2283,8 @@ static void run_row(void **state) {
   if (s != r->code)
     fail_msg("%s: expected %s, got %s: '%s'", r->function, tandem_status_name(r->code),
              tandem_status_name(s), g_msg);
-  if (!g_msg[0]) fail_msg("%s answered %s with an empty message", r->function,
-                          tandem_status_name(s));
+  if (!g_msg[0])
+    fail_msg("%s answered %s with an empty message", r->function, tandem_status_name(s));
   if (!strstr(g_msg, r->needle))
     fail_msg("%s answered %s, but the message does not name '%s': '%s'", r->function,
              tandem_status_name(s), r->needle, g_msg);
@@ -2359,28 +2351,64 @@ static void fixture_teardown_clean(void **state) {
  * functions are tested in test_run.c). */
 static void table_covers_the_header(void **state) {
   (void)state;
-  static const char *const functions[] = {
-      "tandem_budget_create", "tandem_runtime_create", "tandem_runtime_gpu_count",
-      "tandem_runtime_gpu_info", "tandem_runtime_open_gpu", "tandem_runtime_vulkan_handles",
-      "tandem_buffer_create", "tandem_buffer_memory", "tandem_buffer_view", "tandem_map_read",
-      "tandem_map_write", "tandem_try_map_read", "tandem_kernel_create", "tandem_kernel_info",
-      "tandem_runtime_open_npu", "tandem_runtime_npu_info", "tandem_npu_program_create",
-      "tandem_graph_create", "tandem_graph_add_fill", "tandem_graph_add_copy",
-      "tandem_graph_add_dispatch", "tandem_graph_add_dispatch_node", "tandem_graph_add_npu_run",
-      "tandem_graph_prepare", "tandem_exec_set_push_constants", "tandem_exec_set_workgroups",
-      "tandem_exec_set_view", "tandem_exec_submit", "tandem_runtime_trace_start",
-      "tandem_runtime_trace_stop", "tandem_trace_write_json", "tandem_runtime_statistics",
-      "tandem_view_vulkan_buffer",
-      "tandem_buffer_xrt_bo", "tandem_buffer_create_exportable", "tandem_buffer_export_fd",
-      "tandem_buffer_import_fd", "tandem_runtime_export_timeline_fd",
-      "tandem_completion_lane_values", "tandem_runtime_import_timeline_fd",
-      "tandem_external_timeline_wait", "tandem_buffer_adopt_vulkan",
-      "tandem_kernel_adopt_vulkan", "tandem_graph_add_vulkan_commands",
-      "tandem_vulkan_scope_view", "tandem_runtime_run_vulkan_commands",
-      "tandem_runtime_submit_vulkan", "tandem_runtime_lane_info", "tandem_exec_submit_waiting",
-      "tandem_external_timeline_lane", "tandem_session_create", "tandem_session_begin",
-      "tandem_session_end", "tandem_runtime_trim", "tandem_buffer_create_staged",
-      "tandem_buffer_write_staged", "tandem_buffer_read_staged", "tandem_graph_run"};
+  static const char *const functions[] = {"tandem_budget_create",
+                                          "tandem_runtime_create",
+                                          "tandem_runtime_gpu_count",
+                                          "tandem_runtime_gpu_info",
+                                          "tandem_runtime_open_gpu",
+                                          "tandem_runtime_vulkan_handles",
+                                          "tandem_buffer_create",
+                                          "tandem_buffer_memory",
+                                          "tandem_buffer_view",
+                                          "tandem_map_read",
+                                          "tandem_map_write",
+                                          "tandem_try_map_read",
+                                          "tandem_kernel_create",
+                                          "tandem_kernel_info",
+                                          "tandem_runtime_open_npu",
+                                          "tandem_runtime_npu_info",
+                                          "tandem_npu_program_create",
+                                          "tandem_graph_create",
+                                          "tandem_graph_add_fill",
+                                          "tandem_graph_add_copy",
+                                          "tandem_graph_add_dispatch",
+                                          "tandem_graph_add_dispatch_node",
+                                          "tandem_graph_add_npu_run",
+                                          "tandem_graph_prepare",
+                                          "tandem_exec_set_push_constants",
+                                          "tandem_exec_set_workgroups",
+                                          "tandem_exec_set_view",
+                                          "tandem_exec_submit",
+                                          "tandem_runtime_trace_start",
+                                          "tandem_runtime_trace_stop",
+                                          "tandem_trace_write_json",
+                                          "tandem_runtime_statistics",
+                                          "tandem_view_vulkan_buffer",
+                                          "tandem_buffer_xrt_bo",
+                                          "tandem_buffer_create_exportable",
+                                          "tandem_buffer_export_fd",
+                                          "tandem_buffer_import_fd",
+                                          "tandem_runtime_export_timeline_fd",
+                                          "tandem_completion_lane_values",
+                                          "tandem_runtime_import_timeline_fd",
+                                          "tandem_external_timeline_wait",
+                                          "tandem_buffer_adopt_vulkan",
+                                          "tandem_kernel_adopt_vulkan",
+                                          "tandem_graph_add_vulkan_commands",
+                                          "tandem_vulkan_scope_view",
+                                          "tandem_runtime_run_vulkan_commands",
+                                          "tandem_runtime_submit_vulkan",
+                                          "tandem_runtime_lane_info",
+                                          "tandem_exec_submit_waiting",
+                                          "tandem_external_timeline_lane",
+                                          "tandem_session_create",
+                                          "tandem_session_begin",
+                                          "tandem_session_end",
+                                          "tandem_runtime_trim",
+                                          "tandem_buffer_create_staged",
+                                          "tandem_buffer_write_staged",
+                                          "tandem_buffer_read_staged",
+                                          "tandem_graph_run"};
   for (size_t f = 0; f < sizeof functions / sizeof functions[0]; f++) {
     bool found = false;
     for (size_t i = 0; i < ROW_COUNT && !found; i++)
@@ -2401,10 +2429,10 @@ int main(void) {
                                    .teardown_func = row_teardown,
                                    .initial_state = (void *)&rows[i]};
   }
-  tests[ROW_COUNT] = (struct CMUnitTest){.name = "table covers the header",
-                                         .test_func = table_covers_the_header};
-  tests[ROW_COUNT + 1] = (struct CMUnitTest){.name = "fixture ends clean",
-                                             .test_func = fixture_teardown_clean};
+  tests[ROW_COUNT] =
+      (struct CMUnitTest){.name = "table covers the header", .test_func = table_covers_the_header};
+  tests[ROW_COUNT + 1] =
+      (struct CMUnitTest){.name = "fixture ends clean", .test_func = fixture_teardown_clean};
   th_init();
   return _cmocka_run_group_tests("test_errors", tests, ROW_COUNT + 2, fixture_setup, NULL);
 }

@@ -87,7 +87,8 @@ static void on_alarm(int sig) {
   int len = 0;
   uint64_t v = (uint64_t)g_at;
   char rev[24];
-  do rev[len++] = (char)('0' + v % 10); while ((v /= 10) && len < 23);
+  do rev[len++] = (char)('0' + v % 10);
+  while ((v /= 10) && len < 23);
   for (int i = 0; i < len; i++) num[i] = rev[len - 1 - i];
   num[len] = '\n';
   (void)!write(2, msg, sizeof msg - 1);
@@ -123,10 +124,14 @@ typedef struct run {
  * started again, and its own start and wait say how it went). */
 static tandem_status_t site_code(const char *site) {
   if (strchr(site, ':')) return TANDEM_ERROR_OUT_OF_MEMORY;
-  static const char *const k_lost[] = {"vkQueueSubmit2",   "vkGetQueryPoolResults",
-                                       "vkWaitSemaphores", "vkSignalSemaphore",
-                                       "vkGetSemaphoreCounterValue", "vkWaitForFences",
-                                       "vkQueueWaitIdle",  "vkDeviceWaitIdle"};
+  static const char *const k_lost[] = {"vkQueueSubmit2",
+                                       "vkGetQueryPoolResults",
+                                       "vkWaitSemaphores",
+                                       "vkSignalSemaphore",
+                                       "vkGetSemaphoreCounterValue",
+                                       "vkWaitForFences",
+                                       "vkQueueWaitIdle",
+                                       "vkDeviceWaitIdle"};
   for (size_t i = 0; i < sizeof k_lost / sizeof k_lost[0]; i++)
     if (strcmp(site, k_lost[i]) == 0) return TANDEM_ERROR_DEVICE_LOST;
   if (strncmp(site, "vk", 2) == 0) return TANDEM_ERROR_OUT_OF_MEMORY;
@@ -246,7 +251,7 @@ static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
  * submission is the query. |lost_sites| is what failed_lost() said before
  * injection was turned off. */
 static void lost_exactly_when_due(tandem_runtime_t *rt, run_t *r, bool npu, uint32_t features,
-                                 const tandem_test_fault_report_t *rep, bool lost_sites) {
+                                  const tandem_test_fault_report_t *rep, bool lost_sites) {
   bool must_be_lost = lost_sites;
   tandem_device_info_t info;
   tandem_device_info_init(&info);
@@ -259,8 +264,10 @@ static void lost_exactly_when_due(tandem_runtime_t *rt, run_t *r, bool npu, uint
     tandem_npu_info_init(&ni);
     TH_ASSERT_OK(tandem_runtime_npu_info(rt, &ni));
     if (ni.sharing != g_sharing && !r->unexpected[0])
-      snprintf(r->unexpected, sizeof r->unexpected, "the NPU opened sharing by '%s', without "
-               "faults by '%s'", tandem_sharing_name(ni.sharing), tandem_sharing_name(g_sharing));
+      snprintf(r->unexpected, sizeof r->unexpected,
+               "the NPU opened sharing by '%s', without "
+               "faults by '%s'",
+               tandem_sharing_name(ni.sharing), tandem_sharing_name(g_sharing));
   }
   tandem_buffer_t *b = NULL;
   tandem_graph_t *g = NULL;
@@ -289,12 +296,12 @@ static void lost_exactly_when_due(tandem_runtime_t *rt, run_t *r, bool npu, uint
     snprintf(r->unexpected, sizeof r->unexpected,
              "%s answered DEVICE_LOST%s, yet afterwards the runtime answered %s to new work "
              "instead of DEVICE_LOST (lost is for good)",
-             rep->first_site, r->lost ? " (and a call passed it on)" : "",
-             tandem_status_name(s));
+             rep->first_site, r->lost ? " (and a call passed it on)" : "", tandem_status_name(s));
   if (!must_be_lost && s != TANDEM_OK && !r->unexpected[0])
     snprintf(r->unexpected, sizeof r->unexpected,
              "no failed site lost the device, yet afterwards new work answered %s (%s): the "
-             "runtime must still be usable", tandem_status_name(s), tandem_error_message());
+             "runtime must still be usable",
+             tandem_status_name(s), tandem_error_message());
   if (s == TANDEM_ERROR_DEVICE_LOST && e) {
     /* Lost is for good: the next submission fails fast the same way. */
     tandem_status_t again = tandem_exec_submit(e, &c);
@@ -327,8 +334,8 @@ static bool interop_steps(run_t *r, tandem_runtime_t *rt, tandem_buffer_t *dev) 
   tandem_buffer_t *imported = NULL;
   bool ok = STEP(r, tandem_buffer_import_fd(rt, &m, N * 4, TANDEM_PLACEMENT_GPU_LOCAL, &imported));
   if (ok == fd_is(m.fd, &was) && !r->unexpected[0])
-    snprintf(r->unexpected, sizeof r->unexpected, "import %s but the fd %s", ok ? "succeeded" : "failed",
-             ok ? "is still open" : "was closed");
+    snprintf(r->unexpected, sizeof r->unexpected, "import %s but the fd %s",
+             ok ? "succeeded" : "failed", ok ? "is still open" : "was closed");
   if (!ok) close(m.fd);
   tandem_buffer_release(imported);
   if (ok && (g_features & TANDEM_GPU_EXTERNAL_SEMAPHORE_FD)) {
@@ -396,10 +403,9 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
                                                        TANDEM_EXTERNAL_MEMORY_OPAQUE_FD, &dev));
     ok = ok && interop_steps(r, rt, dev);
   } else {
-    ok = ok && STEP(r, tandem_buffer_create(rt, N * 4,
-                                            npu ? TANDEM_PLACEMENT_SHARED
-                                                : TANDEM_PLACEMENT_GPU_LOCAL,
-                                            &dev));
+    ok = ok &&
+         STEP(r, tandem_buffer_create(
+                     rt, N * 4, npu ? TANDEM_PLACEMENT_SHARED : TANDEM_PLACEMENT_GPU_LOCAL, &dev));
   }
   if (ok) {
     tandem_map_t m;
@@ -591,7 +597,8 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   tandem_completion_t *c = NULL;
   bool opened = STEP(r, tandem_runtime_create(&o, &rt));
   bool ok = opened;
-  tandem_vulkan_buffer_t bd = th_vk_buffer_desc(&g_own_buffer, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_vulkan_buffer_t bd =
+      th_vk_buffer_desc(&g_own_buffer, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   ok = ok && STEP(r, tandem_buffer_adopt_vulkan(rt, &bd, &b));
   tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
   tandem_vulkan_kernel_t kd = {
@@ -631,8 +638,8 @@ static void scenario_own(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
       for (uint32_t i = 0; i < N && !r->unexpected[0]; i++)
         if (((const uint32_t *)m.data)[i] != i + 2)
           snprintf(r->unexpected, sizeof r->unexpected,
-                   "all calls succeeded but element %u of the adopted buffer is %u, expected %u",
-                   i, ((const uint32_t *)m.data)[i], i + 2);
+                   "all calls succeeded but element %u of the adopted buffer is %u, expected %u", i,
+                   ((const uint32_t *)m.data)[i], i + 2);
       tandem_unmap(&m);
     }
   }
@@ -868,8 +875,7 @@ static void scenario_teardown(run_t *r, bool own, tandem_test_fault_report_t *re
     snprintf(r->unexpected, sizeof r->unexpected,
              "the work before the destruction failed with no fault armed: %s",
              tandem_error_message());
-  tandem_test_fault_t f = {.fail_at = (uint64_t)g_at, .persistent = g_persistent,
-                           .kinds = g_kinds};
+  tandem_test_fault_t f = {.fail_at = (uint64_t)g_at, .persistent = g_persistent, .kinds = g_kinds};
   TH_ASSERT_OK(tandem_test_fault_set(&f));
   tandem_runtime_destroy(rt); /* its queue waits are the counted calls */
   TH_ASSERT_OK(tandem_test_fault_report(rep));
@@ -1028,7 +1034,6 @@ static void test_teardown_own(void **state) {
   loop("teardown, own device", scenario_teardown, true, true);
 }
 
-
 /*------------------------------------------------------------- coverage --*/
 /* Every site the sweep can fail must be reached by some scenario (issue 19
  * item 10): after the loops, the sites counted while armed
@@ -1053,16 +1058,18 @@ static const unreachable_t k_unreachable[] = {
      * VK_EXT_external_memory_dma_buf. */
     {"xrtBOExport", "dma-buf into GPU: no dma-buf exporter and no dma-buf import on lavapipe", 0},
     {"xrtBOImport", "dma-buf into NPU: lavapipe exports no dma-buf", 0},
-    {"vkGetMemoryFdPropertiesKHR", "dma-buf import: lavapipe has no "
-                                   "VK_EXT_external_memory_dma_buf", 0},
+    {"vkGetMemoryFdPropertiesKHR",
+     "dma-buf import: lavapipe has no "
+     "VK_EXT_external_memory_dma_buf",
+     0},
     /* Timeline export and import (interop_steps) need external semaphore
      * fds, which lavapipe does not offer for timelines. */
     {"vkGetSemaphoreFdKHR", "timeline export: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
     {"vkImportSemaphoreFdKHR", "timeline import: the GPU has no external semaphore fds",
      TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    {"core/interop.c:tandem_external_timeline_t *t = calloc", "timeline import: the GPU has no external semaphore fds",
-     TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+    {"core/interop.c:tandem_external_timeline_t *t = calloc",
+     "timeline import: the GPU has no external semaphore fds", TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
 };
 
 #define MAX_SITES 512
@@ -1102,8 +1109,8 @@ static bool ident_after(const char *p, const char *prefix, char *out, size_t cap
 }
 
 /* Calls each line of |rel| (relative to the source tree) with its number. */
-static void for_lines(const char *rel, void (*fn)(const char *rel, unsigned line, const char *text,
-                                                  site_list_t *l),
+static void for_lines(const char *rel,
+                      void (*fn)(const char *rel, unsigned line, const char *text, site_list_t *l),
                       site_list_t *l) {
   char path[1024];
   int n = snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, rel);
@@ -1285,23 +1292,25 @@ static int coverage(uint32_t kind, const char *what, site_list_t *all) {
     } else if (!found && why) {
       excused++;
     } else if (!found) {
-      fprintf(stderr, "test_fault: %s site %s is never reached by the sweep\n", what,
-              all->site[i]);
+      fprintf(stderr, "test_fault: %s site %s is never reached by the sweep\n", what, all->site[i]);
       problems++;
     }
   }
   /* A counted site the sources do not show: the scan is out of date. */
   for (uint32_t j = 0; j < count; j++) {
     bool known = false;
-    for (uint32_t i = 0; i < all->count && !known; i++) known = strcmp(all->site[i], reached[j]) == 0;
+    for (uint32_t i = 0; i < all->count && !known; i++)
+      known = strcmp(all->site[i], reached[j]) == 0;
     if (!known) {
       fprintf(stderr, "test_fault: %s site %s was counted but the source scan does not list it\n",
               what, reached[j]);
       problems++;
     }
   }
-  fprintf(stderr, "test_fault: coverage of %s sites: %u of %u reached, %u unreachable here "
-          "(listed with reasons)\n", what, hit, all->count, excused);
+  fprintf(stderr,
+          "test_fault: coverage of %s sites: %u of %u reached, %u unreachable here "
+          "(listed with reasons)\n",
+          what, hit, all->count, excused);
   return problems;
 }
 
@@ -1348,7 +1357,8 @@ static const group_t k_groups[] = {
       cmocka_unit_test(test_teardown_own)},
      5},
     {"session",
-     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent)}, 2},
+     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent)},
+     2},
     {"watchdog",
      {cmocka_unit_test(test_watchdog_transient), cmocka_unit_test(test_watchdog_persistent)},
      2},
@@ -1438,8 +1448,8 @@ int main(int argc, char **argv) {
   tandem_runtime_t *keeper = th_runtime_create(NULL);
   g_own = th_vk_device_create(NULL);
   tandem_vulkan_handles_t h = th_vk_device_handles(g_own);
-  g_own_buffer = th_vk_buffer_create(&h, N * 4,
-                                     TANDEM_MEMORY_HOST_VISIBLE | TANDEM_MEMORY_HOST_COHERENT);
+  g_own_buffer =
+      th_vk_buffer_create(&h, N * 4, TANDEM_MEMORY_HOST_VISIBLE | TANDEM_MEMORY_HOST_COHERENT);
   g_own_pipeline =
       th_vk_pipeline_create(&h, tandem_spv_add_one_u32, tandem_spv_add_one_u32_size, 1, 4);
   {
@@ -1479,8 +1489,10 @@ int main(int argc, char **argv) {
   th_vk_buffer_destroy(&h, &g_own_buffer);
   th_vk_device_destroy(g_own);
   if (th_validation_count() != 0) {
-    fprintf(stderr, "test_fault: %llu validation messages destroying the own device: tandem "
-            "left objects on it\n", (unsigned long long)th_validation_count());
+    fprintf(stderr,
+            "test_fault: %llu validation messages destroying the own device: tandem "
+            "left objects on it\n",
+            (unsigned long long)th_validation_count());
     return 1;
   }
   return rc;

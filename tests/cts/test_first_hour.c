@@ -65,8 +65,8 @@ static void test_view_sized_saxpy(void **state) {
   tandem_binding_contract_t c[2] = {
       {.bytes = TANDEM_BYTES_VIEW, .alignment = 4, .access = TANDEM_ACCESS_READ},
       {.bytes = TANDEM_BYTES_VIEW, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE}};
-  tandem_kernel_desc_t d = th_kernel_desc("saxpy_any", tandem_spv_saxpy, tandem_spv_saxpy_size,
-                                          c, 2, sizeof(saxpy_push_t));
+  tandem_kernel_desc_t d = th_kernel_desc("saxpy_any", tandem_spv_saxpy, tandem_spv_saxpy_size, c,
+                                          2, sizeof(saxpy_push_t));
   tandem_kernel_t *k = NULL;
   TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
   const float a = 1.5f;
@@ -144,8 +144,8 @@ static void test_fixed_contract_longer_view_refused(void **state) {
   tandem_binding_contract_t c[2] = {
       {.bytes = 4000, .alignment = 4, .access = TANDEM_ACCESS_READ},
       {.bytes = 4000, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE}};
-  tandem_kernel_t *k = th_kernel_load(rt, "saxpy1000", tandem_spv_saxpy, tandem_spv_saxpy_size,
-                                      8, c, 2, sizeof(saxpy_push_t));
+  tandem_kernel_t *k = th_kernel_load(rt, "saxpy1000", tandem_spv_saxpy, tandem_spv_saxpy_size, 8,
+                                      c, 2, sizeof(saxpy_push_t));
   tandem_buffer_t *x = th_buffer(rt, 8000, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *y = th_buffer(rt, 8000, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_graph_t *g = th_graph(rt);
@@ -247,10 +247,10 @@ static tandem_exec_t *saxpy_pipeline(tandem_runtime_t *rt, uint32_t n, tandem_bu
   tandem_kernel_t *k = th_kernel_load(rt, "saxpy", tandem_spv_saxpy, tandem_spv_saxpy_size,
                                       (n + 255) / 256, c, 2, sizeof(saxpy_push_t));
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy), TANDEM_LANE_AUTO));
   tandem_view_t v[2] = {tandem_buffer_whole(dx), tandem_buffer_whole(dy)};
   saxpy_push_t push = {a, n};
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, v, 2, &push, sizeof push));
@@ -299,9 +299,8 @@ static void test_default_options_trace(void **state) {
   for (uint32_t i = 0; i < count; i++) {
     if (ev[i].lane >= TANDEM_LANE_COUNT_GPU) continue;
     if (!ev[i].gpu_start_ns || ev[i].gpu_end_ns <= ev[i].gpu_start_ns)
-      fail_msg("event %u (%s, lane %d): GPU start %llu, end %llu", i, ev[i].name,
-               (int)ev[i].lane, (unsigned long long)ev[i].gpu_start_ns,
-               (unsigned long long)ev[i].gpu_end_ns);
+      fail_msg("event %u (%s, lane %d): GPU start %llu, end %llu", i, ev[i].name, (int)ev[i].lane,
+               (unsigned long long)ev[i].gpu_start_ns, (unsigned long long)ev[i].gpu_end_ns);
     for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
       if (ev[i].waits_for[l] < 0) continue;
       for (uint32_t j = 0; j < count; j++)

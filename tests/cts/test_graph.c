@@ -33,8 +33,8 @@
 static tandem_kernel_t *copy_kernel(tandem_runtime_t *rt, uint32_t n) {
   const tandem_binding_contract_t b[2] = {{(uint64_t)n * 4, 4, TANDEM_ACCESS_READ},
                                           {(uint64_t)n * 4, 4, TANDEM_ACCESS_WRITE}};
-  return th_kernel_load(rt, "copy_u32", tandem_spv_copy_u32, tandem_spv_copy_u32_size, (n + 255) / 256,
-              b, 2, 4);
+  return th_kernel_load(rt, "copy_u32", tandem_spv_copy_u32, tandem_spv_copy_u32_size,
+                        (n + 255) / 256, b, 2, 4);
 }
 
 static tandem_status_t add_copy_u32(tandem_graph_t *g, tandem_kernel_t *k, tandem_view_t src,
@@ -176,8 +176,8 @@ static void test_chain_64_dispatches(void **state) {
 
   /* upload -> 64 x (+1) -> download, all on one range. */
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   for (int i = 0; i < 64; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
@@ -195,8 +195,8 @@ static void test_chain_64_dispatches(void **state) {
    *   32 x (+1 on d) (WAR against the copy's read); 32 x (+1 on d2) (RAW);
    *   download d and d2.  Both must hold in + 64. */
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   for (int i = 0; i < 32; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(d), tandem_buffer_whole(d2), n));
   for (int i = 0; i < 32; ++i) {
@@ -512,15 +512,15 @@ static void test_war(void **state) {
 
   /* Copy node (compute lane, GPU_LOCAL -> GPU_LOCAL) then a fill of its source. */
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(b),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(b), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0xF00DF00Du, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   th_read(hb, 0, got, bytes);
@@ -530,16 +530,16 @@ static void test_war(void **state) {
 
   /* Kernel copy (copy_u32 reads A) then +1 on A (writes what was read). */
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(add_copy_u32(g, kc, tandem_buffer_whole(a), tandem_buffer_whole(b), n));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a), 0x0u, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(ha), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(b), tandem_buffer_whole(hb), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   th_read(hb, 0, got, bytes);
@@ -550,8 +550,8 @@ static void test_war(void **state) {
   /* Download lane reads A, then the compute lane overwrites A: the download
    * must have read the old contents (WAR across lanes). */
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(a), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(hb),
                                      TANDEM_LANE_DOWNLOAD));
   for (int i = 0; i < 4; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a), n));
@@ -596,8 +596,8 @@ static void test_waw(void **state) {
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p1, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p2, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), p3, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   th_read(h, 0, got, bytes);
@@ -613,10 +613,10 @@ static void test_waw(void **state) {
   TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hs, 2 * q, 6 * q), th_view(d, 2 * q, 6 * q),
                                      TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 4 * q, 2 * q), p2, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(hs, 0, q), th_view(d, 7 * q, q),
-                                     TANDEM_LANE_UPLOAD));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(hs, 0, q), th_view(d, 7 * q, q), TANDEM_LANE_UPLOAD));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   const uint32_t e = n / 8;
@@ -714,8 +714,8 @@ static void test_replay_256_one_slot(void **state) {
   tandem_buffer_t *d = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
@@ -779,11 +779,11 @@ static void test_cross_graph_overlapping(void **state) {
   for (int i = 0; i < 16; ++i) TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, 0, nb), N));
   tandem_exec_t *e1 = prepare_release(g);
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(b, nb / 2, nb), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(b, nb / 2, nb), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, th_view(b, nb / 2, nb), N));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(c),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(c), TANDEM_LANE_AUTO));
   tandem_exec_t *e2 = prepare_release(g);
   g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, nb / 4, nb / 2), P, TANDEM_LANE_AUTO));
@@ -1077,10 +1077,10 @@ static void test_busy_live_map(void **state) {
   th_write(h, 0, in, n * 4);
   /* The graph only reads h[0, n*2). */
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h, 0, n * 2), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(h, 0, n * 2), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o), TANDEM_LANE_AUTO));
   tandem_exec_t *e = prepare_release(g);
 
   tandem_map_t m;
@@ -1159,8 +1159,8 @@ static pipeline_t make_pipeline(tandem_runtime_t *rt, longrun_t *L) {
   p.w = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
   p.k = th_add_one_kernel(rt, p.n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(L->buf, 0, nb), tandem_buffer_whole(p.y),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(L->buf, 0, nb), tandem_buffer_whole(p.y), TANDEM_LANE_AUTO));
   p.b = prepare_release(g);
   g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(p.y), tandem_buffer_whole(p.z),
@@ -1229,7 +1229,8 @@ static void check_failure_aftermath(tandem_runtime_t *rt, longrun_t *L, pipeline
   /* Maps of poisoned bytes. */
   tandem_map_t m;
   memset(&m, 0, sizeof m);
-  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(L->buf), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(L->buf), &m),
+                   TANDEM_ERROR_FAILED_DEPENDENCY);
   assert_null(m.data);
   TH_ASSERT_STATUS(tandem_try_map_read(th_view(L->buf, 0, 64), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
   TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(p->y), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
@@ -1327,7 +1328,6 @@ static void test_injected_failure(void **state) {
   free_pipeline(&p);
   free_long(&L);
 }
-
 
 /* After a failure poisons Y, the producer that rewrites all of Y and the
  * consumer that reads Y are submitted back to back (the usual "run it again"
@@ -1507,8 +1507,8 @@ static void test_profile_and_trace(void **state) {
   th_write(hin, 0, in, nb);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
@@ -1660,8 +1660,7 @@ static void test_profile_and_trace(void **state) {
       const char *name = json_string_value(json_object_get(je, "name"));
       if (name && strcmp(name, "thread_name") == 0) {
         assert_true(tid >= 1 && tid <= TANDEM_LANE_COUNT); /* every lane is named, NPU too */
-        const char *lname =
-            json_string_value(json_object_get(json_object_get(je, "args"), "name"));
+        const char *lname = json_string_value(json_object_get(json_object_get(je, "args"), "name"));
         assert_non_null(lname);
         if (!strstr(lname, tandem_lane_name((tandem_lane_t)(tid - 1))))
           fail_msg("thread_name of tid %d is '%s'", (int)tid, lname);
@@ -1705,8 +1704,8 @@ static void test_profile_and_trace(void **state) {
   for (int l = 1; l <= TANDEM_LANE_COUNT_GPU; ++l) assert_true(named[l]);
   json_decref(root);
   unlink(path);
-  TH_ASSERT_STATUS_MSG(tandem_trace_write_json(t, "/nonexistent-dir/x/trace.json"),
-                       TANDEM_ERROR_IO, "/nonexistent-dir/x/trace.json");
+  TH_ASSERT_STATUS_MSG(tandem_trace_write_json(t, "/nonexistent-dir/x/trace.json"), TANDEM_ERROR_IO,
+                       "/nonexistent-dir/x/trace.json");
   tandem_trace_release(t);
 
   /* An empty trace (stopped before anything ran, as an interrupted
@@ -1727,7 +1726,8 @@ static void test_profile_and_trace(void **state) {
   fclose(old);
   TH_ASSERT_OK(tandem_trace_write_json(t, empty_path));
   root = json_load_file(empty_path, 0, &jerr);
-  if (!root) fail_msg("empty trace JSON %s does not parse: line %d: %s", empty_path, jerr.line, jerr.text);
+  if (!root)
+    fail_msg("empty trace JSON %s does not parse: line %d: %s", empty_path, jerr.line, jerr.text);
   events = json_object_get(root, "traceEvents");
   assert_true(json_is_array(events));
   TH_ASSERT_U64_EQ(json_array_size(events), TANDEM_LANE_COUNT); /* the lane names alone */
@@ -1822,8 +1822,8 @@ static void test_profile_without_timestamps(void **state) {
   tandem_buffer_t *d = th_buffer(rt, n * 4, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   tandem_exec_t *e = prepare_release(g);
   TH_ASSERT_STATUS_MSG(tandem_runtime_trace_start(rt, 64), TANDEM_ERROR_UNSUPPORTED,

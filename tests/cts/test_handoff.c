@@ -296,14 +296,14 @@ static void test_tandem_writes_raw_reads(void **state) {
   uint64_t bytes = (uint64_t)n * 4, tail = 256;
   tandem_buffer_t *in = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *data = th_buffer(rt, bytes, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_buffer_t *out = th_buffer(rt, bytes + sizeof k_header + tail,
-                                   TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *out =
+      th_buffer(rt, bytes + sizeof k_header + tail, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   ctx_t c = {.raw = &raw, .mode = COPY_OUT, .n = n};
-  tandem_access_decl_t acc[4] = {
-      decl(data, 0, bytes, TANDEM_ACCESS_READ), decl(out, 0, bytes, TANDEM_ACCESS_WRITE),
-      decl(out, bytes, sizeof k_header, TANDEM_ACCESS_WRITE),
-      decl(out, bytes + sizeof k_header, tail, TANDEM_ACCESS_WRITE)};
+  tandem_access_decl_t acc[4] = {decl(data, 0, bytes, TANDEM_ACCESS_READ),
+                                 decl(out, 0, bytes, TANDEM_ACCESS_WRITE),
+                                 decl(out, bytes, sizeof k_header, TANDEM_ACCESS_WRITE),
+                                 decl(out, bytes + sizeof k_header, tail, TANDEM_ACCESS_WRITE)};
   tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(data),
                                      TANDEM_LANE_AUTO));
@@ -372,8 +372,7 @@ static void test_cross_lane(void **state) {
   tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_UPLOAD, up_acc, 2, record, &up));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(mid), n));
-  TH_ASSERT_OK(
-      tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, add_acc, 1, record, &add));
+  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_COMPUTE, add_acc, 1, record, &add));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(mid), tandem_buffer_whole(out),
                                      TANDEM_LANE_DOWNLOAD));
   TH_ASSERT_OK(
@@ -652,8 +651,8 @@ static void test_one_shot(void **state) {
     th_write(in, 0, src, bytes);
     tandem_completion_t *first = NULL, *second = NULL;
     TH_ASSERT_OK(tandem_exec_submit(e, &first));
-    TH_ASSERT_OK(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, acc, 2, record, &c,
-                                                    &second));
+    TH_ASSERT_OK(
+        tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, acc, 2, record, &c, &second));
     assert_non_null(second);
     assert_int_equal(c.calls, round + 1);
     TH_ASSERT_OK(tandem_completion_wait(second));
@@ -718,8 +717,8 @@ static void test_poison(void **state) {
                                                       &writer, &c),
                    TANDEM_ERROR_FAILED_DEPENDENCY);
   wacc.access = TANDEM_ACCESS_WRITE;
-  TH_ASSERT_OK(tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, &wacc, 1, record, &writer,
-                                                  &c));
+  TH_ASSERT_OK(
+      tandem_runtime_run_vulkan_commands(rt, TANDEM_LANE_AUTO, &wacc, 1, record, &writer, &c));
   tandem_completion_t *r = NULL;
   TH_ASSERT_OK(tandem_exec_submit(read, &r)); /* ordered after the rewrite in flight */
   TH_ASSERT_OK(tandem_completion_wait(r));
@@ -746,19 +745,19 @@ typedef struct ext_ctx {
   tandem_runtime_t *rt;
   tandem_lane_t queue_lane; /* whose VkQueue the work goes to */
   VkQueue queue;
-  VkCommandPool pool;       /* one command buffer per call, freed with the pool */
+  VkCommandPool pool; /* one command buffer per call, freed with the pool */
   VkSemaphore timeline;
-  uint64_t value;           /* the last value submitted to signal */
+  uint64_t value; /* the last value submitted to signal */
   uint32_t n;
   int calls;
-  uint32_t waits_seen;      /* scope->wait_count, last call */
+  uint32_t waits_seen;                      /* scope->wait_count, last call */
   void *wait_semaphores[TANDEM_LANE_COUNT]; /* and its waits */
   uint64_t wait_values[TANDEM_LANE_COUNT];
-  VkSemaphore gate;         /* when set, the work also waits for gate >= gate_value */
+  VkSemaphore gate; /* when set, the work also waits for gate >= gate_value */
   uint64_t gate_value;
-  tandem_status_t fail;     /* returned before submitting anything */
-  bool no_semaphore;        /* submits, but returns no semaphore */
-  bool computes;            /* the queue's family runs compute (else: copy only) */
+  tandem_status_t fail; /* returned before submitting anything */
+  bool no_semaphore;    /* submits, but returns no semaphore */
+  bool computes;        /* the queue's family runs compute (else: copy only) */
 } ext_ctx_t;
 
 static void ext_open(ext_ctx_t *c, tandem_runtime_t *rt, raw_t *raw, tandem_lane_t lane,
@@ -820,17 +819,17 @@ static tandem_status_t ext_submit(void *user, const tandem_vulkan_scope_t *scope
   VkSemaphoreSubmitInfo waits[TANDEM_LANE_COUNT + 1];
   uint32_t wait_count = 0;
   for (uint32_t i = 0; i < scope->wait_count; i++)
-    waits[wait_count++] = (VkSemaphoreSubmitInfo){
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-        .semaphore = (VkSemaphore)scope->wait_semaphores[i],
-        .value = scope->wait_values[i],
-        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    waits[wait_count++] =
+        (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                .semaphore = (VkSemaphore)scope->wait_semaphores[i],
+                                .value = scope->wait_values[i],
+                                .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
   if (c->gate)
-    waits[wait_count++] = (VkSemaphoreSubmitInfo){
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-        .semaphore = c->gate,
-        .value = c->gate_value,
-        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+    waits[wait_count++] =
+        (VkSemaphoreSubmitInfo){.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                .semaphore = c->gate,
+                                .value = c->gate_value,
+                                .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
   VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                   .semaphore = c->timeline,
                                   .value = ++c->value,
@@ -869,16 +868,16 @@ static void test_external_submit(void **state) {
   tandem_buffer_t *out = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(x),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(x), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(x), n));
   tandem_exec_t *before = NULL, *after = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &before));
   tandem_graph_release(g);
   g = th_graph(rt);
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(y), n));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(y), tandem_buffer_whole(out),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(y), tandem_buffer_whole(out), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_prepare(g, &after));
   tandem_graph_release(g);
   tandem_access_decl_t acc[2] = {decl(x, 0, bytes, TANDEM_ACCESS_READ),
@@ -907,8 +906,8 @@ static void test_external_submit(void **state) {
       bool gated = round == 0;
       c.gate = gated ? gate : VK_NULL_HANDLE;
       c.gate_value = ++gate_value;
-      TH_ASSERT_OK(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_COMPUTE, acc, 2, ext_submit, &c,
-                                                &c2));
+      TH_ASSERT_OK(
+          tandem_runtime_submit_vulkan(rt, TANDEM_LANE_COMPUTE, acc, 2, ext_submit, &c, &c2));
       /* Nothing retired |before|'s run in between (no wait, no poll), so the
        * user's submission had to wait for it: for the values its upload copy
        * and its add_one (both write x) reach on their lanes' timelines. */
@@ -989,9 +988,9 @@ static void test_external_submit_refuses(void **state) {
       "started");
   c.fail = TANDEM_OK;
   c.no_semaphore = true;
-  TH_ASSERT_STATUS_MSG(
-      tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, ext_submit, &c, &done),
-      TANDEM_ERROR_INVALID_ARGUMENT, "returned TANDEM_OK with no semaphore");
+  TH_ASSERT_STATUS_MSG(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, ext_submit, &c,
+                                                    &done),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "returned TANDEM_OK with no semaphore");
   assert_int_equal(c.calls, 2);
   TH_ASSERT_U64_EQ(th_stats(rt).submissions, submissions);
   TH_ASSERT_STATUS_MSG(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_AUTO, acc, 2, NULL, &c, &done),
@@ -1027,8 +1026,8 @@ static void test_external_submit_waits(void **state) {
   c.gate_value = c.value = 5;
   tandem_access_decl_t acc[1] = {decl(b, 0, 4096, TANDEM_ACCESS_WRITE)};
   tandem_completion_t *gated = NULL, *fill = NULL;
-  TH_ASSERT_OK(tandem_runtime_submit_vulkan(rt, TANDEM_LANE_DOWNLOAD, acc, 1, host_gate_submit,
-                                            &c, &gated));
+  TH_ASSERT_OK(
+      tandem_runtime_submit_vulkan(rt, TANDEM_LANE_DOWNLOAD, acc, 1, host_gate_submit, &c, &gated));
   tandem_graph_t *g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(b, 0, 64), 0x77u, TANDEM_LANE_AUTO));
   tandem_exec_t *e = NULL;
@@ -1203,8 +1202,8 @@ static void test_add_refuses(void **state) {
                        TANDEM_ERROR_INVALID_ARGUMENT, "view has no buffer");
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
   /* Every declared access is tracked: 32 is the most. */
-  TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc, TANDEM_MAX_BINDINGS,
-                                                record, &c));
+  TH_ASSERT_OK(
+      tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, acc, TANDEM_MAX_BINDINGS, record, &c));
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 1);
   assert_int_equal(c.calls, 0);
   tandem_graph_release(g);
@@ -1225,8 +1224,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_poison, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_docs_example, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_external_submit, th_setup_gpu, th_teardown_gpu),
-      cmocka_unit_test_setup_teardown(test_external_submit_refuses, th_setup_gpu,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_external_submit_refuses, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_external_submit_waits, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);

@@ -38,7 +38,9 @@ static void test_local_size_id_spec_op_refused(void **state) {
   uint8_t *seed = read_all(TANDEM_TEST_FUZZ_CORPUS "/fuzz_kernel/local_size_id_spec_op", &size);
   assert_true(size > 16);
   tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "lsid", .spirv = seed + 16, .spirv_size = size - 16};
+                            .name = "lsid",
+                            .spirv = seed + 16,
+                            .spirv_size = size - 16};
   tandem_kernel_t *k = (tandem_kernel_t *)1;
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL,
                        "LocalSizeId x");
@@ -56,7 +58,8 @@ static void test_spirv_path_fifo_and_directory(void **state) {
   snprintf(fifo, sizeof fifo, "%s/kernel.spv", dir);
   assert_int_equal(mkfifo(fifo, 0600), 0);
   tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "fifo", .spirv_path = fifo};
+                            .name = "fifo",
+                            .spirv_path = fifo};
   tandem_kernel_t *k = NULL;
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_IO, "not a regular file");
   d.spirv_path = dir;
@@ -179,8 +182,7 @@ static void test_npu_failure_text_and_messages_kept(void **state) {
   tandem_completion_release(c);
   assert_string_equal(tandem_error_message(), before);
   /* The poisoned buffer: the message names the writer's own failure. */
-  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c), TANDEM_ERROR_FAILED_DEPENDENCY,
-                       "ERROR_INTERNAL");
+  TH_ASSERT_STATUS_MSG(tandem_exec_submit(e, &c), TANDEM_ERROR_FAILED_DEPENDENCY, "ERROR_INTERNAL");
   snprintf(before, sizeof before, "%s", tandem_error_message());
   tandem_exec_release(e);
   assert_string_equal(tandem_error_message(), before);

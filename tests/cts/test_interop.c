@@ -118,7 +118,7 @@ static void test_xrt_bo_emulated(void **state) {
   void *lib = dlopen(TANDEM_TEST_NPU_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
   assert_non_null(lib);
   void *(*bo_map)(void *) = (void *(*)(void *))dlsym(lib, "xrtBOMap");
-  size_t (*bo_size)(void *) = (size_t (*)(void *))dlsym(lib, "xrtBOSize");
+  size_t (*bo_size)(void *) = (size_t(*)(void *))dlsym(lib, "xrtBOSize");
   assert_non_null(bo_map);
   assert_non_null(bo_size);
   const tandem_placement_t placements[2] = {TANDEM_PLACEMENT_SHARED, TANDEM_PLACEMENT_NPU_LOCAL};
@@ -422,8 +422,8 @@ static void test_timeline_errors(void **state) {
                          TANDEM_ERROR_UNSUPPORTED, "VK_KHR_external_semaphore_fd");
     int memfd = memfd_create("not-a-semaphore", MFD_CLOEXEC);
     assert_true(memfd >= 0);
-    TH_ASSERT_STATUS_MSG(tandem_runtime_import_timeline_fd(rt, memfd, &t),
-                         TANDEM_ERROR_UNSUPPORTED, "VK_KHR_external_semaphore_fd");
+    TH_ASSERT_STATUS_MSG(tandem_runtime_import_timeline_fd(rt, memfd, &t), TANDEM_ERROR_UNSUPPORTED,
+                         "VK_KHR_external_semaphore_fd");
     assert_true(fd_open(memfd)); /* refused: still the caller's */
     close(memfd);
     return;
@@ -484,14 +484,14 @@ enum { MSG_SETUP = 1, MSG_IMPORTED, MSG_GO, MSG_RESULT, MSG_DONE };
 
 typedef struct ip_msg {
   uint32_t kind;
-  uint32_t fd_count;             /* SETUP: memory fd, then the timeline fd; IMPORTED: B's
+  uint32_t fd_count;               /* SETUP: memory fd, then the timeline fd; IMPORTED: B's
                                     timeline fd (timeline case) */
   tandem_external_memory_t memory; /* SETUP (fd replaced by the receiver) */
-  uint64_t wait_value;           /* GO: A's compute lane value; RESULT: B's (timeline case) */
-  uint32_t pattern;              /* GO: what A's fill wrote */
-  uint32_t pattern_back;         /* GO: what B writes back */
-  int32_t ok;                    /* RESULT: 1 when B saw the right bytes */
-  char text[256];                /* RESULT: what B saw */
+  uint64_t wait_value;             /* GO: A's compute lane value; RESULT: B's (timeline case) */
+  uint32_t pattern;                /* GO: what A's fill wrote */
+  uint32_t pattern_back;           /* GO: what B writes back */
+  int32_t ok;                      /* RESULT: 1 when B saw the right bytes */
+  char text[256];                  /* RESULT: what B saw */
 } ip_msg_t;
 
 #define IP_WORDS (1u << 20) /* 4 MiB */
@@ -559,8 +559,8 @@ static int ip_child(bool timeline, int sock) {
   assert_int_equal(msg.kind, MSG_SETUP);
   msg.memory.fd = fds[0];
   tandem_buffer_t *buf = NULL;
-  TH_ASSERT_OK(tandem_buffer_import_fd(rt, &msg.memory, IP_WORDS * 4,
-                                       TANDEM_PLACEMENT_HOST_VISIBLE, &buf));
+  TH_ASSERT_OK(
+      tandem_buffer_import_fd(rt, &msg.memory, IP_WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &buf));
   tandem_external_timeline_t *t = NULL;
   if (timeline) TH_ASSERT_OK(tandem_runtime_import_timeline_fd(rt, fds[1], &t));
   ip_msg_t reply = {.kind = MSG_IMPORTED};
@@ -588,13 +588,13 @@ static int ip_child(bool timeline, int sock) {
     if (got[i] != msg.pattern && bad++ == 0) first_bad = i;
   reply = (ip_msg_t){.kind = MSG_RESULT, .ok = bad == 0};
   snprintf(reply.text, sizeof reply.text,
-           "%zu of %u words differ from 0x%08x; first [%zu] = 0x%08x", bad, IP_WORDS,
-           msg.pattern, first_bad, got[first_bad]);
+           "%zu of %u words differ from 0x%08x; first [%zu] = 0x%08x", bad, IP_WORDS, msg.pattern,
+           first_bad, got[first_bad]);
   free(got);
   /* B's own GPU work on the shared memory, for A to read back. */
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(buf), msg.pattern_back,
-                                     TANDEM_LANE_COMPUTE));
+  TH_ASSERT_OK(
+      tandem_graph_add_fill(g, tandem_buffer_whole(buf), msg.pattern_back, TANDEM_LANE_COMPUTE));
   if (timeline) {
     /* Reported while it may still run: A orders its read on the GPU. */
     tandem_exec_t *e = NULL;
@@ -720,8 +720,8 @@ static int ip_parent(bool timeline, const char *argv0) {
     assert_int_equal(li.kind, TANDEM_LANE_KIND_EXTERNAL);
     out = th_buffer(rt, IP_WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
     read_g = th_graph(rt);
-    TH_ASSERT_OK(tandem_graph_add_copy(read_g, tandem_buffer_whole(buf),
-                                       tandem_buffer_whole(out), TANDEM_LANE_COMPUTE));
+    TH_ASSERT_OK(tandem_graph_add_copy(read_g, tandem_buffer_whole(buf), tandem_buffer_whole(out),
+                                       TANDEM_LANE_COMPUTE));
     TH_ASSERT_OK(tandem_graph_prepare(read_g, &read_e));
   }
 
@@ -817,8 +817,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_xrt_bo_emulated),
       cmocka_unit_test_setup_teardown(test_exportable_errors, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_export_import_memory, th_setup_gpu, th_teardown_gpu),
-      cmocka_unit_test_setup_teardown(test_export_import_gpu_local, th_setup_gpu,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_export_import_gpu_local, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_completion_lane_values, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_timeline_errors, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test(test_timeline_export_import),

@@ -209,16 +209,16 @@ static void test_unusable_layouts(void **state) {
                                           {N_BYTES, 4, TANDEM_ACCESS_READ_WRITE},
                                           {N_BYTES, 4, TANDEM_ACCESS_READ_WRITE}};
   /* Bindings 0 and 2: numbering must be 0..n-1. */
-  tandem_kernel_desc_t d = shader_desc("gap_binding", tandem_spv_gap_binding,
-                                       tandem_spv_gap_binding_size, b, 2, 0);
+  tandem_kernel_desc_t d =
+      shader_desc("gap_binding", tandem_spv_gap_binding, tandem_spv_gap_binding_size, b, 2, 0);
   expect_fail(rt, &d, TANDEM_ERROR_CONTRACT);
   TH_ASSERT_MESSAGE_HAS("binding");
   d.binding_count = 3;
   expect_fail(rt, &d, TANDEM_ERROR_CONTRACT);
   TH_ASSERT_MESSAGE_HAS("binding");
   /* A uniform buffer where a storage buffer must be. */
-  d = shader_desc("uniform_binding", tandem_spv_uniform_binding, tandem_spv_uniform_binding_size,
-                  b, 2, 0);
+  d = shader_desc("uniform_binding", tandem_spv_uniform_binding, tandem_spv_uniform_binding_size, b,
+                  2, 0);
   expect_fail(rt, &d, TANDEM_ERROR_CONTRACT);
   TH_ASSERT_MESSAGE_HAS("binding 0");
   /* Descriptor set 1. */
@@ -335,15 +335,14 @@ static void test_spirv_from_file(void **state) {
 }
 
 /* y[i] = y[i] * 3 + push.add, in GLSL: compiled at creation. */
-static const char k_glsl_triple_add[] =
-    "#version 450\n"
-    "layout(local_size_x = 64) in;\n"
-    "layout(set = 0, binding = 0) buffer Y { uint y[]; };\n"
-    "layout(push_constant) uniform P { uint add; uint n; } p;\n"
-    "void main() {\n"
-    "  uint i = gl_GlobalInvocationID.x;\n"
-    "  if (i < p.n) y[i] = y[i] * 3u + p.add;\n"
-    "}\n";
+static const char k_glsl_triple_add[] = "#version 450\n"
+                                        "layout(local_size_x = 64) in;\n"
+                                        "layout(set = 0, binding = 0) buffer Y { uint y[]; };\n"
+                                        "layout(push_constant) uniform P { uint add; uint n; } p;\n"
+                                        "void main() {\n"
+                                        "  uint i = gl_GlobalInvocationID.x;\n"
+                                        "  if (i < p.n) y[i] = y[i] * 3u + p.add;\n"
+                                        "}\n";
 
 static void test_glsl_source(void **state) {
   tandem_runtime_t *rt = *state;

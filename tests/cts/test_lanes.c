@@ -110,8 +110,8 @@ static void test_lane_table(void **state) {
   tandem_buffer_t *d = th_buffer(rt, WORDS * 4, TANDEM_PLACEMENT_GPU_LOCAL);
   tandem_buffer_t *back = th_buffer(rt, WORDS * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(back),
                                      TANDEM_LANE_AUTO));
   tandem_exec_t *e = NULL;
@@ -252,8 +252,8 @@ static void test_session_blocks_host_and_sessions(void **state) {
   TH_ASSERT_OK(tandem_try_map_read(th_view(b, WORDS * 2, 16), &m)); /* the other half */
   tandem_unmap(&m);
   tandem_session_access_t read = {th_view(b, 64, 64), TANDEM_ACCESS_READ};
-  TH_ASSERT_STATUS_MSG(tandem_session_begin(s2, &read, 1, 10ull * 1000000u),
-                       TANDEM_ERROR_TIMEOUT, "no stage was begun");
+  TH_ASSERT_STATUS_MSG(tandem_session_begin(s2, &read, 1, 10ull * 1000000u), TANDEM_ERROR_TIMEOUT,
+                       "no stage was begun");
   TH_ASSERT_STATUS_MSG(tandem_session_begin(s1, &half, 1, 0), TANDEM_ERROR_INVALID_ARGUMENT,
                        "already has a stage open");
   TH_ASSERT_OK(tandem_session_end(s1, TANDEM_OK));

@@ -115,7 +115,8 @@ static void free_pipeline(pipeline_t *p) {
   tandem_exec_release(p->exec);
   tandem_npu_program_release(p->matmul);
   tandem_kernel_release(p->scale);
-  tandem_buffer_t *all[] = {p->host_a, p->host_b, p->zeros, p->shared_a, p->shared_b, p->shared_c, p->out};
+  tandem_buffer_t *all[] = {p->host_a,   p->host_b,   p->zeros, p->shared_a,
+                            p->shared_b, p->shared_c, p->out};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tandem_buffer_release(all[i]);
 }
 
@@ -527,14 +528,10 @@ int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "dmabuf-to-npu") == 0)
     return run_dmabuf_path(TANDEM_SHARING_DMABUF_TO_NPU);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_gpu_npu_gpu_zero_copy),
-      cmocka_unit_test(test_staged_fallback),
-      cmocka_unit_test(test_npu_failure_propagates),
-      cmocka_unit_test(test_npu_watchdog),
-      cmocka_unit_test(test_npu_driver_timeout),
-      cmocka_unit_test(test_npu_cancel),
-      cmocka_unit_test(test_failed_writer_in_flight),
-      cmocka_unit_test(test_no_npu),
+      cmocka_unit_test(test_gpu_npu_gpu_zero_copy),   cmocka_unit_test(test_staged_fallback),
+      cmocka_unit_test(test_npu_failure_propagates),  cmocka_unit_test(test_npu_watchdog),
+      cmocka_unit_test(test_npu_driver_timeout),      cmocka_unit_test(test_npu_cancel),
+      cmocka_unit_test(test_failed_writer_in_flight), cmocka_unit_test(test_no_npu),
       cmocka_unit_test(test_npu_contracts),
   };
   return TH_RUN_GROUP(tests);

@@ -89,8 +89,8 @@ static void test_workgroups_on_the_node(void **state) {
   tandem_view_t v = tandem_buffer_whole(buf);
   uint32_t n = N;
   /* No default on the kernel: the plain add_dispatch says what to do. */
-  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, &v, 1, &n, 4),
-                       TANDEM_ERROR_INVALID_ARGUMENT, "no default workgroup count");
+  TH_ASSERT_STATUS_MSG(tandem_graph_add_dispatch(g, k, &v, 1, &n, 4), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "no default workgroup count");
   tandem_dispatch_desc_t d = {.struct_size = sizeof(tandem_dispatch_desc_t),
                               .kernel = k,
                               .views = &v,
@@ -296,7 +296,8 @@ static void test_256_submissions_alternating(void **state) {
       /* Alternate between the smallest count that covers x and the most. */
       uint32_t wg[3] = {(i & 1) ? MAXN / 256 : (x + 255) / 256, 1, 1};
       if (i >= LAG && !tandem_completion_is_complete(inflight[i - LAG])) saw_in_flight++;
-      TH_ASSERT_OK(tandem_exec_set_view(exec, 0, 0, th_view(out, (uint64_t)region * MAXN * 4, MAXN * 4)));
+      TH_ASSERT_OK(
+          tandem_exec_set_view(exec, 0, 0, th_view(out, (uint64_t)region * MAXN * 4, MAXN * 4)));
       TH_ASSERT_OK(tandem_exec_set_push_constants(exec, 0, p, sizeof p));
       TH_ASSERT_OK(tandem_exec_set_workgroups(exec, 0, wg));
       params[i][0] = region;
@@ -413,8 +414,8 @@ static void test_sets_race_submits(void **state) {
     uint32_t t = got[0] / 2;
     for (uint32_t i = 0; i < N; i++)
       if (got[i] != t * (i + 2))
-        fail_msg("round %d: v[%u] = %u but v[0] says t = %u (expected %u): a torn update", round,
-                 i, got[i], t, t * (i + 2));
+        fail_msg("round %d: v[%u] = %u but v[0] says t = %u (expected %u): a torn update", round, i,
+                 got[i], t, t * (i + 2));
     if (t != last_t) distinct++, last_t = t;
   }
   atomic_store(&r.stop, true);
@@ -542,8 +543,8 @@ static void test_set_view_inside_the_graph(void **state) {
                        "fill node");
   TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 0, 128)), TANDEM_ERROR_CONTRACT,
                        "keeps its length");
-  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 2, 64)),
-                       TANDEM_ERROR_OUT_OF_RANGE, "multiples of 4");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(e, 0, 0, th_view(z, 2, 64)), TANDEM_ERROR_OUT_OF_RANGE,
+                       "multiples of 4");
   TH_ASSERT_OK(tandem_exec_set_view(e, 0, 0, th_view(z, 64, 64)));
   tandem_completion_t *cf = NULL;
   TH_ASSERT_OK(tandem_exec_submit(e, &cf));
@@ -660,8 +661,7 @@ int main(void) {
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_copy_views_move, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_sets_race_submits, th_setup_gpu, th_teardown_gpu),
-      cmocka_unit_test_setup_teardown(test_replaced_buffer_lifetime, th_setup_gpu,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_replaced_buffer_lifetime, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }

@@ -146,9 +146,8 @@ static void test_literal_local_size_override(void **state) {
 static const tandem_binding_contract_t stripped_bindings[1] = {{16, 4, TANDEM_ACCESS_WRITE}};
 
 static tandem_kernel_desc_t stripped_desc(const tandem_spec_constant_t *c, uint32_t n) {
-  tandem_kernel_desc_t d =
-      th_kernel_desc("spec_stripped", tandem_spv_spec_stripped, tandem_spv_spec_stripped_size,
-                     stripped_bindings, 1, 0);
+  tandem_kernel_desc_t d = th_kernel_desc("spec_stripped", tandem_spv_spec_stripped,
+                                          tandem_spv_spec_stripped_size, stripped_bindings, 1, 0);
   d.workgroups[0] = d.workgroups[1] = d.workgroups[2] = 1;
   d.spec_constants = c;
   d.spec_constant_count = n;
@@ -185,7 +184,9 @@ static void test_stripped_constant_and_vkbool32(void **state) {
   tandem_runtime_t *rt = *state;
   /* What llama.cpp passes: every value as uint32, the bool as 1, and a
    * value for SpecId 2, which the optimiser removed from the module. */
-  tandem_spec_constant_t c[5] = {spec_u32(0, 11), spec_u32(1, 22), spec_u32(2, 33),
+  tandem_spec_constant_t c[5] = {spec_u32(0, 11),
+                                 spec_u32(1, 22),
+                                 spec_u32(2, 33),
                                  spec_u32(3, 1),
                                  {.id = 4, .type = TANDEM_SCALAR_FLOAT32, .value.f32 = 1.5f}};
   tandem_kernel_desc_t d = stripped_desc(c, 5);
@@ -229,8 +230,8 @@ static void test_stripped_constant_and_vkbool32(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_kernel_spec_constant_info(k, 4, &s), TANDEM_ERROR_OUT_OF_RANGE,
                        "declares 4");
   s.struct_size = 0;
-  TH_ASSERT_STATUS_MSG(tandem_kernel_spec_constant_info(k, 0, &s),
-                       TANDEM_ERROR_INVALID_ARGUMENT, "sizeof(tandem_spec_constant_info_t)");
+  TH_ASSERT_STATUS_MSG(tandem_kernel_spec_constant_info(k, 0, &s), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "sizeof(tandem_spec_constant_info_t)");
   tandem_kernel_release(k);
 
   /* Defaults where nothing is given; the bool as a 4-byte 0 (INT32 too). */

@@ -71,7 +71,8 @@ static atomic_uint_fast64_t tandem_allocs, tandem_indirect, tandem_frees, other_
 static atomic_uintptr_t last_caller;
 
 static bool in_boot(const void *p) {
-  return (const unsigned char *)p >= boot_buf && (const unsigned char *)p < boot_buf + sizeof boot_buf;
+  return (const unsigned char *)p >= boot_buf &&
+         (const unsigned char *)p < boot_buf + sizeof boot_buf;
 }
 
 static void *boot_alloc(size_t size) {
@@ -295,19 +296,19 @@ static void test_replay_allocates_nothing(void **state) {
   /* upload -> +1 x 3 -> download, plus a stateful +1 on a HOST_VISIBLE range:
    * three lanes, several regions, semaphore waits between them; and a
    * Vulkan commands node (scoped handoff) among the dispatches. */
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   for (int i = 0; i < 3; ++i) {
     tandem_view_t v = tandem_buffer_whole(d);
     TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
     if (i == 1) {
       tandem_access_decl_t a = {v, TANDEM_ACCESS_READ_WRITE};
-      TH_ASSERT_OK(tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &a, 1, record_nothing,
-                                                    NULL));
+      TH_ASSERT_OK(
+          tandem_graph_add_vulkan_commands(g, TANDEM_LANE_AUTO, &a, 1, record_nothing, NULL));
     }
   }
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(o), TANDEM_LANE_AUTO));
   tandem_view_t hv = tandem_buffer_whole(h);
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, &hv, 1, &n, sizeof n));
   tandem_exec_t *e = NULL;
@@ -474,8 +475,7 @@ static int setup_timed(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test_setup_teardown(test_replay_allocates_nothing, setup_timed,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_replay_allocates_nothing, setup_timed, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }

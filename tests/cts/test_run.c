@@ -47,7 +47,8 @@ static void expect_either_at(tandem_status_t s, tandem_status_t a, tandem_status
              tandem_status_name(s), tandem_status_name(a), tandem_status_name(b),
              s ? tandem_error_message() : "(none)");
   }
-  if (tandem_error_message()[0] == '\0') fail_msg("%s:%d: %s: empty error message", file, line, what);
+  if (tandem_error_message()[0] == '\0')
+    fail_msg("%s:%d: %s: empty error message", file, line, what);
 }
 
 /*---------------------------------------------------------------------------
@@ -104,13 +105,13 @@ static void test_saxpy_1m(void **state) {
   tandem_kernel_t *k = saxpy_kernel(rt, n, 4);
 
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hx), tandem_buffer_whole(dx), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hy), tandem_buffer_whole(dy), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(add_saxpy(g, k, tandem_buffer_whole(dx), tandem_buffer_whole(dy), a, n));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(dy), tandem_buffer_whole(ho),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(dy), tandem_buffer_whole(ho), TANDEM_LANE_AUTO));
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 4);
   tandem_exec_t *e = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
@@ -175,8 +176,8 @@ static void test_saxpy_host_visible_offset(void **state) {
   th_write(b, off + 2 * sizeof x, guards, sizeof guards);
   tandem_kernel_t *k = saxpy_kernel(rt, n, 256);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(add_saxpy(g, k, th_view(b, off, sizeof x), th_view(b, off + sizeof x, sizeof y),
-                         a, n));
+  TH_ASSERT_OK(
+      add_saxpy(g, k, th_view(b, off, sizeof x), th_view(b, off + sizeof x, sizeof y), a, n));
   th_run_graph(g, 1);
   th_read(b, off + sizeof x, got, sizeof got);
   check_saxpy(x, y, got, a, n);
@@ -221,8 +222,8 @@ static void test_fill(void **state) {
   g = th_graph(rt);
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(d), 0x11111111u, TANDEM_LANE_AUTO));
   TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(d, 400, 800), 0xCAFEF00Du, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(h), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   for (size_t i = 0; i < n; ++i) data[i] = (i >= 100 && i < 300) ? 0xCAFEF00Du : 0x11111111u;
@@ -251,12 +252,12 @@ static void test_copy_between_placements(void **state) {
   tandem_buffer_t *h2 = th_buffer(rt, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(h1, 0, data, bytes);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(h1), tandem_buffer_whole(g1),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(g1), tandem_buffer_whole(g2),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(g2), tandem_buffer_whole(h2),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(h1), tandem_buffer_whole(g1), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(g1), tandem_buffer_whole(g2), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(g2), tandem_buffer_whole(h2), TANDEM_LANE_AUTO));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   th_read(h2, 0, got, bytes);
@@ -265,12 +266,12 @@ static void test_copy_between_placements(void **state) {
   /* Partial copies at odd offsets and lengths (copies have no alignment
    * rule), on explicit lanes, and between disjoint ranges of one buffer. */
   g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h1, 3, 1001), th_view(g1, 17, 1001),
-                                     TANDEM_LANE_UPLOAD));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(g1, 17, 1001), th_view(h2, 5, 1001),
-                                     TANDEM_LANE_DOWNLOAD));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(h2, 0, 4096), th_view(h2, 8192, 4096),
-                                     TANDEM_LANE_COMPUTE));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(h1, 3, 1001), th_view(g1, 17, 1001), TANDEM_LANE_UPLOAD));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(g1, 17, 1001), th_view(h2, 5, 1001), TANDEM_LANE_DOWNLOAD));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(h2, 0, 4096), th_view(h2, 8192, 4096), TANDEM_LANE_COMPUTE));
   th_run_graph(g, 1);
   tandem_graph_release(g);
   unsigned char *expect = (unsigned char *)data; /* h2 held data before */
@@ -350,12 +351,12 @@ static void test_record_errors(void **state) {
   expect_either(add_saxpy(g, k, y, y, 1.0f, n), TANDEM_ERROR_CONTRACT,
                 TANDEM_ERROR_INVALID_ARGUMENT, "x is y");
   /* Two reads may overlap. */
-  const tandem_binding_contract_t tb[3] = {
-      {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_READ}, {4096, 4, TANDEM_ACCESS_WRITE}};
+  const tandem_binding_contract_t tb[3] = {{4096, 4, TANDEM_ACCESS_READ},
+                                           {4096, 4, TANDEM_ACCESS_READ},
+                                           {4096, 4, TANDEM_ACCESS_WRITE}};
   tandem_kernel_t *k3 = th_kernel_load(rt, "three_bindings", tandem_spv_three_bindings,
-                             tandem_spv_three_bindings_size, 4, tb, 3, 0);
-  const tandem_view_t rr[3] = {th_view(c, 0, 4096), th_view(c, 1024, 4096),
-                               th_view(c, 8192, 4096)};
+                                       tandem_spv_three_bindings_size, 4, tb, 3, 0);
+  const tandem_view_t rr[3] = {th_view(c, 0, 4096), th_view(c, 1024, 4096), th_view(c, 8192, 4096)};
   TH_ASSERT_OK(tandem_graph_add_dispatch(g, k3, rr, 3, NULL, 0));
   const tandem_view_t rw[3] = {th_view(c, 0, 4096), th_view(c, 16384, 4096),
                                th_view(c, 2048, 4096)};
@@ -372,7 +373,8 @@ static void test_record_errors(void **state) {
                 TANDEM_ERROR_INVALID_ARGUMENT, TANDEM_ERROR_OUT_OF_RANGE, "copy onto itself");
   expect_either(tandem_graph_add_copy(g, x, y, (tandem_lane_t)7), TANDEM_ERROR_INVALID_ARGUMENT,
                 TANDEM_ERROR_OUT_OF_RANGE, "bad lane");
-  TH_ASSERT_OK(tandem_graph_add_copy(g, th_view(b, 0, 100), th_view(b, 100, 100), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(b, 0, 100), th_view(b, 100, 100), TANDEM_LANE_AUTO));
 
   /* Fills: offset and length multiples of 4. */
   TH_ASSERT_STATUS(tandem_graph_add_fill(g, th_view(b, 2, 64), 0, TANDEM_LANE_AUTO),
@@ -430,8 +432,8 @@ static void test_replay(void **state) {
   th_write(hin, 0, in, bytes);
   tandem_kernel_t *k = th_add_one_kernel(rt, n);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(hin), tandem_buffer_whole(d), TANDEM_LANE_AUTO));
   for (int i = 0; i < 3; ++i) TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(d), n));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(hout),
                                      TANDEM_LANE_AUTO));
@@ -536,7 +538,8 @@ static chain_t make_chain(tandem_runtime_t *rt) {
   c.buf = th_buffer(rt, (uint64_t)c.n * 4, TANDEM_PLACEMENT_HOST_VISIBLE);
   c.k = th_add_one_kernel(rt, c.n);
   tandem_graph_t *g = th_graph(rt);
-  for (uint32_t i = 0; i < c.steps; ++i) TH_ASSERT_OK(th_add_add_one(g, c.k, tandem_buffer_whole(c.buf), c.n));
+  for (uint32_t i = 0; i < c.steps; ++i)
+    TH_ASSERT_OK(th_add_add_one(g, c.k, tandem_buffer_whole(c.buf), c.n));
   TH_ASSERT_OK(tandem_graph_prepare(g, &c.exec));
   tandem_graph_release(g);
   return c;
@@ -567,8 +570,8 @@ static void test_maps_vs_inflight_work(void **state) {
   memset(&m, 0, sizeof m);
   tandem_status_t s = tandem_try_map_read(th_view(ch.buf, 4096, 64), &m);
   bool done = tandem_completion_is_complete(c);
-  fprintf(stderr, "try_map_read during the chain: %s (complete after: %d)\n",
-          tandem_status_name(s), done);
+  fprintf(stderr, "try_map_read during the chain: %s (complete after: %d)\n", tandem_status_name(s),
+          done);
   if (!done) {
     TH_ASSERT_STATUS(s, TANDEM_ERROR_BUSY);
     assert_null(m.data);
@@ -708,15 +711,15 @@ static void test_ordering_across_submissions(void **state) {
   /* upload lane, then download lane */
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(ch.buf), tandem_buffer_whole(d),
                                      TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(out),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(d), tandem_buffer_whole(out), TANDEM_LANE_AUTO));
   tandem_exec_t *copy = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &copy));
   tandem_graph_release(g);
 
   tandem_completion_t *c1 = NULL, *c2 = NULL, *c3 = NULL;
   TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c1));
-  TH_ASSERT_OK(tandem_exec_submit(copy, &c2));  /* reads what c1 writes */
+  TH_ASSERT_OK(tandem_exec_submit(copy, &c2));    /* reads what c1 writes */
   TH_ASSERT_OK(tandem_exec_submit(ch.exec, &c3)); /* writes what c2 reads (WAR) */
   TH_ASSERT_OK(tandem_completion_wait(c2));
   check_all(out, ch.n, ch.steps, "copy ordered after the first chain, before the second");

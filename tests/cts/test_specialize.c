@@ -61,12 +61,12 @@ static void run_once(tandem_runtime_t *rt, tandem_kernel_t *k, const tandem_view
  * spec_block: workgroup size and BLOCK_SIZE share SpecId 0
  *---------------------------------------------------------------------------*/
 
-static const tandem_binding_contract_t block_bindings[2] = {
-    {4096 * 4, 4, TANDEM_ACCESS_READ}, {4096 * 4, 4, TANDEM_ACCESS_WRITE}};
+static const tandem_binding_contract_t block_bindings[2] = {{4096 * 4, 4, TANDEM_ACCESS_READ},
+                                                            {4096 * 4, 4, TANDEM_ACCESS_WRITE}};
 
 static tandem_kernel_desc_t block_desc(void) {
-  return desc_of("spec_block", tandem_spv_spec_block, tandem_spv_spec_block_size, block_bindings,
-                 2, 0);
+  return desc_of("spec_block", tandem_spv_spec_block, tandem_spv_spec_block_size, block_bindings, 2,
+                 0);
 }
 
 /* Runs spec_block over 4096 floats and checks the block reversal with block
@@ -715,8 +715,7 @@ static void test_device_reports_features(void **state) {
   assert_true(dev.subgroup_size >= 1);
   assert_string_equal(tandem_shader_feature_name(TANDEM_SHADER_STORAGE_BUFFER_16BIT),
                       "storageBuffer16BitAccess");
-  assert_string_equal(tandem_shader_feature_name((tandem_shader_feature_t)(1u << 31)),
-                      "unknown");
+  assert_string_equal(tandem_shader_feature_name((tandem_shader_feature_t)(1u << 31)), "unknown");
   assert_string_equal(tandem_scalar_type_name(TANDEM_SCALAR_FLOAT64), "float64");
   tandem_kernel_info_t info;
   tandem_kernel_info_init(&info);
@@ -735,14 +734,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_spec_constant_types, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_f16_storage, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_subgroup_reduction, th_setup_gpu, th_teardown_gpu),
-      cmocka_unit_test_setup_teardown(test_feature_the_device_lacks, th_setup_gpu,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_feature_the_device_lacks, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_tiled_matmul, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_refused_modules, th_setup_gpu, th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_shared_memory_after_specialization, th_setup_gpu,
                                       th_teardown_gpu),
-      cmocka_unit_test_setup_teardown(test_device_reports_features, th_setup_gpu,
-                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_device_reports_features, th_setup_gpu, th_teardown_gpu),
   };
   return TH_RUN_GROUP(tests);
 }

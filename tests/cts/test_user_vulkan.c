@@ -121,8 +121,8 @@ static void test_own_device_optional_off(void **state) {
                                           {64 * 4, 4, TANDEM_ACCESS_READ},
                                           {4, 4, TANDEM_ACCESS_READ},
                                           {64 * 4, 4, TANDEM_ACCESS_WRITE}};
-  tandem_kernel_desc_t kd = th_kernel_desc("f16_storage", tandem_spv_f16_storage,
-                                           tandem_spv_f16_storage_size, b, 4, 4);
+  tandem_kernel_desc_t kd =
+      th_kernel_desc("f16_storage", tandem_spv_f16_storage, tandem_spv_f16_storage_size, b, 4, 4);
   const uint32_t need = TANDEM_SHADER_STORAGE_BUFFER_16BIT | TANDEM_SHADER_FLOAT16;
 
   th_vk_device_t *full = th_vk_device_create(NULL);
@@ -299,11 +299,11 @@ static void test_adopt_gpu_local_budget(void **state) {
   th_write(in, 0, data, bytes);
   tandem_kernel_t *k = th_add_one_kernel(rt, N);
   tandem_graph_t *g = th_graph(rt);
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(a1),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(in), tandem_buffer_whole(a1), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a1), N));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a1), tandem_buffer_whole(a2),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a1), tandem_buffer_whole(a2), TANDEM_LANE_AUTO));
   TH_ASSERT_OK(th_add_add_one(g, k, tandem_buffer_whole(a2), N));
   TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a2), tandem_buffer_whole(out),
                                      TANDEM_LANE_AUTO));
@@ -422,7 +422,6 @@ static tandem_vulkan_kernel_t add_one_desc(const th_vk_pipeline_t *p) {
   return d;
 }
 
-
 /* Issue 23: INDIRECT_BUFFER usage is asked only of a buffer dispatches read
  * their sizes from. Without it a buffer adopts, binds and computes, and is
  * refused as an indirect view by name. */
@@ -495,8 +494,8 @@ static void test_adopt_pipeline(void **state) {
     th_write(b, 0, data, sizeof data);
     tandem_graph_t *g = th_graph(rt);
     uint32_t n = N - 5; /* the last five stay as they were */
-    TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, (tandem_view_t[]){tandem_buffer_whole(b)}, 1,
-                                           &n, sizeof n));
+    TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, (tandem_view_t[]){tandem_buffer_whole(b)}, 1, &n,
+                                           sizeof n));
     th_run_graph(g, 1);
     th_read(b, 0, got, sizeof got);
     uint32_t want[N];
@@ -590,8 +589,8 @@ static void test_adopt_on_own_device(void **state) {
   TH_ASSERT_OK(tandem_kernel_adopt_vulkan(rt, &kd, &k));
   tandem_graph_t *g = th_graph(rt);
   uint32_t n = N;
-  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, (tandem_view_t[]){tandem_buffer_whole(b)}, 1, &n,
-                                         sizeof n));
+  TH_ASSERT_OK(
+      tandem_graph_add_dispatch(g, k, (tandem_view_t[]){tandem_buffer_whole(b)}, 1, &n, sizeof n));
   th_run_graph(g, 4);
   tandem_graph_release(g);
   tandem_kernel_release(k);

@@ -50,21 +50,21 @@ static const char *xclbin_path;
 static xrtDeviceHandle dev;
 static xuid_t uuid;
 
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                        \
-    }                                                                    \
+      failures++;                                                              \
+    }                                                                          \
   } while (0)
-#define CHECK_EQ(a, b)                                                                      \
-  do {                                                                                      \
-    const long long va_ = (long long)(a), vb_ = (long long)(b);                             \
-    if (va_ != vb_) {                                                                       \
-      fprintf(stderr, "%s:%d: %s == %s failed: %lld vs %lld\n", __FILE__, __LINE__, #a, #b, \
-              va_, vb_);                                                                    \
-      failures++;                                                                           \
-    }                                                                                       \
+#define CHECK_EQ(a, b)                                                                           \
+  do {                                                                                           \
+    const long long va_ = (long long)(a), vb_ = (long long)(b);                                  \
+    if (va_ != vb_) {                                                                            \
+      fprintf(stderr, "%s:%d: %s == %s failed: %lld vs %lld\n", __FILE__, __LINE__, #a, #b, va_, \
+              vb_);                                                                              \
+      failures++;                                                                                \
+    }                                                                                            \
   } while (0)
 
 static uint64_t rng_state;
@@ -635,7 +635,7 @@ static void test_args_and_busy(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 1, 300u), 0);
   CHECK_EQ(api.xrtRunStart(r), 0);
   CHECK_EQ(api.xrtRunWaitFor(r, 10), ERT_CMD_STATE_TIMEOUT); /* as XRT: the wait timed out */
-  const enum ert_cmd_state s = api.xrtRunState(r);             /* the run goes on */
+  const enum ert_cmd_state s = api.xrtRunState(r);           /* the run goes on */
   CHECK(s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING);
   CHECK_EQ(api.xrtRunStart(r), -EBUSY);
   CHECK_EQ(api.xrtBOFree(a), -EBUSY);
@@ -703,7 +703,8 @@ static void *thread_main(void *arg) {
 
 static void test_threads(void) {
   pthread_t t[3];
-  for (int i = 0; i < 3; i++) CHECK_EQ(pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i), 0);
+  for (int i = 0; i < 3; i++)
+    CHECK_EQ(pthread_create(&t[i], NULL, thread_main, (void *)(intptr_t)i), 0);
   for (int i = 0; i < 3; i++) pthread_join(t[i], NULL);
 }
 
@@ -747,15 +748,16 @@ int main(int argc, char **argv) {
     fprintf(stderr, "dlopen %s: %s\n", argv[1], dlerror());
     return 1;
   }
-#define RESOLVE(f)                                            \
-  api.f = (__typeof__(&f))dlsym(lib, #f);                     \
-  if (api.f == NULL) {                                        \
-    fprintf(stderr, "%s: missing symbol %s\n", argv[1], #f);  \
-    return 1;                                                 \
+#define RESOLVE(f)                                           \
+  api.f = (__typeof__(&f))dlsym(lib, #f);                    \
+  if (api.f == NULL) {                                       \
+    fprintf(stderr, "%s: missing symbol %s\n", argv[1], #f); \
+    return 1;                                                \
   }
   EMU_FUNCS(RESOLVE)
 #undef RESOLVE
-  bridge_register = (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
+  bridge_register =
+      (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
   run_abort = (int (*)(xrtRunHandle))dlsym(lib, "tandemEmuRunAbort");
   if (!bridge_register || !run_abort) {
     fprintf(stderr, "%s: missing tandemBridgeRegisterXclbin or tandemEmuRunAbort\n", argv[1]);
@@ -780,8 +782,7 @@ int main(int argc, char **argv) {
   test_sync_required();
   test_export_import();
   test_export_double_close(argv);
-  if (plain_mode)
-    test_plain_flags();
+  if (plain_mode) test_plain_flags();
   else {
     test_xdna_flags();
     test_context_limit();

@@ -215,12 +215,21 @@ static void test_abi_dpu(void **state) {
   (void)state;
   if (emu_plain()) skip(); /* FPGA-style XRT sets every argument */
   tandem__npu_t *npu = open_emulated();
-  const uint32_t instr[12] = {TANDEM_EMU_DPU_MAGIC, 2,
-                              TANDEM_EMU_DPU_ADD_I32, 2, 0, 1, 1000,
-                              TANDEM_EMU_DPU_ADDI_I32, 3, 2, (uint32_t)-9, 1000};
+  const uint32_t instr[12] = {TANDEM_EMU_DPU_MAGIC,
+                              2,
+                              TANDEM_EMU_DPU_ADD_I32,
+                              2,
+                              0,
+                              1,
+                              1000,
+                              TANDEM_EMU_DPU_ADDI_I32,
+                              3,
+                              2,
+                              (uint32_t)-9,
+                              1000};
   int32_t *h[5];
-  assert_int_equal(run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_DPU, instr, 12, NULL, 0, NULL, 0, 4, h),
-                   TANDEM_OK);
+  assert_int_equal(
+      run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_DPU, instr, 12, NULL, 0, NULL, 0, 4, h), TANDEM_OK);
   for (int k = 0; k < 1024; k++) {
     int32_t sum = k < 1000 ? (3 * k - 50) + (7 - 2 * k) : 0;
     assert_int_equal(h[2][k], sum);
@@ -229,14 +238,16 @@ static void test_abi_dpu(void **state) {
   free_bos(h, 4);
   /* The same kernel under the PLAIN ABI: argument 0 is the opcode, not the
    * instruction buffer; and a DPU program against a PLAIN kernel. */
-  assert_int_equal(run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_PLAIN, instr, 12, NULL, 0, NULL, 0, 4, h),
+  assert_int_equal(run_abi(npu, "dpu_vector", TANDEM_NPU_ABI_PLAIN, instr, 12, NULL, 0, NULL, 0, 4,
+                           h),
                    TANDEM_ERROR_CONTRACT);
   assert_non_null(strstr(tandem_error_message(),
                          "kernel argument 0 of 'dpu_vector' should be the instruction buffer, a "
                          "buffer, but it is a 64-bit scalar"));
   assert_int_equal(run_abi(npu, "add_i32", TANDEM_NPU_ABI_DPU, instr, 12, NULL, 0, NULL, 0, 3, h),
                    TANDEM_ERROR_CONTRACT);
-  assert_non_null(strstr(tandem_error_message(), "kernel argument 0 of 'add_i32' should be the opcode"));
+  assert_non_null(
+      strstr(tandem_error_message(), "kernel argument 0 of 'add_i32' should be the opcode"));
   npu->vtable->destroy(npu);
 }
 
@@ -252,10 +263,11 @@ static void test_abi_dpu_module(void **state) {
   for (int k = 0; k < 1024; k++) assert_int_equal(h[2][k], (3 * k - 50) + (7 - 2 * k));
   free_bos(h, 3);
   /* ELF kernels have no opcode: the DPU_MODULE layout does not fit. */
-  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_DPU_MODULE, NULL, 0, NULL, 0, NULL,
-                           0, 3, h),
+  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_DPU_MODULE, NULL, 0, NULL, 0, NULL, 0,
+                           3, h),
                    TANDEM_ERROR_CONTRACT);
-  assert_non_null(strstr(tandem_error_message(), "kernel argument 0 of 'elf_add_i32' should be the opcode"));
+  assert_non_null(
+      strstr(tandem_error_message(), "kernel argument 0 of 'elf_add_i32' should be the opcode"));
   npu->vtable->destroy(npu);
 }
 
@@ -270,7 +282,8 @@ static void test_abi_elf(void **state) {
   for (int k = 0; k < 1024; k++) assert_int_equal(h[2][k], (3 * k - 50) + (7 - 2 * k));
   free_bos(h, 3);
   /* Only trailing buffers may stay unset: PLAIN wants all five. */
-  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_PLAIN, NULL, 0, NULL, 0, NULL, 0, 3, h),
+  assert_int_equal(run_abi(npu, "elf_add_i32", TANDEM_NPU_ABI_PLAIN, NULL, 0, NULL, 0, NULL, 0, 3,
+                           h),
                    TANDEM_ERROR_CONTRACT);
   assert_non_null(strstr(tandem_error_message(), "argument 3 is a buffer"));
   npu->vtable->destroy(npu);
@@ -284,8 +297,8 @@ static void test_u64_scalar(void **state) {
   const tandem_npu_scalar_type_t types[2] = {TANDEM_NPU_SCALAR_U64, TANDEM_NPU_SCALAR_U32};
   const uint32_t words[3] = {0x55667788u, 0x11223344u, 100};
   int32_t *h[5];
-  assert_int_equal(run_abi(npu, "fill_u64", TANDEM_NPU_ABI_PLAIN, NULL, 0, types, 2, words, 3, 1, h),
-                   TANDEM_OK);
+  assert_int_equal(
+      run_abi(npu, "fill_u64", TANDEM_NPU_ABI_PLAIN, NULL, 0, types, 2, words, 3, 1, h), TANDEM_OK);
   const uint64_t *v = (const uint64_t *)h[0];
   for (int k = 0; k < 100; k++) assert_true(v[k] == 0x1122334455667788ull);
   assert_int_equal(h[0][200], 3 * 200 - 50); /* past n: untouched */
@@ -318,7 +331,8 @@ static void test_contexts_shared_and_limited(void **state) {
   void *same[3];
   for (int i = 0; i < 3; i++)
     assert_int_equal(npu->vtable->program_create(npu, &d, "same", &same[i]), TANDEM_OK);
-  static const tandem_binding_contract_t one = {.bytes = 4, .alignment = 4,
+  static const tandem_binding_contract_t one = {.bytes = 4,
+                                                .alignment = 4,
                                                 .access = TANDEM_ACCESS_READ_WRITE};
   const char *other[3] = {"sleep_ms", "fail", "fill_u64"};
   const uint32_t scalars[3] = {1, 0, 2};
@@ -329,7 +343,8 @@ static void test_contexts_shared_and_limited(void **state) {
     o.bindings = &one;
     o.binding_count = 1;
     o.scalar_count = scalars[i];
-    static const tandem_npu_scalar_type_t u64_u32[2] = {TANDEM_NPU_SCALAR_U64, TANDEM_NPU_SCALAR_U32};
+    static const tandem_npu_scalar_type_t u64_u32[2] = {TANDEM_NPU_SCALAR_U64,
+                                                        TANDEM_NPU_SCALAR_U32};
     o.scalar_types = i == 2 ? u64_u32 : NULL;
     assert_int_equal(npu->vtable->program_create(npu, &o, other[i], &progs[i]), TANDEM_OK);
   }
@@ -434,7 +449,8 @@ static void test_watchdog_aborts_stuck_run(void **state) {
   assert_int_equal(npu->vtable->run_create(npu, prog, bo, 3, &n, 1, &run), TANDEM_OK);
   const double t0 = now_ms();
   assert_int_equal(npu->vtable->run_execute(npu, run, 100), TANDEM_ERROR_TIMEOUT);
-  assert_non_null(strstr(tandem_error_message(), "did not finish within the 100 ms watchdog (aborted)"));
+  assert_non_null(
+      strstr(tandem_error_message(), "did not finish within the 100 ms watchdog (aborted)"));
   npu->vtable->run_destroy(npu, run);
   const double took = now_ms() - t0;
   assert_true(took < 2000.0); /* not the 5 s the run would have taken */
@@ -483,7 +499,8 @@ static void test_driver_timeout_and_reset(void **state) {
   setenv("TANDEM_EMU_TDR_MS", "50", 1);
   tandem__npu_t *npu = open_emulated();
   unsetenv("TANDEM_EMU_TDR_MS");
-  static const tandem_binding_contract_t one = {.bytes = 4, .alignment = 4,
+  static const tandem_binding_contract_t one = {.bytes = 4,
+                                                .alignment = 4,
                                                 .access = TANDEM_ACCESS_READ_WRITE};
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);

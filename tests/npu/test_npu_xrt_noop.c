@@ -75,8 +75,8 @@ static void test_noop_pipeline(void **state) {
   TH_ASSERT_OK(tandem_graph_add_npu_run(g, p, v, 3, &n, 1));
   /* Ordered after the NPU run (it reads a, which the run reads: no order;
    * so read c, which the run writes, into nothing, and copy a out after it). */
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(out),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(out), TANDEM_LANE_AUTO));
   tandem_exec_t *e;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   tandem_graph_release(g);

@@ -43,15 +43,15 @@ static const int kArgIsBuffer[kArgs] = {1, 1, 1, 0};
 
 static char g_dir[256]; /* private temp dir for the xclbin files */
 
-#define CHECK(cond, ...)                                                \
-  do {                                                                  \
-    if (!(cond)) {                                                      \
-      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                     \
-      fputc('\n', stderr);                                              \
-      ok = 0;                                                           \
-      goto done;                                                        \
-    }                                                                   \
+#define CHECK(cond, ...)                                              \
+  do {                                                                \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+      ok = 0;                                                         \
+      goto done;                                                      \
+    }                                                                 \
   } while (0)
 
 static int load_real(tandem_xrt_api_t *api) {
@@ -152,9 +152,8 @@ static int case_noop_flow(void) {
   for (int round = 0; round < 2; round++) {
     CHECK(api.xrtRunStart(run) == 0, "xrtRunStart (round %d)", round);
     st = api.xrtRunState(run);
-    CHECK(st == ERT_CMD_STATE_NEW || st == ERT_CMD_STATE_QUEUED ||
-              st == ERT_CMD_STATE_SUBMITTED || st == ERT_CMD_STATE_RUNNING ||
-              st == ERT_CMD_STATE_COMPLETED,
+    CHECK(st == ERT_CMD_STATE_NEW || st == ERT_CMD_STATE_QUEUED || st == ERT_CMD_STATE_SUBMITTED ||
+              st == ERT_CMD_STATE_RUNNING || st == ERT_CMD_STATE_COMPLETED,
           "state after start %d", (int)st);
     st = round == 0 ? api.xrtRunWaitFor(run, 5000) : api.xrtRunWait(run);
     CHECK(st == ERT_CMD_STATE_COMPLETED, "wait returned %d", (int)st);
@@ -164,8 +163,7 @@ static int case_noop_flow(void) {
 
   /* Noop computes nothing: the buffers keep what the host wrote. */
   for (int i = 0; i < kBuffers; i++) {
-    CHECK(api.xrtBOSync(bo[i], XCL_BO_SYNC_BO_FROM_DEVICE, kBoBytes, 0) == 0, "sync from %d",
-          i);
+    CHECK(api.xrtBOSync(bo[i], XCL_BO_SYNC_BO_FROM_DEVICE, kBoBytes, 0) == 0, "sync from %d", i);
     const uint32_t *p = api.xrtBOMap(bo[i]);
     CHECK(p != NULL, "xrtBOMap %d again", i);
     for (uint32_t j = 0; j < kBoBytes / 4; j++)
@@ -305,8 +303,7 @@ static int in_child(const char *name, int (*fn)(void)) {
     }
   if (WIFSIGNALED(status)) {
     fprintf(stderr, "FAIL %s: child killed by signal %d (%s)%s\n", name, WTERMSIG(status),
-            strsignal(WTERMSIG(status)),
-            WTERMSIG(status) == SIGALRM ? ": hung" : "");
+            strsignal(WTERMSIG(status)), WTERMSIG(status) == SIGALRM ? ": hung" : "");
     return kFail;
   }
   int rc = WIFEXITED(status) ? WEXITSTATUS(status) : kFail;
@@ -353,10 +350,10 @@ done:
 }
 
 static void remove_dir(void) {
-  static const char *const files[] = {"vadd.xclbin", "full.xclbin", "garbage.xclbin",
-                                      "without_2.xclbin", "without_6.xclbin",
-                                      "without_7.xclbin", "without_8.xclbin",
-                                      "lib/libxrt_noop.so.2", "lib/libxrt_coreutil.so.2"};
+  static const char *const files[] = {
+      "vadd.xclbin",      "full.xclbin",          "garbage.xclbin",
+      "without_2.xclbin", "without_6.xclbin",     "without_7.xclbin",
+      "without_8.xclbin", "lib/libxrt_noop.so.2", "lib/libxrt_coreutil.so.2"};
   char path[512];
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
     snprintf(path, sizeof path, "%s/%s", g_dir, files[i]);

@@ -139,8 +139,8 @@ static int valid_name(const char *s, size_t max) {
 }
 
 int tandem_test_xclbin_build(const char *kernel, const char *const *arg_names,
-                             const int *arg_is_buffer, int argc, void **out_data,
-                             size_t *out_size, unsigned char out_uuid[16]) {
+                             const int *arg_is_buffer, int argc, void **out_data, size_t *out_size,
+                             unsigned char out_uuid[16]) {
   *out_data = NULL;
   *out_size = 0;
   if (!valid_name(kernel, kMaxKernelName) || argc < 1 || argc > kMaxArgs || !arg_names ||
@@ -255,9 +255,8 @@ int tandem_test_xclbin_build(const char *kernel, const char *const *arg_names,
   return 0;
 }
 
-int tandem_test_xclbin_write(const char *path, const char *kernel,
-                             const char *const *arg_names, const int *arg_is_buffer, int argc,
-                             unsigned char out_uuid[16]) {
+int tandem_test_xclbin_write(const char *path, const char *kernel, const char *const *arg_names,
+                             const int *arg_is_buffer, int argc, unsigned char out_uuid[16]) {
   void *data = NULL;
   size_t size = 0;
   if (tandem_test_xclbin_build(kernel, arg_names, arg_is_buffer, argc, &data, &size, out_uuid))

@@ -28,12 +28,11 @@
  * a malloc'ed image in |*out_data| (free() it) of |*out_size| bytes; on
  * failure returns -1 and writes a reason to stderr. */
 int tandem_test_xclbin_build(const char *kernel, const char *const *arg_names,
-                             const int *arg_is_buffer, int argc, void **out_data,
-                             size_t *out_size, unsigned char out_uuid[16]);
+                             const int *arg_is_buffer, int argc, void **out_data, size_t *out_size,
+                             unsigned char out_uuid[16]);
 
 /* Same, written to |path| (created or truncated). Returns 0 or -1. */
-int tandem_test_xclbin_write(const char *path, const char *kernel,
-                             const char *const *arg_names, const int *arg_is_buffer, int argc,
-                             unsigned char out_uuid[16]);
+int tandem_test_xclbin_write(const char *path, const char *kernel, const char *const *arg_names,
+                             const int *arg_is_buffer, int argc, unsigned char out_uuid[16]);
 
 #endif /* TANDEM_TESTS_NPU_XCLBIN_BUILDER_H_ */

@@ -97,7 +97,8 @@ static int tandem_fill(void) {
   tandem_status_t s = tandem_runtime_create(&o, &rt);
   if (s == TANDEM_OK) s = tandem_buffer_create(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE, &buf);
   if (s == TANDEM_OK) s = tandem_graph_create(rt, &g);
-  if (s == TANDEM_OK) s = tandem_graph_add_fill(g, tandem_buffer_whole(buf), 0x5a5a1234u, TANDEM_LANE_AUTO);
+  if (s == TANDEM_OK)
+    s = tandem_graph_add_fill(g, tandem_buffer_whole(buf), 0x5a5a1234u, TANDEM_LANE_AUTO);
   if (s == TANDEM_OK) s = tandem_graph_prepare(g, &e);
   if (s == TANDEM_OK) s = tandem_exec_submit(e, &c);
   if (s == TANDEM_OK) s = tandem_completion_wait(c);
@@ -108,8 +109,10 @@ static int tandem_fill(void) {
     const uint32_t *w = m.data;
     rc = 0;
     if (!h.device || !h.lanes[TANDEM_LANE_COMPUTE].queue || !vv.buffer || vv.range != 4096) {
-      fprintf(stderr, "consumer_vk: tandem_vulkan.h: device %p, compute queue %p, VkBuffer %p of %llu bytes\n",
-              h.device, h.lanes[TANDEM_LANE_COMPUTE].queue, vv.buffer, (unsigned long long)vv.range);
+      fprintf(
+          stderr,
+          "consumer_vk: tandem_vulkan.h: device %p, compute queue %p, VkBuffer %p of %llu bytes\n",
+          h.device, h.lanes[TANDEM_LANE_COMPUTE].queue, vv.buffer, (unsigned long long)vv.range);
       rc = 1;
     }
     for (uint32_t i = 0; i < 1024; i++)
