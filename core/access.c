@@ -9,6 +9,7 @@
  * contract: no lock, no allocation, no call out of this file.
  */
 #include "core/access.h"
+#include "core/buffer_int.h"
 #include "core/graph_int.h"
 #include "core/kernel_int.h"
 #include "core/npu_int.h"
@@ -21,16 +22,21 @@ bool tandem__accesses_conflict(tandem_access_t a, tandem_access_t b) {
   return (a & TANDEM_ACCESS_WRITE) || (b & TANDEM_ACCESS_WRITE);
 }
 
+/* The buffer whose records stand for |b|'s bytes (buffer_int.h, tracked_as). */
+static tandem_buffer_t *tandem__tracked(tandem_buffer_t *b) {
+  return b->tracked_as ? b->tracked_as : b;
+}
+
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
   switch (node->kind) {
     case TANDEM__NODE_FILL:
       out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
                                   node->views[0].length, TANDEM_ACCESS_WRITE};
       return 1;
-    case TANDEM__NODE_COPY:
-      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
+    case TANDEM__NODE_COPY: /* a cross-GPU copy's staging is tracked as one memory */
+      out[0] = (tandem__access_t){tandem__tracked(node->views[0].buffer), node->views[0].offset,
                                   node->views[0].length, TANDEM_ACCESS_READ};
-      out[1] = (tandem__access_t){node->views[1].buffer, node->views[1].offset,
+      out[1] = (tandem__access_t){tandem__tracked(node->views[1].buffer), node->views[1].offset,
                                   node->views[1].length, TANDEM_ACCESS_WRITE};
       return 2;
     case TANDEM__NODE_DISPATCH:

@@ -7,7 +7,7 @@
  * and that the objects belong to the runtime's VkDevice (compared as the
  * opaque handles tandem_runtime_vulkan_handles reports); then the ordinary
  * paths run with the backend adopting instead of creating:
- * tandem__buffer_make_from (budget, counters) and tandem__kernel_load (the
+ * tandem__buffer_make_on (budget, counters) and tandem__kernel_load (the
  * contract, specialization and device checks of tandem_kernel_create, the
  * same code and messages). The backend checks the rest against the device.
  * Ownership stays the application's: the backend's native objects borrow
@@ -34,7 +34,7 @@ static tandem_status_t tandem__adopt_device(tandem_runtime_t *runtime, const voi
   if (!h.device)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "%s: the runtime's GPU backend '%s' has no VkDevice to adopt objects of",
-                       what, runtime->gpu_backend->name);
+                       what, runtime->gpus[0].backend->name);
   if (device != h.device)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s belongs to another VkDevice (%p) than the runtime's (%p): adopt only "
@@ -70,7 +70,7 @@ tandem_status_t tandem_buffer_adopt_vulkan(tandem_runtime_t *runtime,
                        "adopting a buffer: size %llu is outside 1..%llu bytes",
                        (unsigned long long)desc->size, (unsigned long long)TANDEM__MAX_BYTES);
   TANDEM_RETURN_IF_ERROR(tandem__adopt_device(runtime, desc->device, "the buffer"));
-  return tandem__buffer_make_from(runtime, desc->size, desc->placement, 0, NULL, desc, out_buffer);
+  return tandem__buffer_make_on(runtime, 0, desc->size, desc->placement, 0, NULL, desc, out_buffer);
 }
 
 tandem_status_t tandem_kernel_adopt_vulkan(tandem_runtime_t *runtime,

@@ -13,6 +13,7 @@
 #define TANDEM_CORE_BACKEND_H_
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -134,15 +135,55 @@ typedef struct tandem__program_desc {
   const tandem__program_command_t *commands; /* [id] */
 } tandem__program_desc_t;
 
-/* Lane ids: the four built-in lanes keep their tandem_lane_t values (0..3);
- * user lanes (imported timelines, native sessions: core/lane.c) take ids
- * TANDEM_LANE_COUNT .. TANDEM__MAX_LANES - 1. Equal to the public
- * TANDEM_MAX_LANES. Eight in all: every region submission carries a wait
- * value per lane id and the backend keeps one wait descriptor per lane id per
- * region, made at prepare so replay allocates nothing; eight keeps those fixed
- * arrays small while leaving four user lanes (a few producers plus a session),
- * and a larger table only costs memory per region. */
-#define TANDEM__MAX_LANES TANDEM_MAX_LANES
+/* Lane ids, as core numbers them (the public ids, tandem.h "Lanes"):
+ *   0 .. 2    GPU 0's upload, compute and download lanes (tandem_lane_t)
+ *   3         the NPU lane
+ *   4 .. 7    user lanes: imported timelines, native sessions (core/lane.c)
+ *   8 .. 16   the lanes of GPUs 1 .. 3, three each (tandem_gpu_lane)
+ * Every region submission carries a wait value per lane id and a backend
+ * keeps one wait descriptor per lane id per region, made at prepare so
+ * replay allocates nothing; the fixed table costs memory per region only.
+ *
+ * A backend sees the ids of its own device: its lanes are 0 .. 2 there,
+ * whichever GPU of the runtime it is (tandem__lane_in_gpu), 3 is the NPU
+ * lane (host-signalled), and every other id is a timeline lane.bind gave it:
+ * a user lane, or the proxy of another GPU's lane that the relay signals
+ * from the host (core/relay.c). */
+#define TANDEM__USER_LANE_END TANDEM_MAX_LANES
+#define TANDEM__MAX_LANES (TANDEM_MAX_LANES + TANDEM_LANE_COUNT_GPU * (TANDEM_MAX_GPUS - 1))
+
+/* A user lane id (EXTERNAL or SESSION kind when taken). */
+static inline bool tandem__lane_is_user(int lane) {
+  return lane >= TANDEM_LANE_COUNT && lane < TANDEM__USER_LANE_END;
+}
+/* The GPU a lane id's queue belongs to, or -1 (the NPU lane, user lanes). */
+static inline int tandem__lane_gpu(int lane) {
+  if (lane >= 0 && lane < TANDEM_LANE_COUNT_GPU) return 0;
+  if (lane >= TANDEM__USER_LANE_END && lane < TANDEM__MAX_LANES)
+    return 1 + (lane - TANDEM__USER_LANE_END) / TANDEM_LANE_COUNT_GPU;
+  return -1;
+}
+/* Which of its GPU's lanes a GPU lane id is: UPLOAD, COMPUTE or DOWNLOAD. */
+static inline tandem_lane_t tandem__lane_local(int lane) {
+  return (tandem_lane_t)(lane < TANDEM_LANE_COUNT_GPU
+                             ? lane
+                             : (lane - TANDEM__USER_LANE_END) % TANDEM_LANE_COUNT_GPU);
+}
+/* The lane id of GPU |g|'s |local| lane (UPLOAD, COMPUTE or DOWNLOAD). */
+static inline int tandem__gpu_lane(uint32_t g, tandem_lane_t local) {
+  return g == 0 ? (int)local
+                : TANDEM__USER_LANE_END + (int)(g - 1) * TANDEM_LANE_COUNT_GPU + (int)local;
+}
+/* The id core's lane |lane| has in GPU |g|'s backend: g's own lanes are 0 .. 2
+ * there and GPU 0's lanes take g's ids; every other id is itself. Its own
+ * inverse, and the identity on GPU 0. */
+static inline int tandem__lane_in_gpu(uint32_t g, int lane) {
+  if (g == 0) return lane;
+  int base = tandem__gpu_lane(g, TANDEM_LANE_UPLOAD);
+  if (lane >= 0 && lane < TANDEM_LANE_COUNT_GPU) return base + lane;
+  if (lane >= base && lane < base + TANDEM_LANE_COUNT_GPU) return lane - base;
+  return lane;
+}
 
 /* One region's submission: which prepared region, and the values it waits for
  * on each lane id, user lanes included (0 = no wait), and signals on its own

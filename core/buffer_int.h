@@ -29,6 +29,7 @@ struct tandem_buffer {
   uint64_t charged; /* bytes reserved in the runtime's budget: size, or 0 for an
                        adopted buffer the application had already charged */
   tandem_placement_t placement;
+  uint32_t gpu;             /* the runtime's GPU |native| belongs to; never changed */
   void *native;             /* GPU backend buffer; NULL for NPU_LOCAL */
   void *host;               /* what host maps see: HOST_VISIBLE and SHARED/NPU_LOCAL mappings */
   void *npu_bo;             /* SHARED and NPU_LOCAL: the NPU buffer object */
@@ -38,6 +39,13 @@ struct tandem_buffer {
   /* Adopted without the usage indirect dispatch reads need: never an
    * indirect view (graph.c). Set at creation, never changed. */
   bool no_indirect;
+  /* A cross-GPU copy's staging (tandem__buffer_staging_pair): host memory
+   * imported into two GPUs as two buffers. |host_owned| is that memory (the
+   * first buffer frees it); the second buffer's accesses are tracked on the
+   * first (|tracked_as|, retained), so the tracker and the planner see one
+   * memory. Both are internal: no user call gets them. */
+  void *host_owned;
+  tandem_buffer_t *tracked_as;
 
   tandem__record_t *records;        /* [mutex] in-flight accesses (I3) */
   tandem__host_map_t *maps;         /* [mutex] live host maps */

@@ -49,7 +49,7 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
   /* I4 (runtime side): the FIFO holds exactly the IN_FLIGHT slots it counts. */
   uint32_t n = 0;
   const tandem__slot_t *last = NULL;
-  uint64_t prev[TANDEM_LANE_COUNT] = {0};
+  uint64_t prev[TANDEM__MAX_LANES] = {0};
   for (const tandem__slot_t *s = rt->in_flight; s; s = s->next_in_flight) {
     n++;
     last = s;
@@ -59,7 +59,7 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
     /* I2: values are handed out in increasing order and the FIFO is in
      * submission order, so each lane's values increase along it. */
     const tandem__plan_t *plan = &s->exec->plan;
-    uint64_t region_last[TANDEM_LANE_COUNT] = {0};
+    uint64_t region_last[TANDEM__MAX_LANES] = {0};
     for (uint32_t r = 0; r < plan->region_count; r++) {
       tandem_lane_t l = plan->regions[r].lane;
       uint64_t v = s->submits[r].signal_value;
@@ -67,7 +67,7 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
         return tandem__broken("I2", "a region's signal value is out of order (value, lane)", v, l);
       region_last[l] = v;
     }
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       if (s->lane_values[l] != region_last[l])
         return tandem__broken("I2",
                               "a slot's final lane value is not its last region's (lane, value)",
@@ -83,7 +83,7 @@ bool tandem__runtime_check_locked(const tandem_runtime_t *rt) {
       /* I3, the other way: whatever shares that list belongs to an in-flight slot. */
       for (const tandem__record_t *r = rec->access.buffer->records; r; r = r->next) {
         if (!r->slot) { /* a native session's open stage (session.c) */
-          if (r->lane < TANDEM_LANE_COUNT || r->lane >= TANDEM__MAX_LANES ||
+          if (!tandem__lane_is_user(r->lane) ||
               rt->lanes[r->lane].kind != TANDEM_LANE_KIND_SESSION ||
               r->value <= rt->lane_done_value[r->lane])
             return tandem__broken("I3",

@@ -162,7 +162,7 @@ static tandem_status_t tandem__completion_profile_acquired(tandem_completion_t *
   uint32_t rc = plan->region_count;
   out->region_count = rc;
   uint64_t *pairs = slot->timestamps;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0);
   /* The slot is DONE and held by the caller: it cannot be reused meanwhile. */
   (void)gpu;
   if (done) {

@@ -73,7 +73,7 @@ struct tandem__slot {
   tandem__slot_state_t state;                /* [mutex] */
   bool user_ref;                             /* [mutex] the completion is held by the user */
   tandem_status_t result;                    /* [mutex] final result once DONE */
-  uint64_t lane_values[TANDEM_LANE_COUNT];   /* [mutex] final value per lane, 0 none */
+  uint64_t lane_values[TANDEM__MAX_LANES];   /* [mutex] final value per lane, 0 none */
   tandem__slot_t *next_in_flight;            /* [mutex] runtime->in_flight */
   /* [mutex] Per lane, the value a host wait for this submission waits for:
    * its own lane values and, transitively, those of every submission it
@@ -110,11 +110,18 @@ struct tandem_exec {
   tandem__access_t *accesses; /* all accesses, grouped by region */
   uint32_t *access_region;    /* region of each access */
   uint32_t access_count;
-  void *native;
+  /* Per GPU of the runtime: the backend program of the regions on it, or
+   * NULL when none is (tandem__exec_native). */
+  void *natives[TANDEM_MAX_GPUS];
+  uint32_t gpu_mask; /* bit g: a region runs on GPU g (GPU 0 for an NPU-only graph) */
+  /* Several GPUs: one region_count entries, where submit puts each GPU's
+   * view of a slot's submissions ([mutex]); NULL on GPU 0 alone. */
+  tandem__region_submit_t *submit_scratch;
+  uint64_t *times_scratch; /* the same for timestamps: 2 per region ([mutex]) */
   tandem__slot_t *slots;
   uint32_t slot_count;
-  uint64_t copied_per_lane[TANDEM_LANE_COUNT]; /* bytes one run copies */
-  bool uses_lane[TANDEM_LANE_COUNT];           /* a region of it runs on the lane */
+  uint64_t copied_per_lane[TANDEM__MAX_LANES]; /* bytes one run copies */
+  bool uses_lane[TANDEM__MAX_LANES];           /* a region of it runs on the lane */
   uint64_t *region_copied;                     /* bytes each region copies */
   uint32_t *node_access;                       /* first index into accesses of each node */
   uint32_t *node_view;                         /* first index into a slot's views of each node */

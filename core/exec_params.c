@@ -159,6 +159,12 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
                        "node %u ('%s'): binding %u is out of range; the node has %u view%s", node,
                        tandem__node_label(n), binding, n->view_count,
                        n->view_count == 1 ? "" : "s");
+  const tandem_buffer_t *held = n->views[binding].buffer;
+  if (held && (held->host_owned || held->tracked_as))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "node %u binding %u: the staging memory of a copy between GPUs is "
+                       "tandem's; change the copy's other view",
+                       node, binding);
   tandem_runtime_t *rt = exec->runtime;
   tandem_buffer_t *old = NULL;
   tandem_status_t s = TANDEM_OK;
@@ -176,6 +182,13 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
                     tandem_placement_name(view.buffer->placement),
                     tandem_placement_name(n->views[binding].buffer->placement));
   }
+  if (s == TANDEM_OK && view.buffer && n->views[binding].buffer &&
+      view.buffer->gpu != n->views[binding].buffer->gpu)
+    s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                    "node %u binding %u ('%s'): the new view's buffer is on GPU %u, the node "
+                    "runs on GPU %u; a view may change its buffer, not its GPU",
+                    node, binding, tandem__node_label(n), view.buffer->gpu,
+                    n->views[binding].buffer->gpu);
   tandem__access_t access;
   if (n->kind == TANDEM__NODE_DISPATCH) {
     if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);

@@ -98,8 +98,59 @@ static tandem_view_t *tandem__graph_views(tandem_graph_t *graph, uint32_t count)
 
 /* Appends |node| (a |what| node, for messages), retaining what it uses.
  * Refuses the node that would pass TANDEM_MAX_GRAPH_NODES (tandem.h says why). */
-static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *node,
+/* The runtime's GPU node |n| (a |what| node) runs on: its kernel's for a
+ * dispatch, else its first view's; every view (and the indirect one) must be
+ * on it. NPU runs stay on the NPU lane (their buffers are GPU 0's). */
+static tandem_status_t tandem__node_gpu(const tandem__node_t *n, const char *what,
+                                        uint32_t *out_gpu) {
+  *out_gpu = 0;
+  if (n->kind == TANDEM__NODE_NPU_RUN) return TANDEM_OK;
+  uint32_t g = n->kind == TANDEM__NODE_DISPATCH ? n->kernel->gpu
+               : n->view_count                  ? n->views[0].buffer->gpu
+                                                : 0;
+  for (uint32_t v = 0; v < n->view_count; v++) {
+    uint32_t on = n->views[v].buffer->gpu;
+    if (on == g) continue;
+    if (n->kind == TANDEM__NODE_COPY)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "%s: the source is on GPU %u and the destination on GPU %u; a copy node "
+                         "runs on one GPU. Move the bytes through the host: copy into a "
+                         "HOST_VISIBLE buffer on GPU %u, map it after the submission, and write "
+                         "a HOST_VISIBLE buffer on GPU %u (docs/design.md, \"Several GPUs\")",
+                         what, g, on, g, on);
+    if (n->kind == TANDEM__NODE_DISPATCH)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "%s: binding %u's buffer is on GPU %u, and kernel '%s' runs on GPU %u; "
+                         "make the kernel on GPU %u too (tandem_kernel_desc_t.gpu) or bind a "
+                         "buffer of GPU %u",
+                         what, v, on, n->kernel->name, g, on, g);
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: view %u's buffer is on GPU %u and view 0's on GPU %u; a node runs "
+                       "on one GPU",
+                       what, v, on, g);
+  }
+  if (n->kind == TANDEM__NODE_DISPATCH && n->indirect.buffer && n->indirect.buffer->gpu != g)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: the indirect view's buffer is on GPU %u, and kernel '%s' runs on GPU "
+                       "%u",
+                       what, n->indirect.buffer->gpu, n->kernel->name, g);
+  if (n->kind == TANDEM__NODE_VULKAN_COMMANDS && g != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "%s: Vulkan commands nodes record into GPU 0's command buffers (interop "
+                       "is GPU 0's); its buffers are on GPU %u",
+                       what, g);
+  *out_gpu = g;
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem__graph_append(tandem_graph_t *graph, const tandem__node_t *given,
                                             const char *what) {
+  /* The node's lane becomes its GPU's (core's lane ids, core/backend.h). */
+  uint32_t g;
+  TANDEM_RETURN_IF_ERROR(tandem__node_gpu(given, what, &g));
+  tandem__node_t placed = *given;
+  if (placed.lane != TANDEM_LANE_NPU) placed.lane = (tandem_lane_t)tandem__gpu_lane(g, placed.lane);
+  const tandem__node_t *node = &placed;
   if (graph->node_count >= TANDEM_MAX_GRAPH_NODES)
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
                        "%s: the graph already holds %u nodes, the most one graph may hold "
@@ -201,11 +252,53 @@ tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst, 
   return tandem__graph_append(graph, &node, "fill");
 }
 
+/* A copy between two GPUs, staged through host memory both import
+ * (tandem__buffer_staging_pair): a download on the source GPU into the
+ * staging, then an upload on the destination GPU from it, two nodes (the
+ * user's lane, or download and upload). The planner and the tracker see one
+ * staging memory, so the upload waits for the download (through the relay)
+ * and the next run's download waits for this run's upload. */
+static tandem_status_t tandem__graph_add_cross_copy(tandem_graph_t *graph, tandem_view_t src,
+                                                    tandem_view_t dst, tandem_lane_t lane) {
+  if (graph->node_count + 2 > TANDEM_MAX_GRAPH_NODES)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "copy between GPUs: it takes two nodes, and the graph holds %u of "
+                       "TANDEM_MAX_GRAPH_NODES = %u",
+                       graph->node_count, TANDEM_MAX_GRAPH_NODES);
+  tandem_buffer_t *from = NULL, *to = NULL;
+  TANDEM_RETURN_IF_ERROR(tandem__buffer_staging_pair(graph->runtime, src.buffer->gpu,
+                                                     dst.buffer->gpu, src.length, &from, &to));
+  tandem_view_t down[2] = {src, {from, 0, src.length}};
+  tandem_view_t up[2] = {{to, 0, src.length}, dst};
+  tandem__node_t a = {.kind = TANDEM__NODE_COPY,
+                      .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_DOWNLOAD : lane,
+                      .view_count = 2,
+                      .views = down};
+  tandem__node_t b = {.kind = TANDEM__NODE_COPY,
+                      .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_UPLOAD : lane,
+                      .view_count = 2,
+                      .views = up};
+  tandem_status_t s = tandem__graph_append(graph, &a, "copy between GPUs (download)");
+  if (s == TANDEM_OK) {
+    s = tandem__graph_append(graph, &b, "copy between GPUs (upload)");
+    if (s != TANDEM_OK) { /* the graph keeps no half of a copy */
+      tandem__node_release(&graph->nodes[--graph->node_count]);
+      graph->view_total -= 2;
+    }
+  }
+  /* The nodes hold their own references. */
+  tandem_buffer_release(to);
+  tandem_buffer_release(from);
+  return s;
+}
+
 tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, tandem_view_t dst,
                                       tandem_lane_t lane) {
   if (!graph) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "graph is NULL");
   TANDEM_RETURN_IF_ERROR(tandem__lane_check(lane, "copy"));
   TANDEM_RETURN_IF_ERROR(tandem__copy_views_check(graph->runtime, src, dst));
+  if (src.buffer->gpu != dst.buffer->gpu)
+    return tandem__graph_add_cross_copy(graph, src, dst, lane);
   if (lane == TANDEM_LANE_AUTO) {
     bool src_host = src.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
     bool dst_host = dst.buffer->placement == TANDEM_PLACEMENT_HOST_VISIBLE;
@@ -223,12 +316,18 @@ tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src, 
  * binding writes. Shared by recording and tandem_exec_set_view. */
 tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
                                              const tandem_view_t *views, uint32_t count) {
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu); /* open: the kernel exists */
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, kernel->gpu); /* open: the kernel exists */
   for (uint32_t i = 0; i < count; i++) {
     const tandem_binding_contract_t *b = &kernel->bindings[i];
     tandem_view_t v = views[i];
     tandem_status_t s = tandem__gpu_view_check(rt, v, "dispatch view");
     if (s != TANDEM_OK) return tandem__annotate(s, "binding %u of '%s'", i, kernel->name);
+    if (v.buffer->gpu != kernel->gpu)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "binding %u of '%s': the buffer is on GPU %u, and the kernel runs on "
+                         "GPU %u; make the kernel on GPU %u too (tandem_kernel_desc_t.gpu) or "
+                         "bind a buffer of GPU %u",
+                         i, kernel->name, v.buffer->gpu, kernel->gpu, v.buffer->gpu, kernel->gpu);
     if (b->bytes != TANDEM_BYTES_VIEW && v.length < b->bytes)
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "binding %u of '%s': view is %llu bytes, contract needs %llu", i,
@@ -274,7 +373,7 @@ tandem_status_t tandem__dispatch_views_check(tandem_runtime_t *rt, const tandem_
 /* Checks a direct workgroup count against the device's limits. */
 tandem_status_t tandem__workgroups_check(tandem_runtime_t *rt, const tandem_kernel_t *kernel,
                                          const uint32_t wg[3]) {
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, kernel->gpu);
   for (int i = 0; i < 3; i++)
     if (wg[i] == 0 || wg[i] > gpu->max_workgroups[i])
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -468,7 +567,7 @@ tandem_status_t tandem_graph_add_vulkan_commands(tandem_graph_t *graph, tandem_l
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "Vulkan commands node %u: the runtime's GPU backend '%s' has no VkDevice "
                        "to record Vulkan commands for",
-                       id, rt->gpu_backend->name);
+                       id, rt->gpus[0].backend->name);
   tandem_view_t views[TANDEM_MAX_BINDINGS];
   tandem__node_t node = {.kind = TANDEM__NODE_VULKAN_COMMANDS,
                          .lane = lane == TANDEM_LANE_AUTO ? TANDEM_LANE_COMPUTE : lane,

@@ -168,7 +168,7 @@ tandem_status_t tandem_vulkan_scope_view(const tandem_vulkan_scope_t *scope, uin
   /* Checked at add: the view is inside a buffer with a VkBuffer, of a
    * backend with interop (what tandem_view_vulkan_buffer would check). */
   tandem_view_t view = node->views[index];
-  tandem__gpu_t *gpu = atomic_load(&view.buffer->runtime->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(view.buffer->runtime, 0);
   assert(view.buffer->native && gpu && gpu->vtable->interop);
   out->buffer = gpu->vtable->interop->buffer_vulkan(gpu, view.buffer->native);
   out->offset = view.offset;

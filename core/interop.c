@@ -48,10 +48,14 @@ tandem_status_t tandem_view_vulkan_buffer(tandem_view_t view, tandem_vulkan_view
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "a %s buffer has no VkBuffer (only the NPU sees it); use a SHARED buffer",
                        tandem_placement_name(view.buffer->placement));
-  tandem__gpu_t *gpu = atomic_load(&view.buffer->runtime->gpu);
+  if (view.buffer->gpu != 0)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "the buffer is on GPU %u; interop (tandem_vulkan.h) is GPU 0's",
+                       view.buffer->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(view.buffer->runtime, 0);
   if (!gpu->vtable->interop)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the runtime's GPU backend '%s' has no VkBuffers",
-                       view.buffer->runtime->gpu_backend->name);
+                       view.buffer->runtime->gpus[0].backend->name);
   out->buffer = gpu->vtable->interop->buffer_vulkan(gpu, view.buffer->native);
   out->offset = view.offset;
   out->range = view.length;
@@ -160,7 +164,7 @@ tandem_status_t tandem_buffer_export_fd(tandem_buffer_t *buffer, tandem_external
                        "a %s buffer cannot be exported; create it with "
                        "tandem_buffer_create_exportable (GPU_LOCAL or HOST_VISIBLE)",
                        tandem_placement_name(buffer->placement));
-  tandem__gpu_t *gpu = atomic_load(&buffer->runtime->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(buffer->runtime, 0);
   assert(gpu->vtable->interop); /* reached only with the capability it gives */
   tandem_status_t s = gpu->vtable->interop->buffer_export(gpu, buffer->native, type, out);
   tandem__runtime_note_loss(buffer->runtime, s);
@@ -284,7 +288,8 @@ tandem_status_t tandem_completion_lane_values(tandem_completion_t *completion,
    * (I4), which the handle check under the lock confirms. */
   pthread_mutex_lock(&rt->mutex);
   bool live = tandem__handle_slot(completion) == slot;
-  if (live) memcpy(out_values, slot->lane_values, sizeof slot->lane_values);
+  /* GPU 0's lanes and the NPU's: the public array's TANDEM_LANE_COUNT. */
+  if (live) memcpy(out_values, slot->lane_values, TANDEM_LANE_COUNT * sizeof out_values[0]);
   pthread_mutex_unlock(&rt->mutex);
   tandem_exec_release(exec);
   if (!live)
@@ -329,7 +334,7 @@ tandem_status_t tandem_runtime_import_timeline_fd(tandem_runtime_t *runtime, int
 tandem_status_t tandem_external_timeline_wait(tandem_external_timeline_t *timeline, uint64_t value,
                                               uint64_t timeout_ns) {
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
-  tandem__gpu_t *gpu = atomic_load(&timeline->runtime->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(timeline->runtime, 0);
   assert(gpu->vtable->interop); /* reached only with the capability it gives */
   tandem_status_t s = gpu->vtable->interop->timeline_wait(gpu, timeline->native, value, timeout_ns);
   tandem__runtime_note_loss(timeline->runtime, s);
@@ -345,7 +350,7 @@ tandem_status_t tandem_external_timeline_lane(tandem_external_timeline_t *timeli
   *out_lane = TANDEM_LANE_AUTO;
   if (!timeline) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "timeline is NULL");
   tandem_runtime_t *rt = timeline->runtime;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu); /* open: the import needed it */
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0); /* open: the import needed it */
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&rt->mutex);
   if (timeline->lane < 0) {
@@ -363,7 +368,7 @@ void tandem_external_timeline_destroy(tandem_external_timeline_t *timeline) {
   tandem_runtime_t *rt = timeline->runtime;
   /* Its lane first: that waits for every submission waiting on it. */
   if (timeline->lane >= 0) tandem__lane_give_back(rt, (tandem_lane_t)timeline->lane);
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0);
   assert(gpu->vtable->interop); /* reached only with the capability it gives */
   gpu->vtable->interop->timeline_destroy(gpu, timeline->native);
   free(timeline);

@@ -732,7 +732,13 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
   tandem__gpu_t *gpu = NULL;
   /* GLSL text where SPIR-V was expected: say so, and how to compile it. */
   tandem_status_t s = tandem__glsl_refuse_as_spirv(d.spirv, d.spirv_size, d.spirv_path, name);
-  if (s == TANDEM_OK) s = tandem__runtime_gpu(runtime, &gpu);
+  if (s == TANDEM_OK && adopt && d.gpu != 0)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                    "kernel '%s': an adopted pipeline is on GPU 0 (interop is GPU 0's); its "
+                    "description names GPU %u",
+                    name, d.gpu);
+  if (s == TANDEM_OK) s = tandem__runtime_gpu_at(runtime, d.gpu, &gpu);
+  if (s != TANDEM_OK) s = tandem__annotate(s, "kernel '%s'", name);
   /* Both are large (a few KiB each): heap, not stack. */
   tandem__kernel_interface_t *iface = NULL;
   tandem__kernel_build_t *build = NULL;
@@ -826,6 +832,7 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
     return s;
   }
   memcpy(kernel->local_size, local_size, sizeof kernel->local_size);
+  kernel->gpu = d.gpu;
   kernel->flags = d.flags;
   kernel->local_size_overridden = build->rewrite_local_size;
   kernel->aliased_bindings = d.aliased_bindings;
@@ -862,7 +869,7 @@ void tandem_kernel_retain(tandem_kernel_t *kernel) {
 void tandem_kernel_release(tandem_kernel_t *kernel) {
   if (!kernel || atomic_fetch_sub(&kernel->refs, 1) != 1) return;
   tandem_runtime_t *rt = kernel->runtime;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, kernel->gpu);
   gpu->vtable->kernel.destroy(gpu, kernel->native);
   free(kernel->specs);
   free(kernel);

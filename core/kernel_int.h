@@ -15,6 +15,7 @@ struct tandem_kernel {
   atomic_uint_fast64_t refs;
   tandem_runtime_t *runtime;
   char name[128];
+  uint32_t gpu; /* the runtime's GPU |native| belongs to; never changed */
   uint32_t workgroups[3];
   uint32_t binding_count;
   tandem_binding_contract_t bindings[TANDEM_MAX_BINDINGS];

@@ -20,6 +20,7 @@
 
 #include "core/lost.h"
 #include "core/npu_lane.h"
+#include "core/relay.h"
 #include "core/runtime_int.h"
 
 void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
@@ -30,6 +31,7 @@ void tandem__runtime_set_lost_locked(tandem_runtime_t *rt, tandem_status_t s) {
    * own message names the cause. */
   rt->lost = TANDEM_ERROR_DEVICE_LOST;
   pthread_cond_broadcast(&rt->host_lane_signalled); /* host-lane waits stop waiting */
+  tandem__relay_release(rt); /* no queue waits for a value a lost GPU never makes */
   const char *abort_env = getenv("TANDEM_ABORT_ON_DEVICE_LOST");
   if (abort_env && strcmp(abort_env, "1") == 0) {
     fprintf(stderr,
@@ -67,8 +69,10 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
     (void)tandem__npu_lane_wait(rt, values[TANDEM_LANE_NPU], TANDEM__WAIT_FOREVER);
   /* Then the queues, whatever the waits answered: the failure that made the
    * runtime lost may have come from a call, not from the GPU stopping. */
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
-  gpu->vtable->device.idle(gpu);
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    if (gpu) gpu->vtable->device.idle(gpu);
+  }
   tandem__restore_error(saved);
 }
 

@@ -235,7 +235,7 @@ tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_in
 tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *rt, tandem_buffer_t *b) {
   tandem__npu_t *npu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(rt, &npu));
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0);
   bool shared = b->placement == TANDEM_PLACEMENT_SHARED;
   b->sharing = shared ? rt->sharing : TANDEM_SHARING_AUTO;
   b->npu_size = shared ? tandem__bo_size(gpu, rt->sharing, b->size) : b->size;
@@ -257,7 +257,7 @@ tandem_status_t tandem__npu_buffer_create(tandem_runtime_t *rt, tandem_buffer_t 
 
 void tandem__npu_buffer_destroy(tandem_runtime_t *rt, tandem_buffer_t *b) {
   tandem__npu_t *npu = atomic_load(&rt->npu);
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0);
   /* The GPU side first: an import must not outlive the memory it wraps. */
   if (b->native) gpu->vtable->buffer.destroy(gpu, b->native);
   b->native = NULL;

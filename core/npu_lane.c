@@ -22,6 +22,7 @@
 #include "core/check.h"
 #include "core/graph_int.h"
 #include "core/npu_lane.h"
+#include "core/relay.h"
 #include "core/runtime_int.h"
 
 static void *tandem__npu_lane_main(void *arg);
@@ -148,10 +149,31 @@ static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_
   return TANDEM_OK;
 }
 
+/* Waits for |waits| (core's ids; the NPU lane's entry 0) on each GPU, in
+ * its backend's ids: user lanes are GPU 0's. Takes no runtime->mutex (I6). */
+static tandem_status_t tandem__npu_wait_gpus(tandem_runtime_t *rt,
+                                             const uint64_t waits[TANDEM__MAX_LANES]) {
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    uint64_t local[TANDEM__MAX_LANES] = {0};
+    bool any = false;
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
+      int owner = tandem__lane_gpu(l);
+      if (!waits[l] || (owner < 0 ? g != 0 : (uint32_t)owner != g)) continue;
+      local[tandem__lane_in_gpu(g, l)] = waits[l];
+      any = true;
+    }
+    if (!any) continue;
+    TANDEM_RETURN_IF_ERROR(tandem__relay_wait_delivered(rt, g, TANDEM__WAIT_FOREVER));
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    TANDEM_RETURN_IF_ERROR(gpu->vtable->lane.wait(gpu, local, TANDEM__WAIT_FOREVER));
+  }
+  return TANDEM_OK;
+}
+
 static void *tandem__npu_lane_main(void *arg) {
   tandem_runtime_t *rt = arg;
   tandem__npu_lane_t *lane = &rt->npu_lane;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0); /* the NPU lane's timeline is GPU 0's */
   tandem__check_mark_npu_lane_thread();
   for (;;) {
     pthread_mutex_lock(&lane->mutex);
@@ -182,7 +204,7 @@ static void *tandem__npu_lane_main(void *arg) {
                       "the submission failed before all of it reached the queues; the NPU run "
                       "was skipped");
     } else {
-      s = gpu->vtable->lane.wait(gpu, waits, TANDEM__WAIT_FOREVER);
+      s = tandem__npu_wait_gpus(rt, waits);
       /* A failed semaphore wait loses the runtime, as on any thread
        * (tracker.c); this one may not take the lock (I6). */
       if (s != TANDEM_OK) {

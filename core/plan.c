@@ -28,8 +28,8 @@
 /* One byte range of a buffer and who touched it last, per lane (-1: nobody). */
 typedef struct tandem__seg {
   uint64_t start, end;
-  int32_t wr_region[TANDEM_LANE_COUNT], wr_node[TANDEM_LANE_COUNT];
-  int32_t rd_region[TANDEM_LANE_COUNT], rd_node[TANDEM_LANE_COUNT];
+  int32_t wr_region[TANDEM__MAX_LANES], wr_node[TANDEM__MAX_LANES];
+  int32_t rd_region[TANDEM__MAX_LANES], rd_node[TANDEM__MAX_LANES];
 } tandem__seg_t;
 
 /* The segments of one buffer, sorted by start, disjoint. */
@@ -106,7 +106,7 @@ static bool tandem__seg_insert(tandem__buf_index_t *b, uint32_t at, uint64_t sta
   tandem__seg_t *s = &b->segs[at];
   s->start = start;
   s->end = end;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
     s->wr_region[l] = s->wr_node[l] = s->rd_region[l] = s->rd_node[l] = -1;
   b->count++;
   return true;
@@ -127,16 +127,17 @@ static bool tandem__seg_split(tandem__buf_index_t *b, uint64_t x) {
   return true;
 }
 
-/* Latest conflicting region and node per lane over |a|'s bytes, into
- * need_region / need_node (kept when already larger). */
-static void tandem__index_query(const tandem__buf_index_t *b, const tandem__access_t *a,
-                                int32_t need_region[TANDEM_LANE_COUNT],
-                                int32_t need_node[TANDEM_LANE_COUNT]) {
+/* Latest conflicting region and node per lane (below |lanes|: no node of the
+ * plan is on a lane past it) over |a|'s bytes, into need_region / need_node
+ * (kept when already larger). */
+static void tandem__index_query(const tandem__buf_index_t *b, const tandem__access_t *a, int lanes,
+                                int32_t need_region[TANDEM__MAX_LANES],
+                                int32_t need_node[TANDEM__MAX_LANES]) {
   uint64_t end = a->offset + a->length;
   bool writes = a->access & TANDEM_ACCESS_WRITE;
   for (uint32_t k = tandem__seg_first(b, a->offset); k < b->count && b->segs[k].start < end; k++) {
     const tandem__seg_t *s = &b->segs[k];
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < lanes; l++) {
       /* Every access conflicts with earlier writes; a write also with reads. */
       if (s->wr_region[l] > need_region[l]) need_region[l] = s->wr_region[l];
       if (s->wr_node[l] > need_node[l]) need_node[l] = s->wr_node[l];
@@ -205,7 +206,8 @@ static bool tandem__plan_matches_definition(const tandem__plan_t *plan) {
     uint32_t r = plan->node_region[i];
     const tandem__region_t *reg = &plan->regions[r];
     if (reg->lane != node->lane) return false;
-    int32_t need[TANDEM_LANE_COUNT] = {-1, -1, -1, -1};
+    int32_t need[TANDEM__MAX_LANES];
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) need[l] = -1;
     bool barrier_needed = false;
     uint32_t last_barrier = plan->regions[r].first; /* order position of the last barrier */
     for (uint32_t p = reg->first; p < plan->node_pos[i]; p++)
@@ -219,7 +221,7 @@ static bool tandem__plan_matches_definition(const tandem__plan_t *plan) {
     }
     /* Every conflicting earlier node is ordered: same region and behind a
      * barrier, or its region is waited for (directly or through its lane). */
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       if (need[l] < 0 || need[l] == (int32_t)r) continue;
       if (reg->wait_region[l] < need[l]) return false;
     }
@@ -265,7 +267,13 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   tandem__region_t *regions = plan->regions;
   uint32_t *region_of = plan->node_region;
 
-  int32_t open[TANDEM_LANE_COUNT] = {-1, -1, -1, -1};
+  /* One past the highest lane id a node is on: TANDEM_LANE_COUNT unless a
+   * node runs on a second GPU, so a one-GPU plan loops over four lanes. */
+  int lanes = TANDEM_LANE_COUNT;
+  for (uint32_t i = 0; i < n; i++)
+    if ((int)plan->nodes[i].lane >= lanes) lanes = (int)plan->nodes[i].lane + 1;
+  int32_t open[TANDEM__MAX_LANES];
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) open[l] = -1;
   uint32_t region_count = 0;
   for (uint32_t i = 0; i < n; i++) {
     tandem__node_t *node = &plan->nodes[i];
@@ -273,16 +281,17 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
     tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
     tandem__buf_index_t *bix[TANDEM__MAX_NODE_ACCESSES];
     uint32_t m = tandem__node_accesses(node, acc);
-    int32_t need[TANDEM_LANE_COUNT] = {-1, -1, -1, -1};      /* latest dep region per lane */
-    int32_t need_node[TANDEM_LANE_COUNT] = {-1, -1, -1, -1}; /* latest dep node per lane */
+    int32_t need[TANDEM__MAX_LANES];      /* latest dep region per lane */
+    int32_t need_node[TANDEM__MAX_LANES]; /* latest dep node per lane */
+    for (int l = 0; l < lanes; l++) need[l] = need_node[l] = -1;
     for (uint32_t a = 0; a < m; a++) {
       bix[a] = tandem__index_get(&ix, acc[a].buffer);
       if (!bix[a]) goto oom;
-      tandem__index_query(bix[a], &acc[a], need, need_node);
+      tandem__index_query(bix[a], &acc[a], lanes, need, need_node);
     }
     int32_t o = open[node->lane];
     bool join = o >= 0 && !depended[o];
-    for (int l = 0; join && l < TANDEM_LANE_COUNT; l++)
+    for (int l = 0; join && l < lanes; l++)
       if (need[l] >= 0 && need[l] != o && need[l] > regions[o].wait_region[l]) join = false;
     uint32_t r;
     if (join) {
@@ -297,11 +306,12 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
       r = region_count++;
       regions[r].lane = node->lane;
       regions[r].count = 0;
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++) regions[r].wait_region[l] = need[l];
+      for (int l = 0; l < TANDEM__MAX_LANES; l++)
+        regions[r].wait_region[l] = l < lanes ? need[l] : -1;
       barrier_from[r] = i;
       open[node->lane] = (int32_t)r;
     }
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    for (int l = 0; l < lanes; l++)
       if (need[l] >= 0 && need[l] != (int32_t)r) depended[need[l]] = true;
     region_of[i] = r;
     regions[r].count++;
@@ -370,7 +380,7 @@ bool tandem__plan_orders(const tandem__plan_t *plan, uint32_t a, uint32_t b) {
     uint32_t r = stack[--top];
     if (r == ra) return true;
     if (++visits > 4 * plan->region_count + 4) break;
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       int32_t w = plan->regions[r].wait_region[l];
       if (w < 0 || (uint32_t)w < ra) continue;
       if (top == sizeof stack / sizeof stack[0]) return false;

@@ -15,7 +15,7 @@ typedef struct tandem__plan tandem__plan_t;
 typedef struct tandem__region {
   tandem_lane_t lane;
   uint32_t first, count; /* into plan->order */
-  int32_t wait_region[TANDEM_LANE_COUNT];
+  int32_t wait_region[TANDEM__MAX_LANES];
 } tandem__region_t;
 
 /* What prepare computed; core/record.c walks it to record (backends never see

@@ -50,6 +50,13 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
   tandem_runtime_t *rt = graph->runtime;
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
+  /* Every GPU a node runs on is open: its buffers or kernel opened it. */
+  uint32_t gpu_mask = 0;
+  for (uint32_t i = 0; i < graph->node_count; i++) {
+    int g = tandem__lane_gpu(graph->nodes[i].lane);
+    if (g >= 0) gpu_mask |= 1u << g;
+  }
+  if (!gpu_mask) gpu_mask = 1u; /* NPU runs alone: GPU 0's program signals nothing but is there */
   tandem_exec_t *exec = calloc(1, sizeof *exec);
   if (!exec) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an executable graph");
   tandem_status_t s = tandem__plan_build(graph, &exec->plan);
@@ -76,8 +83,13 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
   exec->slots = calloc(exec->slot_count, sizeof *exec->slots);
   exec->region_copied = calloc(plan->region_count, sizeof *exec->region_copied);
   exec->region_version = calloc(plan->region_count, sizeof *exec->region_version);
+  if (gpu_mask != 1u) {
+    exec->submit_scratch = calloc(plan->region_count, sizeof *exec->submit_scratch);
+    exec->times_scratch = calloc(2 * (size_t)plan->region_count, sizeof *exec->times_scratch);
+  }
   bool ok = exec->accesses && exec->access_region && exec->slots && exec->region_copied &&
-            exec->node_access && exec->node_view && exec->region_version;
+            exec->node_access && exec->node_view && exec->region_version &&
+            (gpu_mask == 1u || (exec->submit_scratch && exec->times_scratch));
   /* Before anything can fail: destroy gives back only the entries taken. */
   for (uint32_t k = 0; exec->slots && k < exec->slot_count; k++)
     exec->slots[k].handle_index = UINT32_MAX;
@@ -128,7 +140,11 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     }
     exec->access_count = a;
     plan->piece_min = tandem__record_piece_min();
-    s = tandem__program_create(gpu, plan, exec->slot_count, &exec->native);
+    exec->gpu_mask = gpu_mask;
+    for (uint32_t g = 0; s == TANDEM_OK && g < rt->gpu_count; g++)
+      if (gpu_mask & (1u << g))
+        s = tandem__program_create(tandem__gpu_at(rt, g), g, plan, exec->slot_count,
+                                   &exec->natives[g]);
     tandem__runtime_note_loss(rt, s);
     /* NPU runs: one run handle per slot and node, every argument set now. */
     tandem__npu_t *npu = atomic_load(&rt->npu);
@@ -160,9 +176,11 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
 
 void tandem__exec_destroy(tandem_exec_t *exec) {
   tandem_runtime_t *rt = exec->runtime;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   assert(tandem__exec_check_free(exec));
-  if (exec->native) gpu->vtable->program.destroy(gpu, exec->native);
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    if (exec->natives[g]) gpu->vtable->program.destroy(gpu, exec->natives[g]);
+  }
   if (exec->slots) {
     for (uint32_t k = 0; k < exec->slot_count; k++) {
       if (exec->slots[k].handle_index != UINT32_MAX) tandem__handle_give_back(&exec->slots[k]);
@@ -194,6 +212,8 @@ void tandem__exec_destroy(tandem_exec_t *exec) {
   free(exec->node_access);
   free(exec->node_view);
   free(exec->region_version);
+  free(exec->submit_scratch);
+  free(exec->times_scratch);
   tandem__plan_free(&exec->plan);
   free(exec);
   tandem__runtime_release(rt);

@@ -366,6 +366,7 @@ static tandem__piece_t *tandem__plan_pieces(const tandem__plan_t *plan, uint32_t
 
 typedef struct tandem__record_share {
   tandem__gpu_t *gpu;
+  uint32_t gpu_number; /* the runtime's GPU |gpu| is: its regions only */
   void *native;
   const tandem__plan_t *plan;
   const tandem__piece_t *pieces;
@@ -393,7 +394,8 @@ static void tandem__record_share(tandem__record_share_t *share) {
   for (uint32_t sl = 0; sl < share->slot_count; sl++) {
     for (uint32_t i = 0; i < share->piece_count; i++) {
       const tandem__piece_t *p = &share->pieces[i];
-      if (share->plan->regions[p->region].lane == TANDEM_LANE_NPU) continue;
+      if (tandem__lane_gpu(share->plan->regions[p->region].lane) != (int)share->gpu_number)
+        continue;
       if (tandem__record_thread_of(share, sl, p) != share->thread) continue;
       tandem_status_t s = tandem__record_piece(share->gpu, share->native, share->plan, sl,
                                                p->region, p->piece, p->start, p->end);
@@ -417,7 +419,7 @@ static void *tandem__record_thread(void *arg) {
  * for threads to pay, and no user commands (a user's callback is only
  * called on the thread that prepares); else 2 or 4 (a power of two:
  * tandem__record_thread_of). */
-static uint32_t tandem__record_threads(const tandem__plan_t *plan, uint32_t slot_count,
+static uint32_t tandem__record_threads(const tandem__plan_t *plan, uint32_t g, uint32_t slot_count,
                                        const tandem__piece_t *pieces, uint32_t piece_count) {
   uint32_t most = 0; /* the most pieces of one region */
   for (uint32_t i = 0; i < piece_count; i++)
@@ -426,7 +428,7 @@ static uint32_t tandem__record_threads(const tandem__plan_t *plan, uint32_t slot
   if (jobs < 2) return 1;
   uint64_t commands = 0;
   for (uint32_t r = 0; r < plan->region_count; r++)
-    if (plan->regions[r].lane != TANDEM_LANE_NPU) commands += plan->regions[r].count;
+    if (tandem__lane_gpu(plan->regions[r].lane) == (int)g) commands += plan->regions[r].count;
   if (commands * slot_count < TANDEM__RECORD_PARALLEL_MIN) return 1;
   for (uint32_t i = 0; i < plan->node_count; i++)
     if (plan->nodes[i].kind == TANDEM__NODE_VULKAN_COMMANDS) return 1;
@@ -436,16 +438,17 @@ _Static_assert(TANDEM__RECORD_THREADS == 4, "2 and 4 threads: powers of two");
 
 /* Records every piece of every GPU region of every slot of a new program
  * (before anyone else can see it), on up to TANDEM__RECORD_THREADS threads. */
-static tandem_status_t tandem__record_slots(tandem__gpu_t *gpu, void *native,
+static tandem_status_t tandem__record_slots(tandem__gpu_t *gpu, uint32_t g, void *native,
                                             const tandem__plan_t *plan, uint32_t slot_count,
                                             const tandem__piece_t *pieces, uint32_t piece_count) {
   tandem__record_share_t shares[TANDEM__RECORD_THREADS];
   pthread_t threads[TANDEM__RECORD_THREADS];
   bool started[TANDEM__RECORD_THREADS] = {false};
-  uint32_t n = tandem__record_threads(plan, slot_count, pieces, piece_count);
+  uint32_t n = tandem__record_threads(plan, g, slot_count, pieces, piece_count);
   assert(n >= 1 && n <= TANDEM__RECORD_THREADS);
   for (uint32_t t = 0; t < n; t++)
     shares[t] = (tandem__record_share_t){.gpu = gpu,
+                                         .gpu_number = g,
                                          .native = native,
                                          .plan = plan,
                                          .pieces = pieces,
@@ -471,7 +474,7 @@ static tandem_status_t tandem__record_slots(tandem__gpu_t *gpu, void *native,
   return first->status;
 }
 
-tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+tandem_status_t tandem__program_create(tandem__gpu_t *gpu, uint32_t g, const tandem__plan_t *plan,
                                        uint32_t slot_count, void **out_native) {
   *out_native = NULL;
   uint32_t rc = plan->region_count, n = plan->node_count;
@@ -479,7 +482,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
    * native object is made. */
   for (uint32_t i = 0; i < n; i++) {
     const tandem__node_t *node = &plan->nodes[i];
-    if (node->kind != TANDEM__NODE_DISPATCH) continue;
+    if (node->kind != TANDEM__NODE_DISPATCH || tandem__lane_gpu(node->lane) != (int)g) continue;
     for (uint32_t b = 0; b < node->view_count; b++)
       if (node->kernel->bindings[b].bytes > gpu->max_storage_range)
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
@@ -506,8 +509,11 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
     free(piece_commands);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
   }
+  /* The backend sees its own lanes as 0 .. 2, and every region another GPU
+   * (or the NPU) runs as an NPU region: never recorded or submitted here. */
   for (uint32_t r = 0; r < rc; r++) {
-    region_lane[r] = plan->regions[r].lane;
+    tandem_lane_t l = plan->regions[r].lane;
+    region_lane[r] = tandem__lane_gpu(l) == (int)g ? tandem__lane_local(l) : TANDEM_LANE_NPU;
     region_commands[r] = plan->regions[r].count;
   }
   for (uint32_t i = 0; i < piece_count; i++) {
@@ -516,7 +522,7 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   }
   for (uint32_t i = 0; i < n; i++) {
     const tandem__node_t *node = &plan->nodes[i];
-    bool dispatch = node->kind == TANDEM__NODE_DISPATCH;
+    bool dispatch = node->kind == TANDEM__NODE_DISPATCH && tandem__lane_gpu(node->lane) == (int)g;
     commands[i].kernel = dispatch ? node->kernel->native : NULL;
     commands[i].binding_count = dispatch ? node->view_count : 0;
   }
@@ -535,7 +541,8 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t 
   free(region_pieces);
   free(commands);
   free(piece_commands);
-  if (s == TANDEM_OK) s = tandem__record_slots(gpu, native, plan, slot_count, pieces, piece_count);
+  if (s == TANDEM_OK)
+    s = tandem__record_slots(gpu, g, native, plan, slot_count, pieces, piece_count);
   free(pieces);
   if (s != TANDEM_OK) {
     if (native) gpu->vtable->program.destroy(gpu, native);

@@ -10,10 +10,11 @@
 
 #include "core/plan_int.h"
 
-/* record.c: makes |plan|'s program on |gpu| from a description of it (no plan
+/* record.c: makes |plan|'s program on |gpu|, the runtime's GPU |g| (of the
+ * plan's regions on g), from a description of it (no plan
  * layout crosses to the backend) and records every GPU region of every slot,
  * the slots on several threads when the program is large enough to pay. */
-tandem_status_t tandem__program_create(tandem__gpu_t *gpu, const tandem__plan_t *plan,
+tandem_status_t tandem__program_create(tandem__gpu_t *gpu, uint32_t g, const tandem__plan_t *plan,
                                        uint32_t slot_count, void **out_native);
 /* record.c: a new program with fewer recorded commands than this (over all
  * slots) records on the calling thread only. Measured on lavapipe, 2 cores,

@@ -5,9 +5,11 @@
  * The runtime is reference-counted: the user's handle is one reference and
  * every buffer, kernel, graph and executable made from it holds another, so
  * tandem_runtime_destroy never pulls a device out from under live objects.
- * The GPU is opened at most once, under open_mutex, and never replaced, by
- * the backend the registry (core/registry.h) gave for the option gpu_backend
- * at creation; the NPU likewise by the backend of the option npu.
+ * Each GPU is opened at most once, under open_mutex, and never replaced, by
+ * the backend the registry (core/registry.h) gave for it at creation (the
+ * option gpus, or gpu_backend for a runtime of one GPU); the NPU likewise by
+ * the backend of the option npu. When a second GPU opens, each open pair of
+ * GPUs gets proxy timelines of the other's lanes (relay.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <time.h>
 
 #include "core/lane.h"
+#include "core/relay.h"
 #include "core/npu_lane.h"
 #include "core/registry.h"
 #include "core/runtime.h"
@@ -55,6 +58,21 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
   if (o->wait_spin_us > 100000)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option wait_spin_us is %u, must be 0..100000", o->wait_spin_us);
+  if (o->gpu_count > TANDEM_MAX_GPUS)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option gpu_count is %u; a runtime has at most %d GPUs "
+                       "(TANDEM_MAX_GPUS)",
+                       o->gpu_count, TANDEM_MAX_GPUS);
+  if (o->gpu_count && (o->gpu_backend || o->gpu_index))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime options gpu_backend/gpu_index and gpus both choose GPU 0; with "
+                       "gpu_count set, leave gpu_backend NULL and gpu_index 0 and name GPU 0 as "
+                       "gpus[0]");
+  if (o->gpu_count > 1 && o->vulkan_device)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option vulkan_device runs a runtime of one GPU, the "
+                       "application's; gpu_count is %u",
+                       o->gpu_count);
   return TANDEM_OK;
 }
 
@@ -102,15 +120,35 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
     opts.vulkan_device = &vulkan_device;
   }
   TANDEM_RETURN_IF_ERROR(tandem__options_check(&opts));
-  const tandem__gpu_backend_t *gpu_backend;
-  TANDEM_RETURN_IF_ERROR(tandem__gpu_backend_find(opts.gpu_backend, &gpu_backend));
+  /* The GPUs: the option gpus, or one from gpu_backend and gpu_index. */
+  tandem_gpu_choice_t choices[TANDEM_MAX_GPUS];
+  uint32_t gpu_count = opts.gpu_count ? opts.gpu_count : 1;
+  if (opts.gpu_count) {
+    memcpy(choices, opts.gpus, sizeof choices);
+  } else {
+    choices[0] = (tandem_gpu_choice_t){opts.gpu_backend, opts.gpu_index};
+  }
+  const tandem__gpu_backend_t *backends[TANDEM_MAX_GPUS];
+  for (uint32_t g = 0; g < gpu_count; g++) {
+    tandem_status_t found = tandem__gpu_backend_find(choices[g].backend, &backends[g]);
+    if (found != TANDEM_OK) return tandem__annotate(found, "GPU %u (runtime option gpus)", g);
+    for (uint32_t h = 0; h < g; h++)
+      if (backends[h] == backends[g] && choices[h].index == choices[g].index)
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "runtime option gpus: GPUs %u and %u are both device %u of backend "
+                           "'%s'; a device is one GPU of a runtime",
+                           h, g, choices[g].index, backends[g]->name);
+  }
+  const tandem__gpu_backend_t *gpu_backend = backends[0];
   if (opts.vulkan_device && !gpu_backend->opens_vulkan_device)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "runtime option vulkan_device: GPU backend '%s' cannot run on an "
                        "application's VkDevice; use gpu_backend \"vulkan\" (or NULL)",
                        gpu_backend->name);
-  /* The caller's string need not outlive the call: keep the entry's own. */
+  /* The caller's strings need not outlive the call: keep the entries' own. */
   opts.gpu_backend = gpu_backend->name;
+  opts.gpu_index = choices[0].index;
+  for (uint32_t g = 0; g < gpu_count; g++) opts.gpus[g].backend = backends[g]->name;
   const tandem__npu_backend_t *npu_backend = NULL;
   if (opts.npu != TANDEM_NPU_NONE)
     TANDEM_RETURN_IF_ERROR(
@@ -131,7 +169,12 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
   atomic_init(&rt->refs, 1);
   rt->options = opts;
-  rt->gpu_backend = gpu_backend;
+  rt->gpu_count = gpu_count;
+  for (uint32_t g = 0; g < gpu_count; g++) {
+    rt->gpus[g].backend = backends[g];
+    rt->gpus[g].index = choices[g].index;
+  }
+  for (uint32_t g = 0; g < TANDEM_MAX_GPUS; g++) atomic_init(&rt->gpus[g].gpu, NULL);
   rt->npu_backend = npu_backend;
   tandem_budget_retain(opts.budget);
   pthread_mutex_init(&rt->open_mutex, NULL);
@@ -142,7 +185,7 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   pthread_cond_init(&rt->host_lane_signalled, &attr);
   pthread_condattr_destroy(&attr);
   tandem__lanes_init(rt);
-  atomic_init(&rt->gpu, NULL);
+  tandem__relay_init(rt);
   atomic_init(&rt->npu, NULL);
   if (opts.vulkan_device) {
     /* The application's device: opened now, while the description it points
@@ -156,6 +199,7 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
       return s;
     }
     rt->options.gpu_index = gpu->info.index;
+    rt->gpus[0].index = gpu->info.index;
   }
   *out_runtime = rt;
   return TANDEM_OK;
@@ -165,13 +209,16 @@ void tandem__runtime_retain(tandem_runtime_t *runtime) { atomic_fetch_add(&runti
 
 void tandem__runtime_release(tandem_runtime_t *runtime) {
   if (atomic_fetch_sub(&runtime->refs, 1) != 1) return;
-  tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
   tandem__npu_t *npu = atomic_load(&runtime->npu);
   /* Every completion holds its exec, which holds the runtime: nothing is in
-   * flight, so the NPU lane is idle and can stop. */
+   * flight, so the NPU lane and the relay are idle and can stop. */
   tandem__npu_lane_stop(runtime);
+  tandem__relay_stop(runtime);
   if (npu) npu->vtable->destroy(npu);
-  if (gpu) gpu->vtable->device.destroy(gpu);
+  for (uint32_t g = 0; g < runtime->gpu_count; g++) {
+    tandem__gpu_t *gpu = tandem__gpu_at(runtime, g);
+    if (gpu) gpu->vtable->device.destroy(gpu);
+  }
   if (runtime->trace) {
     free(runtime->trace->events);
     free(runtime->trace);
@@ -193,35 +240,104 @@ uint64_t tandem_runtime_validation_messages(const tandem_runtime_t *runtime) {
 
 tandem_status_t tandem_runtime_trim(tandem_runtime_t *runtime) {
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
-  tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
-  if (gpu && gpu->vtable->device.trim) gpu->vtable->device.trim(gpu);
+  for (uint32_t g = 0; g < runtime->gpu_count; g++) {
+    tandem__gpu_t *gpu = tandem__gpu_at(runtime, g);
+    if (gpu && gpu->vtable->device.trim) gpu->vtable->device.trim(gpu);
+  }
+  return TANDEM_OK;
+}
+
+/* Opens GPU |g| of |runtime| (its entry's backend, with the runtime's options
+ * but that GPU's enumeration index) and binds the proxies between it and
+ * every GPU open before it. Under open_mutex. */
+static tandem_status_t tandem__gpu_open_locked(tandem_runtime_t *runtime, uint32_t g,
+                                               tandem__gpu_t **out_gpu) {
+  tandem_runtime_options_t opts = runtime->options;
+  opts.gpu_backend = runtime->gpus[g].backend->name;
+  opts.gpu_index = runtime->gpus[g].index;
+  if (g > 0) opts.vulkan_device = NULL;
+  tandem__gpu_t *gpu = NULL;
+  TANDEM_RETURN_IF_ERROR(
+      runtime->gpus[g].backend->open(&opts, &runtime->validation_messages, &gpu));
+  tandem_status_t s = tandem__relay_bind_proxies(runtime, g, gpu);
+  if (s != TANDEM_OK) {
+    gpu->vtable->device.destroy(gpu);
+    return tandem__annotate(s, "GPU %u: binding the timelines that carry the other GPUs' values",
+                            g);
+  }
+  *out_gpu = gpu;
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem__runtime_gpu_at(tandem_runtime_t *runtime, uint32_t g,
+                                       tandem__gpu_t **out_gpu) {
+  *out_gpu = NULL;
+  if (g >= runtime->gpu_count)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                       "GPU %u: the runtime has %u GPU%s (runtime option gpus)", g,
+                       runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+  tandem__gpu_t *gpu = tandem__gpu_at(runtime, g);
+  if (!gpu) {
+    pthread_mutex_lock(&runtime->open_mutex);
+    gpu = tandem__gpu_at(runtime, g);
+    tandem_status_t s = TANDEM_OK;
+    if (!gpu) {
+      s = tandem__gpu_open_locked(runtime, g, &gpu);
+      if (s == TANDEM_OK) atomic_store_explicit(&runtime->gpus[g].gpu, gpu, memory_order_release);
+    }
+    pthread_mutex_unlock(&runtime->open_mutex);
+    if (s != TANDEM_OK) return s;
+  }
+  *out_gpu = gpu;
   return TANDEM_OK;
 }
 
 tandem_status_t tandem__runtime_gpu(tandem_runtime_t *runtime, tandem__gpu_t **out_gpu) {
-  tandem__gpu_t *gpu = atomic_load_explicit(&runtime->gpu, memory_order_acquire);
-  if (!gpu) {
-    pthread_mutex_lock(&runtime->open_mutex);
-    gpu = atomic_load(&runtime->gpu);
-    tandem_status_t s = TANDEM_OK;
-    if (!gpu) {
-      s = runtime->gpu_backend->open(&runtime->options, &runtime->validation_messages, &gpu);
-      if (s == TANDEM_OK) atomic_store_explicit(&runtime->gpu, gpu, memory_order_release);
-    }
-    pthread_mutex_unlock(&runtime->open_mutex);
-    if (s != TANDEM_OK) {
-      *out_gpu = NULL;
-      return s;
-    }
-  }
-  *out_gpu = gpu;
-  return TANDEM_OK;
+  return tandem__runtime_gpu_at(runtime, 0, out_gpu);
 }
 
 tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime) {
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem__gpu_t *gpu;
   return tandem__runtime_gpu(runtime, &gpu);
+}
+
+uint32_t tandem_runtime_gpus(const tandem_runtime_t *runtime) {
+  return runtime ? runtime->gpu_count : 0;
+}
+
+tandem_status_t tandem_runtime_open_gpu_at(tandem_runtime_t *runtime, uint32_t gpu) {
+  if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
+  tandem__gpu_t *opened;
+  return tandem__runtime_gpu_at(runtime, gpu, &opened);
+}
+
+const char *tandem_runtime_gpu_backend(const tandem_runtime_t *runtime, uint32_t gpu) {
+  if (!runtime || gpu >= runtime->gpu_count) return NULL;
+  return runtime->gpus[gpu].backend->name;
+}
+
+tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t gpu,
+                                            tandem_device_info_t *out_info) {
+  if (!runtime || !out_info)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
+  if (gpu >= runtime->gpu_count)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU %u: the runtime has %u GPU%s", gpu,
+                       runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+  tandem_device_info_t info;
+  memset(&info, 0, sizeof info);
+  tandem__gpu_t *open = tandem__gpu_at(runtime, gpu);
+  tandem_status_t s = TANDEM_OK;
+  if (open) {
+    info = open->info;
+  } else {
+    s = runtime->gpus[gpu].backend->info(runtime->gpus[gpu].index, &info);
+    if (s != TANDEM_OK) memset(&info, 0, sizeof info);
+  }
+  tandem__struct_out(out_info, &info, sizeof info);
+  return s;
 }
 
 tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
@@ -237,7 +353,7 @@ tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "the runtime's GPU backend '%s' has no Vulkan "
                        "handles",
-                       runtime->gpu_backend->name);
+                       runtime->gpus[0].backend->name);
   tandem_vulkan_handles_t known;
   tandem_vulkan_handles_init(&known);
   tandem__gpu_native_handles(gpu, &known);
@@ -246,13 +362,13 @@ tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
 }
 
 void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane) {
-  tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
+  tandem__gpu_t *gpu = runtime ? tandem__gpu_at(runtime, 0) : NULL;
   if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
     gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, true);
 }
 
 void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane) {
-  tandem__gpu_t *gpu = runtime ? atomic_load(&runtime->gpu) : NULL;
+  tandem__gpu_t *gpu = runtime ? tandem__gpu_at(runtime, 0) : NULL;
   if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
     gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, false);
 }
@@ -261,7 +377,7 @@ tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *ou
   if (!runtime || !out_count)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_count is NULL");
   *out_count = 0;
-  return runtime->gpu_backend->count(out_count);
+  return runtime->gpus[0].backend->count(out_count);
 }
 
 tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
@@ -272,12 +388,12 @@ tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t inde
       tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
   tandem_device_info_t info;
   memset(&info, 0, sizeof info);
-  tandem__gpu_t *gpu = atomic_load(&runtime->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(runtime, 0);
   tandem_status_t s = TANDEM_OK;
   if (gpu && index == runtime->options.gpu_index) {
     info = gpu->info;
   } else {
-    s = runtime->gpu_backend->info(index, &info);
+    s = runtime->gpus[0].backend->info(index, &info);
     if (s != TANDEM_OK) memset(&info, 0, sizeof info);
   }
   tandem__struct_out(out_info, &info, sizeof info);
@@ -320,7 +436,7 @@ tandem_status_t tandem_test_control(tandem_runtime_t *runtime, tandem_test_op_t 
       TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
       if (!gpu->test_hooks)
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "the GPU backend '%s' has no test controls",
-                           runtime->gpu_backend->name);
+                           runtime->gpus[0].backend->name);
       return gpu->test_hooks->control(gpu, op);
     }
     case TANDEM_TEST_FAIL_NEXT_SUBMISSION:
@@ -347,8 +463,19 @@ tandem_status_t tandem_test_unordered(tandem_runtime_t *runtime, tandem_test_uno
   if (!gpu->test_hooks || !gpu->test_hooks->unordered)
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "the GPU backend '%s' has no ordering check (the host GPU has)",
-                       runtime->gpu_backend->name);
+                       runtime->gpus[0].backend->name);
   gpu->test_hooks->unordered(gpu, out);
+  /* Several GPUs: the sum over every open one that checks, the first found. */
+  for (uint32_t g = 1; g < runtime->gpu_count; g++) {
+    tandem__gpu_t *other = tandem__gpu_at(runtime, g);
+    if (!other || !other->test_hooks || !other->test_hooks->unordered) continue;
+    tandem_test_unordered_t more;
+    memset(&more, 0, sizeof more);
+    other->test_hooks->unordered(other, &more);
+    if (!out->count && more.count)
+      snprintf(out->first, sizeof out->first, "GPU %u: %.200s", g, more.first);
+    out->count += more.count;
+  }
   return TANDEM_OK;
 #endif
 }

@@ -33,7 +33,8 @@
  *   I5  The NPU lane signals every NPU region's value exactly once, in
  *       submission order, whatever happened to the run (core/npu_lane.c).
  *   I6  The NPU lane thread never takes runtime->mutex: driver calls made
- *       under it may wait for a queue that waits for the NPU lane.
+ *       under it may wait for a queue that waits for the NPU lane. Nor does
+ *       the relay thread (core/relay.c), for the same reason.
  * Each has a checker in core/check.c (core/check.h), called inside assert()
  * (Debug and ASan builds); docs/design.md lists which checker enforces which
  * and where.
@@ -53,6 +54,9 @@
 #include "tandem/tandem.h"
 
 #define TANDEM__MAX_BYTES ((uint64_t)(SIZE_MAX / 2))
+
+/* GPU |g|'s device, or NULL while it is not open. */
+static inline tandem__gpu_t *tandem__gpu_at(const tandem_runtime_t *rt, uint32_t g);
 #define TANDEM__WAIT_FOREVER UINT64_MAX
 
 typedef struct tandem__slot tandem__slot_t;
@@ -94,18 +98,51 @@ typedef struct tandem__lane {
   atomic_uint_fast64_t submissions, copied_bytes; /* tandem_lane_info_t */
 } tandem__lane_t;
 
+/* One GPU of the runtime (the runtime option gpus; GPU 0 from gpu_backend
+ * and gpu_index when it names none). */
+typedef struct tandem__runtime_gpu {
+  /* Found in the registry (core/registry.h) at create, never changed. */
+  const tandem__gpu_backend_t *backend;
+  uint32_t index;             /* the backend's enumeration index */
+  tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex, by backend->open */
+} tandem__runtime_gpu_t;
+
+/* The relay (core/relay.c): a host thread that carries values of one GPU's
+ * lanes (and the NPU lane's) to the GPUs whose work waits for them. A GPU
+ * waits only on timelines of its own device, so each GPU has a host-signalled
+ * proxy timeline for every lane of the other GPUs (bound when both are open)
+ * and for the NPU lane; the relay signals a proxy once the value it stands
+ * for was reached, in increasing order per proxy. */
+typedef struct tandem__relay {
+  pthread_mutex_t mutex; /* guards the fields below */
+  pthread_cond_t wake;   /* a want was raised, or stop */
+  /* [mutex] Per GPU and lane id: the highest value work submitted to that GPU
+   * waits for on its proxy of the lane (raised at submit, under
+   * runtime->mutex then this one), and the value the relay signalled it to. */
+  uint64_t want[TANDEM_MAX_GPUS][TANDEM__MAX_LANES];
+  uint64_t signalled[TANDEM_MAX_GPUS][TANDEM__MAX_LANES];
+  bool stop;    /* [mutex] */
+  bool started; /* [mutex] the thread runs (started when a second GPU opens) */
+  /* Set when the runtime is lost: every proxy is signalled to its want at
+   * once, so no queue waits forever for a value a lost device never makes. */
+  atomic_bool release_all;
+  pthread_t thread;
+} tandem__relay_t;
+
 struct tandem_runtime {
   atomic_uint_fast64_t refs;
   tandem_runtime_options_t options; /* budget retained */
 
-  pthread_mutex_t open_mutex; /* guards gpu creation */
-  /* Found in the registry (core/registry.h) at create, never changed: the
-   * option gpu_backend's entry, and the option npu's (NULL for NONE). */
-  const tandem__gpu_backend_t *gpu_backend;
+  pthread_mutex_t open_mutex; /* guards gpu and npu creation */
+  /* The GPUs, 1 .. TANDEM_MAX_GPUS of them (gpu_count), each opened lazily;
+   * their lanes are in the lane table from creation (core/lane.c). */
+  uint32_t gpu_count;
+  tandem__runtime_gpu_t gpus[TANDEM_MAX_GPUS];
+  /* The option npu's entry (NULL for NONE), found at create. */
   const tandem__npu_backend_t *npu_backend;
-  tandem__gpu_t *_Atomic gpu; /* set once, under open_mutex, by gpu_backend->open */
   tandem__npu_t *_Atomic npu; /* set once, under open_mutex */
-  tandem_sharing_t sharing;   /* negotiated when the NPU opens (before npu is set) */
+  tandem__relay_t relay;
+  tandem_sharing_t sharing; /* negotiated when the NPU opens (before npu is set) */
   tandem__npu_lane_t npu_lane;
 
   pthread_mutex_t mutex;                   /* the tracker lock */
@@ -125,7 +162,7 @@ struct tandem_runtime {
    * any work submitted to the queue so far depends on. Work on one queue runs
    * in submission order, so a later value on it waits for those host signals
    * too (see tandem__slot_t.cover). */
-  uint64_t queue_horizon[TANDEM_LANE_COUNT_GPU][TANDEM__MAX_LANES];
+  uint64_t queue_horizon[TANDEM_MAX_GPUS][TANDEM_LANE_COUNT_GPU][TANDEM__MAX_LANES];
   tandem__slot_t *in_flight;      /* [mutex] FIFO via next_in_flight */
   tandem__slot_t *in_flight_tail; /* [mutex] last of that list */
   uint64_t submission_count;      /* [mutex] numbers submissions */
@@ -155,5 +192,10 @@ struct tandem_trace {
   uint32_t capacity;
   uint64_t written; /* events ever written; index = written % capacity */
 };
+
+static inline tandem__gpu_t *tandem__gpu_at(const tandem_runtime_t *rt, uint32_t g) {
+  assert(g < TANDEM_MAX_GPUS);
+  return atomic_load_explicit(&((tandem_runtime_t *)rt)->gpus[g].gpu, memory_order_acquire);
+}
 
 #endif /* TANDEM_CORE_RUNTIME_INT_H_ */

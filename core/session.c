@@ -84,6 +84,10 @@ static tandem_status_t tandem__session_prepare(tandem_session_t *session,
     char what[40];
     snprintf(what, sizeof what, "accesses[%u]", i);
     TANDEM_RETURN_IF_ERROR(tandem__view_check(rt, accesses[i].view, what));
+    if (accesses[i].view.buffer->gpu != 0)
+      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                         "%s: the buffer is on GPU %u; a native session runs on GPU 0's device",
+                         what, accesses[i].view.buffer->gpu);
     tandem_access_t a = accesses[i].access;
     if (a != TANDEM_ACCESS_READ && a != TANDEM_ACCESS_WRITE && a != TANDEM_ACCESS_READ_WRITE)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
@@ -210,7 +214,7 @@ tandem_status_t tandem_session_begin(tandem_session_t *session,
 tandem_status_t tandem_session_end(tandem_session_t *session, tandem_status_t status) {
   if (!session) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "session is NULL");
   tandem_runtime_t *rt = session->runtime;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
+  tandem__gpu_t *gpu = tandem__gpu_at(rt, 0);
   tandem_lane_t l = session->lane;
   pthread_mutex_lock(&rt->mutex);
   if (!session->open) {

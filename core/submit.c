@@ -21,8 +21,8 @@
  *                              may be half-submitted: the runtime is lost
  *   8. submit_commit           lane values, tracker records, the slot
  *                              IN_FLIGHT in the runtime's FIFO, statistics
- *   9. submit_publish          NPU regions to the NPU lane thread, the
- *                              completion handle issued
+ *   9. submit_publish          the relay's wants (several GPUs), NPU regions
+ *                              to the NPU lane thread, the completion handle
  *
  * Phases 1-6 can fail and leave no trace: they acquire everything fallible
  * before any timeline value is handed out (a BUSY answer changes nothing).
@@ -47,6 +47,7 @@
 #include "core/map.h"
 #include "core/npu_lane.h"
 #include "core/record.h"
+#include "core/relay.h"
 #include "core/submit.h"
 #include "core/tracker.h"
 
@@ -63,7 +64,6 @@ typedef struct tandem__submission {
   void *external_user;
   /* Set by the phases. */
   tandem_runtime_t *rt;
-  tandem__gpu_t *gpu;
   const tandem__plan_t *plan;
   tandem__slot_t *slot;             /* phase 3 */
   uint64_t next[TANDEM__MAX_LANES]; /* phase 5: the lanes' values once committed */
@@ -111,8 +111,12 @@ static const tandem__poison_t *tandem__poisoned_input_locked(const tandem__acces
 static tandem_status_t submit_check_args(tandem__submission_t *sub) {
   if (!sub->exec) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "exec is NULL");
   sub->rt = sub->exec->runtime;
-  sub->gpu = atomic_load(&sub->rt->gpu);
   sub->plan = &sub->exec->plan;
+  if (sub->lane_wait_count && (sub->exec->gpu_mask & ~1u))
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "waits on external lanes: this graph runs on a GPU other than GPU 0, and "
+                       "imported timelines are GPU 0's; wait in a graph on GPU 0 and order "
+                       "this one after it (tandem_exec_submit_after)");
   if (sub->after_count && !sub->after)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "after is NULL with after_count %u",
                        sub->after_count);
@@ -138,8 +142,8 @@ static tandem_status_t submit_check_runtime_locked(const tandem__submission_t *s
                        tandem_status_name(rt->lost));
   for (uint32_t i = 0; i < sub->lane_wait_count; i++) {
     int l = sub->lane_waits[i].lane;
-    if (l < TANDEM_LANE_COUNT || l >= TANDEM__MAX_LANES ||
-        rt->lanes[l].kind != TANDEM_LANE_KIND_EXTERNAL || rt->lanes[l].closing)
+    if (!tandem__lane_is_user(l) || rt->lanes[l].kind != TANDEM_LANE_KIND_EXTERNAL ||
+        rt->lanes[l].closing)
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "waits[%u]: lane %d is not an external lane of this runtime (make one "
                          "with tandem_external_timeline_lane; built-in lanes are ordered through "
@@ -233,7 +237,7 @@ static void submit_compute_waits_locked(tandem__submission_t *sub) {
     rs->external_wait = NULL;
     rs->external_value = 0;
     memset(rs->wait_values, 0, sizeof rs->wait_values);
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
       int32_t w = plan->regions[r].wait_region[l];
       rs->wait_values[l] = w >= 0 ? slot->submits[w].signal_value : 0;
     }
@@ -250,7 +254,7 @@ static void submit_compute_waits_locked(tandem__submission_t *sub) {
     if (a->state != TANDEM__SLOT_IN_FLIGHT) continue;
     tandem__slot_add_dep_locked(slot, a, true);
     for (uint32_t r = 0; r < plan->region_count; r++)
-      for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+      for (int l = 0; l < TANDEM__MAX_LANES; l++)
         if (a->lane_values[l] > slot->submits[r].wait_values[l])
           slot->submits[r].wait_values[l] = a->lane_values[l];
   }
@@ -282,7 +286,9 @@ static tandem_status_t submit_rerecord_locked(tandem__submission_t *sub) {
         *held = node->views[v];
       }
     }
-    TANDEM_RETURN_IF_ERROR(tandem__record_region(sub->gpu, exec->native, plan, slot->index, r));
+    uint32_t g = (uint32_t)tandem__lane_gpu(region->lane);
+    TANDEM_RETURN_IF_ERROR(
+        tandem__record_region(tandem__gpu_at(sub->rt, g), exec->natives[g], plan, slot->index, r));
     slot->region_version[r] = exec->region_version[r];
   }
   return TANDEM_OK;
@@ -296,14 +302,40 @@ static tandem_status_t submit_rerecord_locked(tandem__submission_t *sub) {
 static tandem_status_t submit_to_backend_locked(tandem__submission_t *sub) {
   const tandem__plan_t *plan = sub->plan;
   tandem__slot_t *slot = sub->slot;
+  tandem_runtime_t *rt = sub->rt;
+  tandem_exec_t *exec = sub->exec;
   if (sub->external) {
     assert(plan->region_count == 1 && plan->regions[0].lane < TANDEM_LANE_COUNT_GPU);
-    TANDEM_RETURN_IF_ERROR(tandem__vulkan_submit_call(sub->gpu, plan, sub->external,
+    TANDEM_RETURN_IF_ERROR(tandem__vulkan_submit_call(tandem__gpu_at(rt, 0), plan, sub->external,
                                                       sub->external_user, &slot->submits[0]));
   }
   sub->submit_ns = tandem__now_ns();
-  tandem_status_t s = sub->gpu->vtable->program.submit(sub->gpu, sub->exec->native, slot->index,
-                                                       slot->submits, plan->region_count);
+  tandem_status_t s = TANDEM_OK;
+  if (exec->gpu_mask == 1u) { /* GPU 0 alone: its ids are core's */
+    s = tandem__gpu_at(rt, 0)->vtable->program.submit(tandem__gpu_at(rt, 0), exec->natives[0],
+                                                      slot->index, slot->submits,
+                                                      plan->region_count);
+  } else {
+    /* Each GPU gets every region, in order, with the waits in its own ids
+     * (tandem__lane_in_gpu); it runs only its own (the others are NPU
+     * regions in its program, core/record.c). The exec's scratch is used
+     * under runtime->mutex only. */
+    for (uint32_t g = 0; s == TANDEM_OK && g < rt->gpu_count; g++) {
+      if (!(exec->gpu_mask & (1u << g))) continue;
+      tandem__region_submit_t *local = exec->submit_scratch;
+      for (uint32_t r = 0; r < plan->region_count; r++) {
+        local[r] = slot->submits[r];
+        for (int l = 0; l < TANDEM__MAX_LANES; l++)
+          local[r].wait_values[tandem__lane_in_gpu(g, l)] = slot->submits[r].wait_values[l];
+      }
+      tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+      s = gpu->vtable->program.submit(gpu, exec->natives[g], slot->index, local,
+                                      plan->region_count);
+      for (uint32_t r = 0; r < plan->region_count; r++)
+        if (tandem__lane_gpu(plan->regions[r].lane) == (int)g)
+          slot->submits[r].submitted = local[r].submitted;
+    }
+  }
   if (s == TANDEM_OK) return TANDEM_OK;
   tandem__submit_abandon_locked(sub->rt, slot, sub->next);
   tandem__runtime_set_lost_locked(sub->rt, TANDEM_ERROR_DEVICE_LOST);
@@ -325,7 +357,7 @@ static void submit_commit_locked(tandem__submission_t *sub) {
   memset(slot->lane_values, 0, sizeof slot->lane_values);
   for (uint32_t r = 0; r < plan->region_count; r++)
     slot->lane_values[plan->regions[r].lane] = slot->submits[r].signal_value;
-  tandem__slot_set_cover_locked(rt, sub->gpu, slot);
+  tandem__slot_set_cover_locked(rt, slot);
   tandem__lane_note_waits_locked(rt, slot);
   for (uint32_t i = 0; i < exec->access_count; i++) {
     tandem__record_t *rec = &slot->records[i];
@@ -361,7 +393,7 @@ static void submit_commit_locked(tandem__submission_t *sub) {
   rt->in_flight_tail = slot;
   rt->in_flight_count++;
   atomic_fetch_add(&rt->stats.submissions, 1);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (exec->uses_lane[l]) atomic_fetch_add(&rt->lanes[l].submissions, 1);
     if (!exec->copied_per_lane[l]) continue;
     atomic_fetch_add(&rt->lanes[l].copied_bytes, exec->copied_per_lane[l]);
@@ -380,6 +412,7 @@ static void submit_commit_locked(tandem__submission_t *sub) {
 static tandem_completion_t *submit_publish_locked(tandem__submission_t *sub) {
   const tandem__plan_t *plan = sub->plan;
   tandem__slot_t *slot = sub->slot;
+  tandem__relay_post_locked(sub->rt, slot);
   for (uint32_t r = 0; r < plan->region_count; r++) {
     if (plan->regions[r].lane != TANDEM_LANE_NPU) continue;
     slot->npu_jobs[r] = (tandem__npu_job_t){.slot = slot, .region = r};

@@ -34,7 +34,7 @@ tandem_status_t tandem_runtime_trace_start(tandem_runtime_t *runtime, uint32_t c
    * on; one already open without them cannot get them (hostQueryReset and
    * the query pools are decided at open and prepare), so say how. */
   pthread_mutex_lock(&runtime->open_mutex);
-  bool was_open = atomic_load(&runtime->gpu) != NULL;
+  bool was_open = tandem__gpu_at(runtime, 0) != NULL;
   if (!was_open) runtime->options.gpu_timestamps = true;
   pthread_mutex_unlock(&runtime->open_mutex);
   tandem__gpu_t *gpu;
@@ -87,7 +87,7 @@ tandem_status_t tandem_runtime_trace_stop(tandem_runtime_t *runtime, tandem_trac
   *out_trace = NULL;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   pthread_mutex_lock(&runtime->mutex);
-  if (atomic_load(&runtime->gpu)) tandem__tracker_poll_locked(runtime);
+  if (tandem__gpu_at(runtime, 0)) tandem__tracker_poll_locked(runtime);
   tandem_trace_t *trace = runtime->trace;
   runtime->trace = NULL;
   pthread_mutex_unlock(&runtime->mutex);
@@ -163,11 +163,27 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
           (unsigned long long)tandem_trace_dropped(trace));
   /* The lane names; the separator after the last one only when events follow
    * (an empty trace is valid JSON too). */
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  bool named[TANDEM_MAX_LANE_IDS] = {false}; /* GPU 0's lanes and the NPU's always */
+  for (int l = 0; l < TANDEM_LANE_COUNT; l++) named[l] = true;
+  for (uint32_t i = 0; i < n; i++)
+    if (ev[i].lane >= 0 && ev[i].lane < TANDEM_MAX_LANE_IDS) named[ev[i].lane] = true;
+  int last = 0;
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++)
+    if (named[l]) last = l;
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
+    if (!named[l]) continue;
+    char name[32];
+    if (l < TANDEM_LANE_COUNT) {
+      snprintf(name, sizeof name, "%s", tandem_lane_name((tandem_lane_t)l));
+    } else {
+      int g = tandem__lane_gpu(l);
+      snprintf(name, sizeof name, "gpu%d.%s", g, tandem_lane_name(tandem__lane_local(l)));
+    }
     fprintf(f,
             "{\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"name\":\"thread_name\",\"args\":{\"name\":\"%s "
             "lane\"}}%s\n",
-            l + 1, tandem_lane_name((tandem_lane_t)l), l + 1 < TANDEM_LANE_COUNT || n ? "," : "");
+            l + 1, name, l < last || n ? "," : "");
+  }
   uint64_t flow = 0;
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
@@ -188,7 +204,7 @@ tandem_status_t tandem_trace_write_json(const tandem_trace_t *trace, const char 
     /* An arrow from each region it waited for: a flow starting in that slice
      * and ending at the start of this one (regions of one submission are
      * consecutive events). */
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
       if (e->waits_for[l] < 0) continue;
       const tandem_trace_event_t *src = NULL;
       for (uint32_t j = i; j-- > 0 && ev[j].submission == e->submission;)

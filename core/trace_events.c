@@ -16,8 +16,25 @@
 
 tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
   tandem_exec_t *exec = slot->exec;
-  tandem__gpu_t *gpu = atomic_load(&exec->runtime->gpu);
-  tandem_status_t valid = gpu->vtable->program.timestamps(gpu, exec->native, slot->index, out);
+  tandem_runtime_t *rt = exec->runtime;
+  tandem_status_t valid = TANDEM_OK;
+  bool first = true;
+  /* Each GPU answers for its own regions (zeros for the rest): the first
+   * into |out|, the others through the exec's scratch (several GPUs). */
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    if (!(exec->gpu_mask & (1u << g))) continue;
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    uint64_t *into = first ? out : exec->times_scratch;
+    tandem_status_t s = gpu->vtable->program.timestamps(gpu, exec->natives[g], slot->index, into);
+    if (valid == TANDEM_OK) valid = s;
+    if (!first)
+      for (uint32_t r = 0; r < exec->plan.region_count; r++)
+        if (tandem__lane_gpu(exec->plan.regions[r].lane) == (int)g) {
+          out[2 * r] = into[2 * r];
+          out[2 * r + 1] = into[2 * r + 1];
+        }
+    first = false;
+  }
   /* A readback the device answered with DEVICE_LOST: lost, as anywhere. */
   tandem__runtime_set_lost_locked(exec->runtime,
                                   valid == TANDEM_ERROR_DEVICE_LOST ? valid : TANDEM_OK);
@@ -93,7 +110,7 @@ void tandem__trace_slot_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
                                 .gpu_end_ns = ts[2 * r + 1],
                                 .result = slot->result};
     tandem__trace_describe(plan, r, e);
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+    for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++)
       e->waits_for[l] = l == (int)plan->regions[r].lane ? -1 : plan->regions[r].wait_region[l];
   }
 }

@@ -23,6 +23,7 @@
 #include "core/npu_lane.h"
 #include "core/trace_events.h"
 #include "core/tracker.h"
+#include "core/wait.h"
 
 void tandem__tracker_link_locked(tandem__record_t *record) {
   tandem_buffer_t *buffer = record->access.buffer;
@@ -122,7 +123,7 @@ const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *b, uin
 /*--------------------------------------------------------------------------*/
 
 static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t *slot) {
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) /* user lanes' entries are 0 */
     if (slot->lane_values[l] > rt->lane_done_value[l]) return false;
   return true;
 }
@@ -190,14 +191,8 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
 
 void tandem__tracker_poll_locked(tandem_runtime_t *rt) {
   if (!rt->in_flight) return;
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t values[TANDEM__MAX_LANES];
-  tandem_status_t s = gpu->vtable->lane.query(gpu, values);
-  values[TANDEM_LANE_NPU] = tandem__npu_lane_done(rt);
-  /* User lanes: a session's done value moves when its stage ends
-   * (session.c), never from a query; an external lane's values are another
-   * process's and mean nothing to the tracker. */
-  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES; l++) values[l] = 0;
+  tandem_status_t s = tandem__runtime_query_lanes(rt, values);
   tandem__tracker_advance_locked(rt, values, s);
 }
 
@@ -207,12 +202,14 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
   if (s != TANDEM_OK) {
     /* A lost device finishes nothing normally: fail every slot, release all. */
     tandem__runtime_set_lost_locked(rt, s);
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) values[l] = UINT64_MAX;
+    for (int l = 0; l < TANDEM__MAX_LANES; l++)
+      if (!tandem__lane_is_user(l)) values[l] = UINT64_MAX;
   }
   /* Built-in lanes only: user lanes' values here are waits that were reached
    * (a session's are recorded by the session itself). */
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++)
-    if (values[l] > rt->lane_done_value[l]) rt->lane_done_value[l] = values[l];
+  for (int l = 0; l < TANDEM__MAX_LANES; l++)
+    if (!tandem__lane_is_user(l) && values[l] > rt->lane_done_value[l])
+      rt->lane_done_value[l] = values[l];
   /* Retire in submission order, each slot once its values were reached and
    * every submission it depends on has retired: dependencies were submitted
    * earlier, so they retire first in this same pass when they can, and hand
@@ -280,13 +277,11 @@ void tandem__slot_add_dep_locked(tandem__slot_t *slot, tandem__slot_t *on, bool 
   slot->deps[slot->dep_count++] = (tandem__dep_t){on, on->generation, fails_with};
 }
 
-void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
-                                   tandem__slot_t *slot) {
+void tandem__slot_set_cover_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
   const tandem__plan_t *plan = &slot->exec->plan;
   uint64_t *cover = slot->cover;
-  memset(cover, 0, sizeof slot->cover);
-  memcpy(cover, slot->lane_values, sizeof slot->lane_values);
-  bool on_queue[TANDEM_LANE_COUNT_GPU] = {false};
+  memcpy(cover, slot->lane_values, sizeof slot->cover);
+  bool on_queue[TANDEM_MAX_GPUS][TANDEM_LANE_COUNT_GPU] = {{false}};
   bool host[TANDEM__MAX_LANES];
   for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
     host[l] = tandem__lane_host_signalled_locked(rt, l);
@@ -296,7 +291,9 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
       if (host[l] && w > cover[l]) cover[l] = w;
     }
     tandem_lane_t l = plan->regions[r].lane;
-    if (l != TANDEM_LANE_NPU) on_queue[gpu->lane_queue[l]] = true;
+    int g = tandem__lane_gpu(l);
+    if (g >= 0)
+      on_queue[g][tandem__gpu_at(rt, (uint32_t)g)->lane_queue[tandem__lane_local(l)]] = true;
   }
   /* Dependencies were found under this lock, just now: all in flight. */
   for (uint32_t d = 0; d < slot->dep_count; d++) {
@@ -304,13 +301,16 @@ void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gp
     for (int l = 0; l < TANDEM__MAX_LANES; l++)
       if (slot->deps[d].slot->cover[l] > cover[l]) cover[l] = slot->deps[d].slot->cover[l];
   }
-  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
-    if (!on_queue[q]) continue;
-    for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
-      if (rt->queue_horizon[q][l] > cover[l]) cover[l] = rt->queue_horizon[q][l];
-  }
-  for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
-    if (!on_queue[q]) continue;
-    for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++) rt->queue_horizon[q][l] = cover[l];
-  }
+  for (uint32_t g = 0; g < rt->gpu_count; g++)
+    for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
+      if (!on_queue[g][q]) continue;
+      for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
+        if (rt->queue_horizon[g][q][l] > cover[l]) cover[l] = rt->queue_horizon[g][q][l];
+    }
+  for (uint32_t g = 0; g < rt->gpu_count; g++)
+    for (int q = 0; q < TANDEM_LANE_COUNT_GPU; q++) {
+      if (!on_queue[g][q]) continue;
+      for (int l = TANDEM_LANE_NPU; l < TANDEM__MAX_LANES; l++)
+        rt->queue_horizon[g][q][l] = cover[l];
+    }
 }

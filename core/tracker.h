@@ -39,8 +39,7 @@ const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *buffer
 
 /* Computes slot->cover of a slot being committed (its lane values and
  * dependencies set) and raises the NPU horizons of the queues it uses. */
-void tandem__slot_set_cover_locked(tandem_runtime_t *rt, const tandem__gpu_t *gpu,
-                                   tandem__slot_t *slot);
+void tandem__slot_set_cover_locked(tandem_runtime_t *rt, tandem__slot_t *slot);
 void tandem__tracker_link_locked(tandem__record_t *record);
 void tandem__tracker_unlink_locked(tandem__record_t *record);
 

@@ -4,7 +4,9 @@
  * every lane reached the values it is given, in the order the lanes'
  * signallers require: session lanes (host-signalled, session.c) first,
  * then the NPU lane (the lane thread's record of its signal, npu_lane.c), then
- * the GPU's timelines (the backend's wait). A failed GPU wait leaves the
+ * each GPU's timelines (its backend's wait, in its own lane ids; with several
+ * GPUs, after the relay delivered what that GPU's work waits for, relay.c).
+ * A failed GPU wait leaves the
  * runtime lost (lost.c). Completions, executable release and host maps
  * wait through it; retirement stays the tracker's (tracker.c).
  */
@@ -14,6 +16,7 @@
 
 #include "core/lost.h"
 #include "core/npu_lane.h"
+#include "core/relay.h"
 #include "core/runtime_int.h"
 #include "core/wait.h"
 
@@ -25,14 +28,14 @@ static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
                                                uint64_t values[TANDEM__MAX_LANES],
                                                uint64_t timeout_ns) {
   bool any = false;
-  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES; l++) any |= values[l] != 0;
+  for (int l = TANDEM_LANE_COUNT; l < TANDEM__USER_LANE_END; l++) any |= values[l] != 0;
   if (!any) return TANDEM_OK; /* the common case: no lock taken */
   uint64_t now = tandem__now_ns();
   /* 0: no deadline (also when now + timeout would not fit). */
   uint64_t deadline = timeout_ns > UINT64_MAX - now ? 0 : now + timeout_ns;
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&rt->mutex);
-  for (int l = TANDEM_LANE_COUNT; l < TANDEM__MAX_LANES && s == TANDEM_OK; l++) {
+  for (int l = TANDEM_LANE_COUNT; l < TANDEM__USER_LANE_END && s == TANDEM_OK; l++) {
     while (values[l] && rt->lanes[l].kind == TANDEM_LANE_KIND_SESSION &&
            rt->lane_done_value[l] < values[l] && rt->lost == TANDEM_OK) {
       if (!deadline) {
@@ -55,7 +58,6 @@ static tandem_status_t tandem__host_lanes_wait(tandem_runtime_t *rt,
 
 tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt, const uint64_t values[TANDEM__MAX_LANES],
                                      uint64_t timeout_ns) {
-  tandem__gpu_t *gpu = atomic_load(&rt->gpu);
   uint64_t gpu_values[TANDEM__MAX_LANES];
   memcpy(gpu_values, values, sizeof gpu_values);
   tandem_status_t s = TANDEM_OK;
@@ -78,7 +80,32 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt, const uint64_t values
       timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
     gpu_values[TANDEM_LANE_NPU] = 0;
   }
-  if (s == TANDEM_OK) s = gpu->vtable->lane.wait(gpu, gpu_values, timeout_ns);
+  /* Each GPU waits for its own lanes, in its backend's ids; user lanes are
+   * GPU 0's (bound there only). */
+  for (uint32_t g = 0; s == TANDEM_OK && g < rt->gpu_count; g++) {
+    uint64_t local[TANDEM__MAX_LANES] = {0};
+    bool any = false;
+    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
+      int owner = tandem__lane_gpu(l);
+      if (!gpu_values[l] || (owner < 0 ? g != 0 : (uint32_t)owner != g)) continue;
+      local[tandem__lane_in_gpu(g, l)] = gpu_values[l];
+      any = true;
+    }
+    if (!any) continue;
+    uint64_t start = tandem__now_ns();
+    s = tandem__relay_wait_delivered(rt, g, timeout_ns);
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    if (s == TANDEM_OK) {
+      uint64_t spent = tandem__now_ns() - start;
+      if (timeout_ns != TANDEM__WAIT_FOREVER)
+        timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+      start = tandem__now_ns();
+      s = gpu->vtable->lane.wait(gpu, local, timeout_ns);
+      spent = tandem__now_ns() - start;
+      if (timeout_ns != TANDEM__WAIT_FOREVER)
+        timeout_ns = spent < timeout_ns ? timeout_ns - spent : 0;
+    }
+  }
   if (s != TANDEM_OK && s != TANDEM_ERROR_TIMEOUT) {
     pthread_mutex_lock(&rt->mutex);
     tandem__runtime_set_lost_locked(rt, s);
@@ -88,5 +115,27 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt, const uint64_t values
       s = tandem__annotate(TANDEM_ERROR_DEVICE_LOST,
                            "waiting for the GPU failed, so the runtime is lost");
   }
+  return s;
+}
+
+tandem_status_t tandem__runtime_query_lanes(tandem_runtime_t *rt,
+                                            uint64_t out_values[TANDEM__MAX_LANES]) {
+  memset(out_values, 0, TANDEM__MAX_LANES * sizeof out_values[0]);
+  tandem_status_t s = TANDEM_OK;
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    if (!gpu) continue;
+    uint64_t local[TANDEM__MAX_LANES];
+    tandem_status_t q = gpu->vtable->lane.query(gpu, local);
+    if (q != TANDEM_OK) {
+      if (s == TANDEM_OK) s = q;
+      continue;
+    }
+    for (int k = 0; k < TANDEM_LANE_COUNT_GPU; k++) {
+      int l = tandem__gpu_lane(g, (tandem_lane_t)k);
+      out_values[l] = local[tandem__lane_in_gpu(g, l)];
+    }
+  }
+  out_values[TANDEM_LANE_NPU] = tandem__npu_lane_done(rt);
   return s;
 }

@@ -1454,9 +1454,16 @@ static const tandem__gpu_vtable_t hg_vtable = {
 static pthread_mutex_t hg_config_mutex = PTHREAD_MUTEX_INITIALIZER;
 static host_gpu_config_t hg_next_config;
 
-static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) {
+/* How many devices the host GPU backend offers: independent sets of host
+ * threads, so that one runtime can hold several GPUs on any machine (the
+ * runtime option gpus). */
+#define HG_DEVICES 4u
+
+static void hg_describe(const host_gpu_config_t *c, uint32_t index, tandem_device_info_t *info) {
   memset(info, 0, sizeof *info);
-  snprintf(info->name, sizeof info->name, "tandem host GPU (a test device in host memory)");
+  info->index = index;
+  snprintf(info->name, sizeof info->name, "tandem host GPU %u (a test device in host memory)",
+           index);
   snprintf(info->driver_name, sizeof info->driver_name, "host");
   snprintf(info->driver_info, sizeof info->driver_info,
            "backends/host: a test and development device, not hardware");
@@ -1481,18 +1488,18 @@ static void hg_describe(const host_gpu_config_t *c, tandem_device_info_t *info) 
 }
 
 static tandem_status_t hg_count(uint32_t *out_count) {
-  *out_count = 1;
+  *out_count = HG_DEVICES;
   return TANDEM_OK;
 }
 
 static tandem_status_t hg_info(uint32_t index, tandem_device_info_t *out_info) {
-  if (index != 0)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU index %u: the host GPU is device 0 only",
-                       index);
+  if (index >= HG_DEVICES)
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU index %u: the host GPU has devices 0..%u",
+                       index, HG_DEVICES - 1);
   pthread_mutex_lock(&hg_config_mutex);
   host_gpu_config_t c = hg_next_config;
   pthread_mutex_unlock(&hg_config_mutex);
-  hg_describe(&c, out_info);
+  hg_describe(&c, index, out_info);
   return TANDEM_OK;
 }
 
@@ -1500,10 +1507,10 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
                                atomic_uint_fast64_t *validation_counter, tandem__gpu_t **out_gpu) {
   (void)validation_counter; /* no validation layer: nothing to count */
   *out_gpu = NULL;
-  if (options->gpu_index != 0)
+  if (options->gpu_index >= HG_DEVICES)
     return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
-                       "runtime option gpu_index is %u; the host GPU is device 0 only",
-                       options->gpu_index);
+                       "runtime option gpu_index is %u; the host GPU has devices 0..%u",
+                       options->gpu_index, HG_DEVICES - 1);
   host_gpu_t *g = calloc(1, sizeof *g);
   if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the host GPU");
   pthread_mutex_lock(&hg_config_mutex);
@@ -1517,7 +1524,7 @@ static tandem_status_t hg_open(const tandem_runtime_options_t *options,
   }
   g->base.vtable = &hg_vtable;
   g->base.test_hooks = &hg_test_hooks;
-  hg_describe(&g->config, &g->base.info);
+  hg_describe(&g->config, options->gpu_index, &g->base.info);
   g->base.storage_alignment = 16;
   for (int d = 0; d < 3; d++) g->base.max_workgroups[d] = g->base.info.max_workgroups[d];
   g->base.max_workgroup_subgroups = 1024;
@@ -1575,7 +1582,7 @@ void host_gpu_configure(const host_gpu_config_t *config) {
 
 host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {
   tandem__gpu_t *gpu;
-  if (!runtime || runtime->gpu_backend != &tandem_host_gpu_backend) return NULL;
+  if (!runtime || runtime->gpus[0].backend != &tandem_host_gpu_backend) return NULL;
   if (tandem__runtime_gpu(runtime, &gpu) != TANDEM_OK) return NULL;
   return hg_cast(gpu);
 }
@@ -1650,7 +1657,7 @@ uint64_t host_gpu_unordered(host_gpu_t *g) {
 }
 
 uint32_t host_gpu_program_of(const tandem_exec_t *exec) {
-  return exec && exec->native ? ((const hg_program_t *)exec->native)->id : 0;
+  return exec && exec->natives[0] ? ((const hg_program_t *)exec->natives[0])->id : 0;
 }
 
 uint8_t *host_gpu_memory(const tandem_buffer_t *buffer) {

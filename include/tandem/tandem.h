@@ -271,6 +271,23 @@ TANDEM_API const char *tandem_sharing_name(tandem_sharing_t sharing);
 typedef void (*tandem_validation_callback_t)(void *user_data, tandem_validation_severity_t severity,
                                              const char *message);
 
+/* Several GPUs in one runtime (the runtime option gpus; docs/design.md,
+ * "Several GPUs"). GPU g of a runtime (0 .. gpu_count - 1) is one device of
+ * one backend; each has its own three lanes, queues and timelines. Buffers
+ * and kernels are placed on a GPU when made (tandem_buffer_create_on, the
+ * kernel description's gpu; GPU 0 by default, so a program that names none
+ * runs as on a one-GPU runtime); a graph node runs on the GPU of what it
+ * touches, and a node that touches two GPUs' buffers is refused, naming both,
+ * except a copy between them (tandem_graph_add_copy: staged through host
+ * memory, two nodes). Dependencies are inferred across GPUs as across lanes: a node on
+ * GPU 1 that reads what GPU 0 wrote waits for it, and fails with it. */
+#define TANDEM_MAX_GPUS 4
+
+typedef struct tandem_gpu_choice {
+  const char *backend; /* as the option gpu_backend: NULL ("vulkan"), "vulkan", "host" */
+  uint32_t index;      /* the backend's enumeration index, as the option gpu_index */
+} tandem_gpu_choice_t;
+
 /* Described in tandem_vulkan.h (the runtime option vulkan_device). */
 struct tandem_vulkan_device;
 
@@ -351,6 +368,15 @@ typedef struct tandem_runtime_options {
   /* The NPU profile (AUTO: from what the device reports; see
    * tandem_npu_profile_t). TANDEM_NPU_PROFILE=auto|plain|xdna overrides. */
   tandem_npu_profile_t npu_profile;
+  /* Several GPUs (see TANDEM_MAX_GPUS above): GPU g is gpus[g], for g below
+   * gpu_count (0 .. TANDEM_MAX_GPUS). 0 (default): one GPU, the option
+   * gpu_backend's device gpu_index. With gpu_count set, gpu_backend must be
+   * NULL and gpu_index 0 (one choice, not two) and vulkan_device is refused;
+   * the same device may not be named twice. Each GPU opens when first used
+   * (tandem_runtime_open_gpu_at). The NPU, interop (tandem_vulkan.h) and
+   * sessions work with GPU 0 only. */
+  uint32_t gpu_count;
+  tandem_gpu_choice_t gpus[TANDEM_MAX_GPUS];
 } tandem_runtime_options_t;
 
 /* Fills |options| with the defaults above and sets struct_size. NULL is
@@ -544,6 +570,22 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, ui
  * layer not installed), OUT_OF_MEMORY, DEVICE_LOST, INTERNAL. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
 
+/* How many GPUs the runtime has (the option gpu_count, or 1). 0 for NULL. */
+TANDEM_API uint32_t tandem_runtime_gpus(const tandem_runtime_t *runtime);
+/* Opens the runtime's GPU |gpu| (0 .. tandem_runtime_gpus - 1) if it is not
+ * open yet, as tandem_runtime_open_gpu does GPU 0. Errors: those of
+ * tandem_runtime_open_gpu, and OUT_OF_RANGE (gpu). Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_open_gpu_at(tandem_runtime_t *runtime, uint32_t gpu);
+/* Describes the runtime's GPU |gpu| into |out_info| (its backend's device;
+ * out_info->index is that backend's enumeration index), opening nothing.
+ * Errors: INVALID_ARGUMENT, OUT_OF_RANGE (gpu), and those of
+ * tandem_runtime_gpu_info. */
+TANDEM_API tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t gpu,
+                                                       tandem_device_info_t *out_info);
+/* The name of the backend GPU |gpu| runs on ("vulkan", "host"), or NULL for
+ * a bad runtime or gpu. The string is static. */
+TANDEM_API const char *tandem_runtime_gpu_backend(const tandem_runtime_t *runtime, uint32_t gpu);
+
 /*============================================================================
  * Buffers and views
  *============================================================================
@@ -609,6 +651,14 @@ typedef struct tandem_view {
 TANDEM_API tandem_status_t tandem_buffer_create(tandem_runtime_t *runtime, uint64_t size,
                                                 tandem_placement_t placement,
                                                 tandem_buffer_t **out_buffer);
+/* As tandem_buffer_create, on the runtime's GPU |gpu| (tandem_buffer_create is
+ * GPU 0). SHARED and NPU_LOCAL buffers live on GPU 0, beside the NPU: for
+ * another GPU they are INVALID_ARGUMENT. Errors: also OUT_OF_RANGE (gpu). */
+TANDEM_API tandem_status_t tandem_buffer_create_on(tandem_runtime_t *runtime, uint32_t gpu,
+                                                   uint64_t size, tandem_placement_t placement,
+                                                   tandem_buffer_t **out_buffer);
+/* The runtime's GPU the buffer's memory is on. 0 for NULL. Thread-safe. */
+TANDEM_API uint32_t tandem_buffer_gpu(const tandem_buffer_t *buffer);
 /* Reference counting. The memory (and its budget reservation) goes back when
  * the last reference is dropped and no in-flight work uses it. NULL is ignored.
  * Thread-safe. */
@@ -966,6 +1016,10 @@ typedef struct tandem_kernel_desc {
    * i; at least two bits, all below binding_count); 0: none may. See
    * "Aliased bindings" above. */
   uint32_t aliased_bindings;
+  /* The runtime's GPU the kernel runs on (0 .. tandem_runtime_gpus - 1;
+   * OUT_OF_RANGE past them): its dispatches run there, on buffers of that
+   * GPU. Default 0. */
+  uint32_t gpu;
 } tandem_kernel_desc_t;
 
 /* Zeroes |desc| and sets struct_size; then set the fields you need. NULL is
@@ -1308,6 +1362,20 @@ typedef enum tandem_lane {
  * which take the lowest free id and give it back when destroyed. */
 #define TANDEM_MAX_LANES 8
 
+/* On a runtime with several GPUs (the option gpus), GPU g's lanes (g ≥ 1)
+ * have ids from TANDEM_MAX_LANES on, three per GPU: tandem_gpu_lane(g, lane)
+ * is the id of GPU g's |lane| (UPLOAD, COMPUTE or DOWNLOAD), and
+ * tandem_gpu_lane(0, lane) is |lane|; -1 for a bad pair. Lane ids of a
+ * runtime are below TANDEM_MAX_LANE_IDS (tandem_runtime_lane_info takes them
+ * all; a GPU's lanes exist from creation, named "gpu1.compute" and so on).
+ * A graph node names a lane of its own GPU as UPLOAD, COMPUTE or DOWNLOAD. */
+#define TANDEM_MAX_LANE_IDS (TANDEM_MAX_LANES + TANDEM_LANE_COUNT_GPU * (TANDEM_MAX_GPUS - 1))
+static inline int tandem_gpu_lane(uint32_t gpu, tandem_lane_t lane) {
+  if (gpu >= TANDEM_MAX_GPUS || lane < TANDEM_LANE_UPLOAD || lane > TANDEM_LANE_DOWNLOAD) return -1;
+  return gpu == 0 ? (int)lane
+                  : TANDEM_MAX_LANES + (int)(gpu - 1) * TANDEM_LANE_COUNT_GPU + (int)lane;
+}
+
 /* "upload", "compute", "download", "npu" or "unknown". Thread-safe. */
 TANDEM_API const char *tandem_lane_name(tandem_lane_t lane);
 
@@ -1327,9 +1395,15 @@ TANDEM_API void tandem_graph_release(tandem_graph_t *graph);
 TANDEM_API tandem_status_t tandem_graph_add_fill(tandem_graph_t *graph, tandem_view_t dst,
                                                  uint32_t pattern, tandem_lane_t lane);
 /* Copies src to dst. Lengths must be equal; the ranges must not overlap when
- * both are in one buffer. Errors: INVALID_ARGUMENT (as add_fill),
- * OUT_OF_RANGE (unequal lengths, overlapping ranges, with the numbers; as
- * add_fill), UNSUPPORTED (an NPU_LOCAL view), OUT_OF_MEMORY. */
+ * both are in one buffer. With src and dst on two GPUs of the runtime, the
+ * copy is staged through host memory both GPUs import, as two nodes: a
+ * download on the source GPU, then an upload on the destination GPU (|lane|,
+ * when named, is the lane of both), each counting the bytes as copied; the
+ * staging is charged to the budget and lives as long as the nodes.
+ * Errors: INVALID_ARGUMENT (as add_fill), OUT_OF_RANGE (unequal lengths,
+ * overlapping ranges, with the numbers; as add_fill), UNSUPPORTED (an
+ * NPU_LOCAL view; between GPUs, a GPU that cannot import host memory),
+ * OVER_BUDGET, OUT_OF_MEMORY. */
 TANDEM_API tandem_status_t tandem_graph_add_copy(tandem_graph_t *graph, tandem_view_t src,
                                                  tandem_view_t dst, tandem_lane_t lane);
 /* Dispatches |kernel| with its default workgroup count, |views| bound to
@@ -1703,9 +1777,10 @@ typedef struct tandem_trace_event {
   uint32_t first_node; /* record-order index of the region's first node */
   uint64_t bytes;      /* bytes its nodes name: copy and fill lengths, the sum of
                           a dispatch's or NPU run's views */
-  /* Per lane, the region of the same submission this one waited for (-1:
-   * none; its own lane is always -1): the dependencies a trace draws. */
-  int32_t waits_for[TANDEM_LANE_COUNT];
+  /* Per lane id, the region of the same submission this one waited for (-1:
+   * none; its own lane and user lanes are always -1): the dependencies a
+   * trace draws, across GPUs too. */
+  int32_t waits_for[TANDEM_MAX_LANE_IDS];
 } tandem_trace_event_t;
 
 /* Starts recording up to |capacity| events (1 .. 1<<24). Every GPU event

@@ -23,7 +23,7 @@ status=0
 LAYERS="
 status version fault struct_size registry budget glsl npu_emulated
 access handle check
-npu_lane lost wait lane runtime
+relay npu_lane lost wait lane runtime
 npu kernel buffer graph adopt
 trace_events tracker
 plan handoff record

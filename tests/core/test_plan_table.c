@@ -1559,12 +1559,12 @@ static void test_host_gpu_is_the_device(void **state) {
   world_open(&w, false, NULL);
   uint32_t n = 0;
   assert_int_equal(tandem_runtime_gpu_count(w.rt, &n), TANDEM_OK);
-  assert_int_equal(n, 1);
+  assert_int_equal(n, 4); /* four host devices, for runtimes of several GPUs */
   tandem_device_info_t info;
   tandem_device_info_init(&info);
   assert_int_equal(tandem_runtime_gpu_info(w.rt, 0, &info), TANDEM_OK);
   assert_non_null(strstr(info.name, "host GPU"));
-  assert_int_equal(tandem_runtime_gpu_info(w.rt, 1, &info), TANDEM_ERROR_OUT_OF_RANGE);
+  assert_int_equal(tandem_runtime_gpu_info(w.rt, 4, &info), TANDEM_ERROR_OUT_OF_RANGE);
   /* SPIR-V is not a host kernel. */
   static const uint32_t spirv[5] = {0x07230203u, 0x00010500u, 0, 1, 0};
   tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
@@ -1599,7 +1599,7 @@ static void test_host_gpu_is_the_device(void **state) {
   /* A runtime made without the option is not a host GPU. */
   tandem_runtime_t *plain = NULL;
   assert_int_equal(tandem_runtime_create(NULL, &plain), TANDEM_OK);
-  assert_ptr_equal(plain->gpu_backend, &tandem_vk_gpu_backend);
+  assert_ptr_equal(plain->gpus[0].backend, &tandem_vk_gpu_backend);
   tandem_runtime_destroy(plain);
   world_close(&w, "device");
 }
@@ -1625,7 +1625,7 @@ static void test_ordering_check_catches(void **state) {
     world_open(&w, false, &config);
     node_spec_t fill = FILL(D0, 0, 64, 1), copy = COPY(D0, 0, D1, 0, 64);
     node_spec_t both[2] = {FILL(D0, 0, 64, 1), COPY(D0, 0, D1, 0, 64)};
-    tandem__gpu_t *gpu = atomic_load(&w.rt->gpu);
+    tandem__gpu_t *gpu = tandem__gpu_at(w.rt, 0);
     tandem_exec_t *a = NULL, *b = NULL;
     uint64_t expect_unordered;
     if (variant < 2) {
@@ -1634,8 +1634,8 @@ static void test_ordering_check_catches(void **state) {
       tandem__region_submit_t ra = {.region = 0, .signal_value = 1};
       tandem__region_submit_t rb = {.region = 0, .signal_value = 2};
       if (variant == 1) rb.wait_values[TANDEM_LANE_COMPUTE] = 1;
-      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
-      assert_int_equal(gpu->vtable->program.submit(gpu, b->native, 0, &rb, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->natives[0], 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, b->natives[0], 0, &rb, 1), TANDEM_OK);
       expect_unordered = variant == 1 ? 0 : 1;
     } else if (variant >= 3) {
       /* The same two commands recorded by hand, through the command
@@ -1651,25 +1651,25 @@ static void test_ordering_check_catches(void **state) {
                               .dst = w.buf[D1]->native,
                               .bytes = 64};
       pthread_mutex_lock(&w.rt->mutex);
-      assert_int_equal(gpu->vtable->record.begin(gpu, a->native, 0, 0, 0), TANDEM_OK);
-      gpu->vtable->record.fill(gpu, a->native, 0, 0, &f);
-      gpu->vtable->record.barrier(gpu, a->native, 0, 0, scope[variant][0], scope[variant][1]);
-      gpu->vtable->record.copy(gpu, a->native, 0, 0, &c);
-      assert_int_equal(gpu->vtable->record.end(gpu, a->native, 0, 0), TANDEM_OK);
+      assert_int_equal(gpu->vtable->record.begin(gpu, a->natives[0], 0, 0, 0), TANDEM_OK);
+      gpu->vtable->record.fill(gpu, a->natives[0], 0, 0, &f);
+      gpu->vtable->record.barrier(gpu, a->natives[0], 0, 0, scope[variant][0], scope[variant][1]);
+      gpu->vtable->record.copy(gpu, a->natives[0], 0, 0, &c);
+      assert_int_equal(gpu->vtable->record.end(gpu, a->natives[0], 0, 0), TANDEM_OK);
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
-      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->natives[0], 0, &ra, 1), TANDEM_OK);
       expect_unordered = variant == 5 ? 0 : 1;
     } else {
       a = prepare(&w, both, 2, "check");
       assert_true(a->plan.nodes[1].barrier_before); /* the plan orders them */
       pthread_mutex_lock(&w.rt->mutex);
       a->plan.nodes[1].barrier_before = false;
-      assert_int_equal(tandem__record_region(gpu, a->native, &a->plan, 0, 0), TANDEM_OK);
+      assert_int_equal(tandem__record_region(gpu, a->natives[0], &a->plan, 0, 0), TANDEM_OK);
       a->plan.nodes[1].barrier_before = true;
       pthread_mutex_unlock(&w.rt->mutex);
       tandem__region_submit_t ra = {.region = 0, .signal_value = 2};
-      assert_int_equal(gpu->vtable->program.submit(gpu, a->native, 0, &ra, 1), TANDEM_OK);
+      assert_int_equal(gpu->vtable->program.submit(gpu, a->natives[0], 0, &ra, 1), TANDEM_OK);
       expect_unordered = 1;
     }
     host_gpu_run(w.gpu, TANDEM_LANE_COMPUTE);

@@ -176,7 +176,7 @@ static void test_runtime_option(void **state) {
   free(name);
   const tandem__gpu_backend_t *vulkan;
   expect_status(tandem__gpu_backend_find(NULL, &vulkan), TANDEM_OK, "NULL");
-  assert_ptr_equal(rt->gpu_backend, vulkan);
+  assert_ptr_equal(rt->gpus[0].backend, vulkan);
   assert_string_equal(rt->options.gpu_backend, "vulkan");
   assert_null(rt->npu_backend);
   tandem_runtime_destroy(rt);
@@ -194,7 +194,7 @@ static void test_runtime_option(void **state) {
 
   /* A registered backend is chosen by its name, and does the work. */
   rt = host_runtime(false);
-  assert_string_equal(rt->gpu_backend->name, HOST_GPU_BACKEND);
+  assert_string_equal(rt->gpus[0].backend->name, HOST_GPU_BACKEND);
   tandem_runtime_destroy(rt);
 }
 
@@ -357,7 +357,7 @@ static void test_device_info_struct_size(void **state) {
   }
   /* A failure still zeroes what it may write, struct_size kept. */
   poison(&newer, sizeof newer, (uint32_t)sizeof newer);
-  expect_status(tandem_runtime_gpu_info(rt, 3, &newer.info), TANDEM_ERROR_OUT_OF_RANGE, "index 3");
+  expect_status(tandem_runtime_gpu_info(rt, 4, &newer.info), TANDEM_ERROR_OUT_OF_RANGE, "index 4");
   assert_int_equal(newer.info.struct_size, sizeof newer);
   assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
   tandem_runtime_destroy(rt);

@@ -1781,7 +1781,7 @@ static tandem_status_t run_commands_outside(void) {
 static tandem_status_t lane_info_range(void) {
   tandem_lane_info_t li;
   tandem_lane_info_init(&li);
-  return keep(tandem_runtime_lane_info(F.rt, TANDEM_MAX_LANES, &li));
+  return keep(tandem_runtime_lane_info(F.rt, TANDEM_MAX_LANE_IDS, &li));
 }
 static tandem_status_t lane_info_null(void) {
   return keep(tandem_runtime_lane_info(F.rt, 0, NULL));
@@ -2229,7 +2229,7 @@ static const row_t rows[] = {
     R(tandem_runtime_submit_vulkan, BUSY, "live host write map", submit_vulkan_busy),
     R(tandem_runtime_submit_vulkan, UNSUPPORTED, "an NPU_LOCAL buffer is not visible to the GPU",
       submit_vulkan_npu_local),
-    R(tandem_runtime_lane_info, INVALID_ARGUMENT, "lane 8: lane ids are 0..7", lane_info_range),
+    R(tandem_runtime_lane_info, INVALID_ARGUMENT, "lane 17: lane ids are 0..16", lane_info_range),
     R(tandem_runtime_lane_info, INVALID_ARGUMENT, "out_info is NULL", lane_info_null),
     R(tandem_exec_submit_waiting, INVALID_ARGUMENT, "lane 1 is not an external lane",
       submit_waiting_builtin),

@@ -754,6 +754,76 @@ static void scenario_session(run_t *r, bool npu, tandem_test_fault_report_t *rep
   if (rt) th_runtime_destroy(rt);
 }
 
+/* The two-GPU scenario (issue 25): two host GPUs in one runtime, a copy
+ * from a HOST_VISIBLE buffer of GPU 0 to one of GPU 1 (staged through host
+ * memory both import, the upload waiting for the download through the
+ * relay), prepared, submitted and checked. Every call answers OK or the code
+ * of a failed site; a run that succeeded carries the bytes. */
+static void scenario_gpus(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
+  (void)npu;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  th_options_validated(&o);
+  o.gpu_count = 2;
+  o.gpus[0] = (tandem_gpu_choice_t){"host", 0};
+  o.gpus[1] = (tandem_gpu_choice_t){"host", 1};
+  th__host_twins_register();
+  tandem_runtime_t *rt = NULL;
+  tandem_buffer_t *a = NULL, *b = NULL;
+  tandem_kernel_t *k = NULL;
+  tandem_graph_t *g = NULL;
+  tandem_exec_t *e = NULL;
+  tandem_completion_t *c = NULL;
+  bool ok = STEP(r, tandem_runtime_create(&o, &rt));
+  ok = ok && STEP(r, tandem_buffer_create_on(rt, 0, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &a));
+  ok = ok && STEP(r, tandem_buffer_create_on(rt, 1, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
+  tandem_map_t m;
+  ok = ok && STEP(r, tandem_map_write(tandem_buffer_whole(a), &m));
+  if (ok) {
+    for (uint32_t i = 0; i < N; i++) ((uint32_t *)m.data)[i] = i * 7u + 1u;
+    tandem_unmap(&m);
+  }
+  ok = ok && STEP(r, tandem_graph_create(rt, &g));
+  ok = ok && STEP(r, tandem_graph_add_copy(g, tandem_buffer_whole(a), tandem_buffer_whole(b),
+                                           TANDEM_LANE_AUTO));
+  /* Then one added to every word on GPU 1 (the test shader's host twin). */
+  tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "add_one_u32",
+                            .spirv = tandem_spv_add_one_u32,
+                            .spirv_size = tandem_spv_add_one_u32_size,
+                            .workgroups = {N / 256, 1, 1},
+                            .bindings = &contract,
+                            .binding_count = 1,
+                            .push_constant_bytes = 4,
+                            .gpu = 1};
+  ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
+  uint32_t n = N;
+  tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
+  ok = ok && STEP(r, tandem_graph_add_dispatch(g, k, &v, 1, &n, sizeof n));
+  ok = ok && STEP(r, tandem_graph_prepare(g, &e));
+  ok = ok && STEP(r, tandem_exec_submit(e, &c));
+  ok = ok && DEP_STEP(r, wait_bounded(c, r));
+  if (ok && STEP(r, tandem_map_read(tandem_buffer_whole(b), &m))) {
+    for (uint32_t i = 0; i < N && !r->unexpected[0]; i++)
+      if (((const uint32_t *)m.data)[i] != i * 7u + 2u)
+        snprintf(r->unexpected, sizeof r->unexpected,
+                 "all calls succeeded but word %u on GPU 1 is %u, expected %u (GPU 0's %u "
+                 "plus one)",
+                 i, ((const uint32_t *)m.data)[i], i * 7u + 2u, i * 7u + 1u);
+    tandem_unmap(&m);
+  }
+  if (c) tandem_completion_release(c);
+  tandem_exec_release(e);
+  tandem_graph_release(g);
+  tandem_kernel_release(k);
+  tandem_buffer_release(a);
+  tandem_buffer_release(b);
+  TH_ASSERT_OK(tandem_test_fault_report(rep));
+  tandem_test_fault_set(NULL);
+  if (rt) th_runtime_destroy(rt);
+}
+
 /* The watchdog scenario, on XRT's C path (the emulator in PLAIN mode, each
  * run delayed 100 ms, abortably: TANDEM_EMU_DELAY_US): an NPU run with a
  * 10 ms npu_timeout_ms is submitted twice on one graph slot. The first
@@ -987,6 +1057,16 @@ static void test_own_persistent(void **state) {
   loop("own device", scenario_own, false, true);
 }
 
+static void test_gpus_transient(void **state) {
+  (void)state;
+  loop("two GPUs", scenario_gpus, false, false);
+}
+
+static void test_gpus_persistent(void **state) {
+  (void)state;
+  loop("two GPUs", scenario_gpus, false, true);
+}
+
 static void test_session_transient(void **state) {
   (void)state;
   loop("session", scenario_session, false, false);
@@ -1164,7 +1244,7 @@ static void xrt_line(const char *rel, unsigned line, const char *text, site_list
 }
 
 static void alloc_sources(site_list_t *l) {
-  static const char *const k_dirs[] = {"core", "backends/vulkan", "backends/xrt"};
+  static const char *const k_dirs[] = {"core", "backends/vulkan", "backends/xrt", "backends/host"};
   for (size_t d = 0; d < sizeof k_dirs / sizeof k_dirs[0]; d++) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, k_dirs[d]);
@@ -1357,8 +1437,9 @@ static const group_t k_groups[] = {
       cmocka_unit_test(test_teardown_own)},
      5},
     {"session",
-     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent)},
-     2},
+     {cmocka_unit_test(test_session_transient), cmocka_unit_test(test_session_persistent),
+      cmocka_unit_test(test_gpus_transient), cmocka_unit_test(test_gpus_persistent)},
+     4},
     {"watchdog",
      {cmocka_unit_test(test_watchdog_transient), cmocka_unit_test(test_watchdog_persistent)},
      2},

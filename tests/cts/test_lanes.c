@@ -100,8 +100,12 @@ static void test_lane_table(void **state) {
   }
   tandem_lane_info_t li;
   tandem_lane_info_init(&li);
-  TH_ASSERT_STATUS_MSG(tandem_runtime_lane_info(rt, TANDEM_MAX_LANES, &li),
-                       TANDEM_ERROR_INVALID_ARGUMENT, "lane 8");
+  TH_ASSERT_STATUS_MSG(tandem_runtime_lane_info(rt, TANDEM_MAX_LANE_IDS, &li),
+                       TANDEM_ERROR_INVALID_ARGUMENT, "lane 17");
+  /* A one-GPU runtime: the ids of other GPUs' lanes are UNUSED. */
+  TH_ASSERT_STATUS(tandem_runtime_lane_info(rt, tandem_gpu_lane(1, TANDEM_LANE_COMPUTE), &li),
+                   TANDEM_OK);
+  assert_int_equal(li.kind, TANDEM_LANE_KIND_UNUSED);
   TH_ASSERT_STATUS(tandem_runtime_lane_info(rt, 0, NULL), TANDEM_ERROR_INVALID_ARGUMENT);
 
   /* Up on the upload lane, back on the download lane: both lanes count the
