@@ -174,6 +174,11 @@ static inline int tandem__gpu_lane(uint32_t g, tandem_lane_t local) {
   return g == 0 ? (int)local
                 : TANDEM__USER_LANE_END + (int)(g - 1) * TANDEM_LANE_COUNT_GPU + (int)local;
 }
+/* The entries of |values| (core's ids) that GPU |g| waits for itself, into
+ * |local| in its backend's ids: its own lanes, and on GPU 0 the user lanes
+ * (bound there only). False when there is none. */
+static inline bool tandem__lane_values_for_gpu(uint32_t g, const uint64_t *values, uint64_t *local);
+
 /* The id core's lane |lane| has in GPU |g|'s backend: g's own lanes are 0 .. 2
  * there and GPU 0's lanes take g's ids; every other id is itself. Its own
  * inverse, and the identity on GPU 0. */
@@ -519,5 +524,18 @@ extern const tandem__gpu_backend_t tandem_vk_gpu_backend;
  * development device on host memory and threads, never hardware. Only
  * core/registry.c names it. */
 extern const tandem__gpu_backend_t tandem_host_gpu_backend;
+
+static inline bool tandem__lane_values_for_gpu(uint32_t g, const uint64_t *values,
+                                               uint64_t *local) {
+  bool any = false;
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) local[l] = 0;
+  for (int l = 0; l < TANDEM__MAX_LANES; l++) {
+    int owner = tandem__lane_gpu(l);
+    if (!values[l] || (owner < 0 ? g != 0 : (uint32_t)owner != g)) continue;
+    local[tandem__lane_in_gpu(g, l)] = values[l];
+    any = true;
+  }
+  return any;
+}
 
 #endif /* TANDEM_CORE_BACKEND_H_ */

@@ -114,10 +114,7 @@ tandem_status_t tandem_buffer_create_on(tandem_runtime_t *runtime, uint32_t gpu,
   if (!out_buffer) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_buffer is NULL");
   *out_buffer = NULL;
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
-  if (gpu >= runtime->gpu_count)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
-                       "GPU %u: the runtime has %u GPU%s (runtime option gpus)", gpu,
-                       runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_check(runtime, gpu));
   if (gpu != 0 && (placement == TANDEM_PLACEMENT_SHARED || placement == TANDEM_PLACEMENT_NPU_LOCAL))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "placement %s on GPU %u: memory shared with the NPU lives on GPU 0, "

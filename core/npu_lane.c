@@ -70,13 +70,7 @@ uint64_t tandem__npu_lane_done(tandem_runtime_t *rt) {
 
 tandem_status_t tandem__npu_lane_wait(tandem_runtime_t *rt, uint64_t value, uint64_t timeout_ns) {
   tandem__npu_lane_t *lane = &rt->npu_lane;
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  if (timeout_ns != TANDEM__WAIT_FOREVER) {
-    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
-    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
-    deadline.tv_nsec = (long)(ns % 1000000000u);
-  }
+  struct timespec deadline = tandem__deadline_after(timeout_ns);
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&lane->mutex);
   while (lane->done < value) {
@@ -154,15 +148,8 @@ static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_
 static tandem_status_t tandem__npu_wait_gpus(tandem_runtime_t *rt,
                                              const uint64_t waits[TANDEM__MAX_LANES]) {
   for (uint32_t g = 0; g < rt->gpu_count; g++) {
-    uint64_t local[TANDEM__MAX_LANES] = {0};
-    bool any = false;
-    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
-      int owner = tandem__lane_gpu(l);
-      if (!waits[l] || (owner < 0 ? g != 0 : (uint32_t)owner != g)) continue;
-      local[tandem__lane_in_gpu(g, l)] = waits[l];
-      any = true;
-    }
-    if (!any) continue;
+    uint64_t local[TANDEM__MAX_LANES];
+    if (!tandem__lane_values_for_gpu(g, waits, local)) continue;
     TANDEM_RETURN_IF_ERROR(tandem__relay_wait_delivered(rt, g, TANDEM__WAIT_FOREVER));
     tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
     TANDEM_RETURN_IF_ERROR(gpu->vtable->lane.wait(gpu, local, TANDEM__WAIT_FOREVER));

@@ -91,10 +91,7 @@ static tandem_status_t tandem__relay_block(tandem_runtime_t *rt, int lane, uint6
   if (lane == TANDEM_LANE_NPU) { /* the lane's record, as tandem__npu_lane_wait */
     tandem__npu_lane_t *npu = &rt->npu_lane;
     if (!npu->started) return TANDEM_OK;
-    struct timespec deadline;
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_nsec += TANDEM__RELAY_BLOCK_NS;
-    if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
+    struct timespec deadline = tandem__deadline_after(TANDEM__RELAY_BLOCK_NS);
     pthread_mutex_lock(&npu->mutex);
     while (npu->done < value &&
            pthread_cond_timedwait(&npu->done_changed, &npu->mutex, &deadline) == 0) {
@@ -169,7 +166,8 @@ static void *tandem__relay_main(void *arg) {
         pthread_mutex_unlock(&relay->mutex);
         moved = true;
       }
-    if (!moved && first_lane >= 0 && tandem__relay_block(rt, first_lane, first_value) != TANDEM_OK) {
+    if (!moved && first_lane >= 0 &&
+        tandem__relay_block(rt, first_lane, first_value) != TANDEM_OK) {
       atomic_store(&rt->lost_pending, true);
       atomic_store(&relay->release_all, true);
     }
@@ -222,7 +220,8 @@ tandem_status_t tandem__relay_bind_proxies(tandem_runtime_t *rt, uint32_t g, tan
     tandem__gpu_t *other = h == g ? NULL : tandem__gpu_at(rt, h);
     if (!other) continue;
     for (int k = 0; k < TANDEM_LANE_COUNT_GPU && s == TANDEM_OK; k++) {
-      int of_h = tandem__gpu_lane(h, (tandem_lane_t)k), of_g = tandem__gpu_lane(g, (tandem_lane_t)k);
+      int of_h = tandem__gpu_lane(h, (tandem_lane_t)k),
+          of_g = tandem__gpu_lane(g, (tandem_lane_t)k);
       s = gpu->vtable->lane.bind(gpu, (tandem_lane_t)tandem__lane_in_gpu(g, of_h), NULL);
       if (s == TANDEM_OK)
         s = other->vtable->lane.bind(other, (tandem_lane_t)tandem__lane_in_gpu(h, of_g), NULL);
@@ -267,13 +266,7 @@ tandem_status_t tandem__relay_wait_delivered(tandem_runtime_t *rt, uint32_t g,
                                              uint64_t timeout_ns) {
   if (rt->gpu_count == 1 || !rt->options.validation) return TANDEM_OK;
   tandem__relay_t *relay = &rt->relay;
-  struct timespec deadline;
-  clock_gettime(CLOCK_MONOTONIC, &deadline);
-  if (timeout_ns != TANDEM__WAIT_FOREVER) {
-    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
-    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
-    deadline.tv_nsec = (long)(ns % 1000000000u);
-  }
+  struct timespec deadline = tandem__deadline_after(timeout_ns);
   tandem_status_t s = TANDEM_OK;
   pthread_mutex_lock(&relay->mutex);
   uint64_t want[TANDEM__MAX_LANES];

@@ -269,13 +269,17 @@ static tandem_status_t tandem__gpu_open_locked(tandem_runtime_t *runtime, uint32
   return TANDEM_OK;
 }
 
+tandem_status_t tandem__runtime_gpu_check(const tandem_runtime_t *runtime, uint32_t g) {
+  if (g < runtime->gpu_count) return TANDEM_OK;
+  return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
+                     "GPU %u: the runtime has %u GPU%s (runtime option gpus)", g,
+                     runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+}
+
 tandem_status_t tandem__runtime_gpu_at(tandem_runtime_t *runtime, uint32_t g,
                                        tandem__gpu_t **out_gpu) {
   *out_gpu = NULL;
-  if (g >= runtime->gpu_count)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE,
-                       "GPU %u: the runtime has %u GPU%s (runtime option gpus)", g,
-                       runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_check(runtime, g));
   tandem__gpu_t *gpu = tandem__gpu_at(runtime, g);
   if (!gpu) {
     pthread_mutex_lock(&runtime->open_mutex);
@@ -323,9 +327,7 @@ tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t 
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
   TANDEM_RETURN_IF_ERROR(
       tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
-  if (gpu >= runtime->gpu_count)
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_RANGE, "GPU %u: the runtime has %u GPU%s", gpu,
-                       runtime->gpu_count, runtime->gpu_count == 1 ? "" : "s");
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_check(runtime, gpu));
   tandem_device_info_t info;
   memset(&info, 0, sizeof info);
   tandem__gpu_t *open = tandem__gpu_at(runtime, gpu);

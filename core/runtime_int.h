@@ -47,6 +47,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "core/backend.h"
 #include "core/npu_backend.h"
@@ -192,6 +193,19 @@ struct tandem_trace {
   uint32_t capacity;
   uint64_t written; /* events ever written; index = written % capacity */
 };
+
+/* CLOCK_MONOTONIC |timeout_ns| from now, for the condition-variable waits
+ * made with that clock (TANDEM__WAIT_FOREVER: now, unused by those waits). */
+static inline struct timespec tandem__deadline_after(uint64_t timeout_ns) {
+  struct timespec deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  if (timeout_ns != TANDEM__WAIT_FOREVER) {
+    uint64_t ns = (uint64_t)deadline.tv_nsec + timeout_ns % 1000000000u;
+    deadline.tv_sec += (time_t)(timeout_ns / 1000000000u + ns / 1000000000u);
+    deadline.tv_nsec = (long)(ns % 1000000000u);
+  }
+  return deadline;
+}
 
 static inline tandem__gpu_t *tandem__gpu_at(const tandem_runtime_t *rt, uint32_t g) {
   assert(g < TANDEM_MAX_GPUS);

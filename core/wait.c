@@ -83,15 +83,8 @@ tandem_status_t tandem__runtime_wait(tandem_runtime_t *rt, const uint64_t values
   /* Each GPU waits for its own lanes, in its backend's ids; user lanes are
    * GPU 0's (bound there only). */
   for (uint32_t g = 0; s == TANDEM_OK && g < rt->gpu_count; g++) {
-    uint64_t local[TANDEM__MAX_LANES] = {0};
-    bool any = false;
-    for (int l = 0; l < TANDEM__MAX_LANES; l++) {
-      int owner = tandem__lane_gpu(l);
-      if (!gpu_values[l] || (owner < 0 ? g != 0 : (uint32_t)owner != g)) continue;
-      local[tandem__lane_in_gpu(g, l)] = gpu_values[l];
-      any = true;
-    }
-    if (!any) continue;
+    uint64_t local[TANDEM__MAX_LANES];
+    if (!tandem__lane_values_for_gpu(g, gpu_values, local)) continue;
     uint64_t start = tandem__now_ns();
     s = tandem__relay_wait_delivered(rt, g, timeout_ns);
     tandem__gpu_t *gpu = tandem__gpu_at(rt, g);

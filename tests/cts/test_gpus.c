@@ -102,13 +102,13 @@ static void run_crossing(const pair_t *p) {
   assert_int_equal(tandem_buffer_gpu(db), 1);
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(ha), tandem_buffer_whole(da),
-                                     TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(da), tandem_buffer_whole(db),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(ha), tandem_buffer_whole(da), TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(da), tandem_buffer_whole(db), TANDEM_LANE_AUTO));
   assert_int_equal(tandem_graph_node_count(g), 3); /* the crossing takes two nodes */
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(db), tandem_buffer_whole(hb),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(db), tandem_buffer_whole(hb), TANDEM_LANE_AUTO));
   tandem_exec_t *e;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   for (uint32_t round = 1; round <= 8; round++) {
@@ -139,7 +139,8 @@ static void run_crossing(const pair_t *p) {
   assert_string_equal(li.name, "gpu1.upload");
   assert_true(li.submissions >= 10);
   assert_true(li.copied_bytes >= 10u * BYTES);
-  assert_int_equal(tandem_runtime_lane_count(rt), (uint32_t)tandem_gpu_lane(1, TANDEM_LANE_DOWNLOAD) + 1);
+  assert_int_equal(tandem_runtime_lane_count(rt),
+                   (uint32_t)tandem_gpu_lane(1, TANDEM_LANE_DOWNLOAD) + 1);
 
   tandem_exec_release(e);
   tandem_graph_release(g);
@@ -258,8 +259,8 @@ static void test_refusals(void **state) {
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(a1), 7, TANDEM_LANE_AUTO));
-  TH_ASSERT_OK(tandem_graph_add_copy(g, tandem_buffer_whole(a1), tandem_buffer_whole(b1),
-                                     TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, tandem_buffer_whole(a1), tandem_buffer_whole(b1), TANDEM_LANE_AUTO));
   tandem_exec_t *e;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   /* A copy on GPU 1 may not take a view of GPU 0. */
