@@ -9,12 +9,6 @@
  * relay (core/relay.c), with validation on. The pair without a Vulkan device
  * is skipped, not failed. Every byte that crosses is compared with what the
  * host wrote.
- *
- * The Vulkan pair runs only with TANDEM_TEST_GPUS_VULKAN=1: on Debian 12's
- * validation layer (1.3.239) it gets the right bytes but the layer reports
- * UNASSIGNED-VkSemaphore-state-timeout for a wait on one of lavapipe's
- * timelines whose work waited on a relay-signalled proxy (docs/design.md,
- * "Several GPUs": open), and the suite fails on any validation message.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -204,16 +198,9 @@ static void test_crossing_host(void **state) {
   run_crossing(&k_host_host);
 }
 
-static bool vulkan_pair_on(void) {
-  const char *v = getenv("TANDEM_TEST_GPUS_VULKAN");
-  if (v && strcmp(v, "1") == 0) return true;
-  fprintf(stderr, "test_gpus: vulkan + host not run (TANDEM_TEST_GPUS_VULKAN=1 runs it)\n");
-  return false;
-}
-
 static void test_crossing_vulkan_host(void **state) {
   (void)state;
-  if (vulkan_pair_on()) run_crossing(&k_vulkan_host);
+  run_crossing(&k_vulkan_host);
 }
 
 static void test_dependent_host(void **state) {
@@ -223,7 +210,7 @@ static void test_dependent_host(void **state) {
 
 static void test_dependent_vulkan_host(void **state) {
   (void)state;
-  if (vulkan_pair_on()) run_dependent(&k_vulkan_host);
+  run_dependent(&k_vulkan_host);
 }
 
 /* What is refused, each with the thing and the fix named. */
