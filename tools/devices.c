@@ -56,6 +56,9 @@ static const char *queue_cap_names[] = {"graphics", "compute", "transfer", "time
 
 static void print_text(const tandem_device_info_t *d) {
   printf("GPU %u: %s%s\n", d->index, d->name, d->is_cpu ? " (software)" : "");
+  printf("  pipeline:   \"vulkan:%u\" (in a pipeline's \"gpus\"; \"host:0\"..\"host:3\" are the "
+         "host GPU's test devices)\n",
+         d->index);
   printf("  driver:     %s %s\n", d->driver_name, d->driver_info);
   printf("  vulkan:     %u.%u.%u\n", TANDEM_VERSION_MAJOR_OF(d->api_version),
          TANDEM_VERSION_MINOR_OF(d->api_version), TANDEM_VERSION_PATCH_OF(d->api_version));
@@ -99,7 +102,7 @@ static void print_text(const tandem_device_info_t *d) {
 }
 
 static void print_json_device(const tandem_device_info_t *d, bool last) {
-  printf("    {\"index\": %u, \"name\": ", d->index);
+  printf("    {\"index\": %u, \"pipeline_name\": \"vulkan:%u\", \"name\": ", d->index, d->index);
   json_write_string(stdout, d->name);
   printf(", \"driver\": ");
   json_write_string(stdout, d->driver_name);

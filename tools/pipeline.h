@@ -37,6 +37,7 @@ typedef struct pl_buffer {
   char *name;
   uint64_t size;
   tandem_placement_t placement;
+  uint32_t gpu; /* "gpu": index into the pipeline's gpus (0 by default) */
   pl_init_t init;
   char *init_path; /* resolved against the pipeline's folder */
   uint32_t fill;
@@ -61,6 +62,7 @@ typedef struct pl_kernel {
   uint32_t required_subgroup_size; /* 0: the driver's choice */
   uint32_t flags;                  /* tandem_kernel_flag_t bits from the boolean fields */
   uint32_t aliased_bindings;       /* bit i: binding i may alias another masked binding */
+  uint32_t gpu;                    /* "gpu": index into the pipeline's gpus (0 by default) */
 } pl_kernel_t;
 
 typedef struct pl_program {
@@ -131,6 +133,11 @@ typedef struct pipeline {
    * absent); --npu-profile on the command line overrides it. */
   tandem_npu_profile_t npu_profile;
   bool npu_profile_set;
+  /* "gpus": ["vulkan:0", "host:1", ...]: the runtime's GPUs (the runtime
+   * option gpus), backend and index each; 0 when absent (one GPU, --gpu). */
+  uint32_t gpu_count;
+  tandem_gpu_choice_t gpus[TANDEM_MAX_GPUS];
+  char gpu_backends[TANDEM_MAX_GPUS][16]; /* what gpus[].backend points at */
   pl_buffer_t *buffers;
   uint32_t buffer_count;
   pl_kernel_t *kernels;

@@ -289,6 +289,58 @@ static bool parse_init(const ctx_t *c, const json_t *j, const char *path, pl_buf
   return true;
 }
 
+/* "gpus": ["backend:index" | "backend", ...], 1 .. TANDEM_MAX_GPUS of them. */
+static bool parse_gpus(ctx_t *c, const json_t *root) {
+  json_t *arr;
+  if (!get_array(c, root, "", "gpus", false, &arr)) return false;
+  if (!arr) return true;
+  pipeline_t *p = c->p;
+  size_t n = json_array_size(arr);
+  if (n == 0 || n > TANDEM_MAX_GPUS)
+    return fail(c, "gpus", "lists %zu GPUs; a runtime has 1 to %d", n, TANDEM_MAX_GPUS);
+  for (size_t i = 0; i < n; i++) {
+    char path[32];
+    pathf(path, sizeof path, "gpus[%zu]", i);
+    const json_t *j = json_array_get(arr, i);
+    if (!json_is_string(j))
+      return fail(c, path, "must be a string \"backend:index\" (\"vulkan:0\", \"host:1\"), not %s",
+                  type_name(j));
+    const char *text = json_string_value(j);
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    if (len == 0 || len >= sizeof p->gpu_backends[0])
+      return fail(c, path, "'%s': the backend name is empty or too long", text);
+    memcpy(p->gpu_backends[i], text, len);
+    p->gpu_backends[i][len] = '\0';
+    uint32_t index = 0;
+    if (colon) {
+      char *end = NULL;
+      unsigned long v = strtoul(colon + 1, &end, 10);
+      if (!colon[1] || *end || v > 1024)
+        return fail(c, path, "'%s': the index after ':' must be a number 0..1024", text);
+      index = (uint32_t)v;
+    }
+    p->gpus[i] = (tandem_gpu_choice_t){p->gpu_backends[i], index};
+  }
+  p->gpu_count = (uint32_t)n;
+  return true;
+}
+
+/* An object's "gpu": an index into the pipeline's gpus (0 when absent). */
+static bool parse_gpu_ref(const ctx_t *c, const json_t *j, const char *path, uint32_t *out) {
+  uint64_t g;
+  uint32_t count = c->p->gpu_count ? c->p->gpu_count : 1;
+  if (!get_u64(c, j, path, "gpu", false, false, 0, TANDEM_MAX_GPUS - 1, 0, &g)) return false;
+  if (g >= count) {
+    char pp[96];
+    pathf(pp, sizeof pp, "%s.gpu", path);
+    return fail(c, pp, "is %llu; the pipeline has %u GPU%s (top-level \"gpus\")",
+                (unsigned long long)g, count, count == 1 ? "" : "s");
+  }
+  *out = (uint32_t)g;
+  return true;
+}
+
 static bool parse_buffers(ctx_t *c, const json_t *root) {
   json_t *arr;
   if (!get_array(c, root, "", "buffers", true, &arr)) return false;
@@ -297,7 +349,7 @@ static bool parse_buffers(ctx_t *c, const json_t *root) {
   p->buffer_count = (uint32_t)json_array_size(arr);
   p->buffers = calloc(p->buffer_count, sizeof *p->buffers);
   if (!p->buffers) return fail(c, "buffers", "out of memory");
-  static const char *const keys[] = {"name", "size", "placement", "init", NULL};
+  static const char *const keys[] = {"name", "size", "placement", "init", "gpu", NULL};
   for (uint32_t i = 0; i < p->buffer_count; i++) {
     char path[64];
     pathf(path, sizeof path, "buffers[%u]", i);
@@ -314,6 +366,7 @@ static bool parse_buffers(ctx_t *c, const json_t *root) {
     char pp[96];
     pathf(pp, sizeof pp, "%s.placement", path);
     if (!parse_placement(c, pp, pl, &b->placement)) return false;
+    if (!parse_gpu_ref(c, j, path, &b->gpu)) return false;
     json_t *init = json_object_get(j, "init");
     pathf(pp, sizeof pp, "%s.init", path);
     if (init && !parse_init(c, init, pp, b)) return false;
@@ -549,6 +602,7 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
   p->kernels = calloc(p->kernel_count ? p->kernel_count : 1, sizeof *p->kernels);
   if (!p->kernels) return fail(c, "kernels", "out of memory");
   static const char *const keys[] = {"name",
+                                     "gpu",
                                      "spirv",
                                      "builtin",
                                      "entry",
@@ -600,6 +654,7 @@ static bool parse_kernels(ctx_t *c, const json_t *root) {
     }
     if (!get_string(c, j, path, "entry", false, &entry)) return false;
     k->entry = xstrdup(entry ? entry : "main");
+    if (!parse_gpu_ref(c, j, path, &k->gpu)) return false;
     /* Optional: without it every dispatch node gives its own count. */
     json_t *wg = json_object_get(j, "workgroups");
     pathf(fp, sizeof fp, "%s.workgroups", path);
@@ -1102,9 +1157,9 @@ bool pipeline_parse(const char *path, pipeline_t *out) {
     fail(&c, "(top level)", "must be an object, not %s", type_name(root));
     goto done;
   }
-  static const char *const keys[] = {"name",    "description",  "iterations", "npu",     "buffers",
-                                     "kernels", "npu_programs", "nodes",      "outputs", "checks",
-                                     NULL};
+  static const char *const keys[] = {"name",  "description", "iterations", "npu",
+                                     "gpus",  "buffers",     "kernels",    "npu_programs",
+                                     "nodes", "outputs",     "checks",     NULL};
   if (!check_keys(&c, root, "(top level)", keys)) goto done;
   const char *name, *desc;
   if (!get_string(&c, root, "", "name", false, &name) ||
@@ -1115,7 +1170,7 @@ bool pipeline_parse(const char *path, pipeline_t *out) {
   uint64_t it;
   if (!get_u64(&c, root, "", "iterations", false, false, 1, 10000000, 1, &it)) goto done;
   out->iterations = (uint32_t)it;
-  if (!parse_npu(&c, root)) goto done;
+  if (!parse_npu(&c, root) || !parse_gpus(&c, root)) goto done;
   ok = parse_buffers(&c, root) && parse_kernels(&c, root) && parse_programs(&c, root) &&
        parse_nodes(&c, root) && parse_outputs(&c, root) && parse_checks(&c, root);
 done:

@@ -128,7 +128,8 @@ static tandem_status_t host_write(run_state_t *st, tandem_view_t view, const uin
   if (s != TANDEM_ERROR_UNSUPPORTED) return s;
   tandem_buffer_t *stage = NULL;
   tandem_graph_t *g = NULL;
-  s = tandem_buffer_create(st->rt, view.length, TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
+  s = tandem_buffer_create_on(st->rt, tandem_buffer_gpu(view.buffer), view.length,
+                              TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
   if (s == TANDEM_OK) s = tandem_map_write(tandem_buffer_whole(stage), &m);
   if (s == TANDEM_OK) {
     memcpy(m.data, data, view.length);
@@ -157,7 +158,8 @@ static tandem_status_t host_read(run_state_t *st, tandem_view_t view, uint8_t **
   if (s == TANDEM_ERROR_UNSUPPORTED) {
     tandem_buffer_t *stage = NULL;
     tandem_graph_t *g = NULL;
-    s = tandem_buffer_create(st->rt, view.length, TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
+    s = tandem_buffer_create_on(st->rt, tandem_buffer_gpu(view.buffer), view.length,
+                                TANDEM_PLACEMENT_HOST_VISIBLE, &stage);
     if (s == TANDEM_OK) s = tandem_graph_create(st->rt, &g);
     if (s == TANDEM_OK)
       s = tandem_graph_add_copy(g, view, tandem_buffer_whole(stage), TANDEM_LANE_AUTO);
@@ -210,7 +212,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
   for (uint32_t i = 0; i < p->buffer_count; i++) {
     if (run_interrupted()) return CLI_EXIT_INTERRUPTED;
     const pl_buffer_t *b = &p->buffers[i];
-    s = tandem_buffer_create(st->rt, b->size, b->placement, &st->buffers[i]);
+    s = tandem_buffer_create_on(st->rt, b->gpu, b->size, b->placement, &st->buffers[i]);
     if (s != TANDEM_OK) {
       snprintf(what, sizeof what, "%s: buffers[%u] '%s' (%llu bytes, %s)", p->file, i, b->name,
                (unsigned long long)b->size, tandem_placement_name(b->placement));
@@ -251,7 +253,8 @@ static int build(run_state_t *st, const run_opts_t *o) {
                               .local_size = {k->local_size[0], k->local_size[1], k->local_size[2]},
                               .required_subgroup_size = k->required_subgroup_size,
                               .flags = k->flags,
-                              .aliased_bindings = k->aliased_bindings};
+                              .aliased_bindings = k->aliased_bindings,
+                              .gpu = k->gpu};
     if (k->builtin) pipeline_builtin_spirv(k->builtin, &d.spirv, &d.spirv_size);
     char *glsl = NULL; /* "glsl": the source, compiled by tandem_kernel_create */
     if (k->glsl_path && !(glsl = run_read_text(p, i, k->glsl_path))) return CLI_EXIT_USAGE;
@@ -627,24 +630,24 @@ static int cmp_u64(const void *a, const void *b) {
 
 /* Busy time per lane: the union of its regions' GPU intervals. */
 /* Bytes copied so far on each built-in lane (tandem_runtime_lane_info). */
-static void lanes_copied(tandem_runtime_t *rt, uint64_t out[TANDEM_LANE_COUNT]) {
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+static void lanes_copied(tandem_runtime_t *rt, uint64_t out[TANDEM_MAX_LANE_IDS]) {
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
     tandem_lane_info_t info;
     tandem_lane_info_init(&info);
     out[l] = tandem_runtime_lane_info(rt, l, &info) == TANDEM_OK ? info.copied_bytes : 0;
   }
 }
 
-static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_LANE_COUNT],
-                      uint32_t regions[TANDEM_LANE_COUNT], uint64_t *span_ns) {
+static void lane_busy(const tandem_trace_t *trace, uint64_t busy[TANDEM_MAX_LANE_IDS],
+                      uint32_t regions[TANDEM_MAX_LANE_IDS], uint64_t *span_ns) {
   uint32_t n = 0;
   const tandem_trace_event_t *ev = tandem_trace_events(trace, &n);
-  memset(busy, 0, sizeof(uint64_t) * TANDEM_LANE_COUNT);
-  memset(regions, 0, sizeof(uint32_t) * TANDEM_LANE_COUNT);
+  memset(busy, 0, sizeof(uint64_t) * TANDEM_MAX_LANE_IDS);
+  memset(regions, 0, sizeof(uint32_t) * TANDEM_MAX_LANE_IDS);
   uint64_t lo = UINT64_MAX, hi = 0;
   uint64_t *pairs = malloc((size_t)n * 2 * sizeof *pairs);
   if (!pairs) return;
-  for (int lane = 0; lane < TANDEM_LANE_COUNT; lane++) {
+  for (int lane = 0; lane < TANDEM_MAX_LANE_IDS; lane++) {
     uint32_t m = 0;
     for (uint32_t i = 0; i < n; i++) {
       if ((int)ev[i].lane != lane || !ev[i].gpu_start_ns || ev[i].gpu_end_ns < ev[i].gpu_start_ns)
@@ -799,12 +802,26 @@ int cli_run_main(int argc, char **argv) {
     pipeline_free(&p);
     return CLI_EXIT_USAGE;
   }
+  if (p.gpu_count) { /* the pipeline names its GPUs: --gpu would be a second choice */
+    if (ro.gpu_index != 0) {
+      cli_error("%s: the pipeline names its GPUs (\"gpus\"); --gpu / TANDEM_GPU %u would choose "
+                "GPU 0 a second time: leave it out",
+                p.file, ro.gpu_index);
+      run_free_paths(st.output_paths, p.output_count);
+      pipeline_free(&p);
+      return CLI_EXIT_USAGE;
+    }
+    ro.gpu_count = p.gpu_count;
+    memcpy(ro.gpus, p.gpus, sizeof ro.gpus);
+  }
   if (o.json) o.quiet = true; /* stdout carries the JSON alone */
   ro.gpu_timestamps = true;   /* per-lane busy time, trace and picture */
   ro.graph_slots = RUN_SLOTS;
   tandem_status_t s = tandem_runtime_create(&ro, &st.rt);
-  if (s == TANDEM_OK && (rc = cli_check_gpu(st.rt, ro.gpu_index)) != CLI_EXIT_OK) goto out;
-  if (s == TANDEM_OK) s = tandem_runtime_open_gpu(st.rt);
+  if (s == TANDEM_OK && !p.gpu_count && (rc = cli_check_gpu(st.rt, ro.gpu_index)) != CLI_EXIT_OK)
+    goto out;
+  for (uint32_t g = 0; s == TANDEM_OK && g < tandem_runtime_gpus(st.rt); g++)
+    s = tandem_runtime_open_gpu_at(st.rt, g);
   if (s != TANDEM_OK) {
     cli_tandem_error("opening the GPU", s);
     rc = s == TANDEM_ERROR_NO_DEVICE ? CLI_EXIT_NO_DEVICE : CLI_EXIT_FAILURE;
@@ -812,7 +829,7 @@ int cli_run_main(int argc, char **argv) {
   }
   tandem_device_info_t gpu;
   tandem_device_info_init(&gpu);
-  tandem_runtime_gpu_info(st.rt, ro.gpu_index, &gpu);
+  tandem_runtime_gpu_describe(st.rt, 0, &gpu);
   char device_line[512];
   snprintf(device_line, sizeof device_line, "%.250s (%.200s)", gpu.name, gpu.driver_name);
   if (!o.quiet) {
@@ -820,6 +837,13 @@ int cli_run_main(int argc, char **argv) {
            p.file, p.buffer_count, plural(p.buffer_count), p.kernel_count, plural(p.kernel_count),
            p.program_count, plural(p.program_count), p.node_count, plural(p.node_count));
     printf("GPU:      %s %s\n", gpu.name, gpu.driver_info);
+    for (uint32_t g = 1; g < tandem_runtime_gpus(st.rt); g++) {
+      tandem_device_info_t more;
+      tandem_device_info_init(&more);
+      tandem_runtime_gpu_describe(st.rt, g, &more);
+      printf("GPU %u:    %s %s (%s)\n", g, more.name, more.driver_info,
+             tandem_runtime_gpu_backend(st.rt, g));
+    }
     fflush(stdout); /* a script watching stdout sees the build start */
   }
 
@@ -883,7 +907,7 @@ int cli_run_main(int argc, char **argv) {
   tandem_statistics_init(&before);
   tandem_statistics_init(&after);
   tandem_runtime_statistics(st.rt, &before);
-  uint64_t lane_copied_before[TANDEM_LANE_COUNT];
+  uint64_t lane_copied_before[TANDEM_MAX_LANE_IDS];
   lanes_copied(st.rt, lane_copied_before);
   if (!o.quiet && !run_interrupted()) {
     printf("running %u iteration%s (Ctrl-C stops early, with a summary)\n", iterations,
@@ -923,7 +947,7 @@ int cli_run_main(int argc, char **argv) {
   if (rep.interrupted && rc == CLI_EXIT_OK) rc = CLI_EXIT_INTERRUPTED;
 
   lane_busy(st.trace, rep.busy_ns, rep.regions, &rep.span_ns);
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) rep.copied_per_lane[l] -= lane_copied_before[l];
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) rep.copied_per_lane[l] -= lane_copied_before[l];
   rep.submissions = after.submissions - before.submissions;
   rep.copied_bytes = after.copied_bytes - before.copied_bytes;
   rep.cache_maintenance_bytes = after.cache_maintenance_bytes - before.cache_maintenance_bytes;

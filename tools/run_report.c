@@ -9,6 +9,18 @@
 
 #include "cli.h"
 
+/* A lane id's name: "compute" for GPU 0's and the NPU's, "gpu1.compute" for
+ * another GPU's (ids from TANDEM_MAX_LANES on, three per GPU: tandem_gpu_lane). */
+static const char *lane_label(int lane) {
+  static char buf[TANDEM_MAX_LANE_IDS][24];
+  if (lane < TANDEM_LANE_COUNT) return tandem_lane_name((tandem_lane_t)lane);
+  if (lane < TANDEM_MAX_LANES) return "user";
+  int k = lane - TANDEM_MAX_LANES;
+  snprintf(buf[lane], sizeof buf[lane], "gpu%d.%s", 1 + k / TANDEM_LANE_COUNT_GPU,
+           tandem_lane_name((tandem_lane_t)(k % TANDEM_LANE_COUNT_GPU)));
+  return buf[lane];
+}
+
 static void fmt_time(char *buf, size_t n, uint64_t ns) {
   if (ns >= 10000000ull) snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
   else if (ns >= 10000ull) snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
@@ -45,13 +57,13 @@ void run_report_text(FILE *f, const run_report_t *r) {
   else fprintf(f, "(includes first-use costs; --warmup N runs N untimed iterations first)\n");
   fmt_time(t2, sizeof t2, r->span_ns);
   fprintf(f, "GPU/NPU time span (trace): %s\n", t2);
-  fprintf(f, "%-10s %10s %12s %8s %14s\n", "lane", "regions", "busy", "busy %", "copied");
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+  fprintf(f, "%-13s %10s %12s %8s %14s\n", "lane", "regions", "busy", "busy %", "copied");
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
     if (!r->regions[l] && !r->copied_per_lane[l]) continue;
     fmt_time(t1, sizeof t1, r->busy_ns[l]);
     fmt_bytes(b1, sizeof b1, r->copied_per_lane[l]);
-    fprintf(f, "%-10s %10u %12s %7.1f%% %14s\n", tandem_lane_name((tandem_lane_t)l), r->regions[l],
-            t1, r->span_ns ? 100.0 * (double)r->busy_ns[l] / (double)r->span_ns : 0.0, b1);
+    fprintf(f, "%-13s %10u %12s %7.1f%% %14s\n", lane_label(l), r->regions[l], t1,
+            r->span_ns ? 100.0 * (double)r->busy_ns[l] / (double)r->span_ns : 0.0, b1);
   }
   fmt_bytes(b1, sizeof b1, r->copied_bytes);
   fprintf(f, "copied bytes: %s", b1);
@@ -108,13 +120,12 @@ void run_report_json(FILE *f, const run_report_t *r) {
           r->warmup, r->iterations, r->completed, r->interrupted ? "true" : "false",
           (unsigned long long)r->wall_ns, per_second(r), (unsigned long long)r->span_ns);
   bool first = true;
-  for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
     if (!r->regions[l] && !r->copied_per_lane[l]) continue;
     fprintf(f,
             "%s{\"lane\": \"%s\", \"regions\": %u, \"busy_ns\": %llu, \"busy_fraction\": %.4f, "
             "\"copied_bytes\": %llu}",
-            first ? "" : ", ", tandem_lane_name((tandem_lane_t)l), r->regions[l],
-            (unsigned long long)r->busy_ns[l],
+            first ? "" : ", ", lane_label(l), r->regions[l], (unsigned long long)r->busy_ns[l],
             r->span_ns ? (double)r->busy_ns[l] / (double)r->span_ns : 0.0,
             (unsigned long long)r->copied_per_lane[l]);
     first = false;

@@ -28,9 +28,9 @@ typedef struct run_report {
   bool interrupted;
   uint64_t wall_ns; /* the timed runs, host clock */
   uint64_t span_ns; /* first region start to last region end, device clocks */
-  uint64_t busy_ns[TANDEM_LANE_COUNT];
-  uint32_t regions[TANDEM_LANE_COUNT];
-  uint64_t copied_per_lane[TANDEM_LANE_COUNT];
+  uint64_t busy_ns[TANDEM_MAX_LANE_IDS];
+  uint32_t regions[TANDEM_MAX_LANE_IDS];
+  uint64_t copied_per_lane[TANDEM_MAX_LANE_IDS];
   uint64_t submissions, copied_bytes, cache_maintenance_bytes, imports, npu_runs;
   uint64_t trace_dropped;
   bool checks_run;

@@ -168,9 +168,10 @@ struct hg_program {
   hg_recording_t *recording;
   uint32_t *piece_store; /* piece_at and piece_counts of every region */
   bool *fresh_store;
-#ifndef NDEBUG
-  pthread_t *recording_owner; /* [slot * max_pieces + piece] */
-#endif
+  /* [slot * max_pieces + piece] Kept in every build, so that the
+   * allocation sites are the same whatever NDEBUG says (the fault sweep
+   * names each); asserted in Debug. */
+  pthread_t *recording_owner;
 };
 
 typedef struct hg_queue {
@@ -964,9 +965,7 @@ static void hg_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->recording);
   free(p->piece_store);
   free(p->fresh_store);
-#ifndef NDEBUG
   free(p->recording_owner);
-#endif
   free(p);
 }
 
@@ -1010,11 +1009,8 @@ static tandem_status_t hg_program_create(tandem__gpu_t *base, const tandem__prog
   p->recording = calloc(recordings ? recordings : 1, sizeof *p->recording);
   p->piece_store = calloc(2 * slots * piece_total + 1, sizeof *p->piece_store);
   p->fresh_store = calloc(slots * piece_total + 1, sizeof *p->fresh_store);
-  bool owners = true;
-#ifndef NDEBUG
   p->recording_owner = calloc(recordings ? recordings : 1, sizeof *p->recording_owner);
-  owners = p->recording_owner != NULL;
-#endif
+  bool owners = p->recording_owner != NULL;
   if (!p->regions || !p->jobs || !p->times || !p->cmd_store || !p->binding_at ||
       !p->binding_count || !p->binding_store || !p->recording || !p->piece_store ||
       !p->fresh_store || !owners) {
@@ -1093,9 +1089,7 @@ static tandem_status_t hg_record_begin(tandem__gpu_t *base, void *native, uint32
                                      .count = 0,
                                      .capacity = end - at,
                                      .cmds = &region_rec->cmds[at]};
-#ifndef NDEBUG
   p->recording_owner[i] = pthread_self();
-#endif
   return TANDEM_OK;
 }
 

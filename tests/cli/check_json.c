@@ -4,9 +4,10 @@
  *   check_json devices FILE      `tandem devices --json`: gpus[] non-empty,
  *                                each with name, driver, vulkan, queue_families
  *   check_json trace FILE LANES  a trace: parses, every complete event ("X")
- *                                has a tid 1..4 (lane + 1), and each lane
- *                                named in LANES (e.g. "upload,compute,download")
- *                                has at least one event on its tid; every
+ *                                has a tid 1..17 (lane id + 1), and each lane
+ *                                named in LANES (e.g. "upload,compute,download",
+ *                                "gpu1.upload": the names of its metadata
+ *                                events) has at least one event on its tid; every
  *                                event is named by its nodes ("name #id"),
  *                                and dependency arrows (flow "s"/"f" pairs
  *                                with one id each) are present
@@ -56,15 +57,27 @@ static int check_devices(const char *file, json_t *root) {
   return 0;
 }
 
+/* The trace's lanes are named by its metadata events ("thread_name", args
+ * name "<lane> lane"): tid t is lane t - 1, GPU 1's lanes too ("gpu1.upload"). */
+#define TRACE_TIDS 17
 static int check_trace(const char *file, json_t *root, const char *lanes) {
-  static const char *names[4] = {"upload", "compute", "download", "npu"};
   json_t *events = json_object_get(root, "traceEvents");
   if (!json_is_array(events)) return fail(file, "no traceEvents[]");
-  unsigned count[5] = {0}, starts = 0, ends = 0;
+  unsigned count[TRACE_TIDS + 1] = {0}, starts = 0, ends = 0;
+  char names[TRACE_TIDS + 1][32] = {{0}};
   size_t i;
   json_t *e;
   json_array_foreach(events, i, e) {
     const char *ph = json_string_value(json_object_get(e, "ph"));
+    json_int_t tid = json_integer_value(json_object_get(e, "tid"));
+    if (ph && !strcmp(ph, "M")) {
+      const char *n = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+      if (tid < 1 || tid > TRACE_TIDS || !n) return fail(file, "a lane name event is malformed");
+      snprintf(names[tid], sizeof names[tid], "%s", n);
+      char *lane = strstr(names[tid], " lane");
+      if (lane) *lane = '\0';
+      continue;
+    }
     if (ph && (!strcmp(ph, "s") || !strcmp(ph, "f"))) {
       if (!json_is_integer(json_object_get(e, "id"))) return fail(file, "a flow event has no id");
       if (ph[0] == 's') starts++;
@@ -75,21 +88,29 @@ static int check_trace(const char *file, json_t *root, const char *lanes) {
     const char *name = json_string_value(json_object_get(e, "name"));
     if (!name || !strstr(name, " #") || !strncmp(name, "region ", 7))
       return fail(file, "an event is not named by its nodes (\"kernel #node\")");
-    json_int_t tid = json_integer_value(json_object_get(e, "tid"));
-    if (tid < 1 || tid > 4) return fail(file, "an event has a tid outside 1..4");
+    if (tid < 1 || tid > TRACE_TIDS) return fail(file, "an event has a tid outside 1..17");
     if (!json_is_number(json_object_get(e, "ts")) || !json_is_number(json_object_get(e, "dur")))
       return fail(file, "an event lacks ts or dur");
     count[tid]++;
   }
   if (!starts || starts != ends) return fail(file, "no dependency arrows, or unpaired flow events");
   printf("%u dependency arrows\n", starts);
-  for (int l = 0; l < 4; l++) {
-    if (!strstr(lanes, names[l])) continue;
-    if (!count[l + 1]) {
-      fprintf(stderr, "check_json: %s: no event on the %s lane (tid %d)\n", file, names[l], l + 1);
+  /* Each lane of the comma-separated list, by exact name. */
+  char want[256];
+  snprintf(want, sizeof want, "%s", lanes);
+  for (char *save = NULL, *lane = strtok_r(want, ",", &save); lane;
+       lane = strtok_r(NULL, ",", &save)) {
+    int t = 1;
+    while (t <= TRACE_TIDS && strcmp(names[t], lane) != 0) t++;
+    if (t > TRACE_TIDS) {
+      fprintf(stderr, "check_json: %s: no lane named '%s'\n", file, lane);
       return 1;
     }
-    printf("%s lane (tid %d): %u events\n", names[l], l + 1, count[l + 1]);
+    if (!count[t]) {
+      fprintf(stderr, "check_json: %s: no event on the %s lane (tid %d)\n", file, lane, t);
+      return 1;
+    }
+    printf("%s lane (tid %d): %u events\n", lane, t, count[t]);
   }
   return 0;
 }

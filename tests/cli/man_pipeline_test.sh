@@ -14,7 +14,7 @@ set +e
 rc=$?
 set -e
 [ $rc = 0 ] || { echo "man_pipeline_test: the page's EXAMPLE exited $rc" >&2; exit $rc; }
-for field in name iterations buffers kernels npu_programs nodes outputs checks; do
+for field in name iterations gpus buffers kernels npu_programs nodes outputs checks; do
   grep -q -- "$field" "$page" || { echo "man_pipeline_test: no '$field' in $page" >&2; exit 1; }
 done
 if command -v groff > /dev/null; then
