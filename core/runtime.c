@@ -321,6 +321,9 @@ const char *tandem_runtime_gpu_backend(const tandem_runtime_t *runtime, uint32_t
   return runtime->gpus[gpu].backend->name;
 }
 
+static tandem_status_t tandem__describe(tandem_runtime_t *runtime, uint32_t g, uint32_t index,
+                                        tandem_device_info_t *out_info);
+
 tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t gpu,
                                             tandem_device_info_t *out_info) {
   if (!runtime || !out_info)
@@ -328,18 +331,7 @@ tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t 
   TANDEM_RETURN_IF_ERROR(
       tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_check(runtime, gpu));
-  tandem_device_info_t info;
-  memset(&info, 0, sizeof info);
-  tandem__gpu_t *open = tandem__gpu_at(runtime, gpu);
-  tandem_status_t s = TANDEM_OK;
-  if (open) {
-    info = open->info;
-  } else {
-    s = runtime->gpus[gpu].backend->info(runtime->gpus[gpu].index, &info);
-    if (s != TANDEM_OK) memset(&info, 0, sizeof info);
-  }
-  tandem__struct_out(out_info, &info, sizeof info);
-  return s;
+  return tandem__describe(runtime, gpu, runtime->gpus[gpu].index, out_info);
 }
 
 tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
@@ -382,24 +374,32 @@ tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *ou
   return runtime->gpus[0].backend->count(out_count);
 }
 
+/* Device |index| of GPU |g|'s backend into |out_info| (struct_size checked
+ * by the caller): the open device's own description when it is that device,
+ * else the backend's; zeroed on failure. */
+static tandem_status_t tandem__describe(tandem_runtime_t *runtime, uint32_t g, uint32_t index,
+                                        tandem_device_info_t *out_info) {
+  tandem_device_info_t info;
+  memset(&info, 0, sizeof info);
+  tandem__gpu_t *open = tandem__gpu_at(runtime, g);
+  tandem_status_t s = TANDEM_OK;
+  if (open && index == runtime->gpus[g].index) {
+    info = open->info;
+  } else {
+    s = runtime->gpus[g].backend->info(index, &info);
+    if (s != TANDEM_OK) memset(&info, 0, sizeof info);
+  }
+  tandem__struct_out(out_info, &info, sizeof info);
+  return s;
+}
+
 tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, uint32_t index,
                                         tandem_device_info_t *out_info) {
   if (!runtime || !out_info)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
   TANDEM_RETURN_IF_ERROR(
       tandem__struct_out_check(out_info, TANDEM__OLDEST_DEVICE_INFO, "tandem_device_info_t"));
-  tandem_device_info_t info;
-  memset(&info, 0, sizeof info);
-  tandem__gpu_t *gpu = tandem__gpu_at(runtime, 0);
-  tandem_status_t s = TANDEM_OK;
-  if (gpu && index == runtime->options.gpu_index) {
-    info = gpu->info;
-  } else {
-    s = runtime->gpus[0].backend->info(index, &info);
-    if (s != TANDEM_OK) memset(&info, 0, sizeof info);
-  }
-  tandem__struct_out(out_info, &info, sizeof info);
-  return s;
+  return tandem__describe(runtime, 0, index, out_info);
 }
 
 tandem_status_t tandem_runtime_statistics(const tandem_runtime_t *runtime,

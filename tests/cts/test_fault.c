@@ -236,6 +236,20 @@ static bool step(run_t *r, tandem_status_t s, const char *what) {
 /* A call that reads bytes or waits for work that a failure may have reached. */
 #define DEP_STEP(r, expr) step_as((r), (expr), #expr, true)
 
+/* The scenarios' kernel: add_one_u32 over N words (one binding, |contract|,
+ * push constant n) on the runtime's GPU |gpu|. */
+static tandem_kernel_desc_t add_one_desc(const tandem_binding_contract_t *contract, uint32_t gpu) {
+  return (tandem_kernel_desc_t){.struct_size = sizeof(tandem_kernel_desc_t),
+                                .name = "add_one_u32",
+                                .spirv = tandem_spv_add_one_u32,
+                                .spirv_size = tandem_spv_add_one_u32_size,
+                                .workgroups = {N / 256, 1, 1},
+                                .bindings = contract,
+                                .binding_count = 1,
+                                .push_constant_bytes = 4,
+                                .gpu = gpu};
+}
+
 static tandem_status_t wait_bounded(tandem_completion_t *c, run_t *r) {
   tandem_status_t s = tandem_completion_wait_timeout(c, WAIT_NS);
   if (s == TANDEM_ERROR_TIMEOUT && !r->unexpected[0])
@@ -679,14 +693,7 @@ static void scenario_session(run_t *r, bool npu, tandem_test_fault_report_t *rep
   ok = opened;
   ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
   tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "add_one_u32",
-                            .spirv = tandem_spv_add_one_u32,
-                            .spirv_size = tandem_spv_add_one_u32_size,
-                            .workgroups = {N / 256, 1, 1},
-                            .bindings = &contract,
-                            .binding_count = 1,
-                            .push_constant_bytes = 4};
+  tandem_kernel_desc_t d = add_one_desc(&contract, 0);
   ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
   uint32_t n = N;
   tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
@@ -788,15 +795,7 @@ static void scenario_gpus(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
                                            TANDEM_LANE_AUTO));
   /* Then one added to every word on GPU 1 (the test shader's host twin). */
   tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "add_one_u32",
-                            .spirv = tandem_spv_add_one_u32,
-                            .spirv_size = tandem_spv_add_one_u32_size,
-                            .workgroups = {N / 256, 1, 1},
-                            .bindings = &contract,
-                            .binding_count = 1,
-                            .push_constant_bytes = 4,
-                            .gpu = 1};
+  tandem_kernel_desc_t d = add_one_desc(&contract, 1);
   ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
   uint32_t n = N;
   tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
@@ -916,14 +915,7 @@ static void scenario_teardown(run_t *r, bool own, tandem_test_fault_report_t *re
   ok = ok && STEP(r, tandem_runtime_open_gpu(rt));
   ok = ok && STEP(r, tandem_buffer_create(rt, N * 4, TANDEM_PLACEMENT_GPU_LOCAL, &b));
   tandem_binding_contract_t contract = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "add_one_u32",
-                            .spirv = tandem_spv_add_one_u32,
-                            .spirv_size = tandem_spv_add_one_u32_size,
-                            .workgroups = {N / 256, 1, 1},
-                            .bindings = &contract,
-                            .binding_count = 1,
-                            .push_constant_bytes = 4};
+  tandem_kernel_desc_t d = add_one_desc(&contract, 0);
   ok = ok && STEP(r, tandem_kernel_create(rt, &d, &k));
   uint32_t n = N;
   tandem_view_t v = ok ? tandem_buffer_whole(b) : (tandem_view_t){0};
