@@ -555,7 +555,8 @@ static inline void tandem_device_info_init(tandem_device_info_t *info) {
  * Errors: INVALID_ARGUMENT, NO_DEVICE (no Vulkan loader or driver, or a loader
  * older than Vulkan 1.3), OUT_OF_MEMORY, INTERNAL. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count);
-/* Describes device |index| (not necessarily the runtime's own). Set
+/* Describes device |index| (not necessarily the runtime's own) of GPU 0's
+ * backend; for the runtime's other GPUs see tandem_runtime_gpu_describe. Set
  * out_info->struct_size first (tandem_device_info_init). Errors:
  * INVALID_ARGUMENT (also a bad struct_size), OUT_OF_RANGE (index, with the
  * device count), NO_DEVICE, OUT_OF_MEMORY, INTERNAL. */
@@ -570,7 +571,8 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_info(tandem_runtime_t *runtime, ui
  * layer not installed), OUT_OF_MEMORY, DEVICE_LOST, INTERNAL. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_open_gpu(tandem_runtime_t *runtime);
 
-/* How many GPUs the runtime has (the option gpu_count, or 1). 0 for NULL. */
+/* How many GPUs the runtime has (the option gpu_count, or 1). 0 for NULL.
+ * Thread-safe. */
 TANDEM_API uint32_t tandem_runtime_gpus(const tandem_runtime_t *runtime);
 /* Opens the runtime's GPU |gpu| (0 .. tandem_runtime_gpus - 1) if it is not
  * open yet, as tandem_runtime_open_gpu does GPU 0. Errors: those of
@@ -579,11 +581,11 @@ TANDEM_API tandem_status_t tandem_runtime_open_gpu_at(tandem_runtime_t *runtime,
 /* Describes the runtime's GPU |gpu| into |out_info| (its backend's device;
  * out_info->index is that backend's enumeration index), opening nothing.
  * Errors: INVALID_ARGUMENT, OUT_OF_RANGE (gpu), and those of
- * tandem_runtime_gpu_info. */
+ * tandem_runtime_gpu_info. Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t gpu,
                                                        tandem_device_info_t *out_info);
 /* The name of the backend GPU |gpu| runs on ("vulkan", "host"), or NULL for
- * a bad runtime or gpu. The string is static. */
+ * a bad runtime or gpu. The string is static. Thread-safe. */
 TANDEM_API const char *tandem_runtime_gpu_backend(const tandem_runtime_t *runtime, uint32_t gpu);
 
 /*============================================================================
