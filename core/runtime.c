@@ -334,20 +334,83 @@ tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t 
   return tandem__describe(runtime, gpu, runtime->gpus[gpu].index, out_info);
 }
 
-tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
-                                              tandem_vulkan_handles_t *out) {
+/* One GPU of a pair in words: "GPU 1 (llvmpipe (LLVM 15.0.6, 256 bits), llvmpipe)". */
+static void tandem__gpu_words(const tandem__gpu_t *gpu, uint32_t g, char *out, size_t n) {
+  snprintf(out, n, "GPU %u (%s, %s)", g, gpu->info.name, gpu->info.driver_name);
+}
+
+tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from, uint32_t to,
+                                        tandem_gpu_pair_info_t *out_info) {
+  if (!runtime || !out_info)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or out_info is NULL");
+  TANDEM_RETURN_IF_ERROR(
+      tandem__struct_out_check(out_info, TANDEM__OLDEST_GPU_PAIR_INFO, "tandem_gpu_pair_info_t"));
+  tandem__struct_clear(out_info);
+  if (from == to && from < runtime->gpu_count)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "GPU %u paired with itself: a copy within one GPU is an ordinary copy "
+                       "node; name two GPUs",
+                       from);
+  tandem__gpu_t *a, *b;
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_at(runtime, from, &a));
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_at(runtime, to, &b));
+  tandem_gpu_pair_info_t known;
+  tandem_gpu_pair_info_init(&known);
+  char wa[128], wb[128], why[224];
+  tandem__gpu_words(a, from, wa, sizeof wa);
+  tandem__gpu_words(b, to, wb, sizeof wb);
+  /* Why no peer path: what Vulkan would need of the pair. */
+  static const uint8_t zero[16];
+  const tandem_device_info_t *ia = &a->info, *ib = &b->info;
+  bool host_a = !memcmp(ia->driver_uuid, zero, 16), host_b = !memcmp(ib->driver_uuid, zero, 16);
+  if (host_a && host_b)
+    snprintf(why, sizeof why, "both are host GPUs, test devices with no memory to share");
+  else if (host_a || host_b)
+    snprintf(why, sizeof why, "GPU %u is the host GPU, a test device with no memory to share",
+             host_a ? from : to);
+  else if (memcmp(ia->driver_uuid, ib->driver_uuid, 16) != 0)
+    snprintf(why, sizeof why,
+             "two drivers: neither can import the other's memory or timelines (Vulkan "
+             "imports opaque fds only into the device that made them)");
+  else
+    snprintf(why, sizeof why,
+             "two devices of one driver: Vulkan imports opaque-fd memory and timelines only "
+             "into the device that made them (deviceUUID), and tandem builds no dma-buf or "
+             "device-group peer path");
+  known.waits_on_gpu = false;
+  known.can_copy = a->can_import_host && b->can_import_host;
+  /* The words are a description: a long device name may cut them short. */
+  int n;
+  if (known.can_copy) {
+    known.copy = TANDEM_SHARING_STAGED;
+    n = snprintf(known.reason, sizeof known.reason,
+             "%s and %s: %s; copies are staged through host memory both import, waits relayed "
+             "by the host",
+             wa, wb, why);
+  } else {
+    known.copy = TANDEM_SHARING_AUTO;
+    n = snprintf(known.reason, sizeof known.reason,
+             "%s and %s: %s; no copy path: %s cannot import host memory (no "
+             "VK_EXT_external_memory_host)",
+             wa, wb, why, a->can_import_host ? wb : wa);
+  }
+  (void)n;
+  tandem__struct_out(out_info, &known, sizeof known);
+  return TANDEM_OK;
+}
+
+tandem_status_t tandem_runtime_vulkan_handles_at(tandem_runtime_t *runtime, uint32_t g,
+                                                 tandem_vulkan_handles_t *out) {
   if (!out) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out is NULL");
   TANDEM_RETURN_IF_ERROR(
       tandem__struct_out_check(out, TANDEM__OLDEST_VULKAN_HANDLES, "tandem_vulkan_handles_t"));
   tandem__struct_clear(out);
   if (!runtime) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime is NULL");
   tandem__gpu_t *gpu;
-  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(runtime, &gpu));
+  TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_at(runtime, g, &gpu));
   if (!gpu->vtable->interop)
-    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                       "the runtime's GPU backend '%s' has no Vulkan "
-                       "handles",
-                       runtime->gpus[0].backend->name);
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED, "GPU %u's backend '%s' has no Vulkan handles", g,
+                       runtime->gpus[g].backend->name);
   tandem_vulkan_handles_t known;
   tandem_vulkan_handles_init(&known);
   tandem__gpu_native_handles(gpu, &known);
@@ -355,16 +418,30 @@ tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
   return TANDEM_OK;
 }
 
+tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
+                                              tandem_vulkan_handles_t *out) {
+  return tandem_runtime_vulkan_handles_at(runtime, 0, out);
+}
+
+/* The queue lock of lane id |lane| (GPU 0's 0..2, or GPU g's
+ * tandem_gpu_lane(g, l)): taken or given back on the backend of the GPU the
+ * lane belongs to, by that backend's own lane number. Anything else, or a
+ * GPU not open, is ignored (as documented). */
+static void tandem__queue_lock(tandem_runtime_t *runtime, int lane, bool lock) {
+  if (!runtime || lane < 0 || lane >= TANDEM__MAX_LANES) return;
+  int g = tandem__lane_gpu(lane);
+  if (g < 0 || (uint32_t)g >= runtime->gpu_count) return;
+  tandem__gpu_t *gpu = tandem__gpu_at(runtime, (uint32_t)g);
+  if (gpu && gpu->vtable->interop)
+    gpu->vtable->interop->queue_lock(gpu, tandem__lane_local(lane), lock);
+}
+
 void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane) {
-  tandem__gpu_t *gpu = runtime ? tandem__gpu_at(runtime, 0) : NULL;
-  if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
-    gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, true);
+  tandem__queue_lock(runtime, lane, true);
 }
 
 void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane) {
-  tandem__gpu_t *gpu = runtime ? tandem__gpu_at(runtime, 0) : NULL;
-  if (gpu && gpu->vtable->interop && lane >= 0 && lane < TANDEM_LANE_COUNT_GPU)
-    gpu->vtable->interop->queue_lock(gpu, (tandem_lane_t)lane, false);
+  tandem__queue_lock(runtime, lane, false);
 }
 
 tandem_status_t tandem_runtime_gpu_count(tandem_runtime_t *runtime, uint32_t *out_count) {

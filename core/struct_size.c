@@ -30,6 +30,7 @@ _Static_assert(offsetof(tandem_lane_info_t, struct_size) == 0, "struct_size firs
 _Static_assert(offsetof(tandem_completion_profile_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_vulkan_handles_t, struct_size) == 0, "struct_size first");
 _Static_assert(offsetof(tandem_vulkan_scope_t, struct_size) == 0, "struct_size first");
+_Static_assert(offsetof(tandem_gpu_pair_info_t, struct_size) == 0, "struct_size first");
 
 /* No versioned struct will grow past this: a larger struct_size is an
  * uninitialised field (stack garbage), refused before the library writes

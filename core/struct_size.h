@@ -35,6 +35,7 @@
 #define TANDEM__OLDEST_LANE_INFO sizeof(tandem_lane_info_t)
 #define TANDEM__OLDEST_COMPLETION_PROFILE sizeof(tandem_completion_profile_t)
 #define TANDEM__OLDEST_VULKAN_HANDLES sizeof(tandem_vulkan_handles_t)
+#define TANDEM__OLDEST_GPU_PAIR_INFO sizeof(tandem_gpu_pair_info_t)
 
 /* A struct the caller passes in: |known| (|known_size| bytes, this library's
  * layout) must hold the defaults on entry; on success it holds the caller's

@@ -365,6 +365,8 @@ static tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
     if (c.f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
     info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
     info->subgroup_size = p11.subgroupSize;
+    memcpy(info->device_uuid, p11.deviceUUID, sizeof info->device_uuid);
+    memcpy(info->driver_uuid, p11.driverUUID, sizeof info->driver_uuid);
     info->min_subgroup_size = p13.minSubgroupSize;
     info->max_subgroup_size = p13.maxSubgroupSize;
   }

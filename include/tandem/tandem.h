@@ -537,6 +537,10 @@ typedef struct tandem_device_info {
   uint32_t subgroup_size;                        /* the default subgroup size */
   uint32_t min_subgroup_size, max_subgroup_size; /* with SUBGROUP_SIZE_CONTROL */
   uint32_t max_shared_memory_bytes;              /* maxComputeSharedMemorySize */
+  /* Vulkan's deviceUUID and driverUUID (VkPhysicalDeviceIDProperties): two
+   * devices can import each other's opaque-fd memory and timelines only when
+   * both match. Zero on the host GPU. */
+  uint8_t device_uuid[16], driver_uuid[16];
 } tandem_device_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_gpu_info.
@@ -587,6 +591,44 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime
 /* The name of the backend GPU |gpu| runs on ("vulkan", "host"), or NULL for
  * a bad runtime or gpu. The string is static. Thread-safe. */
 TANDEM_API const char *tandem_runtime_gpu_backend(const tandem_runtime_t *runtime, uint32_t gpu);
+
+/* How work crosses from one GPU of a runtime to another: the path a copy
+ * between them takes and how a node on one waits for the other's lanes,
+ * with the choice in words, as tandem_npu_info_t reports the GPU-NPU path. */
+typedef struct tandem_gpu_pair_info {
+  uint32_t struct_size; /* sizeof(tandem_gpu_pair_info_t): see Conventions */
+  /* Whether tandem_graph_add_copy can copy between the two (false when one
+   * cannot import host memory: the copy is UNSUPPORTED, |reason| names it). */
+  bool can_copy;
+  /* The copy's path when it can: STAGED, host memory both GPUs import, a
+   * download on the source GPU and an upload on the destination, each node
+   * counting its bytes as copied. Peer memory (one GPU reading the other's
+   * directly) is not built: |reason| says what the pair would need. */
+  tandem_sharing_t copy;
+  /* Whether a node on one GPU waits for the other's lanes on the GPU. false:
+   * through the relay, a host thread that signals a timeline of the waiting
+   * GPU as the other GPU's lanes advance (docs/design.md, "Several GPUs");
+   * nothing waits on the host in the caller's thread either way. */
+  bool waits_on_gpu;
+  /* The two devices, the paths chosen and why nothing better, in words. */
+  char reason[384];
+} tandem_gpu_pair_info_t;
+
+/* Zeroes |info| and sets struct_size, ready for tandem_runtime_gpu_pair.
+ * NULL is ignored. */
+static inline void tandem_gpu_pair_info_init(tandem_gpu_pair_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+}
+
+/* Describes how work crosses between the runtime's GPUs |from| and |to|
+ * (the same answer either way round) into |out_info|, opening both if
+ * needed. Errors: INVALID_ARGUMENT (NULL, a bad struct_size, |from| equal to
+ * |to|), OUT_OF_RANGE (a GPU past the runtime's), and those of
+ * tandem_runtime_open_gpu_at. Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from,
+                                                   uint32_t to, tandem_gpu_pair_info_t *out_info);
 
 /*============================================================================
  * Buffers and views

@@ -77,19 +77,31 @@ static inline void tandem_vulkan_handles_init(tandem_vulkan_handles_t *handles) 
   handles->struct_size = (uint32_t)sizeof *handles;
 }
 
-/* Fills |out|. Opens the GPU if needed. Errors: INVALID_ARGUMENT,
- * UNSUPPORTED (a GPU backend without Vulkan). Thread-safe. */
+/* Fills |out| with GPU 0's handles. Opens the GPU if needed. Errors:
+ * INVALID_ARGUMENT, UNSUPPORTED (a GPU backend without Vulkan). Thread-safe. */
 TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runtime,
                                                          tandem_vulkan_handles_t *out);
+/* The same for the runtime's GPU |gpu| (several GPUs: tandem.h,
+ * TANDEM_MAX_GPUS): its own instance, device and queues; lanes[l] is the
+ * lane whose id is tandem_gpu_lane(gpu, l), and its queue lock is taken with
+ * that id. Each GPU is a VkDevice of its own, so work you submit on one is
+ * not ordered against another GPU's queues by anything but your own waits.
+ * Opens that GPU if needed. Errors: those of tandem_runtime_vulkan_handles,
+ * and OUT_OF_RANGE (gpu). Thread-safe. */
+TANDEM_API tandem_status_t tandem_runtime_vulkan_handles_at(tandem_runtime_t *runtime,
+                                                            uint32_t gpu,
+                                                            tandem_vulkan_handles_t *out);
 /* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem
- * holds around its own submissions). Blocks while tandem submits. There is
+ * holds around its own submissions). |lane| is a GPU lane id: GPU 0's
+ * UPLOAD, COMPUTE or DOWNLOAD, or tandem_gpu_lane(g, l) for GPU g's. Blocks
+ * while tandem submits. There is
  * one lock per distinct VkQueue: lanes on one queue (equal
  * tandem_vulkan_lane_t.queue) share it, so holding it for any one of them
  * guards the queue. It nests on the holding thread: locking another lane of
  * the same queue, or the same lane again, counts, and each lock needs its
  * unlock (locking "each lane on a queue" in any order never deadlocks).
  * Unlocking a lock this thread does not hold is ignored. Only for GPU lanes
- * of a runtime whose GPU is open; anything else is ignored. */
+ * of a GPU that is open; anything else is ignored. */
 TANDEM_API void tandem_runtime_queue_lock(tandem_runtime_t *runtime, int lane);
 TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane);
 

@@ -11,7 +11,9 @@
  * whose devices are absent is skipped, not failed. Every byte that crosses is compared with what the
  * host wrote.
  */
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
@@ -20,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "harness.h"
+#include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
 
 #define WORDS 4096u
@@ -208,6 +212,127 @@ static void run_dependent(const pair_t *p) {
   th_runtime_destroy(rt);
 }
 
+/* How work crosses the pair, as tandem_runtime_gpu_pair reports it: the
+ * same either way round, the staged copy and the relay named, and the reason
+ * that fits the pair (the host GPU, two drivers, or two devices of one). */
+static void check_pair_info(tandem_runtime_t *rt, const pair_t *p) {
+  tandem_gpu_pair_info_t fwd, back;
+  tandem_gpu_pair_info_init(&fwd);
+  tandem_gpu_pair_info_init(&back);
+  TH_ASSERT_OK(tandem_runtime_gpu_pair(rt, 0, 1, &fwd));
+  TH_ASSERT_OK(tandem_runtime_gpu_pair(rt, 1, 0, &back));
+  fprintf(stderr, "test_gpus: %s: %s\n", p->name, fwd.reason);
+  assert_true(fwd.can_copy);
+  assert_int_equal(fwd.copy, TANDEM_SHARING_STAGED);
+  assert_false(fwd.waits_on_gpu);
+  assert_int_equal(back.copy, fwd.copy);
+  assert_non_null(strstr(fwd.reason, "staged through host memory both import"));
+  assert_non_null(strstr(fwd.reason, "waits relayed by the host"));
+  tandem_device_info_t i0, i1;
+  tandem_device_info_init(&i0);
+  tandem_device_info_init(&i1);
+  TH_ASSERT_OK(tandem_runtime_gpu_describe(rt, 0, &i0));
+  TH_ASSERT_OK(tandem_runtime_gpu_describe(rt, 1, &i1));
+  assert_non_null(strstr(fwd.reason, i0.name));
+  assert_non_null(strstr(fwd.reason, i1.name));
+  if (!strcmp(p->gpus[0].backend, "host")) {
+    assert_non_null(strstr(fwd.reason, "both are host GPUs"));
+  } else if (!strcmp(p->gpus[1].backend, "host")) {
+    assert_non_null(strstr(fwd.reason, "GPU 1 is the host GPU"));
+  } else if (memcmp(i0.driver_uuid, i1.driver_uuid, 16) != 0) {
+    assert_non_null(strstr(fwd.reason, "two drivers"));
+  } else {
+    assert_memory_not_equal(i0.device_uuid, i1.device_uuid, 16);
+    assert_non_null(strstr(fwd.reason, "two devices of one driver"));
+  }
+}
+
+/* GPU 1's own Vulkan handles and queue lock (tandem_vulkan.h): the lock
+ * taken with GPU 1's lane id holds back GPU 1's work (on the host GPU, the
+ * job's commands; on Vulkan, the submission). */
+typedef struct gpu1_submit {
+  tandem_exec_t *exec;
+  tandem_status_t status;
+  atomic_int done;
+} gpu1_submit_t;
+
+static void *gpu1_submit_thread(void *arg) {
+  gpu1_submit_t *t = arg;
+  tandem_completion_t *c = NULL;
+  t->status = tandem_exec_submit(t->exec, &c);
+  if (t->status == TANDEM_OK) t->status = tandem_completion_wait(c);
+  tandem_completion_release(c);
+  atomic_store(&t->done, 1);
+  return NULL;
+}
+
+static void check_gpu1_handles(tandem_runtime_t *rt, const pair_t *p) {
+  tandem_vulkan_handles_t h0, h0_at, h1;
+  tandem_vulkan_handles_init(&h0);
+  tandem_vulkan_handles_init(&h0_at);
+  tandem_vulkan_handles_init(&h1);
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles(rt, &h0));
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles_at(rt, 0, &h0_at));
+  assert_ptr_equal(h0.device, h0_at.device);
+  assert_ptr_equal(h0.lanes[TANDEM_LANE_COMPUTE].queue, h0_at.lanes[TANDEM_LANE_COMPUTE].queue);
+  TH_ASSERT_OK(tandem_runtime_vulkan_handles_at(rt, 1, &h1));
+  if (strcmp(p->gpus[1].backend, "host") != 0) {
+    assert_non_null(h1.device);
+    assert_ptr_not_equal(h1.device, h0.device);
+    for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) assert_non_null(h1.lanes[l].queue);
+  } else {
+    assert_null(h1.device); /* the host GPU has no Vulkan objects */
+  }
+  TH_ASSERT_STATUS_MSG(tandem_runtime_vulkan_handles_at(rt, 2, &h1), TANDEM_ERROR_OUT_OF_RANGE,
+                       "GPU 2");
+
+  tandem_buffer_t *b;
+  TH_ASSERT_OK(tandem_buffer_create_on(rt, 1, BYTES, TANDEM_PLACEMENT_HOST_VISIBLE, &b));
+  tandem_graph_t *g;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 0x5eed, TANDEM_LANE_COMPUTE));
+  gpu1_submit_t t = {.status = TANDEM_OK};
+  atomic_init(&t.done, 0);
+  TH_ASSERT_OK(tandem_graph_prepare(g, &t.exec));
+  int lane = tandem_gpu_lane(1, TANDEM_LANE_COMPUTE);
+  tandem_runtime_queue_lock(rt, lane);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, gpu1_submit_thread, &t), 0);
+  struct timespec pause = {0, 100 * 1000 * 1000};
+  nanosleep(&pause, NULL);
+  assert_int_equal(atomic_load(&t.done), 0); /* GPU 1's queue is held */
+  tandem_runtime_queue_unlock(rt, lane);
+  pthread_join(th, NULL);
+  TH_ASSERT_OK(t.status);
+  tandem_map_t m;
+  TH_ASSERT_OK(tandem_map_read(tandem_buffer_whole(b), &m));
+  const uint32_t *w = m.data;
+  for (uint32_t i = 0; i < WORDS; i++)
+    if (w[i] != 0x5eed) fail_msg("%s: GPU 1's fill: word %u is %08x", p->name, i, w[i]);
+  tandem_unmap(&m);
+  tandem_exec_release(t.exec);
+  tandem_graph_release(g);
+  tandem_buffer_release(b);
+}
+
+static void run_pair_info(const pair_t *p) {
+  tandem_runtime_t *rt = pair_runtime(p);
+  if (!rt) return;
+  check_pair_info(rt, p);
+  check_gpu1_handles(rt, p);
+  th_runtime_destroy(rt);
+}
+
+static void test_pair_info_host(void **state) {
+  (void)state;
+  run_pair_info(&k_host_host);
+}
+
+static void test_pair_info_vulkan_host(void **state) {
+  (void)state;
+  run_pair_info(&k_vulkan_host);
+}
+
 static void test_crossing_host(void **state) {
   (void)state;
   run_crossing(&k_host_host);
@@ -235,6 +360,7 @@ static void test_crossing_vulkan_vulkan(void **state) {
     fprintf(stderr, "test_gpus: vulkan + vulkan: fewer than two Vulkan devices, skipped\n");
     return;
   }
+  run_pair_info(&k_vulkan_vulkan);
   run_crossing(&k_vulkan_vulkan);
   run_dependent(&k_vulkan_vulkan);
 }
@@ -263,6 +389,13 @@ static void test_refusals(void **state) {
   TH_ASSERT_STATUS_MSG(tandem_buffer_create_on(rt, 2, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b),
                        TANDEM_ERROR_OUT_OF_RANGE, "GPU 2: the runtime has 2 GPUs");
   TH_ASSERT_STATUS_MSG(tandem_runtime_open_gpu_at(rt, 7), TANDEM_ERROR_OUT_OF_RANGE, "GPU 7");
+  tandem_gpu_pair_info_t pi;
+  tandem_gpu_pair_info_init(&pi);
+  TH_ASSERT_STATUS_MSG(tandem_runtime_gpu_pair(rt, 1, 1, &pi), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "GPU 1 paired with itself");
+  TH_ASSERT_STATUS_MSG(tandem_runtime_gpu_pair(rt, 0, 3, &pi), TANDEM_ERROR_OUT_OF_RANGE, "GPU 3");
+  TH_ASSERT_STATUS_MSG(tandem_runtime_gpu_pair(rt, 0, 1, NULL), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "out_info is NULL");
   /* Two buffers of one GPU each, and a graph with a node on each. */
   tandem_buffer_t *a0, *a1, *b1;
   TH_ASSERT_OK(tandem_buffer_create_on(rt, 0, BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &a0));
@@ -298,6 +431,8 @@ int main(void) {
   th_init();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refusals),
+      cmocka_unit_test(test_pair_info_host),
+      cmocka_unit_test(test_pair_info_vulkan_host),
       cmocka_unit_test(test_crossing_host),
       cmocka_unit_test(test_dependent_host),
       cmocka_unit_test(test_crossing_vulkan_host),
