@@ -384,15 +384,15 @@ tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from
   if (known.can_copy) {
     known.copy = TANDEM_SHARING_STAGED;
     n = snprintf(known.reason, sizeof known.reason,
-             "%s and %s: %s; copies are staged through host memory both import, waits relayed "
-             "by the host",
-             wa, wb, why);
+                 "%s and %s: %s; copies are staged through host memory both import, waits relayed "
+                 "by the host",
+                 wa, wb, why);
   } else {
     known.copy = TANDEM_SHARING_AUTO;
     n = snprintf(known.reason, sizeof known.reason,
-             "%s and %s: %s; no copy path: %s cannot import host memory (no "
-             "VK_EXT_external_memory_host)",
-             wa, wb, why, a->can_import_host ? wb : wa);
+                 "%s and %s: %s; no copy path: %s cannot import host memory (no "
+                 "VK_EXT_external_memory_host)",
+                 wa, wb, why, a->can_import_host ? wb : wa);
   }
   (void)n;
   tandem__struct_out(out_info, &known, sizeof known);

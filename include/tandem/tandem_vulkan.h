@@ -88,8 +88,7 @@ TANDEM_API tandem_status_t tandem_runtime_vulkan_handles(tandem_runtime_t *runti
  * not ordered against another GPU's queues by anything but your own waits.
  * Opens that GPU if needed. Errors: those of tandem_runtime_vulkan_handles,
  * and OUT_OF_RANGE (gpu). Thread-safe. */
-TANDEM_API tandem_status_t tandem_runtime_vulkan_handles_at(tandem_runtime_t *runtime,
-                                                            uint32_t gpu,
+TANDEM_API tandem_status_t tandem_runtime_vulkan_handles_at(tandem_runtime_t *runtime, uint32_t gpu,
                                                             tandem_vulkan_handles_t *out);
 /* Takes / gives back the lock that guards |lane|'s VkQueue (the one tandem
  * holds around its own submissions). |lane| is a GPU lane id: GPU 0's
