@@ -49,11 +49,14 @@ void bench_vk_load(tandem_runtime_t *rt, tandem_vulkan_handles_t *h, struct Volk
  * process cost each round trip about 160 µs on the H200 and would slow both
  * sides alike, flattering every ratio. It makes its own command pools,
  * timeline semaphores, descriptor pool and buffers on that device. */
-void raw_open(raw_t *raw, tandem_runtime_t *rt) {
+void raw_open(raw_t *raw, tandem_runtime_t *rt) { raw_open_at(raw, rt, 0); }
+
+void raw_open_at(raw_t *raw, tandem_runtime_t *rt, uint32_t gpu) {
   memset(raw, 0, sizeof *raw);
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);
-  TCHECK(tandem_runtime_vulkan_handles(rt, &h));
+  TCHECK(tandem_runtime_vulkan_handles_at(rt, gpu, &h));
+  raw->gpu = gpu;
   if (volkInitialize() != VK_SUCCESS)
     bench_die("direct side: the Vulkan loader could not be loaded");
   raw->runtime = rt;
@@ -81,7 +84,7 @@ void raw_open(raw_t *raw, tandem_runtime_t *rt) {
    * offers VK_EXT_external_memory_host). */
   tandem_device_info_t info;
   tandem_device_info_init(&info);
-  TCHECK(tandem_runtime_gpu_info(rt, 0, &info));
+  TCHECK(tandem_runtime_gpu_describe(rt, gpu, &info));
   uint32_t en = 0;
   vkEnumerateDeviceExtensionProperties(raw->physical, NULL, &en, NULL);
   VkExtensionProperties *exts = calloc(en ? en : 1, sizeof *exts);

@@ -67,6 +67,7 @@ typedef struct raw_buffer {
 
 typedef struct raw {
   tandem_runtime_t *runtime; /* whose device and queues these are */
+  uint32_t gpu;              /* which of its GPUs (raw_open_at) */
   VkInstance instance;
   VkPhysicalDevice physical;
   VkPhysicalDeviceMemoryProperties memory;
@@ -85,6 +86,9 @@ typedef struct raw {
 } raw_t;
 
 void raw_open(raw_t *raw, tandem_runtime_t *rt);
+/* The same on the runtime's GPU |gpu| (tandem_runtime_vulkan_handles_at):
+ * its own device and lane queues; lane l there is tandem_gpu_lane(gpu, l). */
+void raw_open_at(raw_t *raw, tandem_runtime_t *rt, uint32_t gpu);
 void raw_close(raw_t *raw);
 void raw_kernel_create(raw_t *raw, const uint32_t *code, size_t code_bytes, uint32_t bindings,
                        uint32_t push_bytes, raw_kernel_t *k);

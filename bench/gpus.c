@@ -198,7 +198,8 @@ static void split_make(tandem_runtime_t *rt, split_t *s, const options_t *o) {
   uint64_t bytes = (uint64_t)s->words * 4u;
   for (uint32_t gpu = 0; gpu < 2; gpu++) affine_of(o->rounds[gpu], &s->map_a[gpu], &s->map_c[gpu]);
   tandem_kernel_t *work[2];
-  tandem_binding_contract_t bc[2] = {{bytes, 4, TANDEM_ACCESS_READ}, {bytes, 4, TANDEM_ACCESS_WRITE}};
+  tandem_binding_contract_t bc[2] = {{bytes, 4, TANDEM_ACCESS_READ},
+                                     {bytes, 4, TANDEM_ACCESS_WRITE}};
   for (uint32_t gpu = 0; gpu < 2; gpu++) {
     tandem_kernel_desc_t kd;
     tandem_kernel_desc_init(&kd);
@@ -258,8 +259,8 @@ static void split_check(split_t *s, uint32_t chunks, uint32_t run) {
       uint32_t x = input_word(run, k, i);
       uint32_t want = s->map_a[1] * (s->map_a[0] * x + s->map_c[0]) + s->map_c[1];
       if (w[i] != want) {
-        fprintf(stderr, "gpus: split run %u: chunk %u word %u is %08x, the CPU says %08x\n", run,
-                k, i, w[i], want);
+        fprintf(stderr, "gpus: split run %u: chunk %u word %u is %08x, the CPU says %08x\n", run, k,
+                i, w[i], want);
         exit(1);
       }
     }
@@ -449,8 +450,8 @@ static bool raw_side_open(tandem_runtime_t *rt, raw_side_t *r, uint32_t spin_us)
       for (uint32_t h = 0; h <= g; h++) raw_close(&r->dev[h]);
       return false;
     }
-    raw_kernel_create(&r->dev[g], tandem_spv_bench_increment, tandem_spv_bench_increment_size, 1,
-                      0, &r->inc[g]);
+    raw_kernel_create(&r->dev[g], tandem_spv_bench_increment, tandem_spv_bench_increment_size, 1, 0,
+                      &r->inc[g]);
   }
   raw_t *d0 = &r->dev[0], *d1 = &r->dev[1];
   VkDeviceSize align = d0->host_import_alignment > d1->host_import_alignment
@@ -728,9 +729,8 @@ int main(int argc, char **argv) {
     if (!strcmp(o.gpus[g].backend, "host")) {
       CHECK(tandem_test_host_kernel_register(tandem_spv_bench_work, tandem_spv_bench_work_size,
                                              "main", twin_work));
-      CHECK(tandem_test_host_kernel_register(tandem_spv_bench_increment,
-                                             tandem_spv_bench_increment_size, "main",
-                                             twin_increment));
+      CHECK(tandem_test_host_kernel_register(
+          tandem_spv_bench_increment, tandem_spv_bench_increment_size, "main", twin_increment));
     }
   tandem_runtime_options_t ro;
   tandem_runtime_options_init(&ro);
@@ -754,8 +754,7 @@ int main(int argc, char **argv) {
   tandem_gpu_pair_info_t pair;
   tandem_gpu_pair_info_init(&pair);
   CHECK(tandem_runtime_gpu_pair(rt, 0, 1, &pair));
-  printf("path: copy %s, waits %s\n  %s\n",
-         pair.can_copy ? tandem_sharing_name(pair.copy) : "none",
+  printf("path: copy %s, waits %s\n  %s\n", pair.can_copy ? tandem_sharing_name(pair.copy) : "none",
          pair.waits_on_gpu ? "on the GPU" : "through the relay", pair.reason);
   if (!pair.can_copy) { /* nothing to measure: the pair has no copy path */
     bench_runtime_destroy(rt);
@@ -776,11 +775,11 @@ int main(int argc, char **argv) {
   printf("\nsplit: %u chunks of %u KiB, %u rounds on GPU 0 and %u on GPU 1, %u runs (medians); "
          "every word of every run checked against the CPU\n",
          o.chunks, o.chunk_kib, o.rounds[0], o.rounds[1], o.runs);
-  printf("  one graph, all chunks:   wall %10.1f us, GPU span %10.1f us\n", sr.wall_us,
-         sr.span_us);
+  printf("  one graph, all chunks:   wall %10.1f us, GPU span %10.1f us\n", sr.wall_us, sr.span_us);
   printf("  GPU 0 busy %10.1f us, GPU 1 busy %10.1f us, both at once %10.1f us (%.0f%% of the "
          "lesser)\n",
-         sr.busy_us[0], sr.busy_us[1], sr.overlap_us, lesser > 0 ? 100.0 * sr.overlap_us / lesser : 0);
+         sr.busy_us[0], sr.busy_us[1], sr.overlap_us,
+         lesser > 0 ? 100.0 * sr.overlap_us / lesser : 0);
   printf("  ideal (the busier GPU alone) %10.1f us: span / ideal = %.2f\n", ideal,
          ideal > 0 ? sr.span_us / ideal : 0);
   printf("  one chunk at a time x%u:  wall %10.1f us (one chunk: GPU 0 %.1f us, GPU 1 %.1f us "
