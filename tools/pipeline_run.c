@@ -870,6 +870,23 @@ int cli_run_main(int argc, char **argv) {
   tandem_trace_release(empty);
   if (rc == CLI_EXIT_INTERRUPTED) rc = CLI_EXIT_OK; /* reported below: 0 iterations ran */
   if (rc != CLI_EXIT_OK) goto out;
+  /* How work crosses from GPU 0 to each other GPU (all open now). */
+  tandem_device_info_t pair_gpu[TANDEM_MAX_GPUS];
+  for (uint32_t g = 1; g < tandem_runtime_gpus(st.rt) && g < TANDEM_MAX_GPUS; g++) {
+    tandem_gpu_pair_info_t pi;
+    tandem_gpu_pair_info_init(&pi);
+    tandem_device_info_init(&pair_gpu[g]);
+    if (tandem_runtime_gpu_pair(st.rt, 0, g, &pi) != TANDEM_OK ||
+        tandem_runtime_gpu_describe(st.rt, g, &pair_gpu[g]) != TANDEM_OK)
+      continue;
+    const char *copy = pi.can_copy ? tandem_sharing_name(pi.copy) : NULL;
+    if (!o.quiet)
+      printf("GPU 0-%u:  copies %s, waits %s\n", g, copy ? copy : "impossible",
+             pi.waits_on_gpu ? "on the GPU" : "relayed by the host");
+    rep.pairs[rep.pair_count++] =
+        (struct run_report_pair){g, pair_gpu[g].name, tandem_runtime_gpu_backend(st.rt, g), copy,
+                                 pi.waits_on_gpu};
+  }
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
   if (p.program_count) {

@@ -114,6 +114,21 @@ void run_report_json(FILE *f, const run_report_t *r) {
   } else {
     fputs("null", f);
   }
+  if (r->pair_count) {
+    fputs(",\n \"gpu_pairs\": [", f);
+    for (uint32_t i = 0; i < r->pair_count; i++) {
+      const struct run_report_pair *q = &r->pairs[i];
+      fprintf(f, "%s{\"gpus\": [0, %u], \"name\": ", i ? ", " : "", q->gpu);
+      json_write_string(f, q->name);
+      fputs(", \"backend\": ", f);
+      json_write_string(f, q->backend);
+      fputs(", \"copy\": ", f);
+      if (q->copy) json_write_string(f, q->copy);
+      else fputs("null", f);
+      fprintf(f, ", \"waits_on_gpu\": %s}", q->waits_on_gpu ? "true" : "false");
+    }
+    fputs("]", f);
+  }
   fprintf(f,
           ",\n \"warmup\": %u, \"iterations\": %u, \"completed\": %u, \"interrupted\": %s, "
           "\"wall_ns\": %llu, \"iterations_per_s\": %.3f, \"span_ns\": %llu,\n \"lanes\": [",

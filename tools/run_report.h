@@ -22,6 +22,14 @@ typedef struct run_report {
   bool has_npu;
   const char *npu_name, *npu_sharing;
   bool npu_emulated;
+  /* GPU 0 paired with each other GPU of the pipeline (tandem_runtime_gpu_pair):
+   * the copy path between them (NULL: none) and whether waits cross on the GPU. */
+  uint32_t pair_count;
+  struct run_report_pair {
+    uint32_t gpu;
+    const char *name, *backend, *copy;
+    bool waits_on_gpu;
+  } pairs[TANDEM_MAX_GPUS - 1];
   uint32_t warmup;     /* untimed runs before the timed ones */
   uint32_t iterations; /* timed runs asked for */
   uint32_t completed;  /* timed runs that finished (< iterations when interrupted) */
