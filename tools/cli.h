@@ -77,6 +77,9 @@ int cli_check_gpu(tandem_runtime_t *rt, uint32_t index);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t cli_now_ns(void);
+/* A lane id's name: "compute" for GPU 0's and the NPU's, "user" for user
+ * lanes, "gpu1.compute" for another GPU's (tandem_gpu_lane). Static strings. */
+const char *cli_lane_label(int lane);
 
 /* The emulated NPU's xclbin ("@emulated" in pipeline files: what
  * tandem_npu_emulated_xclbin() finds) and library (beside the libtandem.so in

@@ -224,3 +224,14 @@ const char *cli_emulated_library(void) {
   if (env && *env) return env;
   return beside_libtandem(path, sizeof path, "libtandem_npu_emu.so.0");
 }
+
+const char *cli_lane_label(int lane) {
+  static const char *const names[TANDEM_MAX_LANE_IDS - TANDEM_MAX_LANES] = {
+      "gpu1.upload",   "gpu1.compute", "gpu1.download", "gpu2.upload",  "gpu2.compute",
+      "gpu2.download", "gpu3.upload",  "gpu3.compute",  "gpu3.download"};
+  _Static_assert(TANDEM_MAX_LANE_IDS - TANDEM_MAX_LANES == 9, "three lanes of GPUs 1..3");
+  if (lane >= 0 && lane < TANDEM_LANE_COUNT) return tandem_lane_name((tandem_lane_t)lane);
+  if (lane >= TANDEM_LANE_COUNT && lane < TANDEM_MAX_LANES) return "user";
+  if (lane >= TANDEM_MAX_LANES && lane < TANDEM_MAX_LANE_IDS) return names[lane - TANDEM_MAX_LANES];
+  return "unknown";
+}

@@ -883,6 +883,8 @@ int cli_run_main(int argc, char **argv) {
     if (!o.quiet)
       printf("GPU 0-%u:  copies %s, waits %s\n", g, copy ? copy : "impossible",
              pi.waits_on_gpu ? "on the GPU" : "relayed by the host");
+    size_t used = strlen(device_line);
+    snprintf(device_line + used, sizeof device_line - used, " + %.120s", pair_gpu[g].name);
     rep.pairs[rep.pair_count++] =
         (struct run_report_pair){g, pair_gpu[g].name, tandem_runtime_gpu_backend(st.rt, g), copy,
                                  pi.waits_on_gpu};

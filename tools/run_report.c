@@ -9,18 +9,6 @@
 
 #include "cli.h"
 
-/* A lane id's name: "compute" for GPU 0's and the NPU's, "gpu1.compute" for
- * another GPU's (ids from TANDEM_MAX_LANES on, three per GPU: tandem_gpu_lane). */
-static const char *lane_label(int lane) {
-  static char buf[TANDEM_MAX_LANE_IDS][24];
-  if (lane < TANDEM_LANE_COUNT) return tandem_lane_name((tandem_lane_t)lane);
-  if (lane < TANDEM_MAX_LANES) return "user";
-  int k = lane - TANDEM_MAX_LANES;
-  snprintf(buf[lane], sizeof buf[lane], "gpu%d.%s", 1 + k / TANDEM_LANE_COUNT_GPU,
-           tandem_lane_name((tandem_lane_t)(k % TANDEM_LANE_COUNT_GPU)));
-  return buf[lane];
-}
-
 static void fmt_time(char *buf, size_t n, uint64_t ns) {
   if (ns >= 10000000ull) snprintf(buf, n, "%.1f ms", (double)ns / 1e6);
   else if (ns >= 10000ull) snprintf(buf, n, "%.2f ms", (double)ns / 1e6);
@@ -62,7 +50,7 @@ void run_report_text(FILE *f, const run_report_t *r) {
     if (!r->regions[l] && !r->copied_per_lane[l]) continue;
     fmt_time(t1, sizeof t1, r->busy_ns[l]);
     fmt_bytes(b1, sizeof b1, r->copied_per_lane[l]);
-    fprintf(f, "%-13s %10u %12s %7.1f%% %14s\n", lane_label(l), r->regions[l], t1,
+    fprintf(f, "%-13s %10u %12s %7.1f%% %14s\n", cli_lane_label(l), r->regions[l], t1,
             r->span_ns ? 100.0 * (double)r->busy_ns[l] / (double)r->span_ns : 0.0, b1);
   }
   fmt_bytes(b1, sizeof b1, r->copied_bytes);
@@ -140,7 +128,7 @@ void run_report_json(FILE *f, const run_report_t *r) {
     fprintf(f,
             "%s{\"lane\": \"%s\", \"regions\": %u, \"busy_ns\": %llu, \"busy_fraction\": %.4f, "
             "\"copied_bytes\": %llu}",
-            first ? "" : ", ", lane_label(l), r->regions[l], (unsigned long long)r->busy_ns[l],
+            first ? "" : ", ", cli_lane_label(l), r->regions[l], (unsigned long long)r->busy_ns[l],
             r->span_ns ? (double)r->busy_ns[l] / (double)r->span_ns : 0.0,
             (unsigned long long)r->copied_per_lane[l]);
     first = false;

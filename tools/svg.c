@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * svg.c — the lane timeline picture of `tandem run --svg`: one row per lane
- * (upload, compute, NPU, download: the order data flows), one box per region
+ * (upload, compute, NPU, download: the order data flows; then each further
+ * GPU's upload, compute and download, "gpu1.compute"), one box per region
  * at its GPU start and end, coloured by lane and shaded by submission so that
  * consecutive iterations can be told apart, a time axis with ticks in µs or
  * ms, a legend with each lane's busy share, and a title naming the devices.
@@ -23,15 +24,34 @@
 #include "pipeline.h"
 
 #define SVG_WIDTH 1200.0
-#define SVG_LEFT 120.0
+#define SVG_LEFT 135.0
 #define SVG_RIGHT 30.0
 #define SVG_TOP 78.0
 #define SVG_ROW 44.0
 #define SVG_GAP 12.0
+#define SVG_LEGEND_PER_LINE 5 /* legend entries per line, 210 px each */
+#define SVG_LEGEND_LINE 22.0
 
-static const int lane_order[TANDEM_LANE_COUNT] = {TANDEM_LANE_UPLOAD, TANDEM_LANE_COMPUTE,
-                                                  TANDEM_LANE_NPU, TANDEM_LANE_DOWNLOAD};
-/* Two shades per lane: even and odd submissions. */
+/* Rows top to bottom: GPU 0's lanes and the NPU's in the order data flows,
+ * then GPU 1's, 2's and 3's (lane ids from tandem_gpu_lane). */
+#define SVG_LANES (TANDEM_LANE_COUNT + TANDEM_LANE_COUNT_GPU * (TANDEM_MAX_GPUS - 1))
+static const int lane_order[SVG_LANES] = {
+    TANDEM_LANE_UPLOAD,   TANDEM_LANE_COMPUTE,  TANDEM_LANE_NPU,      TANDEM_LANE_DOWNLOAD,
+    TANDEM_MAX_LANES + 0, TANDEM_MAX_LANES + 1, TANDEM_MAX_LANES + 2, TANDEM_MAX_LANES + 3,
+    TANDEM_MAX_LANES + 4, TANDEM_MAX_LANES + 5, TANDEM_MAX_LANES + 6, TANDEM_MAX_LANES + 7,
+    TANDEM_MAX_LANES + 8};
+_Static_assert(TANDEM_MAX_LANE_IDS == TANDEM_MAX_LANES + 9, "lane_order lists every GPU lane id");
+
+/* The colour of a lane id: its kind (upload, compute, download, NPU) on any
+ * GPU; -1 for a lane drawn nowhere (user lanes). */
+static int lane_kind(int lane) {
+  if (lane >= 0 && lane < TANDEM_LANE_COUNT) return lane;
+  if (lane >= TANDEM_MAX_LANES && lane < TANDEM_MAX_LANE_IDS)
+    return (lane - TANDEM_MAX_LANES) % TANDEM_LANE_COUNT_GPU;
+  return -1;
+}
+
+/* Two shades per kind: even and odd submissions. */
 static const char *lane_fill[TANDEM_LANE_COUNT][2] = {
     {"#4e79a7", "#7ea6d1"}, /* upload: blue */
     {"#3f8f3a", "#74bd67"}, /* compute: green */
@@ -71,7 +91,7 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   }
   uint64_t limit = o->max_submissions ? first_sub + o->max_submissions - 1 : UINT64_MAX;
   uint64_t t0 = UINT64_MAX, t1 = 0;
-  bool present[TANDEM_LANE_COUNT] = {true, true, true, false};
+  bool present[TANDEM_MAX_LANE_IDS] = {true, true, true, false};
   uint32_t untimed = 0, shown = 0;
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
@@ -80,7 +100,7 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
       untimed++;
       continue;
     }
-    if ((int)e->lane >= 0 && e->lane < TANDEM_LANE_COUNT) present[e->lane] = true;
+    if (lane_kind((int)e->lane) >= 0) present[e->lane] = true;
     if (e->gpu_start_ns < t0) t0 = e->gpu_start_ns;
     if (e->gpu_end_ns > t1) t1 = e->gpu_end_ns;
     if (e->submission > last_sub) last_sub = e->submission;
@@ -93,16 +113,18 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   double unit = ms ? 1000.0 : 1.0; /* µs per axis unit */
   const char *unit_name = ms ? "ms" : "\xC2\xB5s";
 
-  int rows = 0, row_of[TANDEM_LANE_COUNT];
-  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+  int rows = 0, row_of[TANDEM_MAX_LANE_IDS];
+  for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) row_of[l] = -1;
+  for (int k = 0; k < SVG_LANES; k++) {
     int l = lane_order[k];
-    row_of[l] = present[l] ? rows++ : -1;
+    if (present[l]) row_of[l] = rows++;
   }
+  int legend_lines = (rows + SVG_LEGEND_PER_LINE - 1) / SVG_LEGEND_PER_LINE;
   double plot_w = SVG_WIDTH - SVG_LEFT - SVG_RIGHT;
   double plot_h = rows * SVG_ROW + (rows - 1) * SVG_GAP;
   double axis_y = SVG_TOP + plot_h + 10;
   double legend_y = axis_y + 52;
-  double height = legend_y + 40;
+  double height = legend_y + 40 + (legend_lines - 1) * SVG_LEGEND_LINE;
   double scale = plot_w / (double)(t1 - t0); /* px per ns */
 
   /* Written under a temporary name and renamed, like the trace: a run killed
@@ -126,10 +148,10 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
           "<rect width=\"100%%\" height=\"100%%\" fill=\"#ffffff\"/>\n",
           SVG_WIDTH, height, SVG_WIDTH, height);
   fprintf(f, "<text x=\"%.0f\" y=\"28\" font-size=\"18\" font-weight=\"bold\" fill=\"#222\">",
-          SVG_LEFT - 100);
+          20.0);
   xml_text(f, o->title);
   fputs("</text>\n", f);
-  fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", SVG_LEFT - 100);
+  fprintf(f, "<text x=\"%.0f\" y=\"50\" font-size=\"13\" fill=\"#555\">", 20.0);
   xml_text(f, o->subtitle);
   if (shown)
     fprintf(f,
@@ -140,7 +162,7 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   fputs("</text>\n", f);
 
   /* rows: background band and label */
-  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+  for (int k = 0; k < SVG_LANES; k++) {
     int l = lane_order[k];
     if (row_of[l] < 0) continue;
     double y = SVG_TOP + row_of[l] * (SVG_ROW + SVG_GAP);
@@ -149,7 +171,7 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
     fprintf(f,
             "<text x=\"%.1f\" y=\"%.1f\" font-size=\"14\" text-anchor=\"end\" fill=\"#222\" "
             "font-weight=\"bold\">%s</text>\n",
-            SVG_LEFT - 10, y + SVG_ROW / 2 + 5, tandem_lane_name((tandem_lane_t)l));
+            SVG_LEFT - 10, y + SVG_ROW / 2 + 5, cli_lane_label(l));
   }
 
   /* ticks and grid */
@@ -186,8 +208,8 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
     if (e->submission > limit || !e->gpu_start_ns || e->gpu_end_ns < e->gpu_start_ns) continue;
-    if ((int)e->lane < 0 || e->lane >= TANDEM_LANE_COUNT || row_of[e->lane] < 0) continue;
-    for (int l = 0; l < TANDEM_LANE_COUNT; l++) {
+    if (lane_kind((int)e->lane) < 0 || row_of[e->lane] < 0) continue;
+    for (int l = 0; l < TANDEM_MAX_LANE_IDS; l++) {
       if (e->waits_for[l] < 0 || row_of[l] < 0) continue;
       const tandem_trace_event_t *src = NULL;
       for (uint32_t j = i; j-- > 0 && ev[j].submission == e->submission;)
@@ -210,11 +232,12 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   }
 
   /* boxes */
-  uint64_t busy[TANDEM_LANE_COUNT] = {0};
+  uint64_t busy[TANDEM_MAX_LANE_IDS] = {0};
   for (uint32_t i = 0; i < n; i++) {
     const tandem_trace_event_t *e = &ev[i];
     if (e->submission > limit || !e->gpu_start_ns || e->gpu_end_ns < e->gpu_start_ns) continue;
-    if ((int)e->lane < 0 || e->lane >= TANDEM_LANE_COUNT || row_of[e->lane] < 0) continue;
+    int kind = lane_kind((int)e->lane);
+    if (kind < 0 || row_of[e->lane] < 0) continue;
     busy[e->lane] += e->gpu_end_ns - e->gpu_start_ns;
     double x = SVG_LEFT + (double)(e->gpu_start_ns - t0) * scale;
     double w = (double)(e->gpu_end_ns - e->gpu_start_ns) * scale;
@@ -228,12 +251,11 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
             " (%s lane, region %u, submission %llu: %u node%s, %llu bytes, %.1f us%s%s)</title>"
             "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" rx=\"2\" fill=\"%s\" "
             "stroke=\"%s\" stroke-width=\"%s\"/>",
-            tandem_lane_name(e->lane), e->region, (unsigned long long)e->submission, e->node_count,
-            e->node_count == 1 ? "" : "s", (unsigned long long)e->bytes,
+            cli_lane_label((int)e->lane), e->region, (unsigned long long)e->submission,
+            e->node_count, e->node_count == 1 ? "" : "s", (unsigned long long)e->bytes,
             (double)(e->gpu_end_ns - e->gpu_start_ns) / 1e3, e->copied_bytes ? ", copies" : "",
             failed ? ", FAILED" : "", x, y, w, SVG_ROW - 8,
-            failed ? "#d62728" : lane_fill[e->lane][shade], lane_stroke[e->lane],
-            w > 3 ? "0.8" : "0");
+            failed ? "#d62728" : lane_fill[kind][shade], lane_stroke[kind], w > 3 ? "0.8" : "0");
     if (w >= 6.5 * (double)strlen(e->name) + 8) { /* room for the nodes' names */
       fprintf(f,
               "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\" "
@@ -250,20 +272,21 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   }
 
   /* legend */
-  double lx = SVG_LEFT;
-  for (int k = 0; k < TANDEM_LANE_COUNT; k++) {
+  int item = 0;
+  for (int k = 0; k < SVG_LANES; k++) {
     int l = lane_order[k];
     if (row_of[l] < 0) continue;
+    double lx = SVG_LEFT + (item % SVG_LEGEND_PER_LINE) * 210.0;
+    double ly = legend_y + (item / SVG_LEGEND_PER_LINE) * SVG_LEGEND_LINE;
+    item++;
     fprintf(f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"16\" rx=\"2\" fill=\"%s\" "
             "stroke=\"%s\"/>\n",
-            lx, legend_y - 12, lane_fill[l][0], lane_stroke[l]);
+            lx, ly - 12, lane_fill[lane_kind(l)][0], lane_stroke[lane_kind(l)]);
     fprintf(
         f,
         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" fill=\"#222\">%s lane: busy %.0f%%</text>\n",
-        lx + 22, legend_y + 1, tandem_lane_name((tandem_lane_t)l),
-        100.0 * (double)busy[l] / (double)(t1 - t0));
-    lx += 215;
+        lx + 22, ly + 1, cli_lane_label(l), 100.0 * (double)busy[l] / (double)(t1 - t0));
   }
   fprintf(
       f,
@@ -271,7 +294,7 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
       "(name #node), else the submission number, else none (hover for the title); the "
       "runtime numbers every submission (warm-up and staging copies too); two shades alternate by "
       "submission; %u arrows: a region waited for another%s</text>\n",
-      SVG_LEFT, legend_y + 24, arrows,
+      SVG_LEFT, legend_y + 24 + (legend_lines - 1) * SVG_LEGEND_LINE, arrows,
       untimed ? "; some regions had no GPU timestamps and are not drawn" : "");
   fputs("</svg>\n", f);
   bool ok = !ferror(f);
