@@ -335,8 +335,10 @@ tandem_status_t tandem_runtime_gpu_describe(tandem_runtime_t *runtime, uint32_t 
 }
 
 /* One GPU of a pair in words: "GPU 1 (llvmpipe (LLVM 15.0.6, 256 bits), llvmpipe)". */
-static void tandem__gpu_words(const tandem__gpu_t *gpu, uint32_t g, char *out, size_t n) {
-  snprintf(out, n, "GPU %u (%s, %s)", g, gpu->info.name, gpu->info.driver_name);
+#define TANDEM__GPU_WORDS 128 /* "GPU %u (" 18, a name of 72, ", " 2, a driver of 24, ")" */
+static void tandem__gpu_words(const tandem__gpu_t *gpu, uint32_t g, char out[TANDEM__GPU_WORDS]) {
+  snprintf(out, TANDEM__GPU_WORDS, "GPU %u (%.72s, %.24s)", g, gpu->info.name,
+           gpu->info.driver_name);
 }
 
 tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from, uint32_t to,
@@ -356,9 +358,9 @@ tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu_at(runtime, to, &b));
   tandem_gpu_pair_info_t known;
   tandem_gpu_pair_info_init(&known);
-  char wa[128], wb[128], why[224];
-  tandem__gpu_words(a, from, wa, sizeof wa);
-  tandem__gpu_words(b, to, wb, sizeof wb);
+  char wa[TANDEM__GPU_WORDS], wb[TANDEM__GPU_WORDS], why[200];
+  tandem__gpu_words(a, from, wa);
+  tandem__gpu_words(b, to, wb);
   /* Why no peer path: what Vulkan would need of the pair. */
   static const uint8_t zero[16];
   const tandem_device_info_t *ia = &a->info, *ib = &b->info;
@@ -379,22 +381,22 @@ tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from
              "device-group peer path");
   known.waits_on_gpu = false;
   known.can_copy = a->can_import_host && b->can_import_host;
-  /* The words are a description: a long device name may cut them short. */
-  int n;
+  /* Sized to fit: two GPUs' words, the reason and the verdict (the names
+   * are cut short above). */
+  _Static_assert(sizeof known.reason >= 3 * TANDEM__GPU_WORDS + 200 + 120, "room for the words");
   if (known.can_copy) {
     known.copy = TANDEM_SHARING_STAGED;
-    n = snprintf(known.reason, sizeof known.reason,
-                 "%s and %s: %s; copies are staged through host memory both import, waits relayed "
-                 "by the host",
-                 wa, wb, why);
+    snprintf(known.reason, sizeof known.reason,
+             "%s and %s: %s; copies are staged through host memory both import, waits relayed "
+             "by the host",
+             wa, wb, why);
   } else {
     known.copy = TANDEM_SHARING_AUTO;
-    n = snprintf(known.reason, sizeof known.reason,
-                 "%s and %s: %s; no copy path: %s cannot import host memory (no "
-                 "VK_EXT_external_memory_host)",
-                 wa, wb, why, a->can_import_host ? wb : wa);
+    snprintf(known.reason, sizeof known.reason,
+             "%s and %s: %s; no copy path: %s cannot import host memory (no "
+             "VK_EXT_external_memory_host)",
+             wa, wb, why, a->can_import_host ? wb : wa);
   }
-  (void)n;
   tandem__struct_out(out_info, &known, sizeof known);
   return TANDEM_OK;
 }

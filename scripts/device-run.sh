@@ -10,7 +10,10 @@
 # pre-armed batches, the tracker against live buffers; copies: the copies
 # survey alone, at 64 MiB and 256 MiB per direction — `bench` already includes
 # the 64 MiB one; paths: copy engines against a copy kernel on the shader cores,
-# and the barrier survey: the two experiments behind issue 10's unmet targets)
+# and the barrier survey: the two experiments behind issue 10's unmet targets;
+# gpus: the GPU beside lavapipe in one runtime — the several-GPU tests, the
+# two-GPU example pipeline and tandem_bench_gpus both ways round — after a
+# call that unpacked lavapipe: scripts/pack-lavapipe.sh says how)
 # Everything is written to a scratch folder and packed into $OUT/results.tgz at
 # the end (the device tool brings back at most 8 files).
 set -uo pipefail
@@ -75,6 +78,49 @@ if [[ $what == *,paths,* ]]; then
   build-device/bench/tandem_bench_copy_paths --mib 256 --rounds 30 2>&1 | tee "$out/copy-paths.txt" || rc=1
   build-device/bench/tandem_bench_copy_paths --mib 64 --rounds 30 2>&1 | tee "$out/copy-paths-64.txt" || rc=1
   build-device/bench/tandem-bench --only barriers 2>&1 | tee "$out/barriers.txt" || rc=1
+fi
+if [[ $what == *,gpus,* ]]; then
+  # Issue 25: the GPU beside lavapipe, two Vulkan devices of different
+  # drivers in one runtime. lavapipe was unpacked by an earlier call on this
+  # machine (scripts/pack-lavapipe.sh, .lavapipe/device-lavapipe.sh); the
+  # GPU's own driver comes first in VK_DRIVER_FILES, so it is Vulkan device 0.
+  lvp=/opt/tandem-lavapipe
+  if [ ! -f "$lvp/lvp_icd.json" ]; then
+    echo "gpus: lavapipe is not unpacked on this machine: run .lavapipe/device-lavapipe.sh" \
+         "in an earlier call (scripts/pack-lavapipe.sh)" | tee "$out/gpus.txt"
+    rc=1
+  else
+    gpu_icd=
+    for f in ${VK_DRIVER_FILES:-} /usr/share/vulkan/icd.d/nvidia_icd.json \
+             /etc/vulkan/icd.d/nvidia_icd.json /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; do
+      if [ -f "$f" ]; then gpu_icd=$f; break; fi
+    done
+    genv=(env "VK_DRIVER_FILES=${gpu_icd:+$gpu_icd:}$lvp/lvp_icd.json"
+          "LD_LIBRARY_PATH=$lvp/usr/lib/x86_64-linux-gnu:$lvp/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}")
+    { "${genv[@]}" vulkaninfo --summary 2>&1 | grep -E "^GPU|deviceName|deviceType|driverName"
+      "${genv[@]}" build-device/tools/tandem devices; } > "$out/gpus-devices.txt" 2>&1 || rc=1
+    cat "$out/gpus-devices.txt"
+    # The suite's several-GPU tests with validation on: test_gpus runs its
+    # vulkan + vulkan case (the GPU beside lavapipe) only where two exist.
+    "${genv[@]}" ctest --test-dir build-device -V \
+      -R '^(test_gpus|cli_run_two_gpus|cli_run_two_gpus_json|bench_gpus_smoke)$' \
+      > "$out/gpus-ctest.log" 2>&1 || rc=1
+    grep -E "test_gpus: |tests passed|\*\*\*Failed" "$out/gpus-ctest.log"
+    # The example pipeline on the two Vulkan devices, checked against the CPU.
+    sed 's/"host:0"/"vulkan:1"/' examples/two-gpus.json > "$out/two-gpus-vulkan.json"
+    "${genv[@]}" build-device/tools/tandem run "$out/two-gpus-vulkan.json" --validate --warmup 2 \
+      --trace "$out/two-gpus-trace.json" --svg "$out/two-gpus.svg" 2>&1 | tee "$out/two-gpus.txt" || rc=1
+    # The bench both ways round, each GPU's rounds sized to its speed
+    # (TANDEM_GPUS_BENCH adds options).
+    "${genv[@]}" build-device/bench/tandem_bench_gpus --gpus vulkan:0,vulkan:1 \
+      --chunks 8 --chunk-kib 1024 --rounds0 32768 --rounds1 16 --runs 10 --handovers 200 \
+      ${TANDEM_GPUS_BENCH:-} --json "$out/gpus-01.json" --trace "$out/gpus-01-trace.json" \
+      2>&1 | tee "$out/gpus-01.txt" || rc=1
+    "${genv[@]}" build-device/bench/tandem_bench_gpus --gpus vulkan:1,vulkan:0 \
+      --chunks 8 --chunk-kib 1024 --rounds0 16 --rounds1 32768 --runs 10 --handovers 200 \
+      ${TANDEM_GPUS_BENCH:-} --json "$out/gpus-10.json" --trace "$out/gpus-10-trace.json" \
+      2>&1 | tee "$out/gpus-10.txt" || rc=1
+  fi
 fi
 if [[ $what == *,decode,* ]]; then
   for mode in "" "--inflight 2" "--no-timestamps" "--no-timestamps --inflight 2" \

@@ -274,15 +274,15 @@ bool svg_write_timeline(const char *path, const tandem_trace_t *trace, const svg
   /* legend */
   int item = 0;
   for (int k = 0; k < SVG_LANES; k++) {
-    int l = lane_order[k];
-    if (row_of[l] < 0) continue;
+    int l = lane_order[k], kind = lane_kind(l);
+    if (row_of[l] < 0 || kind < 0) continue;
     double lx = SVG_LEFT + (item % SVG_LEGEND_PER_LINE) * 210.0;
     double ly = legend_y + (item / SVG_LEGEND_PER_LINE) * SVG_LEGEND_LINE;
     item++;
     fprintf(f,
             "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"16\" rx=\"2\" fill=\"%s\" "
             "stroke=\"%s\"/>\n",
-            lx, ly - 12, lane_fill[lane_kind(l)][0], lane_stroke[lane_kind(l)]);
+            lx, ly - 12, lane_fill[kind][0], lane_stroke[kind]);
     fprintf(
         f,
         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" fill=\"#222\">%s lane: busy %.0f%%</text>\n",

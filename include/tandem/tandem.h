@@ -611,7 +611,7 @@ typedef struct tandem_gpu_pair_info {
    * nothing waits on the host in the caller's thread either way. */
   bool waits_on_gpu;
   /* The two devices, the paths chosen and why nothing better, in words. */
-  char reason[384];
+  char reason[768];
 } tandem_gpu_pair_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_gpu_pair.
