@@ -536,15 +536,19 @@ static void check_words(const uint32_t *w, uint32_t want, const char *side, uint
     }
 }
 
-typedef struct handover_result {
-  double tandem_us, raw_us, floor_us[2], gap_us;
-  bool raw;
-} handover_result_t;
-
-static void handover(tandem_runtime_t *rt, const options_t *o, uint32_t spin_us,
-                     handover_result_t *res) {
-  memset(res, 0, sizeof *res);
+/* One tandem hand-over graph: increment on GPU 0, across, increment on GPU
+ * 1, read back. |one_lane|: every node on its GPU's compute lane (one
+ * region per GPU, as the raw side records it); else the lanes tandem picks
+ * (the copy across as a download on GPU 0 and an upload on GPU 1). */
+typedef struct handover_graph {
   tandem_kernel_t *inc[2];
+  tandem_buffer_t *a0, *b1, *hb1;
+  tandem_exec_t *exec;
+  uint32_t rounds; /* runs so far: the read-back holds rounds + 1 */
+} handover_graph_t;
+
+static void handover_make(tandem_runtime_t *rt, bool one_lane, handover_graph_t *h) {
+  memset(h, 0, sizeof *h);
   tandem_binding_contract_t bc = {HANDOVER_BYTES, 4, TANDEM_ACCESS_READ_WRITE};
   for (uint32_t g = 0; g < 2; g++) {
     tandem_kernel_desc_t kd;
@@ -556,66 +560,116 @@ static void handover(tandem_runtime_t *rt, const options_t *o, uint32_t spin_us,
     kd.binding_count = 1;
     kd.workgroups[0] = kd.workgroups[1] = kd.workgroups[2] = 1;
     kd.gpu = g;
-    CHECK(tandem_kernel_create(rt, &kd, &inc[g]));
+    CHECK(tandem_kernel_create(rt, &kd, &h->inc[g]));
   }
-  tandem_buffer_t *a0, *b1, *hb1;
-  CHECK(tandem_buffer_create_on(rt, 0, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &a0));
-  CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &b1));
-  CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE, &hb1));
+  CHECK(tandem_buffer_create_on(rt, 0, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &h->a0));
+  CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &h->b1));
+  CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE, &h->hb1));
+  tandem_lane_t lane = one_lane ? TANDEM_LANE_COMPUTE : TANDEM_LANE_AUTO;
   tandem_graph_t *g;
   CHECK(tandem_graph_create(rt, &g));
-  tandem_view_t va = tandem_buffer_whole(a0), vb = tandem_buffer_whole(b1);
-  CHECK(tandem_graph_add_dispatch(g, inc[0], &va, 1, NULL, 0));
-  CHECK(tandem_graph_add_copy(g, va, vb, TANDEM_LANE_AUTO));
-  CHECK(tandem_graph_add_dispatch(g, inc[1], &vb, 1, NULL, 0));
-  CHECK(tandem_graph_add_copy(g, vb, tandem_buffer_whole(hb1), TANDEM_LANE_AUTO));
-  tandem_exec_t *e;
-  CHECK(tandem_graph_prepare(g, &e));
+  tandem_view_t va = tandem_buffer_whole(h->a0), vb = tandem_buffer_whole(h->b1);
+  CHECK(tandem_graph_add_dispatch(g, h->inc[0], &va, 1, NULL, 0));
+  CHECK(tandem_graph_add_copy(g, va, vb, lane));
+  CHECK(tandem_graph_add_dispatch(g, h->inc[1], &vb, 1, NULL, 0));
+  CHECK(tandem_graph_add_copy(g, vb, tandem_buffer_whole(h->hb1), lane));
+  CHECK(tandem_graph_prepare(g, &h->exec));
   tandem_graph_release(g);
+}
 
+static void handover_free(handover_graph_t *h) {
+  tandem_exec_release(h->exec);
+  tandem_buffer_release(h->a0), tandem_buffer_release(h->b1), tandem_buffer_release(h->hb1);
+  tandem_kernel_release(h->inc[0]), tandem_kernel_release(h->inc[1]);
+}
+
+/* One run, checked; its wall time, and with GPU timestamps (|gap| not NULL)
+ * GPU 1's first start minus GPU 0's last end. */
+static uint64_t handover_round(handover_graph_t *h, const char *side, uint64_t *gap) {
+  tandem_completion_t *c;
+  uint64_t t0 = now_ns();
+  CHECK(tandem_exec_submit(h->exec, &c));
+  CHECK(tandem_completion_wait(c));
+  uint64_t wall = now_ns() - t0;
+  h->rounds++;
+  if (gap) {
+    tandem_region_profile_t regions[16];
+    tandem_completion_profile_t p;
+    tandem_completion_profile_init(&p);
+    CHECK(tandem_completion_profile(c, &p, regions, 16));
+    uint64_t end0 = 0, start1 = UINT64_MAX;
+    for (uint32_t k = 0; k < p.region_count && k < 16; k++) {
+      int on = lane_gpu(regions[k].lane);
+      if (on == 0 && regions[k].gpu_end_ns > end0) end0 = regions[k].gpu_end_ns;
+      if (on == 1 && regions[k].gpu_start_ns < start1) start1 = regions[k].gpu_start_ns;
+    }
+    *gap = p.gpu_times_valid && start1 != UINT64_MAX && start1 >= end0 ? start1 - end0 : 0;
+  }
+  tandem_completion_release(c);
+  tandem_map_t m;
+  CHECK(tandem_map_read(tandem_buffer_whole(h->hb1), &m));
+  check_words(m.data, h->rounds + 1, side, h->rounds);
+  tandem_unmap(&m);
+  return wall;
+}
+
+/* The relay's gap by GPU timestamps (a runtime with gpu_timestamps): median
+ * over |n| runs of each graph, [0] tandem's lanes, [1] one lane per GPU. */
+static void handover_gaps(tandem_runtime_t *rt, uint32_t n, double gap_us[2]) {
+  uint64_t *v = calloc(n, sizeof *v);
+  if (!v) bench_die("out of memory");
+  for (int one = 0; one < 2; one++) {
+    handover_graph_t h;
+    handover_make(rt, one, &h);
+    handover_round(&h, one ? "tandem, one lane" : "tandem", &v[0]); /* warm-up */
+    for (uint32_t i = 0; i < n; i++) handover_round(&h, one ? "tandem, one lane" : "tandem", &v[i]);
+    gap_us[one] = median_of(v, n) / 1e3;
+    handover_free(&h);
+  }
+  free(v);
+}
+
+typedef struct handover_result {
+  double tandem_us, one_lane_us, raw_us, floor_us[2], gap_us[2];
+  bool raw;
+} handover_result_t;
+
+/* The timed rows, alternated round by round (the order rotating), on a
+ * runtime without GPU timestamps (the raw side records none): tandem's
+ * lanes, one lane per GPU, raw; then each raw half alone. */
+static void handover(tandem_runtime_t *rt, const options_t *o, uint32_t spin_us,
+                     handover_result_t *res) {
+  handover_graph_t lanes, one;
+  handover_make(rt, false, &lanes);
+  handover_make(rt, true, &one);
   raw_side_t r;
   res->raw = raw_side_open(rt, &r, spin_us);
-  uint32_t n = o->handovers;
-  uint64_t *t = calloc(n, sizeof *t), *w = calloc(n, sizeof *w), *f0 = calloc(n, sizeof *f0),
-           *f1 = calloc(n, sizeof *f1), *gap = calloc(n, sizeof *gap);
-  if (!t || !w || !f0 || !f1 || !gap) bench_die("out of memory");
-  tandem_region_profile_t regions[16];
-  uint32_t tandem_rounds = 0, raw_rounds = 0, gaps = 0;
-  /* Warm-up (1), then |n| timed; tandem first on even iterations. */
+  uint32_t n = o->handovers, raw_rounds = 0;
+  uint64_t *t = calloc(n, sizeof *t), *t1 = calloc(n, sizeof *t1), *w = calloc(n, sizeof *w),
+           *f0 = calloc(n, sizeof *f0), *f1 = calloc(n, sizeof *f1);
+  if (!t || !t1 || !w || !f0 || !f1) bench_die("out of memory");
+  /* A warm-up round (0), then |n| timed. */
   for (uint32_t i = 0; i <= n; i++) {
-    for (int side = 0; side < 2; side++) {
-      bool do_tandem = (side == 0) == (i % 2 == 0);
-      if (do_tandem) {
-        uint32_t count;
-        uint64_t wall = run_profiled(e, regions, 16, &count);
-        tandem_rounds++;
-        tandem_map_t m;
-        CHECK(tandem_map_read(tandem_buffer_whole(hb1), &m));
-        check_words(m.data, tandem_rounds + 1, "tandem", i);
-        tandem_unmap(&m);
-        uint64_t end0 = 0, start1 = UINT64_MAX;
-        for (uint32_t k = 0; k < count; k++) {
-          int on = lane_gpu(regions[k].lane);
-          if (on == 0 && regions[k].gpu_end_ns > end0) end0 = regions[k].gpu_end_ns;
-          if (on == 1 && regions[k].gpu_start_ns < start1) start1 = regions[k].gpu_start_ns;
-        }
-        if (i) {
-          t[i - 1] = wall;
-          if (start1 != UINT64_MAX && start1 >= end0) gap[gaps++] = start1 - end0;
-        }
+    for (uint32_t k = 0; k < 3; k++) {
+      uint32_t row = (i + k) % 3;
+      uint64_t wall = 0;
+      if (row == 0) {
+        wall = handover_round(&lanes, "tandem", NULL);
+      } else if (row == 1) {
+        wall = handover_round(&one, "tandem, one lane", NULL);
       } else if (res->raw) {
         uint64_t t0 = now_ns();
         raw_submit_wait(rt, &r, 0);
         raw_submit_wait(rt, &r, 1);
-        uint64_t wall = now_ns() - t0;
+        wall = now_ns() - t0;
         raw_rounds++;
         check_words(r.readback.mapped, raw_rounds + 1, "raw", i);
-        if (i) w[i - 1] = wall;
       }
+      if (i) (row == 0 ? t : row == 1 ? t1 : w)[i - 1] = wall;
     }
   }
   res->tandem_us = median_of(t, n) / 1e3;
-  res->gap_us = gaps ? median_of(gap, gaps) / 1e3 : 0;
+  res->one_lane_us = median_of(t1, n) / 1e3;
   if (res->raw) {
     res->raw_us = median_of(w, n) / 1e3;
     /* Each device's half alone: GPU 0's (its increments are not read back
@@ -634,10 +688,9 @@ static void handover(tandem_runtime_t *rt, const options_t *o, uint32_t spin_us,
     res->floor_us[1] = median_of(f1, n) / 1e3;
     raw_side_close(&r);
   }
-  free(t), free(w), free(f0), free(f1), free(gap);
-  tandem_exec_release(e);
-  tandem_buffer_release(a0), tandem_buffer_release(b1), tandem_buffer_release(hb1);
-  tandem_kernel_release(inc[0]), tandem_kernel_release(inc[1]);
+  free(t), free(t1), free(w), free(f0), free(f1);
+  handover_free(&lanes);
+  handover_free(&one);
 }
 
 /*--------------------------------------------------------------------------
@@ -802,20 +855,46 @@ int main(int argc, char **argv) {
   if (last_count > 48) printf("    (%u more)\n", last_count - 48);
 
   handover_result_t hr;
+  memset(&hr, 0, sizeof hr);
+  handover_gaps(rt, o.handovers < 40 ? o.handovers : 40, hr.gap_us);
+  free(last);
+  for (uint32_t k = 0; k < o.chunks; k++) {
+    tandem_buffer_release(s.in[k]), tandem_buffer_release(s.a[k]), tandem_buffer_release(s.a2[k]);
+    tandem_buffer_release(s.b[k]), tandem_buffer_release(s.b2[k]), tandem_buffer_release(s.out[k]);
+  }
+  tandem_exec_release(s.all);
+  tandem_exec_release(s.one);
+  if (o.trace) {
+    tandem_trace_t *trace;
+    CHECK(tandem_runtime_trace_stop(rt, &trace));
+    CHECK(tandem_trace_write_json(trace, o.trace));
+    tandem_trace_release(trace);
+  }
+  rc = bench_runtime_destroy(rt);
+  /* The timed hand-over on a runtime without GPU timestamps, as the raw side
+   * has none (a timestamp query per region costs a software driver a lot);
+   * made after the first is gone, so only one pair of devices exists. */
+  ro.gpu_timestamps = false;
+  CHECK(tandem_runtime_create(&ro, &rt));
   handover(rt, &o, spin_us, &hr);
   printf("\nhand-over: %u B, GPU 0 increment -> across -> GPU 1 increment -> read back; %u "
-         "rounds, alternated, medians; every round checked\n",
+         "rounds, alternated, medians, no GPU timestamps; every round checked\n",
          HANDOVER_BYTES, o.handovers);
-  printf("  tandem (one graph, the relay)        %8.1f us; GPU 0's end to GPU 1's start %.1f us\n",
-         hr.tandem_us, hr.gap_us);
+  printf("  tandem, its lanes (3 regions per GPU) %8.1f us\n", hr.tandem_us);
+  printf("  tandem, one lane per GPU              %8.1f us\n", hr.one_lane_us);
   if (hr.raw) {
-    printf("  raw Vulkan, same devices and queues  %8.1f us (GPU 0 submit+wait, GPU 1 "
+    printf("  raw Vulkan, same devices and queues   %8.1f us (GPU 0 submit+wait, GPU 1 "
            "submit+wait)\n",
            hr.raw_us);
-    printf("  tandem / raw = %.2f; floor: GPU 0's half alone %.1f us + GPU 1's %.1f us = %.1f us\n",
+    printf("  one lane / raw = %.2f, lanes / raw = %.2f; floor: GPU 0's half alone %.1f us + "
+           "GPU 1's %.1f us = %.1f us\n",
+           hr.raw_us > 0 ? hr.one_lane_us / hr.raw_us : 0,
            hr.raw_us > 0 ? hr.tandem_us / hr.raw_us : 0, hr.floor_us[0], hr.floor_us[1],
            hr.floor_us[0] + hr.floor_us[1]);
   }
+  printf("  GPU 0's last end to GPU 1's first start (GPU timestamps, the first runtime): %.1f us "
+         "with tandem's lanes, %.1f us with one lane\n",
+         hr.gap_us[0], hr.gap_us[1]);
   if (o.json) {
     FILE *f = fopen(o.json, "w");
     if (!f) bench_die("cannot write %s", o.json);
@@ -830,26 +909,15 @@ int main(int argc, char **argv) {
             o.chunks, o.chunk_kib, o.rounds[0], o.rounds[1], o.runs, sr.wall_us, sr.span_us,
             sr.busy_us[0], sr.busy_us[1], sr.overlap_us, sr.serial_us,
             (unsigned long long)sr.copied_bytes);
-    fprintf(f, " \"handover\": {\"rounds\": %u, \"tandem_us\": %.1f, \"gap_us\": %.1f", o.handovers,
-            hr.tandem_us, hr.gap_us);
+    fprintf(f,
+            " \"handover\": {\"rounds\": %u, \"tandem_us\": %.1f, \"one_lane_us\": %.1f, "
+            "\"gap_us\": [%.1f, %.1f]",
+            o.handovers, hr.tandem_us, hr.one_lane_us, hr.gap_us[0], hr.gap_us[1]);
     if (hr.raw)
       fprintf(f, ", \"raw_us\": %.1f, \"floor_us\": [%.1f, %.1f]", hr.raw_us, hr.floor_us[0],
               hr.floor_us[1]);
     fprintf(f, "}}\n");
     fclose(f);
   }
-  free(last);
-  for (uint32_t k = 0; k < o.chunks; k++) {
-    tandem_buffer_release(s.in[k]), tandem_buffer_release(s.a[k]), tandem_buffer_release(s.a2[k]);
-    tandem_buffer_release(s.b[k]), tandem_buffer_release(s.b2[k]), tandem_buffer_release(s.out[k]);
-  }
-  tandem_exec_release(s.all);
-  tandem_exec_release(s.one);
-  if (o.trace) {
-    tandem_trace_t *trace;
-    CHECK(tandem_runtime_trace_stop(rt, &trace));
-    CHECK(tandem_trace_write_json(trace, o.trace));
-    tandem_trace_release(trace);
-  }
-  return bench_runtime_destroy(rt);
+  return bench_runtime_destroy(rt) | rc;
 }
