@@ -23,14 +23,14 @@ apt-get "${o[@]}" update -qq
 # Ubuntu 24.04 machine may lack (ldd on the device names anything missed).
 (cd "$work/debs" && apt-get "${o[@]}" download -qq \
   mesa-vulkan-drivers libllvm15 libz3-4 libxml2 libicu72 libedit2 libtinfo6 \
-  libx11-xcb1 libxcb-dri3-0 libxcb-present0 libxcb-randr0 libxcb-shm0 libxcb-sync1 \
+  libwayland-client0 libx11-xcb1 libxcb-dri3-0 libxcb-present0 libxcb-randr0 libxcb-shm0 libxcb-sync1 \
   libxcb-xfixes0 libxshmfence1)
 for f in "$work"/debs/*.deb; do dpkg -x "$f" "$work/root"; done
 L=usr/lib/x86_64-linux-gnu
 mkdir -p .lavapipe
 (cd "$work/root" && tar cf - $L/libvulkan_lvp.so $L/libLLVM-15.so.1 $L/libz3.so.4 \
   $L/libxml2.so.2* $L/libicuuc.so.72* $L/libicudata.so.72* $L/libedit.so.2* \
-  $L/libX11-xcb.so.1* $L/libxcb-dri3.so.0* $L/libxcb-present.so.0* $L/libxcb-randr.so.0* \
+  $L/libwayland-client.so.0* $L/libX11-xcb.so.1* $L/libxcb-dri3.so.0* $L/libxcb-present.so.0* $L/libxcb-randr.so.0* \
   $L/libxcb-shm.so.0* $L/libxcb-sync.so.1* $L/libxcb-xfixes.so.0* $L/libxshmfence.so.1* \
   lib/x86_64-linux-gnu/libtinfo.so.6* usr/share/vulkan/icd.d/lvp_icd.x86_64.json) |
   xz -9 -T2 > .lavapipe/lavapipe.tar.xz
