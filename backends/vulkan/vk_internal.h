@@ -97,13 +97,22 @@ typedef struct tandem_vk_gpu {
   uint32_t family_count;
   VkPhysicalDeviceMemoryProperties memory;
   /* GPU timestamps: valid on every lane's family, and mapped to CLOCK_MONOTONIC
-   * by one calibration at open (calibrated == false: times are not reported). */
+   * by calibrated pairs (calibrated == false: times are not reported). A GPU's
+   * counter drifts from the host's clock (the H200's by -2 ppm, 2026-12-04:
+   * 7 ms an hour, which would misplace a long-lived runtime's regions against
+   * its submit times and another GPU's), so the mapping is kept fresh
+   * (vk_submit.c, tandem_vk_clock_map): a new pair when the last is over 100
+   * ms old, and the rate measured between the first pair and the newest once
+   * they are a second apart. Guarded by clock_mutex. */
   bool timestamps;
   bool calibrated;
-  uint64_t timestamp_mask;  /* from the smallest timestampValidBits of the lanes */
-  double timestamp_period;  /* ns per tick */
-  uint64_t tick0, host0_ns; /* one calibrated pair */
-  uint64_t wait_spin_ns;    /* completion waits poll this long before blocking */
+  uint64_t timestamp_mask; /* from the smallest timestampValidBits of the lanes */
+  double timestamp_period; /* ns per tick, as the device reports it */
+  pthread_mutex_t clock_mutex;
+  uint64_t tick_first, host_first;   /* the pair taken at open */
+  uint64_t tick_anchor, host_anchor; /* the newest pair */
+  double clock_rate;                 /* ns per tick: timestamp_period until measured */
+  uint64_t wait_spin_ns;             /* completion waits poll this long before blocking */
   /* Held across the NPU lane's vkSignalSemaphore and across every timeline
    * counter read, so no read returns a GPU value whose NPU wait is signalled
    * but not yet recorded by the validation layer: Debian 12's layer (1.3.239)
@@ -271,5 +280,9 @@ void tandem_vk_fault_wrap_loader(void);
 void tandem_vk_fault_wrap_instance(void);
 void tandem_vk_fault_wrap_device(struct VolkDeviceTable *table, VkDevice device);
 void tandem_vk_fault_forget_device(VkDevice device);
+
+/* One calibrated pair (GPU tick, CLOCK_MONOTONIC ns): the best of three
+ * tries by the driver's maxDeviation. False when the call fails. */
+bool tandem_vk_clock_pair(tandem_vk_gpu_t *g, uint64_t *out_tick, uint64_t *out_host_ns);
 
 #endif /* TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_ */

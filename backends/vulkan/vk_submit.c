@@ -646,6 +646,33 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
   return TANDEM_OK;
 }
 
+#define TANDEM_VK_CLOCK_REFRESH_NS 100000000ull /* a new pair when the last is older */
+#define TANDEM_VK_CLOCK_RATE_NS 1000000000ull   /* pairs this far apart measure the rate */
+
+/* Freshens |g|'s tick-to-host mapping if its newest pair is stale and returns
+ * the mapping to use now (anchor pair and rate), under clock_mutex. A failed
+ * calibration keeps the mapping it had: times stay reported, a little less
+ * exact. */
+static void tandem_vk_clock_map(tandem_vk_gpu_t *g, uint64_t *tick, uint64_t *host, double *rate) {
+  pthread_mutex_lock(&g->clock_mutex);
+  uint64_t now = tandem__now_ns();
+  uint64_t t, h;
+  if (now - g->host_anchor >= TANDEM_VK_CLOCK_REFRESH_NS && tandem_vk_clock_pair(g, &t, &h)) {
+    uint64_t ticks = (t - g->tick_first) & g->timestamp_mask;
+    /* The rate from the first pair to this one: each pair is off by at most
+     * the driver's deviation (microseconds), a part in a million over a
+     * second; the device's nominal period is off by the drift itself. */
+    if (h - g->host_first >= TANDEM_VK_CLOCK_RATE_NS && ticks)
+      g->clock_rate = (double)(h - g->host_first) / (double)ticks;
+    g->tick_anchor = t;
+    g->host_anchor = h;
+  }
+  *tick = g->tick_anchor;
+  *host = g->host_anchor;
+  *rate = g->clock_rate;
+  pthread_mutex_unlock(&g->clock_mutex);
+}
+
 tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, uint32_t slot,
                                              uint64_t *out) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -653,6 +680,9 @@ tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, 
   uint32_t n = 2 * p->region_count;
   memset(out, 0, n * sizeof *out);
   if (!p->queries || !g->calibrated) return TANDEM_ERROR_UNSUPPORTED;
+  uint64_t tick0, host0;
+  double rate;
+  tandem_vk_clock_map(g, &tick0, &host0, &rate);
   /* Region by region: NPU regions have no command buffer and no queries. */
   for (uint32_t r = 0; r < p->region_count; r++) {
     if (p->region_lane[r] == TANDEM_LANE_NPU) continue;
@@ -667,8 +697,11 @@ tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *base, void *native, 
                     : TANDEM_ERROR_UNSUPPORTED;
     }
     for (int i = 0; i < 2; i++) {
-      int64_t ticks = (int64_t)((pair[i] & g->timestamp_mask) - g->tick0);
-      pair[i] = (uint64_t)((int64_t)g->host0_ns + (int64_t)((double)ticks * g->timestamp_period));
+      /* Signed ticks from the anchor: a region may precede the newest pair. */
+      uint64_t d = ((pair[i] & g->timestamp_mask) - tick0) & g->timestamp_mask;
+      int64_t ticks =
+          d > g->timestamp_mask / 2 ? -(int64_t)((g->timestamp_mask - d) + 1) : (int64_t)d;
+      pair[i] = (uint64_t)((int64_t)host0 + (int64_t)((double)ticks * rate));
     }
   }
   return TANDEM_OK;

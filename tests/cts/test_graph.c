@@ -1954,6 +1954,49 @@ static void test_record_errors_more(void **state) {
   tandem_buffer_release(b);
 }
 
+/* GPU times stay on the host's clock as the runtime lives on: tiny runs
+ * spread over 2.5 s, past the first re-calibration and the rate measured a
+ * second after open (vk_submit.c), must each lie inside submit .. observed,
+ * within 50 us. A drift like the H200's (-2 ppm) needs an hour to show
+ * without the re-calibration; what this holds is that re-calibrating never
+ * moves times out of their window. */
+static void test_profile_times_hold(void **state) {
+  tandem_runtime_t *rt = *state;
+  tandem_buffer_t *b = th_buffer(rt, 4096, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 7, TANDEM_LANE_COMPUTE));
+  tandem_exec_t *e = prepare_release(g);
+  const int64_t slack = 50000;
+  int64_t worst = 0;
+  for (int i = 0; i < 26; i++) {
+    tandem_completion_t *c = NULL;
+    TH_ASSERT_OK(tandem_exec_submit(e, &c));
+    TH_ASSERT_OK(tandem_completion_wait(c));
+    tandem_completion_profile_t p;
+    tandem_completion_profile_init(&p);
+    tandem_region_profile_t r[4];
+    TH_ASSERT_OK(tandem_completion_profile(c, &p, r, 4));
+    tandem_completion_release(c);
+    assert_true(p.gpu_times_valid);
+    /* How far the GPU's times fall outside the host's window, either way. */
+    int64_t early = (int64_t)p.host_submit_ns - (int64_t)r[0].gpu_start_ns;
+    int64_t late = (int64_t)r[0].gpu_end_ns - (int64_t)p.host_observed_ns;
+    int64_t off = early > late ? early : late;
+    if (off > worst) worst = off;
+    if (off > slack)
+      fail_msg("run %d, %.1f s in: GPU %" PRIu64 "..%" PRIu64 " is %.1f us outside submit %" PRIu64
+               " .. observed %" PRIu64,
+               i, i * 0.1, r[0].gpu_start_ns, r[0].gpu_end_ns, (double)off / 1e3, p.host_submit_ns,
+               p.host_observed_ns);
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+  }
+  fprintf(stderr, "test_profile_times_hold: GPU times at most %.1f us outside the host's window\n",
+          worst > 0 ? (double)worst / 1e3 : 0.0);
+  tandem_exec_release(e);
+  tandem_buffer_release(b);
+}
+
 int main(void) {
 #define GPU_TEST(f) cmocka_unit_test_setup_teardown(f, th_setup_gpu, th_teardown_gpu)
 #define TS_TEST(f) cmocka_unit_test_setup_teardown(f, setup_timestamps, th_teardown_gpu)
@@ -1979,6 +2022,7 @@ int main(void) {
       GPU_TEST(test_poison_rewrite_in_flight),
       TS_TEST(test_submit_after),
       TS_TEST(test_profile_and_trace),
+      TS_TEST(test_profile_times_hold),
       TS_TEST(test_lane_override),
       GPU_TEST(test_profile_without_timestamps),
       GPU_TEST(test_record_errors_more),
