@@ -694,6 +694,58 @@ static void handover(tandem_runtime_t *rt, const options_t *o, uint32_t spin_us,
 }
 
 /*--------------------------------------------------------------------------
+ * Clock drift: each Vulkan GPU's timestamp counter against CLOCK_MONOTONIC
+ *--------------------------------------------------------------------------*/
+
+/* A calibrated pair on tandem's device for GPU |g| (the runtime has GPU
+ * timestamps, so VK_EXT_calibrated_timestamps is enabled where it exists);
+ * false where it cannot be taken. */
+typedef struct clock_probe {
+  raw_t raw;
+  bool ok;
+  uint64_t tick, host;
+  double period;
+} clock_probe_t;
+
+static bool clock_pair(clock_probe_t *c, uint64_t *tick, uint64_t *host) {
+  if (!c->raw.vk.vkGetCalibratedTimestampsEXT) return false;
+  VkCalibratedTimestampInfoEXT info[2] = {{.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                           .timeDomain = VK_TIME_DOMAIN_DEVICE_EXT},
+                                          {.sType = VK_STRUCTURE_TYPE_CALIBRATED_TIMESTAMP_INFO_EXT,
+                                           .timeDomain = VK_TIME_DOMAIN_CLOCK_MONOTONIC_EXT}};
+  uint64_t values[2], deviation;
+  if (c->raw.vk.vkGetCalibratedTimestampsEXT(c->raw.device, 2, info, values, &deviation) !=
+      VK_SUCCESS)
+    return false;
+  *tick = values[0], *host = values[1];
+  return true;
+}
+
+static void clock_start(tandem_runtime_t *rt, uint32_t g, clock_probe_t *c) {
+  memset(c, 0, sizeof *c);
+  if (strcmp(tandem_runtime_gpu_backend(rt, g), "vulkan") != 0) return;
+  raw_open_at(&c->raw, rt, g);
+  VkPhysicalDeviceProperties props;
+  vkGetPhysicalDeviceProperties(c->raw.physical, &props);
+  c->period = props.limits.timestampPeriod;
+  c->ok = clock_pair(c, &c->tick, &c->host);
+}
+
+/* The counter's rate against the host's clock since clock_start, in parts
+ * per million off the device's nominal period; NAN when not measured. */
+static double clock_drift_ppm(clock_probe_t *c, double *seconds) {
+  double ppm = 0.0 / 0.0;
+  uint64_t tick, host;
+  *seconds = 0;
+  if (c->ok && clock_pair(c, &tick, &host) && tick > c->tick) {
+    *seconds = (double)(host - c->host) / 1e9;
+    ppm = ((double)(host - c->host) / ((double)(tick - c->tick) * c->period) - 1.0) * 1e6;
+  }
+  if (c->raw.device) raw_close(&c->raw);
+  return ppm;
+}
+
+/*--------------------------------------------------------------------------
  * Options and the report
  *--------------------------------------------------------------------------*/
 
@@ -814,6 +866,8 @@ int main(int argc, char **argv) {
     return 77;
   }
   uint32_t spin_us = ro.wait_spin_us;
+  clock_probe_t clocks[2];
+  for (uint32_t g = 0; g < 2; g++) clock_start(rt, g, &clocks[g]);
 
   split_t s;
   split_make(rt, &s, &o);
@@ -857,6 +911,16 @@ int main(int argc, char **argv) {
   handover_result_t hr;
   memset(&hr, 0, sizeof hr);
   handover_gaps(rt, o.handovers < 40 ? o.handovers : 40, hr.gap_us);
+  double drift[2], drift_s[2];
+  printf("\nclocks: each GPU's timestamp counter against CLOCK_MONOTONIC (what tandem's "
+         "calibration corrects)\n");
+  for (uint32_t g = 0; g < 2; g++) {
+    drift[g] = clock_drift_ppm(&clocks[g], &drift_s[g]);
+    if (drift[g] == drift[g])
+      printf("  GPU %u: %+.2f ppm off its nominal period over %.1f s (%.1f us per second)\n", g,
+             drift[g], drift_s[g], drift[g]);
+    else printf("  GPU %u: not measured (no Vulkan calibrated timestamps)\n", g);
+  }
   free(last);
   for (uint32_t k = 0; k < o.chunks; k++) {
     tandem_buffer_release(s.in[k]), tandem_buffer_release(s.a[k]), tandem_buffer_release(s.a2[k]);
@@ -902,6 +966,12 @@ int main(int argc, char **argv) {
             o.gpus[0].backend, o.gpus[0].index, o.gpus[1].backend, o.gpus[1].index);
     fprintf(f, " \"copy_path\": \"%s\", \"waits_on_gpu\": %s,\n", tandem_sharing_name(pair.copy),
             pair.waits_on_gpu ? "true" : "false");
+    fprintf(f, " \"clock_drift_ppm\": [");
+    for (uint32_t g = 0; g < 2; g++) {
+      if (drift[g] == drift[g]) fprintf(f, "%s%.3f", g ? ", " : "", drift[g]);
+      else fprintf(f, "%snull", g ? ", " : "");
+    }
+    fprintf(f, "],\n");
     fprintf(f,
             " \"split\": {\"chunks\": %u, \"chunk_kib\": %u, \"rounds\": [%u, %u], \"runs\": %u, "
             "\"wall_us\": %.1f, \"span_us\": %.1f, \"busy_us\": [%.1f, %.1f], \"overlap_us\": "
