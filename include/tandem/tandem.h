@@ -280,7 +280,8 @@ typedef void (*tandem_validation_callback_t)(void *user_data, tandem_validation_
  * touches, and a node that touches two GPUs' buffers is refused, naming both,
  * except a copy between them (tandem_graph_add_copy: staged through host
  * memory, two nodes). Dependencies are inferred across GPUs as across lanes: a node on
- * GPU 1 that reads what GPU 0 wrote waits for it, and fails with it. */
+ * GPU 1 that reads what GPU 0 wrote waits for it, and fails with it.
+ * tandem_runtime_gpu_pair (below) says which path a pair of GPUs takes. */
 #define TANDEM_MAX_GPUS 4
 
 typedef struct tandem_gpu_choice {
