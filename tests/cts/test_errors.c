@@ -366,6 +366,45 @@ static tandem_status_t handles_absent(void) {
   return s;
 }
 
+/* Several GPUs, on the one-GPU fixture: GPU numbers past it, NULLs. */
+static tandem_status_t open_gpu_at_range(void) { return keep(tandem_runtime_open_gpu_at(F.rt, 4)); }
+static tandem_status_t describe_null(void) {
+  return keep(tandem_runtime_gpu_describe(F.rt, 0, NULL));
+}
+static tandem_status_t describe_range(void) {
+  tandem_device_info_t info;
+  tandem_device_info_init(&info);
+  return keep(tandem_runtime_gpu_describe(F.rt, 2, &info));
+}
+static tandem_status_t pair_null(void) { return keep(tandem_runtime_gpu_pair(F.rt, 0, 1, NULL)); }
+static tandem_status_t pair_size(void) {
+  tandem_gpu_pair_info_t info;
+  tandem_gpu_pair_info_init(&info);
+  info.struct_size = 8;
+  return keep(tandem_runtime_gpu_pair(F.rt, 0, 1, &info));
+}
+static tandem_status_t pair_self(void) {
+  tandem_gpu_pair_info_t info;
+  tandem_gpu_pair_info_init(&info);
+  return keep(tandem_runtime_gpu_pair(F.rt, 0, 0, &info));
+}
+static tandem_status_t pair_range(void) {
+  tandem_gpu_pair_info_t info;
+  tandem_gpu_pair_info_init(&info);
+  return keep(tandem_runtime_gpu_pair(F.rt, 0, 1, &info));
+}
+static tandem_status_t handles_at_range(void) {
+  tandem_vulkan_handles_t h;
+  tandem_vulkan_handles_init(&h);
+  return keep(tandem_runtime_vulkan_handles_at(F.rt, 3, &h));
+}
+static tandem_status_t create_on_range(void) {
+  tandem_buffer_t *b = NULL;
+  tandem_status_t s = keep(tandem_buffer_create_on(F.rt, 2, 64, TANDEM_PLACEMENT_GPU_LOCAL, &b));
+  tandem_buffer_release(b);
+  return s;
+}
+
 /* buffer_create */
 static tandem_buffer_t *g_made; /* released by the calls that make it */
 static tandem_status_t create_on(tandem_runtime_t *rt, uint64_t size, tandem_placement_t p) {
@@ -1992,6 +2031,16 @@ static const row_t rows[] = {
     R(tandem_runtime_open_gpu, OUT_OF_MEMORY, "allocating the Vulkan device", open_gpu_oom),
     R(tandem_runtime_vulkan_handles, INVALID_ARGUMENT, "out is NULL", handles_null),
     R(tandem_runtime_vulkan_handles, NO_DEVICE, "gpu_index is 99", handles_absent),
+    R(tandem_runtime_open_gpu_at, OUT_OF_RANGE, "GPU 4: the runtime has 1 GPU", open_gpu_at_range),
+    R(tandem_runtime_gpu_describe, INVALID_ARGUMENT, "out_info", describe_null),
+    R(tandem_runtime_gpu_describe, OUT_OF_RANGE, "GPU 2: the runtime has 1 GPU", describe_range),
+    R(tandem_runtime_gpu_pair, INVALID_ARGUMENT, "out_info is NULL", pair_null),
+    R(tandem_runtime_gpu_pair, INVALID_ARGUMENT, "sizeof(tandem_gpu_pair_info_t)", pair_size),
+    R(tandem_runtime_gpu_pair, INVALID_ARGUMENT, "GPU 0 paired with itself", pair_self),
+    R(tandem_runtime_gpu_pair, OUT_OF_RANGE, "GPU 1: the runtime has 1 GPU", pair_range),
+    R(tandem_runtime_vulkan_handles_at, OUT_OF_RANGE, "GPU 3: the runtime has 1 GPU",
+      handles_at_range),
+    R(tandem_buffer_create_on, OUT_OF_RANGE, "GPU 2: the runtime has 1 GPU", create_on_range),
     R(tandem_buffer_create, OUT_OF_RANGE, "buffer size 0", buffer_size),
     R(tandem_buffer_create, INVALID_ARGUMENT, "placement 9", buffer_placement),
     R(tandem_buffer_create, UNSUPPORTED, "placement SHARED needs an NPU", buffer_no_npu),
@@ -2357,6 +2406,11 @@ static void table_covers_the_header(void **state) {
                                           "tandem_runtime_gpu_info",
                                           "tandem_runtime_open_gpu",
                                           "tandem_runtime_vulkan_handles",
+                                          "tandem_runtime_open_gpu_at",
+                                          "tandem_runtime_gpu_describe",
+                                          "tandem_runtime_gpu_pair",
+                                          "tandem_runtime_vulkan_handles_at",
+                                          "tandem_buffer_create_on",
                                           "tandem_buffer_create",
                                           "tandem_buffer_memory",
                                           "tandem_buffer_view",
