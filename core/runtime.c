@@ -374,11 +374,15 @@ tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from
     snprintf(why, sizeof why,
              "two drivers: neither can import the other's memory or timelines (Vulkan "
              "imports opaque fds only into the device that made them)");
-  else
+  else if (memcmp(ia->device_uuid, ib->device_uuid, 16) != 0)
     snprintf(why, sizeof why,
              "two devices of one driver: Vulkan imports opaque-fd memory and timelines only "
              "into the device that made them (deviceUUID), and tandem builds no dma-buf or "
              "device-group peer path");
+  else
+    snprintf(why, sizeof why,
+             "one device twice (equal deviceUUID and driverUUID, two drivers' instances of it): "
+             "they could share opaque-fd memory and timelines, which tandem does not build");
   known.waits_on_gpu = false;
   known.can_copy = a->can_import_host && b->can_import_host;
   /* Sized to fit: two GPUs' words, the reason and the verdict (the names
