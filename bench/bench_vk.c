@@ -49,6 +49,26 @@ void bench_vk_load(tandem_runtime_t *rt, tandem_vulkan_handles_t *h, struct Volk
  * process cost each round trip about 160 µs on the H200 and would slow both
  * sides alike, flattering every ratio. It makes its own command pools,
  * timeline semaphores, descriptor pool and buffers on that device. */
+VkResult bench_vk_submit_one(const struct VolkDeviceTable *vk, tandem_runtime_t *rt, int lane,
+                             VkQueue queue, VkCommandBuffer cb, VkSemaphore timeline,
+                             uint64_t value) {
+  VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                   .commandBuffer = cb};
+  VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                  .semaphore = timeline,
+                                  .value = value,
+                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
+  VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                      .commandBufferInfoCount = 1,
+                      .pCommandBufferInfos = &cbi,
+                      .signalSemaphoreInfoCount = 1,
+                      .pSignalSemaphoreInfos = &signal};
+  tandem_runtime_queue_lock(rt, lane);
+  VkResult r = vk->vkQueueSubmit2(queue, 1, &si, VK_NULL_HANDLE);
+  tandem_runtime_queue_unlock(rt, lane);
+  return r;
+}
+
 void raw_open(raw_t *raw, tandem_runtime_t *rt) { raw_open_at(raw, rt, 0); }
 
 void raw_open_at(raw_t *raw, tandem_runtime_t *rt, uint32_t gpu) {

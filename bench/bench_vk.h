@@ -47,6 +47,13 @@ void bench_die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 
  * device's functions. */
 void bench_vk_load(tandem_runtime_t *rt, tandem_vulkan_handles_t *h, struct VolkDeviceTable *vk);
 
+/* Submits |cb| to |queue| under tandem's queue lock of lane id |lane| (a
+ * tandem_gpu_lane id), signalling |timeline| to |value| and waiting for
+ * nothing; the submit's result. */
+VkResult bench_vk_submit_one(const struct VolkDeviceTable *vk, tandem_runtime_t *rt, int lane,
+                             VkQueue queue, VkCommandBuffer cb, VkSemaphore timeline,
+                             uint64_t value);
+
 /* Lanes of the raw side, in tandem's numbering (upload, compute, download). */
 #define RAW_LANES 3
 

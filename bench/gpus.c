@@ -401,37 +401,28 @@ typedef struct raw_side {
 static void raw_submit_wait(tandem_runtime_t *rt, raw_side_t *r, uint32_t g) {
   raw_t *raw = &r->dev[g];
   const int lane = TANDEM_LANE_COMPUTE;
-  VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                   .commandBuffer = r->cb[g]};
-  VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                  .semaphore = raw->timeline[lane],
-                                  .value = ++raw->value[lane],
-                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
-  VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                      .commandBufferInfoCount = 1,
-                      .pCommandBufferInfos = &cbi,
-                      .signalSemaphoreInfoCount = 1,
-                      .pSignalSemaphoreInfos = &signal};
-  int id = tandem_gpu_lane(g, TANDEM_LANE_COMPUTE);
-  tandem_runtime_queue_lock(rt, id);
-  VkResult vr = raw->vk.vkQueueSubmit2(raw->queue[lane], 1, &si, VK_NULL_HANDLE);
-  tandem_runtime_queue_unlock(rt, id);
-  VKCHECK(vr);
+  uint64_t value = ++raw->value[lane];
+  VKCHECK(bench_vk_submit_one(&raw->vk, rt, tandem_gpu_lane(g, TANDEM_LANE_COMPUTE),
+                              raw->queue[lane], r->cb[g], raw->timeline[lane], value));
   uint64_t until = now_ns() + r->spin_ns, v = 0;
-  while (v < signal.value && now_ns() < until)
+  while (v < value && now_ns() < until)
     VKCHECK(raw->vk.vkGetSemaphoreCounterValue(raw->device, raw->timeline[lane], &v));
-  if (v < signal.value) {
+  if (v < value) {
     VkSemaphoreWaitInfo wi = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                               .semaphoreCount = 1,
                               .pSemaphores = &raw->timeline[lane],
-                              .pValues = &signal.value};
+                              .pValues = &value};
     VKCHECK(raw->vk.vkWaitSemaphores(raw->device, &wi, UINT64_MAX));
   }
 }
 
-static void barrier(raw_t *raw, VkCommandBuffer cb, VkPipelineStageFlags2 ss, VkAccessFlags2 sa,
-                    VkPipelineStageFlags2 ds, VkAccessFlags2 da) {
-  raw_barrier(raw, cb, ss, sa, ds, da);
+/* GPU |g|'s increment of its 256 bytes, one workgroup, into |cb|. */
+static void record_increment(raw_side_t *r, uint32_t g, VkCommandBuffer cb) {
+  raw_t *d = &r->dev[g];
+  d->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[g].pipeline);
+  d->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[g].layout, 0, 1,
+                                &r->set[g], 0, NULL);
+  d->vk.vkCmdDispatch(cb, 1, 1, 1);
 }
 
 /* False (with the reason printed) when the raw side cannot run here. */
@@ -477,37 +468,31 @@ static bool raw_side_open(tandem_runtime_t *rt, raw_side_t *r, uint32_t spin_us)
   d0->vk.vkFreeCommandBuffers(d0->device, d0->pool[TANDEM_LANE_COMPUTE], 1, &zero);
   /* GPU 0: increment, then into the host memory both import. */
   VkCommandBuffer cb = r->cb[0] = raw_begin(d0, TANDEM_LANE_COMPUTE);
-  barrier(d0, cb, VK_PIPELINE_STAGE_2_CLEAR_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
-          VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT,
-          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-          VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
-  d0->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[0].pipeline);
-  d0->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[0].layout, 0, 1,
-                                 &r->set[0], 0, NULL);
-  d0->vk.vkCmdDispatch(cb, 1, 1, 1);
-  barrier(d0, cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+  raw_barrier(d0, cb, VK_PIPELINE_STAGE_2_CLEAR_BIT | VK_PIPELINE_STAGE_2_COPY_BIT,
+              VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT,
+              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+              VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  record_increment(r, 0, cb);
+  raw_barrier(d0, cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
   d0->vk.vkCmdCopyBuffer(cb, r->r0.buffer, r->stage[0].buffer, 1, &region);
-  barrier(d0, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+  raw_barrier(d0, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
   VKCHECK(d0->vk.vkEndCommandBuffer(cb));
   /* GPU 1: from the host memory, increment, read back. */
   cb = r->cb[1] = raw_begin(d1, TANDEM_LANE_COMPUTE);
-  barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
-          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+  raw_barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT,
+              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
   d1->vk.vkCmdCopyBuffer(cb, r->stage[1].buffer, r->r1.buffer, 1, &region);
-  barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-          VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
-  d1->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[1].pipeline);
-  d1->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->inc[1].layout, 0, 1,
-                                 &r->set[1], 0, NULL);
-  d1->vk.vkCmdDispatch(cb, 1, 1, 1);
-  barrier(d1, cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-          VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
+  raw_barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+              VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT);
+  record_increment(r, 1, cb);
+  raw_barrier(d1, cb, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_READ_BIT);
   d1->vk.vkCmdCopyBuffer(cb, r->r1.buffer, r->readback.buffer, 1, &region);
-  barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-          VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
+  raw_barrier(d1, cb, VK_PIPELINE_STAGE_2_COPY_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+              VK_PIPELINE_STAGE_2_HOST_BIT, VK_ACCESS_2_HOST_READ_BIT);
   VKCHECK(d1->vk.vkEndCommandBuffer(cb));
   return true;
 }

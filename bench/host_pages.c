@@ -182,25 +182,11 @@ static void record_copy(bench_t *b, VkCommandBuffer cb, int dir, VkBuffer src, V
 /* Submits |cb| on |dir|'s queue (DIR_COUNT: the compute lane's, whose
  * signal goes to done[DIR_UP]: the caller waits for it at once). */
 static void submit(bench_t *b, tandem_runtime_t *rt, int dir, VkCommandBuffer cb) {
-  VkCommandBufferSubmitInfo cbi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                   .commandBuffer = cb};
   int d = dir == DIR_COUNT ? DIR_UP : dir;
-  VkSemaphoreSubmitInfo signal = {.sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                  .semaphore = b->done[d],
-                                  .value = ++b->done_value[d],
-                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT};
-  VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                      .commandBufferInfoCount = 1,
-                      .pCommandBufferInfos = &cbi,
-                      .signalSemaphoreInfoCount = 1,
-                      .pSignalSemaphoreInfos = &signal};
   int lane = dir == DIR_UP     ? TANDEM_LANE_UPLOAD
              : dir == DIR_DOWN ? TANDEM_LANE_DOWNLOAD
                                : TANDEM_LANE_COMPUTE;
-  tandem_runtime_queue_lock(rt, lane);
-  VkResult r = b->vk.vkQueueSubmit2(b->queue[dir], 1, &si, VK_NULL_HANDLE);
-  tandem_runtime_queue_unlock(rt, lane);
-  VKCHECK(r);
+  VKCHECK(bench_vk_submit_one(&b->vk, rt, lane, b->queue[dir], cb, b->done[d], ++b->done_value[d]));
 }
 
 static void poll_done(bench_t *b, int dir) {
