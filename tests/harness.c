@@ -453,3 +453,27 @@ tandem_graph_t *th_graph(tandem_runtime_t *rt) {
   TH_ASSERT_U64_EQ(tandem_graph_node_count(g), 0);
   return g;
 }
+
+static void *th__bg_submit_main(void *arg) {
+  th_bg_submit_t *b = arg;
+  tandem_completion_t *c = NULL;
+  b->status = tandem_exec_submit(b->exec, &c);
+  atomic_store(&b->submitted, 1);
+  if (b->status == TANDEM_OK) b->status = tandem_completion_wait(c);
+  tandem_completion_release(c);
+  atomic_store(&b->finished, 1);
+  return NULL;
+}
+
+void th_bg_submit_start(th_bg_submit_t *b, tandem_exec_t *exec) {
+  b->exec = exec;
+  b->status = TANDEM_OK;
+  atomic_init(&b->submitted, 0);
+  atomic_init(&b->finished, 0);
+  assert_int_equal(pthread_create(&b->thread, NULL, th__bg_submit_main, b), 0);
+}
+
+tandem_status_t th_bg_submit_join(th_bg_submit_t *b) {
+  pthread_join(b->thread, NULL);
+  return b->status;
+}

@@ -15,8 +15,10 @@
 #ifndef TANDEM_TESTS_HARNESS_H_
 #define TANDEM_TESTS_HARNESS_H_
 
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -195,6 +197,18 @@ tandem_graph_t *th_graph(tandem_runtime_t *runtime);
 tandem_kernel_t *th_add_one_kernel(tandem_runtime_t *runtime, uint32_t n);
 tandem_status_t th_add_add_one(tandem_graph_t *graph, tandem_kernel_t *kernel, tandem_view_t view,
                                uint32_t n);
+/* A submission of |exec| made and waited for on a thread of its own, for
+ * tests that hold a queue lock meanwhile: |submitted| is set once
+ * tandem_exec_submit returned, |finished| once the wait did; join returns
+ * the submit's status, or the wait's when the submit succeeded. */
+typedef struct th_bg_submit {
+  tandem_exec_t *exec;
+  atomic_int submitted, finished; /* set by the thread */
+  tandem_status_t status;
+  pthread_t thread;
+} th_bg_submit_t;
+void th_bg_submit_start(th_bg_submit_t *b, tandem_exec_t *exec);
+tandem_status_t th_bg_submit_join(th_bg_submit_t *b);
 
 /*---------------------------------------------------------------------------
  * Plain Vulkan (harness_vk.c): what an application makes without tandem.

@@ -119,23 +119,7 @@ static void test_missing_gpu_index(void **state) {
 
 /* The native handles name tandem's own device and lane queues, and the queue
  * lock is the one tandem's submissions take: a submit from another thread
- * waits until it is given back. */
-typedef struct locked_submit {
-  tandem_exec_t *exec;
-  atomic_int done;
-  tandem_status_t status;
-} locked_submit_t;
-
-static void *submit_thread(void *arg) {
-  locked_submit_t *ls = arg;
-  tandem_completion_t *c = NULL;
-  ls->status = tandem_exec_submit(ls->exec, &c);
-  atomic_store(&ls->done, 1);
-  if (ls->status == TANDEM_OK) ls->status = tandem_completion_wait(c);
-  tandem_completion_release(c);
-  return NULL;
-}
-
+ * waits until it is given back (th_bg_submit). */
 static void test_native_handles(void **state) {
   tandem_runtime_t *rt = *state;
   tandem_vulkan_handles_t h;
@@ -165,17 +149,14 @@ static void test_native_handles(void **state) {
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 7, TANDEM_LANE_COMPUTE));
   tandem_exec_t *e = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  locked_submit_t ls = {.exec = e, .status = TANDEM_OK};
-  atomic_init(&ls.done, 0);
+  th_bg_submit_t ls;
   tandem_runtime_queue_lock(rt, TANDEM_LANE_COMPUTE);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, submit_thread, &ls), 0);
+  th_bg_submit_start(&ls, e);
   struct timespec pause = {0, 50 * 1000 * 1000};
   nanosleep(&pause, NULL);
-  assert_int_equal(atomic_load(&ls.done), 0); /* still blocked in vkQueueSubmit2's lock */
+  assert_int_equal(atomic_load(&ls.submitted), 0); /* still blocked in vkQueueSubmit2's lock */
   tandem_runtime_queue_unlock(rt, TANDEM_LANE_COMPUTE);
-  pthread_join(th, NULL);
-  TH_ASSERT_OK(ls.status);
+  TH_ASSERT_OK(th_bg_submit_join(&ls));
   uint32_t got[1024];
   th_read(b, 0, got, sizeof got);
   TH_ASSERT_U32_FILL(got, 7, 1024, "fill submitted after the lock was given back");
@@ -211,19 +192,17 @@ static void test_queue_lock_nests(void **state) {
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 9, TANDEM_LANE_COMPUTE));
   tandem_exec_t *e = NULL;
   TH_ASSERT_OK(tandem_graph_prepare(g, &e));
-  locked_submit_t ls = {.exec = e, .status = TANDEM_OK};
-  atomic_init(&ls.done, 0);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, submit_thread, &ls), 0);
+  th_bg_submit_t ls;
+  th_bg_submit_start(&ls, e);
   struct timespec pause = {0, 50 * 1000 * 1000};
   for (int k = n; k-- > 0;) {
     nanosleep(&pause, NULL);
-    assert_int_equal(atomic_load(&ls.done), 0); /* k + 1 locks still held */
+    assert_int_equal(atomic_load(&ls.submitted), 0); /* k + 1 locks still held */
     tandem_runtime_queue_unlock(rt, held[k]);
   }
-  pthread_join(th, NULL);
+  tandem_status_t joined = th_bg_submit_join(&ls);
   alarm(0);
-  TH_ASSERT_OK(ls.status);
+  TH_ASSERT_OK(joined);
   uint32_t got[1024];
   th_read(b, 0, got, sizeof got);
   TH_ASSERT_U32_FILL(got, 9, 1024, "fill submitted after the last nested lock was given back");

@@ -311,22 +311,6 @@ static void check_pair_info(tandem_runtime_t *rt, const pair_t *p) {
 /* GPU 1's own Vulkan handles and queue lock (tandem_vulkan.h): the lock
  * taken with GPU 1's lane id holds back GPU 1's work (on the host GPU, the
  * job's commands; on Vulkan, the submission). */
-typedef struct gpu1_submit {
-  tandem_exec_t *exec;
-  tandem_status_t status;
-  atomic_int done;
-} gpu1_submit_t;
-
-static void *gpu1_submit_thread(void *arg) {
-  gpu1_submit_t *t = arg;
-  tandem_completion_t *c = NULL;
-  t->status = tandem_exec_submit(t->exec, &c);
-  if (t->status == TANDEM_OK) t->status = tandem_completion_wait(c);
-  tandem_completion_release(c);
-  atomic_store(&t->done, 1);
-  return NULL;
-}
-
 static void check_gpu1_handles(tandem_runtime_t *rt, const pair_t *p) {
   tandem_vulkan_handles_t h0, h0_at, h1;
   tandem_vulkan_handles_init(&h0);
@@ -352,26 +336,24 @@ static void check_gpu1_handles(tandem_runtime_t *rt, const pair_t *p) {
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 0x5eed, TANDEM_LANE_COMPUTE));
-  gpu1_submit_t t = {.status = TANDEM_OK};
-  atomic_init(&t.done, 0);
-  TH_ASSERT_OK(tandem_graph_prepare(g, &t.exec));
+  tandem_exec_t *e;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &e));
   int lane = tandem_gpu_lane(1, TANDEM_LANE_COMPUTE);
   tandem_runtime_queue_lock(rt, lane);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, gpu1_submit_thread, &t), 0);
+  th_bg_submit_t t;
+  th_bg_submit_start(&t, e);
   struct timespec pause = {0, 100 * 1000 * 1000};
   nanosleep(&pause, NULL);
-  assert_int_equal(atomic_load(&t.done), 0); /* GPU 1's queue is held */
+  assert_int_equal(atomic_load(&t.finished), 0); /* GPU 1's queue is held */
   tandem_runtime_queue_unlock(rt, lane);
-  pthread_join(th, NULL);
-  TH_ASSERT_OK(t.status);
+  TH_ASSERT_OK(th_bg_submit_join(&t));
   tandem_map_t m;
   TH_ASSERT_OK(tandem_map_read(tandem_buffer_whole(b), &m));
   const uint32_t *w = m.data;
   for (uint32_t i = 0; i < WORDS; i++)
     if (w[i] != 0x5eed) fail_msg("%s: GPU 1's fill: word %u is %08x", p->name, i, w[i]);
   tandem_unmap(&m);
-  tandem_exec_release(t.exec);
+  tandem_exec_release(e);
   tandem_graph_release(g);
   tandem_buffer_release(b);
 }
