@@ -167,6 +167,19 @@ static void affine_of(uint32_t rounds, uint32_t *a, uint32_t *c) {
   *a = ma, *c = mc;
 }
 
+/* |desc|'s kernel made on GPU 0 and on GPU 1, named "<stem>_on_gpuN". */
+static void kernel_on_each_gpu(tandem_runtime_t *rt, tandem_kernel_desc_t *desc, const char *stem,
+                               tandem_kernel_t *out[2]) {
+  for (uint32_t g = 0; g < 2; g++) {
+    char name[48];
+    snprintf(name, sizeof name, "%s_on_gpu%u", stem, g);
+    desc->name = name;
+    desc->gpu = g;
+    CHECK(tandem_kernel_create(rt, desc, &out[g]));
+  }
+  desc->name = NULL;
+}
+
 static void add_chunk(split_t *s, tandem_graph_t *g, tandem_kernel_t *work[2], uint32_t k,
                       const options_t *o) {
   CHECK(tandem_graph_add_copy(g, tandem_buffer_whole(s->in[k]), tandem_buffer_whole(s->a[k]),
@@ -200,18 +213,14 @@ static void split_make(tandem_runtime_t *rt, split_t *s, const options_t *o) {
   tandem_kernel_t *work[2];
   tandem_binding_contract_t bc[2] = {{bytes, 4, TANDEM_ACCESS_READ},
                                      {bytes, 4, TANDEM_ACCESS_WRITE}};
-  for (uint32_t gpu = 0; gpu < 2; gpu++) {
-    tandem_kernel_desc_t kd;
-    tandem_kernel_desc_init(&kd);
-    kd.name = gpu ? "work_on_gpu1" : "work_on_gpu0";
-    kd.spirv = tandem_spv_bench_work;
-    kd.spirv_size = tandem_spv_bench_work_size;
-    kd.bindings = bc;
-    kd.binding_count = 2;
-    kd.push_constant_bytes = 8;
-    kd.gpu = gpu;
-    CHECK(tandem_kernel_create(rt, &kd, &work[gpu]));
-  }
+  tandem_kernel_desc_t kd;
+  tandem_kernel_desc_init(&kd);
+  kd.spirv = tandem_spv_bench_work;
+  kd.spirv_size = tandem_spv_bench_work_size;
+  kd.bindings = bc;
+  kd.binding_count = 2;
+  kd.push_constant_bytes = 8;
+  kernel_on_each_gpu(rt, &kd, "work", work);
   for (uint32_t k = 0; k < o->chunks; k++) {
     CHECK(tandem_buffer_create_on(rt, 0, bytes, TANDEM_PLACEMENT_HOST_VISIBLE, &s->in[k]));
     CHECK(tandem_buffer_create_on(rt, 0, bytes, TANDEM_PLACEMENT_GPU_LOCAL, &s->a[k]));
@@ -535,18 +544,14 @@ typedef struct handover_graph {
 static void handover_make(tandem_runtime_t *rt, bool one_lane, handover_graph_t *h) {
   memset(h, 0, sizeof *h);
   tandem_binding_contract_t bc = {HANDOVER_BYTES, 4, TANDEM_ACCESS_READ_WRITE};
-  for (uint32_t g = 0; g < 2; g++) {
-    tandem_kernel_desc_t kd;
-    tandem_kernel_desc_init(&kd);
-    kd.name = g ? "increment_on_gpu1" : "increment_on_gpu0";
-    kd.spirv = tandem_spv_bench_increment;
-    kd.spirv_size = tandem_spv_bench_increment_size;
-    kd.bindings = &bc;
-    kd.binding_count = 1;
-    kd.workgroups[0] = kd.workgroups[1] = kd.workgroups[2] = 1;
-    kd.gpu = g;
-    CHECK(tandem_kernel_create(rt, &kd, &h->inc[g]));
-  }
+  tandem_kernel_desc_t kd;
+  tandem_kernel_desc_init(&kd);
+  kd.spirv = tandem_spv_bench_increment;
+  kd.spirv_size = tandem_spv_bench_increment_size;
+  kd.bindings = &bc;
+  kd.binding_count = 1;
+  kd.workgroups[0] = kd.workgroups[1] = kd.workgroups[2] = 1;
+  kernel_on_each_gpu(rt, &kd, "increment", h->inc);
   CHECK(tandem_buffer_create_on(rt, 0, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &h->a0));
   CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_GPU_LOCAL, &h->b1));
   CHECK(tandem_buffer_create_on(rt, 1, HANDOVER_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE, &h->hb1));
