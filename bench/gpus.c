@@ -36,6 +36,7 @@
  *        GPU, small sizes, validation layer on; any message or wrong word fails)
  * Exit status 77 (CTest's skip) when a GPU is absent.
  */
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -724,7 +725,7 @@ static void clock_start(tandem_runtime_t *rt, uint32_t g, clock_probe_t *c) {
 /* The counter's rate against the host's clock since clock_start, in parts
  * per million off the device's nominal period; NAN when not measured. */
 static double clock_drift_ppm(clock_probe_t *c, double *seconds) {
-  double ppm = 0.0 / 0.0;
+  double ppm = NAN;
   uint64_t tick, host;
   *seconds = 0;
   if (c->ok && clock_pair(c, &tick, &host) && tick > c->tick) {
@@ -906,7 +907,7 @@ int main(int argc, char **argv) {
          "calibration corrects)\n");
   for (uint32_t g = 0; g < 2; g++) {
     drift[g] = clock_drift_ppm(&clocks[g], &drift_s[g]);
-    if (drift[g] == drift[g])
+    if (!isnan(drift[g]))
       printf("  GPU %u: %+.2f ppm off its nominal period over %.1f s (%.1f us per second)\n", g,
              drift[g], drift_s[g], drift[g]);
     else printf("  GPU %u: not measured (no Vulkan calibrated timestamps)\n", g);
@@ -958,7 +959,7 @@ int main(int argc, char **argv) {
             pair.waits_on_gpu ? "true" : "false");
     fprintf(f, " \"clock_drift_ppm\": [");
     for (uint32_t g = 0; g < 2; g++) {
-      if (drift[g] == drift[g]) fprintf(f, "%s%.3f", g ? ", " : "", drift[g]);
+      if (!isnan(drift[g])) fprintf(f, "%s%.3f", g ? ", " : "", drift[g]);
       else fprintf(f, "%snull", g ? ", " : "");
     }
     fprintf(f, "],\n");

@@ -362,9 +362,9 @@ tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, uint32_t from
   tandem__gpu_words(a, from, wa);
   tandem__gpu_words(b, to, wb);
   /* Why no peer path: what Vulkan would need of the pair. */
-  static const uint8_t zero[16];
   const tandem_device_info_t *ia = &a->info, *ib = &b->info;
-  bool host_a = !memcmp(ia->driver_uuid, zero, 16), host_b = !memcmp(ib->driver_uuid, zero, 16);
+  bool host_a = strcmp(runtime->gpus[from].backend->name, "host") == 0,
+       host_b = strcmp(runtime->gpus[to].backend->name, "host") == 0;
   if (host_a && host_b)
     snprintf(why, sizeof why, "both are host GPUs, test devices with no memory to share");
   else if (host_a || host_b)

@@ -484,8 +484,8 @@ tandem_status_t tandem_vk_buffer_export(tandem__gpu_t *base, void *native,
   out->allocation_size = b->allocation_size;
   out->memory_type_index = b->memory_type;
   out->dedicated = b->dedicated;
-  memcpy(out->device_uuid, g->device_uuid, sizeof out->device_uuid);
-  memcpy(out->driver_uuid, g->driver_uuid, sizeof out->driver_uuid);
+  memcpy(out->device_uuid, g->base.info.device_uuid, sizeof out->device_uuid);
+  memcpy(out->driver_uuid, g->base.info.driver_uuid, sizeof out->driver_uuid);
   return TANDEM_OK;
 }
 
@@ -504,12 +504,12 @@ tandem_status_t tandem_vk_buffer_import(tandem__gpu_t *base, const tandem_extern
       (VkExternalMemoryHandleTypeFlagBits)tandem_vk_handle_types(m->type);
   bool opaque = vk_type == VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
   bool host = placement == TANDEM_PLACEMENT_HOST_VISIBLE;
-  if (opaque && (memcmp(m->device_uuid, g->device_uuid, VK_UUID_SIZE) != 0 ||
-                 memcmp(m->driver_uuid, g->driver_uuid, VK_UUID_SIZE) != 0)) {
+  if (opaque && (memcmp(m->device_uuid, g->base.info.device_uuid, VK_UUID_SIZE) != 0 ||
+                 memcmp(m->driver_uuid, g->base.info.driver_uuid, VK_UUID_SIZE) != 0)) {
     char theirs[17], ours[17];
-    bool device = memcmp(m->device_uuid, g->device_uuid, VK_UUID_SIZE) != 0;
+    bool device = memcmp(m->device_uuid, g->base.info.device_uuid, VK_UUID_SIZE) != 0;
     tandem_vk_uuid_text(device ? m->device_uuid : m->driver_uuid, theirs);
-    tandem_vk_uuid_text(device ? g->device_uuid : g->driver_uuid, ours);
+    tandem_vk_uuid_text(device ? g->base.info.device_uuid : g->base.info.driver_uuid, ours);
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "the opaque fd was exported by another %s (UUID %s..., this one %s...): "
                        "opaque fds import only into the same device and driver; share a "

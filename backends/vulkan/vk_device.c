@@ -365,6 +365,7 @@ static tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
     if (c.f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
     info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
     info->subgroup_size = p11.subgroupSize;
+    _Static_assert(sizeof info->device_uuid == VK_UUID_SIZE, "deviceUUID fits the info");
     memcpy(info->device_uuid, p11.deviceUUID, sizeof info->device_uuid);
     memcpy(info->driver_uuid, p11.driverUUID, sizeof info->driver_uuid);
     info->min_subgroup_size = p13.minSubgroupSize;
@@ -729,7 +730,8 @@ static void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
   }
 }
 
-/* The device's properties the backend keeps (limits, memory, UUIDs). */
+/* The device's properties the backend keeps (limits, memory; its UUIDs are
+ * base.info's, from tandem_vk_describe). */
 static void tandem_vk_gpu_properties(tandem_vk_gpu_t *g) {
   VkPhysicalDeviceVulkan11Properties p11 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
@@ -741,8 +743,6 @@ static void tandem_vk_gpu_properties(tandem_vk_gpu_t *g) {
   vkGetPhysicalDeviceProperties2(g->physical, &props2);
   const VkPhysicalDeviceProperties *props = &props2.properties;
   g->max_allocation = p11.maxMemoryAllocationSize;
-  memcpy(g->device_uuid, p11.deviceUUID, VK_UUID_SIZE);
-  memcpy(g->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
   g->base.storage_alignment = props->limits.minStorageBufferOffsetAlignment;
   for (int i = 0; i < 3; i++) g->base.max_workgroups[i] = props->limits.maxComputeWorkGroupCount[i];
   g->base.max_workgroup_subgroups = p13.maxComputeWorkgroupSubgroups;

@@ -132,8 +132,6 @@ typedef struct tandem_vk_gpu {
   bool push_descriptors;
   VkDeviceSize max_allocation;  /* maxMemoryAllocationSize */
   VkDeviceSize max_buffer_size; /* maxBufferSize (Vulkan 1.3) */
-  /* VkPhysicalDeviceIDProperties: opaque fds import only where both match. */
-  uint8_t device_uuid[VK_UUID_SIZE], driver_uuid[VK_UUID_SIZE];
   /* validation messages go to the runtime's counter and callback */
   atomic_uint_fast64_t *validation_counter;
   tandem_validation_callback_t validation_callback;
