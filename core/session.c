@@ -129,9 +129,10 @@ static tandem_status_t tandem__session_refusal_locked(const tandem_session_t *se
   for (uint32_t i = 0; i < count; i++) {
     const tandem__access_t *a = &session->records[i].access;
     TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(a));
-    const tandem__poison_t *p = (a->access & TANDEM_ACCESS_READ)
-                                    ? tandem__poison_find_locked(a->buffer, a->offset, a->length)
-                                    : NULL;
+    /* The submissions' rule with nothing written before: a stage's accesses
+     * have no order among themselves. An in-flight rewrite counts: this
+     * loop runs again after the stage waits for it, by then retired. */
+    const tandem__poison_t *p = tandem__poison_exposed_locked(a, NULL, NULL);
     if (p)
       return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
                          "accesses[%u]: bytes %llu..%llu of the buffer were last written by work "

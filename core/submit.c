@@ -71,38 +71,33 @@ typedef struct tandem__submission {
   uint64_t submit_ns;               /* phase 7: before the queues see it */
 } tandem__submission_t;
 
-/* True when in-flight work rewrites bytes [offset, offset+length) of |b|:
- * a reader submitted now is ordered after it (and fails with it, through its
- * dependencies, if it fails), so the poison of earlier bytes there no longer
- * matters to that reader. Only WRITE counts: it promises every byte is
- * overwritten and none read (the shader's writeonly is checked at load);
- * READ_WRITE would read the poisoned bytes. A native session's stage (no
- * slot) does not count: what it writes is the client's, and tandem cannot
- * tell whether it rewrites every byte. */
-static bool tandem__rewrite_in_flight_locked(const tandem_buffer_t *b, uint64_t offset,
-                                             uint64_t length) {
-  for (const tandem__record_t *r = b->records; r; r = r->next)
-    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset <= offset &&
-        r->access.offset + r->access.length >= offset + length && r->slot &&
-        !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure)
-      return true;
-  return false;
-}
+/* The graph's own writes before one of its nodes: for the exposed-reads
+ * rule (tracker.c, tandem__poison_exposed_locked), a byte that an earlier
+ * node writes is read as that node left it (the conflict orders them), so
+ * its poison does not matter to the reader. Walks the nodes in the order
+ * they were recorded; only reached when a read buffer holds poison. */
+typedef struct {
+  const tandem_exec_t *exec;
+  uint32_t node; /* the reader: nodes [0, node) come first */
+} tandem__graph_before_t;
 
-/* The first poisoned range of |a|'s bytes that no in-flight rewrite covers
- * (what a reader submitted now would read as failed), or NULL. */
-static const tandem__poison_t *tandem__poisoned_input_locked(const tandem__access_t *a) {
-  const tandem_buffer_t *b = a->buffer;
-  if (!(a->access & TANDEM_ACCESS_READ)) return NULL;
-  for (uint32_t i = 0; i < b->poison_count; i++) {
-    const tandem__poison_t *p = &b->poison[i];
-    if (!tandem__ranges_overlap(p->offset, p->length, a->offset, a->length)) continue;
-    uint64_t lo = p->offset > a->offset ? p->offset : a->offset;
-    uint64_t hi = p->offset + p->length < a->offset + a->length ? p->offset + p->length
-                                                                : a->offset + a->length;
-    if (!tandem__rewrite_in_flight_locked(b, lo, hi - lo)) return p;
+static bool tandem__graph_written_before(const void *ctx, const tandem_buffer_t *b, uint64_t at,
+                                         uint64_t *end) {
+  const tandem__graph_before_t *g = ctx;
+  const tandem_exec_t *exec = g->exec;
+  for (uint32_t n = 0; n < g->node; n++) {
+    tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t m = tandem__node_accesses(&exec->plan.nodes[n], scratch); /* the count only */
+    for (uint32_t x = 0; x < m; x++) { /* this submission's views (tandem_exec_set_view) */
+      const tandem__access_t *w = &exec->accesses[exec->node_access[n] + x];
+      if (w->buffer == b && (w->access & TANDEM_ACCESS_WRITE) && w->offset <= at &&
+          w->offset + w->length > at) {
+        *end = w->offset + w->length;
+        return true;
+      }
+    }
   }
-  return NULL;
+  return false;
 }
 
 /* 1. The arguments: every |after| handle live and of this runtime. Outside
@@ -191,18 +186,31 @@ static tandem_status_t submit_acquire_slot_locked(tandem__submission_t *sub) {
  * it), and no completion it runs after has failed. */
 static tandem_status_t submit_check_inputs_locked(const tandem__submission_t *sub) {
   const tandem_exec_t *exec = sub->exec;
-  for (uint32_t i = 0; i < exec->access_count; i++) {
-    const tandem__access_t *a = &exec->accesses[i];
-    TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(a));
-    const tandem__poison_t *p = tandem__poisoned_input_locked(a);
-    if (p)
-      return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
-                         "bytes %llu..%llu of a %llu-byte buffer this graph reads (it reads "
-                         "%llu..%llu) were last written by work that failed (%s); write them "
-                         "again with work that succeeds, or read other bytes",
-                         (unsigned long long)p->offset, (unsigned long long)(p->offset + p->length),
-                         (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
-                         (unsigned long long)(a->offset + a->length), tandem_status_name(p->cause));
+  for (uint32_t i = 0; i < exec->access_count; i++)
+    TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(&exec->accesses[i]));
+  /* Poison: only the graph's exposed reads, node by node in recorded order. */
+  for (uint32_t n = 0; n < sub->plan->node_count; n++) {
+    tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t m = tandem__node_accesses(&sub->plan->nodes[n], scratch); /* the count only */
+    tandem__graph_before_t before = {exec, n};
+    for (uint32_t x = 0; x < m; x++) {
+      const tandem__access_t *a = &exec->accesses[exec->node_access[n] + x];
+      if (!a->buffer->poison_count) continue; /* the common case: nothing failed */
+      const tandem__poison_t *p =
+          tandem__poison_exposed_locked(a, tandem__graph_written_before, &before);
+      if (p)
+        return TANDEM_FAIL(TANDEM_ERROR_FAILED_DEPENDENCY,
+                           "node %u: bytes %llu..%llu of a %llu-byte buffer it reads (it reads "
+                           "%llu..%llu) were last written by work that failed (%s), and no "
+                           "node recorded before it writes them first; write them again first "
+                           "(with such a node, or with earlier work that succeeds), or read "
+                           "other bytes",
+                           n, (unsigned long long)p->offset,
+                           (unsigned long long)(p->offset + p->length),
+                           (unsigned long long)a->buffer->size, (unsigned long long)a->offset,
+                           (unsigned long long)(a->offset + a->length),
+                           tandem_status_name(p->cause));
+    }
   }
   for (uint32_t i = 0; i < sub->after_count; i++) {
     const tandem__slot_t *a = tandem__handle_slot(sub->after[i]);

@@ -120,6 +120,48 @@ const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *b, uin
   return NULL;
 }
 
+/* True when in-flight work rewrites byte |at| of |b|; sets *end to the end
+ * of that write. Only WRITE counts: it promises every byte is overwritten
+ * and none read (the shader's writeonly is checked at load); READ_WRITE
+ * would read the poisoned bytes. A native session's stage (no slot) does
+ * not count: what it writes is the client's, and tandem cannot tell whether
+ * it rewrites every byte. Nor does a slot already cancelled or set to fail. */
+static bool tandem__rewritten_in_flight_locked(const tandem_buffer_t *b, uint64_t at,
+                                               uint64_t *end) {
+  for (const tandem__record_t *r = b->records; r; r = r->next)
+    if (r->access.access == TANDEM_ACCESS_WRITE && r->access.offset <= at &&
+        r->access.offset + r->access.length > at && r->slot &&
+        !atomic_load(&r->slot->cancel_requested) && !r->slot->inject_failure) {
+      *end = r->access.offset + r->access.length;
+      return true;
+    }
+  return false;
+}
+
+const tandem__poison_t *tandem__poison_exposed_locked(const tandem__access_t *a,
+                                                      tandem__written_before_fn before,
+                                                      const void *ctx) {
+  const tandem_buffer_t *b = a->buffer;
+  if (!(a->access & TANDEM_ACCESS_READ)) return NULL;
+  for (uint32_t i = 0; i < b->poison_count; i++) {
+    const tandem__poison_t *p = &b->poison[i];
+    if (!tandem__ranges_overlap(p->offset, p->length, a->offset, a->length)) continue;
+    uint64_t at = p->offset > a->offset ? p->offset : a->offset;
+    uint64_t hi = p->offset + p->length < a->offset + a->length ? p->offset + p->length
+                                                                : a->offset + a->length;
+    /* Walk the poisoned bytes the access reads; each write found moves
+     * |at| past its range, so the walk ends (every step advances). */
+    while (at < hi) {
+      uint64_t end = 0;
+      if (!(before && before(ctx, b, at, &end)) && !tandem__rewritten_in_flight_locked(b, at, &end))
+        return p; /* byte |at| is read as the failed work left it */
+      assert(end > at);
+      at = end;
+    }
+  }
+  return NULL;
+}
+
 /*--------------------------------------------------------------------------*/
 
 static bool tandem__slot_passed(const tandem_runtime_t *rt, const tandem__slot_t *slot) {

@@ -36,6 +36,20 @@ void tandem__poison_mark_locked(tandem_buffer_t *buffer, uint64_t offset, uint64
 void tandem__poison_clear_locked(tandem_buffer_t *buffer, uint64_t offset, uint64_t length);
 const tandem__poison_t *tandem__poison_find_locked(const tandem_buffer_t *buffer, uint64_t offset,
                                                    uint64_t length);
+/* Writes that come before a read in the same work (the nodes a graph
+ * records before the reader): when one of them writes byte |at| of
+ * |buffer|, sets *end to the end of its range and returns true. */
+typedef bool (*tandem__written_before_fn)(const void *ctx, const tandem_buffer_t *buffer,
+                                          uint64_t at, uint64_t *end);
+/* The one poison rule for submissions and native sessions: the first
+ * poisoned range holding a byte |access| reads before anything rewrites it
+ * (its exposed reads), or NULL. A byte is not exposed when |before| (may be
+ * NULL) says the same work writes it first, or when an in-flight WRITE that
+ * can still succeed rewrites it (the reader is ordered after that write and
+ * fails with it if it fails). Accesses without READ read nothing. */
+const tandem__poison_t *tandem__poison_exposed_locked(const tandem__access_t *access,
+                                                      tandem__written_before_fn before,
+                                                      const void *ctx);
 
 /* Computes slot->cover of a slot being committed (its lane values and
  * dependencies set) and raises the NPU horizons of the queues it uses. */

@@ -764,27 +764,10 @@ TANDEM_API tandem_view_t tandem_buffer_whole(tandem_buffer_t *buffer);
  * fails with BUSY and is not started.
  * Mapping a GPU_LOCAL buffer fails with UNSUPPORTED: copy it to a HOST_VISIBLE
  * buffer with a copy node and map that.
- * Failure (the model, as in the Completions section and docs/design.md):
- * Failure is per submission, poison per byte range. A submission that fails
- * (the device was lost, it was cancelled, an NPU run failed, a test hook
- * failed it, or it read bytes whose writer failed) poisons every byte range
- * it writes, the ranges its finished regions already wrote included. Every
- * submission that reads bytes a failed submission wrote fails with
- * FAILED_DEPENDENCY: refused at submit when the failure is already known,
- * ending with it when the failure comes later (a write is tracked until its
- * submission retires, even after its lane passed it). Host maps of poisoned
- * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
- * until every submission writing its bytes retired, so it sees that
- * submission's result. Bytes a failed submission never wrote stay readable,
- * by maps and by copies. Writing a poisoned range again, by work that
- * succeeds or through a write map, clears it. The writers of a byte retire in
- * submission order whether their completions are waited for or polled, so a
- * failure that retires late never poisons bytes a later submission rewrote.
- * Work that only writes bytes a failed submission wrote, or writes bytes it
- * read, is ordered after it but does not fail with it; work submitted after
- * it with tandem_exec_submit_after does. A buffer keeps up to 8 poisoned
- * ranges apart; past that the two closest merge, and the bytes between them
- * read as poisoned until written again.
+ * Failure: maps of poisoned bytes fail with FAILED_DEPENDENCY (DEVICE_LOST
+ * after a loss), and a map waits until every submission writing its bytes
+ * retired, so it sees that submission's result; a write map clears the
+ * poison of its range. The whole model is in the Completions section.
  * The tandem_map_t is caller storage; copying it is fine, unmapping it twice
  * is not.
  */
@@ -1659,13 +1642,18 @@ TANDEM_API tandem_status_t tandem_exec_submit_waiting(tandem_exec_t *exec,
  * across 2^40 later submissions in one process could alias; nothing else
  * can.)
  *
- * Failure (the model, as in the Host maps section and docs/design.md):
+ * Failure (the model, written once here; docs/design.md tells why):
  * Failure is per submission, poison per byte range. A submission that fails
  * (the device was lost, it was cancelled, an NPU run failed, a test hook
  * failed it, or it read bytes whose writer failed) poisons every byte range
  * it writes, the ranges its finished regions already wrote included. Every
  * submission that reads bytes a failed submission wrote fails with
  * FAILED_DEPENDENCY: refused at submit when the failure is already known,
+ * counting only its exposed reads — the bytes it reads before it writes them
+ * (a node reads what no node recorded before it wrote; a native session's
+ * stage reads everything it reads) and that no write still in flight
+ * rewrites, so a graph that refills its own poisoned scratch before reading
+ * it is accepted —
  * ending with it when the failure comes later (a write is tracked until its
  * submission retires, even after its lane passed it). Host maps of poisoned
  * bytes fail with FAILED_DEPENDENCY (DEVICE_LOST after a loss); a map waits
@@ -2184,8 +2172,9 @@ TANDEM_API tandem_lane_t tandem_session_lane(const tandem_session_t *session);
  * without a buffer or from another runtime, an access that is not READ,
  * WRITE or READ_WRITE, a stage already open), OUT_OF_RANGE (a view outside
  * its buffer), BUSY (a live host map conflicts: nothing was begun),
- * FAILED_DEPENDENCY (the session is quarantined, or a buffer it reads was
- * written by work that failed), TIMEOUT (earlier work did not finish in
+ * FAILED_DEPENDENCY (the session is quarantined, or bytes it reads were
+ * last written by work that failed and no earlier work still in flight
+ * rewrites them; a rewrite in flight is waited for and decides), TIMEOUT (earlier work did not finish in
  * time: nothing was begun), OUT_OF_MEMORY, DEVICE_LOST. */
 TANDEM_API tandem_status_t tandem_session_begin(tandem_session_t *session,
                                                 const tandem_session_access_t *accesses,

@@ -1392,7 +1392,7 @@ static tandem_status_t probe_read(world_t *w, int b, const char *ctx) {
 
 /* Makes poisoned |b| readable: a whole rewrite (a fill on the GPU, submitted
  * with the reader right behind it while the lanes are held: the reader is
- * ordered after the rewrite, submit.c tandem__rewrite_in_flight_locked), or,
+ * ordered after the rewrite, tracker.c tandem__poison_exposed_locked), or,
  * for a host-visible buffer, a whole host write map. */
 static void rewrite_whole(world_t *w, int b, const char *ctx) {
   if (buf_placement(b) == TANDEM_PLACEMENT_HOST_VISIBLE) {

@@ -1367,6 +1367,147 @@ static void test_poison_rewrite_in_flight(void **state) {
   free_long(&L);
 }
 
+/* Poisons all of |b|: a graph that fills it, failed by the test hook. */
+static void poison_whole(tandem_runtime_t *rt, tandem_buffer_t *b) {
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(b), 0xdead, TANDEM_LANE_AUTO));
+  tandem_exec_t *e = prepare_release(g);
+  TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+  tandem_completion_t *c = submit(e);
+  TH_ASSERT_STATUS(tandem_completion_wait(c), TANDEM_ERROR_INTERNAL);
+  tandem_completion_release(c);
+  tandem_exec_release(e);
+  tandem_map_t m;
+  TH_ASSERT_STATUS(tandem_map_read(tandem_buffer_whole(b), &m), TANDEM_ERROR_FAILED_DEPENDENCY);
+}
+
+/* Submits |e|, expecting a refusal for poison that names node |node|. */
+static void expect_poison_refusal(tandem_exec_t *e, uint32_t node, const char *what) {
+  tandem_completion_t *c = SENTINEL_COMPLETION;
+  tandem_status_t s = tandem_exec_submit(e, &c);
+  if (s != TANDEM_ERROR_FAILED_DEPENDENCY)
+    fail_msg("%s: submit returned %s, expected FAILED_DEPENDENCY", what, tandem_status_name(s));
+  assert_null(c);
+  char want[32];
+  snprintf(want, sizeof want, "node %u:", node);
+  if (!strstr(tandem_error_message(), want))
+    fail_msg("%s: the message does not name %s: %s", what, want, tandem_error_message());
+}
+
+/* The exposed-reads rule (tracker.c, tandem__poison_exposed_locked): a graph
+ * whose own nodes rewrite poisoned scratch before reading it recovers the
+ * buffer in one submission; bytes it reads first, or that its rewrite
+ * leaves out, are still refused. */
+static void test_poison_exposed_reads(void **state) {
+  tandem_runtime_t *rt = *state;
+  const uint32_t n = 4096;
+  const uint64_t nb = (uint64_t)n * 4;
+  tandem_buffer_t *s = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE); /* the scratch */
+  tandem_buffer_t *o = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_kernel_t *add = th_add_one_kernel(rt, n);
+  tandem_kernel_t *cp = copy_kernel(rt, n);
+
+  /* Recovery: fill S (WRITE), S += 1 (READ_WRITE: reads what node 0 wrote),
+   * O = S (dispatch reading S). Refused before the rule: S was poisoned. */
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(s), 5, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(th_add_add_one(g, add, tandem_buffer_whole(s), n));
+  TH_ASSERT_OK(add_copy_u32(g, cp, tandem_buffer_whole(s), tandem_buffer_whole(o), n));
+  tandem_exec_t *recover = prepare_release(g);
+  poison_whole(rt, s);
+  tandem_completion_t *c = NULL;
+  tandem_status_t st = tandem_exec_submit(recover, &c);
+  if (st != TANDEM_OK)
+    fail_msg("a graph that refills its poisoned scratch before reading it was refused: %s (%s)",
+             tandem_status_name(st), tandem_error_message());
+  wait_release(c);
+  check_fill(o, 0, n, 6, "O = fill 5, + 1");
+  check_fill(s, 0, n, 6, "S recovered"); /* the map is allowed again: the poison is gone */
+
+  /* Half a refill: the second half of S is read as the failure left it. */
+  g = th_graph(rt);
+  TH_ASSERT_OK(tandem_graph_add_fill(g, th_view(s, 0, nb / 2), 5, TANDEM_LANE_AUTO));
+  TH_ASSERT_OK(add_copy_u32(g, cp, tandem_buffer_whole(s), tandem_buffer_whole(o), n));
+  tandem_exec_t *half = prepare_release(g);
+  poison_whole(rt, s);
+  expect_poison_refusal(half, 1, "refill of half the scratch, then a read of all of it");
+
+  /* Read first, write after: node 0 reads the poisoned bytes. */
+  g = th_graph(rt);
+  TH_ASSERT_OK(add_copy_u32(g, cp, tandem_buffer_whole(s), tandem_buffer_whole(o), n));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(s), 5, TANDEM_LANE_AUTO));
+  tandem_exec_t *late = prepare_release(g);
+  expect_poison_refusal(late, 0, "a read before the graph's own refill");
+
+  /* A READ_WRITE first (S += 1 before any refill) reads them too. */
+  g = th_graph(rt);
+  TH_ASSERT_OK(th_add_add_one(g, add, tandem_buffer_whole(s), n));
+  TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(s), 5, TANDEM_LANE_AUTO));
+  tandem_exec_t *rw = prepare_release(g);
+  expect_poison_refusal(rw, 0, "a READ_WRITE before the graph's own refill");
+
+  /* The recovery graph still recovers, and nothing was left behind. */
+  c = submit(recover);
+  wait_release(c);
+  check_fill(o, 0, n, 6, "O after the second recovery");
+  tandem_exec_release(recover);
+  tandem_exec_release(half);
+  tandem_exec_release(late);
+  tandem_exec_release(rw);
+  tandem_kernel_release(add);
+  tandem_kernel_release(cp);
+  tandem_buffer_release(s);
+  tandem_buffer_release(o);
+}
+
+/* Sessions share the rule: a stage reading poisoned bytes that a graph in
+ * flight rewrites waits for the rewrite (it used to be refused at once) and
+ * then reads the fresh bytes; when the rewrite fails, the stage is refused
+ * after the wait. */
+static void test_poison_session_waits_for_rewrite(void **state) {
+  tandem_runtime_t *rt = *state;
+  longrun_t L = make_long(rt, 16);
+  const uint32_t n = 4096;
+  const uint64_t nb = (uint64_t)n * 4;
+  tandem_buffer_t *s = th_buffer(rt, nb, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_graph_t *g = th_graph(rt);
+  TH_ASSERT_OK(
+      tandem_graph_add_copy(g, th_view(L.buf, 0, nb), tandem_buffer_whole(s), TANDEM_LANE_AUTO));
+  tandem_exec_t *rewrite = prepare_release(g); /* S = X[0, n): all of S, after the long run */
+  tandem_session_t *session = NULL;
+  TH_ASSERT_OK(tandem_session_create(rt, "reader", &session));
+  const tandem_session_access_t a = {tandem_buffer_whole(s), TANDEM_ACCESS_READ};
+
+  for (int fail = 0; fail < 2; fail++) {
+    poison_whole(rt, s);
+    tandem_completion_t *ca = submit(L.exec);
+    if (fail) TH_ASSERT_OK(tandem_test_control(rt, TANDEM_TEST_FAIL_NEXT_SUBMISSION));
+    tandem_completion_t *cr = submit(rewrite);
+    tandem_status_t st = tandem_session_begin(session, &a, 1, UINT64_MAX);
+    if (!fail) {
+      if (st != TANDEM_OK)
+        fail_msg("a stage reading bytes a graph in flight rewrites was refused: %s (%s)",
+                 tandem_status_name(st), tandem_error_message());
+      assert_true(tandem_completion_is_complete(cr)); /* it waited for the rewrite */
+      check_fill(s, 0, n, L.steps, "S = X after the long run, read inside the stage");
+      TH_ASSERT_OK(tandem_session_end(session, TANDEM_OK));
+      wait_release(cr);
+    } else {
+      if (st != TANDEM_ERROR_FAILED_DEPENDENCY)
+        fail_msg("a stage reading bytes whose in-flight rewrite failed returned %s, expected "
+                 "FAILED_DEPENDENCY",
+                 tandem_status_name(st));
+      TH_ASSERT_STATUS(tandem_completion_wait(cr), TANDEM_ERROR_INTERNAL);
+      tandem_completion_release(cr);
+    }
+    wait_release(ca);
+  }
+  tandem_session_destroy(session);
+  tandem_exec_release(rewrite);
+  tandem_buffer_release(s);
+  free_long(&L);
+}
+
 /*---------------------------------------------------------------------------
  * submit_after
  *---------------------------------------------------------------------------*/
@@ -2020,6 +2161,8 @@ int main(void) {
       GPU_TEST(test_cancel),
       TS_TEST(test_injected_failure),
       GPU_TEST(test_poison_rewrite_in_flight),
+      GPU_TEST(test_poison_exposed_reads),
+      GPU_TEST(test_poison_session_waits_for_rewrite),
       TS_TEST(test_submit_after),
       TS_TEST(test_profile_and_trace),
       TS_TEST(test_profile_times_hold),
