@@ -152,6 +152,19 @@ const char *tandem_vk_result_name(VkResult result);
     if (tandem__r < 0) return tandem_vk_fail(tandem__r, #call, __FILE__, __LINE__); \
   } while (0)
 
+/* vk_instance.c: the loader, instances and their physical devices. */
+/* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
+tandem_status_t tandem_vk_loader_init(void);
+/* Loads the instance-level entry points (once per process), and the
+ * debug-utils ones from the first |instance| that enabled them. */
+void tandem_vk_load_instance(VkInstance instance, bool debug_utils);
+/* Creates an instance; with |g| non-NULL and |validation|, with the layer,
+ * synchronization validation and |g|'s messenger. */
+tandem_status_t tandem_vk_instance_create(bool validation, tandem_vk_gpu_t *g, VkInstance *out);
+/* The physical devices of |instance|, in a malloc'd array the caller frees. */
+tandem_status_t tandem_vk_physical_devices(VkInstance instance, VkPhysicalDevice **out,
+                                           uint32_t *out_count);
+
 /* vk_buffer.c */
 /* What a buffer's memory type is chosen for (tandem_vk_memory_type). */
 typedef enum tandem_vk_memory_use {

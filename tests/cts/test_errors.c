@@ -294,7 +294,7 @@ static tandem_status_t gpu_count_call(void) {
   return keep(tandem_runtime_gpu_count(F.rt, &n));
 }
 static tandem_status_t gpu_count_oom(void) {
-  return fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_device.c", gpu_count_call);
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_instance.c", gpu_count_call);
 }
 static tandem_status_t gpu_count_no_driver(void) {
   loader_env("/nonexistent/tandem_icd.json", NULL);
@@ -320,7 +320,7 @@ static tandem_status_t gpu_info_other(void) {
   return keep(tandem_runtime_gpu_info(F.rt, 5, &info));
 }
 static tandem_status_t gpu_info_oom(void) {
-  return fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_device.c", gpu_info_other);
+  return fail_first(TANDEM_TEST_FAULT_ALLOC, "backends/vulkan/vk_instance.c", gpu_info_other);
 }
 static tandem_status_t gpu_info_no_driver(void) {
   loader_env("/nonexistent/tandem_icd.json", NULL);
