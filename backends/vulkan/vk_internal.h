@@ -152,6 +152,41 @@ const char *tandem_vk_result_name(VkResult result);
     if (tandem__r < 0) return tandem_vk_fail(tandem__r, #call, __FILE__, __LINE__); \
   } while (0)
 
+/* The optional features tandem enables, queried into one chain (Vulkan 1.1,
+ * 1.2 and 1.3 feature structs). tandem_vk_shader_features reads them as
+ * tandem_shader_feature_t bits; vk_device.c enables exactly the queried set. */
+typedef struct tandem_vk_feature_chain {
+  VkPhysicalDeviceFeatures2 f;
+  VkPhysicalDeviceVulkan11Features f11;
+  VkPhysicalDeviceVulkan12Features f12;
+  VkPhysicalDeviceVulkan13Features f13;
+  /* Not in the chain: VkPhysicalDevicePipelineRobustnessFeaturesEXT's one
+   * feature, as read from an application's vkCreateDevice chain. */
+  VkBool32 pipeline_robustness;
+} tandem_vk_feature_chain_t;
+
+/* vk_physical.c: what a physical device offers, and the lanes' queues on it. */
+void tandem_vk_feature_chain_init(tandem_vk_feature_chain_t *c);
+/* Shader feature bits (tandem_shader_feature_t) from a queried chain and the
+ * subgroup properties. */
+uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
+                                   const VkPhysicalDeviceVulkan11Properties *p11,
+                                   const VkPhysicalDeviceVulkan13Properties *p13);
+/* Keeps in |c| only the optional features tandem enables. */
+void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c);
+/* Describes |pd| (GPU |index|) into |info|. Errors: OUT_OF_MEMORY, or the
+ * extension enumeration's own. */
+tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_device_info_t *info);
+/* The registry entry's count and info (core/backend.h), on an instance of their own. */
+tandem_status_t tandem_vk_gpu_count(uint32_t *out_count);
+tandem_status_t tandem_vk_gpu_info(uint32_t index, tandem_device_info_t *out_info);
+/* Picks families and queue indices for the lanes. */
+void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
+                           uint32_t family[TANDEM_LANE_COUNT_GPU],
+                           uint32_t index[TANDEM_LANE_COUNT_GPU]);
+/* Reads the limits and memory properties the backend keeps into |g|. */
+void tandem_vk_gpu_properties(tandem_vk_gpu_t *g);
+
 /* vk_instance.c: the loader, instances and their physical devices. */
 /* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
 tandem_status_t tandem_vk_loader_init(void);
