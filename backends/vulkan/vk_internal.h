@@ -187,6 +187,17 @@ void tandem_vk_pick_queues(const VkQueueFamilyProperties *q, uint32_t qn,
 /* Reads the limits and memory properties the backend keeps into |g|. */
 void tandem_vk_gpu_properties(tandem_vk_gpu_t *g);
 
+/* vk_byo.c: checks the application's description |d| (runtime option
+ * vulkan_device) and fills |g| from it: physical device, info (restricted to
+ * what the device was created with), the lanes' queues (|family|, |index|,
+ * the families' |qprops|) and the features it enabled that the device has
+ * (|enabled|). On failure |g| is left for the caller to destroy. */
+tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_device_t *d,
+                                    uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                    uint32_t index[TANDEM_LANE_COUNT_GPU],
+                                    VkQueueFamilyProperties *qprops,
+                                    tandem_vk_feature_chain_t *enabled);
+
 /* vk_instance.c: the loader, instances and their physical devices. */
 /* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
 tandem_status_t tandem_vk_loader_init(void);

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vk_byo.c — bringing your own device (runtime option vulkan_device): the
+ * checks of the application's instance, physical device and VkDevice before
+ * tandem uses them, and what they restrict. The features and extensions
+ * count only where the application enabled them (gathered from its
+ * vkCreateDevice chain) and the device has them; the lanes' queues are the
+ * families and indices it names. Nothing is created here: on failure the
+ * application's objects are untouched.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vk_internal.h"
+
+/* ORs |src|'s VkBool32 members (after sType and pNext) into |dst|'s. */
+static void tandem_vk_bools_or(void *dst, const void *src, size_t size) {
+  size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);
+  VkBool32 *d = (VkBool32 *)((char *)dst + start);
+  const VkBool32 *x = (const VkBool32 *)((const char *)src + start);
+  for (size_t i = 0; i < (size - start) / sizeof(VkBool32); i++) d[i] = d[i] || x[i];
+}
+
+/* ANDs every feature of |have| into |c| (what is enabled and supported). */
+static void tandem_vk_chain_and(tandem_vk_feature_chain_t *c,
+                                const tandem_vk_feature_chain_t *have) {
+  VkBool32 *f = (VkBool32 *)&c->f.features;
+  const VkBool32 *h = (const VkBool32 *)&have->f.features;
+  for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] && h[i];
+#define TANDEM_VK_AND(member, type)                                                             \
+  do {                                                                                          \
+    size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);        \
+    VkBool32 *d = (VkBool32 *)((char *)&c->member + start);                                     \
+    const VkBool32 *x = (const VkBool32 *)((const char *)&have->member + start);                \
+    for (size_t i = 0; i < (sizeof(type) - start) / sizeof(VkBool32); i++) d[i] = d[i] && x[i]; \
+  } while (0)
+  TANDEM_VK_AND(f11, VkPhysicalDeviceVulkan11Features);
+  TANDEM_VK_AND(f12, VkPhysicalDeviceVulkan12Features);
+  TANDEM_VK_AND(f13, VkPhysicalDeviceVulkan13Features);
+#undef TANDEM_VK_AND
+}
+
+/* The features the application enabled, gathered from its vkCreateDevice
+ * chain (Features2, the 1.1/1.2/1.3 structs and the per-feature structs
+ * that carry what tandem uses) into one tandem_vk_feature_chain_t. */
+static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
+                                               tandem_vk_feature_chain_t *c) {
+  tandem_vk_feature_chain_init(c);
+  if (d->enabled_features) c->f.features = *(const VkPhysicalDeviceFeatures *)d->enabled_features;
+  const VkBaseInStructure *s = d->features;
+  for (uint32_t n = 0; s; s = s->pNext, n++) {
+    if (n == 256)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device->features: the pNext chain has more than 256 structs "
+                         "(a cycle?); pass VkDeviceCreateInfo.pNext as given to vkCreateDevice");
+    switch (s->sType) {
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: {
+        const VkPhysicalDeviceFeatures2 *x = (const void *)s;
+        VkBool32 *f = (VkBool32 *)&c->f.features;
+        const VkBool32 *g = (const VkBool32 *)&x->features;
+        for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] || g[i];
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
+        tandem_vk_bools_or(&c->f11, s, sizeof c->f11);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
+        tandem_vk_bools_or(&c->f12, s, sizeof c->f12);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
+        tandem_vk_bools_or(&c->f13, s, sizeof c->f13);
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES: {
+        const VkPhysicalDevice16BitStorageFeatures *x = (const void *)s;
+        c->f11.storageBuffer16BitAccess |= x->storageBuffer16BitAccess;
+        c->f11.uniformAndStorageBuffer16BitAccess |= x->uniformAndStorageBuffer16BitAccess;
+        c->f11.storagePushConstant16 |= x->storagePushConstant16;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES: {
+        const VkPhysicalDevice8BitStorageFeatures *x = (const void *)s;
+        c->f12.storageBuffer8BitAccess |= x->storageBuffer8BitAccess;
+        c->f12.uniformAndStorageBuffer8BitAccess |= x->uniformAndStorageBuffer8BitAccess;
+        c->f12.storagePushConstant8 |= x->storagePushConstant8;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES: {
+        const VkPhysicalDeviceShaderFloat16Int8Features *x = (const void *)s;
+        c->f12.shaderFloat16 |= x->shaderFloat16;
+        c->f12.shaderInt8 |= x->shaderInt8;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
+        c->f12.timelineSemaphore |=
+            ((const VkPhysicalDeviceTimelineSemaphoreFeatures *)(const void *)s)->timelineSemaphore;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
+        c->f12.hostQueryReset |=
+            ((const VkPhysicalDeviceHostQueryResetFeatures *)(const void *)s)->hostQueryReset;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES:
+        c->f12.shaderSubgroupExtendedTypes |=
+            ((const VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures *)(const void *)s)
+                ->shaderSubgroupExtendedTypes;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES:
+        c->f12.shaderBufferInt64Atomics |=
+            ((const VkPhysicalDeviceShaderAtomicInt64Features *)(const void *)s)
+                ->shaderBufferInt64Atomics;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES: {
+        const VkPhysicalDeviceVulkanMemoryModelFeatures *x = (const void *)s;
+        c->f12.vulkanMemoryModel |= x->vulkanMemoryModel;
+        c->f12.vulkanMemoryModelDeviceScope |= x->vulkanMemoryModelDeviceScope;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES:
+        c->f12.bufferDeviceAddress |=
+            ((const VkPhysicalDeviceBufferDeviceAddressFeatures *)(const void *)s)
+                ->bufferDeviceAddress;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
+        c->f13.synchronization2 |=
+            ((const VkPhysicalDeviceSynchronization2Features *)(const void *)s)->synchronization2;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES: {
+        const VkPhysicalDeviceSubgroupSizeControlFeatures *x = (const void *)s;
+        c->f13.subgroupSizeControl |= x->subgroupSizeControl;
+        c->f13.computeFullSubgroups |= x->computeFullSubgroups;
+        break;
+      }
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT:
+        c->pipeline_robustness |=
+            ((const VkPhysicalDevicePipelineRobustnessFeaturesEXT *)(const void *)s)
+                ->pipelineRobustness;
+        break;
+      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES:
+        c->f13.shaderIntegerDotProduct |=
+            ((const VkPhysicalDeviceShaderIntegerDotProductFeatures *)(const void *)s)
+                ->shaderIntegerDotProduct;
+        break;
+      default: break; /* a struct tandem does not read */
+    }
+  }
+  return TANDEM_OK;
+}
+
+/* Appends ", name" (or "name") to |list|. */
+static void tandem_vk_list_add(char *list, size_t cap, const char *name) {
+  size_t used = strlen(list);
+  snprintf(list + used, cap - used, "%s%s", used ? ", " : "", name);
+}
+
+/* Checks the application's description and fills |g| from it: physical
+ * device, info (restricted to what the device was created with), queues.
+ * On failure |g| is left for the caller to destroy. */
+tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_device_t *d,
+                                    uint32_t family[TANDEM_LANE_COUNT_GPU],
+                                    uint32_t index[TANDEM_LANE_COUNT_GPU],
+                                    VkQueueFamilyProperties *qprops,
+                                    tandem_vk_feature_chain_t *enabled) {
+  if (!d->instance || !d->physical_device || !d->device)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: instance, physical_device and device must all be set "
+                       "(%s is NULL)",
+                       !d->instance          ? "instance"
+                       : !d->physical_device ? "physical_device"
+                                             : "device");
+  if (d->extension_count && !d->extensions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: extension_count is %u but extensions is NULL",
+                       d->extension_count);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_loader_init());
+  if (d->get_instance_proc_addr && d->get_instance_proc_addr != (void *)vkGetInstanceProcAddr)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: get_instance_proc_addr is not the system loader's "
+                       "(libvulkan.so.1), the one tandem calls through; create the instance "
+                       "through that loader, or pass NULL if you did");
+  if (d->api_version < VK_API_VERSION_1_3)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: the instance was created for Vulkan %u.%u; tandem needs "
+                       "1.3 (set VkApplicationInfo.apiVersion to VK_API_VERSION_1_3 and "
+                       "api_version with it)",
+                       VK_API_VERSION_MAJOR(d->api_version), VK_API_VERSION_MINOR(d->api_version));
+  g->instance = (VkInstance)d->instance;
+  g->physical = (VkPhysicalDevice)d->physical_device;
+  g->device = (VkDevice)d->device;
+  g->borrowed = true;
+  tandem_vk_load_instance(g->instance, false);
+
+  VkPhysicalDevice *pds;
+  uint32_t n;
+  TANDEM_RETURN_IF_ERROR(tandem_vk_physical_devices(g->instance, &pds, &n));
+  uint32_t at = 0;
+  while (at < n && pds[at] != g->physical) at++;
+  free(pds);
+  if (at == n)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "vulkan_device: physical_device is not one of the instance's %u physical "
+                       "devices (vkEnumeratePhysicalDevices); pass the one the VkDevice was "
+                       "created on",
+                       n);
+  TANDEM_RETURN_IF_ERROR(tandem_vk_describe(g->physical, at, &g->base.info));
+  tandem_device_info_t *info = &g->base.info;
+  if (info->api_version < VK_API_VERSION_1_3)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: GPU '%s' offers Vulkan %u.%u; tandem needs 1.3", info->name,
+                       VK_API_VERSION_MAJOR(info->api_version),
+                       VK_API_VERSION_MINOR(info->api_version));
+
+  /* Features: what the application enabled, and of that what the device has. */
+  TANDEM_RETURN_IF_ERROR(tandem_vk_chain_enabled(d, enabled));
+  tandem_vk_feature_chain_t have;
+  tandem_vk_feature_chain_init(&have);
+  vkGetPhysicalDeviceFeatures2(g->physical, &have.f);
+  tandem_vk_chain_and(enabled, &have);
+  char missing[512] = "";
+  if (!enabled->f12.timelineSemaphore)
+    tandem_vk_list_add(missing, sizeof missing,
+                       "feature timelineSemaphore (VkPhysicalDeviceVulkan12Features)");
+  if (!enabled->f13.synchronization2)
+    tandem_vk_list_add(missing, sizeof missing,
+                       "feature synchronization2 (VkPhysicalDeviceVulkan13Features)");
+  if (missing[0])
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "vulkan_device: the VkDevice on GPU '%s' was not created with %s, which "
+                       "tandem needs: enable them in the feature chain given to vkCreateDevice "
+                       "(and pass that chain as features)",
+                       info->name, missing);
+  VkPhysicalDeviceVulkan11Properties p11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES};
+  VkPhysicalDeviceVulkan13Properties p13 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES,
+      .pNext = &p11};
+  VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &p13};
+  vkGetPhysicalDeviceProperties2(g->physical, &props);
+  info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13);
+  g->base.shader_features_not_enabled =
+      tandem_vk_shader_features(&have, &p11, &p13) & ~info->shader_features;
+  if (!enabled->f12.bufferDeviceAddress)
+    info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
+  /* Extensions: the ones tandem uses count only when the device has them. */
+  static const struct {
+    const char *name;
+    uint32_t bit;
+  } known[] = {
+      {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
+      {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
+      {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
+      {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+      {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+      {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
+      {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
+  };
+  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
+    bool on = false;
+    for (uint32_t e = 0; e < d->extension_count && !on; e++)
+      on = d->extensions[e] && strcmp(d->extensions[e], known[k].name) == 0;
+    if (!on) info->features &= ~known[k].bit;
+  }
+  if (!enabled->pipeline_robustness) info->features &= ~(uint32_t)TANDEM_GPU_PIPELINE_ROBUSTNESS;
+
+  /* Queues: the families and indices the application names. */
+  uint32_t qn = TANDEM_MAX_QUEUE_FAMILIES;
+  vkGetPhysicalDeviceQueueFamilyProperties(g->physical, &qn, qprops);
+  for (int l = 0; l < TANDEM_LANE_COUNT_GPU; l++) {
+    const tandem_vulkan_queue_t *q = &d->lanes[l];
+    const char *lane = tandem_lane_name((tandem_lane_t)l);
+    if (q->queue_family >= qn)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue_family is %u; GPU '%s' has %u "
+                         "queue families",
+                         lane, q->queue_family, info->name, qn);
+    if (q->queue_index >= qprops[q->queue_family].queueCount)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue_index is %u; queue family %u has "
+                         "%u queues",
+                         lane, q->queue_index, q->queue_family, qprops[q->queue_family].queueCount);
+    VkQueueFlags need =
+        l == TANDEM_LANE_COMPUTE
+            ? VK_QUEUE_COMPUTE_BIT
+            : (VK_QUEUE_TRANSFER_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT);
+    if (!(qprops[q->queue_family].queueFlags & need))
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "vulkan_device: the %s lane's queue family %u cannot do %s; name a "
+                         "family that can",
+                         lane, q->queue_family, l == TANDEM_LANE_COMPUTE ? "compute" : "transfers");
+    family[l] = q->queue_family;
+    index[l] = q->queue_index;
+  }
+  return TANDEM_OK;
+}
