@@ -28,20 +28,33 @@
 #include "xrt/xrt_kernel.h"
 #include "xrt/xrt_bo.h"
 // XRT 2.19 moved the experimental headers under xrt/ (npu-research.md's
-// version table); 2.17-2.18 have them in experimental/.
-#if __has_include("xrt/experimental/xrt_xclbin.h")
+// version table); 2.17-2.18 have them in experimental/. The branch comes from
+// TANDEM_XRT_HEADER_LAYOUT, which CMake sets by probing TANDEM_XRT_INCLUDE_DIR
+// (internal/xrt_headers.h says why __has_include cannot: Debian's 2.13 in
+// /usr/include/xrt answers for "xrt/experimental/..."); without it (a
+// hand-written compile), the root experimental/ copies every version has.
+#if defined(TANDEM_XRT_HEADER_LAYOUT) && TANDEM_XRT_HEADER_LAYOUT == 2
 #include "xrt/experimental/xrt_xclbin.h"
 #include "xrt/experimental/xrt_version.h"
 #else
 #include "experimental/xrt_xclbin.h"
 #include "experimental/xrt_version.h"
 #endif
+// The headers compiled against are the XRT CMake found (its version.h or
+// version-slim.h, reached through xrt/detail/abi.h), not another one earlier
+// on the include path.
+#if defined(TANDEM_XRT_VERSION_CODE) && defined(XRT_VERSION_CODE)
+static_assert(XRT_VERSION_CODE == TANDEM_XRT_VERSION_CODE,
+              "XRT headers of another version than TANDEM_XRT_INCLUDE_DIR's are first on the "
+              "include path");
+#endif
 // Tier 2 needs hw_context(device, elf) and xrt::ext::kernel(ctx, name), new
 // in XRT 2.19 (read in XRT's headers at 2.19 and at the commit this was
 // compile-checked against, docs/npu.md; not verified against every later
 // release). XRT_VERSION_CODE comes from xrt/detail/version-slim.h, through
-// xrt/detail/abi.h (2.19 onwards).
+// xrt/detail/abi.h (2.19 onwards); 2.19 is also where the layout changed.
 #if defined(XRT_VERSION_CODE) && defined(XRT_VERSION) && XRT_VERSION_CODE >= XRT_VERSION(2, 19) && \
+    (!defined(TANDEM_XRT_HEADER_LAYOUT) || TANDEM_XRT_HEADER_LAYOUT == 2) &&                       \
     __has_include("xrt/experimental/xrt_elf.h") && __has_include("xrt/experimental/xrt_ext.h")
 #define TANDEM_BRIDGE_TIER2 1
 #include "xrt/experimental/xrt_elf.h"
@@ -233,7 +246,9 @@ TANDEM_BRIDGE_API int tandemBridgeKernelClose(void *kernel) {
 
 TANDEM_BRIDGE_API int tandemBridgeKernelGroup(void *kernel, int argno) {
   return guarded(nullptr, 0, [&] {
-    // XRT answers -1 (or throws) for an argument that is not a buffer.
+    // XRT's encoded group id, slot << 16 | bank (xrt_kernel.cpp:2143-2161 at
+    // XRT 963c58ee): passed on whole. A scalar's bank field is 0xffff (its
+    // no_memidx); older XRT answered -1, or threw, for a non-buffer.
     const int g = static_cast<bridge_kernel *>(kernel)->kernel.group_id(argno);
     return g >= 0 ? g : -EINVAL;
   });

@@ -84,8 +84,12 @@ int tandemBridgeContextClose(void *context);
 int tandemBridgeKernelOpen(void *context, const char *name, void **out_kernel, char *msg,
                            size_t cap);
 int tandemBridgeKernelClose(void *kernel);
-/* The memory bank (group id, >= 0) of buffer argument |argno|, or a negative
- * errno when it is no buffer argument. */
+/* XRT's group id of argument |argno| (kernel.group_id), as it is: an
+ * encoded xcl_bo_flags, slot << 16 | bank, where on amdxdna the slot is the
+ * hardware context's handle (from 1), so bank 0 reads 0x10000; a scalar's
+ * bank field is 0xffff (XRT's no_memidx). Callers compare the bank (& 0xffff)
+ * and pass the whole value back to xrtBOAlloc. A negative errno when XRT
+ * refused (a bad index). */
 int tandemBridgeKernelGroup(void *kernel, int argno);
 
 /* A run of |kernel|, every argument unset (an unset argument is zero). */

@@ -35,6 +35,27 @@
 /* The bank every data buffer is allocated in: aiecc's HOST bank (0). */
 #define TANDEM_XRT_DATA_BANK 0
 
+/* A kernel argument's group id, as XRT answers it (kernel.group_id,
+ * xrtKernelArgGroupId), is an encoded xcl_bo_flags: bits 0-15 the memory
+ * bank, bits 16-23 the "slot" (XRT@963c58ee
+ * src/runtime_src/core/common/api/xrt_kernel.cpp:2143-2161,
+ * src/runtime_src/core/include/xrt/detail/xrt_mem.h:34-56). On amdxdna the
+ * slot is the hardware context's handle, which starts at 1
+ * (amd/xdna-driver@856409ca src/shim/hwctx.cpp:175, 289;
+ * drivers/accel/amdxdna/amdxdna_ctx.c:232-269), so a bank-0 argument reads
+ * 0x10000 there. Only the bank is compared; the whole value goes back to
+ * xrtBOAlloc, which puts bank and slot into the buffer's flags
+ * (src/runtime_src/core/common/api/xrt_bo.cpp:1083-1120). A scalar has no
+ * memory: its bank field is (uint16_t)-1 (no_memidx, xrt_kernel.cpp:648,
+ * 696-711) with the slot above it, so its group id is not negative; XRT
+ * 2.13 and PLAIN devices answer -1. */
+#define TANDEM_XRT_BANK(group) ((unsigned)(group)&0xffffu)
+#define TANDEM_XRT_SLOT(group) (((unsigned)(group) >> 16) & 0xffu)
+#define TANDEM_XRT_NO_BANK 0xffffu
+static bool tandem_xrt_group_is_buffer(int group) {
+  return group >= 0 && TANDEM_XRT_BANK(group) != TANDEM_XRT_NO_BANK;
+}
+
 /* A kernel opened once and shared by every program of that xclbin and name:
  * on XDNA each xrtPLKernelOpen makes a hardware context, and an NPU has only
  * a few. */
@@ -125,7 +146,8 @@ static void tandem_xrt_destroy(tandem__npu_t *base) {
   free(n);
 }
 
-/* A zero-filled BO of |size| bytes with |flags| in bank |group|, mapped. */
+/* A zero-filled BO of |size| bytes with |flags| in group |group| (an
+ * encoded group id: bank and slot), mapped. */
 static tandem_status_t tandem_xrt_bo_alloc(tandem_xrt_npu_t *n, uint64_t size, xrtBufferFlags flags,
                                            int group, void **out_bo, void **out_host) {
   *out_bo = *out_host = NULL;
@@ -134,8 +156,10 @@ static tandem_status_t tandem_xrt_bo_alloc(tandem_xrt_npu_t *n, uint64_t size, x
   if (!bo) {
     int e = errno;
     return TANDEM_FAIL(
-        TANDEM_ERROR_OUT_OF_MEMORY, "xrtBOAlloc of %llu bytes (flags 0x%x, bank %d) failed: %s%s",
-        (unsigned long long)size, (unsigned)flags, group, tandem_xrt_why(0, e, (char[96]){0}, 96),
+        TANDEM_ERROR_OUT_OF_MEMORY,
+        "xrtBOAlloc of %llu bytes (flags 0x%x, bank %u, hardware context slot %u) failed: %s%s",
+        (unsigned long long)size, (unsigned)flags, TANDEM_XRT_BANK(group), TANDEM_XRT_SLOT(group),
+        tandem_xrt_why(0, e, (char[96]){0}, 96),
         e == ENOTSUP && n->base.profile == TANDEM_NPU_PROFILE_PLAIN
             ? " (the NPU profile is plain; an XDNA NPU refuses buffers without flags: use "
               "the xdna profile, TANDEM_NPU_PROFILE=xdna)"
@@ -328,8 +352,9 @@ static void tandem_xrt_context_put(tandem_xrt_npu_t *n, void *context) {
   pthread_mutex_unlock(&n->kernels_mutex);
 }
 
-/* The bank of buffer argument |argno| of |p|'s kernel, or negative when it
- * is no buffer. */
+/* The group id of argument |argno| of |p|'s kernel as XRT answers it
+ * (TANDEM_XRT_BANK / TANDEM_XRT_SLOT decode it; tandem_xrt_group_is_buffer
+ * says whether it names memory), or negative. */
 static int tandem_xrt_group(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p, int argno) {
   return p->bkernel ? n->api.tandemBridgeKernelGroup(p->bkernel, argno)
                     : n->api.xrtKernelArgGroupId(p->kernel, argno);
@@ -360,11 +385,12 @@ static tandem_status_t tandem_xrt_errno_code(int e) {
   }
 }
 
-/* One kernel argument as tandem sees it: 'b' a buffer (bank in |bank|),
- * 'u' / 'U' a 32- / 64-bit scalar, '?' a scalar of unknown width, 0 none. */
+/* One kernel argument as tandem sees it: 'b' a buffer (its encoded group
+ * id in |group|), 'u' / 'U' a 32- / 64-bit scalar, '?' a scalar of unknown
+ * width, 0 none. */
 typedef struct tandem_xrt_arg {
   char kind;
-  int bank;
+  int group;
 } tandem_xrt_arg_t;
 
 /* The kernel's arguments: from the xclbin's metadata where the bridge can
@@ -385,7 +411,7 @@ static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, const tandem_xrt_program_
     if (count > cap) count = cap;
     for (int i = 0; i < count; i++) {
       out[i].kind = kinds[i];
-      out[i].bank = kinds[i] == 'b' ? tandem_xrt_group(n, p, i) : -1;
+      out[i].group = kinds[i] == 'b' ? tandem_xrt_group(n, p, i) : -1;
     }
     if (count >= 0) return count;
     count = 0; /* no metadata: probe */
@@ -395,9 +421,11 @@ static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, const tandem_xrt_program_
   xrtRunHandle probe = n->api.xrtRunOpen(k);
   if (!probe) return 0;
   for (; count < cap; count++) {
-    int bank = n->api.xrtKernelArgGroupId(k, count);
-    if (bank >= 0) {
-      out[count] = (tandem_xrt_arg_t){'b', bank};
+    /* A scalar's group id is -1 on XRT 2.13 but slot << 16 | 0xffff on
+     * XRT >= 2.17: only a real bank makes a buffer. */
+    int group = n->api.xrtKernelArgGroupId(k, count);
+    if (tandem_xrt_group_is_buffer(group)) {
+      out[count] = (tandem_xrt_arg_t){'b', group};
     } else if (n->api.xrtRunSetArg(probe, count, 0u) == 0) {
       out[count] = (tandem_xrt_arg_t){'?', -1};
     } else {
@@ -469,13 +497,17 @@ static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_x
                          tandem_xrt_kind_name(want[a]), tandem_xrt_kind_name(have));
     /* XRT would clone a data buffer of another bank into the connected one
      * behind our back (a copy per run, and results written to the clone). */
-    if (want[a] == 'b' && a >= p->data_first && args[a].bank != TANDEM_XRT_DATA_BANK)
+    if (want[a] == 'b' && a >= p->data_first &&
+        (!tandem_xrt_group_is_buffer(args[a].group) ||
+         TANDEM_XRT_BANK(args[a].group) != TANDEM_XRT_DATA_BANK))
       return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                          "NPU program '%s': %s is kernel argument %d, which is connected to "
-                         "bank %d, but tandem's data buffers are in bank %d; rebuild the xclbin "
-                         "with the argument in bank %d",
-                         name, role[a], a, args[a].bank, TANDEM_XRT_DATA_BANK,
-                         TANDEM_XRT_DATA_BANK);
+                         "bank %u (group id 0x%x: hardware context slot %u, bank %u), but "
+                         "tandem's data buffers are in bank %d; rebuild the xclbin with the "
+                         "argument in bank %d",
+                         name, role[a], a, TANDEM_XRT_BANK(args[a].group), (unsigned)args[a].group,
+                         TANDEM_XRT_SLOT(args[a].group), TANDEM_XRT_BANK(args[a].group),
+                         TANDEM_XRT_DATA_BANK, TANDEM_XRT_DATA_BANK);
   }
   for (int a = used; a < count; a++) {
     /* PLAIN kernels take exactly the contract's arguments; the others may
@@ -643,16 +675,16 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
      * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
-    int bank = tandem_xrt_group(n, p, p->instr_arg);
+    int group = tandem_xrt_group(n, p, p->instr_arg); /* bank and slot, as XRT wants it back */
     xrtBufferFlags flags =
         base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
-    if (bank < 0)
+    if (!tandem_xrt_group_is_buffer(group))
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                       "NPU program '%s': kernel argument %d (the instruction buffer) is not a "
                       "buffer",
                       name, p->instr_arg);
     else
-      s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, bank, (void **)&p->instructions,
+      s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, group, (void **)&p->instructions,
                               &host);
     if (s == TANDEM_OK) {
       memcpy(host, d->instructions, d->instruction_bytes);

@@ -121,7 +121,11 @@ EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBuff
     errno = err;
     return NULL;
   }
-  return bo_create(dev, fd, size, type, (int32_t)grp);
+  /* XRT puts the group id's bank and slot into the buffer's flags (XRT@963c58ee
+   * src/runtime_src/core/common/api/xrt_bo.cpp:1083-1120); amdxdna's plugin
+   * then ignores both. The emulator keeps the bank, which xrtRunSetArg
+   * checks against the argument's. */
+  return bo_create(dev, fd, size, type, (int32_t)(grp & 0xffffu));
 }
 
 EMU_EXPORT xrtBufferHandle xrtBOImport(xrtDeviceHandle dhdl, xclBufferExportHandle ehdl) {

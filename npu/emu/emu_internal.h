@@ -36,6 +36,10 @@ enum {
 
 typedef struct emu_run emu_run_t;
 
+/* The largest hardware-context handle amdxdna hands out: MAX_HWCTX_ID
+ * (amd/xdna-driver@856409ca drivers/accel/amdxdna/amdxdna_ctx.h:18). */
+#define EMU_MAX_SLOT 1024
+
 /* What a BO is, as amdxdna's XRT plugin reads xrtBOAlloc's flags (XDNA mode;
  * in PLAIN mode every BO is PLAIN). */
 typedef enum emu_bo_type {
@@ -67,7 +71,12 @@ typedef struct emu_device {
   uint32_t contexts;     /* XDNA mode: hardware contexts in use (one per xrtPLKernelOpen
                             kernel, one per bridge context) */
   uint32_t max_contexts; /* TANDEM_EMU_MAX_CONTEXTS, default 4 */
-  uint64_t tdr_ms;       /* XDNA mode: the driver's hang deadline (TANDEM_EMU_TDR_MS), 0 off */
+  /* XDNA mode: hardware-context handles, which XRT's plugin uses as the
+   * "slot" of every group id (see emu_slot_alloc_locked in emulator.c):
+   * device-wide, allocated cyclically from 1 as the driver does. */
+  uint32_t next_slot;
+  uint8_t slot_used[EMU_MAX_SLOT + 1];
+  uint64_t tdr_ms; /* XDNA mode: the driver's hang deadline (TANDEM_EMU_TDR_MS), 0 off */
   /* The loaded image (xrtDeviceLoadXclbinHandle). */
   void *lib;
   const tandem_emu_kernel_t *kernels;
@@ -92,7 +101,7 @@ typedef struct emu_bo {
   ino_t fd_ino; /* fd's identity, checked when the BO is destroyed */
   dev_t fd_dev;
   int flags_type;    /* emu_bo_type_t: how the flags were read (XDNA mode) */
-  int32_t group;     /* the memory group (bank) it was allocated in; -1 imported */
+  int32_t group;     /* the bank (group id & 0xffff) it was allocated in; -1 imported */
   void *host;        /* MAP_SHARED mapping of fd: the host side */
   void *device_side; /* private anonymous mapping: the device side */
   struct emu_bo *next_dead;
@@ -105,6 +114,7 @@ typedef struct emu_context {
   emu_device_t *dev;
   uint32_t refs; /* user (until tandemBridgeContextClose) + kernels opened through it */
   bool user_closed;
+  uint32_t slot; /* its handle, from 1 (XDNA mode) */
   void *lib;
   const tandem_emu_kernel_t *kernels;
   uint32_t kernel_count;
@@ -119,6 +129,9 @@ typedef struct emu_kernel {
   const tandem_emu_kernel_t *desc;
   uint32_t nargs;
   bool reset; /* XDNA mode: a run passed the driver's deadline; its context was reset */
+  /* XDNA mode: the handle of the hardware context the kernel runs in (its
+   * context's, or its own for xrtPLKernelOpen); 0 in PLAIN mode. */
+  uint32_t slot;
 } emu_kernel_t;
 
 typedef struct emu_run_arg {

@@ -450,6 +450,43 @@ static int emu_arg_bank(const tandem_emu_kernel_t *desc, uint32_t i) {
   return c >= '0' && c <= '9' ? c - '0' : 0;
 }
 
+/* A hardware-context handle for a new context (device lock held), or 0
+ * when none is free. As amdxdna_hwctx_id_alloc (amd/xdna-driver@856409ca
+ * drivers/accel/amdxdna/amdxdna_ctx.c:232-269): device-wide, from
+ * AMDXDNA_INVALID_CTX_HANDLE + 1 = 1 up to MAX_HWCTX_ID, cyclic (the cursor
+ * moves past the last one given; a freed handle is not reused at once). */
+static uint32_t emu_slot_alloc_locked(emu_device_t *dev) {
+  if (dev->next_slot < 1 || dev->next_slot > EMU_MAX_SLOT) dev->next_slot = 1;
+  for (uint32_t tries = 0; tries < EMU_MAX_SLOT; tries++) {
+    const uint32_t id = dev->next_slot;
+    dev->next_slot = id >= EMU_MAX_SLOT ? 1 : id + 1;
+    if (!dev->slot_used[id]) {
+      dev->slot_used[id] = 1;
+      return id;
+    }
+  }
+  return 0;
+}
+
+static void emu_slot_free_locked(emu_device_t *dev, uint32_t slot) {
+  if (slot >= 1 && slot <= EMU_MAX_SLOT) dev->slot_used[slot] = 0;
+}
+
+/* The group id XRT answers for argument |i| of |k| (XDNA mode): an encoded
+ * xcl_bo_flags, slot << 16 | bank (XRT@963c58ee
+ * src/runtime_src/core/common/api/xrt_kernel.cpp:2143-2161, the layout in
+ * src/runtime_src/core/include/xrt/detail/xrt_mem.h:34-56), where the slot
+ * is the hardware context's handle (amd/xdna-driver@856409ca
+ * src/shim/hwctx.cpp:175 get_slotidx returns the ctx_handle the driver gave,
+ * hwctx.cpp:289), truncated to xcl_bo_flags' 8-bit slot field. A scalar has
+ * no memory connection: its bank field is (uint16_t)no_memidx = 0xffff
+ * (xrt_kernel.cpp:648, 696-711), so its group id is positive too. */
+static int emu_group_id(const emu_kernel_t *k, uint32_t i) {
+  const uint32_t bank =
+      k->desc->arg_kinds[i] == TANDEM_EMU_ARG_BO ? (uint32_t)emu_arg_bank(k->desc, i) : 0xffffu;
+  return (int)((k->slot & 0xffu) << 16 | bank);
+}
+
 static emu_kernel_t *kernel_from(xrtKernelHandle h) {
   emu_kernel_t *k = h;
   if (k == NULL || k->magic != EMU_MAGIC_KERNEL) return NULL;
@@ -464,6 +501,7 @@ static bool context_put_locked(emu_context_t *c) {
   emu_device_t *dev = c->dev;
   c->magic = EMU_MAGIC_DEAD;
   dev->contexts--;
+  emu_slot_free_locked(dev, c->slot);
   dlclose(c->lib); /* the device's image (if any) holds its own reference */
   free(c);
   return emu_device_put_locked(dev);
@@ -475,10 +513,14 @@ static bool kernel_put_locked(emu_kernel_t *k) {
   emu_device_t *dev = k->dev;
   k->magic = EMU_MAGIC_DEAD;
   emu_context_t *ctx = k->ctx;
+  const uint32_t slot = k->slot;
   free(k);
   if (ctx == NULL) {
     dev->live_kernels--;
-    if (dev->mode == EMU_MODE_XDNA) dev->contexts--; /* its hardware context goes */
+    if (dev->mode == EMU_MODE_XDNA) { /* its hardware context goes */
+      dev->contexts--;
+      emu_slot_free_locked(dev, slot);
+    }
   }
   /* The kernel's device reference first: a context still holds another. */
   bool last = emu_device_put_locked(dev);
@@ -513,6 +555,9 @@ EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xc
   /* XDNA mode: like xrtPLKernelOpen on XRT >= 2.17, every kernel opened
    * makes its own hardware context, and the NPU has only a few. */
   if (err == 0 && dev->mode == EMU_MODE_XDNA && dev->contexts >= dev->max_contexts) err = EBUSY;
+  uint32_t slot = 0;
+  if (err == 0 && dev->mode == EMU_MODE_XDNA && (slot = emu_slot_alloc_locked(dev)) == 0)
+    err = ENODEV;
   if (err == 0 && dev->mode == EMU_MODE_XDNA) dev->contexts++;
   if (err != 0) {
     pthread_mutex_unlock(&dev->mu);
@@ -525,6 +570,7 @@ EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xc
   k->refs = 1;
   k->desc = desc;
   k->nargs = (uint32_t)strlen(desc->arg_kinds);
+  k->slot = slot;
   dev->live_kernels++;
   emu_device_get_locked(dev);
   pthread_mutex_unlock(&dev->mu);
@@ -547,10 +593,17 @@ EMU_EXPORT int xrtKernelClose(xrtKernelHandle khdl) {
   return 0;
 }
 
+/* XDNA mode: XRT's encoded group id, slot << 16 | bank, scalars included
+ * (emu_group_id). PLAIN mode: the bare bank of a buffer argument, -1 with
+ * EINVAL for a scalar, as the tests of XRT 2.13's noop shim see. */
 EMU_EXPORT int xrtKernelArgGroupId(xrtKernelHandle khdl, int argno) {
   emu_kernel_t *k = kernel_from(khdl);
-  if (k == NULL || argno < 0 || (uint32_t)argno >= k->nargs ||
-      k->desc->arg_kinds[argno] != TANDEM_EMU_ARG_BO) {
+  if (k == NULL || argno < 0 || (uint32_t)argno >= k->nargs) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (k->dev->mode == EMU_MODE_XDNA) return emu_group_id(k, (uint32_t)argno);
+  if (k->desc->arg_kinds[argno] != TANDEM_EMU_ARG_BO) {
     errno = EINVAL;
     return -1;
   }
@@ -840,6 +893,9 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
                "all %u of the emulated NPU's hardware contexts are in use "
                "(TANDEM_EMU_MAX_CONTEXTS=%u)",
                dev->max_contexts, dev->max_contexts);
+  } else if ((c->slot = emu_slot_alloc_locked(dev)) == 0) {
+    rc = -ENODEV;
+    tell(msg, cap, "no free hardware-context handle");
   } else {
     dev->contexts++;
     emu_device_get_locked(dev);
@@ -908,6 +964,7 @@ EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **ou
   k->refs = 1;
   k->desc = desc;
   k->nargs = (uint32_t)strlen(desc->arg_kinds);
+  k->slot = c->slot;
   c->refs++;
   emu_device_get_locked(dev);
   pthread_mutex_unlock(&dev->mu);
@@ -917,6 +974,8 @@ EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **ou
 
 EMU_EXPORT int tandemBridgeKernelClose(void *kernel) { return xrtKernelClose(kernel); }
 
+/* As the real bridge: XRT's group id as it is (slot << 16 | bank; a
+ * scalar's bank field 0xffff), a negative errno for a bad index. */
 EMU_EXPORT int tandemBridgeKernelGroup(void *kernel, int argno) {
   const int g = xrtKernelArgGroupId(kernel, argno);
   return g >= 0 ? g : -EINVAL;

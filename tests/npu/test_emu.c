@@ -44,6 +44,21 @@ static struct {
 static __typeof__(&tandemBridgeRegisterXclbin) bridge_register;
 /* The emulator's run abort (not in XRT's C API). */
 static int (*run_abort)(xrtRunHandle);
+/* The bridge's tier 1, as the emulator implements it (XDNA mode). */
+static struct {
+  __typeof__(&tandemBridgeContextOpen) context_open;
+  __typeof__(&tandemBridgeContextClose) context_close;
+  __typeof__(&tandemBridgeKernelOpen) kernel_open;
+  __typeof__(&tandemBridgeKernelClose) kernel_close;
+  __typeof__(&tandemBridgeKernelGroup) kernel_group;
+  __typeof__(&tandemBridgeRunOpen) run_open;
+  __typeof__(&tandemBridgeRunSetBuffer) run_set_buffer;
+  __typeof__(&tandemBridgeRunSetU32) run_set_u32;
+  __typeof__(&tandemBridgeRunStart) run_start;
+  __typeof__(&tandemBridgeRunWait) run_wait;
+  __typeof__(&tandemBridgeRunAbort) run_abort;
+  __typeof__(&tandemBridgeRunClose) run_close;
+} bridge;
 
 static int failures;
 static const char *xclbin_path;
@@ -182,13 +197,22 @@ static void test_device_and_xclbin(void) {
   CHECK(api.xrtPLKernelOpen(dev, other, "add_i32") == NULL);
   CHECK_EQ(errno, EINVAL);
 
-  /* Group ids: BO args only. */
+  /* Group ids. PLAIN: the bare bank of a buffer, -1 for a scalar. XDNA, as
+   * XRT >= 2.17: slot << 16 | bank, the slot the kernel's hardware context
+   * handle (from 1), a scalar's bank field 0xffff. */
   xrtKernelHandle k = kernel("add_i32");
-  CHECK(api.xrtKernelArgGroupId(k, 0) >= 0);
-  CHECK(api.xrtKernelArgGroupId(k, 2) >= 0);
-  errno = 0;
-  CHECK_EQ(api.xrtKernelArgGroupId(k, 3), -1);
-  CHECK_EQ(errno, EINVAL);
+  const int g0 = api.xrtKernelArgGroupId(k, 0);
+  CHECK_EQ(g0 & 0xffff, 0);
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 2) & 0xffff, 0);
+  if (plain_mode) {
+    CHECK_EQ(g0, 0);
+    errno = 0;
+    CHECK_EQ(api.xrtKernelArgGroupId(k, 3), -1);
+    CHECK_EQ(errno, EINVAL);
+  } else {
+    CHECK(g0 >> 16 >= 1); /* a context slot, never 0 */
+    CHECK_EQ(api.xrtKernelArgGroupId(k, 3), (g0 & 0xff0000) | 0xffff);
+  }
   CHECK_EQ(api.xrtKernelArgGroupId(k, 4), -1);
   CHECK_EQ(api.xrtKernelArgGroupId(k, -1), -1);
   CHECK_EQ(api.xrtKernelClose(k), 0);
@@ -425,7 +449,9 @@ static void test_xdna_flags(void) {
   CHECK_EQ(api.xrtBOExport(share), fd); /* the buffer's own fd, every time */
   /* add_i32's buffers are in bank 0: one from bank 1 is refused. */
   xrtKernelHandle k = kernel("add_i32");
-  CHECK_EQ(api.xrtKernelArgGroupId(k, 0), 0);
+  const int g0 = api.xrtKernelArgGroupId(k, 0);
+  CHECK_EQ(g0 & 0xffff, 0); /* bank 0, under the kernel's context slot */
+  CHECK(g0 >> 16 >= 1);
   xrtRunHandle r = api.xrtRunOpen(k);
   CHECK_EQ(api.xrtRunSetArg(r, 0, dev_heap), -EXDEV);
   CHECK_EQ(api.xrtRunSetArg(r, 0, share), 0);
@@ -440,9 +466,12 @@ static void test_xdna_flags(void) {
  * the host, not synced) runs the old program, a wrong opcode fails. */
 static void test_dpu_instructions(void) {
   xrtKernelHandle k = kernel("dpu_vector");
-  CHECK_EQ(api.xrtKernelArgGroupId(k, 1), 1); /* the instruction buffer: SRAM bank */
-  CHECK_EQ(api.xrtKernelArgGroupId(k, 3), 0);
-  xrtBufferHandle instr = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
+  const int gi = api.xrtKernelArgGroupId(k, 1);
+  CHECK_EQ(gi & 0xffff, 1); /* the instruction buffer: SRAM bank */
+  CHECK_EQ(api.xrtKernelArgGroupId(k, 3) & 0xffff, 0);
+  /* The whole group id goes back to the allocation, as XRT's users do. */
+  xrtBufferHandle instr =
+      api.xrtBOAlloc(dev, 4096, plain_mode ? 0 : XCL_BO_FLAGS_CACHEABLE, (xrtMemoryGroup)gi);
   xrtBufferHandle bo[5];
   for (int i = 0; i < 5; i++) bo[i] = bo_alloc(256);
   int32_t *a = api.xrtBOMap(bo[0]), *b = api.xrtBOMap(bo[1]), *c = api.xrtBOMap(bo[2]);
@@ -488,6 +517,35 @@ static void test_dpu_instructions(void) {
   CHECK_EQ(api.xrtKernelClose(k), 0);
   for (int i = 0; i < 5; i++) CHECK_EQ(api.xrtBOFree(bo[i]), 0);
   CHECK_EQ(api.xrtBOFree(instr), 0);
+}
+
+/* XDNA mode: hardware-context handles, the slot of every group id, are
+ * device-wide and cyclic from 1, as amdxdna allocates them: a closed
+ * context's handle is not given out again at once; a bridge context's
+ * kernels carry the context's slot. */
+static void test_slots(xrtXclbinHandle x) {
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  CHECK(d != NULL);
+  CHECK_EQ(load(d, x), 0);
+  xrtKernelHandle k1 = api.xrtPLKernelOpen(d, uuid, "add_i32");
+  xrtKernelHandle k2 = api.xrtPLKernelOpen(d, uuid, "add_i32");
+  CHECK_EQ(api.xrtKernelArgGroupId(k1, 0), 1 << 16); /* the first handle is 1 */
+  CHECK_EQ(api.xrtKernelArgGroupId(k2, 1), 2 << 16);
+  CHECK_EQ(api.xrtKernelClose(k1), 0);
+  xrtKernelHandle k3 = api.xrtPLKernelOpen(d, uuid, "add_i32");
+  CHECK_EQ(api.xrtKernelArgGroupId(k3, 2), 3 << 16); /* 1 is free, but the cursor moved on */
+  void *ctx = NULL, *bk = NULL;
+  char msg[160] = "";
+  CHECK_EQ(bridge.context_open(d, xclbin_path, &ctx, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.kernel_open(ctx, "dpu_vector", &bk, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.kernel_group(bk, 1), 4 << 16 | 1);
+  CHECK_EQ(bridge.kernel_group(bk, 0), 4 << 16 | 0xffff); /* the opcode: a scalar */
+  CHECK_EQ(bridge.kernel_group(bk, 8), -EINVAL);
+  CHECK_EQ(bridge.kernel_close(bk), 0);
+  CHECK_EQ(bridge.context_close(ctx), 0);
+  CHECK_EQ(api.xrtKernelClose(k2), 0);
+  CHECK_EQ(api.xrtKernelClose(k3), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
 }
 
 /* XDNA mode: each kernel opened takes a hardware context, 4 by default
@@ -759,6 +817,23 @@ int main(int argc, char **argv) {
   bridge_register =
       (__typeof__(&tandemBridgeRegisterXclbin))dlsym(lib, "tandemBridgeRegisterXclbin");
   run_abort = (int (*)(xrtRunHandle))dlsym(lib, "tandemEmuRunAbort");
+  *(void **)&bridge.context_open = dlsym(lib, "tandemBridgeContextOpen");
+  *(void **)&bridge.context_close = dlsym(lib, "tandemBridgeContextClose");
+  *(void **)&bridge.kernel_open = dlsym(lib, "tandemBridgeKernelOpen");
+  *(void **)&bridge.kernel_close = dlsym(lib, "tandemBridgeKernelClose");
+  *(void **)&bridge.kernel_group = dlsym(lib, "tandemBridgeKernelGroup");
+  *(void **)&bridge.run_open = dlsym(lib, "tandemBridgeRunOpen");
+  *(void **)&bridge.run_set_buffer = dlsym(lib, "tandemBridgeRunSetBuffer");
+  *(void **)&bridge.run_set_u32 = dlsym(lib, "tandemBridgeRunSetU32");
+  *(void **)&bridge.run_start = dlsym(lib, "tandemBridgeRunStart");
+  *(void **)&bridge.run_wait = dlsym(lib, "tandemBridgeRunWait");
+  *(void **)&bridge.run_abort = dlsym(lib, "tandemBridgeRunAbort");
+  *(void **)&bridge.run_close = dlsym(lib, "tandemBridgeRunClose");
+  for (size_t i = 0; i < sizeof bridge / sizeof(void *); i++)
+    if (((void **)&bridge)[i] == NULL) {
+      fprintf(stderr, "%s: a tier-1 bridge symbol is missing\n", argv[1]);
+      return 1;
+    }
   if (!bridge_register || !run_abort) {
     fprintf(stderr, "%s: missing tandemBridgeRegisterXclbin or tandemEmuRunAbort\n", argv[1]);
     return 1;
@@ -785,6 +860,7 @@ int main(int argc, char **argv) {
   if (plain_mode) test_plain_flags();
   else {
     test_xdna_flags();
+    test_slots(x);
     test_context_limit();
     test_tdr_reset_abort(x);
   }

@@ -124,6 +124,10 @@ static void test_bank_mismatch(void **state) {
   const char *m = tandem_error_message();
   assert_non_null(strstr(m, "binding 2"));
   assert_non_null(strstr(m, "kernel argument 2, which is connected to bank 2"));
+  /* XRT's group id carries the hardware context's slot (the first context
+   * of a fresh device has handle 1 on XDNA); the message names both. */
+  assert_non_null(strstr(m, emu_plain() ? "(group id 0x2: hardware context slot 0, bank 2)"
+                                        : "(group id 0x10002: hardware context slot 1, bank 2)"));
   assert_non_null(strstr(m, "in bank 0"));
   assert_null(prog);
   npu->vtable->destroy(npu);
