@@ -21,36 +21,6 @@
 
 /*--------------------------------------------------------------------------*/
 
-/* Waits until tandem's queues are idle; the caller holds every queue's lock.
- * A failed wait (DEVICE_LOST, or an out-of-memory answer) means the device is
- * lost. There is no caller left to tell: idle runs only once the runtime is
- * lost already (core/lost.c), and destroy only when nothing of the runtime is
- * left to answer DEVICE_LOST. So a failed wait is followed as the lost path
- * goes: a lost device's waits return at once and the work on it finishes,
- * and its objects may then be destroyed (Vulkan's "Lost Device"). Memory the
- * GPU may still use is never freed before a wait was made on every queue:
- * on tandem's own device a failed vkDeviceWaitIdle is followed by a
- * vkQueueWaitIdle of each queue, for an answer that did not come from the
- * device stopping. Returns whether every wait succeeded. */
-static bool tandem_vk_queues_wait_idle_locked(tandem_vk_gpu_t *g) {
-  if (!g->borrowed && g->vk.vkDeviceWaitIdle(g->device) == VK_SUCCESS) return true;
-  bool ok = g->borrowed; /* on tandem's own device the device wait failed */
-  for (uint32_t k = 0; k < g->queue_count; k++)
-    if (g->vk.vkQueueWaitIdle(g->queues[k].queue) != VK_SUCCESS) ok = false;
-  return ok;
-}
-
-static void tandem_vk_gpu_idle(tandem__gpu_t *base) {
-  tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
-  /* vkDeviceWaitIdle needs every queue externally synchronized. On the
-   * application's device tandem holds the locks of its own queues only, so
-   * it waits for those one by one. The runtime is lost already: a failed
-   * wait changes nothing more. */
-  for (uint32_t k = 0; k < g->queue_count; k++) pthread_mutex_lock(&g->queues[k].mutex);
-  (void)tandem_vk_queues_wait_idle_locked(g);
-  for (uint32_t k = g->queue_count; k-- > 0;) pthread_mutex_unlock(&g->queues[k].mutex);
-}
-
 static void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   if (g->device) {
@@ -128,20 +98,6 @@ static void tandem_vk_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_
 
 static void *tandem_vk_lane_timeline(tandem__gpu_t *base, tandem_lane_t lane) {
   return (void *)tandem_vk_gpu_cast(base)->lanes[lane].timeline;
-}
-
-static void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
-  tandem_vk_queue_t *q = tandem_vk_gpu_cast(base)->lanes[lane].queue;
-  uintptr_t self = (uintptr_t)pthread_self();
-  if (lock) {
-    pthread_mutex_lock(&q->mutex);
-    atomic_store(&q->app_owner, self);
-    q->app_depth++;
-  } else if (atomic_load(&q->app_owner) == self) {
-    assert(q->app_depth > 0);
-    if (--q->app_depth == 0) atomic_store(&q->app_owner, 0);
-    pthread_mutex_unlock(&q->mutex);
-  }
 }
 
 static const tandem__gpu_interop_ops_t tandem_vk_interop = {

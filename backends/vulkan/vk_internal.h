@@ -198,6 +198,14 @@ tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_devi
                                     VkQueueFamilyProperties *qprops,
                                     tandem_vk_feature_chain_t *enabled);
 
+/* vk_queue.c: the lanes' queues. */
+/* Waits until tandem's queues are idle, each under its lock (the device's
+ * idle entry; the device's destruction). */
+void tandem_vk_gpu_idle(tandem__gpu_t *base);
+/* tandem_runtime_queue_lock: takes (|lock|) or gives back |lane|'s queue lock
+ * for the application; a give-back from a thread not holding it is ignored. */
+void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock);
+
 /* vk_instance.c: the loader, instances and their physical devices. */
 /* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
 tandem_status_t tandem_vk_loader_init(void);
