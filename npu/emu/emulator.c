@@ -7,7 +7,7 @@
  * come from the native library named by an emulated xclbin (emu_xclbin.c)
  * and see the device side of buffer objects (emu_bo.c). The state machine of
  * a run is NEW -> QUEUED -> RUNNING -> COMPLETED | ERROR, restartable once
- * final. TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
+ * final (the XDNA mode reports a run in flight as NEW, as amdxdna does). TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
  * abort ends early. The XDNA mode also implements the bridge's tiers 0 and 1
  * (backends/xrt/xrt_bridge.h): hardware contexts per xclbin, counted against
  * TANDEM_EMU_MAX_CONTEXTS, with kernels and runs through them.
@@ -622,6 +622,19 @@ static bool in_flight(const emu_run_t *r) {
   return r->state == ERT_CMD_STATE_QUEUED || r->state == ERT_CMD_STATE_RUNNING;
 }
 
+/* The state a caller reads (device lock held). Inside, a run goes QUEUED
+ * then RUNNING; on XDNA the caller never sees either: XRT writes NEW into
+ * the command packet when it starts a run (XRT@963c58ee
+ * src/runtime_src/core/common/api/xrt_kernel.cpp:3030) and run.state()
+ * reads the packet (xrt_kernel.cpp:3246-3249), and amdxdna rewrites the
+ * packet to NEW again when the job reaches the NPU (amd/xdna-driver@856409ca
+ * drivers/accel/amdxdna/aie2_ctx.c:443) until it ends. So an XDNA run in
+ * flight reads NEW, like one never started. PLAIN mode shows the inside. */
+static enum ert_cmd_state reported_state_locked(const emu_run_t *r) {
+  if (r->kernel->dev->mode == EMU_MODE_XDNA && in_flight(r)) return ERT_CMD_STATE_NEW;
+  return r->state;
+}
+
 EMU_EXPORT xrtRunHandle xrtRunOpen(xrtKernelHandle khdl) {
   emu_kernel_t *k = kernel_from(khdl);
   if (k == NULL) {
@@ -802,7 +815,7 @@ EMU_EXPORT enum ert_cmd_state xrtRunState(xrtRunHandle rhdl) {
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
-  const enum ert_cmd_state s = r->state;
+  const enum ert_cmd_state s = reported_state_locked(r);
   pthread_mutex_unlock(&dev->mu);
   return s;
 }
@@ -1054,8 +1067,9 @@ EMU_EXPORT int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, si
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
-  /* The run's own state: final, or the one it is still in. */
-  const enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  /* The run's own state: final, or the one it is still in (NEW on XDNA). */
+  wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
+  const enum ert_cmd_state s = reported_state_locked(r);
   pthread_mutex_unlock(&dev->mu);
   return (int)s;
 }

@@ -463,6 +463,38 @@ static void test_watchdog_aborts_stuck_run(void **state) {
   npu->vtable->destroy(npu);
 }
 
+/* On XDNA a run still on the NPU reads NEW, not QUEUED or RUNNING (amdxdna
+ * rewrites the command to NEW when the job starts): a wait that runs out on
+ * a NEW run is tandem's watchdog (TIMEOUT), never "ended in state NEW"
+ * (INTERNAL), and the run's teardown waits for the run rather than closing
+ * it in flight. Both profiles: PLAIN reads RUNNING. */
+static void test_in_flight_new_is_running(void **state) {
+  (void)state;
+  setenv("TANDEM_EMU_DELAY_US", "300000", 1);
+  tandem__npu_t *npu = open_emulated();
+  unsetenv("TANDEM_EMU_DELAY_US");
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.kernel_name = "add_i32";
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  d.scalar_count = 1;
+  void *prog = NULL, *bo[3], *run = NULL;
+  int32_t *h[3];
+  assert_int_equal(npu->vtable->program_create(npu, &d, "slow", &prog), TANDEM_OK);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(npu->vtable->bo_create(npu, 4096, &bo[i], (void **)&h[i]), TANDEM_OK);
+  uint32_t n = 16;
+  assert_int_equal(npu->vtable->run_create(npu, prog, bo, 3, &n, 1, &run), TANDEM_OK);
+  assert_int_equal(npu->vtable->run_execute(npu, run, 50), TANDEM_ERROR_TIMEOUT);
+  assert_non_null(strstr(tandem_error_message(), "did not finish within the 50 ms watchdog"));
+  npu->vtable->run_destroy(npu, run);
+  for (int i = 0; i < 3; i++) npu->vtable->bo_destroy(npu, bo[i]);
+  npu->vtable->program_destroy(npu, prog);
+  npu->vtable->destroy(npu);
+}
+
 /* A full ELF (no xclbin) needs the bridge's tier 2, XRT >= 2.19; the
  * emulated NPU follows XRT 2.17's plugin, so the program is refused naming
  * both versions, not misread as a broken xclbin. */
@@ -547,6 +579,7 @@ int main(void) {
       cmocka_unit_test(test_contexts_shared_and_limited),
       cmocka_unit_test(test_context_limit_per_xclbin),
       cmocka_unit_test(test_watchdog_aborts_stuck_run),
+      cmocka_unit_test(test_in_flight_new_is_running),
       cmocka_unit_test(test_elf_needs_tier2),
       cmocka_unit_test(test_driver_timeout_and_reset),
   };
