@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
-#include "backends/vulkan/vk_reflect.h"
 #include "core/test_hooks.h"
 
 /*--------------------------------------------------------------------------*/
@@ -72,14 +71,6 @@ static tandem_status_t tandem_vk_test_control(tandem__gpu_t *base, tandem_test_o
   return TANDEM_OK;
 }
 
-static tandem_status_t tandem_vk_reflect_entry(tandem__gpu_t *gpu, const void *code,
-                                               size_t code_bytes, const char *entry_point,
-                                               const char *name,
-                                               tandem__kernel_interface_t *out_iface) {
-  (void)gpu;
-  return tandem_vk_reflect(code, code_bytes, entry_point, name, out_iface);
-}
-
 static void tandem_vk_native_handles(tandem__gpu_t *base, tandem_vulkan_handles_t *out) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   out->instance = g->instance;
@@ -127,7 +118,7 @@ static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .buffer.import_host = tandem_vk_buffer_import_host,
     .buffer.import_dmabuf = tandem_vk_buffer_import_dmabuf,
     .buffer.create_dmabuf = tandem_vk_buffer_create_dmabuf,
-    .kernel.reflect = tandem_vk_reflect_entry,
+    .kernel.reflect = tandem_vk_kernel_reflect,
     .kernel.create = tandem_vk_kernel_create,
     .kernel.destroy = tandem_vk_kernel_destroy,
     .program.create = tandem_vk_program_create,

@@ -216,3 +216,10 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
   *out_native = k;
   return TANDEM_OK;
 }
+
+tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
+                                         const char *entry_point, const char *name,
+                                         tandem__kernel_interface_t *out_iface) {
+  (void)gpu;
+  return tandem_vk_reflect(code, code_bytes, entry_point, name, out_iface);
+}
