@@ -206,6 +206,16 @@ void tandem_vk_gpu_idle(tandem__gpu_t *base);
  * for the application; a give-back from a thread not holding it is ignored. */
 void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock);
 
+/* vk_device.c: opening and destroying the device. */
+tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                   atomic_uint_fast64_t *validation_counter,
+                                   tandem__gpu_t **out_gpu);
+void tandem_vk_gpu_destroy(tandem__gpu_t *base);
+/* vk_backend.c */
+extern const tandem__gpu_vtable_t tandem_vk_gpu_vtable;
+struct tandem__gpu_test_hooks;
+extern const struct tandem__gpu_test_hooks tandem_vk_test_hooks;
+
 /* vk_instance.c: the loader, instances and their physical devices. */
 /* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
 tandem_status_t tandem_vk_loader_init(void);
