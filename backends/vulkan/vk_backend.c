@@ -61,9 +61,9 @@ static const tandem__gpu_interop_ops_t tandem_vk_interop = {
     .kernel_adopt = tandem_vk_kernel_adopt,
 };
 
-const tandem__gpu_test_hooks_t tandem_vk_test_hooks = {.control = tandem_vk_test_control};
+static const tandem__gpu_test_hooks_t tandem_vk_test_hooks = {.control = tandem_vk_test_control};
 
-const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
+static const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .device.destroy = tandem_vk_gpu_destroy,
     .device.idle = tandem_vk_gpu_idle,
     .device.trim = tandem_vk_descriptor_pools_trim,
@@ -95,6 +95,14 @@ const tandem__gpu_vtable_t tandem_vk_gpu_vtable = {
     .lane.unbind = tandem_vk_lane_unbind,
     .interop = &tandem_vk_interop,
 };
+
+static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
+                                          atomic_uint_fast64_t *validation_counter,
+                                          tandem__gpu_t **out_gpu) {
+  static const tandem_vk_tables_t tables = {.vtable = &tandem_vk_gpu_vtable,
+                                            .test_hooks = &tandem_vk_test_hooks};
+  return tandem_vk_device_open(&tables, options, validation_counter, out_gpu);
+}
 
 const tandem__gpu_backend_t tandem_vk_gpu_backend = {
     .name = "vulkan",

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vk_device.c — opening a Vulkan device for tandem: instance, validation,
- * physical-device choice, queues for the lanes, timeline semaphores, and the
- * device description that `tandem devices` and the runtime report.
- *
- * Features are decided from what the device reports (vkGetPhysicalDevice-
- * Features2, extension lists), never from whether a function pointer loaded.
- * Requirements: Vulkan 1.3 (timeline semaphores and synchronization2 core).
- * volk loads the loader at run time; nothing links against libvulkan.
+ * vk_device.c — opening and destroying the runtime's Vulkan device: tandem's
+ * own (an instance of vk_instance.c, a physical device vk_physical.c
+ * describes, a VkDevice with the features and extensions it offers) or the
+ * application's (checked by vk_byo.c); then what every open shares: the
+ * decisions (timestamps, descriptors, interop), clock calibration, the lanes'
+ * queues, timelines and command pools. The vtable the device gets is
+ * vk_backend.c's, passed down (tandem_vk_tables_t), so nothing here calls up.
  */
 #include <stddef.h>
 #include <assert.h>
@@ -16,8 +15,6 @@
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
-
-/*--------------------------------------------------------------------------*/
 
 void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -238,12 +235,13 @@ static void tandem_vk_families(tandem_vk_gpu_t *g, const uint32_t family[TANDEM_
   }
 }
 
-static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *options,
+static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_vk_tables_t *tables,
+                                            const tandem_runtime_options_t *options,
                                             atomic_uint_fast64_t *validation_counter) {
   tandem_vk_gpu_t *g = calloc(1, sizeof *g);
   if (!g) return NULL;
-  g->base.vtable = &tandem_vk_gpu_vtable;
-  g->base.test_hooks = &tandem_vk_test_hooks;
+  g->base.vtable = tables->vtable;
+  g->base.test_hooks = tables->test_hooks;
   g->validation_counter = validation_counter;
   g->validation_callback = options->validation_callback;
   g->validation_user_data = options->validation_user_data;
@@ -260,10 +258,11 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_runtime_options_t *opti
 /*--------------------------------------------------- the application's device --*/
 
 /* Opens the runtime's GPU on the application's device (vulkan_device). */
-static tandem_status_t tandem_vk_gpu_open_byo(const tandem_runtime_options_t *options,
+static tandem_status_t tandem_vk_gpu_open_byo(const tandem_vk_tables_t *tables,
+                                              const tandem_runtime_options_t *options,
                                               atomic_uint_fast64_t *validation_counter,
                                               tandem__gpu_t **out_gpu) {
-  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(options, validation_counter);
+  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(tables, options, validation_counter);
   if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
   uint32_t family[TANDEM_LANE_COUNT_GPU], index[TANDEM_LANE_COUNT_GPU];
   VkQueueFamilyProperties qprops[TANDEM_MAX_QUEUE_FAMILIES];
@@ -287,12 +286,14 @@ static tandem_status_t tandem_vk_gpu_open_byo(const tandem_runtime_options_t *op
 
 /*------------------------------------------------------------ tandem's own --*/
 
-tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
-                                   atomic_uint_fast64_t *validation_counter,
-                                   tandem__gpu_t **out_gpu) {
+tandem_status_t tandem_vk_device_open(const tandem_vk_tables_t *tables,
+                                      const tandem_runtime_options_t *options,
+                                      atomic_uint_fast64_t *validation_counter,
+                                      tandem__gpu_t **out_gpu) {
   *out_gpu = NULL;
-  if (options->vulkan_device) return tandem_vk_gpu_open_byo(options, validation_counter, out_gpu);
-  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(options, validation_counter);
+  if (options->vulkan_device)
+    return tandem_vk_gpu_open_byo(tables, options, validation_counter, out_gpu);
+  tandem_vk_gpu_t *g = tandem_vk_gpu_alloc(tables, options, validation_counter);
   if (!g) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the Vulkan device");
 
   tandem_status_t s = tandem_vk_instance_create(options->validation, g, &g->instance);

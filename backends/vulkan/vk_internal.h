@@ -207,14 +207,19 @@ void tandem_vk_gpu_idle(tandem__gpu_t *base);
 void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock);
 
 /* vk_device.c: opening and destroying the device. */
-tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *options,
-                                   atomic_uint_fast64_t *validation_counter,
-                                   tandem__gpu_t **out_gpu);
-void tandem_vk_gpu_destroy(tandem__gpu_t *base);
-/* vk_backend.c */
-extern const tandem__gpu_vtable_t tandem_vk_gpu_vtable;
+/* The tables an opened device gets (vk_backend.c's): passed down to the
+ * open, so that no file below vk_backend.c names them. */
 struct tandem__gpu_test_hooks;
-extern const struct tandem__gpu_test_hooks tandem_vk_test_hooks;
+typedef struct tandem_vk_tables {
+  const tandem__gpu_vtable_t *vtable;
+  const struct tandem__gpu_test_hooks *test_hooks;
+} tandem_vk_tables_t;
+/* The registry entry's open (core/backend.h) with |tables| for the device. */
+tandem_status_t tandem_vk_device_open(const tandem_vk_tables_t *tables,
+                                      const tandem_runtime_options_t *options,
+                                      atomic_uint_fast64_t *validation_counter,
+                                      tandem__gpu_t **out_gpu);
+void tandem_vk_gpu_destroy(tandem__gpu_t *base);
 
 /* vk_instance.c: the loader, instances and their physical devices. */
 /* Loads libvulkan.so.1 once per process. Errors: NO_DEVICE (no loader). */
