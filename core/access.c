@@ -8,10 +8,13 @@
  * syncs exactly these ranges (npu_lane.c). Pure functions of a node and its
  * contract: no lock, no allocation, no call out of this file.
  */
+#include <assert.h>
+
 #include "core/access.h"
 #include "core/buffer_int.h"
 #include "core/graph_int.h"
 #include "core/kernel_int.h"
+#include "core/node_kind.h"
 #include "core/npu_int.h"
 
 bool tandem__ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
@@ -28,41 +31,18 @@ static tandem_buffer_t *tandem__tracked(tandem_buffer_t *b) {
 }
 
 uint32_t tandem__node_accesses(const tandem__node_t *node, tandem__access_t *out) {
-  switch (node->kind) {
-    case TANDEM__NODE_FILL:
-      out[0] = (tandem__access_t){node->views[0].buffer, node->views[0].offset,
-                                  node->views[0].length, TANDEM_ACCESS_WRITE};
-      return 1;
-    case TANDEM__NODE_COPY: /* a cross-GPU copy's staging is tracked as one memory */
-      out[0] = (tandem__access_t){tandem__tracked(node->views[0].buffer), node->views[0].offset,
-                                  node->views[0].length, TANDEM_ACCESS_READ};
-      out[1] = (tandem__access_t){tandem__tracked(node->views[1].buffer), node->views[1].offset,
-                                  node->views[1].length, TANDEM_ACCESS_WRITE};
-      return 2;
-    case TANDEM__NODE_DISPATCH:
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] =
-            (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                               tandem__binding_bytes(&node->kernel->bindings[i], node->views[i]),
-                               node->kernel->bindings[i].access};
-      if (node->indirect.buffer) {
-        out[node->view_count] = (tandem__access_t){node->indirect.buffer, node->indirect.offset, 12,
-                                                   TANDEM_ACCESS_READ};
-        return node->view_count + 1;
-      }
-      return node->view_count;
-    case TANDEM__NODE_NPU_RUN:
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] =
-            (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                               tandem__binding_bytes(&node->program->bindings[i], node->views[i]),
-                               node->program->bindings[i].access};
-      return node->view_count;
-    case TANDEM__NODE_VULKAN_COMMANDS: /* the declared views, whole, as declared */
-      for (uint32_t i = 0; i < node->view_count; i++)
-        out[i] = (tandem__access_t){node->views[i].buffer, node->views[i].offset,
-                                    node->views[i].length, tandem__node_decl_access(node, i)};
-      return node->view_count;
+  const tandem__node_kind_info_t *kind = tandem__node_info(node);
+  assert(node->view_count <= TANDEM_MAX_BINDINGS);
+  /* A cross-GPU copy's staging is tracked as one memory (tracked_as); no
+   * other node can name staging memory (tandem_exec_set_view refuses it). */
+  for (uint32_t i = 0; i < node->view_count; i++)
+    out[i] =
+        (tandem__access_t){tandem__tracked(node->views[i].buffer), node->views[i].offset,
+                           kind->view_bytes(node, i, node->views[i]), kind->view_access(node, i)};
+  if (node->indirect.buffer) { /* a dispatch's counts, read on the GPU */
+    out[node->view_count] =
+        (tandem__access_t){node->indirect.buffer, node->indirect.offset, 12, TANDEM_ACCESS_READ};
+    return node->view_count + 1;
   }
-  return 0;
+  return node->view_count;
 }

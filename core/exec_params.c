@@ -14,6 +14,7 @@
  * new bytes; ordering inside the graph was fixed at prepare, so a range that
  * would need an order the plan lacks is refused (tandem__plan_orders).
  */
+#include <assert.h>
 #include <string.h>
 
 #include "core/access.h"
@@ -21,15 +22,8 @@
 #include "core/exec_int.h"
 #include "core/graph.h"
 #include "core/graph_int.h"
+#include "core/node_kind.h"
 #include "core/plan.h"
-
-static const char *tandem__kind_name(tandem__node_kind_t kind) {
-  return kind == TANDEM__NODE_FILL       ? "fill"
-         : kind == TANDEM__NODE_COPY     ? "copy"
-         : kind == TANDEM__NODE_DISPATCH ? "dispatch"
-         : kind == TANDEM__NODE_NPU_RUN  ? "NPU run"
-                                         : "Vulkan commands";
-}
 
 /* Node |node| of |exec| when it is of a kind |what| accepts (a dispatch, or
  * with |any_gpu| any GPU node), or a failure naming what is wrong. */
@@ -42,11 +36,10 @@ static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, co
                        "%s: node %u is out of range; the executable has nodes 0..%u", what, node,
                        exec->plan.node_count - 1);
   tandem__node_t *n = &exec->plan.nodes[node];
-  bool fixed = n->kind == TANDEM__NODE_NPU_RUN || n->kind == TANDEM__NODE_VULKAN_COMMANDS;
-  bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && !fixed);
+  bool ok = n->kind == TANDEM__NODE_DISPATCH || (any_gpu && tandem__node_info(n)->views_settable);
   if (!ok)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: node %u is a %s node; %s", what, node,
-                       tandem__kind_name(n->kind),
+                       tandem__node_info(n)->name,
                        any_gpu ? "NPU runs and Vulkan commands nodes keep the views they were "
                                  "recorded with"
                                : "only dispatch nodes take this parameter");
@@ -54,9 +47,9 @@ static tandem_status_t tandem__param_node(tandem_exec_t *exec, uint32_t node, co
   return TANDEM_OK;
 }
 
-/* The name of node |n| for messages. */
+/* The name of node |n| for messages: its kernel's, or its kind's. */
 static const char *tandem__node_label(const tandem__node_t *n) {
-  return n->kind == TANDEM__NODE_DISPATCH ? n->kernel->name : tandem__kind_name(n->kind);
+  return tandem__node_info(n)->label(n);
 }
 
 tandem_status_t tandem_exec_set_push_constants(tandem_exec_t *exec, uint32_t node,
@@ -144,10 +137,18 @@ static tandem_status_t tandem__transfer_views_check(tandem_runtime_t *rt, const 
     return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                        "node %u (%s): the new view is %llu bytes, the prepared one %llu; a %s "
                        "node keeps its length",
-                       node, tandem__kind_name(n->kind), (unsigned long long)v.length,
-                       (unsigned long long)n->views[binding].length, tandem__kind_name(n->kind));
-  return n->kind == TANDEM__NODE_FILL ? tandem__fill_view_check(rt, v)
-                                      : tandem__copy_views_check(rt, views[0], views[1]);
+                       node, tandem__node_info(n)->name, (unsigned long long)v.length,
+                       (unsigned long long)n->views[binding].length, tandem__node_info(n)->name);
+  switch (n->kind) { /* no default: a new settable kind names its checks here */
+    case TANDEM__NODE_FILL: return tandem__fill_view_check(rt, v);
+    case TANDEM__NODE_COPY: return tandem__copy_views_check(rt, views[0], views[1]);
+    case TANDEM__NODE_DISPATCH:
+    case TANDEM__NODE_NPU_RUN:
+    case TANDEM__NODE_VULKAN_COMMANDS:
+    case TANDEM__NODE_KIND_COUNT: break;
+  }
+  assert(!"not a transfer node");
+  return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "node %u: not a fill or copy node", node);
 }
 
 tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_t binding,
@@ -189,19 +190,14 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
                     "runs on GPU %u; a view may change its buffer, not its GPU",
                     node, binding, tandem__node_label(n), view.buffer->gpu,
                     n->views[binding].buffer->gpu);
-  tandem__access_t access;
-  if (n->kind == TANDEM__NODE_DISPATCH) {
-    if (s == TANDEM_OK) s = tandem__dispatch_views_check(rt, n->kernel, views, n->view_count);
-    access = (tandem__access_t){view.buffer, view.offset,
-                                tandem__binding_bytes(&n->kernel->bindings[binding], view),
-                                n->kernel->bindings[binding].access};
-  } else {
-    if (s == TANDEM_OK) s = tandem__transfer_views_check(rt, n, views, binding, node);
-    /* fill: [dst] writes; copy: [src] reads, [dst] writes (tandem__node_accesses) */
-    access = (tandem__access_t){view.buffer, view.offset, view.length,
-                                n->kind == TANDEM__NODE_COPY && binding == 0 ? TANDEM_ACCESS_READ
-                                                                             : TANDEM_ACCESS_WRITE};
-  }
+  if (s == TANDEM_OK)
+    s = n->kind == TANDEM__NODE_DISPATCH
+            ? tandem__dispatch_views_check(rt, n->kernel, views, n->view_count)
+            : tandem__transfer_views_check(rt, n, views, binding, node);
+  /* The access the moved view makes, as tandem__node_accesses would. */
+  const tandem__node_kind_info_t *kind = tandem__node_info(n);
+  tandem__access_t access = {view.buffer, view.offset, kind->view_bytes(n, binding, view),
+                             kind->view_access(n, binding)};
   if (s == TANDEM_OK) s = tandem__param_order_check_locked(exec, node, binding, &access);
   if (s == TANDEM_OK && memcmp(&n->views[binding], &view, sizeof view) != 0) {
     old = n->views[binding].buffer;

@@ -26,6 +26,7 @@
 #include "core/buffer_int.h"
 #include "core/graph.h"
 #include "core/graph_int.h"
+#include "core/node_kind.h"
 #include "core/npu.h"
 #include "core/npu_int.h"
 #include "core/runtime.h"
@@ -104,26 +105,33 @@ static tandem_view_t *tandem__graph_views(tandem_graph_t *graph, uint32_t count)
 static tandem_status_t tandem__node_gpu(const tandem__node_t *n, const char *what,
                                         uint32_t *out_gpu) {
   *out_gpu = 0;
-  if (n->kind == TANDEM__NODE_NPU_RUN) return TANDEM_OK;
+  if (!tandem__node_info(n)->gpu) return TANDEM_OK;
   uint32_t g = n->kind == TANDEM__NODE_DISPATCH ? n->kernel->gpu
                : n->view_count                  ? n->views[0].buffer->gpu
                                                 : 0;
   for (uint32_t v = 0; v < n->view_count; v++) {
     uint32_t on = n->views[v].buffer->gpu;
     if (on == g) continue;
-    if (n->kind == TANDEM__NODE_COPY)
-      return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
-                         "%s: the source is on GPU %u and the destination on GPU %u; a copy node "
-                         "runs on one GPU. Move the bytes through the host: copy into a "
-                         "HOST_VISIBLE buffer on GPU %u, map it after the submission, and write "
-                         "a HOST_VISIBLE buffer on GPU %u (docs/design.md, \"Several GPUs\")",
-                         what, g, on, g, on);
-    if (n->kind == TANDEM__NODE_DISPATCH)
-      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "%s: binding %u's buffer is on GPU %u, and kernel '%s' runs on GPU %u; "
-                         "make the kernel on GPU %u too (tandem_kernel_desc_t.gpu) or bind a "
-                         "buffer of GPU %u",
-                         what, v, on, n->kernel->name, g, on, g);
+    switch (n->kind) { /* no default: a new kind says how it refuses a second GPU */
+      case TANDEM__NODE_COPY:
+        return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                           "%s: the source is on GPU %u and the destination on GPU %u; a copy "
+                           "node runs on one GPU. Move the bytes through the host: copy into a "
+                           "HOST_VISIBLE buffer on GPU %u, map it after the submission, and "
+                           "write a HOST_VISIBLE buffer on GPU %u (docs/design.md, \"Several "
+                           "GPUs\")",
+                           what, g, on, g, on);
+      case TANDEM__NODE_DISPATCH:
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "%s: binding %u's buffer is on GPU %u, and kernel '%s' runs on GPU "
+                           "%u; make the kernel on GPU %u too (tandem_kernel_desc_t.gpu) or bind "
+                           "a buffer of GPU %u",
+                           what, v, on, n->kernel->name, g, on, g);
+      case TANDEM__NODE_FILL:
+      case TANDEM__NODE_VULKAN_COMMANDS:
+      case TANDEM__NODE_NPU_RUN: /* not a GPU node: returned above */
+      case TANDEM__NODE_KIND_COUNT: break;
+    }
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "%s: view %u's buffer is on GPU %u and view 0's on GPU %u; a node runs "
                        "on one GPU",

@@ -18,6 +18,7 @@ typedef enum tandem__node_kind {
   TANDEM__NODE_DISPATCH,
   TANDEM__NODE_NPU_RUN,
   TANDEM__NODE_VULKAN_COMMANDS, /* the user's own commands (handoff.c) */
+  TANDEM__NODE_KIND_COUNT       /* a new kind goes above, with its node_kind.c entry */
 } tandem__node_kind_t;
 
 /* A byte range one node touches, and how. */

@@ -26,6 +26,7 @@
 #include "core/graph_int.h"
 #include "core/handle.h"
 #include "core/lost.h"
+#include "core/node_kind.h"
 #include "core/npu_int.h"
 #include "core/plan.h"
 #include "core/prepare.h"
@@ -72,10 +73,10 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     const tandem__node_t *node = &plan->nodes[i];
     tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
     count += tandem__node_accesses(node, scratch);
-    if (node->kind == TANDEM__NODE_COPY) exec->copied_per_lane[node->lane] += node->views[0].length;
+    if (tandem__node_info(node)->copies) exec->copied_per_lane[node->lane] += node->views[0].length;
     exec->uses_lane[node->lane] = true;
     exec->node_view[i] = exec->view_total;
-    if (node->kind != TANDEM__NODE_NPU_RUN) exec->view_total += node->view_count;
+    if (tandem__node_info(node)->gpu) exec->view_total += node->view_count;
   }
   exec->accesses = malloc((count ? count : 1) * sizeof *exec->accesses);
   exec->access_region = malloc((count ? count : 1) * sizeof *exec->access_region);
@@ -113,7 +114,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
     /* Each slot binds what the plan binds now, and keeps it alive. */
     for (uint32_t i = 0; ok && i < plan->node_count; i++) {
       const tandem__node_t *node = &plan->nodes[i];
-      if (node->kind == TANDEM__NODE_NPU_RUN) continue;
+      if (!tandem__node_info(node)->gpu) continue;
       for (uint32_t v = 0; v < node->view_count; v++) {
         slot->views[exec->node_view[i] + v] = node->views[v];
         tandem_buffer_retain(node->views[v].buffer);
@@ -131,7 +132,7 @@ tandem_status_t tandem__graph_prepare_slots(tandem_graph_t *graph, uint32_t slot
       for (uint32_t k = 0; k < plan->regions[r].count; k++) {
         uint32_t n = plan->order[plan->regions[r].first + k];
         const tandem__node_t *node = &plan->nodes[n];
-        if (node->kind == TANDEM__NODE_COPY) exec->region_copied[r] += node->views[0].length;
+        if (tandem__node_info(node)->copies) exec->region_copied[r] += node->views[0].length;
         exec->node_access[n] = a;
         uint32_t m = tandem__node_accesses(node, &exec->accesses[a]);
         for (uint32_t x = 0; x < m; x++) exec->access_region[a + x] = r;

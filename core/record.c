@@ -38,6 +38,7 @@
 #include "core/graph_int.h"
 #include "core/handoff.h"
 #include "core/kernel_int.h"
+#include "core/node_kind.h"
 #include "core/record.h"
 
 /* A dispatch's bindings always fit an empty batch, so every chunk of a
@@ -45,16 +46,11 @@
 _Static_assert(TANDEM__BINDING_BATCH >= TANDEM_MAX_BINDINGS, "a dispatch fits one batch");
 
 /* The kinds of work |node| does as a barrier's source (what must finish)
- * and as its destination (what must wait). */
+ * and as its destination (what must wait): its kind's (node_kind.c). */
 static uint32_t tandem__node_src_work(const tandem__node_t *node) {
-  if (node->kind == TANDEM__NODE_VULKAN_COMMANDS) return TANDEM__WORK_USER;
-  return node->kind == TANDEM__NODE_DISPATCH ? TANDEM__WORK_COMPUTE : TANDEM__WORK_TRANSFER;
-}
-
-static uint32_t tandem__node_dst_work(const tandem__node_t *node) {
-  if (node->kind == TANDEM__NODE_VULKAN_COMMANDS) return TANDEM__WORK_USER;
-  if (node->kind != TANDEM__NODE_DISPATCH) return TANDEM__WORK_TRANSFER;
-  return TANDEM__WORK_COMPUTE | (node->indirect.buffer ? TANDEM__WORK_INDIRECT : 0u);
+  uint32_t work = tandem__node_info(node)->src_work;
+  assert(work != 0); /* a node in a GPU region */
+  return work;
 }
 
 /* Node |node|'s bindings (a dispatch): each view's buffer native and offset,
@@ -266,8 +262,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
           break;
         }
         case TANDEM__NODE_NPU_RUN: /* never in a GPU region (core/graph.c) */
-          assert(!"an NPU run in a GPU region");
-          break;
+        case TANDEM__NODE_KIND_COUNT: assert(!"a node with no GPU recorder in a GPU region"); break;
       }
     }
     assert(user != TANDEM_OK || at == used);

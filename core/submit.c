@@ -44,6 +44,7 @@
 #include "core/handoff.h"
 #include "core/lane.h"
 #include "core/lost.h"
+#include "core/node_kind.h"
 #include "core/map.h"
 #include "core/npu_lane.h"
 #include "core/record.h"
@@ -284,7 +285,7 @@ static tandem_status_t submit_rerecord_locked(tandem__submission_t *sub) {
     for (uint32_t k = 0; k < region->count; k++) {
       uint32_t n = plan->order[region->first + k];
       const tandem__node_t *node = &plan->nodes[n];
-      if (node->kind == TANDEM__NODE_NPU_RUN) continue;
+      if (!tandem__node_info(node)->gpu) continue;
       for (uint32_t v = 0; v < node->view_count; v++) {
         tandem_view_t *held = &slot->views[exec->node_view[n] + v];
         if (held->buffer != node->views[v].buffer) {

@@ -12,6 +12,7 @@
 
 #include "core/graph_int.h"
 #include "core/lost.h"
+#include "core/node_kind.h"
 #include "core/trace_events.h"
 
 tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
@@ -49,15 +50,7 @@ tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {
 /* One node's label: "saxpy #2", "copy #0". */
 static int tandem__trace_node_label(const tandem__plan_t *plan, uint32_t id, char *buf, size_t n) {
   const tandem__node_t *node = &plan->nodes[id];
-  const char *what = "node";
-  switch (node->kind) {
-    case TANDEM__NODE_FILL: what = "fill"; break;
-    case TANDEM__NODE_COPY: what = "copy"; break;
-    case TANDEM__NODE_DISPATCH: what = tandem_kernel_name(node->kernel); break;
-    case TANDEM__NODE_NPU_RUN: what = tandem_npu_program_name(node->program); break;
-    case TANDEM__NODE_VULKAN_COMMANDS: what = "vulkan commands"; break;
-  }
-  return snprintf(buf, n, "%s #%u", what, id);
+  return snprintf(buf, n, "%s #%u", tandem__node_info(node)->label(node), id);
 }
 
 /* The name, first node and bytes of region |r| (no allocation). */
@@ -71,7 +64,7 @@ static void tandem__trace_describe(const tandem__plan_t *plan, uint32_t r,
   for (uint32_t k = 0; k < region->count; k++) {
     uint32_t id = plan->order[region->first + k];
     const tandem__node_t *node = &plan->nodes[id];
-    if (node->kind == TANDEM__NODE_COPY) {
+    if (tandem__node_info(node)->copies) {
       e->bytes += node->views[0].length;
     } else {
       for (uint32_t v = 0; v < node->view_count; v++) e->bytes += node->views[v].length;

@@ -22,7 +22,7 @@ status=0
 # Bottom first; the groups are the module map's layers.
 LAYERS="
 status version fault struct_size registry budget glsl npu_emulated
-access handle check
+node_kind access handle check
 relay npu_lane lost wait lane runtime
 npu kernel buffer graph adopt
 trace_events tracker
