@@ -118,6 +118,25 @@ typedef struct tandem__program_command {
   uint32_t binding_count;
 } tandem__program_command_t;
 
+/* Coherence with the NPU (docs/interop.md, "Coherence with the NPU"): a
+ * byte range of a SHARED buffer that GPU region |region| hands to the NPU at
+ * its end (|release|: the NPU reads or writes it later) or takes back from
+ * the NPU at its start (the NPU read or wrote it earlier). Core finds them
+ * (core/plan.c: only where a GPU and an NPU node conflict over SHARED
+ * bytes, so a graph without such a crossing has none); a backend records
+ * what its API requires for memory another engine uses: in Vulkan, a
+ * queue-family ownership transfer to or from VK_QUEUE_FAMILY_EXTERNAL for
+ * |external| memory, a host-domain barrier (HOST stage) for host memory. */
+typedef struct tandem__handoff {
+  uint32_t region;
+  bool release;
+  /* dma-buf memory the NPU reaches as another device; false: host memory the
+   * NPU side reaches through the host (host-pointer import, staged copies). */
+  bool external;
+  void *buffer; /* backend buffer native */
+  uint64_t offset, length;
+} tandem__handoff_t;
+
 /* A prepared program as a backend sees it (program.create). */
 typedef struct tandem__program_desc {
   uint32_t slot_count;
@@ -133,6 +152,12 @@ typedef struct tandem__program_desc {
   const uint32_t *piece_commands;
   uint32_t command_count;
   const tandem__program_command_t *commands; /* [id] */
+  /* Sorted by region, a region's acquires before its releases; the first
+   * piece of a region records its acquires before its first command, the
+   * last piece its releases after its last. Entries of a region this
+   * backend does not run (region_lane NPU) are not its own: skipped. */
+  uint32_t handoff_count;
+  const tandem__handoff_t *handoffs;
 } tandem__program_desc_t;
 
 /* Lane ids, as core numbers them (the public ids, tandem.h "Lanes"):
@@ -484,6 +509,10 @@ struct tandem__gpu {
    * created without, so a kernel refused for one says "not enabled" and how
    * to enable it. 0 on tandem's own device (it enables all it has). */
   uint32_t shader_features_not_enabled;
+  /* Buffer barriers of handoffs (tandem__handoff_t) in the regions this
+   * device was given to run: added by program.submit, read by
+   * tandem_runtime_statistics (coherence_barriers). */
+  atomic_uint_fast64_t coherence_barriers;
 };
 
 /* The backend's native handles into |out| (zeroed by the caller), or

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/access.h"
+#include "core/buffer_int.h"
 #include "core/graph.h"
 #include "core/graph_int.h"
 #include "core/plan.h"
@@ -171,6 +172,111 @@ static bool tandem__index_record(tandem__buf_index_t *b, const tandem__access_t 
   return true;
 }
 
+/*--------------------------------------------------------------------------
+ * Handoffs: coherence between GPU regions and the NPU over SHARED bytes
+ * (core/backend.h, tandem__handoff_t; docs/interop.md, "Coherence with the
+ * NPU"). Found with the same segments, before a node records itself in
+ * them, only in a plan with an NPU node (GPU-only plans do no work here):
+ *  - an NPU access releases, at the end of each GPU lane's latest conflicting
+ *    region on those bytes, what that lane has not handed over yet: its
+ *    latest write newer than every NPU access, or (when the NPU writes) its
+ *    latest read newer than every NPU write;
+ *  - a GPU access acquires, at the start of its own region, bytes the NPU
+ *    wrote since the lane last touched them, or (when it writes) bytes the
+ *    NPU read since the lane last wrote them.
+ * So each crossing is handed over once per lane, where the semaphore wait
+ * between the two regions already is. Bytes both sides only read get none.
+ *--------------------------------------------------------------------------*/
+
+typedef struct tandem__handoff_list {
+  tandem__handoff_t *items;
+  uint32_t count, cap;
+} tandem__handoff_list_t;
+
+static bool tandem__handoff_push(tandem__handoff_list_t *list, uint32_t region, bool release,
+                                 const tandem_buffer_t *buffer, uint64_t start, uint64_t end) {
+  if (list->count == list->cap) {
+    uint32_t cap = list->cap ? list->cap * 2 : 16;
+    tandem__handoff_t *items = realloc(list->items, cap * sizeof *items);
+    if (!items) return false;
+    list->items = items;
+    list->cap = cap;
+  }
+  bool external = buffer->sharing == TANDEM_SHARING_DMABUF_TO_GPU ||
+                  buffer->sharing == TANDEM_SHARING_DMABUF_TO_NPU;
+  list->items[list->count++] = (tandem__handoff_t){.region = region,
+                                                   .release = release,
+                                                   .external = external,
+                                                   .buffer = buffer->native,
+                                                   .offset = start,
+                                                   .length = end - start};
+  return true;
+}
+
+/* The handoffs of node |node| (region |region|, lane |lane|) accessing |a|
+ * on a SHARED buffer, from the segments as they stand before it records. */
+static bool tandem__handoffs_note(const tandem__buf_index_t *b, const tandem__access_t *a,
+                                  tandem_lane_t lane, int lanes, uint32_t region,
+                                  tandem__handoff_list_t *list) {
+  const int npu = TANDEM_LANE_NPU;
+  uint64_t end = a->offset + a->length;
+  bool writes = a->access & TANDEM_ACCESS_WRITE;
+  for (uint32_t k = tandem__seg_first(b, a->offset); k < b->count && b->segs[k].start < end; k++) {
+    const tandem__seg_t *s = &b->segs[k];
+    uint64_t lo = s->start > a->offset ? s->start : a->offset, hi = s->end < end ? s->end : end;
+    int32_t npu_any = s->wr_node[npu] > s->rd_node[npu] ? s->wr_node[npu] : s->rd_node[npu];
+    if (lane == TANDEM_LANE_NPU) {
+      for (int l = 0; l < lanes; l++) {
+        if (tandem__lane_gpu(l) < 0) continue;
+        int32_t node = -1, at = -1;
+        if (s->wr_node[l] >= 0 && s->wr_node[l] > npu_any)
+          node = s->wr_node[l], at = s->wr_region[l];
+        if (writes && s->rd_node[l] > s->wr_node[npu] && s->rd_node[l] > node)
+          node = s->rd_node[l], at = s->rd_region[l];
+        if (node >= 0 && !tandem__handoff_push(list, (uint32_t)at, true, b->buffer, lo, hi))
+          return false;
+      }
+    } else {
+      int32_t mine = s->wr_node[lane] > s->rd_node[lane] ? s->wr_node[lane] : s->rd_node[lane];
+      bool after_write = s->wr_node[npu] >= 0 && s->wr_node[npu] > mine;
+      bool after_read = writes && s->rd_node[npu] >= 0 && s->rd_node[npu] > s->wr_node[lane];
+      if ((after_write || after_read) &&
+          !tandem__handoff_push(list, region, false, b->buffer, lo, hi))
+        return false;
+    }
+  }
+  return true;
+}
+
+static int tandem__handoff_order(const void *x, const void *y) {
+  const tandem__handoff_t *a = x, *b = y;
+  if (a->region != b->region) return a->region < b->region ? -1 : 1;
+  if (a->release != b->release) return a->release ? 1 : -1;
+  if (a->buffer != b->buffer) return (uintptr_t)a->buffer < (uintptr_t)b->buffer ? -1 : 1;
+  if (a->offset != b->offset) return a->offset < b->offset ? -1 : 1;
+  return 0;
+}
+
+/* Sorts |list| (region, acquires first, buffer, offset) and merges the
+ * ranges of one region, direction and buffer that touch or overlap. */
+static void tandem__handoffs_merge(tandem__handoff_list_t *list) {
+  if (list->count < 2) return;
+  qsort(list->items, list->count, sizeof *list->items, tandem__handoff_order);
+  uint32_t out = 0;
+  for (uint32_t i = 1; i < list->count; i++) {
+    tandem__handoff_t *last = &list->items[out];
+    const tandem__handoff_t *h = &list->items[i];
+    if (h->region == last->region && h->release == last->release && h->buffer == last->buffer &&
+        h->offset <= last->offset + last->length) {
+      uint64_t end = h->offset + h->length;
+      if (end > last->offset + last->length) last->length = end - last->offset;
+    } else {
+      list->items[++out] = *h;
+    }
+  }
+  list->count = out + 1;
+}
+
 /*--------------------------------------------------------------------------*/
 
 void tandem__plan_free(tandem__plan_t *plan) {
@@ -182,6 +288,7 @@ void tandem__plan_free(tandem__plan_t *plan) {
   free(plan->node_region);
   free(plan->node_pos);
   free(plan->barrier_prefix);
+  free(plan->handoffs);
   memset(plan, 0, sizeof *plan);
 }
 
@@ -248,6 +355,7 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   uint32_t *barrier_from = malloc(n * sizeof *barrier_from); /* per region: node index */
   bool *depended = calloc(n, sizeof *depended);
   tandem__index_t ix = {0};
+  tandem__handoff_list_t handoffs = {0};
   bool ok = plan->nodes && plan->views && plan->order && plan->regions && plan->node_region &&
             plan->node_pos && plan->barrier_prefix && barrier_from && depended;
   if (!ok) goto oom;
@@ -270,8 +378,11 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   /* One past the highest lane id a node is on: TANDEM_LANE_COUNT unless a
    * node runs on a second GPU, so a one-GPU plan loops over four lanes. */
   int lanes = TANDEM_LANE_COUNT;
-  for (uint32_t i = 0; i < n; i++)
+  bool npu_nodes = false; /* handoffs are looked for only with an NPU node */
+  for (uint32_t i = 0; i < n; i++) {
     if ((int)plan->nodes[i].lane >= lanes) lanes = (int)plan->nodes[i].lane + 1;
+    npu_nodes |= plan->nodes[i].kind == TANDEM__NODE_NPU_RUN;
+  }
   int32_t open[TANDEM__MAX_LANES];
   for (int l = 0; l < TANDEM__MAX_LANES; l++) open[l] = -1;
   uint32_t region_count = 0;
@@ -315,6 +426,10 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
       if (need[l] >= 0 && need[l] != (int32_t)r) depended[need[l]] = true;
     region_of[i] = r;
     regions[r].count++;
+    for (uint32_t a = 0; npu_nodes && a < m; a++)
+      if (acc[a].buffer->placement == TANDEM_PLACEMENT_SHARED &&
+          !tandem__handoffs_note(bix[a], &acc[a], node->lane, lanes, r, &handoffs))
+        goto oom;
     for (uint32_t a = 0; a < m; a++)
       if (!tandem__index_record(bix[a], &acc[a], node->lane, (int32_t)r, (int32_t)i)) goto oom;
   }
@@ -337,6 +452,9 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
     barriers += plan->nodes[plan->order[p]].barrier_before;
     plan->barrier_prefix[p] = barriers;
   }
+  tandem__handoffs_merge(&handoffs);
+  plan->handoffs = handoffs.items;
+  plan->handoff_count = handoffs.count;
   free(barrier_from);
   free(depended);
   tandem__index_free(&ix);
@@ -346,6 +464,7 @@ tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *
   return TANDEM_OK;
 
 oom:
+  free(handoffs.items);
   free(barrier_from);
   free(depended);
   tandem__index_free(&ix);

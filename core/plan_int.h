@@ -36,6 +36,13 @@ struct tandem__plan {
    * tandem__region_piece_end); set once before the program is made, so the
    * pieces never change for the program's life. */
   uint32_t piece_min;
+  /* GPU regions' handoffs of SHARED bytes to and from the NPU (core/backend.h,
+   * tandem__handoff_t), sorted by region, acquires first, ranges merged; NULL
+   * and 0 when no GPU node and NPU node conflict over SHARED bytes. Buffers
+   * are natives of buffers an NPU node of the plan retains (its views never
+   * change), so they outlive the plan. */
+  tandem__handoff_t *handoffs;
+  uint32_t handoff_count;
 };
 
 #endif /* TANDEM_CORE_PLAN_INT_H_ */

@@ -528,7 +528,9 @@ tandem_status_t tandem__program_create(tandem__gpu_t *gpu, uint32_t g, const tan
                                  .region_pieces = region_pieces,
                                  .piece_commands = piece_commands,
                                  .command_count = n,
-                                 .commands = commands};
+                                 .commands = commands,
+                                 .handoff_count = plan->handoff_count,
+                                 .handoffs = plan->handoffs};
   void *native = NULL;
   tandem_status_t s = gpu->vtable->program.create(gpu, &desc, &native);
   free(region_lane);

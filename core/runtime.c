@@ -504,6 +504,10 @@ tandem_status_t tandem_runtime_statistics(const tandem_runtime_t *runtime,
   out->imports = atomic_load(&rt->stats.imports);
   out->cache_maintenance_bytes = atomic_load(&rt->stats.cache_maintenance_bytes);
   out->npu_runs = atomic_load(&rt->stats.npu_runs);
+  for (uint32_t g = 0; g < rt->gpu_count; g++) {
+    const tandem__gpu_t *gpu = tandem__gpu_at(rt, g);
+    if (gpu) out->coherence_barriers += atomic_load(&gpu->coherence_barriers);
+  }
   tandem__struct_out(out_statistics, &st, sizeof st);
   return TANDEM_OK;
 }

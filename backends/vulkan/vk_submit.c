@@ -110,6 +110,17 @@ typedef struct tandem_vk_program {
   VkSemaphoreSubmitInfo *signals; /* [2 * (slot * region_count + region)]: timeline, mirror */
   VkCommandBufferSubmitInfo *cb_infos; /* as cbs: a region's pieces' are contiguous */
   tandem_vk_recording_t *recs;         /* [slot * max_pieces + piece]: each recording */
+  /* Handoffs to and from the NPU (core/backend.h), copied from the
+   * description: region r's are handoffs[handoff_first[r] ..
+   * handoff_first[r + 1]). NULL (and the two arrays with it) when the
+   * program has none, so a GPU-only program records and submits as before.
+   * coherence[2 * (slot * region_count + region)]: the buffer barriers the
+   * slot's last recording of the region holds at its start, [.. + 1] at its
+   * end (apart: the first and last pieces may record on two threads at
+   * prepare), added up at submit. */
+  tandem__handoff_t *handoffs;
+  uint32_t *handoff_first;
+  uint32_t *coherence;
 } tandem_vk_program_t;
 
 /* The pool index of piece |piece| of slot |slot| on every lane
@@ -163,6 +174,9 @@ void tandem_vk_program_destroy(tandem__gpu_t *base, void *native) {
   free(p->recs);
   free(p->piece_base);
   free(p->region_pieces);
+  free(p->handoffs);
+  free(p->handoff_first);
+  free(p->coherence);
   free(p);
 }
 
@@ -195,6 +209,85 @@ static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *re
   if (!rec->pending) return;
   g->vk.vkUpdateDescriptorSets(g->device, rec->pending, rec->writes, 0, NULL);
   rec->pending = 0;
+}
+
+/* Records region |region|'s handoffs of one direction (|release|: at its
+ * end; else at its start) as buffer barriers, up to 16 per
+ * vkCmdPipelineBarrier2, and returns how many (docs/interop.md, "Coherence
+ * with the NPU", has the spec text behind each form):
+ *  - dma-buf memory (|external|): the external-memory rule ("Resources shared
+ *    with external APIs or instances using external memory must also
+ *    explicitly manage ownership transfers between local and external queues
+ *    (or equivalent constructs in external APIs) regardless of the
+ *    VkSharingMode specified when creating them", spec 12.x "External
+ *    Resource Sharing"): a queue-family ownership transfer to
+ *    VK_QUEUE_FAMILY_EXTERNAL after the region's last write, and back before
+ *    its first access. The buffer's own side is its lane's family, or
+ *    VK_QUEUE_FAMILY_IGNORED for a CONCURRENT buffer (VUID
+ *    VkBufferMemoryBarrier2-buffer-04088). The stages on the far side of
+ *    each transfer are the lane's, so the release chains into the region's
+ *    timeline signal and the acquire out of its waits (both ALL_COMMANDS).
+ *    VK_QUEUE_FAMILY_FOREIGN_EXT would name a non-Vulkan NPU more exactly; it
+ *    needs VK_EXT_queue_family_foreign, which the device does not enable.
+ *  - host memory (a host-pointer import, a staged buffer): the NPU side
+ *    reads and writes it from the host (the NPU lane's cache maintenance and
+ *    copies), so the host domain's barriers: the region's writes made
+ *    available to HOST_READ / HOST_WRITE at its end, and at its start the
+ *    host's writes (HOST_WRITE in the source access scope performs the
+ *    host-to-device domain operation) made visible to the lane. Submission
+ *    alone does not do it: the region was submitted before the NPU lane
+ *    wrote, and the implicit guarantee covers host writes made before
+ *    vkQueueSubmit only. Ownership transfers may not name HOST (VUID
+ *    VkBufferMemoryBarrier2-srcStageMask-03851), hence two forms. */
+static uint32_t tandem_vk_record_handoffs(tandem_vk_gpu_t *g, const tandem_vk_program_t *p,
+                                          const tandem_vk_recording_t *rec, uint32_t region,
+                                          bool release) {
+  const tandem_vk_lane_t *lane = rec->lane;
+  uint32_t own = g->family_count > 1 ? VK_QUEUE_FAMILY_IGNORED : lane->queue->family;
+  VkBufferMemoryBarrier2 barriers[16];
+  uint32_t n = 0, total = 0;
+  for (uint32_t i = p->handoff_first[region]; i <= p->handoff_first[region + 1]; i++) {
+    if (n == sizeof barriers / sizeof barriers[0] || (i == p->handoff_first[region + 1] && n)) {
+      VkDependencyInfo dep = {.sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                              .bufferMemoryBarrierCount = n,
+                              .pBufferMemoryBarriers = barriers};
+      g->vk.vkCmdPipelineBarrier2(rec->cb, &dep);
+      total += n;
+      n = 0;
+    }
+    if (i == p->handoff_first[region + 1]) break;
+    const tandem__handoff_t *h = &p->handoffs[i];
+    if (h->release != release) continue;
+    VkBufferMemoryBarrier2 *b = &barriers[n++];
+    *b = (VkBufferMemoryBarrier2){.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2,
+                                  .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                  .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                  .buffer = tandem_vk_buffer_handle(h->buffer),
+                                  .offset = h->offset,
+                                  .size = h->length};
+    if (h->external && release) {
+      b->srcStageMask = b->dstStageMask = lane->stages;
+      b->srcAccessMask = lane->src_access; /* dstAccessMask: ignored by a release */
+      b->srcQueueFamilyIndex = own;
+      b->dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+    } else if (h->external) {
+      b->srcStageMask = b->dstStageMask = lane->stages;
+      b->dstAccessMask = lane->dst_access; /* srcAccessMask: ignored by an acquire */
+      b->srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
+      b->dstQueueFamilyIndex = own;
+    } else if (release) {
+      b->srcStageMask = lane->stages;
+      b->srcAccessMask = lane->src_access;
+      b->dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+      b->dstAccessMask = VK_ACCESS_2_HOST_READ_BIT | VK_ACCESS_2_HOST_WRITE_BIT;
+    } else {
+      b->srcStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
+      b->srcAccessMask = VK_ACCESS_2_HOST_WRITE_BIT;
+      b->dstStageMask = lane->stages;
+      b->dstAccessMask = lane->dst_access;
+    }
+  }
+  return total;
 }
 
 tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32_t slot,
@@ -234,6 +327,8 @@ tandem_status_t tandem_vk_record_begin(tandem__gpu_t *base, void *native, uint32
   rec->bound = VK_NULL_HANDLE;
   rec->set_kernel = NULL;
   rec->pending = 0;
+  if (p->handoffs && rec->first)
+    p->coherence[2 * at] = tandem_vk_record_handoffs(g, p, rec, region, false);
   return TANDEM_OK;
 }
 
@@ -414,6 +509,9 @@ tandem_status_t tandem_vk_record_end(tandem__gpu_t *base, void *native, uint32_t
   tandem_vk_program_t *p = native;
   tandem_vk_recording_t *rec = tandem_vk_recording(native, slot, piece);
   tandem_vk_flush_writes(g, rec);
+  if (p->handoffs && rec->last)
+    p->coherence[2 * rec->at + 1] =
+        tandem_vk_record_handoffs(g, p, rec, rec->at % p->region_count, true);
   if (p->queries && rec->last)
     g->vk.vkCmdWriteTimestamp2(rec->cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, p->queries,
                                2 * rec->at + 1);
@@ -462,6 +560,28 @@ tandem_status_t tandem_vk_program_create(tandem__gpu_t *base, const tandem__prog
       !p->sets || !p->recs)
     s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a program of %u regions", rc);
   for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) p->region_lane[r] = desc->region_lane[r];
+  /* Handoffs: this device's regions' only (another's region is NPU here). */
+  uint32_t own_handoffs = 0;
+  for (uint32_t i = 0; s == TANDEM_OK && i < desc->handoff_count; i++)
+    own_handoffs += desc->region_lane[desc->handoffs[i].region] != TANDEM_LANE_NPU;
+  if (own_handoffs) {
+    p->handoffs = malloc(own_handoffs * sizeof *p->handoffs);
+    p->handoff_first = calloc(rc + 1, sizeof *p->handoff_first);
+    p->coherence = calloc(2 * (size_t)total, sizeof *p->coherence);
+    if (!p->handoffs || !p->handoff_first || !p->coherence)
+      s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating %u handoffs", own_handoffs);
+    uint32_t k = 0;
+    for (uint32_t i = 0; s == TANDEM_OK && i < desc->handoff_count; i++) {
+      const tandem__handoff_t *h = &desc->handoffs[i];
+      if (desc->region_lane[h->region] == TANDEM_LANE_NPU) continue;
+      assert(!k || p->handoffs[k - 1].region <= h->region); /* sorted by region */
+      p->handoffs[k++] = *h;
+      p->handoff_first[h->region + 1] = k;
+    }
+    for (uint32_t r = 0; s == TANDEM_OK && r < rc; r++) /* regions without any */
+      if (p->handoff_first[r + 1] < p->handoff_first[r])
+        p->handoff_first[r + 1] = p->handoff_first[r];
+  }
 
   /* Descriptor sets: one per dispatch with bindings and slot, so a slot's
    * sets can be rewritten (tandem_exec_set_view) while another slot's run is
@@ -640,6 +760,14 @@ tandem_status_t tandem_vk_program_submit(tandem__gpu_t *base, void *native, uint
     VkResult r = g->vk.vkQueueSubmit2(queue->queue, end - first, &p->submits[at], VK_NULL_HANDLE);
     pthread_mutex_unlock(&queue->mutex);
     if (r < 0) return tandem_vk_fail(r, "vkQueueSubmit2", __FILE__, __LINE__);
+    if (p->handoffs) {
+      uint64_t barriers = 0;
+      for (uint32_t k = first; k < end; k++) {
+        uint32_t at_k = slot * p->region_count + regions[k].region;
+        barriers += p->coherence[2 * at_k] + p->coherence[2 * at_k + 1];
+      }
+      atomic_fetch_add(&g->base.coherence_barriers, barriers);
+    }
     for (uint32_t k = first; k < end; k++) regions[k].submitted = true;
     first = end;
   }
@@ -778,63 +906,5 @@ tandem_status_t tandem_vk_query(tandem__gpu_t *base, uint64_t out[TANDEM__MAX_LA
   }
   pthread_mutex_unlock(&g->signal_mutex);
   if (r < 0) return tandem_vk_fail(r, "vkGetSemaphoreCounterValue", __FILE__, __LINE__);
-  return TANDEM_OK;
-}
-
-tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
-                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
-                                                  void *ctx),
-                                   void *ctx) {
-  tandem_vk_lane_t *lane = &g->lanes[lane_id];
-  VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
-  const char *step = "vkAllocateCommandBuffers";
-  pthread_mutex_lock(&lane->pool_mutex[0]);
-  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                    .commandPool = lane->pools[0],
-                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                    .commandBufferCount = 1};
-  VkResult r = g->vk.vkAllocateCommandBuffers(g->device, &ai, &cb);
-  if (r >= 0) {
-    step = "vkBeginCommandBuffer";
-    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-    r = g->vk.vkBeginCommandBuffer(cb, &bi);
-    if (r >= 0) {
-      record(g, cb, ctx);
-      step = "vkEndCommandBuffer";
-      r = g->vk.vkEndCommandBuffer(cb);
-    }
-  } else {
-    cb = VK_NULL_HANDLE;
-  }
-  pthread_mutex_unlock(&lane->pool_mutex[0]);
-  if (r >= 0) {
-    step = "vkCreateFence";
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    r = g->vk.vkCreateFence(g->device, &fci, NULL, &fence);
-  }
-  if (r >= 0) {
-    step = "vkQueueSubmit2";
-    VkCommandBufferSubmitInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
-                                    .commandBuffer = cb};
-    VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                        .commandBufferInfoCount = 1,
-                        .pCommandBufferInfos = &ci};
-    pthread_mutex_lock(&lane->queue->mutex);
-    r = g->vk.vkQueueSubmit2(lane->queue->queue, 1, &si, fence);
-    pthread_mutex_unlock(&lane->queue->mutex);
-  }
-  if (r >= 0) {
-    step = "vkWaitForFences";
-    r = g->vk.vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX);
-  }
-  if (fence) g->vk.vkDestroyFence(g->device, fence, NULL);
-  if (cb) {
-    pthread_mutex_lock(&lane->pool_mutex[0]);
-    g->vk.vkFreeCommandBuffers(g->device, lane->pools[0], 1, &cb);
-    pthread_mutex_unlock(&lane->pool_mutex[0]);
-  }
-  if (r < 0) return tandem_vk_fail(r, step, __FILE__, __LINE__);
   return TANDEM_OK;
 }

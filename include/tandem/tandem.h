@@ -1862,6 +1862,10 @@ typedef struct tandem_statistics {
                              per lane: tandem_runtime_lane_info */
   uint64_t cache_maintenance_bytes; /* bytes made visible to another engine (xrtBOSync) */
   uint64_t npu_runs;                /* NPU kernel runs executed */
+  /* GPU buffer barriers submitted to hand SHARED bytes to or from the NPU
+   * (docs/interop.md, "Coherence with the NPU"); 0 on graphs without such a
+   * crossing */
+  uint64_t coherence_barriers;
 } tandem_statistics_t;
 
 /* Zeroes |statistics| and sets struct_size, ready for
