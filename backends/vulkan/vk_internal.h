@@ -205,6 +205,12 @@ void tandem_vk_gpu_idle(tandem__gpu_t *base);
 /* tandem_runtime_queue_lock: takes (|lock|) or gives back |lane|'s queue lock
  * for the application; a give-back from a thread not holding it is ignored. */
 void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock);
+/* Runs one command buffer recorded by |record| on |lane|'s queue and waits
+ * for it (used for zero-filling new memory, off the replay path). */
+tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
+                                                  void *ctx),
+                                   void *ctx);
 
 /* vk_device.c: opening and destroying the device. */
 /* The tables an opened device gets (vk_backend.c's): passed down to the
@@ -345,12 +351,6 @@ tandem_status_t tandem_vk_program_timestamps(tandem__gpu_t *gpu, void *native, u
 tandem_status_t tandem_vk_wait(tandem__gpu_t *gpu, const uint64_t values[TANDEM__MAX_LANES],
                                uint64_t timeout_ns);
 tandem_status_t tandem_vk_query(tandem__gpu_t *gpu, uint64_t out_values[TANDEM__MAX_LANES]);
-/* Runs one command buffer recorded by |record| on |lane|'s queue and waits
- * for it (used for zero-filling new memory, off the replay path). */
-tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane,
-                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
-                                                  void *ctx),
-                                   void *ctx);
 
 /* vk_fault.c: numbered fault injection for Vulkan calls (core/fault.h).
  * wrap_loader after volkInitialize, wrap_instance after volkLoadInstanceOnly,

@@ -53,3 +53,61 @@ void tandem_vk_queue_lock(tandem__gpu_t *base, tandem_lane_t lane, bool lock) {
     pthread_mutex_unlock(&q->mutex);
   }
 }
+
+tandem_status_t tandem_vk_run_once(tandem_vk_gpu_t *g, tandem_lane_t lane_id,
+                                   void (*record)(tandem_vk_gpu_t *g, VkCommandBuffer cb,
+                                                  void *ctx),
+                                   void *ctx) {
+  tandem_vk_lane_t *lane = &g->lanes[lane_id];
+  VkCommandBuffer cb = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  const char *step = "vkAllocateCommandBuffers";
+  pthread_mutex_lock(&lane->pool_mutex[0]);
+  VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                    .commandPool = lane->pools[0],
+                                    .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                    .commandBufferCount = 1};
+  VkResult r = g->vk.vkAllocateCommandBuffers(g->device, &ai, &cb);
+  if (r >= 0) {
+    step = "vkBeginCommandBuffer";
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                   .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
+    r = g->vk.vkBeginCommandBuffer(cb, &bi);
+    if (r >= 0) {
+      record(g, cb, ctx);
+      step = "vkEndCommandBuffer";
+      r = g->vk.vkEndCommandBuffer(cb);
+    }
+  } else {
+    cb = VK_NULL_HANDLE;
+  }
+  pthread_mutex_unlock(&lane->pool_mutex[0]);
+  if (r >= 0) {
+    step = "vkCreateFence";
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = g->vk.vkCreateFence(g->device, &fci, NULL, &fence);
+  }
+  if (r >= 0) {
+    step = "vkQueueSubmit2";
+    VkCommandBufferSubmitInfo ci = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                    .commandBuffer = cb};
+    VkSubmitInfo2 si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                        .commandBufferInfoCount = 1,
+                        .pCommandBufferInfos = &ci};
+    pthread_mutex_lock(&lane->queue->mutex);
+    r = g->vk.vkQueueSubmit2(lane->queue->queue, 1, &si, fence);
+    pthread_mutex_unlock(&lane->queue->mutex);
+  }
+  if (r >= 0) {
+    step = "vkWaitForFences";
+    r = g->vk.vkWaitForFences(g->device, 1, &fence, VK_TRUE, UINT64_MAX);
+  }
+  if (fence) g->vk.vkDestroyFence(g->device, fence, NULL);
+  if (cb) {
+    pthread_mutex_lock(&lane->pool_mutex[0]);
+    g->vk.vkFreeCommandBuffers(g->device, lane->pools[0], 1, &cb);
+    pthread_mutex_unlock(&lane->pool_mutex[0]);
+  }
+  if (r < 0) return tandem_vk_fail(r, step, __FILE__, __LINE__);
+  return TANDEM_OK;
+}
