@@ -49,6 +49,7 @@ void tandem_vk_gpu_destroy(tandem__gpu_t *base) {
   for (uint32_t i = 0; i < g->queue_count; i++) pthread_mutex_destroy(&g->queues[i].mutex);
   if (g->messenger) vkDestroyDebugUtilsMessengerEXT(g->instance, g->messenger, NULL);
   if (g->instance && !g->borrowed) vkDestroyInstance(g->instance, NULL);
+  g->tag = 0; /* a later cast of this pointer trips tandem_vk_gpu_cast's check */
   free(g);
 }
 
@@ -240,6 +241,7 @@ static tandem_vk_gpu_t *tandem_vk_gpu_alloc(const tandem_vk_tables_t *tables,
                                             atomic_uint_fast64_t *validation_counter) {
   tandem_vk_gpu_t *g = calloc(1, sizeof *g);
   if (!g) return NULL;
+  g->tag = TANDEM_VK_GPU_TAG;
   g->base.vtable = tables->vtable;
   g->base.test_hooks = tables->test_hooks;
   g->validation_counter = validation_counter;

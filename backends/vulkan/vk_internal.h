@@ -14,6 +14,7 @@
 #ifndef TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_
 #define TANDEM_BACKENDS_VULKAN_VK_INTERNAL_H_
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -76,8 +77,13 @@ typedef struct tandem_vk_descriptor_pool {
 /* How many descriptor pools of destroyed programs a device keeps. */
 #define TANDEM_VK_KEPT_POOLS 2
 
+/* What tandem_vk_gpu_t.tag holds: tandem_vk_gpu_cast checks it in Debug builds,
+ * so a tandem__gpu_t of another backend (the host GPU's) is never read as one. */
+#define TANDEM_VK_GPU_TAG 0x55504756u /* "VGPU" */
+
 typedef struct tandem_vk_gpu {
   tandem__gpu_t base;
+  uint32_t tag; /* TANDEM_VK_GPU_TAG, set at allocation (vk_device.c) */
   VkInstance instance;
   VkDebugUtilsMessengerEXT messenger;
   VkPhysicalDevice physical;
@@ -138,8 +144,13 @@ typedef struct tandem_vk_gpu {
   void *validation_user_data;
 } tandem_vk_gpu_t;
 
+/* The Vulkan GPU behind core's |base|: the one cast from core's type to the
+ * backend's, checked (a GPU of another backend, or a destroyed one, trips
+ * the assert in Debug builds). */
 static inline tandem_vk_gpu_t *tandem_vk_gpu_cast(tandem__gpu_t *base) {
-  return (tandem_vk_gpu_t *)base;
+  tandem_vk_gpu_t *g = (tandem_vk_gpu_t *)base;
+  assert(g && g->tag == TANDEM_VK_GPU_TAG);
+  return g;
 }
 
 /* Converts a failed VkResult into a status naming the call. */
