@@ -46,7 +46,7 @@
 #include "core/runtime.h"
 #include "core/runtime_int.h"
 #include "core/status.h"
-#include "backends/vulkan/vk_reflect.h" /* SPIR-V reflection: SPIRV-Cross, no Vulkan */
+#include "backends/spirv/spirv_reflect.h" /* SPIR-V reflection: SPIRV-Cross, no Vulkan */
 #include "tandem/tandem_vulkan.h"
 #include "core/test_hooks.h"
 #include "host_gpu.h"

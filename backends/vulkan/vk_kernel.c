@@ -9,7 +9,7 @@
  * robustness off) go into the pipeline's shader stage. A literal LocalSize
  * override is applied to a copy of the module, which is validated again
  * before the driver sees it. The reflection that core/kernel.c checks lives
- * in vk_reflect.c.
+ * in backends/spirv/spirv_reflect.c.
  */
 #include <assert.h>
 #include <stdint.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "backends/vulkan/vk_internal.h"
-#include "backends/vulkan/vk_reflect.h"
+#include "backends/spirv/spirv_reflect.h"
 
 void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -97,7 +97,7 @@ static tandem_status_t tandem_vk_kernel_rewrite_size(const tandem__kernel_build_
   uint32_t *w = malloc(desc->spirv_size);
   if (!w) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': copying its SPIR-V", name);
   memcpy(w, desc->spirv, desc->spirv_size);
-  /* OpExecutionMode %entry LocalSize x y z: 6 words (vk_spirv.c found it). */
+  /* OpExecutionMode %entry LocalSize x y z: 6 words (spirv_scan.c found it). */
   assert(at + 6 <= n && (w[at] & 0xFFFFu) == 16 && w[at + 2] == 17);
   for (int d = 0; d < 3; d++) w[at + 3 + d] = desc->local_size[d];
   tandem_status_t s = tandem_vk_spirv_validate(w, n, name);

@@ -1236,7 +1236,8 @@ static void xrt_line(const char *rel, unsigned line, const char *text, site_list
 }
 
 static void alloc_sources(site_list_t *l) {
-  static const char *const k_dirs[] = {"core", "backends/vulkan", "backends/xrt", "backends/host"};
+  static const char *const k_dirs[] = {"core", "backends/vulkan", "backends/spirv", "backends/xrt",
+                                       "backends/host"};
   for (size_t d = 0; d < sizeof k_dirs / sizeof k_dirs[0]; d++) {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", TANDEM_TEST_SOURCE_DIR, k_dirs[d]);

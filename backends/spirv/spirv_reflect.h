@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vk_reflect.h — checks and reflects a SPIR-V compute kernel for the Vulkan
+ * spirv_reflect.h — checks and reflects a SPIR-V compute kernel for the Vulkan
  * backend. The module is validated in process with SPIRV-Tools (so malformed
  * or hostile bytes never reach SPIRV-Cross or the driver), then reflected with
  * SPIRV-Cross into a tandem__kernel_interface_t that core/kernel.c compares
  * with the user's contract.
  */
-#ifndef TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_
-#define TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_
+#ifndef TANDEM_BACKENDS_SPIRV_SPIRV_REFLECT_H_
+#define TANDEM_BACKENDS_SPIRV_SPIRV_REFLECT_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,14 +34,14 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
 tandem_status_t tandem_vk_spirv_validate(const uint32_t *words, size_t word_count,
                                          const char *kernel_name);
 
-/* vk_spirv.c: scans validated words (|n| of them, aligned) for capabilities
+/* spirv_scan.c: scans validated words (|n| of them, aligned) for capabilities
  * (as shader feature bits), scalar specialization constants, and the
  * workgroup size of GLCompute entry point |entry| with the SpecIds that set
  * it; fills those fields of |out|. Errors as tandem_vk_reflect. */
 tandem_status_t tandem_vk_spirv_scan(const uint32_t *words, size_t n, const char *entry,
                                      const char *kernel_name, tandem__kernel_interface_t *out);
 
-/* vk_spirv.c: the workgroup (shared) memory the module's Workgroup variables
+/* spirv_scan.c: the workgroup (shared) memory the module's Workgroup variables
  * take with the specialization |specs| applied, into |out_bytes|, and
  * whether it could tell (*out_known false, and 0, when a size depends on
  * something it cannot evaluate). Errors: OUT_OF_MEMORY (its scratch). */
@@ -50,4 +50,4 @@ tandem_status_t tandem_vk_spirv_workgroup_bytes(const uint32_t *words, size_t n,
                                                 uint32_t spec_count, uint64_t *out_bytes,
                                                 bool *out_known);
 
-#endif /* TANDEM_BACKENDS_VULKAN_VK_REFLECT_H_ */
+#endif /* TANDEM_BACKENDS_SPIRV_SPIRV_REFLECT_H_ */

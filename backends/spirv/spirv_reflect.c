@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vk_reflect.c — validation and reflection of SPIR-V compute kernels.
+ * spirv_reflect.c — validation and reflection of SPIR-V compute kernels.
  *
  * Untrusted bytes go through three gates in order: cheap header checks (size,
  * magic), then the SPIRV-Tools validator for the Vulkan environment, and only
- * then tandem's own scan (vk_spirv.c: capabilities, specialization constants,
+ * then tandem's own scan (spirv_scan.c: capabilities, specialization constants,
  * workgroup size), then SPIRV-Cross, which assumes a valid module and reports
  * the entry point's descriptor bindings (with NonWritable / NonReadable as the
  * shader declares them) and its push-constant block size.
  * Nothing is printed: diagnostics of both libraries end up in the error message.
  */
-#include "backends/vulkan/vk_reflect.h"
+#include "backends/spirv/spirv_reflect.h"
 
 #include <spirv-tools/libspirv.h>
 #include <spirv_cross_c.h>

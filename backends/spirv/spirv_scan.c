@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vk_spirv.c — a small scanner over validated SPIR-V words for what
+ * spirv_scan.c — a small scanner over validated SPIR-V words for what
  * SPIRV-Cross does not give safely: the declared capabilities (mapped to
  * tandem_shader_feature_t bits), every scalar specialization constant with its
  * SpecId, type and default, the workgroup size (WorkgroupSize built-in,
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/vulkan/vk_reflect.h"
+#include "backends/spirv/spirv_reflect.h"
 #include "core/status.h"
 
 enum {
