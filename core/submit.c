@@ -431,6 +431,71 @@ static tandem_completion_t *submit_publish_locked(tandem__submission_t *sub) {
   return tandem__handle_issue(slot);
 }
 
+#ifndef NDEBUG
+/* Each phase's postcondition, checked after it in Debug builds (Mesa's
+ * vk_queue_submit_final asserts as it goes; these check what the phase
+ * promised, before the next one relies on it). */
+
+/* 3: a FREE slot of this executable, and room for one more submission. */
+static bool submit_acquired(const tandem__submission_t *sub) {
+  const tandem__slot_t *slot = sub->slot;
+  return slot && slot->exec == sub->exec && slot->state == TANDEM__SLOT_FREE &&
+         sub->rt->in_flight_count < sub->rt->options.max_submissions;
+}
+
+/* 5: each region signals a value above everything its lane handed out so
+ * far (I2), in region order per lane, and waits on no later value of its
+ * own lane; each dependency is in flight. */
+static bool submit_waits_computed(const tandem__submission_t *sub) {
+  const tandem__plan_t *plan = sub->plan;
+  const tandem__slot_t *slot = sub->slot;
+  uint64_t last[TANDEM__MAX_LANES];
+  memcpy(last, sub->rt->lane_next_value, sizeof last);
+  for (uint32_t r = 0; r < plan->region_count; r++) {
+    tandem_lane_t l = plan->regions[r].lane;
+    const tandem__region_submit_t *rs = &slot->submits[r];
+    if (rs->region != r || rs->submitted || rs->signal_value <= last[l] ||
+        rs->wait_values[l] >= rs->signal_value)
+      return false;
+    last[l] = rs->signal_value;
+  }
+  for (uint32_t d = 0; d < slot->dep_count; d++)
+    if (slot->deps[d].slot->state != TANDEM__SLOT_IN_FLIGHT) return false;
+  return memcmp(last, sub->next, sizeof last) == 0;
+}
+
+/* 6: every region recorded with the executable's current parameters. */
+static bool submit_recorded(const tandem__submission_t *sub) {
+  for (uint32_t r = 0; r < sub->plan->region_count; r++)
+    if (sub->slot->region_version[r] != sub->exec->region_version[r]) return false;
+  return true;
+}
+
+/* 7: every GPU region handed to its queue; NPU regions wait for the lane. */
+static bool submit_handed_over(const tandem__submission_t *sub) {
+  for (uint32_t r = 0; r < sub->plan->region_count; r++)
+    if (sub->slot->submits[r].submitted != (sub->plan->regions[r].lane != TANDEM_LANE_NPU))
+      return false;
+  return true;
+}
+
+/* 8: in flight at the FIFO's tail, every access linked to this slot at its
+ * region's value, the lanes' next values taken. */
+static bool submit_committed(const tandem__submission_t *sub) {
+  const tandem__slot_t *slot = sub->slot;
+  const tandem_exec_t *exec = sub->exec;
+  if (slot->state != TANDEM__SLOT_IN_FLIGHT || sub->rt->in_flight_tail != slot ||
+      memcmp(sub->rt->lane_next_value, sub->next, sizeof sub->next) != 0)
+    return false;
+  for (uint32_t i = 0; i < exec->access_count; i++) {
+    const tandem__record_t *rec = &slot->records[i];
+    if (rec->slot != slot || rec->value != slot->submits[exec->access_region[i]].signal_value)
+      return false;
+  }
+  return true;
+}
+#endif /* NDEBUG */
+
 /* Runs |sub| through the phases; the completion in |out_completion|. */
 static tandem_status_t tandem__submit(tandem__submission_t *sub,
                                       tandem_completion_t **out_completion) {
@@ -441,14 +506,19 @@ static tandem_status_t tandem__submit(tandem__submission_t *sub,
   pthread_mutex_lock(&rt->mutex);
   tandem_status_t s = submit_check_runtime_locked(sub);
   if (s == TANDEM_OK) s = submit_acquire_slot_locked(sub);
+  assert(s != TANDEM_OK || submit_acquired(sub));
   if (s == TANDEM_OK) s = submit_check_inputs_locked(sub);
   if (s == TANDEM_OK) {
     submit_compute_waits_locked(sub);
+    assert(submit_waits_computed(sub));
     s = submit_rerecord_locked(sub);
+    assert(s != TANDEM_OK || submit_recorded(sub));
   }
   if (s == TANDEM_OK) s = submit_to_backend_locked(sub);
+  assert(s != TANDEM_OK || submit_handed_over(sub));
   if (s == TANDEM_OK) {
     submit_commit_locked(sub); /* from here on nothing fails */
+    assert(submit_committed(sub));
     *out_completion = submit_publish_locked(sub);
     assert(tandem__runtime_check_locked(rt) && tandem__exec_check_locked(sub->exec));
   }
