@@ -884,7 +884,7 @@ static tandem_status_t hg_kernel_reflect(tandem__gpu_t *base, const void *code, 
     /* Checked and reflected as the Vulkan backend does, so contracts are
      * compared with the same interface and answer the same errors; it needs
      * a twin to run (kernel_create). */
-    return tandem_vk_reflect(code, code_bytes, entry_point, name, out);
+    return tandem_spirv_reflect(code, code_bytes, entry_point, name, out);
   }
   host_gpu_kernel_code_t c;
   if (!code || code_bytes != sizeof c)

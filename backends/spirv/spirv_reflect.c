@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/spirv/spirv_scan.h"
 #include "core/status.h"
 
 #define TANDEM__SPIRV_MAGIC 0x07230203u
@@ -93,8 +94,8 @@ static tandem_status_t tandem__vk_validate(const uint32_t *words, size_t word_co
   return status;
 }
 
-tandem_status_t tandem_vk_spirv_validate(const uint32_t *words, size_t word_count,
-                                         const char *kernel_name) {
+tandem_status_t tandem_spirv_validate(const uint32_t *words, size_t word_count,
+                                      const char *kernel_name) {
   return tandem__vk_validate(words, word_count, kernel_name);
 }
 
@@ -299,8 +300,8 @@ static tandem_status_t tandem__select_entry(spvc_compiler compiler, const char *
                      count ? listing : "no entry points");
 }
 
-tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const char *entry_point,
-                                  const char *kernel_name, tandem__kernel_interface_t *out) {
+tandem_status_t tandem_spirv_reflect(const void *words, size_t size_bytes, const char *entry_point,
+                                     const char *kernel_name, tandem__kernel_interface_t *out) {
   const char *name = kernel_name ? kernel_name : "(unnamed)";
   const char *entry = entry_point ? entry_point : "main";
   if (out == NULL) {
@@ -366,7 +367,7 @@ tandem_status_t tandem_vk_reflect(const void *words, size_t size_bytes, const ch
    * tandem's own scan, before SPIRV-Cross sees the module: SPIRV-Cross throws
    * (and aborts the process through its C API) on shapes the validator
    * accepts, e.g. LocalSizeId with a non-constant operand. */
-  status = tandem_vk_spirv_scan(w, word_count, entry, name, out);
+  status = tandem_spirv_scan(w, word_count, entry, name, out);
   if (status != TANDEM_OK) {
     free(copy);
     memset(out, 0, sizeof *out);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/spirv/spirv_reflect.h"
+#include "backends/spirv/spirv_scan.h"
 #include "core/status.h"
 
 enum {
@@ -161,8 +161,8 @@ static tandem_status_t tandem__size_component(const tandem__spv_scan_t *sc, uint
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_spirv_scan(const uint32_t *w, size_t n, const char *entry,
-                                     const char *name, tandem__kernel_interface_t *out) {
+tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry, const char *name,
+                                  tandem__kernel_interface_t *out) {
   tandem__spv_scan_t sc = {.w = w, .n = n, .name = name};
   for (int d = 0; d < 3; d++) out->local_size_spec[d] = -1;
   out->local_size_mode_at = 0;
@@ -505,10 +505,9 @@ static bool tandem__wg_type(const tandem__wg_scan_t *s, uint32_t id, int depth, 
   }
 }
 
-tandem_status_t tandem_vk_spirv_workgroup_bytes(const uint32_t *w, size_t n,
-                                                const tandem__spec_entry_t *specs,
-                                                uint32_t spec_count, uint64_t *out_bytes,
-                                                bool *out_known) {
+tandem_status_t tandem_spirv_workgroup_bytes(const uint32_t *w, size_t n,
+                                             const tandem__spec_entry_t *specs, uint32_t spec_count,
+                                             uint64_t *out_bytes, bool *out_known) {
   *out_bytes = 0;
   *out_known = false;
   if (n < 5 || w[3] == 0 || w[3] > (1u << 22)) return TANDEM_OK;

@@ -18,6 +18,7 @@
 
 #include "backends/vulkan/vk_internal.h"
 #include "backends/spirv/spirv_reflect.h"
+#include "backends/spirv/spirv_scan.h"
 
 void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
@@ -51,8 +52,8 @@ static tandem_status_t tandem_vk_kernel_shared_check(tandem__gpu_t *base,
   }
   uint64_t shared = 0;
   bool known = false;
-  tandem_status_t s = tandem_vk_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
-                                                      desc->spec_count, &shared, &known);
+  tandem_status_t s = tandem_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
+                                                   desc->spec_count, &shared, &known);
   free(aligned);
   if (s != TANDEM_OK) return tandem__annotate(s, "kernel '%s'", name);
   desc->shared_memory_bytes = known ? shared : 0;
@@ -100,7 +101,7 @@ static tandem_status_t tandem_vk_kernel_rewrite_size(const tandem__kernel_build_
   /* OpExecutionMode %entry LocalSize x y z: 6 words (spirv_scan.c found it). */
   assert(at + 6 <= n && (w[at] & 0xFFFFu) == 16 && w[at + 2] == 17);
   for (int d = 0; d < 3; d++) w[at + 3 + d] = desc->local_size[d];
-  tandem_status_t s = tandem_vk_spirv_validate(w, n, name);
+  tandem_status_t s = tandem_spirv_validate(w, n, name);
   if (s != TANDEM_OK) {
     free(w);
     return tandem__annotate(s, "kernel '%s': after rewriting LocalSize to %ux%ux%u", name,
@@ -221,5 +222,5 @@ tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, s
                                          const char *entry_point, const char *name,
                                          tandem__kernel_interface_t *out_iface) {
   (void)gpu;
-  return tandem_vk_reflect(code, code_bytes, entry_point, name, out_iface);
+  return tandem_spirv_reflect(code, code_bytes, entry_point, name, out_iface);
 }

@@ -34,6 +34,16 @@ if grep -nE '#[[:space:]]*include[[:space:]]*"backends/(vulkan|xrt)/' backends/h
   echo "backends/host/ includes another backend's header (above)" >&2
   status=1
 fi
+# SPIR-V reflection (backends/spirv/) serves both GPU backends: it includes no
+# Vulkan, volk, libdrm or XRT header and no backend's header, and of core only
+# the basics.
+if grep -nE "$headers" backends/spirv/*.c backends/spirv/*.h ||
+   grep -nE '#[[:space:]]*include[[:space:]]*"backends/(vulkan|xrt|host)/' backends/spirv/*.c backends/spirv/*.h ||
+   grep -nE '#[[:space:]]*include[[:space:]]*"core/' backends/spirv/*.c backends/spirv/*.h |
+     grep -vE '"core/(kernel_interface|status)\.h"'; then
+  echo "backends/spirv/ includes a device API, a backend or core's insides (above)" >&2
+  status=1
+fi
 # The device backends see core's basics only, never a layout or a module's
 # header (docs/design.md, "The map"); the host GPU's test API may read layouts.
 if grep -nE '#[[:space:]]*include[[:space:]]*"core/' backends/vulkan/*.c backends/vulkan/*.h \
