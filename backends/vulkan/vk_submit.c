@@ -224,9 +224,10 @@ static void tandem_vk_flush_writes(tandem_vk_gpu_t *g, tandem_vk_recording_t *re
  *    VK_QUEUE_FAMILY_EXTERNAL after the region's last write, and back before
  *    its first access. The buffer's own side is its lane's family, or
  *    VK_QUEUE_FAMILY_IGNORED for a CONCURRENT buffer (VUID
- *    VkBufferMemoryBarrier2-buffer-04088). The stages on the far side of
- *    each transfer are the lane's, so the release chains into the region's
- *    timeline signal and the acquire out of its waits (both ALL_COMMANDS).
+ *    VkBufferMemoryBarrier2-buffer-04088). The far side of each transfer
+ *    names no stage (NONE), as the spec's tutorial does: the region's
+ *    timeline signal and waits (ALL_COMMANDS) order the transfer against
+ *    the NPU, and no later work on the queue waits for the release.
  *    VK_QUEUE_FAMILY_FOREIGN_EXT would name a non-Vulkan NPU more exactly; it
  *    needs VK_EXT_queue_family_foreign, which the device does not enable.
  *  - host memory (a host-pointer import, a staged buffer): the NPU side
@@ -266,13 +267,15 @@ static uint32_t tandem_vk_record_handoffs(tandem_vk_gpu_t *g, const tandem_vk_pr
                                   .offset = h->offset,
                                   .size = h->length};
     if (h->external && release) {
-      b->srcStageMask = b->dstStageMask = lane->stages;
-      b->srcAccessMask = lane->src_access; /* dstAccessMask: ignored by a release */
+      b->srcStageMask = lane->stages;
+      b->srcAccessMask = lane->src_access;
+      b->dstStageMask = VK_PIPELINE_STAGE_2_NONE; /* the timeline signal orders the rest */
       b->srcQueueFamilyIndex = own;
       b->dstQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
     } else if (h->external) {
-      b->srcStageMask = b->dstStageMask = lane->stages;
-      b->dstAccessMask = lane->dst_access; /* srcAccessMask: ignored by an acquire */
+      b->srcStageMask = VK_PIPELINE_STAGE_2_NONE; /* the timeline wait orders what came before */
+      b->dstStageMask = lane->stages;
+      b->dstAccessMask = lane->dst_access;
       b->srcQueueFamilyIndex = VK_QUEUE_FAMILY_EXTERNAL;
       b->dstQueueFamilyIndex = own;
     } else if (release) {
