@@ -39,19 +39,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/access.h"
-#include "core/buffer_int.h"
-#include "core/exec_int.h"
-#include "core/graph_int.h"
-#include "core/runtime.h"
-#include "core/runtime_int.h"
-#include "core/status.h"
+#include <pthread.h>
+
 #include "backends/spirv/spirv_reflect.h" /* SPIR-V reflection: SPIRV-Cross, no Vulkan */
-#include "tandem/tandem_vulkan.h"
+#include "core/backend.h"
+#include "core/status.h"
 #include "core/test_hooks.h"
 #include "host_gpu.h"
 
 enum {
+  /* Buffers one command touches: a dispatch's bindings and its indirect
+   * counts buffer. */
+  HG_MAX_CMD_ACCESSES = TANDEM_MAX_BINDINGS + 1,
   HG_HISTORY = 64, /* accesses kept per buffer for the ordering check */
   HG_KNOW = 1024,  /* values kept per lane for the ordering check */
   HG_MAX_QUEUES = TANDEM_LANE_COUNT_GPU,
@@ -377,13 +376,24 @@ static bool hg_barriers_order(const hg_region_t *rec, uint32_t j, uint32_t i,
   return (later->dst_work & ordered) != 0;
 }
 
+/* The ordering check's own hazard rule, Vulkan's (a read after a write, a
+ * write after a read or a write), written here rather than taken from core,
+ * so the check does not share a mistake with what it checks. */
+static bool hg_ranges_overlap(uint64_t a_off, uint64_t a_len, uint64_t b_off, uint64_t b_len) {
+  return a_off < b_off + b_len && b_off < a_off + a_len;
+}
+
+static bool hg_accesses_conflict(tandem_access_t a, tandem_access_t b) {
+  return (a & TANDEM_ACCESS_WRITE) || (b & TANDEM_ACCESS_WRITE);
+}
+
 /* At the start of |job|: checks its accesses against the earlier ones to the
  * same bytes, then adds them to the buffers' histories. Inside the region,
  * conflicting commands need barriers between them whose scopes order them
  * (hg_barriers_order). */
 static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec) {
   for (uint32_t i = 0; i < rec->count; i++) {
-    hg_cmd_access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    hg_cmd_access_t acc[HG_MAX_CMD_ACCESSES];
     uint32_t n = hg_cmd_accesses(&rec->cmds[i], acc);
     for (uint32_t a = 0; a < n; a++) {
       hg_buffer_t *b = acc[a].buffer;
@@ -391,8 +401,8 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
       for (uint32_t h = 0; h < kept; h++) {
         const hg_access_t *e = &b->history[h];
         if (e->lane == job->lane && e->value == job->signal) continue; /* this region */
-        if (!tandem__accesses_conflict(e->access, acc[a].access) ||
-            !tandem__ranges_overlap(e->offset, e->length, acc[a].offset, acc[a].length))
+        if (!hg_accesses_conflict(e->access, acc[a].access) ||
+            !hg_ranges_overlap(e->offset, e->length, acc[a].offset, acc[a].length))
           continue;
         if (job->known[e->lane] < e->value)
           hg_unordered_locked(g, job, e, acc[a].offset, acc[a].length);
@@ -400,13 +410,12 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
       /* Inside the region: every earlier conflicting command must be
        * ordered by the barriers between them. */
       for (uint32_t j = 0; j < i; j++) {
-        hg_cmd_access_t other[TANDEM__MAX_NODE_ACCESSES];
+        hg_cmd_access_t other[HG_MAX_CMD_ACCESSES];
         uint32_t m = hg_cmd_accesses(&rec->cmds[j], other);
         for (uint32_t o = 0; o < m; o++) {
           if (other[o].buffer != acc[a].buffer ||
-              !tandem__accesses_conflict(other[o].access, acc[a].access) ||
-              !tandem__ranges_overlap(other[o].offset, other[o].length, acc[a].offset,
-                                      acc[a].length) ||
+              !hg_accesses_conflict(other[o].access, acc[a].access) ||
+              !hg_ranges_overlap(other[o].offset, other[o].length, acc[a].offset, acc[a].length) ||
               hg_barriers_order(rec, j, i, &other[o], &acc[a]))
             continue;
           hg_access_t same = {other[o].offset, other[o].length, other[o].access, job->lane,
@@ -417,7 +426,7 @@ static void hg_check_locked(host_gpu_t *g, hg_job_t *job, const hg_region_t *rec
     }
   }
   for (uint32_t i = 0; i < rec->count; i++) {
-    hg_cmd_access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    hg_cmd_access_t acc[HG_MAX_CMD_ACCESSES];
     uint32_t n = hg_cmd_accesses(&rec->cmds[i], acc);
     for (uint32_t a = 0; a < n; a++) {
       hg_buffer_t *b = acc[a].buffer;
@@ -1574,11 +1583,8 @@ void host_gpu_configure(const host_gpu_config_t *config) {
   pthread_mutex_unlock(&hg_config_mutex);
 }
 
-host_gpu_t *host_gpu_of(tandem_runtime_t *runtime) {
-  tandem__gpu_t *gpu;
-  if (!runtime || runtime->gpus[0].backend != &tandem_host_gpu_backend) return NULL;
-  if (tandem__runtime_gpu(runtime, &gpu) != TANDEM_OK) return NULL;
-  return hg_cast(gpu);
+host_gpu_t *host_gpu_from(tandem__gpu_t *gpu) {
+  return gpu && gpu->vtable == &hg_vtable ? hg_cast(gpu) : NULL;
 }
 
 void host_gpu_hold(host_gpu_t *g, tandem_lane_t lane) {
@@ -1650,11 +1656,10 @@ uint64_t host_gpu_unordered(host_gpu_t *g) {
   return n;
 }
 
-uint32_t host_gpu_program_of(const tandem_exec_t *exec) {
-  return exec && exec->natives[0] ? ((const hg_program_t *)exec->natives[0])->id : 0;
+uint32_t host_gpu_program_id(const void *native) {
+  return native ? ((const hg_program_t *)native)->id : 0;
 }
 
-uint8_t *host_gpu_memory(const tandem_buffer_t *buffer) {
-  const hg_buffer_t *b = buffer ? buffer->native : NULL;
-  return b ? b->bytes : NULL;
+uint8_t *host_gpu_buffer_bytes(const void *native) {
+  return native ? ((const hg_buffer_t *)native)->bytes : NULL;
 }

@@ -98,8 +98,11 @@ typedef struct host_gpu_config {
 
 /* Makes the next host GPU a runtime opens take |config| (NULL: defaults). */
 void host_gpu_configure(const host_gpu_config_t *config);
-/* The runtime's GPU, opened if needed; NULL when it is not a host GPU. */
-host_gpu_t *host_gpu_of(tandem_runtime_t *runtime);
+/* The host GPU behind core's |gpu| (a tandem__gpu_t *), NULL when |gpu| is
+ * another backend's. Tests reach it through tests/host_gpu_probe.h's
+ * host_gpu_of(runtime), which reads core's layouts; this file reads none. */
+struct tandem__gpu;
+host_gpu_t *host_gpu_from(struct tandem__gpu *gpu);
 
 /*--------------------------------------------------------------------------
  * Holding lanes. A held GPU lane starts no further region until released;
@@ -172,9 +175,12 @@ void host_gpu_clear_events(host_gpu_t *gpu);
 /* Conflicting access pairs found unordered since the GPU opened. */
 uint64_t host_gpu_unordered(host_gpu_t *gpu);
 
-/* The program number of a prepared executable (its events' |program|). */
-uint32_t host_gpu_program_of(const tandem_exec_t *exec);
-/* The GPU side of a buffer (any placement with one): its bytes. */
-uint8_t *host_gpu_memory(const tandem_buffer_t *buffer);
+/* The program number of a host GPU program (its events' |program|) from its
+ * native object, 0 for NULL; tests/host_gpu_probe.h's host_gpu_program_of
+ * finds the native of a prepared executable. */
+uint32_t host_gpu_program_id(const void *native);
+/* The bytes of a host GPU buffer from its native object, NULL for NULL
+ * (tests/host_gpu_probe.h's host_gpu_memory finds it for a tandem buffer). */
+uint8_t *host_gpu_buffer_bytes(const void *native);
 
 #endif /* TANDEM_BACKENDS_HOST_HOST_GPU_H_ */

@@ -44,10 +44,11 @@ if grep -nE "$headers" backends/spirv/*.c backends/spirv/*.h ||
   echo "backends/spirv/ includes a device API, a backend or core's insides (above)" >&2
   status=1
 fi
-# The device backends see core's basics only, never a layout or a module's
-# header (docs/design.md, "The map"); the host GPU's test API may read layouts.
+# The backends, the host GPU included, see core's basics only, never a layout
+# or a module's header (docs/design.md, "The map"); what tests read of the host
+# GPU through core's layouts is tests/host_gpu_probe.c's.
 if grep -nE '#[[:space:]]*include[[:space:]]*"core/' backends/vulkan/*.c backends/vulkan/*.h \
-     backends/xrt/*.c backends/xrt/*.cpp backends/xrt/*.h 2>/dev/null |
+     backends/xrt/*.c backends/xrt/*.cpp backends/xrt/*.h backends/host/*.c backends/host/*.h 2>/dev/null |
     grep -vE '"core/(backend|npu_backend|kernel_interface|status|fault|test_hooks)\.h"'; then
   echo "a device backend includes core's insides (above): use core/backend.h or npu_backend.h" >&2
   status=1

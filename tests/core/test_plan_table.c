@@ -43,7 +43,7 @@
 #include "core/record.h"
 #include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
-#include "host_gpu.h"
+#include "host_gpu_probe.h"
 
 /*---------------------------------------------------------------------------
  * The world every row runs in: one runtime, ten buffers of 256 bytes.

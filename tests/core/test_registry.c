@@ -32,7 +32,7 @@
 #include "core/runtime_int.h"
 #include "tandem/tandem_vulkan.h"
 #include "core/registry.h"
-#include "host_gpu.h"
+#include "host_gpu_probe.h"
 
 #define POISON 0xA5
 #define EXTRA 64 /* bytes a "newer header" adds to a struct */
