@@ -16,6 +16,7 @@
 #include "core/exec_int.h"
 #include "core/handle.h"
 #include "core/runtime_int.h"
+#include "core/slot.h"
 #include "core/struct_size.h"
 #include "core/trace_events.h"
 #include "core/tracker.h"
@@ -117,8 +118,7 @@ void tandem_completion_release(tandem_completion_t *completion) {
   bool won = tandem__handle_slot(completion) == slot; /* else a concurrent release won */
   if (won) {
     tandem__handle_revoke(slot);
-    slot->user_ref = false;
-    if (slot->state == TANDEM__SLOT_DONE) slot->state = TANDEM__SLOT_FREE;
+    tandem__slot_give_back_locked(slot);
     assert(tandem__exec_check_locked(exec));
   }
   pthread_mutex_unlock(&rt->mutex);

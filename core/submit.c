@@ -49,6 +49,7 @@
 #include "core/npu_lane.h"
 #include "core/record.h"
 #include "core/relay.h"
+#include "core/slot.h"
 #include "core/submit.h"
 #include "core/tracker.h"
 
@@ -162,8 +163,7 @@ static tandem_status_t submit_acquire_slot_locked(tandem__submission_t *sub) {
   tandem_exec_t *exec = sub->exec;
   tandem__slot_t *slot = NULL;
   for (int attempt = 0; attempt < 2; attempt++) {
-    for (uint32_t k = 0; k < exec->slot_count && !slot; k++)
-      if (exec->slots[k].state == TANDEM__SLOT_FREE) slot = &exec->slots[k];
+    if (!slot) slot = tandem__slot_find_free_locked(exec);
     if (slot && rt->in_flight_count < rt->options.max_submissions) break;
     if (attempt == 0) tandem__tracker_poll_locked(rt);
   }
@@ -377,11 +377,7 @@ static void submit_commit_locked(tandem__submission_t *sub) {
     rec->slot = slot;
     tandem__tracker_link_locked(rec);
   }
-  slot->state = TANDEM__SLOT_IN_FLIGHT;
-  slot->user_ref = true;
-  slot->result = TANDEM_OK;
-  slot->generation++;
-  slot->submission = ++rt->submission_count;
+  tandem__slot_enter_flight_locked(rt, slot); /* IN_FLIGHT, at the FIFO's tail */
   atomic_store(&slot->cancel_requested, false);
   /* A session stage it waits for may already have ended in failure (its
    * records stay until its value is signalled): fail with it. */
@@ -393,14 +389,6 @@ static void submit_commit_locked(tandem__submission_t *sub) {
   slot->host_submit_ns = sub->submit_ns;
   slot->npu_message[0] = '\0';
   slot->host_observed_ns = 0;
-  slot->next_in_flight = NULL;
-  if (rt->in_flight_tail) {
-    rt->in_flight_tail->next_in_flight = slot;
-  } else {
-    rt->in_flight = slot;
-  }
-  rt->in_flight_tail = slot;
-  rt->in_flight_count++;
   atomic_fetch_add(&rt->stats.submissions, 1);
   for (int l = 0; l < TANDEM__MAX_LANES; l++) {
     if (exec->uses_lane[l]) atomic_fetch_add(&rt->lanes[l].submissions, 1);

@@ -21,6 +21,7 @@
 #include "core/lane.h"
 #include "core/lost.h"
 #include "core/npu_lane.h"
+#include "core/slot.h"
 #include "core/trace_events.h"
 #include "core/tracker.h"
 #include "core/wait.h"
@@ -199,7 +200,8 @@ static tandem_status_t tandem__slot_outcome(const tandem_runtime_t *rt,
  * one decides whether it is poisoned, however completions are waited or
  * polled. A failure is passed on to exactly the in-flight submissions that
  * read what this one wrote (or were submitted after it). */
-static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot) {
+static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slot,
+                                       tandem__slot_t *prev) {
   tandem_exec_t *exec = slot->exec;
   slot->result = tandem__slot_outcome(rt, slot);
   slot->host_observed_ns = tandem__now_ns();
@@ -226,8 +228,7 @@ static void tandem__slot_retire_locked(tandem_runtime_t *rt, tandem__slot_t *slo
           atomic_store(&t->dep_failed, true);
   }
   if (rt->trace) tandem__trace_slot_locked(rt, slot);
-  slot->state = slot->user_ref ? TANDEM__SLOT_DONE : TANDEM__SLOT_FREE;
-  rt->in_flight_count--;
+  tandem__slot_leave_flight_locked(rt, slot, prev);
   atomic_fetch_add(&rt->stats.completions, 1);
 }
 
@@ -262,14 +263,7 @@ void tandem__tracker_advance_locked(tandem_runtime_t *rt, uint64_t values[TANDEM
   while (slot) {
     tandem__slot_t *next = slot->next_in_flight;
     if (tandem__slot_passed(rt, slot) && tandem__slot_deps_retired(slot)) {
-      if (prev) {
-        prev->next_in_flight = next;
-      } else {
-        rt->in_flight = next;
-      }
-      if (rt->in_flight_tail == slot) rt->in_flight_tail = prev;
-      slot->next_in_flight = NULL;
-      tandem__slot_retire_locked(rt, slot);
+      tandem__slot_retire_locked(rt, slot, prev); /* leaves the FIFO: |prev| stays */
     } else {
       prev = slot;
     }

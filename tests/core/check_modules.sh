@@ -25,7 +25,7 @@ status version fault struct_size registry budget glsl npu_emulated
 node_kind access handle check
 relay npu_lane lost wait lane runtime
 npu kernel buffer graph adopt
-trace_events tracker
+slot trace_events tracker
 plan handoff record
 prepare exec_params map submit completion session interop trace
 oneshot
