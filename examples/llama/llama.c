@@ -39,9 +39,16 @@
  * Weights are f16 on the GPU (f16 checkpoints as they are, bf16 and f32
  * converted at load, rounding to nearest; the norms' gains f32), uploaded in
  * 64 MiB chunks through a host-visible staging buffer and the upload lane.
- * Kernels (kernels/): one subgroup per weight row, subgroupAdd, workgroup
- * size from specialization constant 0 (larger for attention and argmax),
- * 16-bit storage.
+ * Kernels (kernels/): the mat-vec products are matvec_wide.glsl (several
+ * invocations per weight row, 16-byte loads all issued before any is used,
+ * shuffle reductions; invocations per row and workgroup size as
+ * specialization constants picked per device), the Q/K/V one with RoPE and
+ * the KV-cache write fused, then attention_cached.glsl (keys and values from
+ * the cache in one round of loads); a node's trailing workgroups prefetch a
+ * later node's weights into the L2 cache (prefetch.glsl, --prefetch). The
+ * first kernels (one subgroup per row, RoPE in the attention) stay behind
+ * --matvec old / --attention spread|plain. Workgroup size is specialization
+ * constant 0 everywhere; 16-bit storage for the embedding.
  *
  * Exit status: 0 the run (and the check, if asked) passed with no validation
  * message, 1 otherwise, 77 no usable device.
@@ -74,7 +81,11 @@ typedef struct options {
   uint32_t chunk;         /* steps per submission (--chunk) */
   uint32_t npu_rows;      /* --npu: LM-head rows (the vocabulary's last) on the NPU lane */
   bool npu;
-  bool attention_plain; /* --attention plain: the kernel before the spread one */
+  bool attention_plain;  /* --attention plain: the kernel before the spread one */
+  bool attention_spread; /* --attention spread: the spread kernel (RoPE in the attention) */
+  bool matvec_old;       /* --matvec old: one subgroup per row, the first kernels */
+  uint32_t lanes;        /* --lanes: invocations per row of the wide mat-vecs; 0: per matrix */
+  int prefetch;          /* --prefetch: 1 on, 0 off, -1 (default) on a GPU, off on a CPU */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -126,9 +137,21 @@ static void usage(FILE *f) {
              "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
              "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
              "                     a CPU device); attention and argmax use larger ones\n"
-             "  --attention K      spread | plain: attention's dot products spread over the\n"
-             "                     workgroup (default), or one invocation per row (the first\n"
-             "                     version, kept for comparison)\n"
+             "  --attention K      cached | spread | plain: cached (default): RoPE and the\n"
+             "                     KV-cache write in the Q/K/V product, the attention reading\n"
+             "                     every key and value from the cache in one round of loads;\n"
+             "                     spread: RoPE and the cache write in the attention, its dot\n"
+             "                     products spread over the workgroup; plain: as spread, one\n"
+             "                     invocation per row (the first version)\n"
+             "  --matvec K         wide | old: wide (default): several invocations per weight\n"
+             "                     row, all 16-byte loads issued at once; old: one subgroup\n"
+             "                     per row (the first version)\n"
+             "  --lanes N          invocations per row of the wide mat-vecs, a power of two up\n"
+             "                     to the subgroup size (default: chosen per matrix)\n"
+             "  --prefetch on|off  on (default with the wide mat-vecs on a GPU; off on a CPU\n"
+             "                     device, where it only costs time): trailing\n"
+             "                     workgroups of a node read weights a later node needs, so\n"
+             "                     that they are in the L2 cache by then\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --gpu N            Vulkan device index (default 0)\n"
@@ -153,7 +176,7 @@ static options_t *parse_options(int argc, char **argv) {
   if (!o) die("out of memory");
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
-  o->prompt[0] = 1, o->prompt_len = 1;
+  o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = -1;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -200,10 +223,24 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--chunk")) {
       o->chunk = (uint32_t)parse_uint(a, v, 1, 64), i++;
     } else if (!strcmp(a, "--attention")) {
-      if (v && !strcmp(v, "spread")) o->attention_plain = false;
+      o->attention_plain = o->attention_spread = false;
+      if (v && !strcmp(v, "spread")) o->attention_spread = true;
       else if (v && !strcmp(v, "plain")) o->attention_plain = true;
-      else die("--attention: spread or plain");
+      else if (!v || strcmp(v, "cached")) die("--attention: cached, spread or plain");
       i++;
+    } else if (!strcmp(a, "--matvec")) {
+      if (v && !strcmp(v, "old")) o->matvec_old = true;
+      else if (v && !strcmp(v, "wide")) o->matvec_old = false;
+      else die("--matvec: wide or old");
+      i++;
+    } else if (!strcmp(a, "--prefetch")) {
+      if (v && !strcmp(v, "off")) o->prefetch = 0;
+      else if (v && !strcmp(v, "on")) o->prefetch = 1;
+      else die("--prefetch: on or off");
+      i++;
+    } else if (!strcmp(a, "--lanes")) {
+      o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
+      if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
     } else if (!strcmp(a, "--logits-out")) {
       if (!v) die("--logits-out needs a path");
       o->logits_out = v, i++;
@@ -276,6 +313,19 @@ typedef struct gpu {
   uint32_t block, rows_per_wg, max_seq;
   uint32_t attn_block, argmax_block; /* their own workgroup sizes */
   bool attention_plain;
+  bool attn_cached; /* RoPE + KV write in the Q/K/V product (llama_mvw_rope), attention_cached */
+  bool mv_wide;     /* the matvec_wide.glsl kernels */
+  uint32_t mv_block, lanes;
+  /* the wide mat-vecs: invocations per row and items (rows, or row pairs for
+   * the Q/K/V product with RoPE) per workgroup, per product */
+  uint32_t lanes_qkv, lanes_o, lanes_gu, lanes_down, lanes_head;
+  uint32_t per_wg_qkv, per_wg_o, per_wg_gu, per_wg_down, per_wg_head;
+  /* --prefetch (prefetch.glsl): the attention prefetches its layer's o_proj,
+   * gate and up weights, o_proj the down weights, gate_up the next layer's
+   * Q/K/V; bytes each (0: off) and the trailing workgroups that do it */
+  uint64_t pf_attn, pf_o, pf_gu;
+  uint32_t pfg_attn, pfg_o, pfg_gu;
+  tandem_buffer_t *sink;  /* prefetch.glsl's sink (never written in practice) */
   tandem_lane_t pos_lane; /* the per-token parameter copy's lane */
   bool pos_gpu;           /* no copy: the argmax kernel advances params.pos */
   uint64_t qdim, kvdim;
@@ -299,6 +349,8 @@ typedef struct gpu {
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
 } gpu_t;
+
+enum { SINK_STRIDE = 256 }; /* one slice of the sink per node: no hazard between nodes */
 
 static tandem_buffer_t *buffer(gpu_t *g, uint64_t bytes, tandem_placement_t placement) {
   tandem_buffer_t *b = NULL;
@@ -338,7 +390,8 @@ static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, co
                                   size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
-  tandem_spec_constant_t all[8];
+  tandem_spec_constant_t all[12];
+  if (spec_count >= sizeof all / sizeof all[0]) die("kernel '%s': too many constants", name);
   all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
   tandem_kernel_desc_t desc = {.struct_size = sizeof(tandem_kernel_desc_t),
@@ -365,24 +418,94 @@ static tandem_kernel_t *kernel(gpu_t *g, const char *name, const uint32_t *words
 }
 #define SPV(stem) tandem_spv_##stem, tandem_spv_##stem##_size
 
-/* A mat-vec kernel for |rows| x |cols| f16 weights. */
+/* Workgroups for |items| rows (row pairs) at |per_wg| a workgroup. */
+static uint32_t matvec_groups(uint64_t items, uint32_t per_wg) {
+  return (uint32_t)((items + per_wg - 1) / per_wg);
+}
+
+/* Invocations per row for a wide mat-vec over |cols| columns: --lanes; on a
+ * GPU the whole subgroup (the H200, 2026-12-05: a dependent dispatch's time
+ * grows with the loads each invocation issues — 32 per row beat 16, and 8 was
+ * far slower — so the fewest loads per invocation win); on a CPU device the
+ * fewest invocations (a power of two) that leave each at most 8 loads. */
+static uint32_t matvec_lanes(const gpu_t *g, uint32_t cols) {
+  const uint32_t sg = g->info.subgroup_size, n8 = cols / 8;
+  uint32_t lanes = g->lanes;
+  if (!lanes && !g->info.is_cpu) lanes = sg;
+  if (!lanes)
+    for (lanes = 1; lanes < sg && (n8 + lanes - 1) / lanes > 8;) lanes *= 2;
+  if (lanes > sg || g->mv_block % lanes)
+    die("--lanes %u: must be at most the subgroup size %u and divide the workgroup %u", lanes, sg,
+        g->mv_block);
+  return lanes;
+}
+
+/* A mat-vec kernel for |rows| x |cols| f16 weights; with the wide kernels
+ * its invocations per row into |lanes| and the items (rows; row pairs for
+ * the Q/K/V product with RoPE) per workgroup into |per_wg|, and with
+ * |pf_bytes| > 0 the size of the weights its trailing workgroups prefetch
+ * (prefetch.glsl; the dispatch decides whether there are any). */
 static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, int variant, uint32_t rows,
-                                      uint32_t cols) {
-  const tandem_spec_constant_t spec[3] = {spec_u32(1, rows), spec_u32(2, cols),
-                                          spec_f32(3, g->c->eps)};
+                                      uint32_t cols, uint64_t pf_bytes, uint32_t *lanes,
+                                      uint32_t *per_wg) {
   const uint64_t wb = 2ull * rows * cols;
-  if (variant == K_QKV || variant == K_HEAD) {
-    tandem_binding_contract_t b[4] = {reads(wb), reads(4ull * cols), reads(4ull * cols),
-                                      writes(4ull * rows)};
-    return kernel(g, name, SPV(llama_matvec_norm), b, 4, spec, 3);
+  if (!g->mv_wide) {
+    const tandem_spec_constant_t spec[3] = {spec_u32(1, rows), spec_u32(2, cols),
+                                            spec_f32(3, g->c->eps)};
+    *lanes = g->info.subgroup_size, *per_wg = g->rows_per_wg;
+    if (variant == K_QKV || variant == K_HEAD) {
+      tandem_binding_contract_t b[4] = {reads(wb), reads(4ull * cols), reads(4ull * cols),
+                                        writes(4ull * rows)};
+      return kernel(g, name, SPV(llama_matvec_norm), b, 4, spec, 3);
+    }
+    if (variant == K_GATEUP) {
+      tandem_binding_contract_t b[5] = {reads(wb), reads(wb), reads(4ull * cols),
+                                        reads(4ull * cols), writes(4ull * rows)};
+      return kernel(g, name, SPV(llama_matvec_swiglu), b, 5, spec, 3);
+    }
+    tandem_binding_contract_t b[3] = {reads(wb), reads(4ull * cols), updates(4ull * rows)};
+    return kernel(g, name, SPV(llama_matvec_residual), b, 3, spec, 3);
   }
-  if (variant == K_GATEUP) {
-    tandem_binding_contract_t b[5] = {reads(wb), reads(wb), reads(4ull * cols), reads(4ull * cols),
-                                      writes(4ull * rows)};
-    return kernel(g, name, SPV(llama_matvec_swiglu), b, 5, spec, 3);
+  const llama_config_t *c = g->c;
+  *lanes = matvec_lanes(g, cols);
+  *per_wg = g->mv_block / *lanes;
+  const bool rope = variant == K_QKV && g->attn_cached;
+  const uint64_t items = rope ? rows / 2 : rows;
+  /* ids 1-4 for every variant, 5-8 for the one with RoPE; then prefetch.glsl's */
+  tandem_spec_constant_t spec[10] = {spec_u32(1, rows),        spec_u32(2, cols),
+                                     spec_f32(3, c->eps),      spec_u32(4, *lanes),
+                                     spec_u32(5, c->heads),    spec_u32(6, c->kv_heads),
+                                     spec_u32(7, c->head_dim), spec_u32(8, g->max_seq)};
+  uint32_t ns = rope ? 8 : 4;
+  spec[ns++] = spec_u32(20, matvec_groups(items, *per_wg));
+  spec[ns++] = spec_u32(21, (uint32_t)(pf_bytes / 16));
+  tandem_binding_contract_t b[10];
+  uint32_t nb = 0;
+  const uint32_t *words;
+  size_t size;
+  b[nb++] = reads(wb);
+  if (variant == K_GATEUP) b[nb++] = reads(wb);
+  b[nb++] = reads(4ull * cols);
+  if (variant == K_QKV || variant == K_HEAD || variant == K_GATEUP) b[nb++] = reads(4ull * cols);
+  if (variant == K_O || variant == K_DOWN) b[nb++] = updates(4ull * rows);
+  else b[nb++] = writes(4ull * rows);
+  if (rope) {
+    const uint64_t cache = 4ull * g->max_seq * g->kvdim;
+    b[nb++] = reads(8);
+    b[nb++] = reads(4ull * g->max_seq * c->head_dim);
+    b[nb++] = writes(cache);
+    b[nb++] = writes(cache);
+    words = tandem_spv_llama_mvw_rope, size = tandem_spv_llama_mvw_rope_size;
+  } else if (variant == K_QKV || variant == K_HEAD) {
+    words = tandem_spv_llama_mvw_norm, size = tandem_spv_llama_mvw_norm_size;
+  } else if (variant == K_GATEUP) {
+    words = tandem_spv_llama_mvw_swiglu, size = tandem_spv_llama_mvw_swiglu_size;
+  } else {
+    words = tandem_spv_llama_mvw_residual, size = tandem_spv_llama_mvw_residual_size;
   }
-  tandem_binding_contract_t b[3] = {reads(wb), reads(4ull * cols), updates(4ull * rows)};
-  return kernel(g, name, SPV(llama_matvec_residual), b, 3, spec, 3);
+  b[nb++] = reads(pf_bytes ? pf_bytes : 16); /* prefetch.glsl: the weights to prefetch */
+  b[nb++] = updates(16);                     /* and its sink */
+  return kernel_wg(g, g->mv_block, name, words, size, b, nb, spec, ns);
 }
 
 static void make_kernels(gpu_t *g) {
@@ -394,8 +517,24 @@ static void make_kernels(gpu_t *g) {
     tandem_spec_constant_t s[3] = {spec_u32(1, D), spec_u32(2, c->vocab), spec_u32(3, g->max_seq)};
     g->k_embed = kernel(g, "embed", SPV(llama_embed), b, 4, s, 3);
   }
-  g->k_qkv = matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D);
-  {
+  g->k_qkv = matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D, 0, &g->lanes_qkv, &g->per_wg_qkv);
+  if (g->attn_cached) {
+    const uint64_t cache = 4ull * g->max_seq * KV;
+    tandem_binding_contract_t b[7] = {reads(8),         reads(4ull * (Q + 2 * KV)),
+                                      reads(cache),     reads(cache),
+                                      writes(4ull * Q), reads(g->pf_attn ? g->pf_attn : 16),
+                                      updates(16)};
+    const uint32_t dv = c->head_dim / 4, sg = g->info.subgroup_size;
+    tandem_spec_constant_t s[8] = {spec_u32(1, c->heads),
+                                   spec_u32(2, c->kv_heads),
+                                   spec_u32(3, c->head_dim),
+                                   spec_u32(4, g->max_seq),
+                                   spec_f32(5, 1.0f / sqrtf((float)c->head_dim)),
+                                   spec_u32(6, dv < sg ? dv : sg),
+                                   spec_u32(20, c->heads),
+                                   spec_u32(21, (uint32_t)(g->pf_attn / 16))};
+    g->k_attn = kernel_wg(g, g->attn_block, "attention", SPV(llama_attention_cached), b, 7, s, 8);
+  } else {
     const uint64_t cache = 4ull * g->max_seq * KV;
     tandem_binding_contract_t b[6] = {reads(8),
                                       reads(4ull * (Q + 2 * KV)),
@@ -411,10 +550,20 @@ static void make_kernels(gpu_t *g) {
     else
       g->k_attn = kernel_wg(g, g->attn_block, "attention", SPV(llama_attention_spread), b, 6, s, 5);
   }
-  g->k_o = matvec_kernel(g, "o_proj", K_O, D, Q);
-  g->k_gateup = matvec_kernel(g, "gate_up", K_GATEUP, c->ffn, D);
-  g->k_down = matvec_kernel(g, "down_proj", K_DOWN, D, c->ffn);
-  g->k_head = matvec_kernel(g, "lm_head", K_HEAD, g->head_rows, D);
+  g->k_o = matvec_kernel(g, "o_proj", K_O, D, Q, g->pf_o, &g->lanes_o, &g->per_wg_o);
+  g->k_gateup =
+      matvec_kernel(g, "gate_up", K_GATEUP, c->ffn, D, g->pf_gu, &g->lanes_gu, &g->per_wg_gu);
+  g->k_down = matvec_kernel(g, "down_proj", K_DOWN, D, c->ffn, 0, &g->lanes_down, &g->per_wg_down);
+  g->k_head =
+      matvec_kernel(g, "lm_head", K_HEAD, g->head_rows, D, 0, &g->lanes_head, &g->per_wg_head);
+  if (matvec_groups(g->head_rows, g->per_wg_head) > g->info.max_workgroups[0])
+    die("the LM head's %u rows need more workgroups than the device's %u", g->head_rows,
+        g->info.max_workgroups[0]);
+  if (g->mv_wide)
+    printf("matvec:  invocations per row (rows per workgroup): qkv %u (%u%s), o_proj %u (%u), "
+           "gate_up %u (%u), down %u (%u), lm_head %u (%u)\n",
+           g->lanes_qkv, g->per_wg_qkv, g->attn_cached ? " pairs" : "", g->lanes_o, g->per_wg_o,
+           g->lanes_gu, g->per_wg_gu, g->lanes_down, g->per_wg_down, g->lanes_head, g->per_wg_head);
   if (g->npu_rows) {
     tandem_binding_contract_t b[3] = {reads(4ull * D), reads(4ull * D), writes(4ull * D)};
     tandem_spec_constant_t s[2] = {spec_u32(1, D), spec_f32(2, c->eps)};
@@ -580,6 +729,7 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->logits = buffer(g, 4ull * c->vocab, local);
   g->kc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
+  g->sink = buffer(g, (5ull * c->layers + 1) * SINK_STRIDE, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->npu_rows) {
@@ -587,10 +737,6 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->head_t = buffer(g, 4ull * c->dim * g->npu_rows, TANDEM_PLACEMENT_NPU_LOCAL);
     g->npu_logits = buffer(g, 4ull * g->npu_rows, TANDEM_PLACEMENT_SHARED);
   }
-}
-
-static uint32_t matvec_groups(const gpu_t *g, uint64_t rows) {
-  return (uint32_t)((rows + g->rows_per_wg - 1) / g->rows_per_wg);
 }
 
 static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_view_t *views,
@@ -608,6 +754,23 @@ static void dispatch(tandem_graph_t *graph, tandem_kernel_t *k, const tandem_vie
 }
 
 static tandem_view_t wv(gpu_t *g, uint64_t at, uint64_t bytes) { return view(g->w, at, bytes); }
+
+/* A dispatch of a wide kernel (matvec_wide.glsl, attention_cached.glsl):
+ * |views| (room for two more) gets the weights to prefetch, |pf| (any view
+ * of the kernel's prefetch size when |pf_groups| is 0), and the sink's slice
+ * |slot|; |pf_groups| workgroups beyond |groups| prefetch. The old kernels
+ * have neither binding: then the views are used as they are. */
+static void dispatch_pf(gpu_t *g, tandem_graph_t *graph, tandem_kernel_t *k, tandem_view_t *views,
+                        uint32_t view_count, uint32_t groups, tandem_view_t pf, uint32_t pf_groups,
+                        uint32_t slot) {
+  if (!g->mv_wide) {
+    dispatch(graph, k, views, view_count, groups);
+    return;
+  }
+  views[view_count++] = pf;
+  views[view_count++] = view(g->sink, (uint64_t)slot * SINK_STRIDE, 16);
+  dispatch(graph, k, views, view_count, groups + pf_groups);
+}
 
 /* Records the nodes of one step whose kinds are in |kinds| into |graph|; the
  * logits copy's node number (K_LOGITS) into |logit_node|. */
@@ -628,11 +791,25 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   for (uint32_t l = 0; l < c->layers; l++) {
     const layer_at_t *a = &g->at[l];
     if (kinds & K_QKV) {
-      tandem_view_t v[4] = {wv(g, a->qkv, 2 * (Q + 2 * KV) * D), whole(g->x),
-                            wv(g, a->attn_norm, 4 * D), whole(g->qkv)};
-      dispatch(graph, g->k_qkv, v, 4, matvec_groups(g, Q + 2 * KV));
+      tandem_view_t v[10] = {wv(g, a->qkv, 2 * (Q + 2 * KV) * D),
+                             whole(g->x),
+                             wv(g, a->attn_norm, 4 * D),
+                             whole(g->qkv),
+                             params,
+                             wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
+                             view(g->kc, l * cache, cache),
+                             view(g->vc, l * cache, cache)};
+      const uint64_t items = g->attn_cached ? (Q + 2 * KV) / 2 : Q + 2 * KV;
+      dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
+                  matvec_groups(items, g->per_wg_qkv), wv(g, a->qkv, 16), 0, 5 * l);
     }
-    if (kinds & K_ATTN) {
+    if ((kinds & K_ATTN) && g->attn_cached) {
+      tandem_view_t v[7] = {params, whole(g->qkv), view(g->kc, l * cache, cache),
+                            view(g->vc, l * cache, cache), whole(g->attn)};
+      /* prefetch: this layer's o_proj, gate and up weights (laid out in a row) */
+      dispatch_pf(g, graph, g->k_attn, v, 5, c->heads,
+                  g->pf_attn ? wv(g, a->o, g->pf_attn) : wv(g, a->o, 16), g->pfg_attn, 5 * l + 1);
+    } else if (kinds & K_ATTN) {
       tandem_view_t v[6] = {params,
                             whole(g->qkv),
                             wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
@@ -642,17 +819,24 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
       dispatch(graph, g->k_attn, v, 6, c->heads);
     }
     if (kinds & K_O) {
-      tandem_view_t v[3] = {wv(g, a->o, 2 * D * Q), whole(g->attn), whole(g->x)};
-      dispatch(graph, g->k_o, v, 3, matvec_groups(g, D));
+      tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn), whole(g->x)};
+      /* prefetch: this layer's down weights */
+      dispatch_pf(g, graph, g->k_o, v, 3, matvec_groups(D, g->per_wg_o),
+                  g->pf_o ? wv(g, a->down, g->pf_o) : wv(g, a->down, 16), g->pfg_o, 5 * l + 2);
     }
     if (kinds & K_GATEUP) {
-      tandem_view_t v[5] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
+      tandem_view_t v[7] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
                             wv(g, a->mlp_norm, 4 * D), whole(g->h)};
-      dispatch(graph, g->k_gateup, v, 5, matvec_groups(g, F));
+      /* prefetch: the next layer's Q/K/V weights (none after the last layer) */
+      const bool next = l + 1 < c->layers && g->pf_gu;
+      dispatch_pf(g, graph, g->k_gateup, v, 5, matvec_groups(F, g->per_wg_gu),
+                  wv(g, next ? g->at[l + 1].qkv : a->qkv, g->pf_gu ? g->pf_gu : 16),
+                  next ? g->pfg_gu : 0, 5 * l + 3);
     }
     if (kinds & K_DOWN) {
-      tandem_view_t v[3] = {wv(g, a->down, 2 * D * F), whole(g->h), whole(g->x)};
-      dispatch(graph, g->k_down, v, 3, matvec_groups(g, D));
+      tandem_view_t v[5] = {wv(g, a->down, 2 * D * F), whole(g->h), whole(g->x)};
+      dispatch_pf(g, graph, g->k_down, v, 3, matvec_groups(D, g->per_wg_down), wv(g, a->down, 16),
+                  0, 5 * l + 4);
     }
   }
   if ((kinds & K_HEAD) && g->npu_rows) {
@@ -666,9 +850,10 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   }
   if (kinds & K_HEAD) {
     const uint64_t rows = g->head_rows;
-    tandem_view_t v[4] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x), wv(g, g->norm_at, 4 * D),
+    tandem_view_t v[6] = {wv(g, g->head_at, 2ull * rows * D), whole(g->x), wv(g, g->norm_at, 4 * D),
                           view(g->logits, 0, 4 * rows)};
-    dispatch(graph, g->k_head, v, 4, matvec_groups(g, rows));
+    dispatch_pf(g, graph, g->k_head, v, 4, matvec_groups(rows, g->per_wg_head),
+                wv(g, g->head_at, 16), 0, 5 * c->layers);
   }
   if ((kinds & K_HEAD) && g->npu_rows)
     CHECK(tandem_graph_add_copy(graph, whole(g->npu_logits),
@@ -854,7 +1039,64 @@ static double gpu_time(tandem_exec_t *exec, uint32_t reps) {
 typedef struct bench {
   double copy_gbs, matvec_gbs, head_gbs, step_us;
   double kind_us[10]; /* per node kind, per step */
+  /* each layer matrix alone: the layers' dispatches of one product with no
+   * dependency between them (distinct outputs), GPU time per dispatch */
+  double alone_us[4], alone_gbs[4];
 } bench_t;
+
+static const char *const matrix_names[4] = {"qkv", "o_proj", "gate_up", "down"};
+
+/* The per-layer dispatches of one mat-vec product (|m|: 0 qkv, 1 o_proj, 2
+ * gate_up, 3 down) with nothing between them that depends on another: each
+ * writes its own slice of |scratch| (the Q/K/V product with RoPE also its own
+ * layer's cache rows), so the GPU may overlap them and the time over the
+ * bytes is the kernel's own bandwidth, not the dependency's cost. Returns the
+ * bytes one dispatch reads. */
+static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, tandem_buffer_t *scratch,
+                             uint64_t slice) {
+  const llama_config_t *c = g->c;
+  const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim;
+  const uint64_t cache = 4ull * g->max_seq * KV;
+  const tandem_view_t params = view(g->params, 0, 8);
+  uint64_t bytes = 0;
+  for (uint32_t l = 0; l < c->layers; l++) {
+    const layer_at_t *a = &g->at[l];
+    if (m == 0) {
+      const uint64_t rows = Q + 2 * KV;
+      tandem_view_t v[10] = {wv(g, a->qkv, 2 * rows * D),
+                             whole(g->x),
+                             wv(g, a->attn_norm, 4 * D),
+                             view(scratch, l * slice, 4 * rows),
+                             params,
+                             wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
+                             view(g->kc, l * cache, cache),
+                             view(g->vc, l * cache, cache)};
+      dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
+                  matvec_groups(g->attn_cached ? rows / 2 : rows, g->per_wg_qkv), wv(g, a->qkv, 16),
+                  0, 5 * l);
+      bytes = 2 * rows * D;
+    } else if (m == 1) {
+      tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn),
+                            view(scratch, l * slice, 4 * D)};
+      dispatch_pf(g, graph, g->k_o, v, 3, matvec_groups(D, g->per_wg_o),
+                  wv(g, a->down, g->pf_o ? g->pf_o : 16), 0, 5 * l + 2);
+      bytes = 2 * D * Q;
+    } else if (m == 2) {
+      tandem_view_t v[7] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
+                            wv(g, a->mlp_norm, 4 * D), view(scratch, l * slice, 4 * F)};
+      dispatch_pf(g, graph, g->k_gateup, v, 5, matvec_groups(F, g->per_wg_gu),
+                  wv(g, a->qkv, g->pf_gu ? g->pf_gu : 16), 0, 5 * l + 3);
+      bytes = 4 * F * D;
+    } else {
+      tandem_view_t v[5] = {wv(g, a->down, 2 * D * F), whole(g->h),
+                            view(scratch, l * slice, 4 * D)};
+      dispatch_pf(g, graph, g->k_down, v, 3, matvec_groups(D, g->per_wg_down), wv(g, a->down, 16),
+                  0, 5 * l + 4);
+      bytes = 2 * D * F;
+    }
+  }
+  return bytes;
+}
 
 static const char *const kind_names[10] = {"pos copy", "embed", "qkv",     "attention", "o_proj",
                                            "gate_up",  "down",  "lm_head", "argmax",    "logits"};
@@ -894,6 +1136,23 @@ static void run_bench(gpu_t *g, bench_t *b) {
   exec = make_step(g, K_STEP);
   b->step_us = gpu_time(exec, 10) * 1e-3;
   tandem_exec_release(exec);
+
+  const llama_config_t *c = g->c;
+  uint64_t widest = c->ffn > c->dim ? c->ffn : c->dim;
+  if (g->qdim + 2 * g->kvdim > widest) widest = g->qdim + 2 * g->kvdim;
+  const uint64_t slice = align_up(4 * widest, 256);
+  tandem_buffer_t *scratch = buffer(g, slice * c->layers, TANDEM_PLACEMENT_GPU_LOCAL);
+  for (int m = 0; m < 4; m++) {
+    CHECK(tandem_graph_create(g->rt, &graph));
+    const uint64_t bytes = record_alone(g, graph, m, scratch, slice);
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    const double ns = gpu_time(exec, 10) / c->layers;
+    tandem_exec_release(exec);
+    b->alone_us[m] = ns * 1e-3;
+    b->alone_gbs[m] = ns > 0 ? (double)bytes / ns : 0.0;
+  }
+  tandem_buffer_release(scratch);
 }
 
 static void gpu_release(gpu_t *g) {
@@ -907,9 +1166,9 @@ static void gpu_release(gpu_t *g) {
   tandem_kernel_t *ks[] = {g->k_embed,  g->k_qkv,  g->k_attn, g->k_o,
                            g->k_gateup, g->k_down, g->k_head, g->k_argmax};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
-  tandem_buffer_t *bs[] = {g->w,  g->params, g->pos_table,  g->history, g->history_host,
-                           g->x,  g->qkv,    g->attn,       g->h,       g->logits,
-                           g->kc, g->vc,     g->logits_host};
+  tandem_buffer_t *bs[] = {g->w,  g->params, g->pos_table,   g->history, g->history_host,
+                           g->x,  g->qkv,    g->attn,        g->h,       g->logits,
+                           g->kc, g->vc,     g->logits_host, g->sink};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
   free(g->at);
 }
@@ -1054,28 +1313,76 @@ int main(int argc, char **argv) {
    * has one per head: both want more invocations than the mat-vec products
    * (the plain attention kernel keeps the common size, as it was measured). */
   const uint32_t big = g.info.max_local_invocations < 1024 ? g.info.max_local_invocations : 1024;
+  /* The wide mat-vecs (matvec_wide.glsl) shuffle within the subgroup and
+   * read rows as 16-byte groups of eight f16; without either, the first
+   * kernels (one subgroup per row, f16vec4). */
+  const bool shuffle = (f & TANDEM_SHADER_SUBGROUP_SHUFFLE) != 0;
+  g.mv_wide = !o->matvec_old && shuffle && c->dim % 8 == 0 && g.qdim % 8 == 0 && c->ffn % 8 == 0;
+  if (!o->matvec_old && !g.mv_wide)
+    printf("note:    the wide mat-vecs need subgroup shuffles and hidden, heads x head_dim and "
+           "intermediate sizes that are multiples of 8; using --matvec old\n");
+  if (o->lanes && !g.mv_wide) die("--lanes is for the wide mat-vecs (--matvec wide)");
+  g.lanes = o->lanes;
+  /* One subgroup per workgroup on a GPU: with a subgroup per row, each
+   * product has a workgroup per row (576-1536; the H200 ran them faster than
+   * workgroups of two or four rows). */
+  g.mv_block = o->block || g.info.is_cpu ? g.block : sg;
+  if (g.mv_block > g.info.max_local_invocations) g.mv_block = g.block;
+  /* The cached attention: a workgroup of head_dim / 4 subgroups (one per
+   * vec4 column of the head), clusters of up to a subgroup per cached row. */
+  const uint32_t dv = c->head_dim / 4;
   g.attention_plain = o->attention_plain;
-  g.attn_block = g.attention_plain || g.info.is_cpu || o->block ? g.block : (big < 256 ? big : 256);
+  g.attn_cached = !o->attention_plain && !o->attention_spread && g.mv_wide &&
+                  c->head_dim % 8 == 0 && !(dv & (dv - 1)) &&
+                  dv * sg <= g.info.max_local_invocations;
+  if (!o->attention_plain && !o->attention_spread && !g.attn_cached)
+    printf("note:    the cached attention needs the wide mat-vecs, head_dim a multiple of 8 with "
+           "head_dim / 4 a power of two, and head_dim / 4 subgroups in a workgroup; using "
+           "--attention spread\n");
+  if (g.attn_cached) g.attn_block = dv * sg;
+  else
+    g.attn_block =
+        g.attention_plain || g.info.is_cpu || o->block ? g.block : (big < 256 ? big : 256);
   g.argmax_block = g.info.is_cpu || o->block ? g.block : big;
   if (g.attn_block % sg || g.argmax_block % sg) g.attn_block = g.argmax_block = g.block;
-  const uint64_t shared =
-      4ull * (3 * c->head_dim + g.max_seq + g.attn_block / 4 + 1 + g.attn_block + c->head_dim);
+  const uint64_t shared = g.attn_cached ? 4ull * (g.max_seq + g.attn_block / 4 + 1)
+                                        : 4ull * (3 * c->head_dim + g.max_seq + g.attn_block / 4 +
+                                                  1 + g.attn_block + c->head_dim);
   if (shared > g.info.max_shared_memory_bytes)
     die("attention over %u positions needs %llu bytes of shared memory; the device has %u",
         g.max_seq, (unsigned long long)shared, g.info.max_shared_memory_bytes);
-  if (c->heads > g.info.max_workgroups[0] ||
-      (c->vocab + g.rows_per_wg - 1) / g.rows_per_wg > g.info.max_workgroups[0])
-    die("vocab %u needs more workgroups than the device's %u", c->vocab, g.info.max_workgroups[0]);
+  if (c->heads > g.info.max_workgroups[0])
+    die("%u heads need more workgroups than the device's %u", c->heads, g.info.max_workgroups[0]);
 
-  printf("device:  %s (%s %s), subgroup %u, workgroup %u (%u rows per mat-vec workgroup; "
-         "attention %u, %s; argmax %u)\n",
-         g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block, g.rows_per_wg,
-         g.attn_block, g.attention_plain ? "plain" : "spread", g.argmax_block);
+  printf("device:  %s (%s %s), subgroup %u, workgroup %u; mat-vecs %s (workgroup %u); "
+         "attention %s (workgroup %u); argmax %u\n",
+         g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block,
+         g.mv_wide ? "wide" : "old, a subgroup per row", g.mv_wide ? g.mv_block : g.block,
+         g.attn_cached       ? "cached"
+         : g.attention_plain ? "plain"
+                             : "spread",
+         g.attn_block, g.argmax_block);
   printf("model:   %s: %u layers, hidden %u, %u heads (%u KV) of %u, MLP %u, vocab %u, %s "
          "embeddings, rope_theta %g%s\n",
          o->model, c->layers, c->dim, c->heads, c->kv_heads, c->head_dim, c->ffn, c->vocab,
          c->tied ? "tied" : "untied", c->rope_theta, c->rope_llama3 ? " (llama3 scaling)" : "");
   layout_weights(&g);
+  /* --prefetch: sizes of what each prefetching node reads ahead, and the
+   * trailing workgroups (four 16-byte loads an invocation) that read it */
+  if (o->prefetch == 1 && !g.mv_wide) die("--prefetch on needs the wide mat-vecs");
+  if (g.mv_wide && (o->prefetch == 1 || (o->prefetch == -1 && !g.info.is_cpu))) {
+    if (g.attn_cached) g.pf_attn = g.at[0].down - g.at[0].o;             /* o_proj, gate, up */
+    g.pf_o = 2ull * c->dim * c->ffn;                                     /* down */
+    if (c->layers > 1) g.pf_gu = 2ull * (g.qdim + 2 * g.kvdim) * c->dim; /* the next Q/K/V */
+  }
+  g.pfg_attn = (uint32_t)((g.pf_attn / 16 + 4ull * g.attn_block - 1) / (4ull * g.attn_block));
+  g.pfg_o = (uint32_t)((g.pf_o / 16 + 4ull * g.mv_block - 1) / (4ull * g.mv_block));
+  g.pfg_gu = (uint32_t)((g.pf_gu / 16 + 4ull * g.mv_block - 1) / (4ull * g.mv_block));
+  if (g.pf_attn || g.pf_o || g.pf_gu)
+    printf("prefetch: attention %.2f MB (%u workgroups), o_proj %.2f MB (%u), gate_up %.2f MB "
+           "(%u)\n",
+           (double)g.pf_attn * 1e-6, g.pfg_attn, (double)g.pf_o * 1e-6, g.pfg_o,
+           (double)g.pf_gu * 1e-6, g.pfg_gu);
   printf("weights: %.1f MB in %u file%s (%u F16, %u BF16, %u F32 tensors) -> f16 on the GPU "
          "(gains f32); %.1f MB read per token by the mat-vec products\n",
          (double)m->weight_bytes * 1e-6, m->file_count, m->file_count == 1 ? "" : "s",
@@ -1202,8 +1509,15 @@ int main(int argc, char **argv) {
            b.copy_gbs, b.matvec_gbs, (double)g.matvec_bytes * 1e-6,
            b.matvec_gbs > 0 ? (double)g.matvec_bytes / b.matvec_gbs * 1e-3 : 0.0, b.head_gbs,
            b.step_us);
-    printf("  GPU time per step of each kind of node, alone (all layers):\n");
+    printf("  GPU time per step of each kind of node, alone (all layers, each dispatch after "
+           "the one before):\n");
     for (int k = 1; k < 9; k++) printf("  %-10s %9.1f us\n", kind_names[k], b.kind_us[k]);
+    printf("  each layer matrix alone (%u dispatches with no dependency between them), beside "
+           "the device copy's %.1f GB/s:\n",
+           c->layers, b.copy_gbs);
+    for (int i = 0; i < 4; i++)
+      printf("  %-10s %9.2f us a dispatch, %8.1f GB/s\n", matrix_names[i], b.alone_us[i],
+             b.alone_gbs[i]);
   }
 
   const uint64_t messages = atomic_load(&validation_count);
@@ -1220,13 +1534,16 @@ int main(int argc, char **argv) {
     fprintf(
         jf,
         ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-        ", \"workgroup\": %u, \"attention\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"workgroup\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
         ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
         ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-        g.attention_plain ? "plain" : "spread", o->inflight, g.chunk, g.npu_rows,
+        g.attn_cached       ? "cached"
+        : g.attention_plain ? "plain"
+                            : "spread",
+        g.mv_wide ? "wide" : "old", o->inflight, g.chunk, g.npu_rows,
         o->pos_gpu ? "gpu" : tandem_lane_name(o->pos_lane), o->prompt_len, o->tokens, o->repeat,
         median, median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
         g.node_count, (unsigned long long)g.matvec_bytes,
@@ -1250,6 +1567,10 @@ int main(int argc, char **argv) {
               b.copy_gbs, b.matvec_gbs, b.head_gbs, b.step_us);
       for (int k = 1; k < 9; k++)
         fprintf(jf, "%s\"%s\": %.3f", k > 1 ? ", " : "", kind_names[k], b.kind_us[k]);
+      fprintf(jf, "}, \"alone\": {");
+      for (int i = 0; i < 4; i++)
+        fprintf(jf, "%s\"%s\": {\"us\": %.3f, \"gb_s\": %.3f}", i ? ", " : "", matrix_names[i],
+                b.alone_us[i], b.alone_gbs[i]);
       fprintf(jf, "}}");
     }
     fprintf(jf, ", \"generated\": [");

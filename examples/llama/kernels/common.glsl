@@ -38,5 +38,17 @@ float block_max(float v) {
   return m;
 }
 
+#ifdef LLAMA_CLUSTER_ADD  // defined by the kernels that enable subgroup shuffles
+// The sum of |v| over aligned clusters of |n| consecutive invocations of the
+// subgroup (n a power of two, at most the subgroup size), returned to each:
+// a butterfly of shuffles. GLSL's subgroupClusteredAdd wants a literal
+// cluster size; this one takes a specialization constant. Every invocation of
+// a cluster must be active.
+float cluster_add(float v, uint n) {
+  for (uint o = n / 2; o > 0; o /= 2) v += subgroupShuffleXor(v, o);
+  return v;
+}
+#endif
+
 // Below every finite float: the start value of a running maximum.
 const float NEG_HUGE = -3.0e38;

@@ -1,0 +1,5 @@
+#version 450
+// matvec_wide.glsl, variant MV_NORM (see its header).
+#extension GL_GOOGLE_include_directive : require
+#define MV_NORM 1
+#include "matvec_wide.glsl"
