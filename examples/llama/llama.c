@@ -83,6 +83,7 @@ typedef struct options {
   bool npu;
   bool attention_plain;  /* --attention plain: the kernel before the spread one */
   bool attention_spread; /* --attention spread: the spread kernel (RoPE in the attention) */
+  bool attention_cached; /* --attention cached: attention and o_proj as two nodes */
   bool matvec_old;       /* --matvec old: one subgroup per row, the first kernels */
   uint32_t lanes;        /* --lanes: invocations per row of the wide mat-vecs; 0: per matrix */
   int prefetch;          /* --prefetch: 1 on, 0 off, -1 (default) on a GPU, off on a CPU */
@@ -137,9 +138,12 @@ static void usage(FILE *f) {
              "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
              "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
              "                     a CPU device); attention and argmax use larger ones\n"
-             "  --attention K      cached | spread | plain: cached (default): RoPE and the\n"
-             "                     KV-cache write in the Q/K/V product, the attention reading\n"
-             "                     every key and value from the cache in one round of loads;\n"
+             "  --attention K      fused | cached | spread | plain: fused (default): RoPE and\n"
+             "                     the KV-cache write in the Q/K/V product, then the attention\n"
+             "                     and the output product as one node (each workgroup computes\n"
+             "                     the whole attention, then its rows of W_o); cached: the same\n"
+             "                     with the attention a node of its own, reading every key and\n"
+             "                     value from the cache in one round of loads;\n"
              "                     spread: RoPE and the cache write in the attention, its dot\n"
              "                     products spread over the workgroup; plain: as spread, one\n"
              "                     invocation per row (the first version)\n"
@@ -223,10 +227,11 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--chunk")) {
       o->chunk = (uint32_t)parse_uint(a, v, 1, 64), i++;
     } else if (!strcmp(a, "--attention")) {
-      o->attention_plain = o->attention_spread = false;
+      o->attention_plain = o->attention_spread = o->attention_cached = false;
       if (v && !strcmp(v, "spread")) o->attention_spread = true;
       else if (v && !strcmp(v, "plain")) o->attention_plain = true;
-      else if (!v || strcmp(v, "cached")) die("--attention: cached, spread or plain");
+      else if (v && !strcmp(v, "cached")) o->attention_cached = true;
+      else if (!v || strcmp(v, "fused")) die("--attention: fused, cached, spread or plain");
       i++;
     } else if (!strcmp(a, "--matvec")) {
       if (v && !strcmp(v, "old")) o->matvec_old = true;
@@ -313,8 +318,10 @@ typedef struct gpu {
   uint32_t block, rows_per_wg, max_seq;
   uint32_t attn_block, argmax_block; /* their own workgroup sizes */
   bool attention_plain;
-  bool attn_cached; /* RoPE + KV write in the Q/K/V product (llama_mvw_rope), attention_cached */
-  bool mv_wide;     /* the matvec_wide.glsl kernels */
+  bool attn_cached;    /* RoPE + KV write in the Q/K/V product (llama_mvw_rope), attention_cached */
+  bool attn_fused;     /* and the attention fused with o_proj (attn_o.glsl); k_attn is that node */
+  uint32_t fused_rows; /* W_o rows per workgroup of the fused node */
+  bool mv_wide;        /* the matvec_wide.glsl kernels */
   uint32_t mv_block, lanes;
   /* the wide mat-vecs: invocations per row and items (rows, or row pairs for
    * the Q/K/V product with RoPE) per workgroup, per product */
@@ -323,8 +330,8 @@ typedef struct gpu {
   /* --prefetch (prefetch.glsl): the attention prefetches its layer's o_proj,
    * gate and up weights, o_proj the down weights, gate_up the next layer's
    * Q/K/V; bytes each (0: off) and the trailing workgroups that do it */
-  uint64_t pf_attn, pf_o, pf_gu;
-  uint32_t pfg_attn, pfg_o, pfg_gu;
+  uint64_t pf_attn, pf_o, pf_gu, pf_qkv; /* pf_qkv: with the fused node, its W_o */
+  uint32_t pfg_attn, pfg_o, pfg_gu, pfg_qkv;
   tandem_buffer_t *sink;  /* prefetch.glsl's sink (never written in practice) */
   tandem_lane_t pos_lane; /* the per-token parameter copy's lane */
   bool pos_gpu;           /* no copy: the argmax kernel advances params.pos */
@@ -517,8 +524,34 @@ static void make_kernels(gpu_t *g) {
     tandem_spec_constant_t s[3] = {spec_u32(1, D), spec_u32(2, c->vocab), spec_u32(3, g->max_seq)};
     g->k_embed = kernel(g, "embed", SPV(llama_embed), b, 4, s, 3);
   }
-  g->k_qkv = matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D, 0, &g->lanes_qkv, &g->per_wg_qkv);
-  if (g->attn_cached) {
+  g->k_qkv =
+      matvec_kernel(g, "qkv", K_QKV, Q + 2 * KV, D, g->pf_qkv, &g->lanes_qkv, &g->per_wg_qkv);
+  if (g->attn_fused) {
+    const uint64_t cache = 4ull * g->max_seq * KV;
+    tandem_binding_contract_t b[8] = {reads(8),
+                                      reads(4ull * (Q + 2 * KV)),
+                                      reads(cache),
+                                      reads(cache),
+                                      reads(2ull * D * Q),
+                                      updates(4ull * D),
+                                      reads(g->pf_attn ? g->pf_attn : 16),
+                                      updates(16)};
+    const uint32_t dv = c->head_dim / 4, sg = g->info.subgroup_size;
+    const uint32_t rpc = 2; /* W_o rows per subgroup */
+    g->fused_rows = g->attn_block / sg * rpc;
+    tandem_spec_constant_t s[11] = {spec_u32(1, c->heads),
+                                    spec_u32(2, c->kv_heads),
+                                    spec_u32(3, c->head_dim),
+                                    spec_u32(4, g->max_seq),
+                                    spec_f32(5, 1.0f / sqrtf((float)c->head_dim)),
+                                    spec_u32(6, dv < sg ? dv : sg),
+                                    spec_u32(7, D),
+                                    spec_u32(8, sg),
+                                    spec_u32(9, rpc),
+                                    spec_u32(20, matvec_groups(D, g->fused_rows)),
+                                    spec_u32(21, (uint32_t)(g->pf_attn / 16))};
+    g->k_attn = kernel_wg(g, g->attn_block, "attention+o_proj", SPV(llama_attn_o), b, 8, s, 11);
+  } else if (g->attn_cached) {
     const uint64_t cache = 4ull * g->max_seq * KV;
     tandem_binding_contract_t b[7] = {reads(8),         reads(4ull * (Q + 2 * KV)),
                                       reads(cache),     reads(cache),
@@ -800,10 +833,22 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
                              view(g->kc, l * cache, cache),
                              view(g->vc, l * cache, cache)};
       const uint64_t items = g->attn_cached ? (Q + 2 * KV) / 2 : Q + 2 * KV;
+      /* prefetch (with the fused attention node): this layer's W_o */
       dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
-                  matvec_groups(items, g->per_wg_qkv), wv(g, a->qkv, 16), 0, 5 * l);
+                  matvec_groups(items, g->per_wg_qkv), wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16),
+                  g->pfg_qkv, 5 * l);
     }
-    if ((kinds & K_ATTN) && g->attn_cached) {
+    if ((kinds & K_ATTN) && g->attn_fused) {
+      tandem_view_t v[8] = {params,
+                            whole(g->qkv),
+                            view(g->kc, l * cache, cache),
+                            view(g->vc, l * cache, cache),
+                            wv(g, a->o, 2 * D * Q),
+                            whole(g->x)};
+      /* prefetch: this layer's gate, up and down weights (laid out in a row) */
+      dispatch_pf(g, graph, g->k_attn, v, 6, matvec_groups(D, g->fused_rows),
+                  wv(g, a->gate, g->pf_attn ? g->pf_attn : 16), g->pfg_attn, 5 * l + 1);
+    } else if ((kinds & K_ATTN) && g->attn_cached) {
       tandem_view_t v[7] = {params, whole(g->qkv), view(g->kc, l * cache, cache),
                             view(g->vc, l * cache, cache), whole(g->attn)};
       /* prefetch: this layer's o_proj, gate and up weights (laid out in a row) */
@@ -818,7 +863,7 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
                             whole(g->attn)};
       dispatch(graph, g->k_attn, v, 6, c->heads);
     }
-    if (kinds & K_O) {
+    if ((kinds & K_O) && !g->attn_fused) {
       tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn), whole(g->x)};
       /* prefetch: this layer's down weights */
       dispatch_pf(g, graph, g->k_o, v, 3, matvec_groups(D, g->per_wg_o),
@@ -1072,8 +1117,8 @@ static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, tandem_buff
                              view(g->kc, l * cache, cache),
                              view(g->vc, l * cache, cache)};
       dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
-                  matvec_groups(g->attn_cached ? rows / 2 : rows, g->per_wg_qkv), wv(g, a->qkv, 16),
-                  0, 5 * l);
+                  matvec_groups(g->attn_cached ? rows / 2 : rows, g->per_wg_qkv),
+                  wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16), 0, 5 * l);
       bytes = 2 * rows * D;
     } else if (m == 1) {
       tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn),
@@ -1129,6 +1174,7 @@ static void run_bench(gpu_t *g, bench_t *b) {
   /* with --npu: the GPU's rows' bytes, over a time that includes the NPU's */
   b->head_gbs = head_ns > 0 ? 2.0 * g->head_rows * g->c->dim / head_ns : 0.0;
   for (int k = 1; k < 9; k++) {
+    if ((1u << k) == K_O && g->attn_fused) continue; /* inside the attention's node */
     exec = make_step(g, 1u << k);
     b->kind_us[k] = gpu_time(exec, 10) * 1e-3;
     tandem_exec_release(exec);
@@ -1339,6 +1385,12 @@ int main(int argc, char **argv) {
     printf("note:    the cached attention needs the wide mat-vecs, head_dim a multiple of 8 with "
            "head_dim / 4 a power of two, and head_dim / 4 subgroups in a workgroup; using "
            "--attention spread\n");
+  /* the fused attention + o_proj: the cached attention's workgroup, W_o rows
+   * read as uvec4 (heads x head_dim a multiple of 8), its shared memory */
+  const uint64_t fused_shared =
+      4ull * (2 * g.qdim + (uint64_t)c->heads * g.max_seq + c->heads + dv * sg / 4 + 1);
+  g.attn_fused = g.attn_cached && !o->attention_cached && g.qdim % 8 == 0 &&
+                 fused_shared <= g.info.max_shared_memory_bytes;
   if (g.attn_cached) g.attn_block = dv * sg;
   else
     g.attn_block =
@@ -1358,7 +1410,8 @@ int main(int argc, char **argv) {
          "attention %s (workgroup %u); argmax %u\n",
          g.info.name, g.info.driver_name, g.info.driver_info, sg, g.block,
          g.mv_wide ? "wide" : "old, a subgroup per row", g.mv_wide ? g.mv_block : g.block,
-         g.attn_cached       ? "cached"
+         g.attn_fused        ? "fused with o_proj"
+         : g.attn_cached     ? "cached"
          : g.attention_plain ? "plain"
                              : "spread",
          g.attn_block, g.argmax_block);
@@ -1371,18 +1424,24 @@ int main(int argc, char **argv) {
    * trailing workgroups (four 16-byte loads an invocation) that read it */
   if (o->prefetch == 1 && !g.mv_wide) die("--prefetch on needs the wide mat-vecs");
   if (g.mv_wide && (o->prefetch == 1 || (o->prefetch == -1 && !g.info.is_cpu))) {
-    if (g.attn_cached) g.pf_attn = g.at[0].down - g.at[0].o;             /* o_proj, gate, up */
+    if (g.attn_fused) {
+      g.pf_qkv = 2ull * c->dim * g.qdim;                                /* o_proj */
+      g.pf_attn = g.at[0].down + 2ull * c->dim * c->ffn - g.at[0].gate; /* gate, up, down */
+    } else if (g.attn_cached) {
+      g.pf_attn = g.at[0].down - g.at[0].o; /* o_proj, gate, up */
+    }
     g.pf_o = 2ull * c->dim * c->ffn;                                     /* down */
     if (c->layers > 1) g.pf_gu = 2ull * (g.qdim + 2 * g.kvdim) * c->dim; /* the next Q/K/V */
   }
   g.pfg_attn = (uint32_t)((g.pf_attn / 16 + 4ull * g.attn_block - 1) / (4ull * g.attn_block));
   g.pfg_o = (uint32_t)((g.pf_o / 16 + 4ull * g.mv_block - 1) / (4ull * g.mv_block));
+  g.pfg_qkv = (uint32_t)((g.pf_qkv / 16 + 4ull * g.mv_block - 1) / (4ull * g.mv_block));
   g.pfg_gu = (uint32_t)((g.pf_gu / 16 + 4ull * g.mv_block - 1) / (4ull * g.mv_block));
   if (g.pf_attn || g.pf_o || g.pf_gu)
-    printf("prefetch: attention %.2f MB (%u workgroups), o_proj %.2f MB (%u), gate_up %.2f MB "
-           "(%u)\n",
-           (double)g.pf_attn * 1e-6, g.pfg_attn, (double)g.pf_o * 1e-6, g.pfg_o,
-           (double)g.pf_gu * 1e-6, g.pfg_gu);
+    printf("prefetch: qkv %.2f MB (%u workgroups), attention %.2f MB (%u), o_proj %.2f MB (%u), "
+           "gate_up %.2f MB (%u)\n",
+           (double)g.pf_qkv * 1e-6, g.pfg_qkv, (double)g.pf_attn * 1e-6, g.pfg_attn,
+           (double)g.pf_o * 1e-6, g.pfg_o, (double)g.pf_gu * 1e-6, g.pfg_gu);
   printf("weights: %.1f MB in %u file%s (%u F16, %u BF16, %u F32 tensors) -> f16 on the GPU "
          "(gains f32); %.1f MB read per token by the mat-vec products\n",
          (double)m->weight_bytes * 1e-6, m->file_count, m->file_count == 1 ? "" : "s",
@@ -1540,7 +1599,8 @@ int main(int argc, char **argv) {
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-        g.attn_cached       ? "cached"
+        g.attn_fused        ? "fused"
+        : g.attn_cached     ? "cached"
         : g.attention_plain ? "plain"
                             : "spread",
         g.mv_wide ? "wide" : "old", o->inflight, g.chunk, g.npu_rows,
