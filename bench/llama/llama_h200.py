@@ -470,7 +470,7 @@ def cmd_summary(run):
     before = load("tandem-before")
 
     def label(name, j):
-        return (f"{name}: attention {j.get('attention', 'plain')}, position "
+        return (f"{name}: matvec {j.get('matvec', 'old')}, attention {j.get('attention', 'plain')}, position "
                 f"{j.get('pos_lane', 'compute')}, inflight {j['inflight']}, chunk {j.get('chunk', 1)}")
     for name, j in [("tandem, timestamps on", tj), ("tandem", tn), ("tandem first version, timestamps on", before)] + \
             [("tandem", v) for v in variants.values()]:
@@ -481,11 +481,15 @@ def cmd_summary(run):
           f"{'tokens/s':>9s} {'ms/token':>9s} {'x eager':>8s}")
     for name, tps, ms in rows:
         print(f"{name:92s} {tps:9.1f} {ms:9.3f} {tps / eager if eager else 0:8.1f}")
-    for name, j in (("first version", before), ("now", tj)):
+    for name, j in (("2026-12-02 kernels", before), ("now", tj)):
         if j.get("bench"):
             kinds = ", ".join(f"{k} {v:.1f}" for k, v in j["bench"]["kind_us"].items())
             print(f"GPU us per step by kind, alone ({name}): {kinds}; whole step "
                   f"{j['bench']['step_gpu_us']:.1f}")
+            if j["bench"].get("alone"):
+                print("  each layer matrix alone (independent dispatches): " + ", ".join(
+                    f"{k} {v['us']:.2f} us {v['gb_s']:.0f} GB/s" for k, v in j["bench"]["alone"].items()) +
+                    f"; device copy {j['bench']['copy_gb_s']:.0f} GB/s")
     wb = tj.get("matvec_bytes_per_token")
     vk = tj.get("bench", {}).get("copy_gb_s", 0)
     copy = max(vk, tt.get("copy_gb_s", 0))

@@ -15,8 +15,16 @@
 # a minimal hand-written PyTorch decoder (eager and CUDA graph) and, if it
 # compiles in time, the same through torch.compile. A device copy (Vulkan
 # and torch) gives the weight-read floor. TORCH_PARTS (default "eager static
-# minimal") and COMPILE_S (default 150) trim the PyTorch side. Everything lands in
-# $OUT/llama-h200.tgz (the logits file left out: 14 MB of random floats).
+# minimal") and COMPILE_S (default 150; 0 skips it) trim the PyTorch side.
+# BENCH_VARIANTS (tandem runs with --bench, GPU timestamps; each a string of
+# options, separated by ';') and VARIANTS (timing runs, no timestamps, ';'
+# separated) replace the default lists. LLAMACPP=DIR (a checkout root holding
+# .llama/, see ../shared/bench/llamacpp) also runs llama.cpp's CUDA and Vulkan
+# llama-bench on the same model shape in the same call: its builds start in the
+# background first (LC_JOBS cores) and its benchmarks run after tandem's and
+# PyTorch's timings, so that nothing else uses the GPU while each is timed.
+# Everything lands in $OUT/llama-h200.tgz (the logits file left out: 14 MB of
+# random floats), llama.cpp's results in its llamacpp/ folder.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 py=${PYTHON:-/opt/torch/.venv/bin/python3}
@@ -42,6 +50,25 @@ step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
   "$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 } 2>&1 | tee "$run/env.txt"
 
+# lc ARGS: llama.cpp's script, from $LLAMACPP, in the environment saved in
+# $LLAMACPP_ENV (`export -p` before .device/on-device.sh was sourced: its
+# Debian 12 headers and libraries are for tandem's build, not the CUDA one;
+# llama.cpp's script sources it itself for its Vulkan half)
+lc() {
+  if [ -n "${LLAMACPP_ENV:-}" ]; then
+    env -i bash -c "source '$LLAMACPP_ENV'; cd '$LLAMACPP' && $*"
+  else
+    (cd "$LLAMACPP" && bash -c "$*")
+  fi
+}
+if [ -n "${LLAMACPP:-}" ]; then
+  step "llama.cpp builds in the background ($LLAMACPP/.llama)"
+  # LC_BENCH=0: build only; the benchmarks run below, after tandem's
+  lc OUT="$run/llamacpp-build" LC_BENCH=0 LC_JOBS=${LC_JOBS:-12} bash .llama/run-h200.sh \
+    > "$run/llamacpp-build.log" 2>&1 &
+  lc_pid=$!
+fi
+
 step build
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
   > "$run/configure.log" 2>&1 || { tail -30 "$run/configure.log"; exit 1; }
@@ -60,17 +87,41 @@ step "tandem: logits of every position, GPU timestamps, --bench"
 step "compare with transformers (float32)"
 "$py" "$root/bench/llama/llama_h200.py" compare "$model" "$run" 2>&1 | tee "$run/compare.txt" || rc=1
 
-step "tandem: the first version (attention plain, position copied from a host table), --bench"
-"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench --attention plain \
-  --pos-lane compute --json "$run/tandem-before.json" 2>&1 | tee "$run/tandem-before.txt" || rc=1
+step "tandem: the 2026-12-02 kernels (--matvec old --attention spread), --bench"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench --matvec old \
+  --attention spread --json "$run/tandem-before.json" 2>&1 | tee "$run/tandem-before.txt" || rc=1
+IFS=';' read -r -a bvariants <<< "${BENCH_VARIANTS---attention spread;--lanes 8;--lanes 32;--block 128;--block 32}"
+for v in "${bvariants[@]}"; do
+  [ -n "$v" ] || continue
+  name=b$(echo "$v" | tr -d ' -')
+  step "tandem --bench $v"
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench $v \
+    --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" | grep -E "nodes|speed|span|bench:|  [a-z_]+ +[0-9.]+ us" || rc=1
+done
+
+for part in ${TORCH_PARTS-eager minimal}; do
+  step "PyTorch: $part"
+  "$py" "$root/bench/llama/llama_h200.py" time "$model" "$run" $part 2>&1 | tee "$run/torch-$part.txt" || rc=1
+done
+if [ "${COMPILE_S:-150}" != 0 ]; then
+  step "PyTorch: torch.compile (at most ${COMPILE_S:-150} s)"
+  timeout "${COMPILE_S:-150}" "$py" "$root/bench/llama/llama_h200.py" compile "$model" "$run" 2>&1 |
+    tee "$run/compile.txt" | grep -v "^ *warnings.warn\|UserWarning" | tail -20
+  echo "compile exit: ${PIPESTATUS[0]}" | tee -a "$run/compile.txt"
+fi
+
+if [ -n "${LLAMACPP:-}" ]; then
+  step "llama.cpp: waiting for its builds"
+  wait "$lc_pid"
+  grep -E "^BUILD|both builds" "$run/llamacpp-build.log"
+fi
 
 step "tandem: timing (no timestamps), the defaults and variants"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps \
   --json "$run/tandem-notimestamps.json" 2>&1 | tee "$run/tandem-notimestamps.txt" || rc=1
-variants=("--pos-lane compute --attention plain" "--pos-lane compute" "--attention plain"
-          "--inflight 1" "--inflight 2" "--chunk 8 --inflight 2" "--chunk 16 --inflight 2"
-          "--chunk 63 --inflight 1" "--chunk 63 --inflight 2")
+IFS=';' read -r -a variants <<< "${VARIANTS---matvec old --attention spread;--inflight 1;--inflight 3;--chunk 63 --inflight 1;--chunk 63 --inflight 2}"
 for v in "${variants[@]}"; do
+  [ -n "$v" ] || continue
   name=v$(echo "$v" | tr -d ' -')
   "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
     --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
@@ -85,14 +136,11 @@ print(f"tokens: {len(runs)} tandem runs, {len(runs) - len(bad)} generated the sa
 sys.exit(1 if bad else 0)
 PY
 
-for part in ${TORCH_PARTS:-eager static minimal}; do
-  step "PyTorch: $part"
-  "$py" "$root/bench/llama/llama_h200.py" time "$model" "$run" $part 2>&1 | tee "$run/torch-$part.txt" || rc=1
-done
-step "PyTorch: torch.compile (at most ${COMPILE_S:-150} s)"
-timeout "${COMPILE_S:-150}" "$py" "$root/bench/llama/llama_h200.py" compile "$model" "$run" 2>&1 |
-  tee "$run/compile.txt" | grep -v "^ *warnings.warn\|UserWarning" | tail -20
-echo "compile exit: ${PIPESTATUS[0]}" | tee -a "$run/compile.txt"
+if [ -n "${LLAMACPP:-}" ]; then
+  step "llama.cpp: llama-bench, CUDA and Vulkan (the builds above, reused)"
+  lc OUT="$run/llamacpp" LC_BUDGET=${LC_BUDGET:-200} bash .llama/run-h200.sh 2>&1 |
+    grep -vE "^\[|^ *[0-9]+ \|" | tail -60
+fi
 
 step summary
 "$py" "$root/bench/llama/llama_h200.py" summary "$run" 2>&1 | tee "$run/summary.txt"
