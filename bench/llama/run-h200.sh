@@ -64,7 +64,8 @@ lc() {
 if [ -n "${LLAMACPP:-}" ]; then
   step "llama.cpp builds in the background ($LLAMACPP/.llama)"
   # LC_BENCH=0: build only; the benchmarks run below, after tandem's
-  lc OUT="$run/llamacpp-build" LC_BENCH=0 LC_JOBS=${LC_JOBS:-12} bash .llama/run-h200.sh \
+  lc OUT="$run/llamacpp-build" LC_BENCH=0 LC_JOBS=${LC_JOBS:-12} LC_BUILD_CAP=${LC_BUILD_CAP:-440} \
+    LC_BUDGET=${LC_BUILD_BUDGET:-530} bash .llama/run-h200.sh \
     > "$run/llamacpp-build.log" 2>&1 &
   lc_pid=$!
 fi
