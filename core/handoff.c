@@ -66,7 +66,7 @@ tandem_status_t tandem__vulkan_commands_record(tandem__gpu_t *gpu, const tandem_
   /* The message after a failure is the callback's own (a refused
    * tandem_vulkan_scope_view), or none: never one left from earlier. After
    * a success the caller's message is as it was. */
-  char saved[1024];
+  char saved[TANDEM__MESSAGE_BYTES];
   tandem__save_error(saved, sizeof saved);
   tandem__clear_error();
   tandem_status_t s = node->record(node->record_user, &scope);
@@ -114,7 +114,7 @@ tandem_status_t tandem__vulkan_submit_call(tandem__gpu_t *gpu, const tandem__pla
     scope.wait_values[scope.wait_count++] = region->wait_values[l];
   }
   tandem_vulkan_signal_t signal = {0};
-  char saved[1024]; /* as in tandem__vulkan_commands_record */
+  char saved[TANDEM__MESSAGE_BYTES]; /* as in tandem__vulkan_commands_record */
   tandem__save_error(saved, sizeof saved);
   tandem__clear_error();
   tandem_status_t s = submit(user, &scope, &signal);

@@ -62,7 +62,7 @@ void tandem__runtime_drain_if_lost(tandem_runtime_t *rt) {
   memcpy(values, rt->lane_next_value, sizeof values);
   pthread_mutex_unlock(&rt->mutex);
   if (!lost) return;
-  char saved[256];
+  char saved[TANDEM__MESSAGE_BYTES];
   tandem__save_error(saved, sizeof saved);
   /* The NPU lane signals every value it was given, run or not (I5). */
   if (values[TANDEM_LANE_NPU])

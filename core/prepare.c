@@ -228,7 +228,7 @@ void tandem_exec_release(tandem_exec_t *exec) {
   if (!exec || atomic_fetch_sub(&exec->refs, 1) != 1) return;
   /* Nobody can submit any more and no completion is held (each holds a
    * reference): wait for the slots still in flight, then free (I1). */
-  char saved[256]; /* the caller's message survives the waits below */
+  char saved[TANDEM__MESSAGE_BYTES]; /* the caller's message survives the waits below */
   tandem__save_error(saved, sizeof saved);
   tandem_runtime_t *rt = exec->runtime;
   pthread_mutex_lock(&rt->mutex);

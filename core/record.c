@@ -271,7 +271,7 @@ static tandem_status_t tandem__record_piece(tandem__gpu_t *gpu, void *native,
   /* Ended even after a callback failed: a buffer left recording could not
    * be begun again. The region's version stays old, so it is recorded again
    * before any submit uses it (core/submit.c). The message is the callback's. */
-  char saved[1024];
+  char saved[TANDEM__MESSAGE_BYTES];
   tandem__save_error(saved, sizeof saved);
   (void)vt->record.end(gpu, native, slot, piece);
   tandem__restore_error(saved);

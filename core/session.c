@@ -277,7 +277,7 @@ void tandem_session_destroy(tandem_session_t *session) {
   pthread_mutex_unlock(&rt->mutex);
   /* An open stage ends as cancelled: whatever waits for it is released, and
    * fails rather than reads what the client may not have finished. */
-  char saved[256];
+  char saved[TANDEM__MESSAGE_BYTES];
   tandem__save_error(saved, sizeof saved);
   if (open) (void)tandem_session_end(session, TANDEM_ERROR_CANCELLED);
   tandem__lane_give_back(rt, session->lane);

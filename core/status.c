@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TANDEM__MESSAGE_BYTES 1024
 
 static _Thread_local char tandem__message[TANDEM__MESSAGE_BYTES];
 

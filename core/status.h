@@ -28,9 +28,12 @@ tandem_status_t tandem__fail(tandem_status_t code, const char *file, int line, c
 /* Puts "prefix: " in front of this thread's current message; returns |code|. */
 tandem_status_t tandem__annotate(tandem_status_t code, const char *fmt, ...) TANDEM__PRINTF(2, 3);
 void tandem__clear_error(void);
+/* Bytes of this thread's message, its terminating NUL included. */
+#define TANDEM__MESSAGE_BYTES 1024
 /* Saves this thread's message into |buf| (|size| bytes) / puts it back:
  * release calls wait and may fail internally, but never change the caller's
- * message. */
+ * message. A |buf| of TANDEM__MESSAGE_BYTES keeps it whole; a smaller one
+ * would put back a cut message. */
 void tandem__save_error(char *buf, size_t size);
 void tandem__restore_error(const char *buf);
 
