@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/graph_int.h"
+#include "core/types.h"
 
 /* Accesses of a node, derived from its views and (for dispatches) contract;
  * the indirect argument, when there is one, comes last. */

@@ -12,6 +12,7 @@
 
 #include "core/budget.h"
 #include "core/buffer.h"
+#include "core/buffer_int.h"
 #include "core/check.h"
 #include "core/lost.h"
 #include "core/npu.h"

@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_BUFFER_H_
 #define TANDEM_CORE_BUFFER_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 #include "tandem/tandem_vulkan.h"
 
 /* buffer.c: budget → device memory → counters, for every kind of creation:

@@ -7,7 +7,7 @@
 #ifndef TANDEM_CORE_BUFFER_INT_H_
 #define TANDEM_CORE_BUFFER_INT_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 typedef struct tandem__record tandem__record_t;
 

@@ -14,6 +14,7 @@
 #include "core/check.h"
 #include "core/exec_int.h"
 #include "core/handle.h"
+#include "core/runtime_int.h"
 
 /* Set on the NPU lane thread (I6). */
 static _Thread_local bool tandem__on_npu_lane;

@@ -9,9 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/buffer_int.h"
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* Invariant checkers (check.c), called only inside assert(): each returns
  * false, after printing the invariant it found broken, when it does not hold. */

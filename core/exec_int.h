@@ -10,7 +10,6 @@
 #include "core/buffer_int.h"
 #include "core/graph_int.h"
 #include "core/plan_int.h"
-#include "core/runtime_int.h"
 
 /* One access of an in-flight submission, linked into its buffer's list. */
 struct tandem__record {

@@ -22,8 +22,10 @@
 #include "core/exec_int.h"
 #include "core/graph.h"
 #include "core/graph_int.h"
+#include "core/kernel_int.h"
 #include "core/node_kind.h"
 #include "core/plan.h"
+#include "core/runtime_int.h"
 
 /* Node |node| of |exec| when it is of a kind |what| accepts (a dispatch, or
  * with |any_gpu| any GPU node), or a failure naming what is wrong. */

@@ -26,10 +26,12 @@
 #include "core/buffer_int.h"
 #include "core/graph.h"
 #include "core/graph_int.h"
+#include "core/kernel_int.h"
 #include "core/node_kind.h"
 #include "core/npu.h"
 #include "core/npu_int.h"
 #include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
 
 tandem_status_t tandem_graph_create(tandem_runtime_t *runtime, tandem_graph_t **out_graph) {

@@ -6,8 +6,7 @@
 #ifndef TANDEM_CORE_GRAPH_H_
 #define TANDEM_CORE_GRAPH_H_
 
-#include "core/graph_int.h"
-#include "core/kernel_int.h"
+#include "core/types.h"
 
 /* graph.c: a node's references to its buffers, kernel and program. */
 void tandem__node_retain(tandem__node_t *node);

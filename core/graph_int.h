@@ -9,7 +9,7 @@
 
 #include <assert.h>
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 #include "tandem/tandem_vulkan.h"
 
 typedef enum tandem__node_kind {

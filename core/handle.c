@@ -39,6 +39,7 @@
 
 #include "core/exec_int.h"
 #include "core/handle.h"
+#include "core/runtime_int.h"
 
 #define TANDEM__HANDLE_SERIAL_BITS 40
 #define TANDEM__HANDLE_SERIAL_MASK ((UINT64_C(1) << TANDEM__HANDLE_SERIAL_BITS) - 1)

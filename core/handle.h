@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_HANDLE_H_
 #define TANDEM_CORE_HANDLE_H_
 
-#include "core/exec_int.h"
+#include "core/types.h"
 
 /* Completion handles (handle.c). take/give_back: once per slot, at prepare
  * and at executable destruction. issue: a fresh handle for the slot's new

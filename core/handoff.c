@@ -35,6 +35,8 @@
 #include "core/buffer_int.h"
 #include "core/graph_int.h"
 #include "core/handoff.h"
+#include "core/plan_int.h"
+#include "core/runtime_int.h"
 #include "tandem/tandem_vulkan.h"
 
 /* What tandem_vulkan_scope_t.internal points at. */

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "core/plan_int.h"
+#include "core/types.h"
 #include "tandem/tandem_vulkan.h"
 
 /* handoff.c: records node |node_index| of |plan|, a VULKAN_COMMANDS node on a

@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include "core/buffer.h"
+#include "core/buffer_int.h"
+#include "core/exec_int.h"
 #include "core/handle.h"
 #include "core/lane.h"
 #include "core/lost.h"

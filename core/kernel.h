@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_KERNEL_H_
 #define TANDEM_CORE_KERNEL_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 #include "tandem/tandem_vulkan.h"
 
 /* kernel.c: loads |desc| (tandem_kernel_create's checks, in order), then

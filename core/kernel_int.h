@@ -7,7 +7,7 @@
 #ifndef TANDEM_CORE_KERNEL_INT_H_
 #define TANDEM_CORE_KERNEL_INT_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 typedef struct tandem__kernel_spec tandem__kernel_spec_t; /* kernel.c */
 

@@ -22,8 +22,10 @@
 #include <string.h>
 
 #include "core/lane.h"
+#include "core/exec_int.h"
 #include "core/lost.h"
 #include "core/npu_lane.h"
+#include "core/plan_int.h"
 #include "core/runtime_int.h"
 #include "core/struct_size.h"
 #include "core/wait.h"

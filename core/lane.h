@@ -6,8 +6,7 @@
 #ifndef TANDEM_CORE_LANE_H_
 #define TANDEM_CORE_LANE_H_
 
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* Lanes (lane.c). init: the built-in entries, at runtime creation. */
 void tandem__lanes_init(tandem_runtime_t *runtime);

@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "core/lost.h"
+#include "core/exec_int.h"
 #include "core/npu_lane.h"
+#include "core/plan_int.h"
 #include "core/relay.h"
 #include "core/runtime_int.h"
 

@@ -5,8 +5,7 @@
 #ifndef TANDEM_CORE_LOST_H_
 #define TANDEM_CORE_LOST_H_
 
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* lost.c: records the first device failure (sticky; TANDEM_ABORT_ON_DEVICE_LOST=1
  * aborts there), and before freeing an executable of a lost runtime waits for

@@ -16,6 +16,7 @@
 #include "core/access.h"
 #include "core/buffer.h"
 #include "core/buffer_int.h"
+#include "core/graph_int.h"
 #include "core/map.h"
 #include "core/runtime_int.h"
 #include "core/tracker.h"

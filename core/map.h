@@ -5,7 +5,7 @@
 #ifndef TANDEM_CORE_MAP_H_
 #define TANDEM_CORE_MAP_H_
 
-#include "core/graph_int.h"
+#include "core/types.h"
 
 /* map.c: BUSY when a live host map conflicts with |a|. Needs runtime->mutex. */
 tandem_status_t tandem__maps_check_locked(const tandem__access_t *a);

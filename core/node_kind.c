@@ -11,6 +11,9 @@
  */
 #include "core/node_kind.h"
 
+#include <assert.h>
+
+#include "core/graph_int.h"
 #include "core/kernel_int.h"
 #include "core/npu_int.h"
 
@@ -73,8 +76,8 @@ static const char *user_label(const tandem__node_t *node) {
 }
 
 /* Sized by its entries: a kind added to tandem__node_kind_t without one
- * here makes this definition disagree with node_kind.h's declaration. */
-const tandem__node_kind_info_t tandem__node_kinds[] = {
+ * here fails the assertion below it. */
+static const tandem__node_kind_info_t tandem__node_kinds[] = {
     [TANDEM__NODE_FILL] = {.name = "fill",
                            .gpu = true,
                            .views_settable = true,
@@ -119,3 +122,13 @@ const tandem__node_kind_info_t tandem__node_kinds[] = {
 };
 _Static_assert(sizeof tandem__node_kinds / sizeof tandem__node_kinds[0] == TANDEM__NODE_KIND_COUNT,
                "one entry per node kind");
+
+const tandem__node_kind_info_t *tandem__node_info(const tandem__node_t *node) {
+  assert((unsigned)node->kind < TANDEM__NODE_KIND_COUNT && tandem__node_kinds[node->kind].name);
+  return &tandem__node_kinds[node->kind];
+}
+
+uint32_t tandem__node_dst_work(const tandem__node_t *node) {
+  return tandem__node_info(node)->dst_work |
+         (node->indirect.buffer ? (uint32_t)TANDEM__WORK_INDIRECT : 0u);
+}

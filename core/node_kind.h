@@ -11,12 +11,11 @@
 #ifndef TANDEM_CORE_NODE_KIND_H_
 #define TANDEM_CORE_NODE_KIND_H_
 
-#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/backend.h"
-#include "core/graph_int.h"
+#include "core/types.h"
 
 typedef struct tandem__node_kind_info {
   const char *name; /* in messages: "fill", "NPU run" */
@@ -40,19 +39,10 @@ typedef struct tandem__node_kind_info {
   const char *(*label)(const tandem__node_t *node);
 } tandem__node_kind_info_t;
 
-/* The table, indexed by tandem__node_kind_t (node_kind.c). */
-extern const tandem__node_kind_info_t tandem__node_kinds[TANDEM__NODE_KIND_COUNT];
-
-static inline const tandem__node_kind_info_t *tandem__node_info(const tandem__node_t *node) {
-  assert((unsigned)node->kind < TANDEM__NODE_KIND_COUNT && tandem__node_kinds[node->kind].name);
-  return &tandem__node_kinds[node->kind];
-}
-
+/* The description of |node|'s kind. */
+const tandem__node_kind_info_t *tandem__node_info(const tandem__node_t *node);
 /* The barrier work of |node| as a destination: its kind's, plus the
  * indirect argument's read when it has one. */
-static inline uint32_t tandem__node_dst_work(const tandem__node_t *node) {
-  return tandem__node_info(node)->dst_work |
-         (node->indirect.buffer ? (uint32_t)TANDEM__WORK_INDIRECT : 0u);
-}
+uint32_t tandem__node_dst_work(const tandem__node_t *node);
 
 #endif /* TANDEM_CORE_NODE_KIND_H_ */

@@ -23,10 +23,12 @@
 #include <unistd.h>
 
 #include "core/npu.h"
+#include "core/buffer_int.h"
 #include "core/npu_emulated.h"
 #include "core/npu_int.h"
 #include "core/npu_lane.h"
 #include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
 
 const char *tandem_sharing_name(tandem_sharing_t sharing) {

@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_NPU_H_
 #define TANDEM_CORE_NPU_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 tandem_status_t tandem__runtime_npu(tandem_runtime_t *runtime, tandem__npu_t **out_npu);
 /* Makes the NPU and GPU sides of a SHARED or NPU_LOCAL buffer. */

@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_NPU_INT_H_
 #define TANDEM_CORE_NPU_INT_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 struct tandem_npu_program {
   atomic_uint_fast64_t refs;

@@ -19,9 +19,12 @@
 #include <time.h>
 
 #include "core/access.h"
+#include "core/buffer_int.h"
 #include "core/check.h"
+#include "core/exec_int.h"
 #include "core/graph_int.h"
 #include "core/npu_lane.h"
+#include "core/plan_int.h"
 #include "core/relay.h"
 #include "core/runtime_int.h"
 

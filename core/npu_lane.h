@@ -6,8 +6,7 @@
 #ifndef TANDEM_CORE_NPU_LANE_H_
 #define TANDEM_CORE_NPU_LANE_H_
 
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* npu_lane.c: starts the lane thread (the NPU just opened, under open_mutex). */
 tandem_status_t tandem__npu_lane_start(tandem_runtime_t *runtime);

@@ -19,7 +19,9 @@
 #include <string.h>
 
 #include "core/buffer.h"
+#include "core/buffer_int.h"
 #include "core/prepare.h"
+#include "core/runtime_int.h"
 #include "core/submit.h"
 #include "tandem/tandem_vulkan.h"
 

@@ -25,6 +25,8 @@
 #include "core/graph.h"
 #include "core/graph_int.h"
 #include "core/plan.h"
+#include "core/plan_int.h"
+#include "core/runtime_int.h"
 
 /* One byte range of a buffer and who touched it last, per lane (-1: nobody). */
 typedef struct tandem__seg {

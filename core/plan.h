@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "core/plan_int.h"
+#include "core/types.h"
 
 tandem_status_t tandem__plan_build(const tandem_graph_t *graph, tandem__plan_t *plan);
 void tandem__plan_free(tandem__plan_t *plan);

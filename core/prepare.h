@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/exec_int.h"
+#include "core/types.h"
 
 /* prepare.c: prepare with |slot_count| graph slots (tandem_graph_prepare uses
  * the runtime option graph_slots). */

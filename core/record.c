@@ -39,7 +39,9 @@
 #include "core/handoff.h"
 #include "core/kernel_int.h"
 #include "core/node_kind.h"
+#include "core/plan_int.h"
 #include "core/record.h"
+#include "core/runtime_int.h"
 
 /* A dispatch's bindings always fit an empty batch, so every chunk of a
  * region (tandem__record_region) holds at least one node. */

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/plan_int.h"
+#include "core/types.h"
 
 /* record.c: makes |plan|'s program on |gpu|, the runtime's GPU |g| (of the
  * plan's regions on g), from a description of it (no plan

@@ -34,7 +34,10 @@
 #include <time.h>
 
 #include "core/backend.h"
+#include "core/exec_int.h"
+#include "core/plan_int.h"
 #include "core/relay.h"
+#include "core/runtime_int.h"
 
 #define TANDEM__RELAY_BLOCK_NS 1000000u /* one blocking wait when nothing moved */
 

@@ -6,8 +6,7 @@
 #ifndef TANDEM_CORE_RELAY_H_
 #define TANDEM_CORE_RELAY_H_
 
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* At runtime creation. */
 void tandem__relay_init(tandem_runtime_t *runtime);

@@ -17,10 +17,11 @@
 #include <time.h>
 
 #include "core/lane.h"
-#include "core/relay.h"
 #include "core/npu_lane.h"
 #include "core/registry.h"
+#include "core/relay.h"
 #include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/struct_size.h"
 #include "core/test_hooks.h"
 

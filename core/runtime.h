@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_RUNTIME_H_
 #define TANDEM_CORE_RUNTIME_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 void tandem__runtime_retain(tandem_runtime_t *runtime);
 void tandem__runtime_release(tandem_runtime_t *runtime);

@@ -27,7 +27,10 @@
 #include <string.h>
 
 #include "core/buffer.h"
+#include "core/buffer_int.h"
 #include "core/check.h"
+#include "core/exec_int.h"
+#include "core/graph_int.h"
 #include "core/lane.h"
 #include "core/lost.h"
 #include "core/map.h"

@@ -6,7 +6,7 @@
 #ifndef TANDEM_CORE_SUBMIT_H_
 #define TANDEM_CORE_SUBMIT_H_
 
-#include "core/exec_int.h"
+#include "core/types.h"
 #include "tandem/tandem_vulkan.h"
 
 /* submit.c: tandem_exec_submit of a one-region executable whose region also

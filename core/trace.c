@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "core/runtime.h"
+#include "core/runtime_int.h"
 #include "core/tracker.h"
 #include "internal/json_string.h"
 

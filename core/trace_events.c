@@ -10,9 +10,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/exec_int.h"
 #include "core/graph_int.h"
 #include "core/lost.h"
 #include "core/node_kind.h"
+#include "core/plan_int.h"
+#include "core/runtime_int.h"
 #include "core/trace_events.h"
 
 tandem_status_t tandem__slot_times(tandem__slot_t *slot, uint64_t *out) {

@@ -8,8 +8,7 @@
 
 #include <stdint.h>
 
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* Fills |out| (2 per region) with the times of |slot|'s last run: GPU
  * timestamps (when the backend has them) and the NPU lane's host times.

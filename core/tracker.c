@@ -21,6 +21,7 @@
 #include "core/lane.h"
 #include "core/lost.h"
 #include "core/npu_lane.h"
+#include "core/runtime_int.h"
 #include "core/slot.h"
 #include "core/trace_events.h"
 #include "core/tracker.h"

@@ -6,9 +6,7 @@
 #ifndef TANDEM_CORE_TRACKER_H_
 #define TANDEM_CORE_TRACKER_H_
 
-#include "core/buffer_int.h"
-#include "core/exec_int.h"
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* Tracker (tracker.c). All _locked functions need runtime->mutex. */
 /* Reads the lanes' timelines and retires every in-flight slot they passed. */

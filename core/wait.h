@@ -5,7 +5,7 @@
 #ifndef TANDEM_CORE_WAIT_H_
 #define TANDEM_CORE_WAIT_H_
 
-#include "core/runtime_int.h"
+#include "core/types.h"
 
 /* wait.c: blocks until every lane reached |values| (0 = ignore); records
  * device loss. */

@@ -21,6 +21,7 @@
 
 #include "core/check.h"
 #include "core/exec_int.h"
+#include "core/runtime_int.h"
 #include "core/tracker.h"
 
 /* One runtime, one executable with one compute region reading and writing

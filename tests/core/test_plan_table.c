@@ -41,6 +41,7 @@
 #include "core/buffer_int.h"
 #include "core/exec_int.h"
 #include "core/record.h"
+#include "core/runtime_int.h"
 #include "tandem/tandem_vulkan.h"
 #include "tandem/tandem_testing.h"
 #include "host_gpu_probe.h"
