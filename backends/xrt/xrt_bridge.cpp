@@ -314,10 +314,16 @@ TANDEM_BRIDGE_API int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
     auto *r = static_cast<bridge_run *>(run);
     const ert_cmd_state s = r->run.state();
     if (!r->started || !in_flight(s)) return static_cast<int>(s);
-    return static_cast<int>(r->run.abort()); // synchronous: the aborted command's state
+    // Sends ERT_ABORT and waits (xrt_kernel.cpp:3100-3124 at XRT 963c58ee).
+    // amdxdna refuses that command (EOPNOTSUPP, thrown as a system_error and
+    // returned as -EOPNOTSUPP by guarded): the caller must not then close the
+    // run, which is still in flight.
+    return static_cast<int>(r->run.abort());
   });
 }
 
+// Never called on a run in flight (xrt_npu.c settles or parks it first):
+// ~run_impl would std::abort() the process (xrt_kernel.cpp:2744-2754).
 TANDEM_BRIDGE_API int tandemBridgeRunClose(void *run) {
   return guarded(nullptr, 0, [&] {
     delete static_cast<bridge_run *>(run);

@@ -106,10 +106,15 @@ int tandemBridgeRunStart(void *run, char *msg, size_t cap);
  * first, the state it is still in (QUEUED, RUNNING, ...): never TIMEOUT for
  * "the wait ran out". A negative errno when the wait itself failed. */
 int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, size_t cap);
-/* Aborts a started run and waits for it to end; returns its final state
- * (>= 0) or a negative errno. A run already final is left as it is. */
+/* Aborts a started run (xrt::run::abort) and waits for it to end; returns
+ * its final state (>= 0) or a negative errno. A run already final is left as
+ * it is. Best effort: on amdxdna the ERT_ABORT command is refused
+ * ("Unsupported op", -EOPNOTSUPP, thrown by XRT), and where a driver took it
+ * the call returns only when the run ends by itself or by the driver's reset. */
 int tandemBridgeRunAbort(void *run, char *msg, size_t cap);
-/* Closes a run that is not in flight (abort or wait for it first). */
+/* Closes a run that is not in flight. Never call it on a run in flight:
+ * XRT's ~run_impl calls std::abort() for that (xrt_kernel.cpp:2744-2754 at
+ * XRT 963c58ee); wait for the run, or keep it. */
 int tandemBridgeRunClose(void *run);
 
 /* ---- Tier 2: full-ELF programs, no xclbin (optional; XRT >= 2.19) ----

@@ -102,11 +102,6 @@ static enum ert_cmd_state tandem_xrtf_xrtRunWaitFor(xrtRunHandle r, unsigned int
   if (fail && ms != 0) (void)tandem_xrtf_real.xrtRunWait(r);
   return fail ? ERT_CMD_STATE_ERROR : s;
 }
-static enum ert_cmd_state tandem_xrtf_xrtRunWait(xrtRunHandle r) {
-  bool fail = F(xrtRunWait);
-  enum ert_cmd_state s = tandem_xrtf_real.xrtRunWait(r);
-  return fail ? ERT_CMD_STATE_ERROR : s;
-}
 static enum ert_cmd_state tandem_xrtf_xrtRunState(xrtRunHandle r) {
   if (F(xrtRunState)) return (void)tandem_xrtf_real.xrtRunWait(r), ERT_CMD_STATE_ERROR;
   return tandem_xrtf_real.xrtRunState(r);
@@ -147,7 +142,7 @@ static int tandem_xrtf_tandemBridgeRunWait(void *r, unsigned ms, char *msg, size
 #define TANDEM_XRTF_FALLIBLE(X)                                                               \
   X(xrtDeviceOpen) X(xrtDeviceLoadXclbinHandle) X(xrtXclbinAllocFilename) X(xrtXclbinGetUUID) \
   X(xrtPLKernelOpen) X(xrtBOAlloc) X(xrtBOImport) X(xrtBOExport) X(xrtBOMap) X(xrtBOSync)     \
-  X(xrtRunOpen) X(xrtRunStart) X(xrtRunWaitFor) X(xrtRunWait) X(xrtRunState)
+  X(xrtRunOpen) X(xrtRunStart) X(xrtRunWaitFor) X(xrtRunState)
 /* clang-format on */
 
 void tandem_xrt_fault_wrap(tandem_xrt_api_t *api) {

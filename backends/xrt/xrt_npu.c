@@ -13,8 +13,10 @@
  * hardware context per xclbin shared by its programs, kernels opened through
  * it, the bridge's timed wait and abort; otherwise kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the
- * watchdog is remembered and waited for before its handle (and, through core,
- * its buffers) can go: nothing is freed under a running kernel.
+ * watchdog is remembered; abort is best effort (amdxdna refuses it), and an
+ * XRT run is never destroyed while in flight (XRT calls std::abort() then):
+ * it is waited for, bounded by the driver's own reset, and if still running
+ * kept alive ("parked") until the device goes (see tandem_xrt_run_destroy).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +78,8 @@ typedef struct tandem_xrt_shared_context {
   struct tandem_xrt_shared_context *next;
 } tandem_xrt_shared_context_t;
 
+typedef struct tandem_xrt_run tandem_xrt_run_t;
+
 typedef struct tandem_xrt_npu {
   tandem__npu_t base;
   tandem_xrt_api_t api;
@@ -84,9 +88,13 @@ typedef struct tandem_xrt_npu {
    * that has it): contexts, kernels and runs go through it, buffers stay on
    * the C API. Otherwise everything is the C API (PLAIN, XRT 2.13). */
   bool tier1;
-  pthread_mutex_t kernels_mutex; /* guards kernels and contexts */
+  pthread_mutex_t kernels_mutex; /* guards kernels, contexts and parked */
   tandem_xrt_shared_kernel_t *kernels;
   tandem_xrt_shared_context_t *contexts;
+  /* Runs still in flight when core released them, after the bounded wait
+   * for the driver's reset: kept, never closed in flight (XRT would stop the
+   * process), and looked at again when the device goes. */
+  tandem_xrt_run_t *parked;
   /* The first NPU fault (a run the driver ended in TIMEOUT or ABORT), in
    * words; set once, by the lane thread, read by it: later runs fail with it. */
   char fault[320];
@@ -107,12 +115,22 @@ typedef struct tandem_xrt_program {
   char name[128];
 } tandem_xrt_program_t;
 
-typedef struct tandem_xrt_run {
+struct tandem_xrt_run {
   xrtRunHandle run; /* the C API's, or NULL under tier 1 */
   void *brun;       /* tier 1: the bridge's run */
   tandem_xrt_program_t *program;
-  bool still_running; /* the watchdog fired: wait before closing */
-} tandem_xrt_run_t;
+  bool still_running; /* the watchdog fired: settle (tandem_xrt_run_settle) before reuse or close */
+  bool abort_asked;   /* tandem's abort was accepted: a final ABORT is its own, no NPU fault */
+  tandem_xrt_run_t *next_parked;
+};
+
+/* How long a run left in flight by the watchdog is waited for before it is
+ * reused or released: amdxdna's hang detection resets a context whose job
+ * runs past tdr_timeout_ms = 2000 (amd/xdna-driver@856409ca
+ * drivers/accel/amdxdna/aie2_ctx.c:30), ending the run in TIMEOUT, so 2 s
+ * plus a margin for the reset itself. With the reset turned off, or on a
+ * device without one, the run is parked instead. */
+#define TANDEM_XRT_RESET_WAIT_MS 3000u
 
 static tandem_xrt_npu_t *tandem_xrt_cast(tandem__npu_t *base) { return (tandem_xrt_npu_t *)base; }
 
@@ -137,10 +155,35 @@ void tandem_xrt_fault_forget(tandem_xrt_api_t *api);
 void tandem_xrt_device_nodes(tandem__npu_t *npu, tandem_npu_info_t *info);
 bool tandem_xrt_has_amdxdna(void);
 
+static bool tandem_xrt_run_settle(tandem_xrt_npu_t *n, tandem_xrt_run_t *r, unsigned bound_ms);
+static void tandem_xrt_run_close(tandem_xrt_npu_t *n, tandem_xrt_run_t *r);
+
 static void tandem_xrt_destroy(tandem__npu_t *base) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   pthread_mutex_destroy(&n->kernels_mutex); /* programs hold the runtime: none is left */
   if (n->device) n->api.xrtDeviceClose(n->device);
+  /* Parked runs (tandem_xrt_run_destroy): one that ended meanwhile is
+   * closed. One still in flight is left to the process's exit, deliberately:
+   * closing it would make XRT stop the process. XRT's run object keeps its
+   * kernel, context and buffers; the leak is reported on stderr. */
+  unsigned leaked = 0;
+  while (n->parked) {
+    tandem_xrt_run_t *r = n->parked;
+    n->parked = r->next_parked;
+    if (tandem_xrt_run_settle(n, r, 0)) {
+      tandem_xrt_run_close(n, r);
+    } else {
+      leaked++;
+      free(r); /* tandem's record only; XRT's run handle stays open */
+    }
+  }
+  if (leaked)
+    fprintf(stderr,
+            "tandem: %u NPU run%s still in flight when the NPU was closed %s left open: "
+            "XRT stops the process when a run in flight is destroyed, and the NPU refused to "
+            "abort %s (see docs/npu.md, the watchdog)\n",
+            leaked, leaked == 1 ? "" : "s", leaked == 1 ? "is" : "are",
+            leaked == 1 ? "it" : "them");
   tandem_xrt_fault_forget(&n->api);
   tandem_xrt_api_unload(&n->api);
   free(n);
@@ -703,21 +746,68 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   return TANDEM_OK;
 }
 
+static bool tandem_xrt_state_in_flight(int state) {
+  return state == ERT_CMD_STATE_NEW || state == ERT_CMD_STATE_QUEUED ||
+         state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED;
+}
+
+/* Waits up to |bound_ms| (0: only looks) for a run the watchdog left in
+ * flight. True when it is over (still_running cleared; its final state in
+ * *out_state), false when it is still in flight or its state cannot be
+ * read (then it must not be closed). A final TIMEOUT/ABORT/NORESPONSE means
+ * the driver reset the NPU context: recorded as the NPU's fault. */
+static bool tandem_xrt_run_settle(tandem_xrt_npu_t *n, tandem_xrt_run_t *r, unsigned bound_ms) {
+  if (!r->still_running) return true;
+  int state;
+  if (r->brun) {
+    /* The bridge's wait answers the run's own state; 0 would mean no limit. */
+    state = n->api.tandemBridgeRunWait(r->brun, bound_ms ? bound_ms : 1, NULL, 0);
+  } else {
+    state = (int)n->api.xrtRunWaitFor(r->run, bound_ms ? bound_ms : 1);
+    if (state == ERT_CMD_STATE_TIMEOUT) state = (int)n->api.xrtRunState(r->run);
+  }
+  if (state < 0 || tandem_xrt_state_in_flight(state)) return false;
+  r->still_running = false;
+  bool asked = r->abort_asked;
+  r->abort_asked = false;
+  if ((state == ERT_CMD_STATE_TIMEOUT || (state == ERT_CMD_STATE_ABORT && !asked) ||
+       state == ERT_CMD_STATE_NORESPONSE) &&
+      !n->fault[0])
+    snprintf(n->fault, sizeof n->fault,
+             "the driver ended run of '%.128s', which had outlived tandem's watchdog, in state "
+             "%s",
+             r->program->name,
+             state == ERT_CMD_STATE_TIMEOUT ? "TIMEOUT (its hang detection reset the NPU)"
+             : state == ERT_CMD_STATE_ABORT ? "ABORT (the NPU context was reset)"
+                                            : "NORESPONSE");
+  return true;
+}
+
+static void tandem_xrt_run_close(tandem_xrt_npu_t *n, tandem_xrt_run_t *r) {
+  if (r->run) n->api.xrtRunClose(r->run);
+  if (r->brun) n->api.tandemBridgeRunClose(r->brun);
+  free(r);
+}
+
+/* A run is never closed while in flight: XRT's ~run_impl calls std::abort()
+ * for that (XRT@963c58ee src/runtime_src/core/common/api/xrt_kernel.cpp:
+ * 2744-2754). One the watchdog left running is waited for, bounded by the
+ * driver's reset (TANDEM_XRT_RESET_WAIT_MS); if it is still in flight after
+ * that (the reset is off, or the device has none), it is parked: kept alive,
+ * with the buffers XRT's command holds, until the device goes. Core may free
+ * its buffer handles meanwhile: XRT's run keeps the buffers themselves. */
 static void tandem_xrt_run_destroy(tandem__npu_t *base, void *native) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_run_t *r = native;
   if (!r) return;
-  if (r->run) {
-    if (r->still_running) n->api.xrtRunWait(r->run);
-    n->api.xrtRunClose(r->run);
+  if (!tandem_xrt_run_settle(n, r, TANDEM_XRT_RESET_WAIT_MS)) {
+    pthread_mutex_lock(&n->kernels_mutex);
+    r->next_parked = n->parked;
+    n->parked = r;
+    pthread_mutex_unlock(&n->kernels_mutex);
+    return;
   }
-  if (r->brun) {
-    /* A run still in flight is aborted (synchronous), never waited on
-     * without end: with the driver's reset off it might never finish. */
-    if (r->still_running) n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
-    n->api.tandemBridgeRunClose(r->brun);
-  }
-  free(r);
+  tandem_xrt_run_close(n, r);
 }
 
 /* A run through the bridge's tier 1, packed as the C path below packs it. */
@@ -831,12 +921,14 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
                                               uint32_t timeout_ms) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_run_t *r = native;
-  if (r->still_running) {
-    /* The watchdog fired on an earlier use; that run must end first. */
-    if (r->brun) n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
-    else n->api.xrtRunWait(r->run);
-    r->still_running = false;
-  }
+  if (r->still_running && !tandem_xrt_run_settle(n, r, TANDEM_XRT_RESET_WAIT_MS))
+    /* The watchdog fired on an earlier use; that run must end before this
+     * one starts (starting a run in flight is refused by XRT). */
+    return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
+                       "NPU run of '%s' not started: its previous run outlived tandem's watchdog "
+                       "and is still on the NPU %u ms later (the NPU cannot abort it, and its "
+                       "driver did not reset it)",
+                       r->program->name, TANDEM_XRT_RESET_WAIT_MS);
   /* After an NPU fault the device was reset: later work fails clearly
    * instead of meeting ABORT run after run. */
   if (n->fault[0])
@@ -855,7 +947,7 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
                          r->program->name, why[0] ? why : "no reason given", strerror(-rc));
     rc = n->api.tandemBridgeRunWait(r->brun, timeout_ms, why, sizeof why);
     if (rc < 0) {
-      r->still_running = true; /* unknown: aborted before it goes */
+      r->still_running = true; /* unknown: settled before reuse or close */
       /* The run failed as far as tandem knows: INTERNAL, as on XRT's C path
        * (a run that ends in ERROR) and as tandem_completion_wait documents
        * for a failed NPU run; IO is only for a failed xrtBOSync. */
@@ -889,26 +981,42 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
                        "watchdog. Later NPU runs of this runtime fail",
                        why, timeout_ms);
   }
-  if (state == ERT_CMD_STATE_NEW || state == ERT_CMD_STATE_QUEUED ||
-      state == ERT_CMD_STATE_RUNNING || state == ERT_CMD_STATE_SUBMITTED) {
-    /* tandem's watchdog: abort the run where the library can; either way
-     * it is waited for before its handle or buffers go. */
-    bool aborted;
+  /* In flight: on XDNA a running run reads NEW (the driver rewrites the
+   * command to NEW when the job starts, amd/xdna-driver@856409ca
+   * drivers/accel/amdxdna/aie2_ctx.c:443). */
+  if (tandem_xrt_state_in_flight((int)state)) {
+    /* tandem's watchdog. Abort is best effort: xrt::run::abort sends
+     * ERT_ABORT, which both amdxdna drivers refuse ("Unsupported op",
+     * EOPNOTSUPP: drivers/accel/amdxdna/aie2_message.c:915-944). Whatever
+     * happens the run is never closed in flight: it is settled (waited for,
+     * bounded by the driver's reset) before reuse or close, and parked if
+     * it still runs. The lane signals now either way: the GPU never waits
+     * on it, and core fails the work that depends on this region. */
+    bool aborted = false;
+    char why[256] = "";
     if (r->brun) {
-      /* xrt::run::abort through the bridge: synchronous, the run is over. */
-      int final = n->api.tandemBridgeRunAbort(r->brun, NULL, 0);
-      aborted = final >= 0;
-      r->still_running = !aborted;
+      int final = n->api.tandemBridgeRunAbort(r->brun, why, sizeof why);
+      aborted = final >= 0 && !tandem_xrt_state_in_flight(final);
+      if (!aborted && final >= 0)
+        snprintf(why, sizeof why, "the run still reads state %d after it", final);
+    } else if (n->api.tandemEmuRunAbort) {
+      int rc = n->api.tandemEmuRunAbort(r->run); /* asynchronous: settled later */
+      if (rc != 0) snprintf(why, sizeof why, "%s", strerror(-rc));
+      r->abort_asked = rc == 0;
     } else {
-      aborted = n->api.tandemEmuRunAbort && n->api.tandemEmuRunAbort(r->run) == 0;
-      r->still_running = true;
+      snprintf(why, sizeof why, "XRT's C API has no abort");
     }
-    return TANDEM_FAIL(
-        TANDEM_ERROR_TIMEOUT, "NPU run of '%s' did not finish within the %u ms watchdog%s",
-        r->program->name, timeout_ms,
-        aborted   ? " (aborted)"
-        : r->brun ? " (the XRT bridge could not abort it; it is aborted again before it goes)"
-                  : " (XRT's C API cannot abort it; it is waited for)");
+    r->still_running = !aborted;
+    if (aborted)
+      return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
+                         "NPU run of '%s' did not finish within the %u ms watchdog (aborted)",
+                         r->program->name, timeout_ms);
+    return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
+                       "NPU run of '%s' did not finish within the %u ms watchdog (%s%s; it is "
+                       "left to the driver's hang detection and waited for, at most %u ms, "
+                       "before the run is reused or released, never destroyed while in flight)",
+                       r->program->name, timeout_ms, why[0] ? "not aborted: " : "abort requested",
+                       why, TANDEM_XRT_RESET_WAIT_MS);
   }
   return TANDEM_FAIL(TANDEM_ERROR_INTERNAL, "NPU run of '%s' ended in state %d (%s)",
                      r->program->name, (int)state,

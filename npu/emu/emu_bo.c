@@ -163,10 +163,11 @@ EMU_EXPORT int xrtBOFree(xrtBufferHandle bhdl) {
     pthread_mutex_unlock(&dev->mu);
     return emu_fail(EINVAL);
   }
-  if (bo->busy > 0) { /* never free under running DMA */
-    pthread_mutex_unlock(&dev->mu);
-    return emu_fail(EBUSY);
-  }
+  /* A BO a queued or running run uses stays alive until that run lets go
+   * of it (the run holds a reference): XRT's command binds the xrt::bo of
+   * each buffer argument (XRT@963c58ee src/runtime_src/core/common/api/
+   * xrt_kernel.cpp:2868-2871), so freeing the user's handle frees nothing
+   * under running work there either. */
   bo->user_freed = true;
   const bool dead = emu_bo_put_locked(bo);
   pthread_mutex_unlock(&dev->mu);

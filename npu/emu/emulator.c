@@ -121,12 +121,18 @@ static void *worker_main(void *arg) {
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     /* The delay stands for a kernel still running on the NPU: an abort
-     * (tandemEmuRunAbort, tandemBridgeRunAbort) ends it early. */
+     * (tandemEmuRunAbort in the PLAIN mode) ends it early, and so does the
+     * driver's hang detection in the XDNA mode (a delay longer than
+     * TANDEM_EMU_TDR_MS ends at that deadline in TIMEOUT, below). */
     bool aborted = false;
+    const uint64_t tdr_us = dev->mode == EMU_MODE_XDNA ? dev->tdr_ms * 1000u : 0;
+    const bool tdr_cut = tdr_us > 0 && delay_us > tdr_us;
+    bool tdr_fired = false;
     if (delay_us > 0 && !skip) {
+      const uint64_t wait_us = tdr_cut ? tdr_us : delay_us;
       struct timespec until = t0;
-      until.tv_sec += (time_t)(delay_us / 1000000u);
-      until.tv_nsec += (long)(delay_us % 1000000u) * 1000L;
+      until.tv_sec += (time_t)(wait_us / 1000000u);
+      until.tv_nsec += (long)(wait_us % 1000000u) * 1000L;
       if (until.tv_nsec >= 1000000000L) {
         until.tv_sec++;
         until.tv_nsec -= 1000000000L;
@@ -136,9 +142,10 @@ static void *worker_main(void *arg) {
              pthread_cond_timedwait(&dev->work_cv, &dev->mu, &until) != ETIMEDOUT) {
       }
       aborted = run->abort_requested;
+      tdr_fired = tdr_cut && !aborted;
       pthread_mutex_unlock(&dev->mu);
     }
-    const int rc = skip || aborted ? 0 : desc->run(run->exec, run->nargs);
+    const int rc = skip || aborted || tdr_fired ? 0 : desc->run(run->exec, run->nargs);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     const uint64_t ms = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000u +
                         (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000000L);
@@ -148,10 +155,11 @@ static void *worker_main(void *arg) {
     release_exec_locked(run, &dead);
     if (skip || aborted) {
       run->state = ERT_CMD_STATE_ABORT;
-    } else if (dev->mode == EMU_MODE_XDNA && dev->tdr_ms > 0 && ms > dev->tdr_ms) {
+    } else if (tdr_fired || (dev->mode == EMU_MODE_XDNA && dev->tdr_ms > 0 && ms > dev->tdr_ms)) {
       /* amdxdna's hang detection: past its deadline the driver resets the
        * context, the run ends in a final TIMEOUT and later runs of that
-       * context in ABORT (here: reported when the kernel function returns). */
+       * context in ABORT (a delay ends at the deadline; a kernel function,
+       * which the CPU cannot preempt, is reported when it returns). */
       run->state = ERT_CMD_STATE_TIMEOUT;
       run->kernel->reset = true;
     } else if (run->abort_requested) {
@@ -790,15 +798,33 @@ EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int time
   return s;
 }
 
+/* xrt::run::abort sends an ERT_ABORT command through the run's queue
+ * (XRT@963c58ee src/runtime_src/core/common/api/xrt_kernel.cpp:3100-3124),
+ * which amdxdna's plugin hands to the driver unchanged (amd/xdna-driver@856409ca
+ * src/shim/hwq.cpp:304-313) and both amdxdna drivers refuse: they execute
+ * only ERT_START_CU and ERT_START_NPU (and chains, preemption), anything else
+ * is "Unsupported op", -EOPNOTSUPP (drivers/accel/amdxdna/aie2_message.c:
+ * 915-944, 960-982; out of tree src/driver/amdxdna/aie2_message.c). The
+ * plugin's ioctl wrapper throws that errno (src/shim/host/platform_host.cpp:
+ * 72-76). So in the XDNA mode an abort of a run in flight is refused. */
+static bool abort_refused(const emu_run_t *r) {
+  return r->kernel->dev->mode == EMU_MODE_XDNA && in_flight(r);
+}
+
 /* Not XRT's C API (xrt::run::abort is C++): asks a queued or running run to
  * end in ERT_CMD_STATE_ABORT. A queued one never runs; a running kernel
  * function cannot be stopped on the CPU, so it ends in ABORT when it returns.
- * 0, or -EINVAL for a bad handle; a run not in flight is left alone. */
+ * 0, or -EINVAL for a bad handle; a run not in flight is left alone. The
+ * XDNA mode refuses it for a run in flight (-EOPNOTSUPP, abort_refused). */
 EMU_EXPORT int tandemEmuRunAbort(xrtRunHandle rhdl) {
   emu_run_t *r = run_from(rhdl);
   if (r == NULL) return emu_fail(EINVAL);
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
+  if (abort_refused(r)) {
+    pthread_mutex_unlock(&dev->mu);
+    return emu_fail(EOPNOTSUPP);
+  }
   if (in_flight(r)) r->abort_requested = true;
   pthread_cond_broadcast(&dev->work_cv); /* a run in its delay ends now */
   pthread_mutex_unlock(&dev->mu);
@@ -820,12 +846,35 @@ EMU_EXPORT enum ert_cmd_state xrtRunState(xrtRunHandle rhdl) {
   return s;
 }
 
-/* Waits for an in-flight run first: nothing is freed under running work. */
+/* Runs closed while in flight, process-wide (tandemEmuInflightCloses). */
+static _Atomic unsigned emu_inflight_closes;
+
+/* Not XRT: how many runs were closed (xrtRunClose, tandemBridgeRunClose)
+ * while still in flight since the emulator was loaded. XRT treats that as
+ * fatal (below); a test reads this to assert tandem never does it. */
+EMU_EXPORT unsigned tandemEmuInflightCloses(void) { return emu_inflight_closes; }
+
+/* Destroying a run whose command is still in progress is fatal in XRT:
+ * ~run_impl calls std::abort() ("xrt::run destructed while command is still
+ * in progress", XRT@963c58ee src/runtime_src/core/common/api/xrt_kernel.cpp:
+ * 2744-2754), and xrtRunClose destroys it. The emulator counts it
+ * (tandemEmuInflightCloses), stops the process the same way when
+ * TANDEM_EMU_FATAL_CLOSE=1, and otherwise waits for the run before freeing
+ * it, so that nothing is freed under running work. */
 EMU_EXPORT int xrtRunClose(xrtRunHandle rhdl) {
   emu_run_t *r = run_from(rhdl);
   if (r == NULL) return emu_fail(EINVAL);
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
+  if (in_flight(r)) {
+    emu_inflight_closes++;
+    const char *fatal = getenv("TANDEM_EMU_FATAL_CLOSE");
+    if (fatal != NULL && strcmp(fatal, "1") == 0) {
+      fprintf(stderr, "tandem emulated NPU: xrt::run destructed while command is still in "
+                      "progress (XRT calls std::abort() here)\n");
+      abort();
+    }
+  }
   wait_locked(r, NULL);
   r->magic = EMU_MAGIC_DEAD;
   emu_bo_t *dead = NULL;
@@ -1074,9 +1123,10 @@ EMU_EXPORT int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, si
   return (int)s;
 }
 
-/* Synchronous, as xrt::run::abort: a queued run never runs, one in its
- * delay ends at once, a kernel function already running ends when it
- * returns; the final state is returned. */
+/* xrt::run::abort on amdxdna: a run in flight is refused with -EOPNOTSUPP
+ * and "Unsupported op" (abort_refused says where that comes from); a run
+ * not in flight answers its state. (Outside the XDNA mode, which has no
+ * tier 1, it would abort synchronously.) */
 EMU_EXPORT int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
   emu_run_t *r = run_from(run);
   if (r == NULL) {
@@ -1085,11 +1135,19 @@ EMU_EXPORT int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
+  if (abort_refused(r)) {
+    pthread_mutex_unlock(&dev->mu);
+    tell(msg, cap,
+         "Unsupported op 4 (ERT_ABORT): amdxdna executes only ERT_START_CU and ERT_START_NPU "
+         "commands");
+    return emu_fail(EOPNOTSUPP);
+  }
   if (in_flight(r)) {
     r->abort_requested = true;
     pthread_cond_broadcast(&dev->work_cv);
   }
-  const enum ert_cmd_state s = wait_locked(r, NULL);
+  wait_locked(r, NULL);
+  const enum ert_cmd_state s = reported_state_locked(r);
   pthread_mutex_unlock(&dev->mu);
   return (int)s;
 }

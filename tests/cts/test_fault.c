@@ -118,10 +118,10 @@ typedef struct run {
  *     could not be loaded (npu_program_create: "xclbin unreadable"),
  *     INTERNAL for a run that could not be opened (prepare: "a Vulkan or XRT
  *     call, named") or that failed to start, be waited for or report its
- *     state (completion_wait: "INTERNAL when an NPU run failed").
- * OK for a call whose failure tandem ignores by design: xrtRunWait before a
- * run that outlived the watchdog is reused (the wait is made; the run is then
- * started again, and its own start and wait say how it went). */
+ *     state (completion_wait: "INTERNAL when an NPU run failed"). A run that
+ *     outlived the watchdog is waited for with xrtRunWaitFor (bounded)
+ *     before it is reused or closed, so that site covers that wait too;
+ *     tandem no longer calls the unbounded xrtRunWait. */
 static tandem_status_t site_code(const char *site) {
   if (strchr(site, ':')) return TANDEM_ERROR_OUT_OF_MEMORY;
   static const char *const k_lost[] = {"vkQueueSubmit2",
@@ -159,7 +159,6 @@ static tandem_status_t site_code(const char *site) {
       {"xrtRunWaitFor", TANDEM_ERROR_INTERNAL},
       {"tandemBridgeRunWait", TANDEM_ERROR_INTERNAL},
       {"xrtRunState", TANDEM_ERROR_INTERNAL},
-      {"xrtRunWait", TANDEM_OK},
   };
   for (size_t i = 0; i < sizeof k_xrt / sizeof k_xrt[0]; i++)
     if (strcmp(site, k_xrt[i].site) == 0) return k_xrt[i].code;
@@ -828,7 +827,7 @@ static void scenario_gpus(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
  * 10 ms npu_timeout_ms is submitted twice on one graph slot. The first
  * wait (xrtRunWaitFor) times out, xrtRunState says the run is still going,
  * tandem aborts it and the completion is TIMEOUT; the second submission
- * reuses the run, so xrtRunWait waits for the aborted one first. A watchdog
+ * reuses the run, so a bounded xrtRunWaitFor waits for the aborted one first. A watchdog
  * expiry is not a loss: the runtime stays usable. */
 static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   (void)npu;

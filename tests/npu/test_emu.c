@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal/xrt_headers.h"
@@ -81,6 +82,19 @@ static xuid_t uuid;
       failures++;                                                                                \
     }                                                                                            \
   } while (0)
+
+/* The emulator's count of runs closed in flight (tandemEmuInflightCloses). */
+static unsigned (*inflight_closes)(void);
+
+static struct timespec now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t;
+}
+static double ms_since(struct timespec t0) {
+  const struct timespec t = now();
+  return (double)(t.tv_sec - t0.tv_sec) * 1e3 + (double)(t.tv_nsec - t0.tv_nsec) / 1e6;
+}
 
 static uint64_t rng_state;
 static uint32_t rnd(void) {
@@ -596,7 +610,9 @@ static void test_tdr_reset_abort(xrtXclbinHandle x) {
   CHECK_EQ(api.xrtBOFree(bo), 0);
   CHECK_EQ(api.xrtDeviceClose(d), 0);
   /* Abort of a run queued behind a long one (no deadline on this device, so
-   * a loaded machine cannot turn the long run into a TIMEOUT). */
+   * a loaded machine cannot turn the long run into a TIMEOUT): amdxdna
+   * refuses ERT_ABORT, so the emulator's abort of a run in flight is
+   * EOPNOTSUPP and the run goes on to complete. */
   setenv("TANDEM_EMU_TDR_MS", "0", 1);
   d = api.xrtDeviceOpen(0);
   unsetenv("TANDEM_EMU_TDR_MS");
@@ -610,14 +626,55 @@ static void test_tdr_reset_abort(xrtXclbinHandle x) {
   CHECK_EQ(api.xrtRunSetArg(b, 1, 1u), 0);
   CHECK_EQ(api.xrtRunStart(a), 0);
   CHECK_EQ(api.xrtRunStart(b), 0);
-  CHECK_EQ(run_abort(b), 0); /* still queued behind a */
+  CHECK_EQ(run_abort(b), -EOPNOTSUPP); /* still queued behind a: refused */
   CHECK_EQ(api.xrtRunWait(a), ERT_CMD_STATE_COMPLETED);
-  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_ABORT);
-  CHECK_EQ(api.xrtRunStart(b), 0); /* a final run starts again, unaborted */
+  CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(run_abort(b), 0);       /* a final run is left alone */
+  CHECK_EQ(api.xrtRunStart(b), 0); /* and starts again */
   CHECK_EQ(api.xrtRunWait(b), ERT_CMD_STATE_COMPLETED);
   CHECK_EQ(api.xrtRunClose(a), 0);
   CHECK_EQ(api.xrtRunClose(b), 0);
   CHECK_EQ(api.xrtKernelClose(k2), 0);
+  CHECK_EQ(api.xrtBOFree(bo), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
+}
+
+/* XDNA mode, the bridge's run: xrt::run::abort is refused (-EOPNOTSUPP,
+ * "Unsupported op") while the run is in flight, which reads NEW; the
+ * driver's hang detection (TANDEM_EMU_TDR_MS, 100 ms here) ends a run stuck
+ * in its 5 s delay at the deadline in a final TIMEOUT. Closing runs that are
+ * not in flight is never counted as XRT's fatal close. */
+static void test_bridge_abort_refused(xrtXclbinHandle x) {
+  (void)x;
+  setenv("TANDEM_EMU_TDR_MS", "100", 1);
+  setenv("TANDEM_EMU_DELAY_US", "5000000", 1);
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  unsetenv("TANDEM_EMU_TDR_MS");
+  unsetenv("TANDEM_EMU_DELAY_US");
+  CHECK(d != NULL);
+  const unsigned closes = inflight_closes();
+  void *ctx = NULL, *k = NULL, *r = NULL;
+  char msg[200] = "";
+  CHECK_EQ(bridge.context_open(d, xclbin_path, &ctx, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.kernel_open(ctx, "sleep_ms", &k, msg, sizeof msg), 0);
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0);
+  CHECK_EQ(bridge.run_open(k, &r, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.run_set_buffer(r, 0, bo, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.run_set_u32(r, 1, 0u, msg, sizeof msg), 0);
+  const struct timespec t0 = now();
+  CHECK_EQ(bridge.run_start(r, msg, sizeof msg), 0);
+  CHECK_EQ(bridge.run_wait(r, 10, msg, sizeof msg), ERT_CMD_STATE_NEW); /* still in flight */
+  msg[0] = '\0';
+  CHECK_EQ(bridge.run_abort(r, msg, sizeof msg), -EOPNOTSUPP);
+  CHECK(strstr(msg, "Unsupported op") != NULL);
+  CHECK_EQ(bridge.run_wait(r, 0, msg, sizeof msg), ERT_CMD_STATE_TIMEOUT); /* the driver's reset */
+  const double took = ms_since(t0);
+  CHECK(took >= 90 && took < 4000); /* the deadline, not the 5 s delay */
+  CHECK_EQ(bridge.run_abort(r, msg, sizeof msg), ERT_CMD_STATE_TIMEOUT); /* final: as it is */
+  CHECK_EQ(bridge.run_close(r), 0);
+  CHECK_EQ(inflight_closes(), closes);
+  CHECK_EQ(bridge.kernel_close(k), 0);
+  CHECK_EQ(bridge.context_close(ctx), 0);
   CHECK_EQ(api.xrtBOFree(bo), 0);
   CHECK_EQ(api.xrtDeviceClose(d), 0);
 }
@@ -649,6 +706,36 @@ static void test_export_double_close(char **argv) {
   pid_t pid = fork();
   if (pid == 0) {
     char *args[] = {argv[0], argv[1], argv[2], "--export-double-close", NULL};
+    execv("/proc/self/exe", args);
+    _exit(4);
+  }
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+}
+
+/* Closing a run in flight is fatal in XRT (std::abort); with
+ * TANDEM_EMU_FATAL_CLOSE=1 the emulator stops the process the same way.
+ * The child is this program started afresh (--fatal-close). */
+static void fatal_close_child(void) {
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  xrtXclbinHandle x = d ? api.xrtXclbinAllocFilename(xclbin_path) : NULL;
+  if (!x || api.xrtXclbinGetUUID(x, uuid) != 0 || load(d, x) != 0) _exit(3);
+  xrtKernelHandle k = api.xrtPLKernelOpen(d, uuid, "sleep_ms");
+  xrtBufferHandle bo = api.xrtBOAlloc(d, 4096, XCL_BO_FLAGS_HOST_ONLY, 0);
+  xrtRunHandle r = k && bo ? api.xrtRunOpen(k) : NULL;
+  if (!r || api.xrtRunSetArg(r, 0, bo) || api.xrtRunSetArg(r, 1, 2000u) || api.xrtRunStart(r))
+    _exit(3);
+  api.xrtRunClose(r); /* aborts */
+  _exit(0);
+}
+
+static void test_fatal_close(char **argv) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("TANDEM_EMU_FATAL_CLOSE", "1", 1);
+    char *args[] = {argv[0], argv[1], argv[2], "--fatal-close", NULL};
     execv("/proc/self/exe", args);
     _exit(4);
   }
@@ -697,17 +784,29 @@ static void test_args_and_busy(void) {
   if (plain_mode) CHECK(s == ERT_CMD_STATE_QUEUED || s == ERT_CMD_STATE_RUNNING);
   else CHECK_EQ(s, ERT_CMD_STATE_NEW); /* XDNA: amdxdna keeps a running command NEW */
   CHECK_EQ(api.xrtRunStart(r), -EBUSY);
-  CHECK_EQ(api.xrtBOFree(a), -EBUSY);
   CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_FROM_DEVICE, 4, 0), -EBUSY);
   CHECK_EQ(api.xrtBOSync(b, XCL_BO_SYNC_BO_TO_DEVICE, 4, 0), 0); /* other BOs are fine */
   CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
   from_device(a);
   CHECK_EQ(*(uint32_t *)api.xrtBOMap(a), 1);
-  /* Close while in flight: waits for the run, then frees. */
+  /* Close while in flight: fatal in XRT (std::abort), so it is counted;
+   * the emulator then waits for the run and frees it. */
+  const unsigned closes = inflight_closes();
   CHECK_EQ(api.xrtRunSetArg(r, 1, 50u), 0);
   CHECK_EQ(api.xrtRunStart(r), 0);
   CHECK_EQ(api.xrtRunClose(r), 0);
+  CHECK_EQ(inflight_closes(), closes + 1);
   CHECK_EQ(api.xrtBOFree(a), 0);
+  /* A BO freed while a run uses it stays alive until the run ends, as
+   * XRT's command holds the xrt::bo of each argument. */
+  xrtBufferHandle tmp = bo_alloc(64);
+  r = api.xrtRunOpen(k);
+  CHECK_EQ(api.xrtRunSetArg(r, 0, tmp), 0);
+  CHECK_EQ(api.xrtRunSetArg(r, 1, 30u), 0);
+  CHECK_EQ(api.xrtRunStart(r), 0);
+  CHECK_EQ(api.xrtBOFree(tmp), 0); /* the user's handle goes, the run keeps the BO */
+  CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtRunClose(r), 0);
   /* A BO freed by the user while a run still names it stays alive for the run. */
   r = api.xrtRunOpen(k);
   CHECK_EQ(api.xrtRunSetArg(r, 0, b), 0);
@@ -789,7 +888,8 @@ static void test_close_drains(xrtXclbinHandle x) {
 
 int main(int argc, char **argv) {
   bool double_close_child = argc == 4 && !strcmp(argv[3], "--export-double-close");
-  if (argc != 3 && !double_close_child) {
+  bool fatal_child = argc == 4 && !strcmp(argv[3], "--fatal-close");
+  if (argc != 3 && !double_close_child && !fatal_child) {
     fprintf(stderr, "usage: %s <libtandem_npu_emu.so> <tandem_emu_kernels.xclbin>\n", argv[0]);
     return 1;
   }
@@ -839,7 +939,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s: missing tandemBridgeRegisterXclbin or tandemEmuRunAbort\n", argv[1]);
     return 1;
   }
+  *(void **)&inflight_closes = dlsym(lib, "tandemEmuInflightCloses");
+  if (!inflight_closes) {
+    fprintf(stderr, "%s: missing tandemEmuInflightCloses\n", argv[1]);
+    return 1;
+  }
   if (double_close_child) export_double_close_child();
+  if (fatal_child) fatal_close_child();
 
   dev = api.xrtDeviceOpen(0);
   xrtXclbinHandle x = api.xrtXclbinAllocFilename(xclbin_path);
@@ -864,7 +970,9 @@ int main(int argc, char **argv) {
     test_slots(x);
     test_context_limit();
     test_tdr_reset_abort(x);
+    test_bridge_abort_refused(x);
   }
+  test_fatal_close(argv);
   test_args_and_busy();
   test_dpu_instructions();
   test_threads();
@@ -872,6 +980,8 @@ int main(int argc, char **argv) {
 
   CHECK_EQ(api.xrtXclbinFreeHandle(x), 0);
   CHECK_EQ(api.xrtDeviceClose(dev), 0);
+  /* Exactly one run was closed in flight, on purpose (test_args_and_busy). */
+  CHECK_EQ(inflight_closes(), 1);
   dlclose(lib);
   printf("test_emu: %s (%d failed checks)\n", failures ? "FAIL" : "PASS", failures);
   return failures ? 1 : 0;
