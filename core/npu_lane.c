@@ -7,8 +7,8 @@
  * The lane thread (I5, I6): never takes runtime->mutex (core/runtime_int.h);
  * for each NPU region it waits for the GPU values the region depends on,
  * skips the work if the submission was cancelled or a dependency failed,
- * syncs every input range to the device and every output range back
- * (counted as cache-maintenance bytes), and signals the NPU timeline to the region's value, always — a
+ * syncs every range the run reads or writes to the device and every output
+ * range back (counted as cache-maintenance bytes), and signals the NPU timeline to the region's value, always — a
  * failed, skipped or timed-out run still signals, and records its failure in
  * the slot, which fails the completion and its dependents at retirement.
  * After the signal the job is not touched again: the slot may be reused.
@@ -104,12 +104,22 @@ void tandem__npu_lane_stop(tandem_runtime_t *rt) {
 }
 
 /* Moves the bytes of one binding between the GPU-visible and NPU sides
- * (staged sharing only) and makes them visible to the consumer. */
+ * (staged sharing only) and makes them visible to the consumer. Before a
+ * run every range it touches is synced to the device, those it only writes
+ * too (without the staged copy: the NPU overwrites them): on XDNA a sync is
+ * a clflush whatever its direction (amd/xdna-driver@856409ca
+ * src/shim/buffer.cpp:664-681), so host bytes left dirty in the CPU cache
+ * over an output range would be written back over the NPU's results by the
+ * FROM_DEVICE sync after the run; mlir-aie's hosts sync outputs before a
+ * run for the same reason. This costs one more flush of each write-only
+ * range per run; flushing on host unmap instead would miss every other CPU
+ * writer of those lines (the staged copies here, a neighbouring range's map
+ * sharing a 64-byte line). */
 static tandem_status_t tandem__npu_make_visible(tandem_runtime_t *rt, tandem__npu_t *npu,
                                                 const tandem__access_t *a, bool to_npu) {
   tandem_buffer_t *b = a->buffer;
   bool staged = b->placement == TANDEM_PLACEMENT_SHARED && b->sharing == TANDEM_SHARING_STAGED;
-  if (to_npu && staged) {
+  if (to_npu && staged && (a->access & TANDEM_ACCESS_READ)) {
     memcpy((uint8_t *)b->npu_host + a->offset, (uint8_t *)b->host + a->offset, a->length);
     atomic_fetch_add(&rt->stats.copied_bytes, a->length);
     atomic_fetch_add(&rt->lanes[TANDEM_LANE_NPU].copied_bytes, a->length);
@@ -133,9 +143,8 @@ static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_
     const tandem__node_t *node = &plan->nodes[n];
     tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
     uint32_t count = tandem__node_accesses(node, acc);
-    for (uint32_t i = 0; i < count; i++)
-      if (acc[i].access & TANDEM_ACCESS_READ)
-        TANDEM_RETURN_IF_ERROR(tandem__npu_make_visible(rt, npu, &acc[i], true));
+    for (uint32_t i = 0; i < count; i++) /* every range, written ones too: made clean */
+      TANDEM_RETURN_IF_ERROR(tandem__npu_make_visible(rt, npu, &acc[i], true));
     TANDEM_RETURN_IF_ERROR(
         npu->vtable->run_execute(npu, slot->npu_runs[n], rt->options.npu_timeout_ms));
     atomic_fetch_add(&rt->stats.npu_runs, 1);

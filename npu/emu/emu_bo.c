@@ -6,7 +6,7 @@
  * separate private copy, so the device is modelled as non-coherent: kernels
  * see only what xrtBOSync(TO_DEVICE) copied, the host sees kernel results only
  * after xrtBOSync(FROM_DEVICE). A BO in use by a queued or running run cannot
- * be freed or synced (-EBUSY).
+ * be synced (-EBUSY). The XDNA mode adds a write-back CPU cache (xrtBOSync).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -49,6 +49,7 @@ void emu_bo_destroy(emu_bo_t *bo) {
   emu_device_t *dev = bo->dev;
   munmap(bo->host, bo->size);
   munmap(bo->device_side, bo->size);
+  if (bo->clean != NULL) munmap(bo->clean, bo->size);
   check_own_fd(bo);
   close(bo->fd);
   free(bo);
@@ -64,10 +65,14 @@ static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size, emu_bo_type_t
   emu_bo_t *bo = calloc(1, sizeof *bo);
   void *host = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   void *device_side = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (bo == NULL || host == MAP_FAILED || device_side == MAP_FAILED) {
+  void *clean = dev->mode == EMU_MODE_XDNA
+                    ? mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : NULL;
+  if (bo == NULL || host == MAP_FAILED || device_side == MAP_FAILED || clean == MAP_FAILED) {
     const int err = bo == NULL ? ENOMEM : errno;
     if (host != MAP_FAILED) munmap(host, size);
     if (device_side != MAP_FAILED) munmap(device_side, size);
+    if (clean != NULL && clean != MAP_FAILED) munmap(clean, size);
     free(bo);
     close(fd);
     errno = err;
@@ -87,6 +92,11 @@ static emu_bo_t *bo_create(emu_device_t *dev, int fd, size_t size, emu_bo_type_t
   }
   bo->host = host;
   bo->device_side = device_side;
+  /* Every line starts clean: a new buffer's host side as it is (zeros, or
+   * an imported buffer's current bytes); the plugin flushes new buffers
+   * for this reason (amd/xdna-driver@856409ca src/shim/buffer.cpp:467-472). */
+  bo->clean = clean;
+  if (clean != NULL) memcpy(clean, host, size);
   pthread_mutex_lock(&dev->mu);
   emu_device_get_locked(dev);
   pthread_mutex_unlock(&dev->mu);
@@ -193,6 +203,32 @@ EMU_EXPORT void *xrtBOMap(xrtBufferHandle bhdl) {
   return bo->host;
 }
 
+/* The XDNA mode's sync, a write-back CPU cache over the buffer. amdxdna's
+ * plugin syncs a non-coherent buffer by clflush of the range whatever the
+ * direction (amd/xdna-driver@856409ca src/shim/buffer.cpp:664-681): each
+ * 64-byte line the range touches is written back if the CPU dirtied it,
+ * and dropped from the cache either way. Here: a line whose host bytes
+ * differ from |clean| (the bytes when it was last synced) is dirty and is
+ * written over the device side, whole, even by a FROM_DEVICE sync (so host
+ * writes left unsynced overwrite what the device wrote, as on hardware); a
+ * clean line is refetched from the device side. A line then becomes clean.
+ * Lines are 64 bytes from the buffer's start (buffers are page aligned).
+ * The device lock is held. */
+static void sync_lines(emu_bo_t *bo, size_t offset, size_t size) {
+  enum { LINE = 64 };
+  if (size == 0) return;
+  size_t first = offset / LINE * LINE;
+  size_t end = offset + size;
+  for (size_t at = first; at < end; at += LINE) {
+    size_t n = bo->size - at < LINE ? bo->size - at : LINE;
+    char *host = (char *)bo->host + at, *device_side = (char *)bo->device_side + at,
+         *clean = (char *)bo->clean + at;
+    if (memcmp(host, clean, n) != 0) memcpy(device_side, host, n); /* dirty: written back */
+    else memcpy(host, device_side, n);                             /* clean: refetched */
+    memcpy(clean, host, n);
+  }
+}
+
 EMU_EXPORT int xrtBOSync(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size_t size,
                          size_t offset) {
   emu_bo_t *bo = emu_bo_from(bhdl);
@@ -206,10 +242,14 @@ EMU_EXPORT int xrtBOSync(xrtBufferHandle bhdl, enum xclBOSyncDirection dir, size
     pthread_mutex_unlock(&dev->mu);
     return emu_fail(EBUSY);
   }
-  char *host = (char *)bo->host + offset;
-  char *device_side = (char *)bo->device_side + offset;
-  if (dir == XCL_BO_SYNC_BO_TO_DEVICE) memcpy(device_side, host, size);
-  else memcpy(host, device_side, size);
+  if (bo->clean != NULL) {
+    sync_lines(bo, offset, size);
+  } else {
+    char *host = (char *)bo->host + offset;
+    char *device_side = (char *)bo->device_side + offset;
+    if (dir == XCL_BO_SYNC_BO_TO_DEVICE) memcpy(device_side, host, size);
+    else memcpy(host, device_side, size);
+  }
   pthread_mutex_unlock(&dev->mu);
   return 0;
 }

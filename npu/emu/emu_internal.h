@@ -104,6 +104,10 @@ typedef struct emu_bo {
   int32_t group;     /* the bank (group id & 0xffff) it was allocated in; -1 imported */
   void *host;        /* MAP_SHARED mapping of fd: the host side */
   void *device_side; /* private anonymous mapping: the device side */
+  /* XDNA mode: the CPU cache model (emu_bo.c, xrtBOSync). The host side
+   * as it was when each 64-byte line was last made clean by a sync: a line
+   * whose host bytes differ from it is dirty. NULL in PLAIN mode. */
+  void *clean;
   struct emu_bo *next_dead;
 } emu_bo_t;
 

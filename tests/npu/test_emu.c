@@ -357,7 +357,11 @@ static void test_sync_required(void) {
   CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
   CHECK_EQ(hc[5], -7); /* no FROM_DEVICE yet: host side untouched */
   from_device(c);
-  CHECK_EQ(hc[5], 0);
+  /* PLAIN: the device's zeros. XDNA: the host's -7s were never synced, so
+   * they are dirty CPU lines, and the sync (a clflush) writes them back over
+   * what the device wrote. */
+  CHECK_EQ(hc[5], plain_mode ? 0 : -7);
+  CHECK_EQ(hc[n - 1], plain_mode ? 0 : -7);
   /* Partial sync: only the first half of A reaches the device. */
   CHECK_EQ(api.xrtBOSync(a, XCL_BO_SYNC_BO_TO_DEVICE, n * 2, 0), 0);
   to_device(b);
@@ -402,6 +406,58 @@ static void test_sync_required(void) {
   CHECK_EQ(api.xrtBOFree(c), 0);
 }
 
+/* XDNA mode: the write-back CPU cache of amdxdna's direction-blind sync
+ * (clflush). Host writes stay dirty until a sync of their lines; a
+ * FROM_DEVICE sync then writes them, whole 64-byte lines, over what the
+ * device wrote. A TO_DEVICE sync of the output before the run (what tandem
+ * does for every range a run writes) makes the device's result come back. */
+static void test_dirty_lines(void) {
+  enum { n = 64 }; /* 256 bytes: four lines */
+  xrtBufferHandle a = bo_alloc(n * 4), b = bo_alloc(n * 4), c = bo_alloc(n * 4);
+  int32_t *ha = api.xrtBOMap(a), *hb = api.xrtBOMap(b), *hc = api.xrtBOMap(c);
+  for (int i = 0; i < n; i++) {
+    ha[i] = i;
+    hb[i] = 100;
+    hc[i] = -1; /* the host initialises the output, as a user's map might */
+  }
+  to_device(a);
+  to_device(b);
+  xrtKernelHandle k = kernel("add_i32");
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  CHECK_EQ(hc[0], -1); /* stale: the dirty lines won */
+  CHECK_EQ(hc[n - 1], -1);
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED); /* c is clean now */
+  from_device(c);
+  int bad = 0;
+  for (int i = 0; i < n; i++) bad += hc[i] != i + 100;
+  CHECK_EQ(bad, 0);
+  /* Whole lines: one host byte in line 0, a sync of bytes 4..63 only, still
+   * writes that line back, so the device's bytes 4..63 are lost too. */
+  for (int i = 0; i < n; i++) hb[i] = 1000;
+  to_device(b);
+  ((volatile char *)hc)[0] = 0x11;
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  CHECK_EQ(api.xrtBOSync(c, XCL_BO_SYNC_BO_FROM_DEVICE, 60, 4), 0);
+  CHECK_EQ(hc[1], 1 + 100);   /* line 0 written back: the old values stay */
+  CHECK_EQ(hc[16], 16 + 100); /* line 1 untouched by the sync: stale, clean */
+  from_device(c);             /* line 0 is clean now: its device bytes were overwritten */
+  CHECK_EQ(hc[1], 1 + 100);
+  CHECK_EQ(hc[16], 16 + 1000); /* line 1 refetched */
+  /* Made clean before the run, the output comes back whole. */
+  hc[0] = 0x7777;
+  to_device(c);
+  CHECK_EQ(run_add(k, a, b, c, n), ERT_CMD_STATE_COMPLETED);
+  from_device(c);
+  bad = 0;
+  for (int i = 0; i < n; i++) bad += hc[i] != i + 1000;
+  CHECK_EQ(bad, 0);
+  CHECK_EQ(api.xrtKernelClose(k), 0);
+  CHECK_EQ(api.xrtBOFree(a), 0);
+  CHECK_EQ(api.xrtBOFree(b), 0);
+  CHECK_EQ(api.xrtBOFree(c), 0);
+}
+
 static void test_export_import(void) {
   xrtBufferHandle a = bo_alloc(12288);
   const int fd = api.xrtBOExport(a);
@@ -429,6 +485,9 @@ static void test_export_import(void) {
   CHECK_EQ(api.xrtRunSetArg(r, 0, b), 0);
   CHECK_EQ(api.xrtRunSetArg(r, 1, 0u), 0);
   memset(ha, 0xee, 4);
+  /* The host wrote bytes the kernel will write: made clean first (XDNA:
+   * unsynced host lines would be written back over the kernel's result). */
+  CHECK_EQ(api.xrtBOSync(b, XCL_BO_SYNC_BO_TO_DEVICE, 4, 0), 0);
   CHECK_EQ(api.xrtRunStart(r), 0);
   CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
   CHECK_EQ(api.xrtBOSync(b, XCL_BO_SYNC_BO_FROM_DEVICE, 4, 0), 0);
@@ -765,8 +824,7 @@ static void test_args_and_busy(void) {
     to_device(c);
     CHECK_EQ(api.xrtRunStart(r), 0);
     CHECK_EQ(api.xrtRunWait(r), ERT_CMD_STATE_COMPLETED);
-    memset(cm, 0, 64);
-    from_device(c);
+    from_device(c); /* clean lines: refetched from the device side */
     for (int i = 0; i < 16; i++) CHECK_EQ(cm[i], 0x5a5a5a5au);
   }
   CHECK_EQ(api.xrtRunClose(r), 0);
@@ -967,6 +1025,7 @@ int main(int argc, char **argv) {
   if (plain_mode) test_plain_flags();
   else {
     test_xdna_flags();
+    test_dirty_lines();
     test_slots(x);
     test_context_limit();
     test_tdr_reset_abort(x);
