@@ -110,16 +110,26 @@ EMU_EXPORT xrtBufferHandle xrtBOAlloc(xrtDeviceHandle dhdl, size_t size, xrtBuff
     errno = EINVAL;
     return NULL;
   }
-  /* XDNA mode reads the flags as amdxdna's plugin does (bo_flags_to_type):
-   * none is refused, HOST_ONLY (or KERNBUF) is a SHARE buffer, CACHEABLE a
-   * device-heap one; PLAIN mode accepts any flags. */
+  /* XDNA mode reads the flags as amdxdna's plugin does: no buffer type is
+   * "unsupported buffer type: none flag", ENOTSUP (amd/xdna-driver@856409ca
+   * src/shim/device.cpp:2602-2604); otherwise the type byte (bits 24-31)
+   * must be exactly one of HOST_ONLY, CACHEABLE, EXECBUF and KERNBUF
+   * (bo_flags_to_type, src/shim/buffer.cpp:185-204), else the buffer is
+   * AMDXDNA_BO_INVALID and refused as "Bad BO type.", EINVAL
+   * (buffer.cpp:386, 402). HOST_ONLY and KERNBUF make a SHARE buffer,
+   * CACHEABLE a device-heap one, EXECBUF a command buffer (neither
+   * exports). PLAIN mode accepts any flags. */
   emu_bo_type_t type = EMU_BO_PLAIN;
-  const uint32_t kind = (uint32_t)flags & ~(uint32_t)XRT_BO_FLAGS_MEMIDX_MASK;
+  const uint32_t kind = (uint32_t)flags & 0xff000000u;
   if (dev->mode == EMU_MODE_XDNA) {
-    if (kind & (XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_KERNBUF)) type = EMU_BO_SHARE;
-    else if (kind & XCL_BO_FLAGS_CACHEABLE) type = EMU_BO_DEV;
+    if (kind == 0) {
+      errno = ENOTSUP;
+      return NULL;
+    }
+    if (kind == XCL_BO_FLAGS_HOST_ONLY || kind == XCL_BO_FLAGS_KERNBUF) type = EMU_BO_SHARE;
+    else if (kind == XCL_BO_FLAGS_CACHEABLE || kind == XCL_BO_FLAGS_EXECBUF) type = EMU_BO_DEV;
     else {
-      errno = ENOTSUP; /* "unsupported buffer type: none flag" */
+      errno = EINVAL; /* "Bad BO type." */
       return NULL;
     }
   }

@@ -511,6 +511,23 @@ static void test_xdna_flags(void) {
   errno = 0;
   CHECK(api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_NONE, 0) == NULL); /* "none flag" */
   CHECK_EQ(errno, ENOTSUP);
+  /* Exactly one buffer type: two, or another flag beside one, is "Bad BO type". */
+  static const xrtBufferFlags bad[] = {XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_P2P,
+                                       XCL_BO_FLAGS_HOST_ONLY | XCL_BO_FLAGS_CACHEABLE,
+                                       XCL_BO_FLAGS_CACHEABLE | XCL_BO_FLAGS_KERNBUF,
+                                       XCL_BO_FLAGS_DEV_ONLY, XCL_BO_FLAGS_SVM};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    errno = 0;
+    CHECK(api.xrtBOAlloc(dev, 4096, bad[i], 0) == NULL);
+    CHECK_EQ(errno, EINVAL);
+  }
+  static const xrtBufferFlags good[] = {XCL_BO_FLAGS_HOST_ONLY, XCL_BO_FLAGS_CACHEABLE,
+                                        XCL_BO_FLAGS_EXECBUF, XCL_BO_FLAGS_KERNBUF};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    xrtBufferHandle ok = api.xrtBOAlloc(dev, 4096, good[i], 0);
+    CHECK(ok != NULL);
+    if (ok) CHECK_EQ(api.xrtBOFree(ok), 0);
+  }
   xrtBufferHandle dev_heap = api.xrtBOAlloc(dev, 4096, XCL_BO_FLAGS_CACHEABLE, 1);
   CHECK(dev_heap != NULL);
   errno = 0;
