@@ -2,8 +2,9 @@
 /*
  * bench.c — `tandem-bench`: tandem against raw Vulkan doing the same work in
  * one process, alternated (tandem, direct, tandem, direct, ...), median of
- * many runs. This file holds the options, the timing loop, the statistics,
- * the three dispatch benchmarks and the report (table and --json):
+ * many runs. This file holds the options, the dispatch benchmarks, the
+ * calls of the others and the report (table and --json); the timing loop
+ * and the statistics they all use are bench_lab.c's:
  *   dispatch        1 dispatch of a tiny kernel (1 workgroup of 64 threads)
  *   independent100  100 dispatches on disjoint ranges: no barriers
  *   chain100        100 read-modify-write dispatches on one range
@@ -17,29 +18,23 @@
  * One timed iteration is submit + wait on CLOCK_MONOTONIC; every benchmark
  * reads its results back on both sides and checks them.
  */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "bench.h"
+#include "bench_barriers.h"
+#include "bench_copies.h"
+#include "bench_lab.h"
+#include "bench_npu_edge.h"
+#include "bench_stream.h"
+#include "cmdline/cmdline.h"
+#include "internal/json_string.h"
 #include "tandem_bench_shaders.h"
 
 #define RANGE_BYTES 256u
 #define RANGE_WORDS (RANGE_BYTES / 4u)
 #define MAX_NODES 1000u
 #define WRITE_VALUE(node) (1u + (uint32_t)(node)*1000u)
-
-void bench_progress(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  fflush(stderr);
-}
-
-static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
 static const char *const bench_names[] = {"dispatch",        "independent100", "chain100",
                                           "independent1000", "chain1000",      "transfer",
@@ -109,86 +104,6 @@ static void usage(FILE *f) {
 }
 
 /*--------------------------------------------------------------------------
- * Statistics and the timing loop
- *--------------------------------------------------------------------------*/
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double quantile_sorted(const double *v, uint32_t n, double q) {
-  double pos = q * (double)(n - 1);
-  uint32_t lo = (uint32_t)pos;
-  if (lo + 1 >= n) return v[n - 1];
-  return v[lo] + (v[lo + 1] - v[lo]) * (pos - (double)lo);
-}
-
-summary_t bench_summarize(double *v, uint32_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  double sum = 0;
-  for (uint32_t i = 0; i < n; i++) sum += v[i];
-  return (summary_t){.median = quantile_sorted(v, n, 0.5),
-                     .p10 = quantile_sorted(v, n, 0.1),
-                     .p90 = quantile_sorted(v, n, 0.9),
-                     .min = v[0],
-                     .mean = sum / (double)n};
-}
-
-/* Where the submit call's share of each timed iteration goes, when a caller
- * wants the split (the dispatch rows): tandem's tandem_exec_submit and the
- * direct side's vkQueueSubmit2, in microseconds; NULL: not recorded. */
-static double *split_tandem_submit, *split_direct_submit;
-static uint32_t split_index;   /* the timed iteration being run, or UINT32_MAX */
-static bool split_spin;        /* --spin: poll instead of blocking waits */
-static bool split_direct_spin; /* --direct-spin: only the direct side polls */
-
-void bench_time_pairs(const bench_options_t *o, const char *label, uint32_t iterations,
-                      uint32_t warmup, tandem_exec_t *exec, raw_job_t job, void *ctx, double *tt,
-                      double *dt) {
-  uint32_t total = warmup + iterations;
-  uint32_t tick = total >= 40 ? total / 20 : 1;
-  bool tty = isatty(2); /* a percentage that updates in place, on terminals only */
-  if (!tty) bench_progress("  %-22s ...", label);
-  double started = now_us();
-  for (uint32_t it = 0; it < total; it++) {
-    double t = 0, d = 0;
-    for (int half = 0; half < 2; half++) {
-      if ((half == 0) != o->direct_first) {
-        if (!exec) continue;
-        tandem_completion_t *c = NULL;
-        double t0 = now_us();
-        tandem_status_t s = tandem_exec_submit(exec, &c);
-        if (split_tandem_submit && it >= warmup) split_tandem_submit[it - warmup] = now_us() - t0;
-        if (s == TANDEM_OK && split_spin)
-          while (!tandem_completion_is_complete(c)) {
-          }
-        if (s == TANDEM_OK) s = tandem_completion_wait(c);
-        tandem_completion_release(c);
-        t = now_us() - t0;
-        if (s != TANDEM_OK)
-          bench_die("%s: tandem iteration %u failed: %s: %s", label, it, tandem_status_name(s),
-                    tandem_error_message());
-      } else {
-        if (!job) continue;
-        double d0 = now_us();
-        split_index = it >= warmup ? it - warmup : UINT32_MAX;
-        job(NULL, ctx);
-        d = now_us() - d0;
-      }
-    }
-    if (it >= warmup) {
-      if (tt) tt[it - warmup] = t;
-      if (dt) dt[it - warmup] = d;
-    }
-    if (tty && ((it + 1) % tick == 0 || it + 1 == total))
-      bench_progress("\r  %-22s %3u%%", label, (unsigned)((it + 1) * 100 / total));
-  }
-  if (tty) bench_progress("\r  %-22s done in %.1f s\n", label, (now_us() - started) / 1e6);
-  else bench_progress(" done in %.1f s\n", (now_us() - started) / 1e6);
-}
-
-/*--------------------------------------------------------------------------
  * Dispatch benchmarks
  *--------------------------------------------------------------------------*/
 
@@ -209,6 +124,7 @@ typedef struct dispatch_job {
   VkSemaphoreSubmitInfo signal;
   VkCommandBufferSubmitInfo cb_info;
   VkSemaphoreWaitInfo wait;
+  bench_split_t *split; /* the loop's iteration index; where the submit time goes */
 } dispatch_job_t;
 
 static void dispatch_job_run(raw_t *unused, void *ctx) {
@@ -216,12 +132,13 @@ static void dispatch_job_run(raw_t *unused, void *ctx) {
   dispatch_job_t *j = ctx;
   raw_t *raw = j->raw;
   j->signal.value = ++raw->value[TANDEM_LANE_COMPUTE];
-  double t0 = now_us();
+  bench_split_t *split = j->split;
+  double t0 = bench_now_us();
   VkResult r =
       raw->vk.vkQueueSubmit2(raw->queue[TANDEM_LANE_COMPUTE], 1, &j->submit, VK_NULL_HANDLE);
-  if (split_direct_submit && split_index != UINT32_MAX)
-    split_direct_submit[split_index] = now_us() - t0;
-  if (r == VK_SUCCESS && (split_spin || split_direct_spin)) {
+  if (split->direct_submit && split->index != UINT32_MAX)
+    split->direct_submit[split->index] = bench_now_us() - t0;
+  if (r == VK_SUCCESS && (split->spin || split->direct_spin)) {
     uint64_t v = 0;
     while (r == VK_SUCCESS && v < j->signal.value)
       r = raw->vk.vkGetSemaphoreCounterValue(raw->device, raw->timeline[TANDEM_LANE_COMPUTE], &v);
@@ -349,13 +266,14 @@ static void run_dispatch(const bench_options_t *o, tandem_runtime_t *rt, raw_t *
   if (!tt || !dt || !pr) bench_die("out of memory for %u samples", o->iterations);
   double *ts = calloc(o->iterations, sizeof *ts), *ds = calloc(o->iterations, sizeof *ds);
   if (!ts || !ds) bench_die("out of memory");
-  split_tandem_submit = ts;
-  split_direct_submit = ds;
-  split_spin = o->spin;
-  split_direct_spin = o->direct_spin;
-  bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, tt, dt);
-  split_tandem_submit = split_direct_submit = NULL;
-  split_spin = split_direct_spin = false;
+  bench_split_t split = {.tandem_submit = ts,
+                         .direct_submit = ds,
+                         .index = UINT32_MAX,
+                         .spin = o->spin,
+                         .direct_spin = o->direct_spin};
+  job.split = &split;
+  bench_time_pairs(o, spec->name, o->iterations, o->warmup, exec, dispatch_job_run, &job, &split,
+                   tt, dt);
   for (uint32_t i = 0; i < o->iterations; i++) pr[i] = tt[i] / dt[i];
   row->tandem_submit = bench_summarize(ts, o->iterations);
   row->direct_submit = bench_summarize(ds, o->iterations);

@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_barriers.h"
 
 enum { CHAIN_NODES = 1000, RANGE = 256 };
 

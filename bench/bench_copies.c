@@ -29,15 +29,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_copies.h"
+#include "internal/json_string.h"
 #include "tandem/tandem_vulkan.h"
 
 enum { UP = 0, DOWN = 1 };
 
 #define COPY_MAX_PARTS 8
 #define SAMPLES 4096u /* words checked per verification */
-
-static double now_us(void) { return (double)cli_now_ns() / 1e3; }
 
 static uint32_t pattern_word(uint64_t i) { return (uint32_t)(i * 2654435761u) ^ 0x5A5A5A5Au; }
 
@@ -336,7 +335,7 @@ static double run_config(copies_t *c, const copy_config_t *cfg, uint32_t run) {
   VkSemaphore sems[COPY_MAX_QUEUES];
   uint64_t vals[COPY_MAX_QUEUES];
   uint32_t used = 0;
-  double t0 = now_us();
+  double t0 = bench_now_us();
   for (uint32_t q = 0; q < r->queue_count; q++) {
     uint32_t k = 0;
     for (uint32_t p = 0; p < cfg->part_count; p++)
@@ -370,7 +369,7 @@ static double run_config(copies_t *c, const copy_config_t *cfg, uint32_t run) {
                             .pSemaphores = sems,
                             .pValues = vals};
   VKCHECK(raw->vk.vkWaitSemaphores(raw->device, &wi, UINT64_MAX));
-  return now_us() - t0;
+  return bench_now_us() - t0;
 }
 
 /* GPU span of each timed run: latest end minus earliest start over the parts. */
@@ -400,10 +399,10 @@ static void read_gpu_times(copies_t *c, copy_config_t *cfg) {
 
 static double run_tandem(tandem_exec_t *e) {
   tandem_completion_t *done = NULL;
-  double t0 = now_us();
+  double t0 = bench_now_us();
   TCHECK(tandem_exec_submit(e, &done));
   tandem_status_t s = tandem_completion_wait(done);
-  double t = now_us() - t0;
+  double t = bench_now_us() - t0;
   tandem_completion_release(done);
   TCHECK(s);
   return t;
@@ -483,22 +482,22 @@ static void host_access(copies_t *c, copy_type_report_t *t, double budget_s) {
   }
   ((uint8_t *)dst)[0] = (uint8_t)sink;
   host_invalidate(c, &c->host_down);
-  double t0 = now_us(), spent = 0;
+  double t0 = bench_now_us(), spent = 0;
   uint64_t written = 0;
   do {
     memcpy(c->host_up.mapped, c->pattern, c->bytes);
     written += c->bytes;
-    spent = (now_us() - t0) / 1e6;
+    spent = (bench_now_us() - t0) / 1e6;
   } while (spent < budget_s / 4 && written < 8 * c->bytes);
   t->host_write_gbps = (double)written / spent / 1e9;
   host_flush(c, &c->host_up);
-  t0 = now_us();
+  t0 = bench_now_us();
   uint64_t read = 0;
   const uint8_t *src = c->host_down.mapped;
   do {
     memcpy(dst, src + read % c->bytes, block);
     read += block;
-    spent = (now_us() - t0) / 1e6;
+    spent = (bench_now_us() - t0) / 1e6;
   } while (spent < budget_s && read < c->bytes);
   t->host_read_bytes = read;
   t->host_read_s = spent;
@@ -534,7 +533,7 @@ static void measure_type(copies_t *c, copy_type_report_t *t, bool with_tandem) {
   char label[48];
   snprintf(label, sizeof label, "copies, memory type %u", t->index);
   bench_progress("  %-22s ...", label);
-  double started = now_us();
+  double started = bench_now_us();
   uint32_t slots = n + (with_tandem ? 3 : 0), total = c->warmup + c->runs;
   for (uint32_t run = 0; run < total; run++)
     for (uint32_t k = 0; k < slots; k++) {
@@ -548,7 +547,7 @@ static void measure_type(copies_t *c, copy_type_report_t *t, bool with_tandem) {
         if (run >= c->warmup) c->t_wall[i - n][run - c->warmup] = us;
       }
     }
-  bench_progress(" done in %.1f s\n", (now_us() - started) / 1e6);
+  bench_progress(" done in %.1f s\n", (bench_now_us() - started) / 1e6);
   for (uint32_t i = 0; i < n; i++) {
     read_gpu_times(c, &cfg[i]);
     cfg[i].row->wall = bench_summarize(cfg[i].wall, c->runs);

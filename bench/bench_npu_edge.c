@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_npu_edge.h"
+#include "cmdline/cmdline.h"
 #include "tandem_bench_shaders.h"
 #include "internal/xrt_headers.h"
 
@@ -249,7 +250,7 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
   uint32_t iters = o->quick ? 100 : 1000, warm = o->quick ? 10 : 100;
   double *tt = calloc(iters, sizeof *tt), *dt = calloc(iters, sizeof *dt);
   if (!tt || !dt) bench_die("out of memory");
-  bench_time_pairs(o, "npu-edge", iters, warm, exec, edge_direct_job, &d, tt, dt);
+  bench_time_pairs(o, "npu-edge", iters, warm, exec, edge_direct_job, &d, NULL, tt, dt);
 
   /* Both sides computed the right thing. */
   uint32_t bad_t = 0, bad_d = 0;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bench.h"
+#include "bench_stream.h"
 #include "tandem_bench_shaders.h"
 
 enum { UP = TANDEM_LANE_UPLOAD, COMP = TANDEM_LANE_COMPUTE, DOWN = TANDEM_LANE_DOWNLOAD };
@@ -294,7 +294,7 @@ static void time_stream(const bench_options_t *o, const char *label, tstream_t *
   uint32_t n = o->stream_iterations;
   double *tt = malloc(n * sizeof *tt), *dt = malloc(n * sizeof *dt), *pr = malloc(n * sizeof *pr);
   if (!tt || !dt || !pr) bench_die("out of memory");
-  bench_time_pairs(o, label, n, o->quick ? 1 : 3, e, rstream_job, r, tt, dt);
+  bench_time_pairs(o, label, n, o->quick ? 1 : 3, e, rstream_job, r, NULL, tt, dt);
   for (uint32_t i = 0; i < n; i++) pr[i] = tt[i] / dt[i];
   summary_t ts = bench_summarize(tt, n), ds = bench_summarize(dt, n), ps = bench_summarize(pr, n);
   *t_us = ts.median;

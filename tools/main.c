@@ -6,7 +6,7 @@
  * (bench/).
  *
  * Each command lives in its own file and parses its own options; this file
- * only picks one. Exit codes are documented in docs/cli.md and cli.h.
+ * only picks one. Exit codes are documented in docs/cli.md and cmdline/cmdline.h.
  */
 #include <string.h>
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * common.c — helpers every `tandem` command uses: messages on stderr, option
- * value parsing, the runtime options (validation messages, NPU choice), the
- * clock, and where the emulated NPU's files are (found
- * relative to the libtandem.so the tool runs with: nothing is compiled in).
+ * cmdline.c — the helpers tandem's command-line programs share (cmdline.h):
+ * messages on stderr, option value parsing, the runtime options (validation
+ * messages, NPU choice), the GPU choice, the clock, lane names, and where
+ * the emulated NPU's files are (found relative to the libtandem.so the
+ * program runs with: nothing is compiled in).
  *
- * Nothing here knows about a particular command.
+ * Nothing here knows about a particular program or command.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -15,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmdline.h"
 
 const char *cli_program_name = "tandem";
 
