@@ -415,6 +415,13 @@ static void tandem_xrt_program_destroy(tandem__npu_t *base, void *native) {
   free(p);
 }
 
+/* Whether a hardware context's creation failed because the NPU has none
+ * free: amdxdna answers ENODEV (its column solver, amd/xdna-driver@856409ca
+ * drivers/accel/amdxdna/aie2_solver.c:208-209, 264-265; the firmware holds
+ * 6 contexts on npu1, 16 on npu4+, npu1_regs.c:105, npu4_regs.c:174), other
+ * drivers EBUSY. |rc| is a negative errno. */
+static bool tandem_xrt_no_context(int rc) { return rc == -ENODEV || rc == -EBUSY; }
+
 /* What an XRT call that returned no handle (or an error) meant, by errno:
  * the input is refused (INVALID_KERNEL), memory ran out, or I/O failed. */
 static tandem_status_t tandem_xrt_errno_code(int e) {
@@ -620,7 +627,8 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
       snprintf(key, sizeof key, "elf:%s", real);
       int rc = tandem_xrt_context_get(n, key, d->xclbin_path, true, &p->context, why, sizeof why);
       if (rc != 0)
-        s = TANDEM_FAIL(rc == -EBUSY ? TANDEM_ERROR_OUT_OF_MEMORY : tandem_xrt_errno_code(-rc),
+        s = TANDEM_FAIL(tandem_xrt_no_context(rc) ? TANDEM_ERROR_OUT_OF_MEMORY
+                                                  : tandem_xrt_errno_code(-rc),
                         "NPU program '%s': a hardware context for the ELF '%s' (%s; %s)", name,
                         d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc));
     }
@@ -673,7 +681,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     for (size_t i = 0; i < sizeof(xuid_t); i++)
       at += snprintf(key + at, sizeof key - (size_t)at, "%02x", uuid[i]);
     int rc = tandem_xrt_context_get(n, key, d->xclbin_path, false, &p->context, why, sizeof why);
-    if (rc == -EBUSY)
+    if (tandem_xrt_no_context(rc))
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
                       "NPU program '%s': the NPU has no free hardware context for '%s' (%s). "
                       "tandem shares one context per xclbin, so each xclbin in use at once takes "
@@ -701,7 +709,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       strerror(-rc));
   } else if (s == TANDEM_OK) {
     p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
-    if (!p->kernel && errno == EBUSY && base->profile == TANDEM_NPU_PROFILE_XDNA)
+    if (!p->kernel && tandem_xrt_no_context(-errno) && base->profile == TANDEM_NPU_PROFILE_XDNA)
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
                       "NPU program '%s': kernel '%s' could not be opened: the NPU has no free "
                       "hardware context (each distinct kernel opened takes one, and an XDNA NPU "

@@ -10,7 +10,7 @@
  * final (the XDNA mode reports a run in flight as NEW, as amdxdna does). TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
  * abort ends early. The XDNA mode also implements the bridge's tiers 0 and 1
  * (backends/xrt/xrt_bridge.h): hardware contexts per xclbin, counted against
- * TANDEM_EMU_MAX_CONTEXTS, with kernels and runs through them.
+ * the firmware's limit (TANDEM_EMU_NPU), with kernels and runs through them.
  */
 #include <dlfcn.h>
 #include <limits.h>
@@ -73,8 +73,6 @@ static bool read_mode(emu_mode_t *out) {
   return false;
 }
 
-/* TANDEM_EMU_MAX_CONTEXTS: unset or empty = 4 (Riallto refuses a fifth
- * application); otherwise 1..64. Anything else fails xrtDeviceOpen. */
 /* TANDEM_EMU_TDR_MS: unset or empty = 2000 (amdxdna's default); 0 turns
  * it off; at most 600000. Anything else fails xrtDeviceOpen. */
 static bool read_tdr(uint64_t *out) {
@@ -89,9 +87,19 @@ static bool read_tdr(uint64_t *out) {
   return true;
 }
 
+/* How many hardware contexts the NPU holds at once, device-wide: the
+ * firmware's limit, hwctx_limit, 6 on npu1 (Phoenix, Hawk Point) and 16 on
+ * npu4/5/6 (Strix and later) (amd/xdna-driver@856409ca
+ * drivers/accel/amdxdna/npu1_regs.c:105, npu4_regs.c:174, npu5_regs.c:74,
+ * npu6_regs.c:74). TANDEM_EMU_NPU=npu1|npu4 picks one (unset or empty:
+ * npu1, the smaller and the commonest part); TANDEM_EMU_MAX_CONTEXTS=1..64
+ * overrides it (tests of sharing). Anything else fails xrtDeviceOpen. */
 static bool read_max_contexts(uint32_t *out) {
+  const char *npu = getenv("TANDEM_EMU_NPU");
+  *out = 6;
+  if (npu != NULL && strcmp(npu, "npu4") == 0) *out = 16;
+  else if (npu != NULL && npu[0] != '\0' && strcmp(npu, "npu1") != 0) return false;
   const char *s = getenv("TANDEM_EMU_MAX_CONTEXTS");
-  *out = 4;
   if (s == NULL || s[0] == '\0') return true;
   char *end = NULL;
   errno = 0;
@@ -203,7 +211,7 @@ EMU_EXPORT xrtDeviceHandle xrtDeviceOpen(unsigned int index) {
   }
   uint64_t delay_us = 0;
   emu_mode_t mode = EMU_MODE_XDNA;
-  uint32_t max_contexts = 4;
+  uint32_t max_contexts = 6;
   uint64_t tdr_ms = 2000;
   if (!read_delay(&delay_us) || !read_mode(&mode) || !read_max_contexts(&max_contexts) ||
       !read_tdr(&tdr_ms)) {
@@ -561,8 +569,9 @@ EMU_EXPORT xrtKernelHandle xrtPLKernelOpen(xrtDeviceHandle dhdl, const xuid_t xc
     if (desc == NULL) err = ENOENT;
   }
   /* XDNA mode: like xrtPLKernelOpen on XRT >= 2.17, every kernel opened
-   * makes its own hardware context, and the NPU has only a few. */
-  if (err == 0 && dev->mode == EMU_MODE_XDNA && dev->contexts >= dev->max_contexts) err = EBUSY;
+   * makes its own hardware context, and the NPU has only a few; past them
+   * ENODEV (emu_context_exhausted). */
+  if (err == 0 && dev->mode == EMU_MODE_XDNA && dev->contexts >= dev->max_contexts) err = ENODEV;
   uint32_t slot = 0;
   if (err == 0 && dev->mode == EMU_MODE_XDNA && (slot = emu_slot_alloc_locked(dev)) == 0)
     err = ENODEV;
@@ -948,13 +957,18 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
     rc = -ENODEV;
     tell(msg, cap, "the device is closing");
   } else if (dev->contexts >= dev->max_contexts) {
-    /* amdxdna refuses a context when the NPU's columns are taken. */
-    rc = -EBUSY;
+    /* The NPU is full: amdxdna fails the context's creation with ENODEV,
+     * the column solver's answer when no partition can take it
+     * (amd/xdna-driver@856409ca drivers/accel/amdxdna/aie2_solver.c:208-209,
+     * 264-265), which the plugin throws (src/shim/host/platform_host.cpp:
+     * 72-76). That the firmware's hwctx_limit is refused with the same errno
+     * is this model's reading, not checked on hardware. */
+    rc = -ENODEV;
     if (msg != NULL && cap > 0)
       snprintf(msg, cap,
-               "all %u of the emulated NPU's hardware contexts are in use "
-               "(TANDEM_EMU_MAX_CONTEXTS=%u)",
-               dev->max_contexts, dev->max_contexts);
+               "all %u hardware contexts of the emulated NPU are in use (the firmware's limit; "
+               "TANDEM_EMU_NPU, TANDEM_EMU_MAX_CONTEXTS)",
+               dev->max_contexts);
   } else if ((c->slot = emu_slot_alloc_locked(dev)) == 0) {
     rc = -ENODEV;
     tell(msg, cap, "no free hardware-context handle");

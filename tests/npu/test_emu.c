@@ -638,17 +638,34 @@ static void test_slots(xrtXclbinHandle x) {
   CHECK_EQ(api.xrtDeviceClose(d), 0);
 }
 
-/* XDNA mode: each kernel opened takes a hardware context, 4 by default
- * (TANDEM_EMU_MAX_CONTEXTS); a fifth is EBUSY until one is closed. */
-static void test_context_limit(void) {
-  xrtKernelHandle k[5];
-  for (int i = 0; i < 4; i++) k[i] = kernel("add_i32");
+/* XDNA mode: each kernel opened takes a hardware context; the firmware
+ * holds 6 on npu1 (the default) and 16 on npu4 (TANDEM_EMU_NPU); past them
+ * ENODEV, as amdxdna answers, until one is closed. */
+static void test_context_limit(xrtXclbinHandle x) {
+  xrtKernelHandle k[7];
+  for (int i = 0; i < 6; i++) k[i] = kernel("add_i32");
   errno = 0;
   CHECK(api.xrtPLKernelOpen(dev, uuid, "add_i32") == NULL);
-  CHECK_EQ(errno, EBUSY);
+  CHECK_EQ(errno, ENODEV);
   CHECK_EQ(api.xrtKernelClose(k[0]), 0);
-  k[4] = kernel("add_i32");
-  for (int i = 1; i < 5; i++) CHECK_EQ(api.xrtKernelClose(k[i]), 0);
+  k[6] = kernel("add_i32");
+  for (int i = 1; i < 7; i++) CHECK_EQ(api.xrtKernelClose(k[i]), 0);
+  setenv("TANDEM_EMU_NPU", "npu4", 1);
+  xrtDeviceHandle d = api.xrtDeviceOpen(0);
+  setenv("TANDEM_EMU_NPU", "npu9", 1);
+  errno = 0;
+  CHECK(api.xrtDeviceOpen(0) == NULL); /* an unknown part is refused */
+  CHECK_EQ(errno, EINVAL);
+  unsetenv("TANDEM_EMU_NPU");
+  CHECK(d != NULL);
+  CHECK_EQ(load(d, x), 0);
+  xrtKernelHandle many[16];
+  for (int i = 0; i < 16; i++) CHECK((many[i] = api.xrtPLKernelOpen(d, uuid, "add_i32")) != NULL);
+  errno = 0;
+  CHECK(api.xrtPLKernelOpen(d, uuid, "add_i32") == NULL);
+  CHECK_EQ(errno, ENODEV);
+  for (int i = 0; i < 16; i++) CHECK_EQ(api.xrtKernelClose(many[i]), 0);
+  CHECK_EQ(api.xrtDeviceClose(d), 0);
 }
 
 /* XDNA mode: a run past the driver's deadline (TANDEM_EMU_TDR_MS) ends in
@@ -1044,7 +1061,7 @@ int main(int argc, char **argv) {
     test_xdna_flags();
     test_dirty_lines();
     test_slots(x);
-    test_context_limit();
+    test_context_limit(x);
     test_tdr_reset_abort(x);
     test_bridge_abort_refused(x);
   }
