@@ -588,6 +588,21 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   if (!S_ISREG(st.st_mode))
     return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': xclbin '%s' is not a regular file", name,
                        d->xclbin_path);
+  /* DPU_MODULE takes its instruction stream from an ELF module, which real
+   * XRT attaches only through xrt::ext::kernel(context, module, name) (XRT
+   * patches the module into each run's arguments, xrt_kernel.cpp:2873-2876
+   * at XRT 963c58ee). tandem's bridge has no module yet, so on real XRT
+   * such a run would carry no instructions at all: refused until it does.
+   * The emulated NPU is a test device whose kernel needs no module. */
+  if (d->abi == TANDEM_NPU_ABI_DPU_MODULE && !base->emulated)
+    return TANDEM_FAIL(
+        TANDEM_ERROR_UNSUPPORTED,
+        "NPU program '%s': the DPU_MODULE ABI (an xclbin kernel whose instruction stream comes "
+        "from an ELF module) needs xrt::ext::kernel(context, module, name), which tandem's XRT "
+        "bridge does not have yet, so on real XRT the run would reach the NPU with no "
+        "instruction stream. Use the DPU ABI with the instruction stream in the program's "
+        "instructions (IRON's insts.bin), or the ELF ABI with a full ELF (XRT >= 2.19)",
+        name);
   tandem_xrt_program_t *p = calloc(1, sizeof *p);
   if (!p) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating an NPU program");
   snprintf(p->name, sizeof p->name, "%s", name);

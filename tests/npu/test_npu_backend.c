@@ -276,6 +276,43 @@ static void test_abi_dpu_module(void **state) {
   npu->vtable->destroy(npu);
 }
 
+/* DPU_MODULE on real XRT is refused as UNSUPPORTED (the bridge has no
+ * xrt::ext::kernel(ctx, module, name), so the run would carry no
+ * instruction stream), before XRT is asked anything; the emulated NPU, a
+ * test device, runs it (test_abi_dpu_module). Real XRT here is Debian's
+ * 2.13 with its noop shim (skipped where it is not installed). */
+static void test_dpu_module_refused_on_real_xrt(void **state) {
+  (void)state;
+  setenv("XCL_EMULATION_MODE", "noop", 1);
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu = TANDEM_NPU_XRT;
+  tandem__npu_t *npu = NULL;
+  tandem_status_t s = tandem_xrt_npu_backend.open(&o, &npu);
+  unsetenv("XCL_EMULATION_MODE");
+  if (s == TANDEM_ERROR_NO_DEVICE) {
+    fprintf(stderr, "SKIP: no real XRT with the noop shim: %s\n", tandem_error_message());
+    skip();
+  }
+  assert_int_equal(s, TANDEM_OK);
+  assert_false(npu->emulated);
+  tandem_npu_program_desc_t d;
+  tandem_npu_program_desc_init(&d);
+  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN; /* refused before it is read */
+  d.kernel_name = "dpu_module_add_i32";
+  d.abi = TANDEM_NPU_ABI_DPU_MODULE;
+  d.bindings = k_rw;
+  d.binding_count = 3;
+  void *prog = NULL;
+  assert_int_equal(npu->vtable->program_create(npu, &d, "module", &prog), TANDEM_ERROR_UNSUPPORTED);
+  const char *m = tandem_error_message();
+  assert_non_null(strstr(m, "xrt::ext::kernel(context, module, name)"));
+  assert_non_null(strstr(m, "no instruction stream"));
+  assert_non_null(strstr(m, "Use the DPU ABI"));
+  assert_null(prog);
+  npu->vtable->destroy(npu);
+}
+
 /* ELF: data from argument 0; the kernel declares five buffers, three bound. */
 static void test_abi_elf(void **state) {
   (void)state;
@@ -636,6 +673,7 @@ int main(void) {
       cmocka_unit_test(test_bank_mismatch),
       cmocka_unit_test(test_abi_dpu),
       cmocka_unit_test(test_abi_dpu_module),
+      cmocka_unit_test(test_dpu_module_refused_on_real_xrt),
       cmocka_unit_test(test_abi_elf),
       cmocka_unit_test(test_u64_scalar),
       cmocka_unit_test(test_contexts_shared_and_limited),
