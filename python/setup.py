@@ -47,7 +47,7 @@ setup(
     ext_modules=[
         Extension(
             "tandem._tandem",
-            sources=["tandem/_tandem.c", "tandem/_cuda.c"],
+            sources=["tandem/_tandem.c", "tandem/_errors.c", "tandem/_cuda.c"],
             include_dirs=include_dirs,
             library_dirs=library_dirs,
             runtime_library_dirs=library_dirs,

@@ -21,7 +21,8 @@
  * as the driver API's ABI (cuda.h, CUDA 11.2 and later); the driver API is
  * the one both PyTorch's and CuPy's streams are handles of.
  */
-#include "_tandem.h"
+#include "_cuda.h"
+#include "_errors.h"
 #include "tandem/tandem_vulkan.h"
 
 #include <dlfcn.h>
