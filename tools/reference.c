@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "npu/emu/tandem_emu_dpu.h"
+#include "internal/emu_dpu.h"
 #include "npy.h"
 #include "pipeline.h"
 #include "tandem_cli_shaders.h"
@@ -128,7 +128,7 @@ typedef enum model {
   MODEL_NPU_MATMUL_F32,
   MODEL_NPU_SCALE_ADD_F32,
   MODEL_NPU_ADD_I32,
-  MODEL_NPU_DPU_VECTOR, /* dpu_vector: its instruction stream (tandem_emu_dpu.h) */
+  MODEL_NPU_DPU_VECTOR, /* dpu_vector: its instruction stream (internal/emu_dpu.h) */
 } model_t;
 
 static model_t node_model(const pipeline_t *p, const pl_node_t *n) {

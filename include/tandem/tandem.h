@@ -1202,7 +1202,7 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  *   fail           BO                 always fails
  * and in the other ABIs (up to five data buffers; unused ones stay unset):
  *   dpu_vector          DPU: runs the emulated instruction stream
- *                       (npu/emu/tandem_emu_dpu.h) over the data buffers
+ *                       (internal/emu_dpu.h) over the data buffers
  *   dpu_module_add_i32  DPU_MODULE: bo2 = bo0 + bo1 (int32)
  *   elf_add_i32         ELF: bo2 = bo0 + bo1 (int32)
  * (npu/emu/README.md has each kernel's exact argument list.)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dpu_asm.c — tandem_emu_dpu_asm: assembles the emulated NPU's tiny
- * instruction format (tandem_emu_dpu.h) from text, the emulator's stand-in
+ * instruction format (internal/emu_dpu.h) from text, the emulator's stand-in
  * for the insts.bin an IRON (mlir-aie) build writes for a real NPU.
  *
  *   tandem_emu_dpu_asm IN.txt OUT.bin
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tandem_emu_dpu.h"
+#include "internal/emu_dpu.h"
 
 enum { MAX_OPS = 4096 };
 

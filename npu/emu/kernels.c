@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tandem_emu_dpu.h"
+#include "internal/emu_dpu.h"
 #include "tandem_emu_kernel.h"
 
 /* true when |arg| (a BO) holds at least a*b*elem bytes, without overflow. */
@@ -127,7 +127,7 @@ static uint64_t min_elems(const tandem_emu_arg_t *args, const int *idx, int coun
 }
 
 /* An mlir-aie style DPU kernel: opcode (u64), instr, ninstr (u32), bo0..bo4.
- * Executes the instruction stream of tandem_emu_dpu.h from the device side
+ * Executes the instruction stream of internal/emu_dpu.h from the device side
  * of the instruction buffer: an unsynced buffer (zeros) fails the magic
  * check, a stale one runs the old program. */
 static int dpu_vector(const tandem_emu_arg_t *args, uint32_t count) {

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "internal/xrt_headers.h"
-#include "tandem_emu_dpu.h"
+#include "internal/emu_dpu.h"
 #include "backends/xrt/xrt_bridge.h"
 
 /* clang-format off */

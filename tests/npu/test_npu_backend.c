@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "core/npu_backend.h"
-#include "npu/emu/tandem_emu_dpu.h"
+#include "internal/emu_dpu.h"
 
 static tandem__npu_t *open_profile(tandem_npu_profile_t profile) {
   tandem_runtime_options_t o;

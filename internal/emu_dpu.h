@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tandem_emu_dpu.h — the emulated NPU's tiny instruction format, what its
+ * emu_dpu.h — the emulated NPU's tiny instruction format, what its
  * DPU kernels (npu/emu/kernels.c, kernel dpu_vector) execute in place of a
  * real NPU's transaction stream. It exists so that a missing, unsynced or
  * stale instruction buffer gives a wrong result or a failed run a test can
  * see, the way it would on hardware. Shared by the kernels, tandem's CPU
  * reference (tools/reference.c) and tandem_emu_dpu_asm (npu/emu/dpu_asm.c),
  * which assembles streams from text. Not AMD's format: a real IRON build writes its own insts.bin.
+ * It sits in internal/ because the tool reads it as well as the emulator,
+ * and the shipped tool includes none of the emulator's files.
  *
  * Words are little-endian uint32:
  *   word 0   TANDEM_EMU_DPU_MAGIC
@@ -20,8 +22,8 @@
  *     ADD_F32   bo[dst][i] = bo[a][i] + bo[b][i]   (float)
  * The word count argument must be exactly 2 + 5k.
  */
-#ifndef TANDEM_NPU_EMU_TANDEM_EMU_DPU_H_
-#define TANDEM_NPU_EMU_TANDEM_EMU_DPU_H_
+#ifndef TANDEM_INTERNAL_EMU_DPU_H_
+#define TANDEM_INTERNAL_EMU_DPU_H_
 
 #define TANDEM_EMU_DPU_MAGIC 0x31555044u /* "DPU1" */
 #define TANDEM_EMU_DPU_OPCODE 3u         /* the opcode argument XRT's DPU kernels take */
@@ -34,4 +36,4 @@ enum {
   TANDEM_EMU_DPU_ADD_F32 = 5,
 };
 
-#endif /* TANDEM_NPU_EMU_TANDEM_EMU_DPU_H_ */
+#endif /* TANDEM_INTERNAL_EMU_DPU_H_ */
