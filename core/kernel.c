@@ -813,6 +813,7 @@ tandem_status_t tandem__kernel_load(tandem_runtime_t *runtime, const tandem_kern
     memcpy(build->local_size, local_size, sizeof build->local_size);
     build->local_size_mode_at = iface->local_size_mode_at;
     build->spirv_version = iface->spirv_version;
+    build->workgroup = iface->workgroup;
     build->spirv = d.spirv;
     build->spirv_size = d.spirv_size;
     build->entry_point = d.entry_point;

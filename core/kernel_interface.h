@@ -42,6 +42,54 @@ typedef struct tandem__reflected_spec {
 
 #define TANDEM__MAX_REFLECTED_SPECS 256
 
+/* The workgroup (shared) memory a kernel takes, as terms of its
+ * specialization: array lengths of Workgroup variables are often spec
+ * constants or expressions of them, so the size is known only once core has
+ * chosen the values. The reflection scan (backends/spirv/spirv_scan.c) writes
+ * the size as a straight-line program, and pipeline creation evaluates it
+ * (tandem_spirv_workgroup_bytes) without walking the module again. Node i
+ * reads only nodes before it (a, b < i); the last node is the total.
+ * Constant parts are folded by the scan, so a module without spec-sized
+ * workgroup memory is one CONST node. */
+typedef enum tandem__wg_op {
+  TANDEM__WG_CONST,     /* value */
+  TANDEM__WG_SPEC,      /* the bits given for SpecId spec_id, else value (its default) */
+  TANDEM__WG_SPEC_BOOL, /* as SPEC for a bool constant: given bits != 0 */
+  /* a op b, wrapping (OpSpecConstantOp's integer operations); UDIV and UMOD
+   * by 0 leave the size unknown, shifts by 64 or more give 0; CONVERT is a. */
+  TANDEM__WG_ADD,
+  TANDEM__WG_SUB,
+  TANDEM__WG_MUL,
+  TANDEM__WG_UDIV,
+  TANDEM__WG_UMOD,
+  TANDEM__WG_SHR,
+  TANDEM__WG_SHL,
+  TANDEM__WG_OR,
+  TANDEM__WG_XOR,
+  TANDEM__WG_AND,
+  TANDEM__WG_CONVERT,
+  TANDEM__WG_ARRAY, /* a * b, an array's bytes: unknown when it passes 2^64 */
+  TANDEM__WG_ALIGN, /* a rounded up to a multiple of value (>= 1) */
+} tandem__wg_op_t;
+
+typedef struct tandem__wg_node {
+  uint8_t op; /* tandem__wg_op_t */
+  uint16_t a, b;
+  uint32_t spec_id;
+  uint64_t value;
+} tandem__wg_node_t;
+
+#define TANDEM__MAX_WG_NODES 256
+
+typedef struct tandem__wg_terms {
+  /* false: a size the scan cannot evaluate whatever the values (or a
+   * backend that does not say); pipeline creation then reports 0 and
+   * checks no limit. */
+  bool known;
+  uint32_t count;
+  tandem__wg_node_t nodes[TANDEM__MAX_WG_NODES];
+} tandem__wg_terms_t;
+
 typedef struct tandem__kernel_interface {
   uint32_t binding_count;
   tandem__reflected_binding_t bindings[TANDEM_MAX_BINDINGS * 2];
@@ -58,7 +106,8 @@ typedef struct tandem__kernel_interface {
   uint32_t spirv_version; /* the module header's version word */
   uint32_t spec_count;
   tandem__reflected_spec_t specs[TANDEM__MAX_REFLECTED_SPECS];
-  uint32_t shader_features; /* tandem_shader_feature_t bits the module needs */
+  uint32_t shader_features;     /* tandem_shader_feature_t bits the module needs */
+  tandem__wg_terms_t workgroup; /* its workgroup memory, for kernel_create */
 } tandem__kernel_interface_t;
 
 /* A resolved specialization entry handed to the backend: the bytes Vulkan's
@@ -91,6 +140,8 @@ typedef struct tandem__kernel_build {
   /* SpecIds given that the module does not declare (not passed on). */
   uint32_t ignored_count;
   uint32_t ignored_ids[TANDEM_MAX_SPEC_CONSTANTS];
+  /* The reflection's workgroup-memory terms (copied by core/kernel.c). */
+  tandem__wg_terms_t workgroup;
   /* Out: workgroup memory the kernel takes with this specialization, 0 when
    * the backend cannot tell (set by kernel_create). */
   uint64_t shared_memory_bytes;

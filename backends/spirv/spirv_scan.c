@@ -12,6 +12,8 @@
  * shape it cannot interpret is INVALID_KERNEL, never a guess. It allocates one
  * table (types and constants, sorted by id) and frees it before returning.
  */
+#include <assert.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,8 +163,244 @@ static tandem_status_t tandem__size_component(const tandem__spv_scan_t *sc, uint
   return TANDEM_OK;
 }
 
+/*--------------------------------------------------------------------------
+ * Workgroup (shared) memory as terms of the specialization.
+ *
+ * Array lengths of Workgroup variables are often specialization constants or
+ * expressions of them (OpSpecConstantOp), so the size is known only once the
+ * values are. The scan writes it as a straight-line program
+ * (tandem__wg_terms_t, core/kernel_interface.h): the sum of the Workgroup
+ * variables' sizes (natural layout, no padding beyond each member's own
+ * alignment), constants folded, one node per operation that depends on a
+ * value. tandem_spirv_workgroup_bytes evaluates it with the values core chose,
+ * without the module. An expression it cannot evaluate leaves the size
+ * unknown rather than guessed.
+ *--------------------------------------------------------------------------*/
+
+enum {
+  OP_TYPE_MATRIX = 24,
+  OP_TYPE_ARRAY = 28,
+  OP_TYPE_STRUCT = 30,
+  OP_TYPE_POINTER = 32,
+  OP_VARIABLE = 59,
+  STORAGE_WORKGROUP = 4,
+};
+
+/* A size or value while the terms are built: the constant |value| when
+ * |node| < 0, else node |node| of the terms. */
+typedef struct tandem__wg_expr {
+  int32_t node;
+  uint64_t value;
+} tandem__wg_expr_t;
+
+typedef struct tandem__wg_build {
+  const uint32_t *w;
+  uint32_t bound;
+  const uint32_t *at;      /* word index of the instruction defining each id, 0 none */
+  const int64_t *spec_of;  /* SpecId of each id, -1 none */
+  tandem__wg_terms_t *out; /* the terms being written */
+  bool full;               /* more nodes than TANDEM__MAX_WG_NODES were needed */
+} tandem__wg_build_t;
+
+/* Node |op| on |a| and |b| (and |value| for ALIGN): the one arithmetic both
+ * the folding below and the evaluation use. False: unknown (division by 0,
+ * an array past 2^64 bytes, an alignment of 0). */
+static bool tandem__wg_apply(uint8_t op, uint64_t a, uint64_t b, uint64_t value, uint64_t *out) {
+  switch ((tandem__wg_op_t)op) {
+    case TANDEM__WG_ADD: *out = a + b; return true;
+    case TANDEM__WG_SUB: *out = a - b; return true;
+    case TANDEM__WG_MUL: *out = a * b; return true;
+    case TANDEM__WG_UDIV:
+      if (!b) return false;
+      *out = a / b;
+      return true;
+    case TANDEM__WG_UMOD:
+      if (!b) return false;
+      *out = a % b;
+      return true;
+    case TANDEM__WG_SHR: *out = b < 64 ? a >> b : 0; return true;
+    case TANDEM__WG_SHL: *out = b < 64 ? a << b : 0; return true;
+    case TANDEM__WG_OR: *out = a | b; return true;
+    case TANDEM__WG_XOR: *out = a ^ b; return true;
+    case TANDEM__WG_AND: *out = a & b; return true;
+    case TANDEM__WG_CONVERT: *out = a; return true;
+    case TANDEM__WG_ARRAY:
+      if (b && a > UINT64_MAX / b) return false;
+      *out = a * b;
+      return true;
+    case TANDEM__WG_ALIGN:
+      if (!value) return false;
+      *out = a % value ? a + (value - a % value) : a;
+      return true;
+    case TANDEM__WG_CONST:
+    case TANDEM__WG_SPEC:
+    case TANDEM__WG_SPEC_BOOL: break; /* leaves: read by the evaluator itself */
+  }
+  return false;
+}
+
+/* Appends a node; past the capacity it notes |full| and answers node 0, so
+ * the build goes on only to learn whether the size is unknown anyway. */
+static tandem__wg_expr_t tandem__wg_emit(tandem__wg_build_t *b, tandem__wg_node_t node) {
+  if (b->out->count == TANDEM__MAX_WG_NODES) {
+    b->full = true;
+    return (tandem__wg_expr_t){.node = 0};
+  }
+  b->out->nodes[b->out->count] = node;
+  return (tandem__wg_expr_t){.node = (int32_t)b->out->count++};
+}
+
+/* |e| as a node index (a CONST node for a constant). */
+static uint16_t tandem__wg_index(tandem__wg_build_t *b, tandem__wg_expr_t e) {
+  if (e.node < 0)
+    e = tandem__wg_emit(b, (tandem__wg_node_t){.op = TANDEM__WG_CONST, .value = e.value});
+  return (uint16_t)e.node;
+}
+
+/* |x| op |y| (|value| for ALIGN), folded when both are constants. */
+static bool tandem__wg_op(tandem__wg_build_t *b, tandem__wg_op_t op, tandem__wg_expr_t x,
+                          tandem__wg_expr_t y, uint64_t value, tandem__wg_expr_t *out) {
+  if (x.node < 0 && y.node < 0) {
+    *out = (tandem__wg_expr_t){.node = -1};
+    return tandem__wg_apply((uint8_t)op, x.value, y.value, value, &out->value);
+  }
+  uint16_t a = tandem__wg_index(b, x), c = tandem__wg_index(b, y);
+  *out = tandem__wg_emit(b, (tandem__wg_node_t){.op = (uint8_t)op, .a = a, .b = c, .value = value});
+  return true;
+}
+
+static tandem__wg_expr_t tandem__wg_const(uint64_t v) {
+  return (tandem__wg_expr_t){.node = -1, .value = v};
+}
+
+/* Integer/bool constant |id| after specialization; false when it is not one
+ * this evaluator knows. */
+static bool tandem__wg_value(tandem__wg_build_t *b, uint32_t id, int depth,
+                             tandem__wg_expr_t *out) {
+  if (id >= b->bound || !b->at[id] || depth > 32) return false;
+  const uint32_t *ins = &b->w[b->at[id]];
+  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
+  if (op == OP_CONSTANT || op == OP_SPEC_CONSTANT) {
+    if (count < 4) return false;
+    uint64_t v = ins[3] | (count >= 5 ? (uint64_t)ins[4] << 32 : 0);
+    if (op == OP_SPEC_CONSTANT && b->spec_of[id] >= 0)
+      *out = tandem__wg_emit(b, (tandem__wg_node_t){.op = TANDEM__WG_SPEC,
+                                                    .spec_id = (uint32_t)b->spec_of[id],
+                                                    .value = v});
+    else *out = tandem__wg_const(v);
+    return true;
+  }
+  if (op == OP_CONSTANT_TRUE || op == OP_CONSTANT_FALSE) {
+    *out = tandem__wg_const(op == OP_CONSTANT_TRUE);
+    return true;
+  }
+  if (op == OP_SPEC_CONSTANT_TRUE || op == OP_SPEC_CONSTANT_FALSE) {
+    uint64_t v = op == OP_SPEC_CONSTANT_TRUE;
+    if (b->spec_of[id] >= 0)
+      *out = tandem__wg_emit(b, (tandem__wg_node_t){.op = TANDEM__WG_SPEC_BOOL,
+                                                    .spec_id = (uint32_t)b->spec_of[id],
+                                                    .value = v});
+    else *out = tandem__wg_const(v);
+    return true;
+  }
+  if (op != OP_SPEC_CONSTANT_OP || count < 5) return false;
+  tandem__wg_expr_t x, y = tandem__wg_const(0);
+  if (!tandem__wg_value(b, ins[4], depth + 1, &x)) return false;
+  if (count >= 6 && !tandem__wg_value(b, ins[5], depth + 1, &y)) return false;
+  tandem__wg_op_t wop;
+  switch (ins[3]) {
+    case 128: wop = TANDEM__WG_ADD; break;     /* OpIAdd */
+    case 130: wop = TANDEM__WG_SUB; break;     /* OpISub */
+    case 132: wop = TANDEM__WG_MUL; break;     /* OpIMul */
+    case 134: wop = TANDEM__WG_UDIV; break;    /* OpUDiv */
+    case 137: wop = TANDEM__WG_UMOD; break;    /* OpUMod */
+    case 194: wop = TANDEM__WG_SHR; break;     /* OpShiftRightLogical */
+    case 196: wop = TANDEM__WG_SHL; break;     /* OpShiftLeftLogical */
+    case 197: wop = TANDEM__WG_OR; break;      /* OpBitwiseOr */
+    case 198: wop = TANDEM__WG_XOR; break;     /* OpBitwiseXor */
+    case 199: wop = TANDEM__WG_AND; break;     /* OpBitwiseAnd */
+    case 113:                                  /* OpUConvert */
+    case 114: wop = TANDEM__WG_CONVERT; break; /* OpSConvert */
+    default: return false;
+  }
+  return tandem__wg_op(b, wop, x, y, 0, out);
+}
+
+/* Size and alignment of type |id| in Workgroup memory; false when unknown.
+ * Alignments never depend on a value (an array's is its element's). */
+static bool tandem__wg_type(tandem__wg_build_t *b, uint32_t id, int depth, tandem__wg_expr_t *size,
+                            uint64_t *align) {
+  if (id >= b->bound || !b->at[id] || depth > 32) return false;
+  const uint32_t *ins = &b->w[b->at[id]];
+  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
+  tandem__wg_expr_t es, len;
+  uint64_t ea;
+  switch (op) {
+    case OP_TYPE_BOOL:
+      *size = tandem__wg_const(4);
+      *align = 4;
+      return true;
+    case OP_TYPE_INT:
+    case OP_TYPE_FLOAT:
+      if (count < 3 || ins[2] < 8) return false;
+      *size = tandem__wg_const(ins[2] / 8);
+      *align = ins[2] / 8;
+      return true;
+    case OP_TYPE_VECTOR:
+    case OP_TYPE_MATRIX:
+      /* Components are scalars and columns vectors (spirv-val): constant. */
+      if (count < 4 || !tandem__wg_type(b, ins[2], depth + 1, &es, &ea) || es.node >= 0)
+        return false;
+      *size = tandem__wg_const(es.value * ins[3]);
+      *align = op == OP_TYPE_VECTOR && ins[3] == 3 ? es.value * 4 : es.value * ins[3];
+      if (op == OP_TYPE_MATRIX) *align = ea;
+      return true;
+    case OP_TYPE_ARRAY:
+      if (count < 4 || !tandem__wg_type(b, ins[2], depth + 1, &es, &ea) ||
+          !tandem__wg_value(b, ins[3], 0, &len))
+        return false;
+      /* The element padded to its alignment, times the length. */
+      if (!tandem__wg_op(b, TANDEM__WG_ALIGN, es, es, ea, &es)) return false;
+      *align = ea;
+      return tandem__wg_op(b, TANDEM__WG_ARRAY, es, len, 0, size);
+    case OP_TYPE_STRUCT: {
+      tandem__wg_expr_t off = tandem__wg_const(0);
+      uint64_t max_align = 1;
+      for (uint32_t m = 2; m < count; m++) {
+        if (!tandem__wg_type(b, ins[m], depth + 1, &es, &ea) ||
+            !tandem__wg_op(b, TANDEM__WG_ALIGN, off, off, ea, &off) ||
+            !tandem__wg_op(b, TANDEM__WG_ADD, off, es, 0, &off))
+          return false;
+        if (ea > max_align) max_align = ea;
+      }
+      *align = max_align;
+      return tandem__wg_op(b, TANDEM__WG_ALIGN, off, off, max_align, size);
+    }
+    default: return false;
+  }
+}
+
+/* Adds Workgroup variable |var| (an OpVariable's words) to |*total|; false:
+ * its size is unknown. */
+static bool tandem__wg_variable(tandem__wg_build_t *b, const uint32_t *var,
+                                tandem__wg_expr_t *total) {
+  uint32_t ptr = var[1];
+  const uint32_t *p = ptr < b->bound && b->at[ptr] ? &b->w[b->at[ptr]] : NULL;
+  tandem__wg_expr_t size;
+  uint64_t align;
+  if (!p || (p[0] & 0xFFFFu) != OP_TYPE_POINTER || (p[0] >> 16) < 4 ||
+      !tandem__wg_type(b, p[3], 0, &size, &align))
+    return false;
+  return tandem__wg_op(b, TANDEM__WG_ALIGN, *total, *total, align, total) &&
+         tandem__wg_op(b, TANDEM__WG_ADD, *total, size, 0, total);
+}
+
+static atomic_uint_fast64_t tandem__spirv_walks;
+uint64_t tandem_spirv_walks(void) { return atomic_load(&tandem__spirv_walks); }
+
 tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry, const char *name,
                                   tandem__kernel_interface_t *out) {
+  atomic_fetch_add_explicit(&tandem__spirv_walks, 1, memory_order_relaxed);
   tandem__spv_scan_t sc = {.w = w, .n = n, .name = name};
   for (int d = 0; d < 3; d++) out->local_size_spec[d] = -1;
   out->local_size_mode_at = 0;
@@ -188,10 +426,14 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
   int64_t *spec_of = malloc((size_t)bound * sizeof *spec_of);
   /* Word index of each id's OpName string, 0 when none. */
   uint32_t *name_at = calloc(bound, sizeof *name_at);
-  if (!sc.defs || !spec_of || !name_at) {
+  /* Word index of the instruction defining each type, constant or variable
+   * id, 0 when none (the workgroup memory's types and constants). */
+  uint32_t *def_at = calloc(bound, sizeof *def_at);
+  if (!sc.defs || !spec_of || !name_at || !def_at) {
     free(sc.defs);
     free(spec_of);
     free(name_at);
+    free(def_at);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': scanning %zu SPIR-V words", name,
                        n);
   }
@@ -206,6 +448,13 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
     uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     const uint32_t *o = &w[i + 1]; /* operands */
     uint32_t oc = count - 1;
+    /* Result ids: types put it first, constants and variables second. */
+    bool type_def = op == OP_TYPE_BOOL || op == OP_TYPE_INT || op == OP_TYPE_FLOAT ||
+                    op == OP_TYPE_VECTOR || op == OP_TYPE_MATRIX || op == OP_TYPE_ARRAY ||
+                    op == OP_TYPE_STRUCT || op == OP_TYPE_POINTER;
+    if (type_def && oc >= 1 && o[0] < bound) def_at[o[0]] = (uint32_t)i;
+    if (((tandem__is_def(op) && !type_def) || op == OP_VARIABLE) && oc >= 2 && o[1] < bound)
+      def_at[o[1]] = (uint32_t)i;
     if (op == OP_CAPABILITY && oc >= 1) {
       const char *what;
       int64_t bit = tandem__capability_feature(o[0], &what);
@@ -269,8 +518,17 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
   }
   if (s == TANDEM_OK) qsort(sc.defs, sc.def_count, sizeof *sc.defs, tandem__def_cmp);
 
-  /* Pass 3: execution modes of the entry point, subgroup operand types. */
+  /* Pass 3: execution modes of the entry point, subgroup operand types,
+   * the Workgroup variables' sizes (in module order). */
   bool have_local_size = false;
+  out->workgroup.known = true;
+  out->workgroup.count = 0;
+  tandem__wg_build_t wg = {.w = w,
+                           .bound = bound,
+                           .at = def_at,
+                           .spec_of = spec_of,
+                           .out = &out->workgroup};
+  tandem__wg_expr_t wg_total = tandem__wg_const(0);
   for (size_t i = 5; i < n && s == TANDEM_OK;) {
     uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     const uint32_t *o = &w[i + 1];
@@ -292,9 +550,22 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
     } else if (op >= OP_GROUP_NON_UNIFORM_FIRST && op <= OP_GROUP_NON_UNIFORM_LAST && oc >= 1) {
       uint32_t width = tandem__type_width(&sc, o[0]);
       if (width && width != 32) features |= TANDEM_SHADER_SUBGROUP_EXTENDED_TYPES;
+    } else if (op == OP_VARIABLE && oc >= 3 && o[2] == STORAGE_WORKGROUP && out->workgroup.known) {
+      out->workgroup.known = tandem__wg_variable(&wg, &w[i], &wg_total);
     }
     i += count;
   }
+  /* The total is the last node: a constant one, or the last addition. */
+  if (s == TANDEM_OK && out->workgroup.known) tandem__wg_index(&wg, wg_total);
+  if (s == TANDEM_OK && out->workgroup.known && wg.full)
+    s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                    "kernel '%s': its workgroup (shared) memory takes more than %u terms of "
+                    "its specialization constants to compute, so tandem cannot check it "
+                    "against the device's maxComputeSharedMemorySize",
+                    name, TANDEM__MAX_WG_NODES);
+  assert(s != TANDEM_OK || !out->workgroup.known || wg_total.node < 0 ||
+         (uint32_t)wg_total.node + 1 == out->workgroup.count);
+  if (!out->workgroup.known) out->workgroup.count = 0;
   /* The WorkgroupSize built-in overrides the execution mode (SPIR-V 2.2). */
   if (s == TANDEM_OK && builtin_size_id) {
     const tandem__spv_def_t *c = tandem__def(&sc, builtin_size_id);
@@ -370,197 +641,35 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
   free(sc.defs);
   free(spec_of);
   free(name_at);
+  free(def_at);
   return s;
 }
 
-/*--------------------------------------------------------------------------
- * Workgroup (shared) memory after specialization.
- *
- * Array lengths of Workgroup variables are often specialization constants or
- * expressions of them (OpSpecConstantOp), so the size is known only once the
- * values are: this evaluates the module's constants with the resolved values
- * and sums the Workgroup variables' sizes (natural layout, no padding beyond
- * each member's own alignment). An expression it cannot evaluate leaves the
- * size unknown rather than guessed.
- *--------------------------------------------------------------------------*/
-
-enum {
-  OP_TYPE_MATRIX = 24,
-  OP_TYPE_ARRAY = 28,
-  OP_TYPE_STRUCT = 30,
-  OP_TYPE_POINTER = 32,
-  OP_VARIABLE = 59,
-  STORAGE_WORKGROUP = 4,
-};
-
-typedef struct tandem__wg_scan {
-  const uint32_t *w;
-  size_t n;
-  uint32_t bound;
-  uint32_t *at;     /* word index of the instruction defining each id, 0 none */
-  int64_t *spec_of; /* SpecId of each id, -1 none */
-  const tandem__spec_entry_t *specs;
-  uint32_t spec_count;
-} tandem__wg_scan_t;
-
-/* Value of integer/bool constant |id| after specialization; false when it is
- * not one this evaluator knows. */
-static bool tandem__wg_value(const tandem__wg_scan_t *s, uint32_t id, int depth, uint64_t *out) {
-  if (id >= s->bound || !s->at[id] || depth > 32) return false;
-  const uint32_t *ins = &s->w[s->at[id]];
-  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
-  if (op == OP_CONSTANT || op == OP_SPEC_CONSTANT) {
-    if (count < 4) return false;
-    uint64_t v = ins[3] | (count >= 5 ? (uint64_t)ins[4] << 32 : 0);
-    if (op == OP_SPEC_CONSTANT && s->spec_of[id] >= 0)
-      for (uint32_t k = 0; k < s->spec_count; k++)
-        if (s->specs[k].spec_id == (uint64_t)s->spec_of[id]) v = s->specs[k].bits;
-    *out = v;
-    return true;
-  }
-  if (op == OP_CONSTANT_TRUE || op == OP_CONSTANT_FALSE) {
-    *out = op == OP_CONSTANT_TRUE;
-    return true;
-  }
-  if (op == OP_SPEC_CONSTANT_TRUE || op == OP_SPEC_CONSTANT_FALSE) {
-    uint64_t v = op == OP_SPEC_CONSTANT_TRUE;
-    if (s->spec_of[id] >= 0)
-      for (uint32_t k = 0; k < s->spec_count; k++)
-        if (s->specs[k].spec_id == (uint64_t)s->spec_of[id]) v = s->specs[k].bits != 0;
-    *out = v;
-    return true;
-  }
-  if (op != OP_SPEC_CONSTANT_OP || count < 5) return false;
-  uint32_t sub = ins[3];
-  uint64_t a = 0, b = 0;
-  if (!tandem__wg_value(s, ins[4], depth + 1, &a)) return false;
-  if (count >= 6 && !tandem__wg_value(s, ins[5], depth + 1, &b)) return false;
-  switch (sub) {
-    case 128: *out = a + b; return true; /* OpIAdd */
-    case 130: *out = a - b; return true; /* OpISub */
-    case 132: *out = a * b; return true; /* OpIMul */
-    case 134:
-      if (!b) return false;
-      *out = a / b;
-      return true; /* OpUDiv */
-    case 137:
-      if (!b) return false;
-      *out = a % b;
-      return true;                                     /* OpUMod */
-    case 194: *out = b < 64 ? a >> b : 0; return true; /* OpShiftRightLogical */
-    case 196: *out = b < 64 ? a << b : 0; return true; /* OpShiftLeftLogical */
-    case 197: *out = a | b; return true;               /* OpBitwiseOr */
-    case 198: *out = a ^ b; return true;               /* OpBitwiseXor */
-    case 199: *out = a & b; return true;               /* OpBitwiseAnd */
-    case 113:
-    case 114: *out = a; return true; /* OpUConvert, OpSConvert */
-    default: return false;
-  }
-}
-
-/* Size and alignment of type |id| in Workgroup memory; false when unknown. */
-static bool tandem__wg_type(const tandem__wg_scan_t *s, uint32_t id, int depth, uint64_t *size,
-                            uint64_t *align) {
-  if (id >= s->bound || !s->at[id] || depth > 32) return false;
-  const uint32_t *ins = &s->w[s->at[id]];
-  uint32_t count = ins[0] >> 16, op = ins[0] & 0xFFFFu;
-  uint64_t es, ea, len;
-  switch (op) {
-    case OP_TYPE_BOOL: *size = *align = 4; return true;
-    case OP_TYPE_INT:
-    case OP_TYPE_FLOAT:
-      if (count < 3 || ins[2] < 8) return false;
-      *size = *align = ins[2] / 8;
-      return true;
-    case OP_TYPE_VECTOR:
-    case OP_TYPE_MATRIX:
-      if (count < 4 || !tandem__wg_type(s, ins[2], depth + 1, &es, &ea)) return false;
-      *size = es * ins[3];
-      *align = op == OP_TYPE_VECTOR && ins[3] == 3 ? es * 4 : es * ins[3];
-      if (op == OP_TYPE_MATRIX) *align = ea;
-      return true;
-    case OP_TYPE_ARRAY:
-      if (count < 4 || !tandem__wg_type(s, ins[2], depth + 1, &es, &ea) ||
-          !tandem__wg_value(s, ins[3], 0, &len))
-        return false;
-      if (es % ea) es += ea - es % ea;
-      if (len && es > UINT64_MAX / len) return false;
-      *size = es * len;
-      *align = ea;
-      return true;
-    case OP_TYPE_STRUCT: {
-      uint64_t off = 0, max_align = 1;
-      for (uint32_t m = 2; m < count; m++) {
-        if (!tandem__wg_type(s, ins[m], depth + 1, &es, &ea)) return false;
-        if (off % ea) off += ea - off % ea;
-        off += es;
-        if (ea > max_align) max_align = ea;
-      }
-      if (off % max_align) off += max_align - off % max_align;
-      *size = off;
-      *align = max_align;
-      return true;
-    }
-    default: return false;
-  }
-}
-
-tandem_status_t tandem_spirv_workgroup_bytes(const uint32_t *w, size_t n,
-                                             const tandem__spec_entry_t *specs, uint32_t spec_count,
-                                             uint64_t *out_bytes, bool *out_known) {
+bool tandem_spirv_workgroup_bytes(const tandem__wg_terms_t *terms,
+                                  const tandem__spec_entry_t *specs, uint32_t spec_count,
+                                  uint64_t *out_bytes) {
   *out_bytes = 0;
-  *out_known = false;
-  if (n < 5 || w[3] == 0 || w[3] > (1u << 22)) return TANDEM_OK;
-  tandem__wg_scan_t s = {.w = w, .n = n, .bound = w[3], .specs = specs, .spec_count = spec_count};
-  s.at = calloc(s.bound, sizeof *s.at);
-  s.spec_of = malloc((size_t)s.bound * sizeof *s.spec_of);
-  if (!s.at || !s.spec_of) {
-    /* Not "unknown": the limit check must not be skipped for want of memory. */
-    free(s.at);
-    free(s.spec_of);
-    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
-                       "scanning the module's workgroup memory (id bound %u)", s.bound);
-  }
-  bool known = true;
-  for (uint32_t i = 0; known && i < s.bound; i++) s.spec_of[i] = -1;
-  /* Result ids: types put it first, constants and variables second. */
-  for (size_t i = 5; known && i < n;) {
-    uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
-    if (count == 0 || count > n - i) {
-      known = false;
-      break;
-    }
-    const uint32_t *o = &w[i + 1];
-    bool type_def = op == OP_TYPE_BOOL || op == OP_TYPE_INT || op == OP_TYPE_FLOAT ||
-                    op == OP_TYPE_VECTOR || op == OP_TYPE_MATRIX || op == OP_TYPE_ARRAY ||
-                    op == OP_TYPE_STRUCT || op == OP_TYPE_POINTER;
-    bool value_def = tandem__is_def(op) && !type_def;
-    if (type_def && count >= 2 && o[0] < s.bound) s.at[o[0]] = (uint32_t)i;
-    if ((value_def || op == OP_VARIABLE) && count >= 3 && o[1] < s.bound) s.at[o[1]] = (uint32_t)i;
-    if (op == OP_DECORATE && count >= 4 && o[1] == DECORATION_SPEC_ID && o[0] < s.bound)
-      s.spec_of[o[0]] = o[2];
-    i += count;
-  }
-  uint64_t total = 0;
-  for (size_t i = 5; known && i < n;) {
-    uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
-    if (op == OP_VARIABLE && count >= 4 && w[i + 3] == STORAGE_WORKGROUP) {
-      uint32_t ptr = w[i + 1];
-      const uint32_t *p = ptr < s.bound && s.at[ptr] ? &w[s.at[ptr]] : NULL;
-      uint64_t size, align;
-      if (!p || (p[0] & 0xFFFFu) != OP_TYPE_POINTER || (p[0] >> 16) < 4 ||
-          !tandem__wg_type(&s, p[3], 0, &size, &align)) {
-        known = false;
+  if (!terms->known || terms->count == 0 || terms->count > TANDEM__MAX_WG_NODES) return false;
+  uint64_t v[TANDEM__MAX_WG_NODES];
+  for (uint32_t i = 0; i < terms->count; i++) {
+    const tandem__wg_node_t *n = &terms->nodes[i];
+    switch ((tandem__wg_op_t)n->op) {
+      case TANDEM__WG_CONST: v[i] = n->value; break;
+      case TANDEM__WG_SPEC:
+      case TANDEM__WG_SPEC_BOOL:
+        v[i] = n->value;
+        for (uint32_t k = 0; k < spec_count; k++) /* the last entry for the id wins */
+          if (specs[k].spec_id == n->spec_id)
+            v[i] = n->op == TANDEM__WG_SPEC_BOOL ? specs[k].bits != 0 : specs[k].bits;
         break;
-      }
-      if (total % align) total += align - total % align;
-      total += size;
+      default:
+        /* Straight-line: operands come first (the scan wrote them so). */
+        assert(n->a < i && n->b < i);
+        if (n->a >= i || n->b >= i || !tandem__wg_apply(n->op, v[n->a], v[n->b], n->value, &v[i]))
+          return false;
+        break;
     }
-    i += count;
   }
-  free(s.at);
-  free(s.spec_of);
-  if (known) *out_bytes = total;
-  *out_known = known;
-  return TANDEM_OK;
+  *out_bytes = v[terms->count - 1];
+  return true;
 }

@@ -303,7 +303,7 @@ void tandem_vk_timeline_caps(VkPhysicalDevice physical, bool *exportable, bool *
 tandem_status_t tandem_vk_kernel_reflect(tandem__gpu_t *gpu, const void *code, size_t code_bytes,
                                          const char *entry_point, const char *name,
                                          tandem__kernel_interface_t *out_iface);
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, tandem__kernel_build_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
                                         const char *name, void **out_native);
 void tandem_vk_kernel_destroy(tandem__gpu_t *gpu, void *native);
 typedef struct tandem_vk_kernel {
@@ -317,8 +317,9 @@ typedef struct tandem_vk_kernel {
   bool push;    /* set_layout is a push-descriptor layout: its dispatches push their
                    bindings and have no descriptor set */
 } tandem_vk_kernel_t;
+/* |pipeline|: the application's objects, adopted as they are. */
 tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *gpu, tandem__kernel_build_t *build,
-                                       const char *name, const tandem_vulkan_kernel_t *desc,
+                                       const char *name, const tandem_vulkan_kernel_t *pipeline,
                                        void **out_native);
 
 /* vk_descriptors.c */

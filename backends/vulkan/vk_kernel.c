@@ -35,28 +35,22 @@ void tandem_vk_kernel_destroy(tandem__gpu_t *base, void *native) {
   free(k);
 }
 
-/* Sets desc->shared_memory_bytes; INVALID_ARGUMENT when over the device's limit. */
+/* Sets build->shared_memory_bytes; INVALID_ARGUMENT when over the device's
+ * limit. */
 static tandem_status_t tandem_vk_kernel_shared_check(tandem__gpu_t *base,
-                                                     tandem__kernel_build_t *desc,
+                                                     tandem__kernel_build_t *build,
                                                      const char *name) {
   /* Workgroup memory is known only now (array sizes are often spec
    * constants): over the device's limit, the pipeline would fail to build or
-   * run out of bounds. */
-  const uint32_t *words = desc->spirv;
-  uint32_t *aligned = NULL;
-  if (((uintptr_t)desc->spirv & 3u) != 0) {
-    aligned = malloc(desc->spirv_size);
-    if (!aligned) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s'", name);
-    memcpy(aligned, desc->spirv, desc->spirv_size);
-    words = aligned;
-  }
+   * run out of bounds. Reflection's scan left it as terms of the
+   * specialization, so the module is not walked again. They hold for the
+   * LocalSize rewrite too: it changes only that instruction's literal
+   * operands, which no constant refers to (and there is no WorkgroupSize
+   * built-in when it happens, spirv_scan.c). */
   uint64_t shared = 0;
-  bool known = false;
-  tandem_status_t s = tandem_spirv_workgroup_bytes(words, desc->spirv_size / 4, desc->specs,
-                                                   desc->spec_count, &shared, &known);
-  free(aligned);
-  if (s != TANDEM_OK) return tandem__annotate(s, "kernel '%s'", name);
-  desc->shared_memory_bytes = known ? shared : 0;
+  bool known =
+      tandem_spirv_workgroup_bytes(&build->workgroup, build->specs, build->spec_count, &shared);
+  build->shared_memory_bytes = known ? shared : 0;
   if (known && shared > base->info.max_shared_memory_bytes)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "kernel '%s': its workgroup (shared) memory is %llu bytes with these "
@@ -68,19 +62,19 @@ static tandem_status_t tandem_vk_kernel_shared_check(tandem__gpu_t *base,
 }
 
 tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *base, tandem__kernel_build_t *build,
-                                       const char *name, const tandem_vulkan_kernel_t *desc,
+                                       const char *name, const tandem_vulkan_kernel_t *pipeline,
                                        void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
-  assert((VkDevice)desc->device == g->device); /* core/adopt.c checked it */
+  assert((VkDevice)pipeline->device == g->device); /* core/adopt.c checked it */
   (void)g;
   TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, build, name));
   tandem_vk_kernel_t *k = calloc(1, sizeof *k);
   if (!k) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
   k->adopted = true;
-  k->pipeline = (VkPipeline)desc->pipeline;
-  k->layout = (VkPipelineLayout)desc->pipeline_layout;
-  k->set_layout = (VkDescriptorSetLayout)desc->set_layout;
+  k->pipeline = (VkPipeline)pipeline->pipeline;
+  k->layout = (VkPipelineLayout)pipeline->pipeline_layout;
+  k->set_layout = (VkDescriptorSetLayout)pipeline->set_layout;
   k->binding_count = build->binding_count;
   k->push_constant_bytes = build->push_constant_bytes;
   *out_native = k;
@@ -90,62 +84,62 @@ tandem_status_t tandem_vk_kernel_adopt(tandem__gpu_t *base, tandem__kernel_build
 /* A copy of the module with the entry point's LocalSize operands set to the
  * effective size (what ncnn does at pipeline creation), validated again;
  * the caller frees *out_words. */
-static tandem_status_t tandem_vk_kernel_rewrite_size(const tandem__kernel_build_t *desc,
+static tandem_status_t tandem_vk_kernel_rewrite_size(const tandem__kernel_build_t *build,
                                                      const char *name, uint32_t **out_words) {
   *out_words = NULL;
-  size_t n = desc->spirv_size / 4;
-  uint32_t at = desc->local_size_mode_at;
-  uint32_t *w = malloc(desc->spirv_size);
+  size_t n = build->spirv_size / 4;
+  uint32_t at = build->local_size_mode_at;
+  uint32_t *w = malloc(build->spirv_size);
   if (!w) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "kernel '%s': copying its SPIR-V", name);
-  memcpy(w, desc->spirv, desc->spirv_size);
+  memcpy(w, build->spirv, build->spirv_size);
   /* OpExecutionMode %entry LocalSize x y z: 6 words (spirv_scan.c found it). */
   assert(at + 6 <= n && (w[at] & 0xFFFFu) == 16 && w[at + 2] == 17);
-  for (int d = 0; d < 3; d++) w[at + 3 + d] = desc->local_size[d];
+  for (int d = 0; d < 3; d++) w[at + 3 + d] = build->local_size[d];
   tandem_status_t s = tandem_spirv_validate(w, n, name);
   if (s != TANDEM_OK) {
     free(w);
     return tandem__annotate(s, "kernel '%s': after rewriting LocalSize to %ux%ux%u", name,
-                            desc->local_size[0], desc->local_size[1], desc->local_size[2]);
+                            build->local_size[0], build->local_size[1], build->local_size[2]);
   }
   *out_words = w;
   return TANDEM_OK;
 }
 
-tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *desc,
+tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_build_t *build,
                                         const char *name, void **out_native) {
   tandem_vk_gpu_t *g = tandem_vk_gpu_cast(base);
   *out_native = NULL;
-  TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, desc, name));
+  TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_shared_check(base, build, name));
   uint32_t *rewritten = NULL;
-  if (desc->rewrite_local_size)
-    TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_rewrite_size(desc, name, &rewritten));
+  if (build->rewrite_local_size)
+    TANDEM_RETURN_IF_ERROR(tandem_vk_kernel_rewrite_size(build, name, &rewritten));
   tandem_vk_kernel_t *k = calloc(1, sizeof *k);
   if (!k) {
     free(rewritten);
     return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating kernel '%s'", name);
   }
-  k->binding_count = desc->binding_count;
-  k->push_constant_bytes = desc->push_constant_bytes;
+  k->binding_count = build->binding_count;
+  k->push_constant_bytes = build->push_constant_bytes;
   const char *step = "vkCreateShaderModule";
   VkShaderModuleCreateInfo smci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                   .codeSize = desc->spirv_size,
-                                   .pCode = rewritten ? rewritten : desc->spirv};
+                                   .codeSize = build->spirv_size,
+                                   .pCode = rewritten ? rewritten : build->spirv};
   VkResult r = g->vk.vkCreateShaderModule(g->device, &smci, NULL, &k->module);
   free(rewritten); /* the driver keeps its own copy */
   if (r >= 0) {
     step = "vkCreateDescriptorSetLayout";
     VkDescriptorSetLayoutBinding bindings[TANDEM_MAX_BINDINGS];
-    for (uint32_t i = 0; i < desc->binding_count; i++)
+    for (uint32_t i = 0; i < build->binding_count; i++)
       bindings[i] =
           (VkDescriptorSetLayoutBinding){.binding = i,
                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                          .descriptorCount = 1,
                                          .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-    k->push = g->push_descriptors && desc->binding_count > 0;
+    k->push = g->push_descriptors && build->binding_count > 0;
     VkDescriptorSetLayoutCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
         .flags = k->push ? VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR : 0,
-        .bindingCount = desc->binding_count,
+        .bindingCount = build->binding_count,
         .pBindings = bindings};
     r = g->vk.vkCreateDescriptorSetLayout(g->device, &dci, NULL, &k->set_layout);
   }
@@ -153,11 +147,11 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
     step = "vkCreatePipelineLayout";
     VkPushConstantRange range = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
                                  .offset = 0,
-                                 .size = desc->push_constant_bytes};
+                                 .size = build->push_constant_bytes};
     VkPipelineLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                       .setLayoutCount = 1,
                                       .pSetLayouts = &k->set_layout,
-                                      .pushConstantRangeCount = desc->push_constant_bytes ? 1 : 0,
+                                      .pushConstantRangeCount = build->push_constant_bytes ? 1 : 0,
                                       .pPushConstantRanges = &range};
     r = g->vk.vkCreatePipelineLayout(g->device, &lci, NULL, &k->layout);
   }
@@ -167,8 +161,8 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
     VkSpecializationMapEntry entries[TANDEM__MAX_REFLECTED_SPECS];
     uint8_t data[TANDEM__MAX_REFLECTED_SPECS * 8];
     uint32_t used = 0;
-    for (uint32_t i = 0; i < desc->spec_count; i++) {
-      const tandem__spec_entry_t *e = &desc->specs[i];
+    for (uint32_t i = 0; i < build->spec_count; i++) {
+      const tandem__spec_entry_t *e = &build->specs[i];
       entries[i] =
           (VkSpecializationMapEntry){.constantID = e->spec_id, .offset = used, .size = e->size};
       if (e->size == 8) {
@@ -179,13 +173,13 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
       }
       used += e->size;
     }
-    VkSpecializationInfo spec = {.mapEntryCount = desc->spec_count,
+    VkSpecializationInfo spec = {.mapEntryCount = build->spec_count,
                                  .pMapEntries = entries,
                                  .dataSize = used,
                                  .pData = data};
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
-        .requiredSubgroupSize = desc->required_subgroup_size};
+        .requiredSubgroupSize = build->required_subgroup_size};
     /* core/kernel.c checked the device has pipelineRobustness enabled. */
     VkPipelineRobustnessCreateInfoEXT robustness = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_ROBUSTNESS_CREATE_INFO_EXT,
@@ -193,19 +187,19 @@ tandem_status_t tandem_vk_kernel_create(tandem__gpu_t *base, tandem__kernel_buil
         .uniformBuffers = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DISABLED_EXT,
         .vertexInputs = VK_PIPELINE_ROBUSTNESS_BUFFER_BEHAVIOR_DEVICE_DEFAULT_EXT,
         .images = VK_PIPELINE_ROBUSTNESS_IMAGE_BEHAVIOR_DEVICE_DEFAULT_EXT};
-    bool robust_off = desc->flags & TANDEM_KERNEL_DISABLE_ROBUSTNESS;
+    bool robust_off = build->flags & TANDEM_KERNEL_DISABLE_ROBUSTNESS;
     VkComputePipelineCreateInfo pci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .pNext = robust_off ? &robustness : NULL,
         .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                  .pNext = desc->required_subgroup_size ? &subgroup : NULL,
-                  .flags = (desc->flags & TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS)
+                  .pNext = build->required_subgroup_size ? &subgroup : NULL,
+                  .flags = (build->flags & TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS)
                                ? VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT
                                : 0,
                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                   .module = k->module,
-                  .pName = desc->entry_point,
-                  .pSpecializationInfo = desc->spec_count ? &spec : NULL},
+                  .pName = build->entry_point,
+                  .pSpecializationInfo = build->spec_count ? &spec : NULL},
         .layout = k->layout};
     r = g->vk.vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &pci, NULL, &k->pipeline);
   }
