@@ -98,6 +98,38 @@ tandem_status_t tandem_exec_set_workgroups(tandem_exec_t *exec, uint32_t node,
   return TANDEM_OK;
 }
 
+/* A GPU node's view over a SHARED buffer that an NPU node of the same graph
+ * uses does not move (nor move onto one): the barriers that hand those bytes
+ * between the GPU and the NPU (plan.c, handoffs) were placed for the
+ * prepared ranges, and a moved view would cross without them. */
+static tandem_status_t tandem__param_npu_crossing_check(const tandem_exec_t *exec, uint32_t node,
+                                                        uint32_t binding,
+                                                        const tandem_buffer_t *old_buffer,
+                                                        const tandem_buffer_t *new_buffer) {
+  const tandem__plan_t *plan = &exec->plan;
+  const tandem__node_t *n = &plan->nodes[node];
+  if (!tandem__node_info(n)->gpu) return TANDEM_OK;
+  for (uint32_t m = 0; m < plan->node_count; m++) {
+    const tandem__node_t *npu = &plan->nodes[m];
+    if (tandem__node_info(npu)->gpu) continue;
+    tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
+    uint32_t count = tandem__node_accesses(npu, acc);
+    for (uint32_t x = 0; x < count; x++) {
+      const tandem_buffer_t *b = acc[x].buffer;
+      if (b->placement != TANDEM_PLACEMENT_SHARED || (b != old_buffer && b != new_buffer)) continue;
+      return TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
+                         "node %u binding %u ('%s'): %s a SHARED buffer that NPU node %u ('%s') "
+                         "of this graph uses; the barriers that hand its bytes between the GPU "
+                         "and the NPU are placed when the graph is prepared, so this view cannot "
+                         "move there: prepare the graph again with the new view",
+                         node, binding, tandem__node_info(n)->label(n),
+                         b == old_buffer ? "its view is on" : "the new view is on", m,
+                         tandem__node_info(npu)->label(npu));
+    }
+  }
+  return TANDEM_OK;
+}
+
 /* Fails with CONTRACT when |access| of node |node| would conflict with an
  * access of another node that the prepared plan does not order. */
 static tandem_status_t tandem__param_order_check_locked(const tandem_exec_t *exec, uint32_t node,
@@ -200,6 +232,9 @@ tandem_status_t tandem_exec_set_view(tandem_exec_t *exec, uint32_t node, uint32_
   const tandem__node_kind_info_t *kind = tandem__node_info(n);
   tandem__access_t access = {view.buffer, view.offset, kind->view_bytes(n, binding, view),
                              kind->view_access(n, binding)};
+  if (s == TANDEM_OK && memcmp(&n->views[binding], &view, sizeof view) != 0)
+    s = tandem__param_npu_crossing_check(exec, node, binding, n->views[binding].buffer,
+                                         view.buffer);
   if (s == TANDEM_OK) s = tandem__param_order_check_locked(exec, node, binding, &access);
   if (s == TANDEM_OK && memcmp(&n->views[binding], &view, sizeof view) != 0) {
     old = n->views[binding].buffer;

@@ -1561,7 +1561,10 @@ TANDEM_API void tandem_exec_release(tandem_exec_t *exec);
  * new range. The graph's own ordering was decided at prepare: a new range that
  * would conflict with another node of the graph in a way the prepared plan
  * does not already order is refused with CONTRACT naming both nodes (prepare
- * a graph recorded with that dependency instead).
+ * a graph recorded with that dependency instead). So is moving a GPU node's
+ * view off, or onto, a SHARED buffer an NPU node of the graph uses: the
+ * barriers that hand those bytes between the GPU and the NPU are placed at
+ * prepare.
  * Errors: INVALID_ARGUMENT (NULL, a node number out of range or of a kind the
  * call does not take, a binding out of range, workgroups out of range, an
  * indirect node, a view without a buffer or from another runtime), CONTRACT

@@ -175,6 +175,64 @@ static void crossing_pipeline(tandem_runtime_t *rt, int runs) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tandem_buffer_release(all[i]);
 }
 
+/* tandem_exec_set_view cannot move a GPU view onto, or off, SHARED bytes an
+ * NPU node of the graph uses: the crossing barriers were placed at prepare
+ * (exec_params.c). Views elsewhere still move, and the graph still runs. */
+static void test_set_view_at_crossing_refused(void **state) {
+  (void)state;
+  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, NULL);
+  tandem_buffer_t *host_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *host_a2 = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
+  tandem_buffer_t *zeros = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *shared_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *shared_a2 = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *shared_b = th_buffer(rt, K * N * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *shared_c = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *shared_x = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_buffer_t *shared_x2 = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
+  tandem_kernel_t *ka = scale_add_kernel(rt, M * K);
+  tandem_npu_program_t *matmul = matmul_program(rt);
+  tandem_graph_t *g;
+  TH_ASSERT_OK(tandem_graph_create(rt, &g));
+  scale_add(g, ka, host_a, zeros, shared_a, 1.0f, M * K); /* node 0: hands shared_a to the NPU */
+  tandem_view_t nv[3] = {tandem_buffer_whole(shared_a), tandem_buffer_whole(shared_b),
+                         tandem_buffer_whole(shared_c)};
+  uint32_t dims[3] = {M, N, K};
+  TH_ASSERT_OK(tandem_graph_add_npu_run(g, matmul, nv, 3, dims, 3)); /* node 1 */
+  scale_add(g, ka, host_a, zeros, shared_x, 2.0f, M * K); /* node 2: no NPU node touches it */
+  tandem_exec_t *exec;
+  TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
+  tandem_graph_release(g);
+  /* Off the crossing, and onto another graph's SHARED bytes the NPU uses. */
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(exec, 0, 2, tandem_buffer_whole(shared_a2)),
+                       TANDEM_ERROR_CONTRACT, "prepare the graph again");
+  TH_ASSERT_STATUS_MSG(tandem_exec_set_view(exec, 2, 2, th_view(shared_c, 0, M * K * 4u)),
+                       TANDEM_ERROR_CONTRACT, "NPU node 1");
+  /* Views that cross nothing still move. */
+  TH_ASSERT_OK(tandem_exec_set_view(exec, 0, 0, tandem_buffer_whole(host_a2)));
+  TH_ASSERT_OK(tandem_exec_set_view(exec, 2, 2, tandem_buffer_whole(shared_x2)));
+  static float a[M * K], got[M * K];
+  for (int i = 0; i < M * K; i++) a[i] = (float)(i % 7) - 3.0f;
+  th_write(host_a, 0, a, sizeof a);  /* node 2 reads it */
+  th_write(host_a2, 0, a, sizeof a); /* node 0 now reads it */
+  tandem_completion_t *c;
+  TH_ASSERT_OK(tandem_exec_submit(exec, &c));
+  TH_ASSERT_OK(tandem_completion_wait(c));
+  tandem_completion_release(c);
+  th_read(shared_x2, 0, got, sizeof got);
+  for (int i = 0; i < M * K; i++)
+    if (got[i] != 2.0f * a[i])
+      fail_msg("shared_x2[%d] = %.7g after the moved views, CPU reference %.7g", i, (double)got[i],
+               (double)(2.0f * a[i]));
+  tandem_exec_release(exec);
+  tandem_npu_program_release(matmul);
+  tandem_kernel_release(ka);
+  tandem_buffer_t *all[] = {host_a,   host_a2,  zeros,    shared_a, shared_a2,
+                            shared_b, shared_c, shared_x, shared_x2};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tandem_buffer_release(all[i]);
+  th_runtime_destroy(rt);
+}
+
 /* The default path here: host-pointer import (host-domain barriers). */
 static void test_crossings_host_pointer(void **state) {
   (void)state;
@@ -309,6 +367,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_crossings_in_pieces),
       cmocka_unit_test(test_crossings_staged),
       cmocka_unit_test(test_no_crossing_no_barrier),
+      cmocka_unit_test(test_set_view_at_crossing_refused),
   };
   return TH_RUN_GROUP(tests);
 }
