@@ -15,33 +15,6 @@
 
 #include "backends/vulkan/vk_internal.h"
 
-/* ORs |src|'s VkBool32 members (after sType and pNext) into |dst|'s. */
-static void tandem_vk_bools_or(void *dst, const void *src, size_t size) {
-  size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);
-  VkBool32 *d = (VkBool32 *)((char *)dst + start);
-  const VkBool32 *x = (const VkBool32 *)((const char *)src + start);
-  for (size_t i = 0; i < (size - start) / sizeof(VkBool32); i++) d[i] = d[i] || x[i];
-}
-
-/* ANDs every feature of |have| into |c| (what is enabled and supported). */
-static void tandem_vk_chain_and(tandem_vk_feature_chain_t *c,
-                                const tandem_vk_feature_chain_t *have) {
-  VkBool32 *f = (VkBool32 *)&c->f.features;
-  const VkBool32 *h = (const VkBool32 *)&have->f.features;
-  for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] && h[i];
-#define TANDEM_VK_AND(member, type)                                                             \
-  do {                                                                                          \
-    size_t start = offsetof(VkPhysicalDeviceVulkan12Features, samplerMirrorClampToEdge);        \
-    VkBool32 *d = (VkBool32 *)((char *)&c->member + start);                                     \
-    const VkBool32 *x = (const VkBool32 *)((const char *)&have->member + start);                \
-    for (size_t i = 0; i < (sizeof(type) - start) / sizeof(VkBool32); i++) d[i] = d[i] && x[i]; \
-  } while (0)
-  TANDEM_VK_AND(f11, VkPhysicalDeviceVulkan11Features);
-  TANDEM_VK_AND(f12, VkPhysicalDeviceVulkan12Features);
-  TANDEM_VK_AND(f13, VkPhysicalDeviceVulkan13Features);
-#undef TANDEM_VK_AND
-}
-
 /* The features the application enabled, gathered from its vkCreateDevice
  * chain (Features2, the 1.1/1.2/1.3 structs and the per-feature structs
  * that carry what tandem uses) into one tandem_vk_feature_chain_t. */
@@ -55,102 +28,9 @@ static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
       return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                          "vulkan_device->features: the pNext chain has more than 256 structs "
                          "(a cycle?); pass VkDeviceCreateInfo.pNext as given to vkCreateDevice");
-    switch (s->sType) {
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2: {
-        const VkPhysicalDeviceFeatures2 *x = (const void *)s;
-        VkBool32 *f = (VkBool32 *)&c->f.features;
-        const VkBool32 *g = (const VkBool32 *)&x->features;
-        for (size_t i = 0; i < sizeof c->f.features / sizeof(VkBool32); i++) f[i] = f[i] || g[i];
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES:
-        tandem_vk_bools_or(&c->f11, s, sizeof c->f11);
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES:
-        tandem_vk_bools_or(&c->f12, s, sizeof c->f12);
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES:
-        tandem_vk_bools_or(&c->f13, s, sizeof c->f13);
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES: {
-        const VkPhysicalDevice16BitStorageFeatures *x = (const void *)s;
-        c->f11.storageBuffer16BitAccess |= x->storageBuffer16BitAccess;
-        c->f11.uniformAndStorageBuffer16BitAccess |= x->uniformAndStorageBuffer16BitAccess;
-        c->f11.storagePushConstant16 |= x->storagePushConstant16;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES: {
-        const VkPhysicalDevice8BitStorageFeatures *x = (const void *)s;
-        c->f12.storageBuffer8BitAccess |= x->storageBuffer8BitAccess;
-        c->f12.uniformAndStorageBuffer8BitAccess |= x->uniformAndStorageBuffer8BitAccess;
-        c->f12.storagePushConstant8 |= x->storagePushConstant8;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES: {
-        const VkPhysicalDeviceShaderFloat16Int8Features *x = (const void *)s;
-        c->f12.shaderFloat16 |= x->shaderFloat16;
-        c->f12.shaderInt8 |= x->shaderInt8;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES:
-        c->f12.timelineSemaphore |=
-            ((const VkPhysicalDeviceTimelineSemaphoreFeatures *)(const void *)s)->timelineSemaphore;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES:
-        c->f12.hostQueryReset |=
-            ((const VkPhysicalDeviceHostQueryResetFeatures *)(const void *)s)->hostQueryReset;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES:
-        c->f12.shaderSubgroupExtendedTypes |=
-            ((const VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures *)(const void *)s)
-                ->shaderSubgroupExtendedTypes;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES:
-        c->f12.shaderBufferInt64Atomics |=
-            ((const VkPhysicalDeviceShaderAtomicInt64Features *)(const void *)s)
-                ->shaderBufferInt64Atomics;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES: {
-        const VkPhysicalDeviceVulkanMemoryModelFeatures *x = (const void *)s;
-        c->f12.vulkanMemoryModel |= x->vulkanMemoryModel;
-        c->f12.vulkanMemoryModelDeviceScope |= x->vulkanMemoryModelDeviceScope;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES:
-        c->f12.bufferDeviceAddress |=
-            ((const VkPhysicalDeviceBufferDeviceAddressFeatures *)(const void *)s)
-                ->bufferDeviceAddress;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES:
-        c->f13.synchronization2 |=
-            ((const VkPhysicalDeviceSynchronization2Features *)(const void *)s)->synchronization2;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES: {
-        const VkPhysicalDeviceSubgroupSizeControlFeatures *x = (const void *)s;
-        c->f13.subgroupSizeControl |= x->subgroupSizeControl;
-        c->f13.computeFullSubgroups |= x->computeFullSubgroups;
-        break;
-      }
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT:
-        c->pipeline_robustness |=
-            ((const VkPhysicalDevicePipelineRobustnessFeaturesEXT *)(const void *)s)
-                ->pipelineRobustness;
-        break;
-      case VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES:
-        c->f13.shaderIntegerDotProduct |=
-            ((const VkPhysicalDeviceShaderIntegerDotProductFeatures *)(const void *)s)
-                ->shaderIntegerDotProduct;
-        break;
-      default: break; /* a struct tandem does not read */
-    }
+    tandem_vk_feature_chain_or(c, s); /* vk_physical.c's table */
   }
   return TANDEM_OK;
-}
-
-/* Appends ", name" (or "name") to |list|. */
-static void tandem_vk_list_add(char *list, size_t cap, const char *name) {
-  size_t used = strlen(list);
-  snprintf(list + used, cap - used, "%s%s", used ? ", " : "", name);
 }
 
 /* Checks the application's description and fills |g| from it: physical
@@ -215,14 +95,9 @@ tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_devi
   tandem_vk_feature_chain_t have;
   tandem_vk_feature_chain_init(&have);
   vkGetPhysicalDeviceFeatures2(g->physical, &have.f);
-  tandem_vk_chain_and(enabled, &have);
+  tandem_vk_feature_chain_and(enabled, &have);
   char missing[512] = "";
-  if (!enabled->f12.timelineSemaphore)
-    tandem_vk_list_add(missing, sizeof missing,
-                       "feature timelineSemaphore (VkPhysicalDeviceVulkan12Features)");
-  if (!enabled->f13.synchronization2)
-    tandem_vk_list_add(missing, sizeof missing,
-                       "feature synchronization2 (VkPhysicalDeviceVulkan13Features)");
+  tandem_vk_features_missing(enabled, missing, sizeof missing);
   if (missing[0])
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "vulkan_device: the VkDevice on GPU '%s' was not created with %s, which "

@@ -183,8 +183,21 @@ void tandem_vk_feature_chain_init(tandem_vk_feature_chain_t *c);
 uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
                                    const VkPhysicalDeviceVulkan11Properties *p11,
                                    const VkPhysicalDeviceVulkan13Properties *p13);
+/* TANDEM_GPU_* feature bits (tandem_gpu_feature_t) from a queried chain. */
+uint32_t tandem_vk_gpu_features(const tandem_vk_feature_chain_t *c);
 /* Keeps in |c| only the optional features tandem enables. */
 void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c);
+/* ORs the features of |s| (one struct of a vkCreateDevice chain: a core
+ * features struct whole, or a pre-promotion struct's members tandem reads)
+ * into |c|; a struct tandem does not read changes nothing. */
+void tandem_vk_feature_chain_or(tandem_vk_feature_chain_t *c, const VkBaseInStructure *s);
+/* Appends to |list| (|cap| bytes, ", "-separated) "feature name (struct)"
+ * for each feature tandem needs that |c| lacks. */
+void tandem_vk_features_missing(const tandem_vk_feature_chain_t *c, char *list, size_t cap);
+/* ANDs every feature of the core structs of |have| into |c| (what is
+ * enabled and supported). */
+void tandem_vk_feature_chain_and(tandem_vk_feature_chain_t *c,
+                                 const tandem_vk_feature_chain_t *have);
 /* Describes |pd| (GPU |index|) into |info|. Errors: OUT_OF_MEMORY, or the
  * extension enumeration's own. */
 tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index, tandem_device_info_t *info);

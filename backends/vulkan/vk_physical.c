@@ -7,6 +7,7 @@
  * decided from what the device reports (vkGetPhysicalDeviceFeatures2,
  * extension lists), never from whether a function pointer loaded.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,49 +31,190 @@ void tandem_vk_feature_chain_init(tandem_vk_feature_chain_t *c) {
   c->f.pNext = &c->f11;
 }
 
+/*--------------------------------------------------------------------------
+ * The features tandem reads, one row each: where the VkBool32 sits in
+ * tandem_vk_feature_chain_t, what it gives (a shader feature bit, a GPU
+ * feature bit), whether tandem enables it wherever the device has it, and
+ * the struct that carried it before Vulkan 1.2/1.3 promoted it (an
+ * application's vkCreateDevice chain may name either). Every loop over
+ * features below walks this table; what a device has is always read from
+ * vkGetPhysicalDeviceFeatures2 or the application's chain, never inferred
+ * from a function pointer.
+ *--------------------------------------------------------------------------*/
+
+typedef struct tandem_vk_feature {
+  const char *name;          /* the member's name */
+  size_t at;                 /* its offset in tandem_vk_feature_chain_t */
+  uint32_t shader_bit;       /* tandem_shader_feature_t it gives (0: none) */
+  uint32_t gpu_bit;          /* tandem_gpu_feature_t it gives (0: none) */
+  bool optional;             /* enabled wherever the device has it (chain_select) */
+  bool required;             /* an application's VkDevice must have it enabled */
+  VkStructureType from_type; /* the pre-promotion struct carrying it (0: none) */
+  size_t from_at;            /* its offset there */
+} tandem_vk_feature_t;
+
+#define TANDEM_VK_AT(member) offsetof(tandem_vk_feature_chain_t, member)
+#define TANDEM_VK_FROM(type, stype, member) VK_STRUCTURE_TYPE_##stype, offsetof(type, member)
+#define TANDEM_VK_CORE_ONLY (VkStructureType)0, 0
+
+static const tandem_vk_feature_t tandem_vk_features[] = {
+    {"shaderInt16", TANDEM_VK_AT(f.features.shaderInt16), TANDEM_SHADER_INT16, 0, true, false,
+     TANDEM_VK_CORE_ONLY},
+    {"shaderInt64", TANDEM_VK_AT(f.features.shaderInt64), TANDEM_SHADER_INT64, 0, true, false,
+     TANDEM_VK_CORE_ONLY},
+    {"shaderFloat64", TANDEM_VK_AT(f.features.shaderFloat64), TANDEM_SHADER_FLOAT64, 0, true, false,
+     TANDEM_VK_CORE_ONLY},
+    {"storageBuffer16BitAccess", TANDEM_VK_AT(f11.storageBuffer16BitAccess),
+     TANDEM_SHADER_STORAGE_BUFFER_16BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice16BitStorageFeatures, PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                    storageBuffer16BitAccess)},
+    {"uniformAndStorageBuffer16BitAccess", TANDEM_VK_AT(f11.uniformAndStorageBuffer16BitAccess),
+     TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_16BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice16BitStorageFeatures, PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                    uniformAndStorageBuffer16BitAccess)},
+    {"storagePushConstant16", TANDEM_VK_AT(f11.storagePushConstant16),
+     TANDEM_SHADER_PUSH_CONSTANT_16BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice16BitStorageFeatures, PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                    storagePushConstant16)},
+    {"storageBuffer8BitAccess", TANDEM_VK_AT(f12.storageBuffer8BitAccess),
+     TANDEM_SHADER_STORAGE_BUFFER_8BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice8BitStorageFeatures, PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                    storageBuffer8BitAccess)},
+    {"uniformAndStorageBuffer8BitAccess", TANDEM_VK_AT(f12.uniformAndStorageBuffer8BitAccess),
+     TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_8BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice8BitStorageFeatures, PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                    uniformAndStorageBuffer8BitAccess)},
+    {"storagePushConstant8", TANDEM_VK_AT(f12.storagePushConstant8),
+     TANDEM_SHADER_PUSH_CONSTANT_8BIT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDevice8BitStorageFeatures, PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
+                    storagePushConstant8)},
+    {"shaderFloat16", TANDEM_VK_AT(f12.shaderFloat16), TANDEM_SHADER_FLOAT16, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderFloat16Int8Features,
+                    PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, shaderFloat16)},
+    {"shaderInt8", TANDEM_VK_AT(f12.shaderInt8), TANDEM_SHADER_INT8, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderFloat16Int8Features,
+                    PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES, shaderInt8)},
+    {"timelineSemaphore", TANDEM_VK_AT(f12.timelineSemaphore), 0, TANDEM_GPU_TIMELINE_SEMAPHORE,
+     false, true,
+     TANDEM_VK_FROM(VkPhysicalDeviceTimelineSemaphoreFeatures,
+                    PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES, timelineSemaphore)},
+    {"hostQueryReset", TANDEM_VK_AT(f12.hostQueryReset), 0, 0, false, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceHostQueryResetFeatures,
+                    PHYSICAL_DEVICE_HOST_QUERY_RESET_FEATURES, hostQueryReset)},
+    {"shaderSubgroupExtendedTypes", TANDEM_VK_AT(f12.shaderSubgroupExtendedTypes),
+     TANDEM_SHADER_SUBGROUP_EXTENDED_TYPES, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderSubgroupExtendedTypesFeatures,
+                    PHYSICAL_DEVICE_SHADER_SUBGROUP_EXTENDED_TYPES_FEATURES,
+                    shaderSubgroupExtendedTypes)},
+    {"shaderBufferInt64Atomics", TANDEM_VK_AT(f12.shaderBufferInt64Atomics),
+     TANDEM_SHADER_INT64_ATOMICS, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderAtomicInt64Features,
+                    PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES, shaderBufferInt64Atomics)},
+    {"vulkanMemoryModel", TANDEM_VK_AT(f12.vulkanMemoryModel), TANDEM_SHADER_VULKAN_MEMORY_MODEL, 0,
+     true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceVulkanMemoryModelFeatures,
+                    PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, vulkanMemoryModel)},
+    {"vulkanMemoryModelDeviceScope", TANDEM_VK_AT(f12.vulkanMemoryModelDeviceScope),
+     TANDEM_SHADER_VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceVulkanMemoryModelFeatures,
+                    PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES, vulkanMemoryModelDeviceScope)},
+    {"bufferDeviceAddress", TANDEM_VK_AT(f12.bufferDeviceAddress), 0,
+     TANDEM_GPU_BUFFER_DEVICE_ADDRESS, false, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceBufferDeviceAddressFeatures,
+                    PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES, bufferDeviceAddress)},
+    {"synchronization2", TANDEM_VK_AT(f13.synchronization2), 0, TANDEM_GPU_SYNCHRONIZATION2, false,
+     true,
+     TANDEM_VK_FROM(VkPhysicalDeviceSynchronization2Features,
+                    PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES, synchronization2)},
+    /* Its shader bit also needs compute among requiredSubgroupSizeStages
+     * (tandem_vk_shader_features). */
+    {"subgroupSizeControl", TANDEM_VK_AT(f13.subgroupSizeControl), 0, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceSubgroupSizeControlFeatures,
+                    PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES, subgroupSizeControl)},
+    {"computeFullSubgroups", TANDEM_VK_AT(f13.computeFullSubgroups), TANDEM_SHADER_FULL_SUBGROUPS,
+     0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceSubgroupSizeControlFeatures,
+                    PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES, computeFullSubgroups)},
+    {"shaderIntegerDotProduct", TANDEM_VK_AT(f13.shaderIntegerDotProduct),
+     TANDEM_SHADER_INTEGER_DOT_PRODUCT, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderIntegerDotProductFeatures,
+                    PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, shaderIntegerDotProduct)},
+    /* Outside the chain (tandem_vk_feature_chain_t): only as read from an
+     * application's chain; tandem_vk_describe queries it on its own. */
+    {"pipelineRobustness", TANDEM_VK_AT(pipeline_robustness), 0, 0, false, false,
+     TANDEM_VK_FROM(VkPhysicalDevicePipelineRobustnessFeaturesEXT,
+                    PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT, pipelineRobustness)},
+};
+
+/* The core feature structs of the chain, each read or combined whole: the
+ * run of VkBool32 members from |first| to |last| (no padding). */
+typedef struct tandem_vk_core_struct {
+  const char *name;
+  VkStructureType type;
+  size_t at;           /* the struct's offset in tandem_vk_feature_chain_t */
+  size_t first, count; /* its VkBool32 members: offset of the first, how many */
+} tandem_vk_core_struct_t;
+
+#define TANDEM_VK_CORE(stype, member, type, first, last)                           \
+  {                                                                                \
+#type, VK_STRUCTURE_TYPE_##stype, TANDEM_VK_AT(member), offsetof(type, first), \
+        (offsetof(type, last) - offsetof(type, first)) / sizeof(VkBool32) + 1      \
+  }
+
+static const tandem_vk_core_struct_t tandem_vk_core_structs[] = {
+    TANDEM_VK_CORE(PHYSICAL_DEVICE_FEATURES_2, f, VkPhysicalDeviceFeatures2,
+                   features.robustBufferAccess, features.inheritedQueries),
+    TANDEM_VK_CORE(PHYSICAL_DEVICE_VULKAN_1_1_FEATURES, f11, VkPhysicalDeviceVulkan11Features,
+                   storageBuffer16BitAccess, shaderDrawParameters),
+    TANDEM_VK_CORE(PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, f12, VkPhysicalDeviceVulkan12Features,
+                   samplerMirrorClampToEdge, subgroupBroadcastDynamicId),
+    TANDEM_VK_CORE(PHYSICAL_DEVICE_VULKAN_1_3_FEATURES, f13, VkPhysicalDeviceVulkan13Features,
+                   robustImageAccess, maintenance4),
+};
+
+#define TANDEM_VK_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static VkBool32 *tandem_vk_feature_in(tandem_vk_feature_chain_t *c, size_t at) {
+  return (VkBool32 *)((char *)c + at);
+}
+
+static VkBool32 tandem_vk_feature_of(const tandem_vk_feature_chain_t *c, size_t at) {
+  return *(const VkBool32 *)((const char *)c + at);
+}
+
 /* Shader feature bits from a queried chain and the subgroup properties. */
 uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
                                    const VkPhysicalDeviceVulkan11Properties *p11,
                                    const VkPhysicalDeviceVulkan13Properties *p13) {
   uint32_t bits = 0;
-#define TANDEM_VK_BIT(cond, bit) \
-  if (cond) bits |= (bit)
-  TANDEM_VK_BIT(c->f12.shaderFloat16, TANDEM_SHADER_FLOAT16);
-  TANDEM_VK_BIT(c->f12.shaderInt8, TANDEM_SHADER_INT8);
-  TANDEM_VK_BIT(c->f.features.shaderInt16, TANDEM_SHADER_INT16);
-  TANDEM_VK_BIT(c->f.features.shaderInt64, TANDEM_SHADER_INT64);
-  TANDEM_VK_BIT(c->f.features.shaderFloat64, TANDEM_SHADER_FLOAT64);
-  TANDEM_VK_BIT(c->f11.storageBuffer16BitAccess, TANDEM_SHADER_STORAGE_BUFFER_16BIT);
-  TANDEM_VK_BIT(c->f11.uniformAndStorageBuffer16BitAccess,
-                TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_16BIT);
-  TANDEM_VK_BIT(c->f11.storagePushConstant16, TANDEM_SHADER_PUSH_CONSTANT_16BIT);
-  TANDEM_VK_BIT(c->f12.storageBuffer8BitAccess, TANDEM_SHADER_STORAGE_BUFFER_8BIT);
-  TANDEM_VK_BIT(c->f12.uniformAndStorageBuffer8BitAccess,
-                TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_8BIT);
-  TANDEM_VK_BIT(c->f12.storagePushConstant8, TANDEM_SHADER_PUSH_CONSTANT_8BIT);
-  TANDEM_VK_BIT(c->f12.shaderSubgroupExtendedTypes, TANDEM_SHADER_SUBGROUP_EXTENDED_TYPES);
-  TANDEM_VK_BIT(c->f12.shaderBufferInt64Atomics, TANDEM_SHADER_INT64_ATOMICS);
-  TANDEM_VK_BIT(c->f12.vulkanMemoryModel, TANDEM_SHADER_VULKAN_MEMORY_MODEL);
-  TANDEM_VK_BIT(c->f12.vulkanMemoryModelDeviceScope,
-                TANDEM_SHADER_VULKAN_MEMORY_MODEL_DEVICE_SCOPE);
-  TANDEM_VK_BIT(c->f13.shaderIntegerDotProduct, TANDEM_SHADER_INTEGER_DOT_PRODUCT);
-  TANDEM_VK_BIT(c->f13.subgroupSizeControl &&
-                    (p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT),
-                TANDEM_SHADER_SUBGROUP_SIZE_CONTROL);
-  TANDEM_VK_BIT(c->f13.computeFullSubgroups, TANDEM_SHADER_FULL_SUBGROUPS);
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_features); i++)
+    if (tandem_vk_feature_of(c, tandem_vk_features[i].at)) bits |= tandem_vk_features[i].shader_bit;
+  if (c->f13.subgroupSizeControl && (p13->requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT))
+    bits |= TANDEM_SHADER_SUBGROUP_SIZE_CONTROL;
   if (p11->subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) {
-    VkSubgroupFeatureFlags ops = p11->subgroupSupportedOperations;
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_BASIC_BIT, TANDEM_SHADER_SUBGROUP_BASIC);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_VOTE_BIT, TANDEM_SHADER_SUBGROUP_VOTE);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, TANDEM_SHADER_SUBGROUP_ARITHMETIC);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_BALLOT_BIT, TANDEM_SHADER_SUBGROUP_BALLOT);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_SHUFFLE_BIT, TANDEM_SHADER_SUBGROUP_SHUFFLE);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT,
-                  TANDEM_SHADER_SUBGROUP_SHUFFLE_RELATIVE);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_CLUSTERED_BIT, TANDEM_SHADER_SUBGROUP_CLUSTERED);
-    TANDEM_VK_BIT(ops & VK_SUBGROUP_FEATURE_QUAD_BIT, TANDEM_SHADER_SUBGROUP_QUAD);
+    static const struct {
+      VkSubgroupFeatureFlagBits op;
+      uint32_t bit;
+    } ops[] = {
+        {VK_SUBGROUP_FEATURE_BASIC_BIT, TANDEM_SHADER_SUBGROUP_BASIC},
+        {VK_SUBGROUP_FEATURE_VOTE_BIT, TANDEM_SHADER_SUBGROUP_VOTE},
+        {VK_SUBGROUP_FEATURE_ARITHMETIC_BIT, TANDEM_SHADER_SUBGROUP_ARITHMETIC},
+        {VK_SUBGROUP_FEATURE_BALLOT_BIT, TANDEM_SHADER_SUBGROUP_BALLOT},
+        {VK_SUBGROUP_FEATURE_SHUFFLE_BIT, TANDEM_SHADER_SUBGROUP_SHUFFLE},
+        {VK_SUBGROUP_FEATURE_SHUFFLE_RELATIVE_BIT, TANDEM_SHADER_SUBGROUP_SHUFFLE_RELATIVE},
+        {VK_SUBGROUP_FEATURE_CLUSTERED_BIT, TANDEM_SHADER_SUBGROUP_CLUSTERED},
+        {VK_SUBGROUP_FEATURE_QUAD_BIT, TANDEM_SHADER_SUBGROUP_QUAD},
+    };
+    for (size_t i = 0; i < TANDEM_VK_COUNT(ops); i++)
+      if (p11->subgroupSupportedOperations & ops[i].op) bits |= ops[i].bit;
   }
-#undef TANDEM_VK_BIT
+  return bits;
+}
+
+uint32_t tandem_vk_gpu_features(const tandem_vk_feature_chain_t *c) {
+  uint32_t bits = 0;
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_features); i++)
+    if (tandem_vk_feature_of(c, tandem_vk_features[i].at)) bits |= tandem_vk_features[i].gpu_bit;
   return bits;
 }
 
@@ -82,29 +224,56 @@ uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
 void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c) {
   tandem_vk_feature_chain_t keep;
   tandem_vk_feature_chain_init(&keep);
-  keep.f.features.shaderInt16 = c->f.features.shaderInt16;
-  keep.f.features.shaderInt64 = c->f.features.shaderInt64;
-  keep.f.features.shaderFloat64 = c->f.features.shaderFloat64;
-  keep.f11.storageBuffer16BitAccess = c->f11.storageBuffer16BitAccess;
-  keep.f11.uniformAndStorageBuffer16BitAccess = c->f11.uniformAndStorageBuffer16BitAccess;
-  keep.f11.storagePushConstant16 = c->f11.storagePushConstant16;
-  keep.f12.storageBuffer8BitAccess = c->f12.storageBuffer8BitAccess;
-  keep.f12.uniformAndStorageBuffer8BitAccess = c->f12.uniformAndStorageBuffer8BitAccess;
-  keep.f12.storagePushConstant8 = c->f12.storagePushConstant8;
-  keep.f12.shaderFloat16 = c->f12.shaderFloat16;
-  keep.f12.shaderInt8 = c->f12.shaderInt8;
-  keep.f12.shaderSubgroupExtendedTypes = c->f12.shaderSubgroupExtendedTypes;
-  keep.f12.shaderBufferInt64Atomics = c->f12.shaderBufferInt64Atomics;
-  keep.f12.vulkanMemoryModel = c->f12.vulkanMemoryModel;
-  keep.f12.vulkanMemoryModelDeviceScope = c->f12.vulkanMemoryModelDeviceScope;
-  keep.f13.shaderIntegerDotProduct = c->f13.shaderIntegerDotProduct;
-  keep.f13.subgroupSizeControl = c->f13.subgroupSizeControl;
-  keep.f13.computeFullSubgroups = c->f13.computeFullSubgroups;
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_features); i++)
+    if (tandem_vk_features[i].optional)
+      *tandem_vk_feature_in(&keep, tandem_vk_features[i].at) =
+          tandem_vk_feature_of(c, tandem_vk_features[i].at);
   *c = keep;
   c->f.pNext = &c->f11;
   c->f11.pNext = &c->f12;
   c->f12.pNext = &c->f13;
   c->f13.pNext = NULL;
+}
+
+void tandem_vk_feature_chain_or(tandem_vk_feature_chain_t *c, const VkBaseInStructure *s) {
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_core_structs); i++) {
+    const tandem_vk_core_struct_t *t = &tandem_vk_core_structs[i];
+    if (s->sType != t->type) continue;
+    VkBool32 *d = tandem_vk_feature_in(c, t->at + t->first);
+    const VkBool32 *x = (const VkBool32 *)((const char *)s + t->first);
+    for (size_t k = 0; k < t->count; k++) d[k] = d[k] || x[k];
+    return;
+  }
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_features); i++) {
+    const tandem_vk_feature_t *f = &tandem_vk_features[i];
+    if (f->from_type && s->sType == f->from_type)
+      *tandem_vk_feature_in(c, f->at) |= *(const VkBool32 *)((const char *)s + f->from_at);
+  }
+}
+
+void tandem_vk_features_missing(const tandem_vk_feature_chain_t *c, char *list, size_t cap) {
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_features); i++) {
+    const tandem_vk_feature_t *f = &tandem_vk_features[i];
+    if (!f->required || tandem_vk_feature_of(c, f->at)) continue;
+    const char *in = "";
+    for (size_t k = 0; k < TANDEM_VK_COUNT(tandem_vk_core_structs); k++) {
+      const tandem_vk_core_struct_t *t = &tandem_vk_core_structs[k];
+      if (f->at >= t->at + t->first && f->at < t->at + t->first + t->count * sizeof(VkBool32))
+        in = t->name;
+    }
+    size_t used = strlen(list);
+    snprintf(list + used, cap - used, "%sfeature %s (%s)", used ? ", " : "", f->name, in);
+  }
+}
+
+void tandem_vk_feature_chain_and(tandem_vk_feature_chain_t *c,
+                                 const tandem_vk_feature_chain_t *have) {
+  for (size_t i = 0; i < TANDEM_VK_COUNT(tandem_vk_core_structs); i++) {
+    const tandem_vk_core_struct_t *t = &tandem_vk_core_structs[i];
+    VkBool32 *d = tandem_vk_feature_in(c, t->at + t->first);
+    const VkBool32 *h = (const VkBool32 *)((const char *)have + t->at + t->first);
+    for (size_t k = 0; k < t->count; k++) d[k] = d[k] && h[k];
+  }
 }
 
 /* Fails (OUT_OF_MEMORY, or the enumeration's own error) rather than describe
@@ -149,9 +318,7 @@ tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
     tandem_vk_feature_chain_t c;
     tandem_vk_feature_chain_init(&c);
     vkGetPhysicalDeviceFeatures2(pd, &c.f);
-    if (c.f12.timelineSemaphore) info->features |= TANDEM_GPU_TIMELINE_SEMAPHORE;
-    if (c.f12.bufferDeviceAddress) info->features |= TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
-    if (c.f13.synchronization2) info->features |= TANDEM_GPU_SYNCHRONIZATION2;
+    info->features |= tandem_vk_gpu_features(&c);
     info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
     info->subgroup_size = p11.subgroupSize;
     _Static_assert(sizeof info->device_uuid == VK_UUID_SIZE, "deviceUUID fits the info");
