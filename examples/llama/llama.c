@@ -44,8 +44,10 @@
  * shuffle reductions; invocations per row and workgroup size as
  * specialization constants picked per device), the Q/K/V one with RoPE and
  * the KV-cache write fused, then attention_cached.glsl (keys and values from
- * the cache in one round of loads); a node's trailing workgroups prefetch a
- * later node's weights into the L2 cache (prefetch.glsl, --prefetch). The
+ * the cache in one round of loads); with --attention fused the attention and
+ * the output product are one node (attn_o.glsl), with --prefetch on a node's
+ * trailing workgroups read a later node's weights into the L2 cache
+ * (prefetch.glsl) — both measured slower on the H100 and off by default. The
  * first kernels (one subgroup per row, RoPE in the attention) stay behind
  * --matvec old / --attention spread|plain. Workgroup size is specialization
  * constant 0 everywhere; 16-bit storage for the embedding.
@@ -83,10 +85,10 @@ typedef struct options {
   bool npu;
   bool attention_plain;  /* --attention plain: the kernel before the spread one */
   bool attention_spread; /* --attention spread: the spread kernel (RoPE in the attention) */
-  bool attention_cached; /* --attention cached: attention and o_proj as two nodes */
+  bool attention_fused;  /* --attention fused: attention and o_proj as one node */
   bool matvec_old;       /* --matvec old: one subgroup per row, the first kernels */
   uint32_t lanes;        /* --lanes: invocations per row of the wide mat-vecs; 0: per matrix */
-  int prefetch;          /* --prefetch: 1 on, 0 off, -1 (default) on a GPU, off on a CPU */
+  int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -138,12 +140,12 @@ static void usage(FILE *f) {
              "  --npu-rows N       as --npu, with the vocabulary's last N rows on the NPU\n"
              "  --block N          workgroup size, a power of two 32..1024 (default 128; 64 on\n"
              "                     a CPU device); attention and argmax use larger ones\n"
-             "  --attention K      fused | cached | spread | plain: fused (default): RoPE and\n"
-             "                     the KV-cache write in the Q/K/V product, then the attention\n"
-             "                     and the output product as one node (each workgroup computes\n"
-             "                     the whole attention, then its rows of W_o); cached: the same\n"
-             "                     with the attention a node of its own, reading every key and\n"
-             "                     value from the cache in one round of loads;\n"
+             "  --attention K      cached | fused | spread | plain: cached (default): RoPE and\n"
+             "                     the KV-cache write in the Q/K/V product, the attention\n"
+             "                     reading every key and value from the cache in one round of\n"
+             "                     loads; fused: the attention and the output product as one\n"
+             "                     node (each workgroup computes the whole attention, then its\n"
+             "                     rows of W_o; slower on the H100, bench/NOTES.md 2026-12-05);\n"
              "                     spread: RoPE and the cache write in the attention, its dot\n"
              "                     products spread over the workgroup; plain: as spread, one\n"
              "                     invocation per row (the first version)\n"
@@ -152,10 +154,10 @@ static void usage(FILE *f) {
              "                     per row (the first version)\n"
              "  --lanes N          invocations per row of the wide mat-vecs, a power of two up\n"
              "                     to the subgroup size (default: chosen per matrix)\n"
-             "  --prefetch on|off  on (default with the wide mat-vecs on a GPU; off on a CPU\n"
-             "                     device, where it only costs time): trailing\n"
-             "                     workgroups of a node read weights a later node needs, so\n"
-             "                     that they are in the L2 cache by then\n"
+             "  --prefetch on|off  on: trailing workgroups of a node read weights a later node\n"
+             "                     needs, so that they are in the L2 cache by then (off by\n"
+             "                     default: it made the H100's dependent dispatches slower,\n"
+             "                     bench/NOTES.md 2026-12-05)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --gpu N            Vulkan device index (default 0)\n"
@@ -180,7 +182,7 @@ static options_t *parse_options(int argc, char **argv) {
   if (!o) die("out of memory");
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
-  o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = -1;
+  o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -227,11 +229,11 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--chunk")) {
       o->chunk = (uint32_t)parse_uint(a, v, 1, 64), i++;
     } else if (!strcmp(a, "--attention")) {
-      o->attention_plain = o->attention_spread = o->attention_cached = false;
+      o->attention_plain = o->attention_spread = o->attention_fused = false;
       if (v && !strcmp(v, "spread")) o->attention_spread = true;
       else if (v && !strcmp(v, "plain")) o->attention_plain = true;
-      else if (v && !strcmp(v, "cached")) o->attention_cached = true;
-      else if (!v || strcmp(v, "fused")) die("--attention: fused, cached, spread or plain");
+      else if (v && !strcmp(v, "fused")) o->attention_fused = true;
+      else if (!v || strcmp(v, "cached")) die("--attention: cached, fused, spread or plain");
       i++;
     } else if (!strcmp(a, "--matvec")) {
       if (v && !strcmp(v, "old")) o->matvec_old = true;
@@ -1369,10 +1371,10 @@ int main(int argc, char **argv) {
            "intermediate sizes that are multiples of 8; using --matvec old\n");
   if (o->lanes && !g.mv_wide) die("--lanes is for the wide mat-vecs (--matvec wide)");
   g.lanes = o->lanes;
-  /* One subgroup per workgroup on a GPU: with a subgroup per row, each
-   * product has a workgroup per row (576-1536; the H200 ran them faster than
-   * workgroups of two or four rows). */
-  g.mv_block = o->block || g.info.is_cpu ? g.block : sg;
+  /* Two subgroups per workgroup on a GPU (the H200, 2026-12-05: with a
+   * subgroup per row, two rows per workgroup gave the fastest step measured,
+   * 734 us of GPU time against 892 for the first kernels). */
+  g.mv_block = o->block || g.info.is_cpu ? g.block : 2 * sg;
   if (g.mv_block > g.info.max_local_invocations) g.mv_block = g.block;
   /* The cached attention: a workgroup of head_dim / 4 subgroups (one per
    * vec4 column of the head), clusters of up to a subgroup per cached row. */
@@ -1389,7 +1391,7 @@ int main(int argc, char **argv) {
    * read as uvec4 (heads x head_dim a multiple of 8), its shared memory */
   const uint64_t fused_shared =
       4ull * (2 * g.qdim + (uint64_t)c->heads * g.max_seq + c->heads + dv * sg / 4 + 1);
-  g.attn_fused = g.attn_cached && !o->attention_cached && g.qdim % 8 == 0 &&
+  g.attn_fused = g.attn_cached && o->attention_fused && g.qdim % 8 == 0 &&
                  fused_shared <= g.info.max_shared_memory_bytes;
   if (g.attn_cached) g.attn_block = dv * sg;
   else
@@ -1423,7 +1425,7 @@ int main(int argc, char **argv) {
   /* --prefetch: sizes of what each prefetching node reads ahead, and the
    * trailing workgroups (four 16-byte loads an invocation) that read it */
   if (o->prefetch == 1 && !g.mv_wide) die("--prefetch on needs the wide mat-vecs");
-  if (g.mv_wide && (o->prefetch == 1 || (o->prefetch == -1 && !g.info.is_cpu))) {
+  if (g.mv_wide && o->prefetch == 1) {
     if (g.attn_fused) {
       g.pf_qkv = 2ull * c->dim * g.qdim;                                /* o_proj */
       g.pf_attn = g.at[0].down + 2ull * c->dim * c->ffn - g.at[0].gate; /* gate, up, down */

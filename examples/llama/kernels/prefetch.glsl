@@ -8,7 +8,9 @@
 // includes this defines PF_BINDING (the binding of the weights to prefetch;
 // PF_BINDING + 1 is a sink that keeps the loads) and calls prefetch_group()
 // first: the workgroups numbered PF_MAIN and up only prefetch; the host
-// dispatches PF_MAIN workgroups (no prefetch) or more.
+// dispatches PF_MAIN workgroups (no prefetch) or more. Measured on the H100
+// (2026-12-05) it made the prefetching nodes slower than the time it saved
+// the next ones, so it is opt-in (--prefetch on; bench/NOTES.md).
 layout(constant_id = 20) const uint PF_MAIN = 1;   // workgroups doing the kernel's own work
 layout(constant_id = 21) const uint PF_COUNT = 0;  // uvec4 to prefetch
 
