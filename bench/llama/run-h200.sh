@@ -91,7 +91,7 @@ step "compare with transformers (float32)"
 step "tandem: the 2026-12-02 kernels (--matvec old --attention spread), --bench"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench --matvec old \
   --attention spread --json "$run/tandem-before.json" 2>&1 | tee "$run/tandem-before.txt" || rc=1
-IFS=';' read -r -a bvariants <<< "${BENCH_VARIANTS---attention spread;--lanes 8;--lanes 32;--block 128;--block 32}"
+IFS=';' read -r -a bvariants <<< "${BENCH_VARIANTS---attention spread;--lanes 16;--block 32;--attention fused;--prefetch on}"
 for v in "${bvariants[@]}"; do
   [ -n "$v" ] || continue
   name=b$(echo "$v" | tr -d ' -')
@@ -120,7 +120,7 @@ fi
 step "tandem: timing (no timestamps), the defaults and variants"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps \
   --json "$run/tandem-notimestamps.json" 2>&1 | tee "$run/tandem-notimestamps.txt" || rc=1
-IFS=';' read -r -a variants <<< "${VARIANTS---matvec old --attention spread;--inflight 1;--inflight 3;--chunk 63 --inflight 1;--chunk 63 --inflight 2}"
+IFS=';' read -r -a variants <<< "${VARIANTS---matvec old --attention spread;--inflight 1;--chunk 63 --inflight 1;--attention fused;--prefetch on}"
 for v in "${variants[@]}"; do
   [ -n "$v" ] || continue
   name=v$(echo "$v" | tr -d ' -')
