@@ -35,7 +35,7 @@ typedef struct edge_xrt {
   int (*XclbinFreeHandle)(xrtXclbinHandle);
   xrtKernelHandle (*PLKernelOpen)(xrtDeviceHandle, const xuid_t, const char *);
   int (*KernelClose)(xrtKernelHandle);
-  /* The bridge's registration (backends/xrt/xrt_bridge.h): the emulator's
+  /* The bridge's registration (internal/xrt_bridge_abi.h): the emulator's
    * XDNA mode refuses loading xclbins, as amdxdna does. */
   int (*BridgeRegisterXclbin)(void *, const char *, char *, size_t);
   xrtBufferHandle (*BOAlloc)(xrtDeviceHandle, size_t, xrtBufferFlags, xrtMemoryGroup);

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * xrt_bridge.h — the C interface of tandem's XRT bridge: the few things an
- * AMD XDNA NPU needs that XRT's C API cannot do, each a plain C function.
+ * xrt_bridge_abi.h — the C interface of tandem's XRT bridge: the few things
+ * an AMD XDNA NPU needs that XRT's C API cannot do, each a plain C function.
+ * It lives in internal/, below both of its sides: the XRT backend
+ * (backends/xrt/) calls it and the emulated NPU (npu/emu/) implements it,
+ * so neither reaches into the other's private files.
  *
  * XRT's C API cannot register an xclbin (xrtDeviceLoadXclbin* is refused by
  * the XDNA plugin: xclbins are registered, and loaded when a hardware context
@@ -25,8 +28,8 @@
  * or a negative errno; on failure |msg| (|cap| bytes, may be NULL/0) holds
  * the reason in words (XRT's what() text from the real bridge).
  */
-#ifndef TANDEM_BACKENDS_XRT_XRT_BRIDGE_H_
-#define TANDEM_BACKENDS_XRT_XRT_BRIDGE_H_
+#ifndef TANDEM_INTERNAL_XRT_BRIDGE_ABI_H_
+#define TANDEM_INTERNAL_XRT_BRIDGE_ABI_H_
 
 #include <stddef.h>
 
@@ -131,4 +134,4 @@ int tandemBridgeContextOpenElf(void *device, const char *elf_path, void **out_co
 }
 #endif
 
-#endif /* TANDEM_BACKENDS_XRT_XRT_BRIDGE_H_ */
+#endif /* TANDEM_INTERNAL_XRT_BRIDGE_ABI_H_ */

@@ -10,7 +10,7 @@
  * with it there), then on the loader's path.
  */
 #include "backends/xrt/xrt_api.h"
-#include "backends/xrt/xrt_bridge.h"
+#include "internal/xrt_bridge_abi.h"
 
 #include <dlfcn.h>
 #include <limits.h>

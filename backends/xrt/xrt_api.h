@@ -65,7 +65,7 @@ typedef struct tandem_xrt_api {
   /* Optional: abort a run in flight (the emulated NPU's; XRT's abort is
    * xrt::run::abort, C++ only, on a run the C API cannot hand over). */
   int (*tandemEmuRunAbort)(xrtRunHandle rhdl);
-  /* The bridge (xrt_bridge.h), optional (all NULL when absent): the
+  /* The bridge (internal/xrt_bridge_abi.h), optional (all NULL when absent): the
    * emulated NPU's own, or libtandem_xrt_bridge.so beside libtandem for real
    * XRT >= 2.17. bridge_description names where it came from. */
   int (*tandemBridgeVersion)(void);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // xrt_bridge.cpp — tandem's XRT bridge over XRT's C++ API (the C interface
-// is backends/xrt/xrt_bridge.h). Tier 0: registering an xclbin with the
+// is internal/xrt_bridge_abi.h). Tier 0: registering an xclbin with the
 // device behind a C xrtDeviceHandle, and listing a kernel's arguments from
 // the xclbin's metadata. Tier 1: a hardware context per xclbin
 // (xrt::hw_context), kernels opened through it, runs with a timed wait that
@@ -12,7 +12,7 @@
 // point has C linkage and catches every exception, returning a negative
 // errno and XRT's what() text: nothing C++ crosses the interface.
 
-#include "backends/xrt/xrt_bridge.h"
+#include "internal/xrt_bridge_abi.h"
 
 #include <cerrno>
 #include <cstdio>

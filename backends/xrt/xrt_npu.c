@@ -9,7 +9,7 @@
  * amdxdna's XRT plugin requires. Data buffers live in bank
  * TANDEM_XRT_DATA_BANK (created before any kernel is known), so every
  * binding's kernel argument must be connected there. Under XDNA with a
- * bridge that has tier 1 (xrt_bridge.h), programs run through it: one
+ * bridge that has tier 1 (internal/xrt_bridge_abi.h), programs run through it: one
  * hardware context per xclbin shared by its programs, kernels opened through
  * it, the bridge's timed wait and abort; otherwise kernels open through
  * xrtPLKernelOpen (the XRT 2.13 seam, see xrt_api.h). A run that outlives the

@@ -9,7 +9,7 @@
  * a run is NEW -> QUEUED -> RUNNING -> COMPLETED | ERROR, restartable once
  * final (the XDNA mode reports a run in flight as NEW, as amdxdna does). TANDEM_EMU_DELAY_US adds a delay to every run (README.md), which an
  * abort ends early. The XDNA mode also implements the bridge's tiers 0 and 1
- * (backends/xrt/xrt_bridge.h): hardware contexts per xclbin, counted against
+ * (internal/xrt_bridge_abi.h): hardware contexts per xclbin, counted against
  * the firmware's limit (TANDEM_EMU_NPU), with kernels and runs through them.
  */
 #include <dlfcn.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 
 #include "emu_internal.h"
-#include "backends/xrt/xrt_bridge.h"
+#include "internal/xrt_bridge_abi.h"
 
 /* ---- device ---------------------------------------------------------- */
 
@@ -383,7 +383,7 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
   return emu_load(dev, x);
 }
 
-/* ---- the bridge (backends/xrt/xrt_bridge.h), XDNA mode ---------------- */
+/* ---- the bridge (internal/xrt_bridge_abi.h), XDNA mode ---------------- */
 
 static void tell(char *msg, size_t cap, const char *text) {
   if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", text);
@@ -911,7 +911,7 @@ EMU_EXPORT int xrtRunClose(xrtRunHandle rhdl) {
   return 0;
 }
 
-/* ---- the bridge's tier 1 (backends/xrt/xrt_bridge.h), XDNA mode ------- */
+/* ---- the bridge's tier 1 (internal/xrt_bridge_abi.h), XDNA mode ------- */
 
 static emu_context_t *context_from(void *h) {
   emu_context_t *c = h;

@@ -32,7 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/xrt/xrt_bridge.h"
+#include "internal/xrt_bridge_abi.h"
 #include "harness.h"
 #include "internal/xrt_headers.h"
 #include "xclbin_builder.h"
@@ -103,7 +103,7 @@ static void test_bridge_steps(void **state) {
   if (rc != 0) fail_msg("tandemBridgeContextOpen: %d (%s)", rc, msg);
   rc = B(tandemBridgeKernelOpen)(ctx, "MLIR_AIE", &kernel, msg, sizeof msg);
   if (rc != 0) fail_msg("tandemBridgeKernelOpen(MLIR_AIE): %d (%s)", rc, msg);
-  /* An unknown kernel is refused (xrt_bridge.h promises -ENOENT; what XRT
+  /* An unknown kernel is refused (xrt_bridge_abi.h promises -ENOENT; what XRT
    * 2.17 throws is printed, for the record). */
   rc = B(tandemBridgeKernelOpen)(ctx, "NOPE", &(void *){NULL}, msg, sizeof msg);
   printf("bridge: kernel NOPE refused: %d (%s)\n", rc, msg);

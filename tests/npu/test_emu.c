@@ -24,7 +24,7 @@
 
 #include "internal/xrt_headers.h"
 #include "internal/emu_dpu.h"
-#include "backends/xrt/xrt_bridge.h"
+#include "internal/xrt_bridge_abi.h"
 
 /* clang-format off */
 #define EMU_FUNCS(X)                                                                            \
@@ -41,7 +41,7 @@ static struct {
 #undef MEMBER
 } api;
 
-/* The bridge's registration (xrt_bridge.h), resolved by its C name. */
+/* The bridge's registration (internal/xrt_bridge_abi.h), resolved by its C name. */
 static __typeof__(&tandemBridgeRegisterXclbin) bridge_register;
 /* The emulator's run abort (not in XRT's C API). */
 static int (*run_abort)(xrtRunHandle);
