@@ -77,8 +77,9 @@ int th_own_device(void);
  * gpu_backend on the host GPU (a test device on host threads, three queues;
  * the test shaders run as their C twins, tests/harness_host.c), and
  * th_runtime_destroy fails the test when its ordering check found
- * conflicting accesses no wait ordered. Cases that need Vulkan itself skip
- * there (th_host(), with the reason beside them). */
+ * conflicting accesses no wait ordered. Cases that need Vulkan itself are
+ * skipped there by TH_RUN_GROUP, with their reasons, from one table
+ * (tests/backends_unsupported.c). */
 int th_host(void);
 /* Registers the test shaders' host twins (tests/harness_host.c); once. */
 void th__host_twins_register(void);
@@ -172,8 +173,11 @@ void th_read(tandem_buffer_t *buffer, uint64_t offset, void *data, uint64_t byte
 /* prepare + submit + wait (must be OK) + release, |times| times on one exec. */
 void th_run_graph(tandem_graph_t *graph, int times);
 
-/* Test entry point boilerplate. */
-#define TH_RUN_GROUP(tests) (th_init(), cmocka_run_group_tests((tests), NULL, NULL))
+/* Test entry point boilerplate: th_init(), then the group, less what
+ * tests/backends_unsupported.c lists for this program on this backend (each
+ * such test skipped with its reason; a program listed whole exits 77). */
+int th__run_group(const struct CMUnitTest *tests, size_t count, const char *file);
+#define TH_RUN_GROUP(tests) th__run_group((tests), sizeof(tests) / sizeof((tests)[0]), __FILE__)
 
 /* A zeroed kernel desc for |spirv| (|size| bytes) with the given contract and
  * push-constant bytes, and no default workgroup count. */

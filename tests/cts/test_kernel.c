@@ -346,7 +346,6 @@ static const char k_glsl_triple_add[] = "#version 450\n"
 
 static void test_glsl_source(void **state) {
   tandem_runtime_t *rt = *state;
-  if (th_host()) skip(); /* GLSL compiled at run time: no C twin on the host GPU */
   const tandem_binding_contract_t b[1] = {{N_BYTES, 4, TANDEM_ACCESS_READ_WRITE}};
   tandem_kernel_desc_t d = shader_desc("triple_add", NULL, 0, b, 1, 8);
   d.glsl_source = k_glsl_triple_add;
