@@ -162,7 +162,7 @@ static inline int emu_fail(int err) {
   return -err;
 }
 
-/* Device reference counting (device.c). emu_device_put_locked returns true
+/* Device reference counting (emu_device.c, below emu_bo.c and emulator.c). emu_device_put_locked returns true
  * when the caller must call emu_device_destroy after unlocking. */
 void emu_device_get_locked(emu_device_t *dev);
 bool emu_device_put_locked(emu_device_t *dev);

@@ -23,27 +23,7 @@
 #include "emu_internal.h"
 #include "internal/xrt_bridge_abi.h"
 
-/* ---- device ---------------------------------------------------------- */
-
-emu_device_t *emu_device_from(xrtDeviceHandle h) {
-  emu_device_t *dev = h;
-  if (dev == NULL || dev->magic != EMU_MAGIC_DEVICE) return NULL;
-  return dev;
-}
-
-void emu_device_get_locked(emu_device_t *dev) { dev->refs++; }
-
-bool emu_device_put_locked(emu_device_t *dev) { return --dev->refs == 0; }
-
-/* Last reference gone: the worker was joined by xrtDeviceClose. */
-void emu_device_destroy(emu_device_t *dev) {
-  dev->magic = EMU_MAGIC_DEAD;
-  if (dev->lib != NULL) dlclose(dev->lib);
-  pthread_cond_destroy(&dev->work_cv);
-  pthread_cond_destroy(&dev->done_cv);
-  pthread_mutex_destroy(&dev->mu);
-  free(dev);
-}
+/* ---- device (its reference count is emu_device.c's) ------------------ */
 
 /* Releases an in-flight execution's hold on its BOs (device lock held);
  * BOs whose last reference this was are chained onto *dead. */
