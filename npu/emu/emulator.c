@@ -365,7 +365,7 @@ EMU_EXPORT int xrtDeviceLoadXclbinHandle(xrtDeviceHandle dhdl, xrtXclbinHandle x
 
 /* ---- the bridge (internal/xrt_bridge_abi.h), XDNA mode ---------------- */
 
-static void tell(char *msg, size_t cap, const char *text) {
+static void emu_tell(char *msg, size_t cap, const char *text) {
   if (msg != NULL && cap > 0) snprintf(msg, cap, "%s", text);
 }
 
@@ -375,27 +375,27 @@ EMU_EXPORT int tandemBridgeRegisterXclbin(void *device, const char *xclbin_path,
                                           size_t cap) {
   emu_device_t *dev = emu_device_from(device);
   if (dev == NULL || xclbin_path == NULL) {
-    tell(msg, cap, "invalid device handle or path");
+    emu_tell(msg, cap, "invalid device handle or path");
     return emu_fail(EINVAL);
   }
   if (dev->mode != EMU_MODE_XDNA) {
-    tell(msg, cap,
-         "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
+    emu_tell(msg, cap,
+             "the emulated NPU's PLAIN mode (FPGA-style XRT) loads xclbins; it has no bridge");
     return emu_fail(ENOTSUP);
   }
   xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
   if (xh == NULL) {
     const int err = errno;
-    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    emu_tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
     return emu_fail(err);
   }
   const int rc = emu_load(dev, emu_xclbin_from(xh));
   xrtXclbinFreeHandle(xh);
   if (rc != 0)
-    tell(msg, cap,
-         rc == -EACCES  ? "the kernels library it names is not one the emulated NPU may load"
-         : rc == -EBUSY ? "kernels of another xclbin are still open"
-                        : strerror(-rc));
+    emu_tell(msg, cap,
+             rc == -EACCES  ? "the kernels library it names is not one the emulated NPU may load"
+             : rc == -EBUSY ? "kernels of another xclbin are still open"
+                            : strerror(-rc));
   return rc;
 }
 
@@ -409,7 +409,7 @@ EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, con
   xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
   if (xh == NULL) {
     const int err = errno;
-    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    emu_tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
     return emu_fail(err);
   }
   void *lib = NULL;
@@ -418,7 +418,7 @@ EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, con
   int rc = emu_open_library(emu_xclbin_from(xh), &lib, &table, &count);
   xrtXclbinFreeHandle(xh);
   if (rc != 0) {
-    tell(msg, cap, "its kernels library could not be loaded");
+    emu_tell(msg, cap, "its kernels library could not be loaded");
     return rc;
   }
   rc = -ENOENT;
@@ -430,8 +430,8 @@ EMU_EXPORT int tandemBridgeKernelArgs(void *device, const char *xclbin_path, con
   }
   dlclose(lib);
   if (rc < 0) {
-    tell(msg, cap,
-         rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
+    emu_tell(msg, cap,
+             rc == -ENOENT ? "no such kernel in the registered xclbin" : "too many arguments");
     return emu_fail(-rc);
   }
   return rc;
@@ -615,7 +615,7 @@ static emu_run_t *run_from(xrtRunHandle h) {
   return r;
 }
 
-static bool in_flight(const emu_run_t *r) {
+static bool run_in_flight(const emu_run_t *r) {
   return r->state == ERT_CMD_STATE_QUEUED || r->state == ERT_CMD_STATE_RUNNING;
 }
 
@@ -628,7 +628,7 @@ static bool in_flight(const emu_run_t *r) {
  * drivers/accel/amdxdna/aie2_ctx.c:443) until it ends. So an XDNA run in
  * flight reads NEW, like one never started. PLAIN mode shows the inside. */
 static enum ert_cmd_state reported_state_locked(const emu_run_t *r) {
-  if (r->kernel->dev->mode == EMU_MODE_XDNA && in_flight(r)) return ERT_CMD_STATE_NEW;
+  if (r->kernel->dev->mode == EMU_MODE_XDNA && run_in_flight(r)) return ERT_CMD_STATE_NEW;
   return r->state;
 }
 
@@ -720,7 +720,7 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
   pthread_mutex_lock(&dev->mu);
   int err = 0;
   if (dev->closing) err = ENODEV;
-  else if (in_flight(r)) err = EBUSY;
+  else if (run_in_flight(r)) err = EBUSY;
   /* PLAIN mode: every argument must be set. XDNA mode, as XRT: an unset
    * argument reads as zero (a scalar 0, a buffer NULL with size 0). */
   for (uint32_t i = 0; err == 0 && dev->mode == EMU_MODE_PLAIN && i < r->nargs; i++)
@@ -754,7 +754,7 @@ EMU_EXPORT int xrtRunStart(xrtRunHandle rhdl) {
 /* Waits until |r| is final or |deadline| (NULL: forever) passes; lock held. */
 static enum ert_cmd_state wait_locked(emu_run_t *r, const struct timespec *deadline) {
   emu_device_t *dev = r->kernel->dev;
-  while (in_flight(r)) {
+  while (run_in_flight(r)) {
     if (deadline == NULL) pthread_cond_wait(&dev->done_cv, &dev->mu);
     else if (pthread_cond_timedwait(&dev->done_cv, &dev->mu, deadline) == ETIMEDOUT) break;
   }
@@ -782,7 +782,7 @@ EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int time
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
   enum ert_cmd_state s = wait_locked(r, timeout_ms == 0 ? NULL : &deadline);
-  if (in_flight(r)) s = ERT_CMD_STATE_TIMEOUT;
+  if (run_in_flight(r)) s = ERT_CMD_STATE_TIMEOUT;
   pthread_mutex_unlock(&dev->mu);
   return s;
 }
@@ -797,7 +797,7 @@ EMU_EXPORT enum ert_cmd_state xrtRunWaitFor(xrtRunHandle rhdl, unsigned int time
  * plugin's ioctl wrapper throws that errno (src/shim/host/platform_host.cpp:
  * 72-76). So in the XDNA mode an abort of a run in flight is refused. */
 static bool abort_refused(const emu_run_t *r) {
-  return r->kernel->dev->mode == EMU_MODE_XDNA && in_flight(r);
+  return r->kernel->dev->mode == EMU_MODE_XDNA && run_in_flight(r);
 }
 
 /* Not XRT's C API (xrt::run::abort is C++): asks a queued or running run to
@@ -814,7 +814,7 @@ EMU_EXPORT int tandemEmuRunAbort(xrtRunHandle rhdl) {
     pthread_mutex_unlock(&dev->mu);
     return emu_fail(EOPNOTSUPP);
   }
-  if (in_flight(r)) r->abort_requested = true;
+  if (run_in_flight(r)) r->abort_requested = true;
   pthread_cond_broadcast(&dev->work_cv); /* a run in its delay ends now */
   pthread_mutex_unlock(&dev->mu);
   return 0;
@@ -855,7 +855,7 @@ EMU_EXPORT int xrtRunClose(xrtRunHandle rhdl) {
   if (r == NULL) return emu_fail(EINVAL);
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
-  if (in_flight(r)) {
+  if (run_in_flight(r)) {
     emu_inflight_closes++;
     const char *fatal = getenv("TANDEM_EMU_FATAL_CLOSE");
     if (fatal != NULL && strcmp(fatal, "1") == 0) {
@@ -908,17 +908,17 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
   if (out_context != NULL) *out_context = NULL;
   emu_device_t *dev = emu_device_from(device);
   if (dev == NULL || xclbin_path == NULL || out_context == NULL) {
-    tell(msg, cap, "invalid device handle or path");
+    emu_tell(msg, cap, "invalid device handle or path");
     return emu_fail(EINVAL);
   }
   if (dev->mode != EMU_MODE_XDNA) {
-    tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) has no hardware contexts");
+    emu_tell(msg, cap, "the emulated NPU's PLAIN mode (FPGA-style XRT) has no hardware contexts");
     return emu_fail(ENOTSUP);
   }
   xrtXclbinHandle xh = xrtXclbinAllocFilename(xclbin_path);
   if (xh == NULL) {
     const int err = errno;
-    tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
+    emu_tell(msg, cap, err == EINVAL ? "not an emulated xclbin" : strerror(err));
     return emu_fail(err);
   }
   emu_context_t *c = calloc(1, sizeof *c);
@@ -926,16 +926,16 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
                      : emu_fail(ENOMEM);
   xrtXclbinFreeHandle(xh);
   if (rc != 0) {
-    tell(msg, cap,
-         rc == -EACCES ? "the kernels library it names is not one the emulated NPU may load"
-                       : strerror(-rc));
+    emu_tell(msg, cap,
+             rc == -EACCES ? "the kernels library it names is not one the emulated NPU may load"
+                           : strerror(-rc));
     free(c);
     return rc;
   }
   pthread_mutex_lock(&dev->mu);
   if (dev->closing) {
     rc = -ENODEV;
-    tell(msg, cap, "the device is closing");
+    emu_tell(msg, cap, "the device is closing");
   } else if (dev->contexts >= dev->max_contexts) {
     /* The NPU is full: amdxdna fails the context's creation with ENODEV,
      * the column solver's answer when no partition can take it
@@ -951,7 +951,7 @@ EMU_EXPORT int tandemBridgeContextOpen(void *device, const char *xclbin_path, vo
                dev->max_contexts);
   } else if ((c->slot = emu_slot_alloc_locked(dev)) == 0) {
     rc = -ENODEV;
-    tell(msg, cap, "no free hardware-context handle");
+    emu_tell(msg, cap, "no free hardware-context handle");
   } else {
     dev->contexts++;
     emu_device_get_locked(dev);
@@ -991,19 +991,19 @@ EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **ou
   if (out_kernel != NULL) *out_kernel = NULL;
   emu_context_t *c = context_from(context);
   if (c == NULL || name == NULL || out_kernel == NULL) {
-    tell(msg, cap, "invalid context handle or name");
+    emu_tell(msg, cap, "invalid context handle or name");
     return emu_fail(EINVAL);
   }
   const tandem_emu_kernel_t *desc = NULL;
   for (uint32_t i = 0; i < c->kernel_count && desc == NULL; i++)
     if (strcmp(c->kernels[i].name, name) == 0) desc = &c->kernels[i];
   if (desc == NULL) {
-    tell(msg, cap, "no such kernel in the context's xclbin");
+    emu_tell(msg, cap, "no such kernel in the context's xclbin");
     return emu_fail(ENOENT);
   }
   emu_kernel_t *k = calloc(1, sizeof *k);
   if (k == NULL) {
-    tell(msg, cap, "out of memory");
+    emu_tell(msg, cap, "out of memory");
     return emu_fail(ENOMEM);
   }
   emu_device_t *dev = c->dev;
@@ -1011,7 +1011,7 @@ EMU_EXPORT int tandemBridgeKernelOpen(void *context, const char *name, void **ou
   if (dev->closing || c->user_closed) {
     pthread_mutex_unlock(&dev->mu);
     free(k);
-    tell(msg, cap, "the device or the context is closing");
+    emu_tell(msg, cap, "the device or the context is closing");
     return emu_fail(ENODEV);
   }
   k->magic = EMU_MAGIC_KERNEL;
@@ -1042,7 +1042,7 @@ EMU_EXPORT int tandemBridgeRunOpen(void *kernel, void **out_run, char *msg, size
   *out_run = xrtRunOpen(kernel);
   if (*out_run != NULL) return 0;
   const int err = errno != 0 ? errno : EINVAL;
-  tell(msg, cap, strerror(err));
+  emu_tell(msg, cap, strerror(err));
   return emu_fail(err);
 }
 
@@ -1050,14 +1050,14 @@ EMU_EXPORT int tandemBridgeRunOpen(void *kernel, void **out_run, char *msg, size
 static emu_run_t *run_arg_of(void *run, int index, char kind, char *msg, size_t cap) {
   emu_run_t *r = run_from(run);
   if (r == NULL || index < 0 || (uint32_t)index >= r->nargs) {
-    tell(msg, cap, "invalid run handle or argument index");
+    emu_tell(msg, cap, "invalid run handle or argument index");
     return NULL;
   }
   if (r->kernel->desc->arg_kinds[index] != kind) {
-    tell(msg, cap,
-         kind == TANDEM_EMU_ARG_BO    ? "the argument is not a buffer"
-         : kind == TANDEM_EMU_ARG_U32 ? "the argument is not a 32-bit scalar"
-                                      : "the argument is not a 64-bit scalar");
+    emu_tell(msg, cap,
+             kind == TANDEM_EMU_ARG_BO    ? "the argument is not a buffer"
+             : kind == TANDEM_EMU_ARG_U32 ? "the argument is not a 32-bit scalar"
+                                          : "the argument is not a 64-bit scalar");
     return NULL;
   }
   return r;
@@ -1065,8 +1065,8 @@ static emu_run_t *run_arg_of(void *run, int index, char kind, char *msg, size_t 
 
 static int set_arg_result(int rc, char *msg, size_t cap) {
   if (rc != 0)
-    tell(msg, cap,
-         rc == -EXDEV ? "the buffer is in another bank than the argument's" : strerror(-rc));
+    emu_tell(msg, cap,
+             rc == -EXDEV ? "the buffer is in another bank than the argument's" : strerror(-rc));
   return rc;
 }
 
@@ -1090,14 +1090,14 @@ EMU_EXPORT int tandemBridgeRunSetU64(void *run, int index, uint64_t value, char 
 
 EMU_EXPORT int tandemBridgeRunStart(void *run, char *msg, size_t cap) {
   const int rc = xrtRunStart(run);
-  if (rc != 0) tell(msg, cap, rc == -EBUSY ? "the run is still in flight" : strerror(-rc));
+  if (rc != 0) emu_tell(msg, cap, rc == -EBUSY ? "the run is still in flight" : strerror(-rc));
   return rc;
 }
 
 EMU_EXPORT int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, size_t cap) {
   emu_run_t *r = run_from(run);
   if (r == NULL) {
-    tell(msg, cap, "invalid run handle");
+    emu_tell(msg, cap, "invalid run handle");
     return emu_fail(EINVAL);
   }
   struct timespec deadline;
@@ -1124,19 +1124,19 @@ EMU_EXPORT int tandemBridgeRunWait(void *run, unsigned timeout_ms, char *msg, si
 EMU_EXPORT int tandemBridgeRunAbort(void *run, char *msg, size_t cap) {
   emu_run_t *r = run_from(run);
   if (r == NULL) {
-    tell(msg, cap, "invalid run handle");
+    emu_tell(msg, cap, "invalid run handle");
     return emu_fail(EINVAL);
   }
   emu_device_t *dev = r->kernel->dev;
   pthread_mutex_lock(&dev->mu);
   if (abort_refused(r)) {
     pthread_mutex_unlock(&dev->mu);
-    tell(msg, cap,
-         "Unsupported op 4 (ERT_ABORT): amdxdna executes only ERT_START_CU and ERT_START_NPU "
-         "commands");
+    emu_tell(msg, cap,
+             "Unsupported op 4 (ERT_ABORT): amdxdna executes only ERT_START_CU and ERT_START_NPU "
+             "commands");
     return emu_fail(EOPNOTSUPP);
   }
-  if (in_flight(r)) {
+  if (run_in_flight(r)) {
     r->abort_requested = true;
     pthread_cond_broadcast(&dev->work_cv);
   }
