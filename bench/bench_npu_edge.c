@@ -122,7 +122,7 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
     bench_die("npu-edge: this build does not know where the emulated NPU is");
 
   /* tandem side. */
-  cli_npu_choice_t npu = {.kind = TANDEM_NPU_EMULATED};
+  cli_npu_choice_t npu = {.backend = "emulated"};
   tandem_runtime_options_t opts;
   cli_runtime_options(&opts, o->validate, &npu);
   opts.gpu_index = o->gpu_index;

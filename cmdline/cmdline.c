@@ -34,7 +34,7 @@ void cli_error(const char *fmt, ...) {
 static const char *const api_to_cli[][2] = {
     {"set the runtime option npu_library or TANDEM_NPU_LIBRARY to its path",
      "give its path with --npu-library (or TANDEM_NPU_LIBRARY)"},
-    {"set the runtime option npu to TANDEM_NPU_XRT or TANDEM_NPU_EMULATED, or TANDEM_NPU=xrt|emulated",
+    {"set the runtime option npu_backend to \"xrt\" or \"emulated\", or TANDEM_NPU=xrt|emulated",
      "run with --npu emulated or --npu xrt"},
     {"runtime option gpu_index is", "--gpu is"},
     {"pass the text as glsl_source to compile it at creation",
@@ -119,14 +119,15 @@ bool cli_take_value(int argc, char **argv, int *i, const char *name, const char 
   return true;
 }
 
-bool cli_parse_npu(const char *text, tandem_npu_kind_t *out) {
+bool cli_parse_npu(const char *text, const char **out) {
   if (!text) {
     cli_error("--npu needs a value: emulated, xrt or none");
     return false;
   }
-  if (!strcmp(text, "emulated")) *out = TANDEM_NPU_EMULATED;
-  else if (!strcmp(text, "xrt")) *out = TANDEM_NPU_XRT;
-  else if (!strcmp(text, "none")) *out = TANDEM_NPU_NONE;
+  /* The library's backend names (the runtime option npu_backend). */
+  if (!strcmp(text, "emulated")) *out = "emulated";
+  else if (!strcmp(text, "xrt")) *out = "xrt";
+  else if (!strcmp(text, "none")) *out = NULL;
   else {
     cli_error("--npu: '%s' is not one of emulated, xrt, none", text);
     return false;
@@ -158,7 +159,7 @@ void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_n
   o->validation = validate;
   o->validation_callback = cli_validation_message;
   if (npu) {
-    o->npu = npu->kind;
+    o->npu_backend = npu->backend;
     o->npu_library = npu->library; /* NULL: libtandem finds its emulator */
     o->npu_profile = npu->profile;
   }

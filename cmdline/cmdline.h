@@ -52,13 +52,13 @@ bool cli_take_value(int argc, char **argv, int *i, const char *name, const char 
 
 /* The NPU choice of --npu / --npu-library / --npu-profile. */
 typedef struct cli_npu_choice {
-  tandem_npu_kind_t kind;
+  const char *backend;          /* the runtime option npu_backend: NULL (none), "xrt", "emulated" */
   const char *library;          /* NULL: tandem's default (or the build tree's emulator) */
   tandem_npu_profile_t profile; /* AUTO unless --npu-profile */
   bool profile_given;           /* --npu-profile was on the command line */
 } cli_npu_choice_t;
-/* Parses "--npu emulated|xrt|none" values. */
-bool cli_parse_npu(const char *text, tandem_npu_kind_t *out);
+/* Parses "--npu emulated|xrt|none" values into a backend name (NULL: none). */
+bool cli_parse_npu(const char *text, const char **out);
 /* Parses "--npu-profile auto|plain|xdna" values. */
 bool cli_parse_npu_profile(const char *text, tandem_npu_profile_t *out);
 

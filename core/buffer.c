@@ -129,10 +129,10 @@ tandem_status_t tandem_buffer_create_on(tandem_runtime_t *runtime, uint32_t gpu,
     case TANDEM_PLACEMENT_HOST_VISIBLE: break;
     case TANDEM_PLACEMENT_SHARED:
     case TANDEM_PLACEMENT_NPU_LOCAL:
-      if (runtime->options.npu == TANDEM_NPU_NONE)
+      if (runtime->options.npu_backend == NULL)
         return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                            "placement %s needs an NPU, and this runtime has none (runtime "
-                           "option npu); use GPU_LOCAL or HOST_VISIBLE",
+                           "option npu_backend); use GPU_LOCAL or HOST_VISIBLE",
                            tandem_placement_name(placement));
       break;
     default:

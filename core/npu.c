@@ -143,12 +143,13 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
     return TANDEM_OK;
   }
   *out_npu = NULL;
-  /* The registry gave the runtime an NPU backend at creation iff npu is not NONE. */
-  assert((rt->npu_backend != NULL) == (rt->options.npu != TANDEM_NPU_NONE));
+  /* The registry gave the runtime an NPU backend at creation iff npu_backend
+   * named one; the option then holds the entry's own name. */
+  assert(rt->options.npu_backend == (rt->npu_backend ? rt->npu_backend->name : NULL));
   if (!rt->npu_backend)
     return TANDEM_FAIL(TANDEM_ERROR_NO_DEVICE,
-                       "no NPU: the runtime was created without one (set the runtime option npu "
-                       "to TANDEM_NPU_XRT or TANDEM_NPU_EMULATED, or TANDEM_NPU=xrt|emulated)");
+                       "no NPU: the runtime was created without one (set the runtime option "
+                       "npu_backend to \"xrt\" or \"emulated\", or TANDEM_NPU=xrt|emulated)");
   tandem__gpu_t *gpu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_gpu(rt, &gpu));
   pthread_mutex_lock(&rt->open_mutex);

@@ -62,12 +62,11 @@ struct tandem__npu {
   tandem_npu_profile_t profile; /* PLAIN or XDNA, never AUTO once open */
 };
 
-/* An NPU backend as core knows it: which runtime option npu value it
- * serves, and opening device |options->npu_index| for a runtime. A runtime
- * finds its entry in the registry (core/registry.h) by the kind's name. */
+/* An NPU backend as core knows it: its name, which the runtime option
+ * npu_backend gives, and opening device |options->npu_index| for a runtime.
+ * A runtime finds its entry in the registry (core/registry.h) by that name. */
 typedef struct tandem__npu_backend {
-  const char *name;       /* "xrt", "emulated" */
-  tandem_npu_kind_t kind; /* the runtime option npu that selects it */
+  const char *name; /* "xrt", "emulated": the runtime option npu_backend */
   tandem_status_t (*open)(const tandem_runtime_options_t *options, tandem__npu_t **out_npu);
 } tandem__npu_backend_t;
 

@@ -80,14 +80,9 @@ tandem_status_t tandem__npu_backend_find(const char *name, const tandem__npu_bac
     used += (size_t)n;
   }
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                     "'%.64s' is no NPU backend of this library; the NPU backends are %s",
+                     "'%.64s' is no NPU backend of this library; the NPU backends are %s (for "
+                     "no NPU: NULL or \"\" in the option npu_backend, 'none' in TANDEM_NPU)",
                      name ? name : "(null)", names);
-}
-
-const char *tandem__npu_kind_backend(tandem_npu_kind_t kind) {
-  for (size_t i = 0; i < TANDEM__COUNT(tandem__npu_builtin); i++)
-    if (tandem__npu_builtin[i]->kind == kind) return tandem__npu_builtin[i]->name;
-  return NULL;
 }
 
 tandem_status_t tandem__gpu_backend_register(const tandem__gpu_backend_t *backend) {

@@ -3,9 +3,9 @@
  * registry.h — where core finds its backends: by name, never by function.
  *
  * A runtime chooses its GPU backend at creation from the runtime option
- * gpu_backend (NULL: "vulkan"; "host": the host GPU, a test device) and its NPU backend from the option npu
- * (TANDEM_NPU_XRT: "xrt", TANDEM_NPU_EMULATED: "emulated", NONE: none). Both
- * are looked up here; everything after that goes through the entry's
+ * gpu_backend (NULL: "vulkan"; "host": the host GPU, a test device) and its
+ * NPU backend from the option npu_backend ("xrt", "emulated"; NULL or "":
+ * none). Both are looked up here by name; everything after that goes through the entry's
  * functions and the device's vtable (core/backend.h, core/npu_backend.h).
  * core/registry.c holds the built-in tables, the only place in core/ that
  * names a backend. Code linked with the library's objects (tests) may add GPU
@@ -24,10 +24,6 @@ tandem_status_t tandem__gpu_backend_find(const char *name, const tandem__gpu_bac
 /* The NPU backend named |name| in |*out|. Errors: INVALID_ARGUMENT for an
  * unknown name, naming every known one. Thread-safe. */
 tandem_status_t tandem__npu_backend_find(const char *name, const tandem__npu_backend_t **out);
-
-/* The name of the NPU backend that serves |kind| ("xrt", "emulated"), or
- * NULL for TANDEM_NPU_NONE and values outside the enum. */
-const char *tandem__npu_kind_backend(tandem_npu_kind_t kind);
 
 /* Adds |backend| to the GPU backends, after the built-in ones, for good (a
  * test hook: tests/core/test_registry.c registers some). Registering the same

@@ -8,7 +8,7 @@
  * Each GPU is opened at most once, under open_mutex, and never replaced, by
  * the backend the registry (core/registry.h) gave for it at creation (the
  * option gpus, or gpu_backend for a runtime of one GPU); the NPU likewise by
- * the backend of the option npu. When a second GPU opens, each open pair of
+ * the backend of the option npu_backend. When a second GPU opens, each open pair of
  * GPUs gets proxy timelines of the other's lanes (relay.c).
  */
 #include <stdio.h>
@@ -39,10 +39,7 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option max_submissions is %u, must be 1..65536",
                        o->max_submissions);
-  if (o->npu != TANDEM_NPU_NONE && o->npu != TANDEM_NPU_XRT && o->npu != TANDEM_NPU_EMULATED)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "runtime option npu is %d, not a tandem_npu_kind_t", (int)o->npu);
-  if (o->npu != TANDEM_NPU_NONE && (o->npu_timeout_ms < 1 || o->npu_timeout_ms > 3600000))
+  if (o->npu_backend && o->npu_backend[0] && (o->npu_timeout_ms < 1 || o->npu_timeout_ms > 3600000))
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option npu_timeout_ms is %u, must be 1..3600000",
                        o->npu_timeout_ms);
@@ -86,10 +83,11 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (options)
     TANDEM_RETURN_IF_ERROR(tandem__struct_in(
         options, &opts, sizeof opts, TANDEM__OLDEST_RUNTIME_OPTIONS, "tandem_runtime_options_t"));
+  /* TANDEM_NPU names the NPU backend ("none": no NPU); unset or empty leaves
+   * the option as the program set it. */
   const char *npu_env = getenv("TANDEM_NPU");
-  if (npu_env && strcmp(npu_env, "emulated") == 0) opts.npu = TANDEM_NPU_EMULATED;
-  if (npu_env && strcmp(npu_env, "xrt") == 0) opts.npu = TANDEM_NPU_XRT;
-  if (npu_env && strcmp(npu_env, "none") == 0) opts.npu = TANDEM_NPU_NONE;
+  bool npu_from_env = npu_env && npu_env[0];
+  if (npu_from_env) opts.npu_backend = strcmp(npu_env, "none") == 0 ? NULL : npu_env;
   const char *profile_env = getenv("TANDEM_NPU_PROFILE");
   if (profile_env && *profile_env) {
     if (!strcmp(profile_env, "auto")) opts.npu_profile = TANDEM_NPU_PROFILE_AUTO;
@@ -151,9 +149,13 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   opts.gpu_index = choices[0].index;
   for (uint32_t g = 0; g < gpu_count; g++) opts.gpus[g].backend = backends[g]->name;
   const tandem__npu_backend_t *npu_backend = NULL;
-  if (opts.npu != TANDEM_NPU_NONE)
-    TANDEM_RETURN_IF_ERROR(
-        tandem__npu_backend_find(tandem__npu_kind_backend(opts.npu), &npu_backend));
+  if (opts.npu_backend && opts.npu_backend[0]) {
+    tandem_status_t found = tandem__npu_backend_find(opts.npu_backend, &npu_backend);
+    if (found != TANDEM_OK)
+      return tandem__annotate(found, npu_from_env ? "TANDEM_NPU" : "runtime option npu_backend");
+  }
+  /* As for the GPU: keep the entry's own string, never the caller's. */
+  opts.npu_backend = npu_backend ? npu_backend->name : NULL;
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0 && !opts.vulkan_device) {
     /* The variable turns validation on in a program that did not ask for it

@@ -1037,7 +1037,7 @@ int main(int argc, char **argv) {
   ro.validation_callback = on_validation;
   ro.gpu_timestamps = o.timestamps;
   if (o.npu) {
-    ro.npu = TANDEM_NPU_EMULATED;
+    ro.npu_backend = "emulated";
 #ifdef TANDEM_DECODE_NPU_LIBRARY
     if (!getenv("TANDEM_NPU_LIBRARY")) ro.npu_library = TANDEM_DECODE_NPU_LIBRARY;
 #endif

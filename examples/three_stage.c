@@ -41,7 +41,7 @@ int main(void) {
   for (int i = 0; i < COUNT; i++) ones[i] = 1.0f;
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   tandem_runtime_t *rt;
   CHECK(tandem_runtime_create(&o, &rt));
 

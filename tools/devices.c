@@ -150,7 +150,7 @@ static void print_json_device(const tandem_device_info_t *d, bool last) {
 
 int cli_devices_main(int argc, char **argv) {
   bool json = false, validate = false;
-  cli_npu_choice_t npu = {.kind = TANDEM_NPU_NONE, .profile = TANDEM_NPU_PROFILE_AUTO};
+  cli_npu_choice_t npu = {.backend = NULL, .profile = TANDEM_NPU_PROFILE_AUTO};
   uint32_t gpu = 0;
   if (!cli_gpu_choice(NULL, &gpu)) return CLI_EXIT_USAGE; /* TANDEM_GPU, until --gpu */
   for (int i = 1; i < argc; i++) {
@@ -163,7 +163,7 @@ int cli_devices_main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--validate")) {
       validate = true;
     } else if (cli_take_value(argc, argv, &i, "--npu", &v)) {
-      if (!cli_parse_npu(v, &npu.kind)) return CLI_EXIT_USAGE;
+      if (!cli_parse_npu(v, &npu.backend)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
       if (!v) {
         cli_error("--npu-library needs a path");
@@ -223,7 +223,7 @@ int cli_devices_main(int argc, char **argv) {
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
   bool have_npu = false;
-  if (npu.kind != TANDEM_NPU_NONE) {
+  if (npu.backend != NULL) {
     {
       s = tandem_runtime_npu_info(rt, &ni);
       if (s == TANDEM_OK) {
@@ -270,7 +270,7 @@ int cli_devices_main(int argc, char **argv) {
       if (!ni.drm_node_count) printf(" none");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) printf(" %s", ni.drm_nodes[k]);
       putchar('\n');
-    } else if (npu.kind == TANDEM_NPU_NONE) {
+    } else if (npu.backend == NULL) {
       printf("NPU: not requested (use --npu emulated or --npu xrt)\n");
     }
   }

@@ -196,7 +196,7 @@ static int build(run_state_t *st, const run_opts_t *o) {
     return CLI_EXIT_FAILURE;
   }
   if (p->program_count) {
-    if (o->npu.kind == TANDEM_NPU_NONE) {
+    if (o->npu.backend == NULL) {
       cli_error("%s: npu_programs: the pipeline needs an NPU: run with --npu emulated (tandem's "
                 "CPU test device) or --npu xrt",
                 p->file);
@@ -722,7 +722,7 @@ int cli_run_main(int argc, char **argv) {
   /* From the start: a signal during start-up is then a request to stop that
    * the run answers with its summary ("0 of N"), not the default action. */
   run_catch_interrupt();
-  run_opts_t o = {.npu = {.kind = TANDEM_NPU_NONE}};
+  run_opts_t o = {.npu = {.backend = NULL}};
   for (int i = 1; i < argc; i++) {
     const char *v;
     bool out = false;
@@ -748,7 +748,7 @@ int cli_run_main(int argc, char **argv) {
     } else if (cli_take_value(argc, argv, &i, "--iterations", &v)) {
       if (!cli_parse_u32("--iterations", v, 1, 10000000, &o.iterations)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu", &v)) {
-      if (!cli_parse_npu(v, &o.npu.kind)) return CLI_EXIT_USAGE;
+      if (!cli_parse_npu(v, &o.npu.backend)) return CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-library", &v)) {
       if (!(o.npu.library = v)) return cli_error("--npu-library needs a path"), CLI_EXIT_USAGE;
     } else if (cli_take_value(argc, argv, &i, "--npu-profile", &v)) {

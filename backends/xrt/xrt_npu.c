@@ -1126,12 +1126,10 @@ static tandem_status_t tandem_xrt_open_emulated(const tandem_runtime_options_t *
 
 const tandem__npu_backend_t tandem_xrt_npu_backend = {
     .name = "xrt",
-    .kind = TANDEM_NPU_XRT,
     .open = tandem_xrt_open_real,
 };
 
 const tandem__npu_backend_t tandem_emu_npu_backend = {
     .name = "emulated",
-    .kind = TANDEM_NPU_EMULATED,
     .open = tandem_xrt_open_emulated,
 };

@@ -1322,7 +1322,7 @@ int main(int argc, char **argv) {
   ro.validation_callback = on_validation;
   ro.gpu_timestamps = o->timestamps;
   if (o->npu) {
-    ro.npu = TANDEM_NPU_EMULATED;
+    ro.npu_backend = "emulated";
 #ifdef TANDEM_LLAMA_NPU_LIBRARY
     if (!getenv("TANDEM_NPU_LIBRARY")) ro.npu_library = TANDEM_LLAMA_NPU_LIBRARY;
 #endif

@@ -222,15 +222,6 @@ typedef enum tandem_validation_severity {
   TANDEM_VALIDATION_ERROR = 2,
 } tandem_validation_severity_t;
 
-/* Which NPU a runtime drives. The emulated NPU is a test and development
- * device that runs kernels on the CPU through the same XRT code path; it is
- * never chosen silently and always reports itself as emulated. */
-typedef enum tandem_npu_kind {
-  TANDEM_NPU_NONE = 0,     /* no NPU (default) */
-  TANDEM_NPU_XRT = 1,      /* the system's XRT and NPU device npu_index */
-  TANDEM_NPU_EMULATED = 2, /* tandem's emulated NPU (libtandem_npu_emu.so) */
-} tandem_npu_kind_t;
-
 /* How tandem speaks to the NPU's XRT: which buffer flags and banks it uses.
  * AUTO (the option's default) follows what the device reports: an amdxdna
  * device (/dev/accel with the amdxdna driver, or the emulated NPU in its
@@ -297,8 +288,8 @@ typedef struct tandem_runtime_options {
   /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan", or
    * "host": the host GPU, a test and development device on host memory and
    * threads (never hardware; it runs tandem's test kernels, registered with
-   * tandem_testing.h, not SPIR-V of its own). The NPU backend follows the option npu (below):
-   * TANDEM_NPU_XRT is the backend "xrt", TANDEM_NPU_EMULATED "emulated".
+   * tandem_testing.h, not SPIR-V of its own). The NPU backend is chosen by
+   * name too (the option npu_backend, below).
    * tandem_runtime_create fails with INVALID_ARGUMENT for an unknown name,
    * listing the known ones. The string need not outlive the call. */
   const char *gpu_backend;
@@ -325,7 +316,7 @@ typedef struct tandem_runtime_options {
    * is off by default; TANDEM_GPU_TIMESTAMPS=1 also turns it on, and so
    * does tandem_runtime_trace_start before the GPU opens. */
   bool gpu_timestamps;
-  /* The NPU: kind (TANDEM_NPU=none|xrt|emulated overrides), device index,
+  /* The NPU: its backend by name (below), device index,
    * the emulated device's library (NULL: TANDEM_NPU_LIBRARY, else
    * libtandem_npu_emu.so.0 beside libtandem, else on the loader's path),
    * the watchdog for one NPU
@@ -334,8 +325,16 @@ typedef struct tandem_runtime_options {
    * NPU well before the default (docs/npu.md), which ends the run first as
    * an NPU fault,
    * DEVICE_LOST), and the sharing path (AUTO or a forced one;
-   * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED). */
-  tandem_npu_kind_t npu;
+   * forcing a path the pair cannot do makes opening the NPU UNSUPPORTED).
+   * npu_backend: NULL or "" (default): no NPU; "xrt": the system's XRT and
+   * its NPU device npu_index; "emulated": tandem's emulated NPU
+   * (libtandem_npu_emu.so), a test and development device that runs kernels
+   * on the CPU through the same XRT code path, never chosen silently and
+   * always reporting itself as emulated. TANDEM_NPU=<name> overrides
+   * ("none": no NPU). tandem_runtime_create fails with INVALID_ARGUMENT for
+   * an unknown name, listing the known ones. The string need not outlive
+   * the call. */
+  const char *npu_backend;
   uint32_t npu_index;
   const char *npu_library;
   uint32_t npu_timeout_ms;
@@ -388,7 +387,6 @@ static inline void tandem_runtime_options_init(tandem_runtime_options_t *options
   options->struct_size = (uint32_t)sizeof *options;
   options->max_submissions = 64;
   options->graph_slots = 2;
-  options->npu = TANDEM_NPU_NONE;
   options->npu_timeout_ms = 10000;
   options->sharing = TANDEM_SHARING_AUTO;
   options->wait_spin_us = 50;
@@ -397,7 +395,7 @@ static inline void tandem_runtime_options_init(tandem_runtime_options_t *options
 /* Makes a runtime. The GPU is not opened yet, unless options->vulkan_device
  * is set: then it is opened now, on that device. |options| may be NULL for
  * the defaults. Errors: INVALID_ARGUMENT (an option out of range or not a
- * value of its enum, a gpu_backend no backend has, or a malformed
+ * value of its enum, a gpu_backend or npu_backend no backend has, or a malformed
  * TANDEM_WAIT_SPIN_US, with its name and the allowed range or names; a
  * struct_size that is 0, too small, or larger with a non-zero tail, see
  * Conventions; a vulkan_device with a NULL handle, a physical device not of
@@ -642,7 +640,7 @@ TANDEM_API tandem_status_t tandem_runtime_gpu_pair(tandem_runtime_t *runtime, ui
  *   SHARED        one allocation seen by GPU and NPU with zero copies where the
  *                 sharing path allows (see tandem_sharing_t); host-mapped.
  *   NPU_LOCAL     an NPU buffer object, host-mapped; GPU nodes refuse it.
- * SHARED and NPU_LOCAL need a runtime with an NPU (option npu).
+ * SHARED and NPU_LOCAL need a runtime with an NPU (option npu_backend).
  *
  * Which Vulkan memory type a placement gets (tandem_buffer_memory says, per
  * buffer):
@@ -1170,7 +1168,7 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * NPU device and programs
  *============================================================================
  *
- * With the runtime option npu set, the runtime drives one NPU through XRT's C
+ * With the runtime option npu_backend set, the runtime drives one NPU through XRT's C
  * API (loaded at run time: tandem builds and runs without XRT) or through the
  * emulated NPU, which implements the same API on the CPU for tests. Buffers
  * the NPU touches are SHARED (one allocation seen by GPU and NPU) or NPU_LOCAL
@@ -1182,7 +1180,7 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * leading arguments come one buffer per binding, then the scalars
  * (scalar_count, typed by scalar_types).
  *
- * The emulated NPU's kernels.  A runtime with npu = TANDEM_NPU_EMULATED runs
+ * The emulated NPU's kernels.  A runtime with npu_backend "emulated" runs
  * the kernels of tandem's own kernels library, which its xclbin names; give
  * xclbin_path = TANDEM_NPU_EMULATED_XCLBIN ("@emulated", the spelling
  * pipeline files use) or the path tandem_npu_emulated_xclbin() returns. Each

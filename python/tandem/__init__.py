@@ -386,7 +386,8 @@ class Runtime(_tandem.Runtime):
 
     Options (keyword-only, tandem_runtime_options_t): gpu_backend, gpu_index,
     max_submissions, graph_slots, budget (bytes), validation, gpu_timestamps,
-    npu ('none' | 'xrt' | 'emulated'), npu_index, npu_library,
+    npu (the NPU backend by name, the option npu_backend: 'xrt' |
+    'emulated', or 'none'), npu_index, npu_library,
     npu_timeout_ms, sharing, wait_spin_us, export_timelines (needed for
     kDLCUDA tensors and Runtime.cuda_signal). A context manager: leaving the
     with block closes it (objects made from it keep working until released).

@@ -104,10 +104,6 @@ static const tpy_name_t tpy_lanes[] = {
     {"auto", TANDEM_LANE_AUTO},       {"upload", TANDEM_LANE_UPLOAD},
     {"compute", TANDEM_LANE_COMPUTE}, {"download", TANDEM_LANE_DOWNLOAD},
     {"npu", TANDEM_LANE_NPU},         {NULL, 0}};
-static const tpy_name_t tpy_npu_kinds[] = {{"none", TANDEM_NPU_NONE},
-                                           {"xrt", TANDEM_NPU_XRT},
-                                           {"emulated", TANDEM_NPU_EMULATED},
-                                           {NULL, 0}};
 static const tpy_name_t tpy_sharings[] = {{"auto", TANDEM_SHARING_AUTO},
                                           {"dmabuf_to_gpu", TANDEM_SHARING_DMABUF_TO_GPU},
                                           {"dmabuf_to_npu", TANDEM_SHARING_DMABUF_TO_NPU},
@@ -424,13 +420,18 @@ static int tpy_runtime_init(tpy_runtime_t *self, PyObject *args, PyObject *kw) {
   if (npu_index && tpy_u32(npu_index, "npu_index", &o.npu_index) < 0) return -1;
   if (npu_timeout && tpy_u32(npu_timeout, "npu_timeout_ms", &o.npu_timeout_ms) < 0) return -1;
   if (spin && tpy_u32(spin, "wait_spin_us", &o.wait_spin_us) < 0) return -1;
+  /* npu: the NPU backend's name (the option npu_backend); 'none' or None: no
+   * NPU. The library refuses an unknown name, listing the known ones. */
   if (npu && npu != Py_None) {
-    if (PyBool_Check(npu)) {
-      PyErr_SetString(PyExc_TypeError, "npu must be 'none', 'xrt' or 'emulated', not a bool");
+    if (!PyUnicode_Check(npu)) {
+      PyErr_Format(PyExc_TypeError,
+                   "npu must be a backend name ('xrt', 'emulated') or 'none', not %s",
+                   Py_TYPE(npu)->tp_name);
       return -1;
     }
-    if (tpy_enum(npu, tpy_npu_kinds, "npu", &v) < 0) return -1;
-    o.npu = (tandem_npu_kind_t)v;
+    const char *name = PyUnicode_AsUTF8(npu);
+    if (!name) return -1;
+    o.npu_backend = strcmp(name, "none") == 0 ? NULL : name;
   }
   if (sharing && sharing != Py_None) {
     if (tpy_enum(sharing, tpy_sharings, "sharing", &v) < 0) return -1;

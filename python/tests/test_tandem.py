@@ -155,6 +155,16 @@ def test_bad_arguments(rt):
 # --- kernels, graphs, executables -----------------------------------------
 
 
+def test_npu_backend_by_name():
+    # The NPU backend is chosen by name; an unknown one is refused naming
+    # every known backend, and a name must be a string.
+    with pytest.raises(tandem.InvalidArgumentError, match="'tpu'.*'xrt', 'emulated'"):
+        tandem.Runtime(npu="tpu")
+    with pytest.raises(TypeError, match="backend name"):
+        tandem.Runtime(npu=2)
+    tandem.Runtime(npu="none").close()
+
+
 def test_saxpy_glsl(rt):
     n = 4096
     exe, _, x, y, hy = saxpy_setup(rt, n)

@@ -241,7 +241,7 @@ static void world_open(world_t *w, bool npu, const host_gpu_config_t *config) {
   o.gpu_timestamps = true; /* the sequence rows trace */
   w->npu = npu;
   if (npu) {
-    o.npu = TANDEM_NPU_EMULATED;
+    o.npu_backend = "emulated";
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   }
   host_gpu_configure(config);

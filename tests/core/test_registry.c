@@ -64,7 +64,7 @@ static tandem_runtime_t *host_runtime(bool npu) {
   o.gpu_backend = HOST_GPU_BACKEND;
   o.wait_spin_us = 0;
   if (npu) {
-    o.npu = TANDEM_NPU_EMULATED;
+    o.npu_backend = "emulated";
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   }
   tandem_runtime_t *rt = NULL;
@@ -92,15 +92,11 @@ static void test_gpu_lookup(void **state) {
 
 static void test_npu_lookup(void **state) {
   (void)state;
-  assert_string_equal(tandem__npu_kind_backend(TANDEM_NPU_XRT), "xrt");
-  assert_string_equal(tandem__npu_kind_backend(TANDEM_NPU_EMULATED), "emulated");
-  assert_null(tandem__npu_kind_backend(TANDEM_NPU_NONE));
-  assert_null(tandem__npu_kind_backend((tandem_npu_kind_t)7));
   const tandem__npu_backend_t *b = NULL;
   expect_status(tandem__npu_backend_find("xrt", &b), TANDEM_OK, "'xrt'");
-  assert_int_equal(b->kind, TANDEM_NPU_XRT);
+  assert_string_equal(b->name, "xrt");
   expect_status(tandem__npu_backend_find("emulated", &b), TANDEM_OK, "'emulated'");
-  assert_int_equal(b->kind, TANDEM_NPU_EMULATED);
+  assert_string_equal(b->name, "emulated");
   expect_status(tandem__npu_backend_find("tpu", &b), TANDEM_ERROR_INVALID_ARGUMENT, "'tpu'");
   assert_null(b);
   expect_message_has("'tpu'");
@@ -181,16 +177,54 @@ static void test_runtime_option(void **state) {
   assert_null(rt->npu_backend);
   tandem_runtime_destroy(rt);
 
-  /* The NPU kinds choose NPU backends. */
+  /* NPU backends are chosen by name; the runtime keeps the entry's own
+   * string, not the caller's. */
   o.gpu_backend = NULL;
-  o.npu = TANDEM_NPU_EMULATED;
-  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu EMULATED");
+  name = strdup("emulated");
+  assert_non_null(name);
+  o.npu_backend = name;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu_backend 'emulated'");
+  free(name);
   assert_string_equal(rt->npu_backend->name, "emulated");
+  assert_ptr_equal(rt->options.npu_backend, rt->npu_backend->name);
   tandem_runtime_destroy(rt);
-  o.npu = TANDEM_NPU_XRT;
-  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu XRT");
+  o.npu_backend = "xrt";
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu_backend 'xrt'");
   assert_string_equal(rt->npu_backend->name, "xrt");
   tandem_runtime_destroy(rt);
+  /* "" and NULL: no NPU. */
+  o.npu_backend = "";
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "npu_backend ''");
+  assert_null(rt->npu_backend);
+  assert_null(rt->options.npu_backend);
+  tandem_runtime_destroy(rt);
+  /* An unknown name is refused, naming the option and every known backend. */
+  o.npu_backend = "tpu";
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "npu 'tpu'");
+  assert_null(rt);
+  expect_message_has("runtime option npu_backend");
+  expect_message_has("'tpu'");
+  expect_message_has("'xrt', 'emulated'");
+  /* TANDEM_NPU overrides the option by name ("none": no NPU), and an unknown
+   * name there is refused naming the variable. */
+  o.npu_backend = "xrt";
+  assert_int_equal(setenv("TANDEM_NPU", "none", 1), 0);
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "TANDEM_NPU=none");
+  assert_null(rt->npu_backend);
+  tandem_runtime_destroy(rt);
+  assert_int_equal(setenv("TANDEM_NPU", "emulated", 1), 0);
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "TANDEM_NPU=emulated");
+  assert_string_equal(rt->npu_backend->name, "emulated");
+  tandem_runtime_destroy(rt);
+  assert_int_equal(setenv("TANDEM_NPU", "tpu", 1), 0);
+  rt = NULL;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "TANDEM_NPU=tpu");
+  assert_null(rt);
+  expect_message_has("TANDEM_NPU");
+  expect_message_has("'tpu'");
+  expect_message_has("'xrt', 'emulated'");
+  assert_int_equal(unsetenv("TANDEM_NPU"), 0);
+  o.npu_backend = NULL;
 
   /* A registered backend is chosen by its name, and does the work. */
   rt = host_runtime(false);

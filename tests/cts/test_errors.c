@@ -160,7 +160,7 @@ static tandem_runtime_t *armed_runtime(const tandem_runtime_options_t *o) {
 static tandem_runtime_options_t npu_options(void) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   return o;
 }
@@ -255,6 +255,13 @@ static tandem_status_t runtime_backend(void) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
   o.gpu_backend = "metal";
+  tandem_runtime_t *rt = NULL;
+  return keep(tandem_runtime_create(&o, &rt));
+}
+static tandem_status_t runtime_npu_backend(void) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.npu_backend = "tpu";
   tandem_runtime_t *rt = NULL;
   return keep(tandem_runtime_create(&o, &rt));
 }
@@ -2012,6 +2019,9 @@ static const row_t rows[] = {
     R(tandem_runtime_create, INVALID_ARGUMENT, "max_submissions is 0", runtime_limit),
     R(tandem_runtime_create, INVALID_ARGUMENT, "sharing is 9", runtime_enum),
     R(tandem_runtime_create, INVALID_ARGUMENT, "gpu_backend is 'metal'", runtime_backend),
+    R(tandem_runtime_create, INVALID_ARGUMENT,
+      "npu_backend: 'tpu' is no NPU backend of this library; the NPU backends are 'xrt', 'emulated'",
+      runtime_npu_backend),
     R(tandem_runtime_create, INVALID_ARGUMENT, "sizeof(tandem_runtime_options_t)",
       runtime_size_zero),
     R(tandem_runtime_create, INVALID_ARGUMENT, "is not zero", runtime_size_newer),
@@ -2137,7 +2147,7 @@ static const row_t rows[] = {
     R(tandem_npu_program_create, OUT_OF_MEMORY, "allocating an NPU program", program_oom),
     R(tandem_npu_program_create, IO, "'errors_instructions': its 16-byte instruction",
       program_sync),
-    R(tandem_completion_wait, IO, "xrtBOSync from device of bytes 0..4", run_sync),
+    R(tandem_completion_wait, IO, "xrtBOSync to device of bytes 0..4", run_sync),
     R(tandem_npu_program_create, NO_DEVICE, "created without one", program_none),
     R(tandem_graph_create, INVALID_ARGUMENT, "out_graph", graph_null),
     R(tandem_graph_create, OUT_OF_MEMORY, "allocating a graph", graph_oom),

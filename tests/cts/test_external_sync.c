@@ -35,7 +35,7 @@ enum { M = 24, N = 20, K = 16 };
 static tandem_runtime_t *npu_runtime(tandem_sharing_t sharing, tandem_status_t *out_open) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   o.sharing = sharing;
   tandem_runtime_t *rt = th_runtime_create(&o);

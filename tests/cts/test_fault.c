@@ -383,7 +383,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
   o.export_timelines = interop;
   o.gpu_timestamps = true; /* the profile's readback is one more call to fail */
   if (npu) {
-    o.npu = TANDEM_NPU_EMULATED;
+    o.npu_backend = "emulated";
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   }
   tandem_runtime_t *rt = NULL;
@@ -834,7 +834,7 @@ static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *re
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
   th_options_validated(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   o.npu_timeout_ms = 10;
   o.graph_slots = 1;
@@ -1495,7 +1495,7 @@ int main(int argc, char **argv) {
     else unsetenv("TANDEM_EMU_MODE");
     tandem_runtime_options_t o;
     tandem_runtime_options_init(&o);
-    o.npu = TANDEM_NPU_EMULATED;
+    o.npu_backend = "emulated";
     o.npu_library = TANDEM_TEST_NPU_LIBRARY;
     tandem_runtime_t *rt = th_runtime_create(&o);
     tandem_device_info_t info;

@@ -382,7 +382,7 @@ static void test_emulated_by_name(void **state) {
   th_validation_reset();
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   tandem_runtime_t *rt = th_runtime_create(&o);
   enum { N = 1000 };

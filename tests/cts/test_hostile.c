@@ -74,7 +74,7 @@ static void test_spirv_path_fifo_and_directory(void **state) {
 static tandem_runtime_t *npu_runtime(void) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   tandem_runtime_t *rt = th_runtime_create(&o);
   TH_ASSERT_OK(tandem_runtime_open_npu(rt));

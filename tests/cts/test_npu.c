@@ -27,7 +27,7 @@ enum { M = 48, N = 40, K = 32 };
 static tandem_runtime_t *npu_runtime(tandem_sharing_t sharing, uint32_t timeout_ms) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   o.sharing = sharing;
   if (timeout_ms) o.npu_timeout_ms = timeout_ms;
@@ -184,7 +184,7 @@ static int run_dmabuf_path(tandem_sharing_t path) {
   th_init();
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   o.sharing = path;
   tandem_runtime_t *rt = th_runtime_create(&o);
@@ -490,11 +490,11 @@ static void test_no_npu(void **state) {
   /* Real XRT is installed here but no device: a clear "no NPU", never an abort. */
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_XRT;
+  o.npu_backend = "xrt";
   rt = th_runtime_create(&o);
   TH_ASSERT_STATUS_MSG(tandem_runtime_open_npu(rt), TANDEM_ERROR_NO_DEVICE, "no NPU");
   th_runtime_destroy(rt);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = "/nonexistent/libtandem_npu_emu.so";
   rt = th_runtime_create(&o);
   TH_ASSERT_STATUS_MSG(tandem_runtime_open_npu(rt), TANDEM_ERROR_NO_DEVICE, "no NPU");

@@ -196,7 +196,7 @@ static void test_libtandem_dpu(void **state) {
   (void)state;
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_XRT;
+  o.npu_backend = "xrt";
   o.npu_profile = TANDEM_NPU_PROFILE_XDNA; /* no amdxdna node here to detect */
   tandem_runtime_t *rt = th_runtime_create(&o);
   TH_ASSERT_OK(tandem_runtime_open_npu(rt));

@@ -25,7 +25,7 @@
 static tandem__npu_t *open_profile(tandem_npu_profile_t profile) {
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_EMULATED;
+  o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
   o.npu_profile = profile;
   tandem__npu_t *npu = NULL;
@@ -286,7 +286,7 @@ static void test_dpu_module_refused_on_real_xrt(void **state) {
   setenv("XCL_EMULATION_MODE", "noop", 1);
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_XRT;
+  o.npu_backend = "xrt";
   tandem__npu_t *npu = NULL;
   tandem_status_t s = tandem_xrt_npu_backend.open(&o, &npu);
   unsetenv("XCL_EMULATION_MODE");

@@ -26,7 +26,7 @@ static void test_noop_pipeline(void **state) {
   (void)state;
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
-  o.npu = TANDEM_NPU_XRT;
+  o.npu_backend = "xrt";
   tandem_runtime_t *rt = th_runtime_create(&o);
   tandem_status_t s = tandem_runtime_open_npu(rt);
   if (s == TANDEM_ERROR_NO_DEVICE) {
