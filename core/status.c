@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static _Thread_local char tandem__message[TANDEM__MESSAGE_BYTES];
 
 const char *tandem_status_name(tandem_status_t status) {
