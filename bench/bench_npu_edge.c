@@ -164,7 +164,7 @@ void bench_npu_edge(const bench_options_t *o, raw_t *raw, bench_row_t *rows, uin
                                      {bytes, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t pd = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                   .name = "scale_add_f32",
-                                  .xclbin_path = xclbin,
+                                  .program_path = xclbin,
                                   .kernel_name = "scale_add_f32",
                                   .bindings = nb,
                                   .binding_count = 2,

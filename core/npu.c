@@ -51,16 +51,6 @@ const char *tandem_npu_profile_name(tandem_npu_profile_t profile) {
   return "unknown";
 }
 
-const char *tandem_npu_abi_name(tandem_npu_abi_t abi) {
-  switch (abi) {
-    case TANDEM_NPU_ABI_PLAIN: return "plain";
-    case TANDEM_NPU_ABI_DPU: return "dpu";
-    case TANDEM_NPU_ABI_DPU_MODULE: return "dpu_module";
-    case TANDEM_NPU_ABI_ELF: return "elf";
-  }
-  return "unknown";
-}
-
 static uint64_t tandem__round_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
 /* Makes the GPU side of a SHARED buffer whose BO exists, using |path|. */
@@ -278,11 +268,11 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "runtime or desc is NULL");
   TANDEM__STRUCT_IN(tandem_npu_program_desc, user_desc, known, TANDEM__OLDEST_NPU_PROGRAM_DESC);
   const tandem_npu_program_desc_t *desc = &known;
-  if (!desc->xclbin_path || !desc->kernel_name)
+  if (!desc->program_path || !desc->kernel_name)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program: xclbin_path and kernel_name are required");
+                       "NPU program: program_path and kernel_name are required");
   const char *name = desc->name ? desc->name : desc->kernel_name;
-  TANDEM_RETURN_IF_ERROR(tandem__npu_xclbin_resolve(desc->xclbin_path, name, &known.xclbin_path));
+  TANDEM_RETURN_IF_ERROR(tandem__npu_xclbin_resolve(desc->program_path, name, &known.program_path));
   if (desc->binding_count < 1 || desc->binding_count > TANDEM_MAX_BINDINGS || !desc->bindings)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "NPU program '%s': binding_count %u outside 1..%u (or bindings NULL)", name,
@@ -290,29 +280,6 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
   if (desc->scalar_count > TANDEM_MAX_NPU_SCALARS)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "NPU program '%s': %u scalars, at most %u",
                        name, desc->scalar_count, TANDEM_MAX_NPU_SCALARS);
-  if (desc->instructions && (desc->instruction_bytes == 0 || desc->instruction_bytes % 4))
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program '%s': instruction_bytes %zu must be a positive multiple of 4",
-                       name, desc->instruction_bytes);
-  if (!desc->instructions && desc->instruction_bytes)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program '%s': instructions is NULL but instruction_bytes is %zu "
-                       "(set both, or neither)",
-                       name, desc->instruction_bytes);
-  if (desc->abi < TANDEM_NPU_ABI_PLAIN || desc->abi > TANDEM_NPU_ABI_ELF)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program '%s': abi is %d, not a tandem_npu_abi_t", name, (int)desc->abi);
-  if (desc->abi == TANDEM_NPU_ABI_DPU && !desc->instructions)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program '%s': the dpu ABI needs an instruction stream (instructions, "
-                       "instruction_bytes)",
-                       name);
-  if ((desc->abi == TANDEM_NPU_ABI_DPU_MODULE || desc->abi == TANDEM_NPU_ABI_ELF) &&
-      desc->instructions)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "NPU program '%s': the %s ABI takes its instruction stream from the "
-                       "kernel's ELF; set instructions to NULL",
-                       name, tandem_npu_abi_name(desc->abi));
   uint32_t words = 0;
   for (uint32_t i = 0; i < desc->scalar_count; i++) {
     tandem_npu_scalar_type_t t = desc->scalar_types ? desc->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
@@ -336,6 +303,9 @@ tandem_status_t tandem_npu_program_create(tandem_runtime_t *runtime,
                          "of two, access READ, WRITE or READ_WRITE",
                          i, name);
   }
+  /* The extensions chained from next are the backend's to read: checked
+   * before the NPU opens, as the fields above are. */
+  if (runtime->npu_backend) TANDEM_RETURN_IF_ERROR(runtime->npu_backend->program_check(desc, name));
   tandem__npu_t *npu;
   TANDEM_RETURN_IF_ERROR(tandem__runtime_npu(runtime, &npu));
   tandem_npu_program_t *p = calloc(1, sizeof *p);

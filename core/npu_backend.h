@@ -34,8 +34,10 @@ typedef struct tandem__npu_vtable {
   /* Cache maintenance of [offset, offset+size): host → device or back. */
   tandem_status_t (*bo_sync)(tandem__npu_t *npu, void *bo, bool to_device, uint64_t offset,
                              uint64_t size);
-  /* Loads the xclbin, opens the kernel and checks its arguments against the
-   * contract (desc->bindings and scalar_count). */
+  /* Loads the program (desc->program_path; for XRT an xclbin or a full
+   * ELF), opens the kernel and checks its arguments against the contract
+   * (desc->bindings and scalar_count) and the backend's extension chained
+   * from desc->next, which program_check (below) has checked. */
   tandem_status_t (*program_create)(tandem__npu_t *npu, const tandem_npu_program_desc_t *desc,
                                     const char *name, void **out_program);
   void (*program_destroy)(tandem__npu_t *npu, void *program);
@@ -63,11 +65,18 @@ struct tandem__npu {
 };
 
 /* An NPU backend as core knows it: its name, which the runtime option
- * npu_backend gives, and opening device |options->npu_index| for a runtime.
- * A runtime finds its entry in the registry (core/registry.h) by that name. */
+ * npu_backend gives, opening device |options->npu_index| for a runtime, and
+ * checking a program's extensions before any device is open. A runtime
+ * finds its entry in the registry (core/registry.h) by that name. */
 typedef struct tandem__npu_backend {
   const char *name; /* "xrt", "emulated": the runtime option npu_backend */
   tandem_status_t (*open)(const tandem_runtime_options_t *options, tandem__npu_t **out_npu);
+  /* Walks the extensions chained from desc->next (tandem.h, "Extension
+   * chains") and checks those the backend reads; INVALID_ARGUMENT naming
+   * program |name| and the tag of one it does not read, of one chained
+   * twice, or of a bad one (its struct_size, its fields). Core has checked
+   * the shared fields. */
+  tandem_status_t (*program_check)(const tandem_npu_program_desc_t *desc, const char *name);
 } tandem__npu_backend_t;
 
 /* backends/xrt/xrt_npu.c: the system's XRT ("xrt") and tandem's emulated NPU

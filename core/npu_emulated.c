@@ -2,7 +2,9 @@
 /*
  * npu_emulated.c — where the emulated NPU's own xclbin is, so that C programs
  * can name it as pipeline files do: tandem_npu_emulated_xclbin() and the
- * "@emulated" spelling of tandem_npu_program_desc_t.xclbin_path.
+ * "@emulated" spelling of tandem_npu_program_desc_t.program_path. The
+ * emulated NPU is an XRT device (backends/xrt/ drives it), so its program
+ * is an xclbin: what is XRT's here is that one file name.
  *
  * The build tree and an installed tree share one layout relative to the
  * folder of libtandem.so (npu/emu/README.md): the xclbin is in tandem/
@@ -50,10 +52,10 @@ const char *tandem_npu_emulated_xclbin(void) {
   return NULL;
 }
 
-tandem_status_t tandem__npu_xclbin_resolve(const char *xclbin_path, const char *name,
+tandem_status_t tandem__npu_xclbin_resolve(const char *program_path, const char *name,
                                            const char **out_path) {
-  *out_path = xclbin_path;
-  if (strcmp(xclbin_path, TANDEM_NPU_EMULATED_XCLBIN) != 0) return TANDEM_OK;
+  *out_path = program_path;
+  if (strcmp(program_path, TANDEM_NPU_EMULATED_XCLBIN) != 0) return TANDEM_OK;
   const char *found = tandem_npu_emulated_xclbin();
   if (!found)
     return TANDEM_FAIL(TANDEM_ERROR_IO,

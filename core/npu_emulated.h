@@ -8,9 +8,9 @@
 
 #include "tandem/tandem.h"
 
-/* npu_emulated.c: |xclbin_path| itself, or for "@emulated" the emulated
+/* npu_emulated.c: |program_path| itself, or for "@emulated" the emulated
  * NPU's xclbin (IO naming the fix when it cannot be found). */
-tandem_status_t tandem__npu_xclbin_resolve(const char *xclbin_path, const char *name,
+tandem_status_t tandem__npu_xclbin_resolve(const char *program_path, const char *name,
                                            const char **out_path);
 
 #endif /* TANDEM_CORE_NPU_EMULATED_H_ */

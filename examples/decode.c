@@ -770,7 +770,7 @@ static void make_npu_program(gpu_t *g) {
                                     {4 * D, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                  .name = "wo (npu)",
-                                 .xclbin_path = xclbin,
+                                 .program_path = xclbin,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
                                  .binding_count = 3,

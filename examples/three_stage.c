@@ -66,7 +66,7 @@ int main(void) {
                                      {BYTES, 4, TANDEM_ACCESS_READ},
                                      {BYTES, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t pd = {.struct_size = sizeof pd,
-                                  .xclbin_path = TANDEM_NPU_EMULATED_XCLBIN, /* "@emulated" */
+                                  .program_path = TANDEM_NPU_EMULATED_XCLBIN, /* "@emulated" */
                                   .kernel_name = "matmul_f32",
                                   .bindings = mm,
                                   .binding_count = 3,

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "tandem/tandem.h"
+#include "tandem/tandem_xrt.h" /* an NPU program's abi and instruction stream */
 
 typedef enum pl_init {
   PL_INIT_ZERO = 0, /* tandem zero-fills every buffer */

@@ -298,16 +298,21 @@ static int build(run_state_t *st, const run_opts_t *o) {
         return CLI_EXIT_USAGE;
       }
     }
+    /* "abi" and "instructions" are XRT's words: its extension, chained
+     * only when the file uses them. */
+    tandem_xrt_program_desc_t xrt;
+    tandem_xrt_program_desc_init(&xrt);
+    xrt.abi = g->abi;
+    xrt.instructions = instr;
+    xrt.instruction_bytes = instr_bytes;
     tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                   .next = g->abi != TANDEM_NPU_ABI_PLAIN || instr ? &xrt : NULL,
                                    .name = g->name,
-                                   .xclbin_path = g->xclbin_path,
+                                   .program_path = g->xclbin_path,
                                    .kernel_name = g->kernel,
-                                   .instructions = instr,
-                                   .instruction_bytes = instr_bytes,
                                    .bindings = g->bindings,
                                    .binding_count = g->binding_count,
                                    .scalar_count = g->scalar_count,
-                                   .abi = g->abi,
                                    .scalar_types = g->scalar_types};
     s = tandem_npu_program_create(st->rt, &d, &st->programs[i]);
     free(instr); /* the program copied it */

@@ -32,6 +32,7 @@
 
 #include "backends/xrt/xrt_api.h"
 #include "core/npu_backend.h"
+#include "tandem/tandem_xrt.h"
 
 #define TANDEM_DMA_BUF_MAGIC 0x444d4142 /* "DMAB", from linux/magic.h */
 /* The bank every data buffer is allocated in: aiecc's HOST bank (0). */
@@ -456,7 +457,7 @@ static int tandem_xrt_kernel_args(tandem_xrt_npu_t *n, const tandem_xrt_program_
   if (!p->xclbin) return -1;
   if (n->api.tandemBridgeKernelArgs) {
     char kinds[64];
-    count = n->api.tandemBridgeKernelArgs(n->device, d->xclbin_path, d->kernel_name, kinds,
+    count = n->api.tandemBridgeKernelArgs(n->device, d->program_path, d->kernel_name, kinds,
                                           sizeof kinds, NULL, 0);
     if (count > cap) count = cap;
     for (int i = 0; i < count; i++) {
@@ -500,7 +501,8 @@ static const char *tandem_xrt_kind_name(char kind) {
  * (tandem.h, tandem_npu_abi_t): CONTRACT naming the first argument that
  * disagrees. */
 static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_xrt_program_t *p,
-                                             const tandem_npu_program_desc_t *d, const char *name) {
+                                             const tandem_npu_program_desc_t *d,
+                                             const tandem_xrt_program_desc_t *x, const char *name) {
   enum { cap = 64 };
   tandem_xrt_arg_t args[cap];
   int count = tandem_xrt_kernel_args(n, p, d, args, cap);
@@ -515,7 +517,7 @@ static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_x
     want[1] = 'b', role[1] = "the instruction buffer";
     want[2] = 'u', role[2] = "the instruction word count";
     used = 3;
-  } else if (p->abi == TANDEM_NPU_ABI_PLAIN && d->instructions) {
+  } else if (p->abi == TANDEM_NPU_ABI_PLAIN && x->instructions) {
     want[0] = 'b', role[0] = "the instruction buffer";
     want[1] = 'u', role[1] = "the instruction word count";
     used = 2;
@@ -575,26 +577,116 @@ static tandem_status_t tandem_xrt_check_args(tandem_xrt_npu_t *n, const tandem_x
   return TANDEM_OK;
 }
 
+const char *tandem_npu_abi_name(tandem_npu_abi_t abi) {
+  switch (abi) {
+    case TANDEM_NPU_ABI_PLAIN: return "plain";
+    case TANDEM_NPU_ABI_DPU: return "dpu";
+    case TANDEM_NPU_ABI_DPU_MODULE: return "dpu_module";
+    case TANDEM_NPU_ABI_ELF: return "elf";
+  }
+  return "unknown";
+}
+
+/* Reads the XRT extension chained from |d| (tandem_xrt.h) into |*x|:
+ * tandem_xrt_program_desc_init's defaults (PLAIN, no instructions) when
+ * there is none. Checks the whole chain (tandem.h, "Extension chains") and
+ * the extension's fields: INVALID_ARGUMENT naming program |name|, the tag
+ * and the fix. The library's own layout is read: a struct_size below it is
+ * refused (no release has shipped an older one), a larger one only with
+ * zero bytes past it. */
+static tandem_status_t tandem_xrt_program_ext(const tandem_npu_program_desc_t *d, const char *name,
+                                              tandem_xrt_program_desc_t *x) {
+  tandem_xrt_program_desc_init(x);
+  bool seen = false;
+  unsigned links = 0;
+  /* Ends: every link is the one extension read here (a second is refused,
+   * so a loop stops at its second visit) or refused as unknown. */
+  for (const tandem_chain_t *c = d->next; c; c = c->next) {
+    links++;
+    if (c->type != TANDEM_STRUCT_XRT_PROGRAM_DESC)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "NPU program '%s': extension %u chained from next has type 0x%08x, which "
+                         "the XRT NPU backends do not read; chain only "
+                         "tandem_xrt_program_desc_t (TANDEM_STRUCT_XRT_PROGRAM_DESC, set by "
+                         "tandem_xrt_program_desc_init)",
+                         name, links, c->type);
+    if (seen)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "NPU program '%s': TANDEM_STRUCT_XRT_PROGRAM_DESC (0x%08x) is chained "
+                         "twice; chain one tandem_xrt_program_desc_t",
+                         name, c->type);
+    seen = true;
+    if (c->struct_size < sizeof *x || c->struct_size > 65536)
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "NPU program '%s': tandem_xrt_program_desc_t (0x%08x) has struct_size %u; "
+                         "set struct_size = sizeof(tandem_xrt_program_desc_t) "
+                         "(tandem_xrt_program_desc_init)",
+                         name, c->type, c->struct_size);
+    const unsigned char *bytes = (const unsigned char *)c;
+    for (size_t i = sizeof *x; i < c->struct_size; i++)
+      if (bytes[i])
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "NPU program '%s': tandem_xrt_program_desc_t (0x%08x) has struct_size "
+                           "%u with byte %zu not zero: a field this library does not have",
+                           name, c->type, c->struct_size, i);
+    memcpy(x, c, sizeof *x);
+  }
+  if (x->instructions && (x->instruction_bytes == 0 || x->instruction_bytes % 4))
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': instruction_bytes %zu must be a positive multiple of 4",
+                       name, x->instruction_bytes);
+  if (!x->instructions && x->instruction_bytes)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': instructions is NULL but instruction_bytes is %zu "
+                       "(set both, or neither)",
+                       name, x->instruction_bytes);
+  if (x->abi < TANDEM_NPU_ABI_PLAIN || x->abi > TANDEM_NPU_ABI_ELF)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': abi is %d, not a tandem_npu_abi_t", name, (int)x->abi);
+  if (x->abi == TANDEM_NPU_ABI_DPU && !x->instructions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': the dpu ABI needs an instruction stream (instructions, "
+                       "instruction_bytes)",
+                       name);
+  if ((x->abi == TANDEM_NPU_ABI_DPU_MODULE || x->abi == TANDEM_NPU_ABI_ELF) && x->instructions)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "NPU program '%s': the %s ABI takes its instruction stream from the "
+                       "kernel's ELF; set instructions to NULL",
+                       name, tandem_npu_abi_name(x->abi));
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem_xrt_program_check(const tandem_npu_program_desc_t *d,
+                                                const char *name) {
+  tandem_xrt_program_desc_t x;
+  return tandem_xrt_program_ext(d, name, &x);
+}
+
 static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                                                  const tandem_npu_program_desc_t *d,
                                                  const char *name, void **out) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   *out = NULL;
+  /* The XRT extension: checked before the NPU opened (program_check); read
+   * again here, where it is used. */
+  tandem_xrt_program_desc_t xd;
+  TANDEM_RETURN_IF_ERROR(tandem_xrt_program_ext(d, name, &xd));
+  const tandem_xrt_program_desc_t *x = &xd;
   struct stat st;
-  if (stat(d->xclbin_path, &st) != 0 || access(d->xclbin_path, R_OK) != 0)
+  if (stat(d->program_path, &st) != 0 || access(d->program_path, R_OK) != 0)
     return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': cannot read xclbin '%s': %s", name,
-                       d->xclbin_path, strerror(errno));
+                       d->program_path, strerror(errno));
   /* A directory is no xclbin, and a FIFO would block the open (issue 11). */
   if (!S_ISREG(st.st_mode))
     return TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': xclbin '%s' is not a regular file", name,
-                       d->xclbin_path);
+                       d->program_path);
   /* DPU_MODULE takes its instruction stream from an ELF module, which real
    * XRT attaches only through xrt::ext::kernel(context, module, name) (XRT
    * patches the module into each run's arguments, xrt_kernel.cpp:2873-2876
    * at XRT 963c58ee). tandem's bridge has no module yet, so on real XRT
    * such a run would carry no instructions at all: refused until it does.
    * The emulated NPU is a test device whose kernel needs no module. */
-  if (d->abi == TANDEM_NPU_ABI_DPU_MODULE && !base->emulated)
+  if (x->abi == TANDEM_NPU_ABI_DPU_MODULE && !base->emulated)
     return TANDEM_FAIL(
         TANDEM_ERROR_UNSUPPORTED,
         "NPU program '%s': the DPU_MODULE ABI (an xclbin kernel whose instruction stream comes "
@@ -608,10 +700,10 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   snprintf(p->name, sizeof p->name, "%s", name);
   p->binding_count = d->binding_count;
   p->scalar_count = d->scalar_count;
-  p->abi = d->abi;
-  p->instr_arg = d->abi == TANDEM_NPU_ABI_PLAIN ? 0 : 1;
-  p->data_first = d->abi == TANDEM_NPU_ABI_PLAIN ? (d->instructions ? 2 : 0)
-                  : d->abi == TANDEM_NPU_ABI_ELF ? 0
+  p->abi = x->abi;
+  p->instr_arg = x->abi == TANDEM_NPU_ABI_PLAIN ? 0 : 1;
+  p->data_first = x->abi == TANDEM_NPU_ABI_PLAIN ? (x->instructions ? 2 : 0)
+                  : x->abi == TANDEM_NPU_ABI_ELF ? 0
                                                  : 3;
   for (uint32_t i = 0; i < d->scalar_count; i++)
     p->scalar_types[i] = d->scalar_types ? d->scalar_types[i] : TANDEM_NPU_SCALAR_U32;
@@ -619,7 +711,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   xuid_t uuid;
   /* A full ELF (no xclbin, XRT >= 2.19) goes through the bridge's tier 2. */
   unsigned char magic[4] = {0};
-  FILE *f = fopen(d->xclbin_path, "rb");
+  FILE *f = fopen(d->program_path, "rb");
   bool elf = f && fread(magic, 1, 4, f) == 4 && !memcmp(magic, "\177ELF", 4);
   if (f) fclose(f);
   if (elf) {
@@ -631,30 +723,30 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       "needs the XDNA profile and tandem's XRT bridge with tier 2: "
                       "libtandem_xrt_bridge.so built against XRT >= 2.19 headers and running on "
                       "XRT >= 2.19 (here: %s%s, XRT %u.%u%s)",
-                      name, d->xclbin_path, n->api.bridge_description[0] ? "bridge " : "no bridge",
+                      name, d->program_path, n->api.bridge_description[0] ? "bridge " : "no bridge",
                       n->api.bridge_description, v >> 16, v & 0xffffu,
                       n->tier1 ? "" : ", the profile or the bridge has no tier 1");
-    } else if (!realpath(d->xclbin_path, real)) {
-      s = TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': resolving '%s': %s", name, d->xclbin_path,
-                      strerror(errno));
+    } else if (!realpath(d->program_path, real)) {
+      s = TANDEM_FAIL(TANDEM_ERROR_IO, "NPU program '%s': resolving '%s': %s", name,
+                      d->program_path, strerror(errno));
     } else {
       char key[4128], why[256] = "";
       snprintf(key, sizeof key, "elf:%s", real);
-      int rc = tandem_xrt_context_get(n, key, d->xclbin_path, true, &p->context, why, sizeof why);
+      int rc = tandem_xrt_context_get(n, key, d->program_path, true, &p->context, why, sizeof why);
       if (rc != 0)
         s = TANDEM_FAIL(tandem_xrt_no_context(rc) ? TANDEM_ERROR_OUT_OF_MEMORY
                                                   : tandem_xrt_errno_code(-rc),
                         "NPU program '%s': a hardware context for the ELF '%s' (%s; %s)", name,
-                        d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc));
+                        d->program_path, why[0] ? why : "no reason given", strerror(-rc));
     }
   }
-  if (!elf) p->xclbin = n->api.xrtXclbinAllocFilename(d->xclbin_path);
+  if (!elf) p->xclbin = n->api.xrtXclbinAllocFilename(d->program_path);
   /* NULL with EINVAL: not an xclbin; anything else: reading it failed. */
   if (s == TANDEM_OK && !elf && !p->xclbin)
     s = TANDEM_FAIL(errno == EINVAL   ? TANDEM_ERROR_INVALID_KERNEL
                     : errno == ENOMEM ? TANDEM_ERROR_OUT_OF_MEMORY
                                       : TANDEM_ERROR_IO,
-                    "NPU program '%s': '%s' %s (%s)", name, d->xclbin_path,
+                    "NPU program '%s': '%s' %s (%s)", name, d->program_path,
                     errno == EINVAL ? "is not an xclbin this NPU accepts" : "could not be read",
                     strerror(errno));
   /* XDNA registers the xclbin through the bridge (its plugin refuses
@@ -664,11 +756,11 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   } else if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
              n->api.tandemBridgeRegisterXclbin) {
     char why[256] = "";
-    int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->xclbin_path, why, sizeof why);
+    int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->program_path, why, sizeof why);
     if (rc != 0)
       s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
                       "NPU program '%s': registering '%s' with the NPU failed (%s; %s)%s", name,
-                      d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc),
+                      d->program_path, why[0] ? why : "no reason given", strerror(-rc),
                       rc == -EACCES && base->emulated
                           ? "; the emulated NPU loads only its own kernels library and those "
                             "listed in TANDEM_EMU_KERNELS"
@@ -676,7 +768,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
   } else if (s == TANDEM_OK && n->api.xrtDeviceLoadXclbinHandle(n->device, p->xclbin) != 0) {
     int err = errno;
     s = TANDEM_FAIL(tandem_xrt_errno_code(err), "NPU program '%s': loading '%s' failed (%s)%s",
-                    name, d->xclbin_path, strerror(err),
+                    name, d->program_path, strerror(err),
                     err == EACCES && base->emulated
                         ? "; the emulated NPU loads only its own kernels library and those "
                           "listed in TANDEM_EMU_KERNELS"
@@ -695,19 +787,19 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     int at = snprintf(key, sizeof key, "uuid:");
     for (size_t i = 0; i < sizeof(xuid_t); i++)
       at += snprintf(key + at, sizeof key - (size_t)at, "%02x", uuid[i]);
-    int rc = tandem_xrt_context_get(n, key, d->xclbin_path, false, &p->context, why, sizeof why);
+    int rc = tandem_xrt_context_get(n, key, d->program_path, false, &p->context, why, sizeof why);
     if (tandem_xrt_no_context(rc))
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
                       "NPU program '%s': the NPU has no free hardware context for '%s' (%s). "
                       "tandem shares one context per xclbin, so each xclbin in use at once takes "
                       "one; release NPU programs of other xclbins, or close other applications "
                       "using the NPU",
-                      name, d->xclbin_path, why[0] ? why : "the bridge gave no reason");
+                      name, d->program_path, why[0] ? why : "the bridge gave no reason");
     else if (rc != 0)
       s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
                       "NPU program '%s': registering '%s' and making its hardware context failed "
                       "(%s; %s)%s",
-                      name, d->xclbin_path, why[0] ? why : "no reason given", strerror(-rc),
+                      name, d->program_path, why[0] ? why : "no reason given", strerror(-rc),
                       rc == -EACCES && base->emulated
                           ? "; the emulated NPU loads only its own kernels library and those "
                             "listed in TANDEM_EMU_KERNELS"
@@ -720,7 +812,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     if (rc != 0)
       s = TANDEM_FAIL(tandem_xrt_errno_code(-rc),
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s; %s)", name,
-                      d->kernel_name, d->xclbin_path, why[0] ? why : "no reason given",
+                      d->kernel_name, d->program_path, why[0] ? why : "no reason given",
                       strerror(-rc));
   } else if (s == TANDEM_OK) {
     p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
@@ -734,10 +826,10 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     else if (!p->kernel)
       s = TANDEM_FAIL(tandem_xrt_errno_code(errno),
                       "NPU program '%s': kernel '%s' could not be opened from '%s' (%s)", name,
-                      d->kernel_name, d->xclbin_path, strerror(errno));
+                      d->kernel_name, d->program_path, strerror(errno));
   }
-  if (s == TANDEM_OK) s = tandem_xrt_check_args(n, p, d, name);
-  if (s == TANDEM_OK && d->instructions) {
+  if (s == TANDEM_OK) s = tandem_xrt_check_args(n, p, d, x, name);
+  if (s == TANDEM_OK && x->instructions) {
     /* In the instruction argument's own bank (SRAM, bank 1 in aiecc
      * xclbins); CACHEABLE on XDNA, where it is a device-heap buffer. */
     void *host;
@@ -750,16 +842,16 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       "buffer",
                       name, p->instr_arg);
     else
-      s = tandem_xrt_bo_alloc(n, d->instruction_bytes, flags, group, (void **)&p->instructions,
+      s = tandem_xrt_bo_alloc(n, x->instruction_bytes, flags, group, (void **)&p->instructions,
                               &host);
     if (s == TANDEM_OK) {
-      memcpy(host, d->instructions, d->instruction_bytes);
-      s = tandem_xrt_bo_sync(base, p->instructions, true, 0, d->instruction_bytes);
-      p->instruction_words = (uint32_t)(d->instruction_bytes / 4);
+      memcpy(host, x->instructions, x->instruction_bytes);
+      s = tandem_xrt_bo_sync(base, p->instructions, true, 0, x->instruction_bytes);
+      p->instruction_words = (uint32_t)(x->instruction_bytes / 4);
     }
     if (s != TANDEM_OK)
       s = tandem__annotate(s, "NPU program '%s': its %zu-byte instruction stream", name,
-                           d->instruction_bytes);
+                           x->instruction_bytes);
   }
   if (s != TANDEM_OK) {
     tandem_xrt_program_destroy(base, p);
@@ -1127,9 +1219,11 @@ static tandem_status_t tandem_xrt_open_emulated(const tandem_runtime_options_t *
 const tandem__npu_backend_t tandem_xrt_npu_backend = {
     .name = "xrt",
     .open = tandem_xrt_open_real,
+    .program_check = tandem_xrt_program_check,
 };
 
 const tandem__npu_backend_t tandem_emu_npu_backend = {
     .name = "emulated",
     .open = tandem_xrt_open_emulated,
+    .program_check = tandem_xrt_program_check,
 };

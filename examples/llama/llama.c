@@ -613,7 +613,7 @@ static void make_kernels(gpu_t *g) {
                                        {4ull * g->npu_rows, 4, TANDEM_ACCESS_WRITE}};
     tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                    .name = "lm_head (npu)",
-                                   .xclbin_path = xclbin,
+                                   .program_path = xclbin,
                                    .kernel_name = "matmul_f32",
                                    .bindings = nb,
                                    .binding_count = 3,

@@ -102,6 +102,15 @@ extern "C" {
  * tandem_queue_family_info_t, tandem_buffer_memory_t) keep
  * their layout for the life of a SONAME; growing one is a new SONAME.
  *
+ * Extension chains.  A versioned struct with a `next` member (as Vulkan's
+ * pNext) takes what one backend alone understands in extension structs
+ * chained from it, declared in that backend's header (tandem_xrt.h for
+ * XRT). Each starts with the head tandem_chain_t: its own struct_size (the
+ * rules above), its type tag (TANDEM_STRUCT_*, unique across tandem's
+ * headers) and the next extension or NULL. An extension whose tag the
+ * runtime's backend does not read, or one chained twice, is
+ * INVALID_ARGUMENT naming the tag: nothing is silently ignored.
+ *
  * Ownership.  Objects are opaque and reference-counted. A *_create function
  * returns an object with one reference that the caller owns and must give up
  * with the matching *_release (or *_destroy for the runtime). Accessors return
@@ -1174,15 +1183,16 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
  * the NPU touches are SHARED (one allocation seen by GPU and NPU) or NPU_LOCAL
  * (an NPU buffer object the host can map, the GPU cannot use).
  *
- * An NPU program is an xclbin plus a kernel name (plus, for XDNA-style
- * kernels, an instruction stream) with a contract, like a GPU kernel. How its
- * kernel arguments are packed is its ABI (tandem_npu_abi_t): after the ABI's
- * leading arguments come one buffer per binding, then the scalars
- * (scalar_count, typed by scalar_types).
+ * An NPU program is a program file (for XRT an xclbin) plus a kernel name
+ * with a contract, like a GPU kernel: one buffer per binding, then the
+ * scalars (scalar_count, typed by scalar_types). What only one NPU API has
+ * is an extension chained from the description: for XRT
+ * (tandem_xrt_program_desc_t in tandem_xrt.h) the ABI that puts leading
+ * arguments before the buffers and an XDNA-style instruction stream.
  *
  * The emulated NPU's kernels.  A runtime with npu_backend "emulated" runs
  * the kernels of tandem's own kernels library, which its xclbin names; give
- * xclbin_path = TANDEM_NPU_EMULATED_XCLBIN ("@emulated", the spelling
+ * program_path = TANDEM_NPU_EMULATED_XCLBIN ("@emulated", the spelling
  * pipeline files use) or the path tandem_npu_emulated_xclbin() returns. Each
  * kernel fails its run (INTERNAL on the completion) when a buffer is smaller
  * than its scalars say. The PLAIN kernels take their buffers first (binding i
@@ -1217,7 +1227,7 @@ TANDEM_API tandem_status_t tandem_kernel_spec_constant_info(const tandem_kernel_
 
 typedef struct tandem_npu_program tandem_npu_program_t;
 
-/* The xclbin_path that names the emulated NPU's own kernels (above). */
+/* The program_path that names the emulated NPU's own kernels (above). */
 #define TANDEM_NPU_EMULATED_XCLBIN "@emulated"
 
 /* The path of the emulated NPU's xclbin: TANDEM_EMU_XCLBIN when set, else
@@ -1261,26 +1271,6 @@ TANDEM_API tandem_status_t tandem_runtime_open_npu(tandem_runtime_t *runtime);
 TANDEM_API tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime,
                                                    tandem_npu_info_t *out_info);
 
-/* How an NPU program's kernel arguments are laid out. Checked against the
- * kernel's argument metadata when the program is created (CONTRACT, naming
- * the argument). "data" is the bindings, then the scalars. */
-typedef enum tandem_npu_abi {
-  /* [instruction buffer, u32 word count] when instructions are given, then
-   * data; the kernel takes exactly these arguments (FPGA-style kernels). */
-  TANDEM_NPU_ABI_PLAIN = 0,
-  /* mlir-aie / IRON xclbin kernels: opcode (u64 3), the instruction buffer
-   * (instructions required), its u32 word count, data from argument 3.
-   * Buffer arguments after the data may stay unset (aiecc declares five). */
-  TANDEM_NPU_ABI_DPU = 1,
-  /* xclbin + ELF module kernels (XRT >= 2.16): opcode 3, then arguments 1 and
-   * 2 left zero (the instruction stream is the module's), data from 3. No
-   * instructions. Trailing buffers may stay unset. */
-  TANDEM_NPU_ABI_DPU_MODULE = 2,
-  /* full-ELF kernels (XRT >= 2.19): data from argument 0. No instructions.
-   * Trailing buffers may stay unset. */
-  TANDEM_NPU_ABI_ELF = 3,
-} tandem_npu_abi_t;
-
 /* An NPU scalar argument's type. A U64 scalar takes two consecutive 32-bit
  * words of tandem_graph_add_npu_run's scalars, low word first. */
 typedef enum tandem_npu_scalar_type {
@@ -1288,22 +1278,29 @@ typedef enum tandem_npu_scalar_type {
   TANDEM_NPU_SCALAR_U64 = 1,
 } tandem_npu_scalar_type_t;
 
-/* "plain", "dpu", "dpu_module", "elf". Thread-safe. */
-TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
+/* The head of every extension struct (Conventions, "Extension chains"). */
+typedef struct tandem_chain {
+  uint32_t struct_size; /* the extension's own sizeof */
+  uint32_t type;        /* its TANDEM_STRUCT_* tag; 0 is no extension */
+  const void *next;     /* the next extension, or NULL */
+} tandem_chain_t;
 
+/* An NPU program, in words every NPU backend shares: a program file, a
+ * kernel in it, its buffers and scalars. What one backend alone reads is an
+ * extension chained from next: for XRT, tandem_xrt_program_desc_t
+ * (tandem_xrt.h: the argument ABI and an instruction stream). */
 typedef struct tandem_npu_program_desc {
   uint32_t struct_size; /* sizeof(tandem_npu_program_desc_t): see Conventions */
+  const void *next;     /* extensions (Conventions, "Extension chains"), or NULL */
   const char *name;     /* used in messages; defaults to kernel_name */
-  /* The xclbin to load, or TANDEM_NPU_EMULATED_XCLBIN ("@emulated"): the
-   * emulated NPU's own (tandem_npu_emulated_xclbin). */
-  const char *xclbin_path;
-  const char *kernel_name;  /* the kernel inside it */
-  const void *instructions; /* optional instruction stream (XDNA-style), copied */
-  size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
+  /* The program the backend loads. XRT: an xclbin (or, where the bridge
+   * supports it, a full ELF), or TANDEM_NPU_EMULATED_XCLBIN ("@emulated"):
+   * the emulated NPU's own (tandem_npu_emulated_xclbin). */
+  const char *program_path;
+  const char *kernel_name;                   /* the kernel inside it */
   const tandem_binding_contract_t *bindings; /* one per buffer argument */
   uint32_t binding_count;                    /* 1 .. TANDEM_MAX_BINDINGS */
   uint32_t scalar_count;                     /* scalar arguments after the buffers, 0 .. 16 */
-  tandem_npu_abi_t abi;                      /* how the arguments are packed; default PLAIN */
   /* scalar_count types; NULL: every scalar is U32. At most 16 words in all
    * (a U64 scalar is two). */
   const tandem_npu_scalar_type_t *scalar_types;
@@ -1319,15 +1316,17 @@ static inline void tandem_npu_program_desc_init(tandem_npu_program_desc_t *desc)
 #define TANDEM_MAX_NPU_SCALARS 16
 
 /* Loads an NPU program, opening the NPU if needed. The kernel's arguments are
- * checked against the ABI and the contract: the ABI's leading arguments,
- * each binding a buffer argument in tandem's data bank, each scalar a scalar
- * of its type (where the metadata says the width), and no argument left over
- * (PLAIN) or only buffers left over (DPU, DPU_MODULE, ELF: they stay unset).
+ * checked against the contract (and, on XRT, its extension's ABI: see
+ * tandem_xrt_program_desc_t): each binding a buffer argument in tandem's
+ * data bank, each scalar a scalar of its type (where the metadata says the
+ * width), and no argument left over (PLAIN) or only buffers left over (DPU,
+ * DPU_MODULE, ELF: they stay unset).
  * The emulated NPU loads only its own kernels library
  * (or libraries listed in TANDEM_EMU_KERNELS). Errors: those of open_npu,
- * INVALID_ARGUMENT (a field, named; instruction_bytes without instructions;
- * instructions missing for DPU or given for DPU_MODULE / ELF; an unknown abi
- * or scalar type; more than 16 scalar words),
+ * INVALID_ARGUMENT (a field, named; an extension the backend does not read,
+ * naming its tag; on XRT instruction_bytes without instructions,
+ * instructions missing for DPU or given for DPU_MODULE / ELF, an unknown
+ * abi; an unknown scalar type; more than 16 scalar words),
  * IO (xclbin unreadable or not a regular file; "@emulated" and no emulated
  * xclbin found, naming TANDEM_EMU_XCLBIN; the instruction stream could not
  * be synced to the NPU: a failed xrtBOSync is IO everywhere),

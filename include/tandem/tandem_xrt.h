@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tandem_xrt.h — tandem beside your own XRT code.
+ * tandem_xrt.h — what only tandem's XRT NPU backends have.
  *
- * For programs that call XRT themselves on the NPU tandem drives: the XRT
- * buffer object behind a tandem buffer. What every user needs, the NPU
- * device and programs included, is in <tandem/tandem.h>, which this header
- * includes; its Conventions hold here too. What you do with the BO is
- * outside tandem's tracker (tandem.h, "Sharing"): wait for the completions
+ * XRT programs' own words (the argument ABI, XDNA-style instruction
+ * streams), as an extension of tandem_npu_program_desc_t; and for programs
+ * that call XRT themselves on the NPU tandem drives, the XRT buffer object
+ * behind a tandem buffer. What every user needs, the NPU device and
+ * programs included, is in <tandem/tandem.h>, which this header includes;
+ * its Conventions hold here too. What you do with the BO is outside
+ * tandem's tracker (tandem.h, "Sharing"): wait for the completions
  * that touch its bytes first, and do not touch bytes that tandem work in
  * flight reads or writes. tandem keeps ownership of the BO: do not free it.
  * It lives as long as the buffer. docs/interop.md has the whole picture.
@@ -19,6 +21,66 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*============================================================================
+ * XRT programs
+ *============================================================================
+ *
+ * What only XRT's programs have: how a kernel's arguments are packed (its
+ * ABI) and an instruction stream, in tandem_xrt_program_desc_t chained from
+ * tandem_npu_program_desc_t.next. A program with none is PLAIN with no
+ * instruction stream. Both NPU backends "xrt" and "emulated" read it (the
+ * emulated NPU is an XRT device); another backend refuses it, naming its
+ * tag.
+ */
+
+/* How an XRT program's kernel arguments are laid out. Checked against the
+ * kernel's argument metadata when the program is created (CONTRACT, naming
+ * the argument). "data" is the bindings, then the scalars. */
+typedef enum tandem_npu_abi {
+  /* [instruction buffer, u32 word count] when instructions are given, then
+   * data; the kernel takes exactly these arguments (FPGA-style kernels). */
+  TANDEM_NPU_ABI_PLAIN = 0,
+  /* mlir-aie / IRON xclbin kernels: opcode (u64 3), the instruction buffer
+   * (instructions required), its u32 word count, data from argument 3.
+   * Buffer arguments after the data may stay unset (aiecc declares five). */
+  TANDEM_NPU_ABI_DPU = 1,
+  /* xclbin + ELF module kernels (XRT >= 2.16): opcode 3, then arguments 1 and
+   * 2 left zero (the instruction stream is the module's), data from 3. No
+   * instructions. Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_DPU_MODULE = 2,
+  /* full-ELF kernels (XRT >= 2.19): data from argument 0. No instructions.
+   * Trailing buffers may stay unset. */
+  TANDEM_NPU_ABI_ELF = 3,
+} tandem_npu_abi_t;
+
+/* "plain", "dpu", "dpu_module", "elf". Thread-safe. */
+TANDEM_API const char *tandem_npu_abi_name(tandem_npu_abi_t abi);
+
+/* The type tag of tandem_xrt_program_desc_t (Conventions, "Extension
+ * chains"). */
+#define TANDEM_STRUCT_XRT_PROGRAM_DESC 0x58520001u
+
+typedef struct tandem_xrt_program_desc {
+  uint32_t struct_size;     /* sizeof(tandem_xrt_program_desc_t) */
+  uint32_t type;            /* TANDEM_STRUCT_XRT_PROGRAM_DESC */
+  const void *next;         /* the next extension, or NULL */
+  tandem_npu_abi_t abi;     /* how the arguments are packed; default PLAIN */
+  const void *instructions; /* optional instruction stream (XDNA-style), copied */
+  size_t instruction_bytes; /* a positive multiple of 4 with instructions, else 0 */
+} tandem_xrt_program_desc_t;
+
+/* Zeroes |desc|, sets struct_size and type. NULL is ignored. */
+static inline void tandem_xrt_program_desc_init(tandem_xrt_program_desc_t *desc) {
+  if (!desc) return;
+  memset(desc, 0, sizeof *desc);
+  desc->struct_size = (uint32_t)sizeof *desc;
+  desc->type = TANDEM_STRUCT_XRT_PROGRAM_DESC;
+}
+
+/*============================================================================
+ * XRT buffer objects
+ *============================================================================ */
 
 /* The XRT buffer object (xrtBufferHandle, as void *) of a SHARED or
  * NPU_LOCAL |buffer|, in |*out_bo|. It belongs to the XRT library tandem

@@ -22,6 +22,7 @@
 #include "_dlpack.h"
 #include "_errors.h"
 #include "_objects.h"
+#include "tandem/tandem_xrt.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -948,14 +949,18 @@ static PyObject *tpy_runtime_npu_program(tpy_runtime_t *self, PyObject *args, Py
     }
     xclbin = path;
   }
-  d.xclbin_path = xclbin;
+  d.program_path = xclbin;
   d.kernel_name = kernel;
   d.name = name;
   Py_buffer code = {0};
+  /* An instruction stream is XRT's: its extension, chained only when given. */
+  tandem_xrt_program_desc_t xrt;
+  tandem_xrt_program_desc_init(&xrt);
   if (instr && instr != Py_None) {
     if (PyObject_GetBuffer(instr, &code, PyBUF_CONTIG_RO) < 0) return NULL;
-    d.instructions = code.buf;
-    d.instruction_bytes = (size_t)code.len;
+    xrt.instructions = code.buf;
+    xrt.instruction_bytes = (size_t)code.len;
+    d.next = &xrt;
   }
   tandem_npu_program_t *p = NULL;
   tandem_status_t s;

@@ -218,7 +218,7 @@ static tandem_npu_program_t *npu_program(tandem_runtime_t *rt, const char *kerne
   for (uint32_t i = 0; i < bindings; i++)
     contract[i] = (tandem_binding_contract_t){CONTRACT_BYTES, 4, access[i]};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = kernel,
                                  .bindings = contract,
                                  .binding_count = bindings,

@@ -747,7 +747,7 @@ static void test_more_struct_sizes(void **state) {
                                                {4096, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t program;
   tandem_npu_program_desc_init(&program);
-  program.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  program.program_path = TANDEM_TEST_EMU_XCLBIN;
   program.kernel_name = "add_i32";
   program.bindings = npu_contract;
   program.binding_count = 3;

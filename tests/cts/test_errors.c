@@ -936,7 +936,7 @@ static const tandem_binding_contract_t sleep_binding[1] = {{4, 4, TANDEM_ACCESS_
 static tandem_npu_program_desc_t sleep_desc(void) {
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                  .name = "errors_sleep",
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "sleep_ms",
                                  .bindings = sleep_binding,
                                  .binding_count = 1,
@@ -951,18 +951,18 @@ static tandem_status_t program_with(tandem_runtime_t *rt, const tandem_npu_progr
 }
 static tandem_status_t program_no_xclbin(void) {
   tandem_npu_program_desc_t d = sleep_desc();
-  d.xclbin_path = NULL;
+  d.program_path = NULL;
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_io(void) {
   tandem_npu_program_desc_t d = sleep_desc();
-  d.xclbin_path = "/nonexistent/errors.xclbin";
+  d.program_path = "/nonexistent/errors.xclbin";
   return program_with(F.npu, &d);
 }
 /* "@emulated" where TANDEM_EMU_XCLBIN names a file that is not there. */
 static tandem_status_t program_emulated_io(void) {
   tandem_npu_program_desc_t d = sleep_desc();
-  d.xclbin_path = TANDEM_NPU_EMULATED_XCLBIN;
+  d.program_path = TANDEM_NPU_EMULATED_XCLBIN;
   setenv("TANDEM_EMU_XCLBIN", "/nonexistent/emulated-errors.xclbin", 1);
   tandem_status_t s = program_with(F.npu, &d);
   unsetenv("TANDEM_EMU_XCLBIN");
@@ -994,15 +994,18 @@ static tandem_status_t program_instructions(void) {
    * binding fits it (bo1..bo4 stay unset). */
   static const uint32_t instructions[4] = {1, 2, 3, 4};
   tandem_binding_contract_t b = {64, 4, TANDEM_ACCESS_READ_WRITE};
-  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .name = "errors_instructions",
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
-                                 .kernel_name = "dpu_vector",
+  tandem_xrt_program_desc_t x = {.struct_size = sizeof(tandem_xrt_program_desc_t),
+                                 .type = TANDEM_STRUCT_XRT_PROGRAM_DESC,
+                                 .abi = TANDEM_NPU_ABI_DPU,
                                  .instructions = instructions,
-                                 .instruction_bytes = sizeof instructions,
+                                 .instruction_bytes = sizeof instructions};
+  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
+                                 .next = &x,
+                                 .name = "errors_instructions",
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .kernel_name = "dpu_vector",
                                  .bindings = &b,
-                                 .binding_count = 1,
-                                 .abi = TANDEM_NPU_ABI_DPU};
+                                 .binding_count = 1};
   return program_with(F.npu, &d);
 }
 static tandem_status_t program_sync(void) {
@@ -2137,7 +2140,7 @@ static const row_t rows[] = {
     R(tandem_runtime_npu_info, INVALID_ARGUMENT, "out_info", npu_info_null),
     R(tandem_runtime_npu_info, INVALID_ARGUMENT, "sizeof(tandem_npu_info_t)", npu_info_size),
     R(tandem_runtime_npu_info, NO_DEVICE, "created without one", npu_info_none),
-    R(tandem_npu_program_create, INVALID_ARGUMENT, "xclbin_path and kernel_name",
+    R(tandem_npu_program_create, INVALID_ARGUMENT, "program_path and kernel_name",
       program_no_xclbin),
     R(tandem_npu_program_create, IO, "/nonexistent/errors.xclbin", program_io),
     R(tandem_npu_program_create, IO, "/nonexistent/emulated-errors.xclbin", program_emulated_io),

@@ -70,7 +70,7 @@ static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
                                     {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                  .name = "matmul",
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
                                  .binding_count = 3,

@@ -484,7 +484,7 @@ static void scenario_gpu(run_t *r, bool npu, tandem_test_fault_report_t *rep) {
      * the two dispatches that reads and writes |dev| (its bytes unchanged). */
     tandem_binding_contract_t b = {N * 4, 4, TANDEM_ACCESS_READ_WRITE};
     tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                   .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                   .program_path = TANDEM_TEST_EMU_XCLBIN,
                                    .kernel_name = "sleep_ms",
                                    .bindings = &b,
                                    .binding_count = 1,
@@ -851,7 +851,7 @@ static void scenario_watchdog(run_t *r, bool npu, tandem_test_fault_report_t *re
    * its poisoned bytes, so it is not refused. */
   tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_WRITE};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "sleep_ms",
                                  .bindings = &b,
                                  .binding_count = 1,

@@ -391,7 +391,7 @@ static void test_emulated_by_name(void **state) {
                                     {N * 4, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_NPU_EMULATED_XCLBIN;
+  d.program_path = TANDEM_NPU_EMULATED_XCLBIN;
   d.kernel_name = "add_i32";
   d.bindings = c;
   d.binding_count = 3;

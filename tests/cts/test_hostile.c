@@ -87,7 +87,7 @@ static tandem_status_t program(tandem_runtime_t *rt, const char *xclbin, const c
                                     {4096, 4, TANDEM_ACCESS_READ},
                                     {4096, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = xclbin,
+                                 .program_path = xclbin,
                                  .kernel_name = kernel,
                                  .bindings = b,
                                  .binding_count = bindings,

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "tandem/tandem_xrt.h"
 #include "tandem_test_shaders.h"
 
 enum { M = 48, N = 40, K = 32 };
@@ -50,7 +51,7 @@ static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
                                     {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
                                  .name = "matmul",
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
                                  .binding_count = 3,
@@ -232,7 +233,7 @@ static tandem_npu_program_t *one_buffer_program(tandem_runtime_t *rt, const char
                                                 uint32_t scalars) {
   tandem_binding_contract_t b = {4096, 4, TANDEM_ACCESS_READ_WRITE};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = kernel,
                                  .bindings = &b,
                                  .binding_count = 1,
@@ -294,7 +295,7 @@ static void test_host_written_output(void **state) {
                                     {WORDS * 4u, 4, TANDEM_ACCESS_READ},
                                     {WORDS * 4u, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "add_i32",
                                  .bindings = b,
                                  .binding_count = 3,
@@ -508,7 +509,7 @@ static void test_npu_contracts(void **state) {
                                     {64, 4, TANDEM_ACCESS_READ},
                                     {64, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = TANDEM_TEST_EMU_XCLBIN,
+                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
                                  .kernel_name = "matmul_f32",
                                  .bindings = b,
                                  .binding_count = 2, /* argument 2 is a buffer */
@@ -529,14 +530,54 @@ static void test_npu_contracts(void **state) {
                        "no_such_kernel");
   d.kernel_name = "matmul_f32";
   /* A byte count without a stream is a caller's mistake, not "no stream". */
-  d.instruction_bytes = 16;
+  tandem_xrt_program_desc_t x;
+  tandem_xrt_program_desc_init(&x);
+  x.instruction_bytes = 16;
+  d.next = &x;
   TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
                        "instructions is NULL but instruction_bytes is 16");
   assert_null(p);
-  d.instruction_bytes = 0;
-  d.xclbin_path = "/nonexistent.xclbin";
+  /* The chain is checked, nothing in it ignored: a tag the XRT backends do
+   * not read, the XRT extension twice, a bad struct_size, a field this
+   * library does not have, a loop. Each names the program and the tag. */
+  x.instruction_bytes = 0;
+  struct {
+    tandem_chain_t head;
+    uint32_t value;
+  } other = {{sizeof other, 0x12345678u, NULL}, 1};
+  x.next = &other;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "extension 2 chained from next has type 0x12345678, which the XRT NPU "
+                       "backends do not read");
+  assert_null(p);
+  tandem_xrt_program_desc_t x2;
+  tandem_xrt_program_desc_init(&x2);
+  x.next = &x2;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "TANDEM_STRUCT_XRT_PROGRAM_DESC (0x58520001) is chained twice");
+  x.next = NULL;
+  x.struct_size = 8;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "has struct_size 8; set struct_size = sizeof(tandem_xrt_program_desc_t)");
+  struct {
+    tandem_xrt_program_desc_t x;
+    unsigned char tail[8];
+  } newer = {.tail = {0, 0, 0, 1}};
+  tandem_xrt_program_desc_init(&newer.x);
+  newer.x.struct_size = sizeof newer;
+  d.next = &newer;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "not zero: a field this library does not have");
+  tandem_xrt_program_desc_init(&x);
+  x.next = &x; /* a loop ends at its second visit */
+  d.next = &x;
+  TH_ASSERT_STATUS_MSG(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_INVALID_ARGUMENT,
+                       "is chained twice");
+  assert_null(p);
+  d.next = NULL;
+  d.program_path = "/nonexistent.xclbin";
   TH_ASSERT_STATUS(tandem_npu_program_create(rt, &d, &p), TANDEM_ERROR_IO);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
   /* Record-time checks of NPU runs. */
   tandem_buffer_t *shared = th_buffer(rt, 256, TANDEM_PLACEMENT_SHARED);

@@ -35,6 +35,7 @@
 #include "internal/xrt_bridge_abi.h"
 #include "harness.h"
 #include "internal/xrt_headers.h"
+#include "tandem/tandem_xrt.h"
 #include "xclbin_builder.h"
 
 enum { kDataBuffers = 3, kWords = 1024, kInstrWords = 16 };
@@ -216,13 +217,16 @@ static void test_libtandem_dpu(void **state) {
   tandem_binding_contract_t b[kDataBuffers] = {{bytes, 4, TANDEM_ACCESS_READ},
                                                {bytes, 4, TANDEM_ACCESS_READ},
                                                {bytes, 4, TANDEM_ACCESS_WRITE}};
+  tandem_xrt_program_desc_t x;
+  tandem_xrt_program_desc_init(&x);
+  x.abi = TANDEM_NPU_ABI_DPU;
+  x.instructions = instructions;
+  x.instruction_bytes = sizeof instructions;
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = g_xclbin;
+  d.next = &x;
+  d.program_path = g_xclbin;
   d.kernel_name = "MLIR_AIE";
-  d.abi = TANDEM_NPU_ABI_DPU;
-  d.instructions = instructions;
-  d.instruction_bytes = sizeof instructions;
   d.bindings = b;
   d.binding_count = kDataBuffers;
   tandem_npu_program_t *p = NULL;

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "core/npu_backend.h"
+#include "tandem/tandem_xrt.h"
 #include "internal/emu_dpu.h"
 
 static tandem__npu_t *open_profile(tandem_npu_profile_t profile) {
@@ -52,7 +53,7 @@ static const tandem_binding_contract_t k_rw[4] = {
 static void run_add(tandem__npu_t *npu, const char *kernel) {
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = kernel;
   d.bindings = k_rw;
   d.binding_count = 3;
@@ -115,7 +116,7 @@ static void test_bank_mismatch(void **state) {
   tandem__npu_t *npu = open_emulated();
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = "add_i32_c_bank2";
   d.bindings = k_rw;
   d.binding_count = 3;
@@ -171,13 +172,16 @@ static tandem_status_t run_abi(tandem__npu_t *npu, const char *kernel, tandem_np
       {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
       {.bytes = 64, .alignment = 4, .access = TANDEM_ACCESS_READ_WRITE},
   };
+  tandem_xrt_program_desc_t x;
+  tandem_xrt_program_desc_init(&x);
+  x.abi = abi;
+  x.instructions = instr;
+  x.instruction_bytes = instr_words * 4;
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.next = &x;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = kernel;
-  d.abi = abi;
-  d.instructions = instr;
-  d.instruction_bytes = instr_words * 4;
   d.bindings = rw;
   d.binding_count = nbo;
   d.scalar_count = scalar_count;
@@ -296,11 +300,14 @@ static void test_dpu_module_refused_on_real_xrt(void **state) {
   }
   assert_int_equal(s, TANDEM_OK);
   assert_false(npu->emulated);
+  tandem_xrt_program_desc_t x;
+  tandem_xrt_program_desc_init(&x);
+  x.abi = TANDEM_NPU_ABI_DPU_MODULE;
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN; /* refused before it is read */
+  d.next = &x;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN; /* refused before it is read */
   d.kernel_name = "dpu_module_add_i32";
-  d.abi = TANDEM_NPU_ABI_DPU_MODULE;
   d.bindings = k_rw;
   d.binding_count = 3;
   void *prog = NULL;
@@ -365,7 +372,7 @@ static void test_contexts_shared_and_limited(void **state) {
   unsetenv("TANDEM_EMU_MAX_CONTEXTS");
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = "add_i32";
   d.bindings = k_rw;
   d.binding_count = 3;
@@ -390,9 +397,12 @@ static void test_contexts_shared_and_limited(void **state) {
     o.scalar_types = i == 2 ? u64_u32 : NULL;
     assert_int_equal(npu->vtable->program_create(npu, &o, other[i], &progs[i]), TANDEM_OK);
   }
+  tandem_xrt_program_desc_t elf;
+  tandem_xrt_program_desc_init(&elf);
+  elf.abi = TANDEM_NPU_ABI_ELF;
   tandem_npu_program_desc_t m = d;
+  m.next = &elf;
   m.kernel_name = "elf_add_i32";
-  m.abi = TANDEM_NPU_ABI_ELF;
   m.scalar_count = 0;
   assert_int_equal(npu->vtable->program_create(npu, &m, "fifth", &progs[3]), TANDEM_OK);
   run_add(npu, "add_i32"); /* one more program of the xclbin, run and checked */
@@ -436,7 +446,7 @@ static void test_context_limit_per_xclbin(void **state) {
   d.scalar_count = 1;
   for (int i = 0; i <= LIMIT; i++) {
     write_xclbin_copy(path[i], sizeof path[i], i);
-    d.xclbin_path = path[i];
+    d.program_path = path[i];
     tandem_status_t s = npu->vtable->program_create(npu, &d, "copy", &prog[i]);
     assert_int_equal(s, i < LIMIT ? TANDEM_OK : TANDEM_ERROR_OUT_OF_MEMORY);
   }
@@ -445,10 +455,10 @@ static void test_context_limit_per_xclbin(void **state) {
   assert_non_null(strstr(m, "all 6 hardware contexts of the emulated NPU are in use"));
   assert_non_null(strstr(m, "one context per xclbin"));
   /* A second program of an xclbin in use still opens: it shares. */
-  d.xclbin_path = path[1];
+  d.program_path = path[1];
   assert_int_equal(npu->vtable->program_create(npu, &d, "again", &again), TANDEM_OK);
   npu->vtable->program_destroy(npu, prog[0]);
-  d.xclbin_path = path[LIMIT];
+  d.program_path = path[LIMIT];
   assert_int_equal(npu->vtable->program_create(npu, &d, "last", &prog[LIMIT]), TANDEM_OK);
   npu->vtable->program_destroy(npu, again);
   for (int i = 1; i <= LIMIT; i++) npu->vtable->program_destroy(npu, prog[i]);
@@ -489,7 +499,7 @@ static void stuck_open(stuck_t *t, const char *tdr, const char *delay_us) {
   unsetenv("TANDEM_EMU_DELAY_US");
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = "add_i32";
   d.bindings = k_rw;
   d.binding_count = 3;
@@ -574,7 +584,7 @@ static void test_in_flight_new_is_running(void **state) {
   unsetenv("TANDEM_EMU_DELAY_US");
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = "add_i32";
   d.bindings = k_rw;
   d.binding_count = 3;
@@ -607,11 +617,14 @@ static void test_elf_needs_tier2(void **state) {
   fwrite(elf_header, 1, sizeof elf_header, f);
   fclose(f);
   tandem__npu_t *npu = open_emulated();
+  tandem_xrt_program_desc_t x;
+  tandem_xrt_program_desc_init(&x);
+  x.abi = TANDEM_NPU_ABI_ELF;
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = path;
+  d.next = &x;
+  d.program_path = path;
   d.kernel_name = "DPU:dpu";
-  d.abi = TANDEM_NPU_ABI_ELF;
   d.bindings = k_rw;
   d.binding_count = 3;
   void *prog = NULL;
@@ -639,7 +652,7 @@ static void test_driver_timeout_and_reset(void **state) {
                                                 .access = TANDEM_ACCESS_READ_WRITE};
   tandem_npu_program_desc_t d;
   tandem_npu_program_desc_init(&d);
-  d.xclbin_path = TANDEM_TEST_EMU_XCLBIN;
+  d.program_path = TANDEM_TEST_EMU_XCLBIN;
   d.kernel_name = "sleep_ms";
   d.bindings = &one;
   d.binding_count = 1;

@@ -47,7 +47,7 @@ static void test_noop_pipeline(void **state) {
                                     {bytes, 4, TANDEM_ACCESS_READ},
                                     {bytes, 4, TANDEM_ACCESS_WRITE}};
   tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .xclbin_path = xclbin_path,
+                                 .program_path = xclbin_path,
                                  .kernel_name = "vadd",
                                  .bindings = b,
                                  .binding_count = 3,
