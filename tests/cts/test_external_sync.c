@@ -28,57 +28,9 @@
 #include <string.h>
 
 #include "harness.h"
-#include "tandem_test_shaders.h"
+#include "npu_helpers.h"
 
 enum { M = 24, N = 20, K = 16 };
-
-static tandem_runtime_t *npu_runtime(tandem_sharing_t sharing, tandem_status_t *out_open) {
-  tandem_runtime_options_t o;
-  tandem_runtime_options_init(&o);
-  o.npu_backend = "emulated";
-  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
-  o.sharing = sharing;
-  tandem_runtime_t *rt = th_runtime_create(&o);
-  tandem_status_t s = tandem_runtime_open_npu(rt);
-  if (out_open) *out_open = s;
-  else TH_ASSERT_OK(s);
-  return rt;
-}
-
-static tandem_kernel_t *scale_add_kernel(tandem_runtime_t *rt, uint32_t n) {
-  tandem_binding_contract_t b[3] = {{n * 4u, 4, TANDEM_ACCESS_READ},
-                                    {n * 4u, 4, TANDEM_ACCESS_READ},
-                                    {n * 4u, 4, TANDEM_ACCESS_WRITE}};
-  return th_kernel_load(rt, "scale_add", tandem_spv_scale_add, tandem_spv_scale_add_size,
-                        (n + 255) / 256, b, 3, 8);
-}
-
-/* c = scale * a + b over n floats (the scale_add shader). */
-static void scale_add(tandem_graph_t *g, tandem_kernel_t *k, tandem_buffer_t *a, tandem_buffer_t *b,
-                      tandem_buffer_t *c, float scale, uint32_t n) {
-  struct {
-    float scale;
-    uint32_t n;
-  } push = {scale, n};
-  tandem_view_t v[3] = {th_view(a, 0, n * 4u), th_view(b, 0, n * 4u), th_view(c, 0, n * 4u)};
-  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, v, 3, &push, sizeof push));
-}
-
-static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
-  tandem_binding_contract_t b[3] = {{M * K * 4u, 4, TANDEM_ACCESS_READ},
-                                    {K * N * 4u, 4, TANDEM_ACCESS_READ},
-                                    {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .name = "matmul",
-                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
-                                 .kernel_name = "matmul_f32",
-                                 .bindings = b,
-                                 .binding_count = 3,
-                                 .scalar_count = 3};
-  tandem_npu_program_t *p = NULL;
-  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
-  return p;
-}
 
 static uint64_t coherence_barriers(tandem_runtime_t *rt) { return th_stats(rt).coherence_barriers; }
 
@@ -103,22 +55,22 @@ static void crossing_pipeline(tandem_runtime_t *rt, int runs) {
   tandem_buffer_t *shared_x = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *out = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *out_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *ka = scale_add_kernel(rt, M * K), *kb = scale_add_kernel(rt, K * N),
-                  *kc = scale_add_kernel(rt, M * N);
-  tandem_npu_program_t *matmul = matmul_program(rt);
+  tandem_kernel_t *ka = th_scale_add_kernel(rt, M * K), *kb = th_scale_add_kernel(rt, K * N),
+                  *kc = th_scale_add_kernel(rt, M * N);
+  tandem_npu_program_t *matmul = th_matmul_program(rt, M, N, K);
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  scale_add(g, kb, host_b, zeros, shared_b, 1.0f, K * N);
-  scale_add(g, ka, host_a, zeros, shared_x, 3.0f, M * K);
-  scale_add(g, ka, host_a, zeros, tmp, 2.0f, M * K);
-  scale_add(g, ka, tmp, zeros, shared_a, 1.0f, M * K);
+  th_add_scale_add(g, kb, host_b, zeros, shared_b, 1.0f, K * N);
+  th_add_scale_add(g, ka, host_a, zeros, shared_x, 3.0f, M * K);
+  th_add_scale_add(g, ka, host_a, zeros, tmp, 2.0f, M * K);
+  th_add_scale_add(g, ka, tmp, zeros, shared_a, 1.0f, M * K);
   tandem_view_t nv[3] = {tandem_buffer_whole(shared_a), tandem_buffer_whole(shared_b),
                          tandem_buffer_whole(shared_c)};
   uint32_t dims[3] = {M, N, K};
   TH_ASSERT_OK(tandem_graph_add_npu_run(g, matmul, nv, 3, dims, 3));
-  scale_add(g, kc, shared_c, zeros, out, 0.5f, M * N);
-  scale_add(g, ka, shared_a, zeros, out_a, 1.0f, M * K);
-  scale_add(g, kb, host_b, zeros, shared_b, 3.0f, K * N);
+  th_add_scale_add(g, kc, shared_c, zeros, out, 0.5f, M * N);
+  th_add_scale_add(g, ka, shared_a, zeros, out_a, 1.0f, M * K);
+  th_add_scale_add(g, kb, host_b, zeros, shared_b, 3.0f, K * N);
   tandem_exec_t *exec;
   TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
   tandem_graph_release(g);
@@ -180,7 +132,7 @@ static void crossing_pipeline(tandem_runtime_t *rt, int runs) {
  * (exec_params.c). Views elsewhere still move, and the graph still runs. */
 static void test_set_view_at_crossing_refused(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, NULL);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_buffer_t *host_a = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *host_a2 = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *zeros = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_GPU_LOCAL);
@@ -190,16 +142,18 @@ static void test_set_view_at_crossing_refused(void **state) {
   tandem_buffer_t *shared_c = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *shared_x = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *shared_x2 = th_buffer(rt, M * K * 4u, TANDEM_PLACEMENT_SHARED);
-  tandem_kernel_t *ka = scale_add_kernel(rt, M * K);
-  tandem_npu_program_t *matmul = matmul_program(rt);
+  tandem_kernel_t *ka = th_scale_add_kernel(rt, M * K);
+  tandem_npu_program_t *matmul = th_matmul_program(rt, M, N, K);
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  scale_add(g, ka, host_a, zeros, shared_a, 1.0f, M * K); /* node 0: hands shared_a to the NPU */
+  th_add_scale_add(g, ka, host_a, zeros, shared_a, 1.0f,
+                   M * K); /* node 0: hands shared_a to the NPU */
   tandem_view_t nv[3] = {tandem_buffer_whole(shared_a), tandem_buffer_whole(shared_b),
                          tandem_buffer_whole(shared_c)};
   uint32_t dims[3] = {M, N, K};
   TH_ASSERT_OK(tandem_graph_add_npu_run(g, matmul, nv, 3, dims, 3)); /* node 1 */
-  scale_add(g, ka, host_a, zeros, shared_x, 2.0f, M * K); /* node 2: no NPU node touches it */
+  th_add_scale_add(g, ka, host_a, zeros, shared_x, 2.0f,
+                   M * K); /* node 2: no NPU node touches it */
   tandem_exec_t *exec;
   TH_ASSERT_OK(tandem_graph_prepare(g, &exec));
   tandem_graph_release(g);
@@ -236,7 +190,7 @@ static void test_set_view_at_crossing_refused(void **state) {
 /* The default path here: host-pointer import (host-domain barriers). */
 static void test_crossings_host_pointer(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, NULL);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_npu_info_t info;
   tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
@@ -251,7 +205,7 @@ static void test_crossings_host_pointer(void **state) {
 static void test_crossings_in_pieces(void **state) {
   (void)state;
   setenv("TANDEM_RECORD_PIECE_MIN", "1", 1);
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, NULL);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   crossing_pipeline(rt, 3);
   th_runtime_destroy(rt);
   unsetenv("TANDEM_RECORD_PIECE_MIN");
@@ -261,7 +215,7 @@ static void test_crossings_in_pieces(void **state) {
  * to and from with the host, so the same host-domain barriers. */
 static void test_crossings_staged(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_STAGED, NULL);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_STAGED, 0, NULL);
   crossing_pipeline(rt, 3);
   th_runtime_destroy(rt);
 }
@@ -271,7 +225,7 @@ static void test_crossings_staged(void **state) {
  * run shares only bytes that both sides read. */
 static void test_no_crossing_no_barrier(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, NULL);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   uint32_t n = M * K;
   tandem_buffer_t *host = th_buffer(rt, n * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_buffer_t *local = th_buffer(rt, n * 4u, TANDEM_PLACEMENT_GPU_LOCAL);
@@ -279,7 +233,7 @@ static void test_no_crossing_no_barrier(void **state) {
   tandem_buffer_t *shared_b = th_buffer(rt, K * N * 4u, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *shared_c = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *out = th_buffer(rt, n * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
-  tandem_kernel_t *k = scale_add_kernel(rt, n);
+  tandem_kernel_t *k = th_scale_add_kernel(rt, n);
   static float a[M * K], b[K * N], got[M * K];
   th_rng_t rng = th_rng(32);
   th_fill_random_float(&rng, a, n);
@@ -291,8 +245,8 @@ static void test_no_crossing_no_barrier(void **state) {
    * zeros. */
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  scale_add(g, k, host, local, shared, 2.0f, n);
-  scale_add(g, k, shared, local, out, 2.0f, n);
+  th_add_scale_add(g, k, host, local, shared, 2.0f, n);
+  th_add_scale_add(g, k, shared, local, out, 2.0f, n);
   th_run_graph(g, 3);
   tandem_graph_release(g);
   th_read(out, 0, got, sizeof got);
@@ -305,14 +259,14 @@ static void test_no_crossing_no_barrier(void **state) {
    * the GPU reads shared too; the NPU's output crosses to nobody. */
   th_write(shared, 0, a, sizeof a);
   th_write(shared_b, 0, b, sizeof b);
-  tandem_npu_program_t *matmul = matmul_program(rt);
+  tandem_npu_program_t *matmul = th_matmul_program(rt, M, N, K);
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
   tandem_view_t nv[3] = {tandem_buffer_whole(shared), tandem_buffer_whole(shared_b),
                          tandem_buffer_whole(shared_c)};
   uint32_t dims[3] = {M, N, K};
   TH_ASSERT_OK(tandem_graph_add_npu_run(g, matmul, nv, 3, dims, 3));
   TH_ASSERT_OK(tandem_graph_add_fill(g, tandem_buffer_whole(local), 0, TANDEM_LANE_AUTO));
-  scale_add(g, k, shared, local, out, 1.0f, n);
+  th_add_scale_add(g, k, shared, local, out, 1.0f, n);
   th_run_graph(g, 2);
   tandem_graph_release(g);
   th_read(out, 0, got, sizeof got);
@@ -342,7 +296,7 @@ static void test_no_crossing_no_barrier(void **state) {
 static int run_dmabuf_path(tandem_sharing_t path) {
   th_init();
   tandem_status_t s;
-  tandem_runtime_t *rt = npu_runtime(path, &s);
+  tandem_runtime_t *rt = th_npu_runtime(path, 0, &s);
   if (s == TANDEM_ERROR_UNSUPPORTED) {
     fprintf(stderr, "SKIP: sharing path '%s' is not available here: %s\n",
             tandem_sharing_name(path), tandem_error_message());

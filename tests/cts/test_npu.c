@@ -20,56 +20,9 @@
 #include <time.h>
 
 #include "harness.h"
-#include "tandem/tandem_xrt.h"
-#include "tandem_test_shaders.h"
+#include "npu_helpers.h"
 
 enum { M = 48, N = 40, K = 32 };
-
-static tandem_runtime_t *npu_runtime(tandem_sharing_t sharing, uint32_t timeout_ms) {
-  tandem_runtime_options_t o;
-  tandem_runtime_options_init(&o);
-  o.npu_backend = "emulated";
-  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
-  o.sharing = sharing;
-  if (timeout_ms) o.npu_timeout_ms = timeout_ms;
-  tandem_runtime_t *rt = th_runtime_create(&o);
-  TH_ASSERT_OK(tandem_runtime_open_npu(rt));
-  return rt;
-}
-
-static tandem_kernel_t *scale_add_kernel(tandem_runtime_t *rt, uint32_t n) {
-  tandem_binding_contract_t b[3] = {{n * 4u, 4, TANDEM_ACCESS_READ},
-                                    {n * 4u, 4, TANDEM_ACCESS_READ},
-                                    {n * 4u, 4, TANDEM_ACCESS_WRITE}};
-  return th_kernel_load(rt, "scale_add", tandem_spv_scale_add, tandem_spv_scale_add_size,
-                        (n + 255) / 256, b, 3, 8);
-}
-
-static tandem_npu_program_t *matmul_program(tandem_runtime_t *rt) {
-  tandem_binding_contract_t b[3] = {{M * K * 4u, 4, TANDEM_ACCESS_READ},
-                                    {K * N * 4u, 4, TANDEM_ACCESS_READ},
-                                    {M * N * 4u, 4, TANDEM_ACCESS_WRITE}};
-  tandem_npu_program_desc_t d = {.struct_size = sizeof(tandem_npu_program_desc_t),
-                                 .name = "matmul",
-                                 .program_path = TANDEM_TEST_EMU_XCLBIN,
-                                 .kernel_name = "matmul_f32",
-                                 .bindings = b,
-                                 .binding_count = 3,
-                                 .scalar_count = 3};
-  tandem_npu_program_t *p = NULL;
-  TH_ASSERT_OK(tandem_npu_program_create(rt, &d, &p));
-  return p;
-}
-
-static void add_scale(tandem_graph_t *g, tandem_kernel_t *k, tandem_buffer_t *a, tandem_buffer_t *b,
-                      tandem_buffer_t *c, float scale, uint32_t n) {
-  struct {
-    float scale;
-    uint32_t n;
-  } push = {scale, n};
-  tandem_view_t v[3] = {th_view(a, 0, n * 4u), th_view(b, 0, n * 4u), th_view(c, 0, n * 4u)};
-  TH_ASSERT_OK(tandem_graph_add_dispatch(g, k, v, 3, &push, sizeof push));
-}
 
 typedef struct pipeline {
   tandem_buffer_t *host_a, *host_b, *zeros, *shared_a, *shared_b, *shared_c, *out;
@@ -91,19 +44,19 @@ static pipeline_t make_pipeline(tandem_runtime_t *rt) {
   p.shared_b = th_buffer(rt, K * N * 4u, TANDEM_PLACEMENT_SHARED);
   p.shared_c = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_SHARED);
   p.out = th_buffer(rt, M * N * 4u, TANDEM_PLACEMENT_HOST_VISIBLE);
-  p.scale = scale_add_kernel(rt, big);
-  p.matmul = matmul_program(rt);
+  p.scale = th_scale_add_kernel(rt, big);
+  p.matmul = th_matmul_program(rt, M, N, K);
   tandem_graph_t *g;
   TH_ASSERT_OK(tandem_graph_create(rt, &g));
-  tandem_kernel_t *ka = scale_add_kernel(rt, M * K), *kb = scale_add_kernel(rt, K * N),
-                  *kc = scale_add_kernel(rt, M * N);
-  add_scale(g, ka, p.host_a, p.zeros, p.shared_a, 2.0f, M * K);
-  add_scale(g, kb, p.host_b, p.zeros, p.shared_b, 1.0f, K * N);
+  tandem_kernel_t *ka = th_scale_add_kernel(rt, M * K), *kb = th_scale_add_kernel(rt, K * N),
+                  *kc = th_scale_add_kernel(rt, M * N);
+  th_add_scale_add(g, ka, p.host_a, p.zeros, p.shared_a, 2.0f, M * K);
+  th_add_scale_add(g, kb, p.host_b, p.zeros, p.shared_b, 1.0f, K * N);
   tandem_view_t nv[3] = {tandem_buffer_whole(p.shared_a), tandem_buffer_whole(p.shared_b),
                          tandem_buffer_whole(p.shared_c)};
   uint32_t dims[3] = {M, N, K};
   TH_ASSERT_OK(tandem_graph_add_npu_run(g, p.matmul, nv, 3, dims, 3));
-  add_scale(g, kc, p.shared_c, p.zeros, p.out, 0.5f, M * N);
+  th_add_scale_add(g, kc, p.shared_c, p.zeros, p.out, 0.5f, M * N);
   TH_ASSERT_OK(tandem_graph_prepare(g, &p.exec));
   tandem_graph_release(g);
   tandem_kernel_release(ka);
@@ -167,7 +120,7 @@ static void zero_copy_pipeline(tandem_runtime_t *rt) {
 
 static void test_gpu_npu_gpu_zero_copy(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_npu_info_t info;
   tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
@@ -206,7 +159,7 @@ static int run_dmabuf_path(tandem_sharing_t path) {
 
 static void test_staged_fallback(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_STAGED, 0);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_STAGED, 0, NULL);
   tandem_npu_info_t info;
   tandem_npu_info_init(&info);
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
@@ -246,7 +199,7 @@ static tandem_npu_program_t *one_buffer_program(tandem_runtime_t *rt, const char
 /* NPU run on |x|, then a GPU fill of |y| ordered after it via |x| (reads x). */
 static void failure_case(const char *kernel, uint32_t scalars, const uint32_t *scalar_values,
                          uint32_t timeout_ms, tandem_status_t expected, bool cancel) {
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, timeout_ms);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, timeout_ms, NULL);
   tandem_npu_program_t *prog = one_buffer_program(rt, kernel, scalars);
   tandem_buffer_t *x = th_buffer(rt, 4096, TANDEM_PLACEMENT_SHARED);
   tandem_buffer_t *y = th_buffer(rt, 4096, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -290,7 +243,7 @@ static void failure_case(const char *kernel, uint32_t scalars, const uint32_t *s
 static void test_host_written_output(void **state) {
   (void)state;
   enum { WORDS = 1000 };
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_binding_contract_t b[3] = {{WORDS * 4u, 4, TANDEM_ACCESS_READ},
                                     {WORDS * 4u, 4, TANDEM_ACCESS_READ},
                                     {WORDS * 4u, 4, TANDEM_ACCESS_WRITE}};
@@ -382,7 +335,7 @@ static void test_npu_cancel(void **state) {
 typedef enum { A_INJECTED, A_CANCELLED, A_NPU_FAILS } a_failure_t;
 
 static void passed_write_case(a_failure_t how, bool b_rewrites) {
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_npu_program_t *sleep = one_buffer_program(rt, "sleep_ms", 1);
   tandem_npu_program_t *failing = one_buffer_program(rt, "fail", 0);
   enum { WORDS = 1024 };
@@ -504,7 +457,7 @@ static void test_no_npu(void **state) {
 
 static void test_npu_contracts(void **state) {
   (void)state;
-  tandem_runtime_t *rt = npu_runtime(TANDEM_SHARING_AUTO, 0);
+  tandem_runtime_t *rt = th_npu_runtime(TANDEM_SHARING_AUTO, 0, NULL);
   tandem_binding_contract_t b[3] = {{64, 4, TANDEM_ACCESS_READ},
                                     {64, 4, TANDEM_ACCESS_READ},
                                     {64, 4, TANDEM_ACCESS_WRITE}};
