@@ -539,6 +539,9 @@ typedef struct tandem__gpu_backend {
    * VkDevice). A backend without it is refused that option at
    * tandem_runtime_create, so no runtime silently runs elsewhere. */
   bool opens_vulkan_device;
+  /* The fault-injection kind (core/fault.h, tandem__fault_kind_t) that
+   * counts its native calls; 0: it makes none (the host GPU). */
+  uint32_t fault_kind;
   tandem_status_t (*count)(uint32_t *out_count);
   tandem_status_t (*info)(uint32_t index, tandem_device_info_t *out_info);
   tandem_status_t (*open)(const tandem_runtime_options_t *options,

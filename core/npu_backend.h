@@ -70,6 +70,9 @@ struct tandem__npu {
  * finds its entry in the registry (core/registry.h) by that name. */
 typedef struct tandem__npu_backend {
   const char *name; /* "xrt", "emulated": the runtime option npu_backend */
+  /* The fault-injection kind (core/fault.h, tandem__fault_kind_t) that
+   * counts its native calls. */
+  uint32_t fault_kind;
   tandem_status_t (*open)(const tandem_runtime_options_t *options, tandem__npu_t **out_npu);
   /* Walks the extensions chained from desc->next (tandem.h, "Extension
    * chains") and checks those the backend reads; INVALID_ARGUMENT naming

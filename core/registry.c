@@ -8,6 +8,8 @@
  * served by backends/xrt/) for the NPU. Entries added at run time (tests)
  * live in a small fixed table: added under tandem__registry_mutex, never
  * removed, so a pointer handed out stays valid for the life of the process.
+ * Each entry also says which fault-injection kind counts its native calls
+ * (tandem_test_fault_kind, tandem_testing.h).
  */
 #include <assert.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 
 #include "core/registry.h"
 #include "core/status.h"
+#include "tandem/tandem_testing.h"
 
 static const tandem__gpu_backend_t *const tandem__gpu_builtin[] = {&tandem_vk_gpu_backend,
                                                                    &tandem_host_gpu_backend};
@@ -66,23 +69,70 @@ tandem_status_t tandem__gpu_backend_find(const char *name, const tandem__gpu_bac
                      name, names);
 }
 
+/* Every NPU backend's name, ", "-separated, into |buf|. */
+static void tandem__npu_names(char *buf, size_t size) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < TANDEM__COUNT(tandem__npu_builtin); i++) {
+    int n =
+        snprintf(buf + used, size - used, "%s'%s'", i ? ", " : "", tandem__npu_builtin[i]->name);
+    if (n < 0 || (size_t)n >= size - used) break;
+    used += (size_t)n;
+  }
+}
+
 tandem_status_t tandem__npu_backend_find(const char *name, const tandem__npu_backend_t **out) {
   *out = NULL;
   for (size_t i = 0; name && i < TANDEM__COUNT(tandem__npu_builtin); i++)
     if (strcmp(tandem__npu_builtin[i]->name, name) == 0) *out = tandem__npu_builtin[i];
   if (*out) return TANDEM_OK;
-  char names[128] = "";
-  size_t used = 0;
-  for (size_t i = 0; i < TANDEM__COUNT(tandem__npu_builtin); i++) {
-    int n = snprintf(names + used, sizeof names - used, "%s'%s'", i ? ", " : "",
-                     tandem__npu_builtin[i]->name);
-    if (n < 0 || (size_t)n >= sizeof names - used) break;
-    used += (size_t)n;
-  }
+  char names[128];
+  tandem__npu_names(names, sizeof names);
   return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                      "'%.64s' is no NPU backend of this library; the NPU backends are %s (for "
                      "no NPU: NULL or \"\" in the option npu_backend, 'none' in TANDEM_NPU)",
                      name ? name : "(null)", names);
+}
+
+/* tandem_testing.h. Here, not in fault.c: each registry entry says which
+ * kind its wrappers count (core/fault.h), and the registry stands above
+ * fault.c in core's layers. */
+tandem_status_t tandem_test_fault_kind(const char *name, uint32_t *out_kind) {
+#ifdef TANDEM_UNTESTABLE
+  (void)name;
+  (void)out_kind;
+  return TANDEM_FAIL(TANDEM_ERROR_UNIMPLEMENTED, "built with TANDEM_UNTESTABLE");
+#else
+  if (!out_kind) return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "out_kind is NULL");
+  *out_kind = 0;
+  if (!name)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "the fault kind of a backend: its name is NULL; name a GPU or NPU backend");
+  for (size_t i = 0; i < TANDEM__COUNT(tandem__npu_builtin); i++)
+    if (strcmp(tandem__npu_builtin[i]->name, name) == 0) {
+      *out_kind = tandem__npu_builtin[i]->fault_kind;
+      return TANDEM_OK;
+    }
+  char gpu_names[256], npu_names[128];
+  pthread_mutex_lock(&tandem__registry_mutex);
+  const tandem__gpu_backend_t *gpu = tandem__gpu_lookup(name);
+  if (!gpu) tandem__gpu_names(gpu_names, sizeof gpu_names);
+  pthread_mutex_unlock(&tandem__registry_mutex);
+  if (gpu && !gpu->fault_kind)
+    return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
+                       "GPU backend '%.64s' makes no native calls that fault injection counts; "
+                       "its host allocations are TANDEM_TEST_FAULT_ALLOC's",
+                       name);
+  if (gpu) {
+    *out_kind = gpu->fault_kind;
+    return TANDEM_OK;
+  }
+  tandem__npu_names(npu_names, sizeof npu_names);
+  return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                     "the fault kind of backend '%.64s': no backend has that name; the GPU "
+                     "backends are %s, the NPU backends %s",
+                     name, gpu_names, npu_names);
+#endif
 }
 
 tandem_status_t tandem__gpu_backend_register(const tandem__gpu_backend_t *backend) {

@@ -9,6 +9,7 @@
  * volk loads the loader at run time; nothing links against libvulkan.
  */
 #include "backends/vulkan/vk_internal.h"
+#include "core/fault.h"
 #include "core/test_hooks.h"
 
 static tandem_status_t tandem_vk_test_control(tandem__gpu_t *base, tandem_test_op_t op) {
@@ -107,6 +108,7 @@ static tandem_status_t tandem_vk_gpu_open(const tandem_runtime_options_t *option
 const tandem__gpu_backend_t tandem_vk_gpu_backend = {
     .name = "vulkan",
     .opens_vulkan_device = true,
+    .fault_kind = TANDEM__FAULT_VULKAN, /* vk_fault.c wraps its function tables */
     .count = tandem_vk_gpu_count,
     .info = tandem_vk_gpu_info,
     .open = tandem_vk_gpu_open,

@@ -31,6 +31,7 @@
 #include <pthread.h>
 
 #include "backends/xrt/xrt_api.h"
+#include "core/fault.h"
 #include "core/npu_backend.h"
 #include "tandem/tandem_xrt.h"
 
@@ -1218,12 +1219,14 @@ static tandem_status_t tandem_xrt_open_emulated(const tandem_runtime_options_t *
 
 const tandem__npu_backend_t tandem_xrt_npu_backend = {
     .name = "xrt",
+    .fault_kind = TANDEM__FAULT_XRT, /* xrt_fault.c wraps the API table */
     .open = tandem_xrt_open_real,
     .program_check = tandem_xrt_program_check,
 };
 
 const tandem__npu_backend_t tandem_emu_npu_backend = {
     .name = "emulated",
+    .fault_kind = TANDEM__FAULT_XRT, /* the same code path and API table */
     .open = tandem_xrt_open_emulated,
     .program_check = tandem_xrt_program_check,
 };

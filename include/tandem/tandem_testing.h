@@ -43,11 +43,20 @@ typedef enum tandem_test_op {
  * failure (tests/cts/test_fault.c).
  *--------------------------------------------------------------------------*/
 typedef enum tandem_test_fault_kind {
-  TANDEM_TEST_FAULT_ALLOC = 1,
-  TANDEM_TEST_FAULT_VULKAN = 2,
-  TANDEM_TEST_FAULT_XRT = 4,
+  TANDEM_TEST_FAULT_ALLOC = 1,  /* the library's host allocations */
+  TANDEM_TEST_FAULT_VULKAN = 2, /* the "vulkan" GPU backend's calls */
+  TANDEM_TEST_FAULT_XRT = 4,    /* the "xrt" NPU backend's calls (and "emulated"'s: one path) */
   TANDEM_TEST_FAULT_ALL = 7,
 } tandem_test_fault_kind_t;
+
+/* The kind that counts the native calls of the GPU or NPU backend named
+ * |backend|, as the runtime options name it ("vulkan", "xrt", "emulated"),
+ * in *out_kind: a test arms faults for the backend a runtime uses without
+ * naming its API. Errors: INVALID_ARGUMENT (NULL, or no backend of that
+ * name, naming the known ones), UNSUPPORTED (a backend that makes no
+ * counted native calls: "host"), UNIMPLEMENTED (TANDEM_UNTESTABLE).
+ * Thread-safe. */
+TANDEM_API tandem_status_t tandem_test_fault_kind(const char *backend, uint32_t *out_kind);
 
 typedef struct tandem_test_fault {
   uint64_t fail_at; /* 1-based number of the call to fail; 0 turns injection off */

@@ -30,6 +30,7 @@
 #include <cmocka.h>
 
 #include "core/runtime_int.h"
+#include "tandem/tandem_testing.h"
 #include "tandem/tandem_vulkan.h"
 #include "core/registry.h"
 #include "host_gpu_probe.h"
@@ -102,6 +103,29 @@ static void test_npu_lookup(void **state) {
   expect_message_has("'tpu'");
   expect_message_has("'xrt', 'emulated'");
   expect_status(tandem__npu_backend_find(NULL, &b), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
+}
+
+/* Fault kinds by backend name: each entry says which kind counts its
+ * native calls; the host GPU makes none. */
+static void test_fault_kind(void **state) {
+  (void)state;
+  uint32_t kind = 99;
+  expect_status(tandem_test_fault_kind("vulkan", &kind), TANDEM_OK, "'vulkan'");
+  assert_int_equal(kind, TANDEM_TEST_FAULT_VULKAN);
+  expect_status(tandem_test_fault_kind("xrt", &kind), TANDEM_OK, "'xrt'");
+  assert_int_equal(kind, TANDEM_TEST_FAULT_XRT);
+  expect_status(tandem_test_fault_kind("emulated", &kind), TANDEM_OK, "'emulated'");
+  assert_int_equal(kind, TANDEM_TEST_FAULT_XRT);
+  expect_status(tandem_test_fault_kind(HOST_GPU_BACKEND, &kind), TANDEM_ERROR_UNSUPPORTED,
+                "the host GPU");
+  assert_int_equal(kind, 0);
+  expect_message_has("makes no native calls");
+  expect_status(tandem_test_fault_kind("tpu", &kind), TANDEM_ERROR_INVALID_ARGUMENT, "'tpu'");
+  expect_message_has("'tpu'");
+  expect_message_has("'vulkan'");
+  expect_message_has("'xrt', 'emulated'");
+  expect_status(tandem_test_fault_kind(NULL, &kind), TANDEM_ERROR_INVALID_ARGUMENT, "NULL");
+  expect_status(tandem_test_fault_kind("xrt", NULL), TANDEM_ERROR_INVALID_ARGUMENT, "NULL out");
 }
 
 static tandem_status_t no_count(uint32_t *out_count) {
@@ -807,6 +831,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_gpu_lookup),
       cmocka_unit_test(test_npu_lookup),
+      cmocka_unit_test(test_fault_kind),
       cmocka_unit_test(test_runtime_option),
       cmocka_unit_test(test_options_struct_size),
       cmocka_unit_test(test_statistics_struct_size),

@@ -1452,13 +1452,13 @@ int main(int argc, char **argv) {
   if (argc > 1 && !g_from_files) {
     sites_file = argc > 3 ? argv[3] : NULL;
     if (sites_file) unlink(sites_file); /* written again only by a sweep that passes */
-    g_kinds = strcmp(argv[1], "alloc") == 0    ? TANDEM_TEST_FAULT_ALLOC
-              : strcmp(argv[1], "vulkan") == 0 ? TANDEM_TEST_FAULT_VULKAN
-              : strcmp(argv[1], "xrt") == 0    ? TANDEM_TEST_FAULT_XRT
-              : strcmp(argv[1], "all") == 0    ? TANDEM_TEST_FAULT_ALL
-                                               : 0;
-    if (!g_kinds) {
-      fprintf(stderr, "test_fault: unknown kind '%s'\n", argv[1]);
+    /* "alloc", "all", or a backend by the name the runtime options use
+     * ("vulkan", "xrt"): its kind is the library's to say. */
+    g_kinds = strcmp(argv[1], "alloc") == 0 ? TANDEM_TEST_FAULT_ALLOC
+              : strcmp(argv[1], "all") == 0 ? TANDEM_TEST_FAULT_ALL
+                                            : 0;
+    if (!g_kinds && tandem_test_fault_kind(argv[1], &g_kinds) != TANDEM_OK) {
+      fprintf(stderr, "test_fault: unknown kind '%s': %s\n", argv[1], tandem_error_message());
       return 2;
     }
   }
