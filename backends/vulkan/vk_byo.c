@@ -36,6 +36,15 @@ static tandem_status_t tandem_vk_chain_enabled(const tandem_vulkan_device_t *d,
 /* Checks the application's description and fills |g| from it: physical
  * device, info (restricted to what the device was created with), queues.
  * On failure |g| is left for the caller to destroy. */
+/* Whether the application's device description |ctx| enabled extension
+ * |name|, for tandem_vk_extension_features. */
+static bool tandem_vk_byo_enabled(const void *ctx, const char *name) {
+  const tandem_vulkan_device_t *d = ctx;
+  for (uint32_t e = 0; e < d->extension_count; e++)
+    if (d->extensions[e] && strcmp(d->extensions[e], name) == 0) return true;
+  return false;
+}
+
 tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_device_t *d,
                                     uint32_t family[TANDEM_LANE_COUNT_GPU],
                                     uint32_t index[TANDEM_LANE_COUNT_GPU],
@@ -117,25 +126,10 @@ tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_devi
       tandem_vk_shader_features(&have, &p11, &p13) & ~info->shader_features;
   if (!enabled->f12.bufferDeviceAddress)
     info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
-  /* Extensions: the ones tandem uses count only when the device has them. */
-  static const struct {
-    const char *name;
-    uint32_t bit;
-  } known[] = {
-      {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
-      {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
-      {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
-      {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-      {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
-      {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
-      {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
-  };
-  for (size_t k = 0; k < sizeof known / sizeof known[0]; k++) {
-    bool on = false;
-    for (uint32_t e = 0; e < d->extension_count && !on; e++)
-      on = d->extensions[e] && strcmp(d->extensions[e], known[k].name) == 0;
-    if (!on) info->features &= ~known[k].bit;
-  }
+  /* Extensions: the ones tandem uses count only when the application
+   * enabled them. */
+  info->features &=
+      ~tandem_vk_extension_feature_bits() | tandem_vk_extension_features(tandem_vk_byo_enabled, d);
   if (!enabled->pipeline_robustness) info->features &= ~(uint32_t)TANDEM_GPU_PIPELINE_ROBUSTNESS;
 
   /* Queues: the families and indices the application names. */

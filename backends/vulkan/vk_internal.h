@@ -185,6 +185,13 @@ uint32_t tandem_vk_shader_features(const tandem_vk_feature_chain_t *c,
                                    const VkPhysicalDeviceVulkan13Properties *p13);
 /* TANDEM_GPU_* feature bits (tandem_gpu_feature_t) from a queried chain. */
 uint32_t tandem_vk_gpu_features(const tandem_vk_feature_chain_t *c);
+/* The TANDEM_GPU_* bits that come with device extensions tandem uses, one
+ * entry per extension: |ext_present(ctx, name)| says whether the device
+ * has (or the application enabled) that extension. */
+uint32_t tandem_vk_extension_features(bool (*ext_present)(const void *ctx, const char *name),
+                                      const void *ctx);
+/* Every bit tandem_vk_extension_features can give. */
+uint32_t tandem_vk_extension_feature_bits(void);
 /* Keeps in |c| only the optional features tandem enables. */
 void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c);
 /* ORs the features of |s| (one struct of a vkCreateDevice chain: a core

@@ -278,6 +278,47 @@ void tandem_vk_feature_chain_and(tandem_vk_feature_chain_t *c,
 
 /* Fails (OUT_OF_MEMORY, or the enumeration's own error) rather than describe
  * a device without the extensions it has: sharing would silently degrade. */
+/* The device extensions tandem uses and the TANDEM_GPU_* bit each gives. */
+static const struct {
+  const char *name;
+  uint32_t bit;
+} tandem_vk_extension_bits[] = {
+    {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
+    {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
+    {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
+    {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
+    {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
+    {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
+    {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
+};
+#define TANDEM_VK_EXTENSION_BITS \
+  (sizeof tandem_vk_extension_bits / sizeof tandem_vk_extension_bits[0])
+
+uint32_t tandem_vk_extension_features(bool (*ext_present)(const void *ctx, const char *name),
+                                      const void *ctx) {
+  uint32_t bits = 0;
+  for (size_t k = 0; k < TANDEM_VK_EXTENSION_BITS; k++)
+    if (ext_present(ctx, tandem_vk_extension_bits[k].name)) bits |= tandem_vk_extension_bits[k].bit;
+  return bits;
+}
+
+uint32_t tandem_vk_extension_feature_bits(void) {
+  uint32_t bits = 0;
+  for (size_t k = 0; k < TANDEM_VK_EXTENSION_BITS; k++) bits |= tandem_vk_extension_bits[k].bit;
+  return bits;
+}
+
+/* tandem_vk_describe's extension list, for tandem_vk_extension_features. */
+typedef struct {
+  const VkExtensionProperties *exts;
+  uint32_t n;
+} tandem_vk_ext_list_t;
+
+static bool tandem_vk_described_has(const void *ctx, const char *name) {
+  const tandem_vk_ext_list_t *have = ctx;
+  return tandem_vk_has_ext(have->exts, have->n, name);
+}
+
 tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
                                    tandem_device_info_t *info) {
   memset(info, 0, sizeof *info);
@@ -338,22 +379,8 @@ tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
     free(exts);
     return tandem_vk_fail(er, "vkEnumerateDeviceExtensionProperties", __FILE__, __LINE__);
   }
-  {
-    static const struct {
-      const char *name;
-      uint32_t bit;
-    } known[] = {
-        {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
-        {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
-        {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
-        {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-        {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
-        {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
-        {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
-    };
-    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
-      if (tandem_vk_has_ext(exts, n, known[k].name)) info->features |= known[k].bit;
-  }
+  const tandem_vk_ext_list_t have = {exts, n};
+  info->features |= tandem_vk_extension_features(tandem_vk_described_has, &have);
   /* Pipeline robustness counts only with its feature. */
   if (info->features & TANDEM_GPU_PIPELINE_ROBUSTNESS) {
     VkPhysicalDevicePipelineRobustnessFeaturesEXT pr = {
