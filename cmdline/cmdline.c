@@ -154,14 +154,18 @@ bool cli_parse_npu_profile(const char *text, tandem_npu_profile_t *out) {
   return false;
 }
 
-void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu) {
+void cli_runtime_options(tandem_runtime_options_t *o, bool validate, cli_npu_choice_t *npu) {
   tandem_runtime_options_init(o);
   o->validation = validate;
   o->validation_callback = cli_validation_message;
   if (npu) {
     o->npu_backend = npu->backend;
     o->npu_library = npu->library; /* NULL: libtandem finds its emulator */
-    o->npu_profile = npu->profile;
+    /* The profile is XRT's (both of the tool's NPU backends are XRT):
+     * chained only with an NPU, which alone reads it. */
+    tandem_xrt_runtime_options_init(&npu->xrt);
+    npu->xrt.profile = npu->profile;
+    if (npu->backend) o->next = &npu->xrt;
   }
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "tandem/tandem.h"
+#include "tandem/tandem_xrt.h" /* the NPU profile: an XRT runtime option */
 
 /* Exit codes (docs/cli.md). */
 enum {
@@ -56,6 +57,9 @@ typedef struct cli_npu_choice {
   const char *library;          /* NULL: tandem's default (or the build tree's emulator) */
   tandem_npu_profile_t profile; /* AUTO unless --npu-profile */
   bool profile_given;           /* --npu-profile was on the command line */
+  /* The runtime options' XRT extension (the profile), chained by
+   * cli_runtime_options: lives as long as the choice. */
+  tandem_xrt_runtime_options_t xrt;
 } cli_npu_choice_t;
 /* Parses "--npu emulated|xrt|none" values into a backend name (NULL: none). */
 bool cli_parse_npu(const char *text, const char **out);
@@ -64,7 +68,7 @@ bool cli_parse_npu_profile(const char *text, tandem_npu_profile_t *out);
 
 /* Runtime options common to the commands: validation (messages printed to
  * stderr as "tandem: validation <severity>: ..."), NPU choice. */
-void cli_runtime_options(tandem_runtime_options_t *o, bool validate, const cli_npu_choice_t *npu);
+void cli_runtime_options(tandem_runtime_options_t *o, bool validate, cli_npu_choice_t *npu);
 
 /* The GPU a command uses: --gpu's value when given (|flag_value| non-NULL),
  * else the environment variable TANDEM_GPU, else 0. False (and a message

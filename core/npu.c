@@ -42,15 +42,6 @@ const char *tandem_sharing_name(tandem_sharing_t sharing) {
   return "unknown";
 }
 
-const char *tandem_npu_profile_name(tandem_npu_profile_t profile) {
-  switch (profile) {
-    case TANDEM_NPU_PROFILE_AUTO: return "auto";
-    case TANDEM_NPU_PROFILE_PLAIN: return "plain";
-    case TANDEM_NPU_PROFILE_XDNA: return "xdna";
-  }
-  return "unknown";
-}
-
 static uint64_t tandem__round_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
 
 /* Makes the GPU side of a SHARED buffer whose BO exists, using |path|. */
@@ -146,7 +137,7 @@ tandem_status_t tandem__runtime_npu(tandem_runtime_t *rt, tandem__npu_t **out_np
   tandem_status_t s = TANDEM_OK;
   npu = atomic_load(&rt->npu);
   if (!npu) {
-    s = rt->npu_backend->open(&rt->options, &npu);
+    s = rt->npu_backend->open(&rt->options, rt->npu_options, &npu);
     tandem_sharing_t chosen = TANDEM_SHARING_AUTO;
     if (s == TANDEM_OK) {
       if (rt->options.sharing != TANDEM_SHARING_AUTO) {
@@ -209,14 +200,16 @@ tandem_status_t tandem_runtime_npu_info(tandem_runtime_t *runtime, tandem_npu_in
       tandem__struct_out_check(out_info, TANDEM__OLDEST_NPU_INFO, "tandem_npu_info_t"));
   tandem_npu_info_t info;
   memset(&info, 0, sizeof info);
+  info.next = out_info->next; /* the caller's chain, kept */
   tandem__npu_t *npu;
   tandem_status_t s = tandem__runtime_npu(runtime, &npu);
+  /* The backend fills the extensions it knows and refuses any other. */
+  if (s == TANDEM_OK) s = npu->vtable->info_extensions(npu, out_info->next);
   if (s == TANDEM_OK) {
     snprintf(info.name, sizeof info.name, "%s", npu->name);
     snprintf(info.backend, sizeof info.backend, "%s", npu->backend);
     info.emulated = npu->emulated;
     info.sharing = runtime->sharing;
-    info.profile = npu->profile;
     npu->vtable->device_nodes(npu, &info);
   }
   tandem__struct_out(out_info, &info, sizeof info);

@@ -54,6 +54,10 @@ typedef struct tandem__npu_vtable {
    * (/dev/accel, /dev/dri) to info->drm_nodes, at most 8 in all. Absence is
    * a normal, empty answer. */
   void (*device_nodes)(tandem__npu_t *npu, tandem_npu_info_t *info);
+  /* Fills the extensions chained from a tandem_npu_info_t's next (tandem.h,
+   * "Extension chains") that the backend knows; INVALID_ARGUMENT naming the
+   * tag of any other, of one chained twice or of a bad struct_size. */
+  tandem_status_t (*info_extensions)(tandem__npu_t *npu, void *next);
 } tandem__npu_vtable_t;
 
 struct tandem__npu {
@@ -61,7 +65,6 @@ struct tandem__npu {
   char name[128];
   char backend[192];
   bool emulated;
-  tandem_npu_profile_t profile; /* PLAIN or XDNA, never AUTO once open */
 };
 
 /* An NPU backend as core knows it: its name, which the runtime option
@@ -73,7 +76,15 @@ typedef struct tandem__npu_backend {
   /* The fault-injection kind (core/fault.h, tandem__fault_kind_t) that
    * counts its native calls. */
   uint32_t fault_kind;
-  tandem_status_t (*open)(const tandem_runtime_options_t *options, tandem__npu_t **out_npu);
+  /* Reads the extensions chained from options->next (tandem.h, "Extension
+   * chains") and the backend's environment variables into a state of its
+   * own in *out_state (NULL allowed), kept by the runtime for open and given
+   * back to options_free; INVALID_ARGUMENT naming an extension's tag or the
+   * variable. Called once, at tandem_runtime_create. */
+  tandem_status_t (*options_in)(const tandem_runtime_options_t *options, void **out_state);
+  void (*options_free)(void *state);
+  tandem_status_t (*open)(const tandem_runtime_options_t *options, const void *state,
+                          tandem__npu_t **out_npu);
   /* Walks the extensions chained from desc->next (tandem.h, "Extension
    * chains") and checks those the backend reads; INVALID_ARGUMENT naming
    * program |name| and the tag of one it does not read, of one chained

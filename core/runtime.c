@@ -46,10 +46,6 @@ static tandem_status_t tandem__options_check(const tandem_runtime_options_t *o) 
   if (o->sharing < TANDEM_SHARING_AUTO || o->sharing > TANDEM_SHARING_STAGED)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option sharing is %d, not a tandem_sharing_t", (int)o->sharing);
-  if (o->npu_profile < TANDEM_NPU_PROFILE_AUTO || o->npu_profile > TANDEM_NPU_PROFILE_XDNA)
-    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                       "runtime option npu_profile is %d, not a tandem_npu_profile_t",
-                       (int)o->npu_profile);
   if (o->graph_slots < 1 || o->graph_slots > 1024)
     return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
                        "runtime option graph_slots is %u, must be 1..1024", o->graph_slots);
@@ -88,15 +84,6 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   const char *npu_env = getenv("TANDEM_NPU");
   bool npu_from_env = npu_env && npu_env[0];
   if (npu_from_env) opts.npu_backend = strcmp(npu_env, "none") == 0 ? NULL : npu_env;
-  const char *profile_env = getenv("TANDEM_NPU_PROFILE");
-  if (profile_env && *profile_env) {
-    if (!strcmp(profile_env, "auto")) opts.npu_profile = TANDEM_NPU_PROFILE_AUTO;
-    else if (!strcmp(profile_env, "plain")) opts.npu_profile = TANDEM_NPU_PROFILE_PLAIN;
-    else if (!strcmp(profile_env, "xdna")) opts.npu_profile = TANDEM_NPU_PROFILE_XDNA;
-    else
-      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
-                         "TANDEM_NPU_PROFILE is '%s'; it must be auto, plain or xdna", profile_env);
-  }
   const char *spin_env = getenv("TANDEM_WAIT_SPIN_US");
   if (spin_env && *spin_env) {
     char *end = NULL;
@@ -156,6 +143,20 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   }
   /* As for the GPU: keep the entry's own string, never the caller's. */
   opts.npu_backend = npu_backend ? npu_backend->name : NULL;
+  /* The extensions chained from next are the NPU backend's (GPU backends
+   * read none): it reads them now into a state of its own, kept for its open
+   * (npu_options_free at the end); the caller's chain is not kept. */
+  void *npu_options = NULL;
+  if (npu_backend) {
+    TANDEM_RETURN_IF_ERROR(npu_backend->options_in(&opts, &npu_options));
+  } else if (opts.next) {
+    const tandem_chain_t *c = opts.next;
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "runtime option next: an extension of type 0x%08x is chained, but the "
+                       "runtime has no NPU backend to read it (set npu_backend, or next to NULL)",
+                       c->type);
+  }
+  opts.next = NULL;
   const char *env = getenv("TANDEM_VALIDATION");
   if (env && strcmp(env, "1") == 0 && !opts.vulkan_device) {
     /* The variable turns validation on in a program that did not ask for it
@@ -169,7 +170,10 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   if (env && strcmp(env, "1") == 0) opts.gpu_timestamps = true;
 
   tandem_runtime_t *rt = calloc(1, sizeof *rt);
-  if (!rt) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
+  if (!rt) {
+    if (npu_backend) npu_backend->options_free(npu_options);
+    return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating a runtime");
+  }
   atomic_init(&rt->refs, 1);
   rt->options = opts;
   rt->gpu_count = gpu_count;
@@ -179,6 +183,7 @@ tandem_status_t tandem_runtime_create(const tandem_runtime_options_t *options,
   }
   for (uint32_t g = 0; g < TANDEM_MAX_GPUS; g++) atomic_init(&rt->gpus[g].gpu, NULL);
   rt->npu_backend = npu_backend;
+  rt->npu_options = npu_options;
   tandem_budget_retain(opts.budget);
   pthread_mutex_init(&rt->open_mutex, NULL);
   pthread_mutex_init(&rt->mutex, NULL);
@@ -226,6 +231,7 @@ void tandem__runtime_release(tandem_runtime_t *runtime) {
     free(runtime->trace->events);
     free(runtime->trace);
   }
+  if (runtime->npu_backend) runtime->npu_backend->options_free(runtime->npu_options);
   tandem_budget_release(runtime->options.budget);
   pthread_mutex_destroy(&runtime->open_mutex);
   pthread_mutex_destroy(&runtime->mutex);

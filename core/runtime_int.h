@@ -139,8 +139,11 @@ struct tandem_runtime {
    * their lanes are in the lane table from creation (core/lane.c). */
   uint32_t gpu_count;
   tandem__runtime_gpu_t gpus[TANDEM_MAX_GPUS];
-  /* The option npu's entry (NULL for NONE), found at create. */
+  /* The option npu_backend's entry (NULL: no NPU), found at create, and
+   * what it read of the options' extensions then (its own, freed with the
+   * runtime by its options_free). */
   const tandem__npu_backend_t *npu_backend;
+  void *npu_options;
   tandem__npu_t *_Atomic npu; /* set once, under open_mutex */
   tandem__relay_t relay;
   tandem_sharing_t sharing; /* negotiated when the NPU opens (before npu is set) */

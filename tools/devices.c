@@ -222,6 +222,9 @@ int cli_devices_main(int argc, char **argv) {
   int rc = CLI_EXIT_OK;
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
+  tandem_xrt_npu_info_t xi; /* the profile: XRT's, as both NPU backends are */
+  tandem_xrt_npu_info_init(&xi);
+  ni.next = &xi;
   bool have_npu = false;
   if (npu.backend != NULL) {
     {
@@ -248,7 +251,7 @@ int cli_devices_main(int argc, char **argv) {
              ni.emulated ? "true" : "false", gpu);
       json_write_string(stdout, tandem_sharing_name(ni.sharing));
       printf(", \"profile\": ");
-      json_write_string(stdout, tandem_npu_profile_name(ni.profile));
+      json_write_string(stdout, tandem_npu_profile_name(xi.profile));
       printf(", \"drm_nodes\": [");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) {
         if (k) printf(", ");
@@ -265,7 +268,7 @@ int cli_devices_main(int argc, char **argv) {
       printf("NPU: %s%s\n", ni.name, ni.emulated ? " [EMULATED: a CPU test device]" : "");
       printf("  backend:    %s\n", ni.backend);
       printf("  sharing:    %s (with GPU %u)\n", tandem_sharing_name(ni.sharing), gpu);
-      printf("  profile:    %s\n", tandem_npu_profile_name(ni.profile));
+      printf("  profile:    %s\n", tandem_npu_profile_name(xi.profile));
       printf("  drm nodes: ");
       if (!ni.drm_node_count) printf(" none");
       for (uint32_t k = 0; k < ni.drm_node_count && k < 8; k++) printf(" %s", ni.drm_nodes[k]);

@@ -896,12 +896,15 @@ int cli_run_main(int argc, char **argv) {
   }
   tandem_npu_info_t ni;
   tandem_npu_info_init(&ni);
+  tandem_xrt_npu_info_t xi; /* the profile: XRT's, as both NPU backends are */
+  tandem_xrt_npu_info_init(&xi);
+  ni.next = &xi;
   if (p.program_count) {
     if (tandem_runtime_npu_info(st.rt, &ni) == TANDEM_OK) {
       if (!o.quiet)
         printf("NPU:      %s%s, sharing: %s, profile: %s\n", ni.name,
                ni.emulated ? " [emulated]" : "", tandem_sharing_name(ni.sharing),
-               tandem_npu_profile_name(ni.profile));
+               tandem_npu_profile_name(xi.profile));
       size_t l = strlen(device_line);
       snprintf(device_line + l, sizeof device_line - l, " + %s", ni.name);
       rep.has_npu = true;

@@ -90,6 +90,7 @@ typedef struct tandem_xrt_npu {
    * that has it): contexts, kernels and runs go through it, buffers stay on
    * the C API. Otherwise everything is the C API (PLAIN, XRT 2.13). */
   bool tier1;
+  tandem_npu_profile_t profile;  /* PLAIN or XDNA, never AUTO once open */
   pthread_mutex_t kernels_mutex; /* guards kernels, contexts and parked */
   tandem_xrt_shared_kernel_t *kernels;
   tandem_xrt_shared_context_t *contexts;
@@ -205,7 +206,7 @@ static tandem_status_t tandem_xrt_bo_alloc(tandem_xrt_npu_t *n, uint64_t size, x
         "xrtBOAlloc of %llu bytes (flags 0x%x, bank %u, hardware context slot %u) failed: %s%s",
         (unsigned long long)size, (unsigned)flags, TANDEM_XRT_BANK(group), TANDEM_XRT_SLOT(group),
         tandem_xrt_why(0, e, (char[96]){0}, 96),
-        e == ENOTSUP && n->base.profile == TANDEM_NPU_PROFILE_PLAIN
+        e == ENOTSUP && n->profile == TANDEM_NPU_PROFILE_PLAIN
             ? " (the NPU profile is plain; an XDNA NPU refuses buffers without flags: use "
               "the xdna profile, TANDEM_NPU_PROFILE=xdna)"
             : "");
@@ -237,7 +238,7 @@ static tandem_status_t tandem_xrt_bo_create(tandem__npu_t *base, uint64_t size, 
                                             void **out_host) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   xrtBufferFlags flags =
-      base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_HOST_ONLY : XCL_BO_FLAGS_NONE;
+      n->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_HOST_ONLY : XCL_BO_FLAGS_NONE;
   return tandem_xrt_bo_alloc(n, size, flags, TANDEM_XRT_DATA_BANK, out_bo, out_host);
 }
 
@@ -754,7 +755,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
    * loading; xrtPLKernelOpen then makes the hardware context); PLAIN loads. */
   if (s == TANDEM_OK && (elf || n->tier1)) {
     /* Tier 1 registers the xclbin when it makes the context, below. */
-  } else if (s == TANDEM_OK && base->profile == TANDEM_NPU_PROFILE_XDNA &&
+  } else if (s == TANDEM_OK && n->profile == TANDEM_NPU_PROFILE_XDNA &&
              n->api.tandemBridgeRegisterXclbin) {
     char why[256] = "";
     int rc = n->api.tandemBridgeRegisterXclbin(n->device, d->program_path, why, sizeof why);
@@ -817,7 +818,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
                       strerror(-rc));
   } else if (s == TANDEM_OK) {
     p->kernel = tandem_xrt_kernel_get(n, uuid, d->kernel_name);
-    if (!p->kernel && tandem_xrt_no_context(-errno) && base->profile == TANDEM_NPU_PROFILE_XDNA)
+    if (!p->kernel && tandem_xrt_no_context(-errno) && n->profile == TANDEM_NPU_PROFILE_XDNA)
       s = TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY,
                       "NPU program '%s': kernel '%s' could not be opened: the NPU has no free "
                       "hardware context (each distinct kernel opened takes one, and an XDNA NPU "
@@ -836,7 +837,7 @@ static tandem_status_t tandem_xrt_program_create(tandem__npu_t *base,
     void *host;
     int group = tandem_xrt_group(n, p, p->instr_arg); /* bank and slot, as XRT wants it back */
     xrtBufferFlags flags =
-        base->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
+        n->profile == TANDEM_NPU_PROFILE_XDNA ? XCL_BO_FLAGS_CACHEABLE : XCL_BO_FLAGS_NONE;
     if (!tandem_xrt_group_is_buffer(group))
       s = TANDEM_FAIL(TANDEM_ERROR_CONTRACT,
                       "NPU program '%s': kernel argument %d (the instruction buffer) is not a "
@@ -1139,6 +1140,103 @@ static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
                      state == ERT_CMD_STATE_ERROR ? "ERROR" : "not COMPLETED");
 }
 
+const char *tandem_npu_profile_name(tandem_npu_profile_t profile) {
+  switch (profile) {
+    case TANDEM_NPU_PROFILE_AUTO: return "auto";
+    case TANDEM_NPU_PROFILE_PLAIN: return "plain";
+    case TANDEM_NPU_PROFILE_XDNA: return "xdna";
+  }
+  return "unknown";
+}
+
+/* The head of extension |c| (tandem.h, "Extension chains") when it is a
+ * |size|-byte struct of tag |type| that this backend reads and has not seen
+ * yet (*seen): INVALID_ARGUMENT naming |what|, the tag and the fix
+ * otherwise. |struct_name| is the struct's name for the message. */
+static tandem_status_t tandem_xrt_ext_head(const tandem_chain_t *c, uint32_t type, size_t size,
+                                           const char *what, const char *struct_name, unsigned link,
+                                           bool *seen) {
+  if (c->type != type)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: extension %u chained from next has type 0x%08x, which the XRT NPU "
+                       "backends do not read there; chain only %s (0x%08x)",
+                       what, link, c->type, struct_name, type);
+  if (*seen)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT, "%s: %s (0x%08x) is chained twice; chain one",
+                       what, struct_name, type);
+  *seen = true;
+  if (c->struct_size < size || c->struct_size > 65536)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "%s: %s (0x%08x) has struct_size %u; set struct_size = sizeof(%s)", what,
+                       struct_name, type, c->struct_size, struct_name);
+  return TANDEM_OK;
+}
+
+/* The runtime options' XRT extension and TANDEM_NPU_PROFILE, read at
+ * tandem_runtime_create into a tandem_xrt_runtime_options_t of our own
+ * (the caller's chain is not kept); the default is AUTO. */
+static tandem_status_t tandem_xrt_options_in(const tandem_runtime_options_t *options,
+                                             void **out_state) {
+  *out_state = NULL;
+  tandem_xrt_runtime_options_t xo;
+  tandem_xrt_runtime_options_init(&xo);
+  bool seen = false;
+  unsigned link = 0;
+  /* Ends: a second link of the one tag read here is refused, so a loop
+   * stops at its second visit; any other tag is refused at once. */
+  for (const tandem_chain_t *c = options->next; c; c = c->next) {
+    TANDEM_RETURN_IF_ERROR(tandem_xrt_ext_head(c, TANDEM_STRUCT_XRT_RUNTIME_OPTIONS, sizeof xo,
+                                               "runtime options", "tandem_xrt_runtime_options_t",
+                                               ++link, &seen));
+    const unsigned char *bytes = (const unsigned char *)c;
+    for (size_t i = sizeof xo; i < c->struct_size; i++)
+      if (bytes[i])
+        return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                           "runtime options: tandem_xrt_runtime_options_t has struct_size %u "
+                           "with byte %zu not zero: a field this library does not have",
+                           c->struct_size, i);
+    memcpy(&xo, c, sizeof xo);
+  }
+  if (xo.profile < TANDEM_NPU_PROFILE_AUTO || xo.profile > TANDEM_NPU_PROFILE_XDNA)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                       "tandem_xrt_runtime_options_t.profile is %d, not a tandem_npu_profile_t",
+                       (int)xo.profile);
+  const char *env = getenv("TANDEM_NPU_PROFILE");
+  if (env && *env) {
+    if (!strcmp(env, "auto")) xo.profile = TANDEM_NPU_PROFILE_AUTO;
+    else if (!strcmp(env, "plain")) xo.profile = TANDEM_NPU_PROFILE_PLAIN;
+    else if (!strcmp(env, "xdna")) xo.profile = TANDEM_NPU_PROFILE_XDNA;
+    else
+      return TANDEM_FAIL(TANDEM_ERROR_INVALID_ARGUMENT,
+                         "TANDEM_NPU_PROFILE is '%s'; it must be auto, plain or xdna", env);
+  }
+  tandem_xrt_runtime_options_t *copy = malloc(sizeof *copy);
+  if (!copy) return TANDEM_FAIL(TANDEM_ERROR_OUT_OF_MEMORY, "allocating the XRT runtime options");
+  *copy = xo;
+  copy->next = NULL;
+  *out_state = copy;
+  return TANDEM_OK;
+}
+
+/* tandem_xrt_npu_info_t chained from a tandem_npu_info_t: the profile in
+ * use; bytes past our size zeroed (a struct the library fills). */
+static tandem_status_t tandem_xrt_info_extensions(tandem__npu_t *base, void *next) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  bool seen = false;
+  unsigned link = 0;
+  for (tandem_chain_t *c = next; c; c = (tandem_chain_t *)c->next) {
+    TANDEM_RETURN_IF_ERROR(tandem_xrt_ext_head(c, TANDEM_STRUCT_XRT_NPU_INFO,
+                                               sizeof(tandem_xrt_npu_info_t), "NPU info",
+                                               "tandem_xrt_npu_info_t", ++link, &seen));
+  }
+  for (tandem_chain_t *c = next; c; c = (tandem_chain_t *)c->next) {
+    tandem_xrt_npu_info_t *info = (tandem_xrt_npu_info_t *)c;
+    info->profile = n->profile;
+    memset((unsigned char *)c + sizeof *info, 0, c->struct_size - sizeof *info);
+  }
+  return TANDEM_OK;
+}
+
 static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
     .destroy = tandem_xrt_destroy,
     .bo_create = tandem_xrt_bo_create,
@@ -1152,10 +1250,13 @@ static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
     .run_execute = tandem_xrt_run_execute,
     .run_destroy = tandem_xrt_run_destroy,
     .device_nodes = tandem_xrt_device_nodes,
+    .info_extensions = tandem_xrt_info_extensions,
 };
 
-/* Opens device options->npu_index through the real XRT or the emulated NPU. */
-static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options, bool emulated,
+/* Opens device options->npu_index through the real XRT or the emulated NPU,
+ * with the profile |xo| asks for (tandem_xrt_options_in). */
+static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *options,
+                                           const tandem_xrt_runtime_options_t *xo, bool emulated,
                                            tandem__npu_t **out_npu) {
   *out_npu = NULL;
   tandem_xrt_npu_t *n = calloc(1, sizeof *n);
@@ -1184,14 +1285,14 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
   /* The profile: the option when set, else what the device reports (the
    * emulated NPU says which XRT it behaves like; a real system is XDNA when
    * an amdxdna accel device exists). */
-  n->base.profile = options->npu_profile;
-  if (n->base.profile == TANDEM_NPU_PROFILE_AUTO) {
+  n->profile = xo->profile;
+  if (n->profile == TANDEM_NPU_PROFILE_AUTO) {
     const char *family =
         n->api.tandemEmuDeviceFamily ? n->api.tandemEmuDeviceFamily(n->device) : NULL;
     bool xdna = family ? strcmp(family, "xdna") == 0 : !emulated && tandem_xrt_has_amdxdna();
-    n->base.profile = xdna ? TANDEM_NPU_PROFILE_XDNA : TANDEM_NPU_PROFILE_PLAIN;
+    n->profile = xdna ? TANDEM_NPU_PROFILE_XDNA : TANDEM_NPU_PROFILE_PLAIN;
   }
-  n->tier1 = n->base.profile == TANDEM_NPU_PROFILE_XDNA && n->api.bridge_tier1;
+  n->tier1 = n->profile == TANDEM_NPU_PROFILE_XDNA && n->api.bridge_tier1;
   snprintf(n->base.name, sizeof n->base.name, "%s %u",
            emulated ? "emulated NPU (CPU test device)" : "XRT device", options->npu_index);
   /* Which bridge tier runs the programs ("tandem devices" shows it). */
@@ -1208,18 +1309,20 @@ static tandem_status_t tandem_xrt_npu_open(const tandem_runtime_options_t *optio
 }
 
 static tandem_status_t tandem_xrt_open_real(const tandem_runtime_options_t *options,
-                                            tandem__npu_t **out_npu) {
-  return tandem_xrt_npu_open(options, false, out_npu);
+                                            const void *state, tandem__npu_t **out_npu) {
+  return tandem_xrt_npu_open(options, state, false, out_npu);
 }
 
 static tandem_status_t tandem_xrt_open_emulated(const tandem_runtime_options_t *options,
-                                                tandem__npu_t **out_npu) {
-  return tandem_xrt_npu_open(options, true, out_npu);
+                                                const void *state, tandem__npu_t **out_npu) {
+  return tandem_xrt_npu_open(options, state, true, out_npu);
 }
 
 const tandem__npu_backend_t tandem_xrt_npu_backend = {
     .name = "xrt",
     .fault_kind = TANDEM__FAULT_XRT, /* xrt_fault.c wraps the API table */
+    .options_in = tandem_xrt_options_in,
+    .options_free = free,
     .open = tandem_xrt_open_real,
     .program_check = tandem_xrt_program_check,
 };
@@ -1227,6 +1330,8 @@ const tandem__npu_backend_t tandem_xrt_npu_backend = {
 const tandem__npu_backend_t tandem_emu_npu_backend = {
     .name = "emulated",
     .fault_kind = TANDEM__FAULT_XRT, /* the same code path and API table */
+    .options_in = tandem_xrt_options_in,
+    .options_free = free,
     .open = tandem_xrt_open_emulated,
     .program_check = tandem_xrt_program_check,
 };

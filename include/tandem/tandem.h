@@ -231,24 +231,6 @@ typedef enum tandem_validation_severity {
   TANDEM_VALIDATION_ERROR = 2,
 } tandem_validation_severity_t;
 
-/* How tandem speaks to the NPU's XRT: which buffer flags and banks it uses.
- * AUTO (the option's default) follows what the device reports: an amdxdna
- * device (/dev/accel with the amdxdna driver, or the emulated NPU in its
- * default XDNA mode) is XDNA, anything else PLAIN. The chosen profile is in
- * tandem_npu_info_t.profile. */
-typedef enum tandem_npu_profile {
-  TANDEM_NPU_PROFILE_AUTO = 0,  /* option value: from what the device reports */
-  TANDEM_NPU_PROFILE_PLAIN = 1, /* FPGA-style XRT: buffers with no flags, instruction
-                                   buffer in its argument's bank */
-  TANDEM_NPU_PROFILE_XDNA = 2,  /* AMD XDNA (Ryzen AI): HOST_ONLY data buffers in bank
-                                   0, a CACHEABLE instruction buffer in its argument's
-                                   bank; a binding whose kernel argument is in another
-                                   bank than 0 is CONTRACT (never a hidden clone) */
-} tandem_npu_profile_t;
-
-/* "auto", "plain", "xdna". Thread-safe. */
-TANDEM_API const char *tandem_npu_profile_name(tandem_npu_profile_t profile);
-
 /* How GPU and NPU see one SHARED buffer; negotiated per device pair, best
  * first (AUTO tries DMABUF_TO_GPU, HOST_POINTER, STAGED; DMABUF_TO_NPU is
  * only used when forced: unverified, and reported to fault on amdxdna).
@@ -294,6 +276,11 @@ struct tandem_vulkan_device;
 
 typedef struct tandem_runtime_options {
   uint32_t struct_size; /* sizeof(tandem_runtime_options_t): see Conventions */
+  /* Extensions (Conventions, "Extension chains") the NPU backend reads: for
+   * XRT, tandem_xrt_runtime_options_t (tandem_xrt.h: the NPU profile). One
+   * chained to a runtime without an NPU backend is INVALID_ARGUMENT. They
+   * are read during tandem_runtime_create only. */
+  const void *next;
   /* Which GPU backend runs the GPU lanes, by name: NULL or "vulkan", or
    * "host": the host GPU, a test and development device on host memory and
    * threads (never hardware; it runs tandem's test kernels, registered with
@@ -374,9 +361,6 @@ typedef struct tandem_runtime_options {
    * validation (and TANDEM_VALIDATION) and the validation callback do not
    * apply: validation is the application's instance's business. */
   const struct tandem_vulkan_device *vulkan_device;
-  /* The NPU profile (AUTO: from what the device reports; see
-   * tandem_npu_profile_t). TANDEM_NPU_PROFILE=auto|plain|xdna overrides. */
-  tandem_npu_profile_t npu_profile;
   /* Several GPUs (see TANDEM_MAX_GPUS above): GPU g is gpus[g], for g below
    * gpu_count (0 .. TANDEM_MAX_GPUS). 0 (default): one GPU, the option
    * gpu_backend's device gpu_index. With gpu_count set, gpu_backend must be
@@ -1240,13 +1224,16 @@ TANDEM_API const char *tandem_npu_emulated_xclbin(void);
 
 typedef struct tandem_npu_info {
   uint32_t struct_size; /* sizeof(tandem_npu_info_t): see Conventions */
-  char name[128];       /* "emulated NPU (CPU test device)" or the XRT device */
-  char backend[192];    /* which library serves it */
+  /* Extensions the backend fills (Conventions, "Extension chains"): for
+   * XRT, tandem_xrt_npu_info_t (tandem_xrt.h: the profile in use). Kept as
+   * the caller set it. */
+  void *next;
+  char name[128];    /* "emulated NPU (CPU test device)" or the XRT device */
+  char backend[192]; /* which library serves it */
   bool emulated;
   tandem_sharing_t sharing; /* the path used with this runtime's GPU */
   uint32_t drm_node_count;  /* /dev/accel and /dev/dri nodes found (libdrm) */
   char drm_nodes[8][64];
-  tandem_npu_profile_t profile; /* PLAIN or XDNA: the profile in use */
 } tandem_npu_info_t;
 
 /* Zeroes |info| and sets struct_size, ready for tandem_runtime_npu_info. NULL

@@ -2,8 +2,9 @@
 /*
  * tandem_xrt.h — what only tandem's XRT NPU backends have.
  *
- * XRT programs' own words (the argument ABI, XDNA-style instruction
- * streams), as an extension of tandem_npu_program_desc_t; and for programs
+ * XRT's own words as extensions of tandem.h's structs: the NPU profile
+ * (runtime options and NPU info) and programs' argument ABI and XDNA-style
+ * instruction streams (program description); and for programs
  * that call XRT themselves on the NPU tandem drives, the XRT buffer object
  * behind a tandem buffer. What every user needs, the NPU device and
  * programs included, is in <tandem/tandem.h>, which this header includes;
@@ -21,6 +22,75 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*============================================================================
+ * XRT profiles
+ *============================================================================
+ */
+
+/* How tandem speaks to the NPU's XRT: which buffer flags and banks it uses.
+ * AUTO (the option's default) follows what the device reports: an amdxdna
+ * device (/dev/accel with the amdxdna driver, or the emulated NPU in its
+ * default XDNA mode) is XDNA, anything else PLAIN. The chosen profile is in
+ * tandem_xrt_npu_info_t.profile. */
+typedef enum tandem_npu_profile {
+  TANDEM_NPU_PROFILE_AUTO = 0,  /* option value: from what the device reports */
+  TANDEM_NPU_PROFILE_PLAIN = 1, /* FPGA-style XRT: buffers with no flags, instruction
+                                   buffer in its argument's bank */
+  TANDEM_NPU_PROFILE_XDNA = 2,  /* AMD XDNA (Ryzen AI): HOST_ONLY data buffers in bank
+                                   0, a CACHEABLE instruction buffer in its argument's
+                                   bank; a binding whose kernel argument is in another
+                                   bank than 0 is CONTRACT (never a hidden clone) */
+} tandem_npu_profile_t;
+
+/* "auto", "plain", "xdna". Thread-safe. */
+TANDEM_API const char *tandem_npu_profile_name(tandem_npu_profile_t profile);
+
+/* The type tag of tandem_xrt_runtime_options_t (tandem.h, Conventions,
+ * "Extension chains"). */
+#define TANDEM_STRUCT_XRT_RUNTIME_OPTIONS 0x58520002u
+
+/* The XRT NPU backends' runtime options, chained from
+ * tandem_runtime_options_t.next (read during tandem_runtime_create). None
+ * chained: the defaults below. Both "xrt" and "emulated" read it. */
+typedef struct tandem_xrt_runtime_options {
+  uint32_t struct_size; /* sizeof(tandem_xrt_runtime_options_t) */
+  uint32_t type;        /* TANDEM_STRUCT_XRT_RUNTIME_OPTIONS */
+  const void *next;     /* the next extension, or NULL */
+  /* The NPU profile (AUTO, the default: from what the device reports).
+   * TANDEM_NPU_PROFILE=auto|plain|xdna overrides it for a runtime with an
+   * XRT NPU backend; another value there fails tandem_runtime_create. */
+  tandem_npu_profile_t profile;
+} tandem_xrt_runtime_options_t;
+
+/* Zeroes |options|, sets struct_size and type. NULL is ignored. */
+static inline void tandem_xrt_runtime_options_init(tandem_xrt_runtime_options_t *options) {
+  if (!options) return;
+  memset(options, 0, sizeof *options);
+  options->struct_size = (uint32_t)sizeof *options;
+  options->type = TANDEM_STRUCT_XRT_RUNTIME_OPTIONS;
+}
+
+/* The type tag of tandem_xrt_npu_info_t. */
+#define TANDEM_STRUCT_XRT_NPU_INFO 0x58520003u
+
+/* What tandem_runtime_npu_info tells of an XRT NPU, chained from
+ * tandem_npu_info_t.next; filled by the library (its struct_size, type and
+ * next are kept as the caller set them). */
+typedef struct tandem_xrt_npu_info {
+  uint32_t struct_size;         /* sizeof(tandem_xrt_npu_info_t) */
+  uint32_t type;                /* TANDEM_STRUCT_XRT_NPU_INFO */
+  void *next;                   /* the next extension, or NULL */
+  tandem_npu_profile_t profile; /* PLAIN or XDNA: the profile in use */
+} tandem_xrt_npu_info_t;
+
+/* Zeroes |info|, sets struct_size and type. NULL is ignored. */
+static inline void tandem_xrt_npu_info_init(tandem_xrt_npu_info_t *info) {
+  if (!info) return;
+  memset(info, 0, sizeof *info);
+  info->struct_size = (uint32_t)sizeof *info;
+  info->type = TANDEM_STRUCT_XRT_NPU_INFO;
+}
 
 /*============================================================================
  * XRT programs

@@ -31,6 +31,7 @@
 
 #include "core/runtime_int.h"
 #include "tandem/tandem_testing.h"
+#include "tandem/tandem_xrt.h"
 #include "tandem/tandem_vulkan.h"
 #include "core/registry.h"
 #include "host_gpu_probe.h"
@@ -254,6 +255,78 @@ static void test_runtime_option(void **state) {
   rt = host_runtime(false);
   assert_string_equal(rt->gpus[0].backend->name, HOST_GPU_BACKEND);
   tandem_runtime_destroy(rt);
+}
+
+/* The XRT NPU backends' extensions of the runtime options and the NPU info
+ * (tandem_xrt.h): read by the NPU backend only, every link checked. */
+static void test_xrt_extensions(void **state) {
+  (void)state;
+  tandem_xrt_runtime_options_t xo;
+  tandem_xrt_runtime_options_init(&xo);
+  xo.profile = TANDEM_NPU_PROFILE_XDNA;
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.gpu_backend = HOST_GPU_BACKEND;
+  o.wait_spin_us = 0;
+  o.next = &xo;
+  tandem_runtime_t *rt = NULL;
+  /* No NPU backend: nothing reads the extension, so it is refused. */
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "no NPU backend");
+  expect_message_has("0x58520002");
+  expect_message_has("no NPU backend to read it");
+  o.npu_backend = "emulated";
+  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
+  /* Another tag, the extension twice, a bad size, a bad profile. */
+  struct {
+    tandem_chain_t head;
+    uint32_t value;
+  } other = {{sizeof other, 0x12345678u, NULL}, 1};
+  o.next = &other;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "another tag");
+  expect_message_has("type 0x12345678");
+  tandem_xrt_runtime_options_t again = xo;
+  xo.next = &again;
+  o.next = &xo;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "twice");
+  expect_message_has("chained twice");
+  xo.next = NULL;
+  xo.struct_size = 4;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "struct_size 4");
+  expect_message_has("set struct_size = sizeof(tandem_xrt_runtime_options_t)");
+  xo.struct_size = sizeof xo;
+  xo.profile = (tandem_npu_profile_t)7;
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "profile 7");
+  expect_message_has("profile is 7");
+  /* TANDEM_NPU_PROFILE is the XRT backend's: checked by it, naming it. */
+  xo.profile = TANDEM_NPU_PROFILE_XDNA;
+  assert_int_equal(setenv("TANDEM_NPU_PROFILE", "npu3", 1), 0);
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_ERROR_INVALID_ARGUMENT, "the variable");
+  expect_message_has("TANDEM_NPU_PROFILE is 'npu3'");
+  assert_int_equal(unsetenv("TANDEM_NPU_PROFILE"), 0);
+  /* The extension is read at creation: the caller's may go at once. */
+  expect_status(tandem_runtime_create(&o, &rt), TANDEM_OK, "the XRT options");
+  memset(&xo, 0xff, sizeof xo);
+  /* The info's extension gets the profile in use; its tail past the
+   * library's size is zeroed; the chain stays the caller's. */
+  struct {
+    tandem_xrt_npu_info_t xi;
+    unsigned char tail[8];
+  } newer;
+  memset(&newer, 0xee, sizeof newer);
+  tandem_xrt_npu_info_init(&newer.xi);
+  newer.xi.struct_size = sizeof newer;
+  tandem_npu_info_t info;
+  tandem_npu_info_init(&info);
+  info.next = &newer;
+  expect_status(tandem_runtime_npu_info(rt, &info), TANDEM_OK, "NPU info");
+  assert_ptr_equal(info.next, &newer);
+  assert_int_equal(newer.xi.profile, TANDEM_NPU_PROFILE_XDNA);
+  assert_true(all_bytes(newer.tail, sizeof newer.tail, 0));
+  info.next = &other;
+  expect_status(tandem_runtime_npu_info(rt, &info), TANDEM_ERROR_INVALID_ARGUMENT, "info tag");
+  expect_message_has("type 0x12345678");
+  tandem_runtime_destroy(rt);
+  o.next = NULL;
 }
 
 /*---------------------------------------------------------------------------
@@ -536,7 +609,16 @@ static void test_kernel_desc_struct_size(void **state) {
 }
 
 /* NPU info: the size is checked before the NPU is opened (or found absent);
- * the emulated NPU on the host GPU fills it. */
+ * the emulated NPU on the host GPU fills it. Its next (the extensions the
+ * caller asks for) is read, not filled: the library keeps it as set, so it
+ * is NULL in the struct passed in (tandem_npu_info_init), whatever the
+ * poison around it. */
+static void poison_info(void *p, size_t total, uint32_t size) {
+  poison(p, total, size);
+  if (size >= offsetof(tandem_npu_info_t, next) + sizeof(void *))
+    memset((char *)p + offsetof(tandem_npu_info_t, next), 0, sizeof(void *));
+}
+
 static void test_npu_info_struct_size(void **state) {
   (void)state;
   tandem_runtime_t *none = host_runtime(false);
@@ -549,7 +631,7 @@ static void test_npu_info_struct_size(void **state) {
                 "size 0");
   expect_message_has("set struct_size = sizeof(tandem_npu_info_t)");
   assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, POISON));
-  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  poison_info(&newer, sizeof newer, (uint32_t)sizeof newer);
   expect_status(tandem_runtime_npu_info(none, &newer.info), TANDEM_ERROR_NO_DEVICE, "no NPU");
   assert_int_equal(newer.info.struct_size, sizeof newer);
   assert_true(all_bytes((char *)&newer + 4, sizeof newer - 4, 0));
@@ -560,14 +642,14 @@ static void test_npu_info_struct_size(void **state) {
   expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_ERROR_INVALID_ARGUMENT, "size 16");
   expect_message_has("tandem_npu_info_t.struct_size is 16");
   assert_null(atomic_load(&rt->npu)); /* refused before opening anything */
-  poison(&newer, sizeof newer, (uint32_t)sizeof(tandem_npu_info_t));
+  poison_info(&newer, sizeof newer, (uint32_t)sizeof(tandem_npu_info_t));
   expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_OK, "exact");
   assert_true(newer.info.emulated);
   assert_non_null(strstr(newer.info.name, "emulated NPU"));
   assert_int_equal(newer.info.sharing, TANDEM_SHARING_HOST_POINTER);
   assert_true(newer.info.drm_node_count <= 8);
   assert_true(all_bytes(newer.tail, EXTRA, POISON));
-  poison(&newer, sizeof newer, (uint32_t)sizeof newer);
+  poison_info(&newer, sizeof newer, (uint32_t)sizeof newer);
   expect_status(tandem_runtime_npu_info(rt, &newer.info), TANDEM_OK, "larger");
   assert_true(newer.info.emulated);
   assert_int_equal(newer.info.sharing, TANDEM_SHARING_HOST_POINTER);
@@ -833,6 +915,7 @@ int main(void) {
       cmocka_unit_test(test_npu_lookup),
       cmocka_unit_test(test_fault_kind),
       cmocka_unit_test(test_runtime_option),
+      cmocka_unit_test(test_xrt_extensions),
       cmocka_unit_test(test_options_struct_size),
       cmocka_unit_test(test_statistics_struct_size),
       cmocka_unit_test(test_device_info_struct_size),

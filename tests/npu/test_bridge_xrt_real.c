@@ -195,19 +195,26 @@ static void test_bridge_steps(void **state) {
 /* Case 1: the whole NPU lane through libtandem's public API. */
 static void test_libtandem_dpu(void **state) {
   (void)state;
+  tandem_xrt_runtime_options_t xo;
+  tandem_xrt_runtime_options_init(&xo);
+  xo.profile = TANDEM_NPU_PROFILE_XDNA; /* no amdxdna node here to detect */
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
+  o.next = &xo;
   o.npu_backend = "xrt";
-  o.npu_profile = TANDEM_NPU_PROFILE_XDNA; /* no amdxdna node here to detect */
   tandem_runtime_t *rt = th_runtime_create(&o);
   TH_ASSERT_OK(tandem_runtime_open_npu(rt));
+  tandem_xrt_npu_info_t xi;
+  tandem_xrt_npu_info_init(&xi);
   tandem_npu_info_t info;
   tandem_npu_info_init(&info);
+  info.next = &xi;
   TH_ASSERT_OK(tandem_runtime_npu_info(rt, &info));
   printf("libtandem: NPU %s via %s, sharing %s, profile %s\n", info.name, info.backend,
-         tandem_sharing_name(info.sharing), tandem_npu_profile_name(info.profile));
+         tandem_sharing_name(info.sharing), tandem_npu_profile_name(xi.profile));
   assert_false(info.emulated);
-  assert_int_equal(info.profile, TANDEM_NPU_PROFILE_XDNA);
+  assert_ptr_equal(info.next, &xi); /* the chain is the caller's, kept */
+  assert_int_equal(xi.profile, TANDEM_NPU_PROFILE_XDNA);
   assert_non_null(strstr(info.backend, "libxrt_noop.so.2"));
   assert_non_null(strstr(info.backend, "tier 1")); /* the bridge runs the programs */
 

@@ -23,16 +23,33 @@
 #include "tandem/tandem_xrt.h"
 #include "internal/emu_dpu.h"
 
+/* Opens the emulated NPU as a runtime would: its options (the profile,
+ * an XRT extension) read by options_in, then open. */
 static tandem__npu_t *open_profile(tandem_npu_profile_t profile) {
+  tandem_xrt_runtime_options_t xo;
+  tandem_xrt_runtime_options_init(&xo);
+  xo.profile = profile;
   tandem_runtime_options_t o;
   tandem_runtime_options_init(&o);
+  o.next = &xo;
   o.npu_backend = "emulated";
   o.npu_library = TANDEM_TEST_NPU_LIBRARY;
-  o.npu_profile = profile;
+  void *state = NULL;
+  tandem_status_t s = tandem_emu_npu_backend.options_in(&o, &state);
+  if (s != TANDEM_OK) fail_msg("reading the NPU options: %s", tandem_error_message());
   tandem__npu_t *npu = NULL;
-  tandem_status_t s = tandem_emu_npu_backend.open(&o, &npu);
+  s = tandem_emu_npu_backend.open(&o, state, &npu);
+  tandem_emu_npu_backend.options_free(state);
   if (s != TANDEM_OK) fail_msg("opening the emulated NPU: %s", tandem_error_message());
   return npu;
+}
+
+/* The profile in use, as tandem_runtime_npu_info's XRT extension says. */
+static tandem_npu_profile_t profile_of(tandem__npu_t *npu) {
+  tandem_xrt_npu_info_t xi;
+  tandem_xrt_npu_info_init(&xi);
+  assert_int_equal(npu->vtable->info_extensions(npu, &xi), TANDEM_OK);
+  return xi.profile;
 }
 
 static tandem__npu_t *open_emulated(void) { return open_profile(TANDEM_NPU_PROFILE_AUTO); }
@@ -86,7 +103,8 @@ static void run_add(tandem__npu_t *npu, const char *kernel) {
 static void test_profile_follows_device(void **state) {
   (void)state;
   tandem__npu_t *npu = open_emulated();
-  assert_int_equal(npu->profile, emu_plain() ? TANDEM_NPU_PROFILE_PLAIN : TANDEM_NPU_PROFILE_XDNA);
+  assert_int_equal(profile_of(npu),
+                   emu_plain() ? TANDEM_NPU_PROFILE_PLAIN : TANDEM_NPU_PROFILE_XDNA);
   run_add(npu, "add_i32");
   npu->vtable->destroy(npu);
 }
@@ -97,13 +115,13 @@ static void test_plain_profile_on_xdna(void **state) {
   (void)state;
   if (emu_plain()) skip();
   tandem__npu_t *npu = open_profile(TANDEM_NPU_PROFILE_PLAIN);
-  assert_int_equal(npu->profile, TANDEM_NPU_PROFILE_PLAIN);
+  assert_int_equal(profile_of(npu), TANDEM_NPU_PROFILE_PLAIN);
   void *bo = NULL, *host = NULL;
   assert_int_equal(npu->vtable->bo_create(npu, 4096, &bo, &host), TANDEM_ERROR_OUT_OF_MEMORY);
   assert_non_null(strstr(tandem_error_message(), "TANDEM_NPU_PROFILE=xdna"));
   npu->vtable->destroy(npu);
   npu = open_profile(TANDEM_NPU_PROFILE_XDNA); /* the override works both ways */
-  assert_int_equal(npu->profile, TANDEM_NPU_PROFILE_XDNA);
+  assert_int_equal(profile_of(npu), TANDEM_NPU_PROFILE_XDNA);
   run_add(npu, "add_i32");
   npu->vtable->destroy(npu);
 }
@@ -292,7 +310,9 @@ static void test_dpu_module_refused_on_real_xrt(void **state) {
   tandem_runtime_options_init(&o);
   o.npu_backend = "xrt";
   tandem__npu_t *npu = NULL;
-  tandem_status_t s = tandem_xrt_npu_backend.open(&o, &npu);
+  tandem_xrt_runtime_options_t xo; /* the defaults: AUTO */
+  tandem_xrt_runtime_options_init(&xo);
+  tandem_status_t s = tandem_xrt_npu_backend.open(&o, &xo, &npu);
   unsetenv("XCL_EMULATION_MODE");
   if (s == TANDEM_ERROR_NO_DEVICE) {
     fprintf(stderr, "SKIP: no real XRT with the noop shim: %s\n", tandem_error_message());
