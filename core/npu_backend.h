@@ -45,6 +45,12 @@ typedef struct tandem__npu_vtable {
   tandem_status_t (*run_create)(tandem__npu_t *npu, void *program, void *const *bos,
                                 uint32_t bo_count, const uint32_t *scalars, uint32_t scalar_count,
                                 void **out_run);
+  /* Makes |run| ready for its buffers to be synced and the run started:
+   * an earlier execution of it that outlived the watchdog is waited for
+   * (bounded by the backend); TIMEOUT, naming why, when it is still on the
+   * NPU. The NPU lane calls it before the syncs of each run, which a busy
+   * buffer would refuse. */
+  tandem_status_t (*run_ready)(tandem__npu_t *npu, void *run);
   /* Starts the run and waits at most |timeout_ms|: OK, TIMEOUT (the run goes
    * on; run_destroy waits for it), or INTERNAL with the state reached. */
   tandem_status_t (*run_execute)(tandem__npu_t *npu, void *run, uint32_t timeout_ms);

@@ -143,6 +143,9 @@ static tandem_status_t tandem__npu_run_region(tandem_runtime_t *rt, tandem__npu_
     const tandem__node_t *node = &plan->nodes[n];
     tandem__access_t acc[TANDEM__MAX_NODE_ACCESSES];
     uint32_t count = tandem__node_accesses(node, acc);
+    /* An earlier execution the watchdog left on the NPU still holds these
+     * buffers: it ends (or this run fails) before they are synced. */
+    TANDEM_RETURN_IF_ERROR(npu->vtable->run_ready(npu, slot->npu_runs[n]));
     for (uint32_t i = 0; i < count; i++) /* every range, written ones too: made clean */
       TANDEM_RETURN_IF_ERROR(tandem__npu_make_visible(rt, npu, &acc[i], true));
     TANDEM_RETURN_IF_ERROR(

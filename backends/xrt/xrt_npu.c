@@ -1034,18 +1034,27 @@ static tandem_status_t tandem_xrt_run_create(tandem__npu_t *base, void *program,
   return TANDEM_OK;
 }
 
-static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
-                                              uint32_t timeout_ms) {
+/* The watchdog fired on an earlier use of |native|: that execution must end
+ * before the lane syncs the run's buffers (a sync of a buffer a run still
+ * holds is refused, EBUSY) and before this one starts (starting a run in
+ * flight is refused by XRT). */
+static tandem_status_t tandem_xrt_run_ready(tandem__npu_t *base, void *native) {
   tandem_xrt_npu_t *n = tandem_xrt_cast(base);
   tandem_xrt_run_t *r = native;
   if (r->still_running && !tandem_xrt_run_settle(n, r, TANDEM_XRT_RESET_WAIT_MS))
-    /* The watchdog fired on an earlier use; that run must end before this
-     * one starts (starting a run in flight is refused by XRT). */
     return TANDEM_FAIL(TANDEM_ERROR_TIMEOUT,
                        "NPU run of '%s' not started: its previous run outlived tandem's watchdog "
                        "and is still on the NPU %u ms later (the NPU cannot abort it, and its "
                        "driver did not reset it)",
                        r->program->name, TANDEM_XRT_RESET_WAIT_MS);
+  return TANDEM_OK;
+}
+
+static tandem_status_t tandem_xrt_run_execute(tandem__npu_t *base, void *native,
+                                              uint32_t timeout_ms) {
+  tandem_xrt_npu_t *n = tandem_xrt_cast(base);
+  tandem_xrt_run_t *r = native;
+  TANDEM_RETURN_IF_ERROR(tandem_xrt_run_ready(base, native)); /* settled already: at once */
   /* After an NPU fault the device was reset: later work fails clearly
    * instead of meeting ABORT run after run. */
   if (n->fault[0])
@@ -1247,6 +1256,7 @@ static const tandem__npu_vtable_t tandem_xrt_npu_vtable = {
     .program_create = tandem_xrt_program_create,
     .program_destroy = tandem_xrt_program_destroy,
     .run_create = tandem_xrt_run_create,
+    .run_ready = tandem_xrt_run_ready,
     .run_execute = tandem_xrt_run_execute,
     .run_destroy = tandem_xrt_run_destroy,
     .device_nodes = tandem_xrt_device_nodes,
