@@ -188,16 +188,19 @@ static tandem_status_t submit_acquire_slot_locked(tandem__submission_t *sub) {
  * it), and no completion it runs after has failed. */
 static tandem_status_t submit_check_inputs_locked(const tandem__submission_t *sub) {
   const tandem_exec_t *exec = sub->exec;
-  for (uint32_t i = 0; i < exec->access_count; i++)
+  bool poisoned = false; /* the common case: nothing this graph touches failed */
+  for (uint32_t i = 0; i < exec->access_count; i++) {
     TANDEM_RETURN_IF_ERROR(tandem__maps_check_locked(&exec->accesses[i]));
+    poisoned |= exec->accesses[i].buffer->poison_count != 0;
+  }
   /* Poison: only the graph's exposed reads, node by node in recorded order. */
-  for (uint32_t n = 0; n < sub->plan->node_count; n++) {
+  for (uint32_t n = 0; poisoned && n < sub->plan->node_count; n++) {
     tandem__access_t scratch[TANDEM__MAX_NODE_ACCESSES];
     uint32_t m = tandem__node_accesses(&sub->plan->nodes[n], scratch); /* the count only */
     tandem__graph_before_t before = {exec, n};
     for (uint32_t x = 0; x < m; x++) {
       const tandem__access_t *a = &exec->accesses[exec->node_access[n] + x];
-      if (!a->buffer->poison_count) continue; /* the common case: nothing failed */
+      if (!a->buffer->poison_count) continue;
       const tandem__poison_t *p =
           tandem__poison_exposed_locked(a, tandem__graph_written_before, &before);
       if (p)
