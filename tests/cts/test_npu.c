@@ -136,13 +136,8 @@ static void test_gpu_npu_gpu_zero_copy(void **state) {
  * and the NPU's exporter allow it, and skip (77) with the reason elsewhere. */
 static int run_dmabuf_path(tandem_sharing_t path) {
   th_init();
-  tandem_runtime_options_t o;
-  tandem_runtime_options_init(&o);
-  o.npu_backend = "emulated";
-  o.npu_library = TANDEM_TEST_NPU_LIBRARY;
-  o.sharing = path;
-  tandem_runtime_t *rt = th_runtime_create(&o);
-  tandem_status_t s = tandem_runtime_open_npu(rt);
+  tandem_status_t s;
+  tandem_runtime_t *rt = th_npu_runtime(path, 0, &s);
   if (s == TANDEM_ERROR_UNSUPPORTED) {
     fprintf(stderr, "SKIP: sharing path '%s' is not available here: %s\n",
             tandem_sharing_name(path), tandem_error_message());
