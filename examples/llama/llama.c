@@ -89,6 +89,8 @@ typedef struct options {
   bool matvec_old;       /* --matvec old: one subgroup per row, the first kernels */
   uint32_t lanes;        /* --lanes: invocations per row of the wide mat-vecs; 0: per matrix */
   int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
+  bool persistent;       /* --engine persistent: the whole step as one dispatch */
+  uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
   bool check, bench, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -158,6 +160,12 @@ static void usage(FILE *f) {
              "                     needs, so that they are in the L2 cache by then (off by\n"
              "                     default: it made the H100's dependent dispatches slower,\n"
              "                     bench/NOTES.md 2026-12-05)\n"
+             "  --engine E         nodes | persistent: nodes (default): a dispatch per kernel,\n"
+             "                     153 for SmolLM-135M; persistent: the whole step as one\n"
+             "                     dispatch whose workgroups meet at grid barriers\n"
+             "                     (kernels/decoder.glsl; needs vulkanMemoryModel)\n"
+             "  --groups N         the persistent step's workgroups, all resident at once\n"
+             "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --gpu N            Vulkan device index (default 0)\n"
@@ -245,6 +253,13 @@ static options_t *parse_options(int argc, char **argv) {
       else if (v && !strcmp(v, "on")) o->prefetch = 1;
       else die("--prefetch: on or off");
       i++;
+    } else if (!strcmp(a, "--engine")) {
+      if (v && !strcmp(v, "persistent")) o->persistent = true;
+      else if (v && !strcmp(v, "nodes")) o->persistent = false;
+      else die("--engine: nodes or persistent");
+      i++;
+    } else if (!strcmp(a, "--groups")) {
+      o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
     } else if (!strcmp(a, "--lanes")) {
       o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
       if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
@@ -355,6 +370,15 @@ typedef struct gpu {
   tandem_kernel_t *k_norm;
   tandem_npu_program_t *npu_head;
   uint32_t chunk;
+  /* --engine persistent (decoder.glsl): the step as one dispatch of |groups|
+   * workgroups of |dec_block| meeting at grid barriers; |act| holds its
+   * activations, |sync| the barrier's counters and error word (zeroed once;
+   * the kernel leaves them zeroed after every step), |sync_host| their copy */
+  bool persistent, dec_smem;
+  uint32_t groups, dec_block, dec_wcap, dec_shared;
+  tandem_kernel_t *k_decoder;
+  tandem_buffer_t *act, *sync, *sync_host;
+  uint64_t act_bytes;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
 } gpu_t;
@@ -399,7 +423,7 @@ static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, co
                                   size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
-  tandem_spec_constant_t all[12];
+  tandem_spec_constant_t all[32];
   if (spec_count >= sizeof all / sizeof all[0]) die("kernel '%s': too many constants", name);
   all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
@@ -631,6 +655,109 @@ static void make_kernels(gpu_t *g) {
 
 static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* The persistent step (decoder.glsl): checks what the kernel assumes of the
+ * model and the device, sizes each workgroup's slice of every stage, decides
+ * whether the slices fit in shared memory, and loads the kernel. */
+static void make_decoder(gpu_t *g) {
+  const llama_config_t *c = g->c;
+  const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim, HD = c->head_dim;
+  const uint32_t sg = g->info.subgroup_size, G = g->groups, B = g->dec_block;
+  if (!(g->info.shader_features & TANDEM_SHADER_SUBGROUP_SHUFFLE))
+    die("--engine persistent: the device lacks subgroup shuffles; use --engine nodes");
+  if (D % 8 || F % 8 || Q % 8 || HD % 16 || c->heads % c->kv_heads)
+    die("--engine persistent: hidden %llu, intermediate %llu and heads x head_dim %llu must be "
+        "multiples of 8, head_dim %llu of 16, and heads %u a multiple of KV heads %u",
+        (unsigned long long)D, (unsigned long long)F, (unsigned long long)Q,
+        (unsigned long long)HD, c->heads, c->kv_heads);
+  if (B % sg || B % (HD / 4) || B < 16 || B > g->info.max_local_invocations)
+    die("--engine persistent: workgroup %u must be a multiple of the subgroup size %u and of "
+        "head_dim / 4 = %llu, at least 16 and at most %u",
+        B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
+  if (G > g->info.max_workgroups[0])
+    die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
+  /* the slices, as decoder.glsl computes them */
+  const uint64_t pairs = (Q + 2 * KV) / 2, per_a = ceil_div(pairs, G);
+  const uint64_t osplit = G >= c->heads ? G / c->heads : 1, per_b = ceil_div(D, osplit);
+  const uint64_t per_c = ceil_div(F, G), per_d = ceil_div(D, G);
+  uint64_t wcap = 2 * per_a * (D / 8);
+  if (per_b * (HD / 8) > wcap) wcap = per_b * (HD / 8);
+  if (2 * per_c * (D / 8) > wcap) wcap = 2 * per_c * (D / 8);
+  if (per_d * (F / 8) > wcap) wcap = per_d * (F / 8);
+  uint64_t res = 2 * per_a > 2 * per_c ? 2 * per_a : 2 * per_c;
+  if (per_b > res) res = per_b;
+  if (per_d > res) res = per_d;
+  const uint64_t vec = F > D ? F : D;
+  /* ws, vs, res, ps, red4, att, s_fail, s_best_i, common.glsl's red_f */
+  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 +
+                         2 * 4 * (B / 4 + 1);
+  if (fixed + 16 > g->info.max_shared_memory_bytes)
+    die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",
+        (unsigned long long)(fixed + 16), g->info.max_shared_memory_bytes);
+  g->dec_smem = G >= c->heads && fixed + 16 * wcap <= g->info.max_shared_memory_bytes;
+  g->dec_wcap = g->dec_smem ? (uint32_t)wcap : 1;
+  g->dec_shared = (uint32_t)(fixed + 16ull * g->dec_wcap);
+  /* weight offsets in 16-byte units: the layers must be laid out at one stride */
+  const layer_at_t *a0 = &g->at[0];
+  const uint64_t stride = c->layers > 1 ? g->at[1].qkv - a0->qkv : 0;
+  for (uint32_t l = 0; l < c->layers; l++) {
+    const layer_at_t *a = &g->at[l];
+    const uint64_t d = l * stride;
+    if (a->qkv != a0->qkv + d || a->o != a0->o + d || a->gate != a0->gate + d ||
+        a->up != a0->up + d || a->down != a0->down + d || a->attn_norm != a0->attn_norm + d ||
+        a->mlp_norm != a0->mlp_norm + d)
+      die("--engine persistent: layer %u's weights are not at layer 0's offsets + %u x %llu", l, l,
+          (unsigned long long)stride);
+  }
+  if (g->w_bytes / 16 > UINT32_MAX || stride % 16 || g->embed_at % 16 || g->head_at % 16 ||
+      g->norm_at % 16 || g->rope_at % 16)
+    die("--engine persistent: the weight buffer's offsets must be 16-byte units below 2^32");
+#define U16(x) ((uint32_t)((x) / 16))
+  const tandem_spec_constant_t s[] = {
+      spec_u32(1, G),
+      spec_u32(2, sg < 32 ? sg : 32),
+      spec_u32(3, c->layers),
+      spec_u32(4, (uint32_t)D),
+      spec_u32(5, c->heads),
+      spec_u32(6, c->kv_heads),
+      spec_u32(7, (uint32_t)HD),
+      spec_u32(8, (uint32_t)F),
+      spec_u32(9, c->vocab),
+      spec_u32(10, g->max_seq),
+      spec_f32(11, c->eps),
+      spec_f32(12, 1.0f / sqrtf((float)HD)),
+      spec_u32(13, g->pos_gpu ? 1 : 0),
+      spec_u32(14, g->dec_smem ? 1 : 0),
+      spec_u32(15, g->dec_wcap),
+      /* polls before a barrier gives up: seconds on either kind of device */
+      spec_u32(16, g->info.is_cpu ? 1u << 30 : 1u << 24),
+      spec_u32(20, U16(stride)),
+      spec_u32(21, U16(a0->qkv)),
+      spec_u32(22, U16(a0->o)),
+      spec_u32(23, U16(a0->gate)),
+      spec_u32(24, U16(a0->up)),
+      spec_u32(25, U16(a0->down)),
+      spec_u32(26, U16(a0->attn_norm)),
+      spec_u32(27, U16(a0->mlp_norm)),
+      spec_u32(28, U16(g->embed_at)),
+      spec_u32(29, U16(g->head_at)),
+      spec_u32(30, U16(g->norm_at)),
+      spec_u32(31, U16(g->rope_at)),
+  };
+#undef U16
+  const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
+  const tandem_binding_contract_t b[8] = {updates(8),
+                                          updates(4ull * (g->max_seq + 1)),
+                                          reads(g->w_bytes),
+                                          updates(g->act_bytes),
+                                          updates(cache),
+                                          updates(cache),
+                                          writes(4ull * c->vocab),
+                                          updates(16)};
+  g->k_decoder = kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 8, s, sizeof s / sizeof s[0]);
+}
+
 /* Lays the weights out in one buffer: per layer Q|K|V (one matrix), O,
  * gate, up, down, the two gains; then the embedding, the head (untied), the
  * final gain and the RoPE table. */
@@ -767,6 +894,25 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->sink = buffer(g, (5ull * c->layers + 1) * SINK_STRIDE, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
+  if (g->persistent) {
+    /* decoder.glsl's Act: x, xb, q, the heads' o_proj parts, h, a candidate per workgroup */
+    g->act_bytes = 4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn +
+                           2ull * g->groups);
+    g->act = buffer(g, g->act_bytes, local);
+    g->sync = buffer(g, 16, local);
+    g->sync_host = buffer(g, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
+    tandem_graph_t *graph;
+    CHECK(tandem_graph_create(g->rt, &graph));
+    CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
+    tandem_exec_t *exec;
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    tandem_completion_t *done;
+    CHECK(tandem_exec_submit(exec, &done));
+    CHECK(tandem_completion_wait(done));
+    tandem_completion_release(done);
+    tandem_exec_release(exec);
+  }
   if (g->npu_rows) {
     g->xn = buffer(g, 4ull * c->dim, TANDEM_PLACEMENT_SHARED);
     g->head_t = buffer(g, 4ull * c->dim * g->npu_rows, TANDEM_PLACEMENT_NPU_LOCAL);
@@ -817,6 +963,24 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
     CHECK(tandem_graph_add_copy(graph, view(g->pos_table, 0, 16), whole(g->params), g->pos_lane));
   }
   const tandem_view_t params = view(g->params, 0, 8);
+  if (g->persistent && (kinds & K_STEP) == K_STEP) {
+    const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
+    tandem_view_t v[8] = {params,
+                          whole(g->history),
+                          whole(g->w),
+                          whole(g->act),
+                          view(g->kc, 0, cache),
+                          view(g->vc, 0, cache),
+                          whole(g->logits),
+                          whole(g->sync)};
+    dispatch(graph, g->k_decoder, v, 8, g->groups);
+    if (kinds & K_LOGITS) {
+      *logit_node = tandem_graph_node_count(graph);
+      CHECK(tandem_graph_add_copy(graph, whole(g->logits),
+                                  view(g->logits_host, 0, 4ull * c->vocab), TANDEM_LANE_AUTO));
+    }
+    return;
+  }
   if (kinds & K_EMBED) {
     tandem_view_t v[4] = {params, whole(g->history), wv(g, g->embed_at, 2 * c->vocab * D),
                           whole(g->x)};
@@ -1037,6 +1201,28 @@ static void run_steps(gpu_t *g, uint32_t from, uint32_t to, uint32_t inflight, t
     finish(ring[i % inflight], ring_pos[i % inflight], ring_n[i % inflight], t);
 }
 
+/* After a generation with the persistent step: its barrier's error word
+ * (decoder.glsl sets it when a barrier waits past its poll limit: the
+ * workgroups were not all resident at once) and its counters, which every
+ * step that ended normally left at 0. */
+static void check_sync(gpu_t *g) {
+  copy_once(g, whole(g->sync), whole(g->sync_host));
+  tandem_map_t map;
+  CHECK(tandem_map_read(whole(g->sync_host), &map));
+  uint32_t w[4];
+  memcpy(w, map.data, sizeof w);
+  tandem_unmap(&map);
+  if (w[2])
+    die("--engine persistent: a grid barrier gave up waiting (error word %u): the %u workgroups "
+        "were not all resident on the GPU at once, so the tokens are not valid; run with fewer "
+        "--groups, or --engine nodes",
+        w[2], g->groups);
+  if (w[0] || w[1])
+    die("--engine persistent: the barrier's counters are %u and %u after the run, not 0 (error "
+        "word %u): a step did not finish its protocol",
+        w[0], w[1], w[2]);
+}
+
 /* One generation: the prompt into the history, prefill (one step per prompt
  * token), decode; the history read back. */
 static void generate(gpu_t *g, const options_t *o, run_t *run, totals_t *t) {
@@ -1064,6 +1250,7 @@ static void generate(gpu_t *g, const options_t *o, run_t *run, totals_t *t) {
   CHECK(tandem_map_read(whole(g->history_host), &map));
   memcpy(run->tokens, map.data, 4ull * n_hist);
   tandem_unmap(&map);
+  if (g->persistent) check_sync(g);
 }
 
 /* GPU time of one submission of |exec| (the best of |reps|), in ns. */
@@ -1211,12 +1398,13 @@ static void gpu_release(gpu_t *g) {
   tandem_buffer_release(g->xn);
   tandem_buffer_release(g->head_t);
   tandem_buffer_release(g->npu_logits);
-  tandem_kernel_t *ks[] = {g->k_embed,  g->k_qkv,  g->k_attn, g->k_o,
-                           g->k_gateup, g->k_down, g->k_head, g->k_argmax};
+  tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn,   g->k_o,      g->k_gateup,
+                           g->k_down,  g->k_head, g->k_argmax, g->k_decoder};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
   tandem_buffer_t *bs[] = {g->w,  g->params, g->pos_table,   g->history, g->history_host,
                            g->x,  g->qkv,    g->attn,        g->h,       g->logits,
-                           g->kc, g->vc,     g->logits_host, g->sink};
+                           g->kc, g->vc,     g->logits_host, g->sink,    g->act,
+                           g->sync, g->sync_host};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
   free(g->at);
 }
@@ -1451,6 +1639,14 @@ int main(int argc, char **argv) {
          (double)g.matvec_bytes * 1e-6);
   g.pos_lane = o->pos_lane;
   g.pos_gpu = o->pos_gpu;
+  g.persistent = o->persistent;
+  if (o->groups && !g.persistent) die("--groups is for --engine persistent");
+  if (g.persistent) {
+    if (g.npu_rows) die("--engine persistent runs the LM head on the GPU: no --npu with it");
+    g.groups = o->groups ? o->groups : g.info.is_cpu ? 1 : 128;
+    /* 256 on a GPU: eight subgroups of 32 share a workgroup's slice */
+    g.dec_block = o->block ? o->block : g.info.is_cpu ? 64 : 256;
+  }
   g.chunk = o->chunk;
   if (g.chunk > 1 && !g.pos_gpu)
     die("--chunk %u needs --pos-lane gpu (the host table's copy is per step)", g.chunk);
@@ -1481,6 +1677,15 @@ int main(int argc, char **argv) {
   }
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
+  if (g.persistent) {
+    make_decoder(&g);
+    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
+           "weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block,
+           g.dec_smem ? "through shared memory, loaded while the barrier waits"
+                      : "read from the weight buffer in each stage",
+           g.dec_shared);
+  }
   const uint64_t prep0 = now_ns();
   g.step = make_step(&g, K_STEP | (g.logits_host ? K_LOGITS : 0));
   if (g.chunk > 1)
@@ -1595,12 +1800,13 @@ int main(int argc, char **argv) {
     fprintf(
         jf,
         ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-        ", \"workgroup\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
         ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
         ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
+        g.persistent ? "persistent" : "nodes", g.groups,
         g.attn_fused        ? "fused"
         : g.attn_cached     ? "cached"
         : g.attention_plain ? "plain"

@@ -1,0 +1,497 @@
+// decoder.glsl — the whole decode step as one dispatch (llama.c --engine
+// persistent). The step as separate nodes pays, per dependent node, the
+// driver's dependency (~1.8 µs on the H200) and the next kernel's cold start:
+// about 4 µs of a 4.4 µs Q/K/V product (bench/NOTES.md, 2026-12-05). Here
+// GROUPS workgroups, all resident at once, run every stage of every layer
+// and meet at a grid barrier between stages instead: an atomic counter in
+// the Sync buffer, each workgroup adding one after a buffer memory barrier
+// and polling (volatile loads) for the stage's total. Activations and caches
+// are coherent buffers, so their loads after the barrier come from L2, not a
+// stale L1. (Written first in the Vulkan memory model, it lost an invocation
+// after subgroup operations on Debian 12's lavapipe, Mesa 22.3.6; the GLSL
+// coherent/memoryBarrierBuffer form runs right on both.)
+//
+// The weights do not depend on the data, so each workgroup loads its slice of
+// the NEXT stage's weights into shared memory after it has arrived at the
+// barrier and before it waits (SMEM_W): the weight stream overlaps the
+// barrier, and the stage itself reads only shared memory and a few KB of
+// activations from L2. With SMEM_W 0 (a slice too big for shared memory, or
+// fewer workgroups than heads: lavapipe's case) every product reads its
+// weights from the weight buffer directly.
+//
+// Stages per layer (items split evenly over the workgroups; x the residual):
+//   A  RMSNorm(x) · W_qkv, row pairs (d, d + HEAD_DIM/2) of each head, RoPE
+//      on q and k, q into Act.q, k and v into row pos of the layer's caches
+//   B  per (head, slice of W_o's rows): the head's attention over the cache
+//      (recomputed by each of the head's workgroups: tens of KB from L2),
+//      then part[head][rows] = W_o[rows, head's columns] · attention — the
+//      output product split by head, so it needs no barrier of its own
+//   C  xb = x + Σ_heads part (every workgroup sums it; workgroup 0 stores it),
+//      RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up
+//   D  x = xb + W_down · h
+// then E: RMSNorm(x) · W_head into the logits, each workgroup's best logit
+// as a candidate, and after a last barrier workgroup 0 picks the token (the
+// lowest index on ties, as argmax.glsl), writes it to the history and, with
+// ADVANCE, moves the position on. 4 barriers per layer and one at the end.
+//
+// Co-residency is not something Vulkan promises: a barrier that waits more
+// than SPIN_LIMIT polls sets Sync.error and every workgroup returns; the
+// host reads Sync after the run and refuses the result with a message
+// (never a hang, never a silently wrong token). Sync.count and Sync.done go
+// back to 0 at the end of every step (workgroup 0, once all others have
+// left), so the next dispatch starts from 0. Weights: one buffer, f16
+// row-major matrices and f32 gains at the offsets of llama.c's
+// layout_weights, given in 16-byte units by specialization constants.
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
+#define LLAMA_CLUSTER_ADD 1
+#include "common.glsl"
+
+layout(constant_id = 1) const uint GROUPS = 1;     // the dispatch's workgroups
+layout(constant_id = 2) const uint LANES = 32;     // invocations per weight row (<= subgroup)
+layout(constant_id = 3) const uint LAYERS = 1;
+layout(constant_id = 4) const uint DIM = 64;       // hidden size
+layout(constant_id = 5) const uint HEADS = 4;
+layout(constant_id = 6) const uint KV_HEADS = 2;
+layout(constant_id = 7) const uint HEAD_DIM = 16;
+layout(constant_id = 8) const uint FFN = 128;
+layout(constant_id = 9) const uint VOCAB = 256;
+layout(constant_id = 10) const uint MAX_SEQ = 64;
+layout(constant_id = 11) const float EPS = 1e-5;
+layout(constant_id = 12) const float SCALE = 0.25;  // 1 / sqrt(HEAD_DIM)
+layout(constant_id = 13) const uint ADVANCE = 0;
+layout(constant_id = 14) const uint SMEM_W = 0;     // weights through shared memory
+layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
+layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
+// weight offsets, 16-byte units: layer 0's pieces, the layer stride, the rest
+layout(constant_id = 20) const uint LAYER_STRIDE = 0;
+layout(constant_id = 21) const uint OFF_QKV = 0;
+layout(constant_id = 22) const uint OFF_O = 0;
+layout(constant_id = 23) const uint OFF_GATE = 0;
+layout(constant_id = 24) const uint OFF_UP = 0;
+layout(constant_id = 25) const uint OFF_DOWN = 0;
+layout(constant_id = 26) const uint OFF_ANORM = 0;
+layout(constant_id = 27) const uint OFF_MNORM = 0;
+layout(constant_id = 28) const uint EMBED_AT = 0;
+layout(constant_id = 29) const uint HEAD_AT = 0;
+layout(constant_id = 30) const uint NORM_AT = 0;
+layout(constant_id = 31) const uint ROPE_AT = 0;
+
+const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
+const uint HALF = HEAD_DIM / 2;
+const uint N8D = DIM / 8, N8F = FFN / 8, N8Q = QDIM / 8, N8H = HEAD_DIM / 8;
+const uint DV = HEAD_DIM / 4;  // vec4 per head row
+// the slices: stage A row pairs, B (head, rows of W_o) units, C items, D rows
+const uint PAIRS = (QDIM + 2 * KVDIM) / 2;
+const uint PER_A = (PAIRS + GROUPS - 1) / GROUPS;
+const uint OSPLIT = GROUPS >= HEADS ? GROUPS / HEADS : 1;  // W_o row slices per head
+const uint UNITS = HEADS * OSPLIT;
+const uint PER_B = (DIM + OSPLIT - 1) / OSPLIT;
+const uint PER_C = (FFN + GROUPS - 1) / GROUPS;
+const uint PER_D = (DIM + GROUPS - 1) / GROUPS;
+const uint PER_E = (VOCAB + GROUPS - 1) / GROUPS;
+const uint VEC = FFN > DIM ? FFN : DIM;
+const uint RES_AC = 2 * PER_A > 2 * PER_C ? 2 * PER_A : 2 * PER_C;
+const uint RES_BD = PER_B > PER_D ? PER_B : PER_D;
+const uint RES = RES_AC > RES_BD ? RES_AC : RES_BD;  // the most rows a stage gives a workgroup
+// Act: the activations, in floats
+const uint XA = 0, XB = DIM, QV = 2 * DIM, PART = QV + QDIM, HB = PART + HEADS * DIM,
+           CAND = HB + FFN;
+
+layout(binding = 0) buffer Params { uint pos; uint prompt_len; } params;
+layout(binding = 1) buffer History { uint tokens[]; };  // MAX_SEQ + 1 entries
+layout(binding = 2) readonly buffer Weights { uvec4 W[]; };
+layout(binding = 3) coherent buffer Act { float act[]; };
+layout(binding = 4) coherent buffer KeyCache { vec4 kc[]; };
+layout(binding = 5) coherent buffer ValueCache { vec4 vc[]; };
+layout(binding = 6) writeonly buffer Logits { float logits[]; };
+layout(binding = 7) coherent volatile buffer Sync { uint count; uint done; uint error; uint spare; } sync;
+
+shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
+shared float vs[VEC];        // the stage's input vector (normalised)
+shared float res[RES + 1];   // the stage's row results
+shared float ps[MAX_SEQ];    // attention scores
+shared vec4 red4[BLOCK_SIZE];
+shared vec4 att[DV];
+shared bool s_fail;
+shared uint s_best_i[BLOCK_SIZE / 4 + 1];
+
+#define TID gl_LocalInvocationID.x
+
+float gain(uint at, uint c) { return uintBitsToFloat(W[at + c / 4][c % 4]); }
+
+float dot8(uvec4 w, uint c8) {
+  const vec4 a = vec4(vs[8 * c8], vs[8 * c8 + 1], vs[8 * c8 + 2], vs[8 * c8 + 3]);
+  const vec4 b = vec4(vs[8 * c8 + 4], vs[8 * c8 + 5], vs[8 * c8 + 6], vs[8 * c8 + 7]);
+  return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a) +
+         dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), b);
+}
+
+// ---- the grid barrier ----------------------------------------------------
+// arrive(): every invocation's writes so far are ordered before one atomic
+// add per workgroup. wait_all(): one invocation polls until GROUPS * n
+// arrivals, bounded by SPIN_LIMIT; the memory and workgroup barriers after
+// it order every invocation's later loads after the poll.
+void arrive() {
+  memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  if (TID == 0) {
+    atomicAdd(sync.count, 1u);
+  }
+}
+
+bool wait_all(uint target) {
+  if (TID == 0) {
+    bool fail = false;
+    uint n = 0;
+    while (sync.count < target) {  // volatile: a load from L2 per poll
+      if (++n >= SPIN_LIMIT || sync.error != 0) {
+        fail = true;
+        break;
+      }
+    }
+    if (fail) atomicOr(sync.error, 1u);
+    s_fail = fail;
+  }
+  memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  return !s_fail;
+}
+
+// ---- each stage's weight rows: local row k of this workgroup -> 16-byte offset
+uint row_a(uint l, uint k) {  // stage A: pair a0 + k / 2, its first or second row
+  const uint j = gl_WorkGroupID.x * PER_A + k / 2;
+  const uint head = j / HALF, d = j % HALF;
+  return l * LAYER_STRIDE + OFF_QKV + (head * HEAD_DIM + d + (k % 2) * HALF) * N8D;
+}
+uint rows_a() {
+  const uint a0 = gl_WorkGroupID.x * PER_A;
+  return a0 >= PAIRS ? 0 : 2 * (min(PAIRS, a0 + PER_A) - a0);
+}
+uint row_b(uint l, uint u, uint k) {  // unit u: head u / OSPLIT, row (u % OSPLIT) * PER_B + k
+  const uint h = u / OSPLIT, r = (u % OSPLIT) * PER_B + k;
+  return l * LAYER_STRIDE + OFF_O + r * N8Q + h * N8H;
+}
+uint rows_b(uint u) {
+  const uint r0 = (u % OSPLIT) * PER_B;
+  return r0 >= DIM ? 0 : min(DIM, r0 + PER_B) - r0;
+}
+uint row_c(uint l, uint k) {  // item c0 + k / 2: its gate row (k even) or up row
+  const uint i = gl_WorkGroupID.x * PER_C + k / 2;
+  return l * LAYER_STRIDE + ((k % 2) == 0 ? OFF_GATE : OFF_UP) + i * N8D;
+}
+uint rows_c() {
+  const uint c0 = gl_WorkGroupID.x * PER_C;
+  return c0 >= FFN ? 0 : 2 * (min(FFN, c0 + PER_C) - c0);
+}
+uint row_d(uint l, uint k) {
+  return l * LAYER_STRIDE + OFF_DOWN + (gl_WorkGroupID.x * PER_D + k) * N8F;
+}
+uint rows_d() {
+  const uint r0 = gl_WorkGroupID.x * PER_D;
+  return r0 >= DIM ? 0 : min(DIM, r0 + PER_D) - r0;
+}
+
+// Loads |rows| rows of |n8| uvec4 into ws, row k from |at(k)|: the stage
+// functions pass their own row maps through |stage|.
+void fill(uint stage, uint l, uint rows, uint n8) {
+  if (SMEM_W == 0) return;
+  for (uint i = TID; i < rows * n8; i += BLOCK_SIZE) {
+    const uint k = i / n8, c = i % n8;
+    uint at;
+    if (stage == 0) at = row_a(l, k);
+    else if (stage == 1) at = row_b(l, gl_WorkGroupID.x, k);
+    else if (stage == 2) at = row_c(l, k);
+    else at = row_d(l, k);
+    ws[i] = W[at + c];
+  }
+}
+void prefetch(uint stage, uint l) {
+  if (stage == 0) fill(0, l, rows_a(), N8D);
+  else if (stage == 1) fill(1, l, gl_WorkGroupID.x < UNITS ? rows_b(gl_WorkGroupID.x) : 0, N8H);
+  else if (stage == 2) fill(2, l, rows_c(), N8D);
+  else fill(3, l, rows_d(), N8F);
+}
+
+// The cluster width for rows of |n8| uvec4: LANES, halved while wider than the row.
+uint lanes_for(uint n8) {
+  uint n = LANES;
+  while (n > n8) n /= 2;
+  return n;
+}
+
+// res[k] = row k · vs for |rows| rows of |n8| uvec4 (ws, or the weight buffer
+// through the stage's row map). All invocations call it.
+void products(uint stage, uint l, uint u, uint rows, uint n8) {
+  const uint lanes = lanes_for(n8), per_pass = BLOCK_SIZE / lanes;
+  const uint lane = TID % lanes;
+  for (uint k0 = 0; k0 < rows; k0 += per_pass) {
+    const uint k = k0 + TID / lanes;
+    float a = 0.0;
+    if (k < rows) {
+      uint at = 0;
+      if (SMEM_W == 0) {
+        if (stage == 0) at = row_a(l, k);
+        else if (stage == 1) at = row_b(l, u, k);
+        else if (stage == 2) at = row_c(l, k);
+        else at = row_d(l, k);
+      }
+      if (SMEM_W != 0)
+        for (uint c = lane; c < n8; c += lanes) a += dot8(ws[k * n8 + c], c);
+      else
+        for (uint c = lane; c < n8; c += lanes) a += dot8(W[at + c], c);
+    }
+    a = cluster_add(a, lanes);
+    if (lane == 0 && k < rows) res[k] = a;
+  }
+  barrier();
+}
+
+// vs = RMSNorm(v) with the gain at |gat|; v already in vs[0, DIM).
+void normalise(uint gat) {
+  float ss = 0.0;
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) ss += vs[c] * vs[c];
+  const float scale = inversesqrt(block_sum(ss) / float(DIM) + EPS);
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] *= scale * gain(gat, c);
+  barrier();
+}
+
+void stage_a(uint l, uint pos, uint tok) {
+  if (l == 0) {  // the embedding row of the token: x; workgroup 0 keeps it as the residual
+    for (uint c8 = TID; c8 < N8D; c8 += BLOCK_SIZE) {
+      const uvec4 e = W[EMBED_AT + tok * N8D + c8];
+      const vec2 v[4] = vec2[4](unpackHalf2x16(e.x), unpackHalf2x16(e.y), unpackHalf2x16(e.z),
+                                unpackHalf2x16(e.w));
+      [[unroll]] for (uint i = 0; i < 4; i++) {
+        vs[8 * c8 + 2 * i] = v[i].x;
+        vs[8 * c8 + 2 * i + 1] = v[i].y;
+        if (gl_WorkGroupID.x == 0) {
+          act[XA + 8 * c8 + 2 * i] = v[i].x;
+          act[XA + 8 * c8 + 2 * i + 1] = v[i].y;
+        }
+      }
+    }
+  } else {
+    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+  }
+  barrier();
+  normalise(l * LAYER_STRIDE + OFF_ANORM);
+  const uint rows = rows_a();
+  products(0, l, 0, rows, N8D);
+  for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) {
+    const uint j = gl_WorkGroupID.x * PER_A + k;
+    const uint head = j / HALF, d = j % HALF;
+    float a0 = res[2 * k], a1 = res[2 * k + 1];
+    if (head < HEADS + KV_HEADS) {  // rotate-half RoPE, (cos, sin) from the host's table
+      const uint e = pos * HALF + d;
+      const uvec4 cs4 = W[ROPE_AT + e / 2];
+      const vec2 r = (e % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
+      const float b0 = a0 * r.x - a1 * r.y, b1 = a1 * r.x + a0 * r.y;
+      a0 = b0;
+      a1 = b1;
+    }
+    if (head < HEADS) {
+      act[QV + head * HEAD_DIM + d] = a0;
+      act[QV + head * HEAD_DIM + d + HALF] = a1;
+    } else {
+      const uint kvh = head < HEADS + KV_HEADS ? head - HEADS : head - HEADS - KV_HEADS;
+      const uint at = (l * MAX_SEQ + pos) * KVDIM + kvh * HEAD_DIM + d;
+      if (head < HEADS + KV_HEADS) {
+        kc[at / 4][at % 4] = a0;
+        kc[(at + HALF) / 4][(at + HALF) % 4] = a1;
+      } else {
+        vc[at / 4][at % 4] = a0;
+        vc[(at + HALF) / 4][(at + HALF) % 4] = a1;
+      }
+    }
+  }
+}
+
+// One unit of stage B: head u / OSPLIT's attention, then its W_o rows.
+void attention_unit(uint l, uint pos, uint u) {
+  const uint h = u / OSPLIT, kvh = h / (HEADS / KV_HEADS);
+  const uint seq = pos + 1;
+  const uint base = (l * MAX_SEQ) * (KVDIM / 4) + kvh * DV;  // vec4 index of key 0's head row
+  // scores: 4 invocations a key (DV / 4 vec4 each), BLOCK_SIZE / 4 keys a pass
+  const uint SL = 4, VPL = DV / 4;
+  const uint li = TID % SL;
+  for (uint t0 = 0; t0 < seq; t0 += BLOCK_SIZE / SL) {
+    const uint t = t0 + TID / SL;
+    float a = 0.0;
+    if (t < seq)
+      for (uint k = 0; k < VPL; k++) {
+        const uint c4 = li + k * SL;
+        const vec4 q = vec4(act[QV + h * HEAD_DIM + 4 * c4], act[QV + h * HEAD_DIM + 4 * c4 + 1],
+                            act[QV + h * HEAD_DIM + 4 * c4 + 2], act[QV + h * HEAD_DIM + 4 * c4 + 3]);
+        a += dot(q, kc[base + t * (KVDIM / 4) + c4]);
+      }
+    a = cluster_add(a, SL);
+    if (li == 0 && t < seq) ps[t] = a * SCALE;
+  }
+  barrier();
+  float m = NEG_HUGE;
+  for (uint t = TID; t < seq; t += BLOCK_SIZE) m = max(m, ps[t]);
+  m = block_max(m);
+  float sum = 0.0;
+  for (uint t = TID; t < seq; t += BLOCK_SIZE) {
+    const float e = exp(ps[t] - m);
+    ps[t] = e;
+    sum += e;
+  }
+  sum = block_sum(sum);  // its barriers also publish ps
+  // values: invocation (phase, column), BLOCK_SIZE / DV phases over the keys
+  const uint col = TID % DV, phase = TID / DV, phases = BLOCK_SIZE / DV;
+  vec4 acc = vec4(0.0);
+  for (uint t = phase; t < seq; t += phases) acc += ps[t] * vc[base + t * (KVDIM / 4) + col];
+  red4[TID] = acc;
+  barrier();
+  if (TID < DV) {
+    vec4 o = vec4(0.0);
+    for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
+    att[TID] = o / sum;
+  }
+  barrier();
+  for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vs[c] = att[c / 4][c % 4];
+  barrier();
+  const uint rows = rows_b(u);
+  products(1, l, u, rows, N8H);
+  const uint r0 = (u % OSPLIT) * PER_B;
+  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[PART + h * DIM + r0 + k] = res[k];
+  barrier();  // res is reused by the next unit
+}
+
+void stage_c(uint l) {
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
+    float v = act[XA + c];
+    for (uint h = 0; h < HEADS; h++) v += act[PART + h * DIM + c];
+    vs[c] = v;
+    if (gl_WorkGroupID.x == 0) act[XB + c] = v;
+  }
+  barrier();
+  normalise(l * LAYER_STRIDE + OFF_MNORM);
+  const uint rows = rows_c();
+  products(2, l, 0, rows, N8D);
+  for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) {
+    const float g = res[2 * k], u = res[2 * k + 1];
+    act[HB + gl_WorkGroupID.x * PER_C + k] = g / (1.0 + exp(-g)) * u;
+  }
+}
+
+void stage_d(uint l) {
+  for (uint c = TID; c < FFN; c += BLOCK_SIZE) vs[c] = act[HB + c];
+  barrier();
+  const uint rows = rows_d();
+  products(3, l, 0, rows, N8F);
+  const uint r0 = gl_WorkGroupID.x * PER_D;
+  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[XA + r0 + k] = act[XB + r0 + k] + res[k];
+}
+
+// The best (largest value, then lowest index) over the workgroup, to every
+// invocation: subgroup winners, then one subgroup's pass over them (the host
+// checks that a workgroup has at most a subgroup's worth of subgroups).
+void block_best(inout float bv, inout uint bi) {
+  float sv = subgroupMax(bv);
+  uint si = subgroupMin(bv == sv ? bi : 0xFFFFFFFFu);
+  if (subgroupElect()) { red_f[gl_SubgroupID] = sv; s_best_i[gl_SubgroupID] = si; }
+  barrier();
+  const uint lane = gl_SubgroupInvocationID;
+  const float v = lane < gl_NumSubgroups ? red_f[lane] : NEG_HUGE;
+  const uint i = lane < gl_NumSubgroups ? s_best_i[lane] : 0xFFFFFFFFu;
+  sv = subgroupMax(v);
+  si = subgroupMin(v == sv ? i : 0xFFFFFFFFu);
+  barrier();
+  bv = sv;
+  bi = si;
+}
+
+// Stage E: the LM head's rows of this workgroup, streamed (no shared-memory
+// slice: 49152 rows), four rows a cluster per pass with all loads first.
+void stage_e() {
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+  barrier();
+  normalise(NORM_AT);
+  const uint lanes = lanes_for(N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
+  const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
+  float bv = NEG_HUGE;
+  uint bi = 0xFFFFFFFFu;
+  for (uint k0 = r0; k0 < r1; k0 += per_pass) {
+    const uint r = k0 + TID / lanes;
+    float a = 0.0;
+    if (r < r1)
+      for (uint c = lane; c < N8D; c += lanes) a += dot8(W[HEAD_AT + r * N8D + c], c);
+    a = cluster_add(a, lanes);
+    if (r < r1) {
+      if (lane == 0) logits[r] = a;
+      if (a > bv) { bv = a; bi = r; }
+    }
+  }
+   block_best(bv, bi);
+  if (TID == 0) {
+    act[CAND + 2 * gl_WorkGroupID.x] = bv;
+    act[CAND + 2 * gl_WorkGroupID.x + 1] = uintBitsToFloat(bi);
+  }
+  barrier();
+}
+
+void main() {
+  if (TID == 0)
+    s_fail = sync.error != 0;
+  barrier();
+  if (s_fail) return;  // an earlier step failed: the host refuses the run
+  const uint pos = min(params.pos, MAX_SEQ - 1);
+  const uint tok = min(tokens[pos], VOCAB - 1);
+  uint target = 0;
+  prefetch(0, 0);
+  barrier();
+  for (uint l = 0; l < LAYERS; l++) {
+    stage_a(l, pos, tok);
+    arrive();
+    prefetch(1, l);
+    if (!wait_all(target += GROUPS)) return;
+    for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
+    arrive();
+    prefetch(2, l);
+    if (!wait_all(target += GROUPS)) return;
+    stage_c(l);
+    arrive();
+    prefetch(3, l);
+    if (!wait_all(target += GROUPS)) return;
+    stage_d(l);
+    arrive();
+    if (l + 1 < LAYERS) prefetch(0, l + 1);
+    if (!wait_all(target += GROUPS)) return;
+  }
+  stage_e();
+  arrive();
+  if (!wait_all(target += GROUPS)) return;
+  if (gl_WorkGroupID.x != 0) {
+    if (TID == 0) atomicAdd(sync.done, 1u);
+    return;
+  }
+  // workgroup 0: the token from the candidates, then the counters back to 0
+  float bv = NEG_HUGE;
+  uint bi = 0xFFFFFFFFu;
+  for (uint w = TID; w < GROUPS; w += BLOCK_SIZE) {
+    const float v = act[CAND + 2 * w];
+    const uint i = floatBitsToUint(act[CAND + 2 * w + 1]);
+    if (i != 0xFFFFFFFFu && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
+  }
+  block_best(bv, bi);
+  if (TID == 0) {
+    const uint i0 = bi;
+    const uint next = pos + 1;
+    if (next >= params.prompt_len) tokens[next] = min(i0, VOCAB - 1);
+    if (ADVANCE != 0) params.pos = params.pos + 1;
+    uint n = 0;
+    while (sync.done < GROUPS - 1) {
+      if (++n >= SPIN_LIMIT) {
+        atomicOr(sync.error, 2u);
+        return;
+      }
+    }
+    atomicExchange(sync.done, 0u);
+    atomicExchange(sync.count, 0u);
+  }
+}
