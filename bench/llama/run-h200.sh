@@ -18,7 +18,8 @@
 # minimal") and COMPILE_S (default 150; 0 skips it) trim the PyTorch side.
 # BENCH_VARIANTS (tandem runs with --bench, GPU timestamps; each a string of
 # options, separated by ';') and VARIANTS (timing runs, no timestamps, ';'
-# separated) replace the default lists. LLAMACPP=DIR (a checkout root holding
+# separated) replace the default lists; FIRST_OPTS are added to the first run
+# (the one whose logits are compared). LLAMACPP=DIR (a checkout root holding
 # .llama/, see ../shared/bench/llamacpp) also runs llama.cpp's CUDA and Vulkan
 # llama-bench on the same model shape in the same call: its builds start in the
 # background first (LC_JOBS cores) and its benchmarks run after tandem's and
@@ -83,7 +84,7 @@ cp "$model/config.json" "$run/config.json"
 
 rc=0
 step "tandem: logits of every position, GPU timestamps, --bench"
-"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench \
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench ${FIRST_OPTS:-} \
   --logits-out "$run/tandem-logits.f32" --json "$run/tandem.json" 2>&1 | tee "$run/tandem.txt" || rc=1
 step "compare with transformers (float32)"
 "$py" "$root/bench/llama/llama_h200.py" compare "$model" "$run" 2>&1 | tee "$run/compare.txt" || rc=1
