@@ -669,8 +669,8 @@ static void make_decoder(gpu_t *g) {
   if (D % 8 || F % 8 || Q % 8 || HD % 16 || c->heads % c->kv_heads)
     die("--engine persistent: hidden %llu, intermediate %llu and heads x head_dim %llu must be "
         "multiples of 8, head_dim %llu of 16, and heads %u a multiple of KV heads %u",
-        (unsigned long long)D, (unsigned long long)F, (unsigned long long)Q,
-        (unsigned long long)HD, c->heads, c->kv_heads);
+        (unsigned long long)D, (unsigned long long)F, (unsigned long long)Q, (unsigned long long)HD,
+        c->heads, c->kv_heads);
   if (B % sg || B % (HD / 4) || B < 16 || B > g->info.max_local_invocations)
     die("--engine persistent: workgroup %u must be a multiple of the subgroup size %u and of "
         "head_dim / 4 = %llu, at least 16 and at most %u",
@@ -690,8 +690,8 @@ static void make_decoder(gpu_t *g) {
   if (per_d > res) res = per_d;
   const uint64_t vec = F > D ? F : D;
   /* ws, vs, res, ps, red4, att, s_fail, s_best_i, common.glsl's red_f */
-  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 +
-                         2 * 4 * (B / 4 + 1);
+  const uint64_t fixed =
+      4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 + 2 * 4 * (B / 4 + 1);
   if (fixed + 16 > g->info.max_shared_memory_bytes)
     die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",
         (unsigned long long)(fixed + 16), g->info.max_shared_memory_bytes);
@@ -896,8 +896,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
     /* decoder.glsl's Act: x, xb, q, the heads' o_proj parts, h, a candidate per workgroup */
-    g->act_bytes = 4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn +
-                           2ull * g->groups);
+    g->act_bytes =
+        4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
     g->sync = buffer(g, 16, local);
     g->sync_host = buffer(g, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -965,19 +965,14 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   const tandem_view_t params = view(g->params, 0, 8);
   if (g->persistent && (kinds & K_STEP) == K_STEP) {
     const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
-    tandem_view_t v[8] = {params,
-                          whole(g->history),
-                          whole(g->w),
-                          whole(g->act),
-                          view(g->kc, 0, cache),
-                          view(g->vc, 0, cache),
-                          whole(g->logits),
-                          whole(g->sync)};
+    tandem_view_t v[8] = {params,           whole(g->history),     whole(g->w),
+                          whole(g->act),    view(g->kc, 0, cache), view(g->vc, 0, cache),
+                          whole(g->logits), whole(g->sync)};
     dispatch(graph, g->k_decoder, v, 8, g->groups);
     if (kinds & K_LOGITS) {
       *logit_node = tandem_graph_node_count(graph);
-      CHECK(tandem_graph_add_copy(graph, whole(g->logits),
-                                  view(g->logits_host, 0, 4ull * c->vocab), TANDEM_LANE_AUTO));
+      CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
+                                  TANDEM_LANE_AUTO));
     }
     return;
   }
@@ -1401,9 +1396,9 @@ static void gpu_release(gpu_t *g) {
   tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn,   g->k_o,      g->k_gateup,
                            g->k_down,  g->k_head, g->k_argmax, g->k_decoder};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
-  tandem_buffer_t *bs[] = {g->w,  g->params, g->pos_table,   g->history, g->history_host,
-                           g->x,  g->qkv,    g->attn,        g->h,       g->logits,
-                           g->kc, g->vc,     g->logits_host, g->sink,    g->act,
+  tandem_buffer_t *bs[] = {g->w,    g->params,   g->pos_table,   g->history, g->history_host,
+                           g->x,    g->qkv,      g->attn,        g->h,       g->logits,
+                           g->kc,   g->vc,       g->logits_host, g->sink,    g->act,
                            g->sync, g->sync_host};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
   free(g->at);
