@@ -399,6 +399,18 @@ static tandem_view_t view(tandem_buffer_t *b, uint64_t offset, uint64_t length) 
 
 static tandem_view_t whole(tandem_buffer_t *b) { return tandem_buffer_whole(b); }
 
+/* Prepares |graph| (released here), runs it once and waits for it. */
+static void run_once(tandem_graph_t *graph) {
+  tandem_exec_t *exec;
+  CHECK(tandem_graph_prepare(graph, &exec));
+  tandem_graph_release(graph);
+  tandem_completion_t *done;
+  CHECK(tandem_exec_submit(exec, &done));
+  CHECK(tandem_completion_wait(done));
+  tandem_completion_release(done);
+  tandem_exec_release(exec);
+}
+
 static tandem_spec_constant_t spec_u32(uint32_t id, uint32_t value) {
   return (tandem_spec_constant_t){.id = id, .type = TANDEM_SCALAR_UINT32, .value.u32 = value};
 }
@@ -863,14 +875,7 @@ static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_copy(graph, view(staging, 0, len), view(g->w, start, len),
                                 TANDEM_LANE_UPLOAD));
-    tandem_exec_t *exec;
-    CHECK(tandem_graph_prepare(graph, &exec));
-    tandem_graph_release(graph);
-    tandem_completion_t *done;
-    CHECK(tandem_exec_submit(exec, &done));
-    CHECK(tandem_completion_wait(done));
-    tandem_completion_release(done);
-    tandem_exec_release(exec);
+    run_once(graph);
   }
   tandem_buffer_release(staging);
   free(pieces);
@@ -904,14 +909,7 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     tandem_graph_t *graph;
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
-    tandem_exec_t *exec;
-    CHECK(tandem_graph_prepare(graph, &exec));
-    tandem_graph_release(graph);
-    tandem_completion_t *done;
-    CHECK(tandem_exec_submit(exec, &done));
-    CHECK(tandem_completion_wait(done));
-    tandem_completion_release(done);
-    tandem_exec_release(exec);
+    run_once(graph);
   }
   if (g->npu_rows) {
     g->xn = buffer(g, 4ull * c->dim, TANDEM_PLACEMENT_SHARED);
@@ -1102,14 +1100,7 @@ static void copy_once(gpu_t *g, tandem_view_t src, tandem_view_t dst) {
   tandem_graph_t *graph;
   CHECK(tandem_graph_create(g->rt, &graph));
   CHECK(tandem_graph_add_copy(graph, src, dst, TANDEM_LANE_AUTO));
-  tandem_exec_t *exec;
-  CHECK(tandem_graph_prepare(graph, &exec));
-  tandem_graph_release(graph);
-  tandem_completion_t *done;
-  CHECK(tandem_exec_submit(exec, &done));
-  CHECK(tandem_completion_wait(done));
-  tandem_completion_release(done);
-  tandem_exec_release(exec);
+  run_once(graph);
 }
 
 /*---------------------------------------------------------------------------
