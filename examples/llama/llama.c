@@ -91,7 +91,7 @@ typedef struct options {
   int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
   bool persistent;       /* --engine persistent: the whole step as one dispatch */
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
-  bool check, bench, timestamps, validation, verbose;
+  bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
 
@@ -111,6 +111,11 @@ static void check(tandem_status_t s, const char *what) {
   exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
 }
 #define CHECK(expr) check((expr), #expr)
+
+static int compare_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -168,6 +173,8 @@ static void usage(FILE *f) {
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
+             "  --profile          (--engine persistent) time the step beside variants of its\n"
+             "                     kernel with parts left out, on the GPU's timestamps\n"
              "  --gpu N            Vulkan device index (default 0)\n"
              "  --no-timestamps    no GPU timestamps (no lane table)\n"
              "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
@@ -273,6 +280,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->check = true;
     } else if (!strcmp(a, "--bench")) {
       o->bench = true;
+    } else if (!strcmp(a, "--profile")) {
+      o->profile = true;
     } else if (!strcmp(a, "--no-timestamps")) {
       o->timestamps = false;
     } else if (!strcmp(a, "--validation")) {
@@ -669,10 +678,17 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* decoder.glsl's FILL_INFLIGHT and HEAD_ROWS for the step: weight loads an
+ * invocation issues before storing the first into shared memory, LM-head
+ * rows a lane cluster streams at once (--profile times the alternatives). */
+#define DEC_FILL_INFLIGHT 8
+#define DEC_HEAD_ROWS 4
+
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
  * whether the slices fit in shared memory, and loads the kernel. */
-static void make_decoder(gpu_t *g) {
+static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_inflight,
+                                     uint32_t head_rows) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim, HD = c->head_dim;
   const uint32_t sg = g->info.subgroup_size, G = g->groups, B = g->dec_block;
@@ -744,6 +760,9 @@ static void make_decoder(gpu_t *g) {
       spec_u32(15, g->dec_wcap),
       /* polls before a barrier gives up: seconds on either kind of device */
       spec_u32(16, g->info.is_cpu ? 1u << 30 : 1u << 24),
+      spec_u32(17, skip),
+      spec_u32(18, fill_inflight),
+      spec_u32(19, head_rows),
       spec_u32(20, U16(stride)),
       spec_u32(21, U16(a0->qkv)),
       spec_u32(22, U16(a0->o)),
@@ -767,7 +786,7 @@ static void make_decoder(gpu_t *g) {
                                           updates(cache),
                                           writes(4ull * c->vocab),
                                           updates(16)};
-  g->k_decoder = kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 8, s, sizeof s / sizeof s[0]);
+  return kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 8, s, sizeof s / sizeof s[0]);
 }
 
 /* Lays the weights out in one buffer: per layer Q|K|V (one matrix), O,
@@ -1376,6 +1395,72 @@ static void run_bench(gpu_t *g, bench_t *b) {
   tandem_buffer_release(scratch);
 }
 
+/* --profile (the persistent step): the step's GPU time beside variants of its
+ * kernel: the earlier load loops (one weight load in flight per invocation,
+ * one LM-head row per cluster) and the step with parts left out
+ * (decoder.glsl's SKIP), whose difference to the step is what that part
+ * costs on the critical path. Each variant is its own kernel and one-dispatch
+ * step; the variants are submitted in turn, |rounds| rounds, and the median
+ * of each is printed. The left-out variants compute nothing valid: this runs
+ * after the checked generations, and the barrier's words are checked after
+ * it (a variant whose barrier gave up would time as fast, not as right). */
+typedef struct variant {
+  const char *name;
+  uint32_t skip, fill_inflight, head_rows;
+} variant_t;
+
+static const variant_t profile_variants[] = {
+    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"the step before (1 fill load, 1 head row)", 0, 1, 1},
+    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS},
+    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1},
+    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+};
+enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
+
+static void run_profile(gpu_t *g, uint32_t rounds) {
+  tandem_exec_t *exec[PROFILE_VARIANTS];
+  tandem_kernel_t *kern[PROFILE_VARIANTS];
+  tandem_kernel_t *const keep = g->k_decoder;
+  const uint32_t keep_nodes = g->node_count;
+  for (int i = 0; i < PROFILE_VARIANTS; i++) {
+    const variant_t *v = &profile_variants[i];
+    kern[i] = make_decoder(g, v->skip, v->fill_inflight, v->head_rows);
+    g->k_decoder = kern[i];
+    exec[i] = make_step(g, K_STEP);
+  }
+  g->k_decoder = keep;
+  g->node_count = keep_nodes;
+  double *t = calloc((size_t)rounds * PROFILE_VARIANTS, sizeof *t);
+  if (!t) die("out of memory");
+  for (uint32_t r = 0; r < rounds; r++)
+    for (int i = 0; i < PROFILE_VARIANTS; i++) t[i * rounds + r] = gpu_time(exec[i], 1) * 1e-3;
+  check_sync(g);
+  printf("profile: the persistent step's GPU time, median of %u rounds of every variant in "
+         "turn (position at its last value, %u keys)\n",
+         rounds, g->max_seq);
+  double step = 0.0;
+  for (int i = 0; i < PROFILE_VARIANTS; i++) {
+    qsort(&t[i * rounds], rounds, sizeof *t, compare_double);
+    const double m = t[i * rounds + rounds / 2];
+    if (i == 0) step = m;
+    printf("  %-44s %8.1f us", profile_variants[i].name, m);
+    if (i) printf("  (%+.1f)", m - step);
+    printf("\n");
+    tandem_exec_release(exec[i]);
+    tandem_kernel_release(kern[i]);
+  }
+  free(t);
+}
+
 static void gpu_release(gpu_t *g) {
   tandem_exec_release(g->step);
   tandem_exec_release(g->chunk_step);
@@ -1437,11 +1522,6 @@ static uint32_t verify(const llama_model_t *m, const gpu_t *g, const options_t *
   free(want);
   llama_reference_destroy(ref);
   return bad;
-}
-
-static int compare_double(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* |s| as a JSON string literal, escaped by jansson. */
@@ -1627,6 +1707,9 @@ int main(int argc, char **argv) {
   g.pos_gpu = o->pos_gpu;
   g.persistent = o->persistent;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
+  if (o->profile && (!g.persistent || !o->timestamps))
+    die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
+        "and no --no-timestamps");
   if (g.persistent) {
     if (g.npu_rows) die("--engine persistent runs the LM head on the GPU: no --npu with it");
     g.groups = o->groups ? o->groups : g.info.is_cpu ? 1 : 128;
@@ -1664,7 +1747,7 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    make_decoder(&g);
+    g.k_decoder = make_decoder(&g, 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS);
     printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
            "weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
@@ -1771,6 +1854,8 @@ int main(int argc, char **argv) {
       printf("  %-10s %9.2f us a dispatch, %8.1f GB/s\n", matrix_names[i], b.alone_us[i],
              b.alone_gbs[i]);
   }
+
+  if (o->profile) run_profile(&g, 41);
 
   const uint64_t messages = atomic_load(&validation_count);
   if (o->validation) printf("validation: %llu messages\n", (unsigned long long)messages);

@@ -63,6 +63,16 @@ layout(constant_id = 13) const uint ADVANCE = 0;
 layout(constant_id = 14) const uint SMEM_W = 0;     // weights through shared memory
 layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
 layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
+// llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E,
+// bit 5: the weight fills), so that the time without them shows their cost.
+// Any bit set makes the step's results meaningless; the host never checks
+// or keeps them.
+layout(constant_id = 17) const uint SKIP = 0;
+// Weight loads in flight per invocation while a slice fills shared memory
+// (1: one at a time, each waited on before the next) and LM-head rows per
+// lane cluster, all their loads issued before the first product (at most 8).
+layout(constant_id = 18) const uint FILL_INFLIGHT = 8;
+layout(constant_id = 19) const uint HEAD_ROWS = 4;
 // weight offsets, 16-byte units: layer 0's pieces, the layer stride, the rest
 layout(constant_id = 20) const uint LAYER_STRIDE = 0;
 layout(constant_id = 21) const uint OFF_QKV = 0;
@@ -194,18 +204,31 @@ uint rows_d() {
   return r0 >= DIM ? 0 : min(DIM, r0 + PER_D) - r0;
 }
 
-// Loads |rows| rows of |n8| uvec4 into ws, row k from |at(k)|: the stage
-// functions pass their own row maps through |stage|.
+// Local row k of a stage's slice -> its 16-byte offset (u: stage B's unit).
+uint row_at(uint stage, uint l, uint u, uint k) {
+  if (stage == 0) return row_a(l, k);
+  if (stage == 1) return row_b(l, u, k);
+  if (stage == 2) return row_c(l, k);
+  return row_d(l, k);
+}
+
+// Loads |rows| rows of |n8| uvec4 into ws, row k from the stage's row map.
+// FILL_INFLIGHT loads are issued before the first is stored: the stream is
+// latency-bound otherwise (one HBM round trip per element an invocation).
 void fill(uint stage, uint l, uint rows, uint n8) {
-  if (SMEM_W == 0) return;
-  for (uint i = TID; i < rows * n8; i += BLOCK_SIZE) {
-    const uint k = i / n8, c = i % n8;
-    uint at;
-    if (stage == 0) at = row_a(l, k);
-    else if (stage == 1) at = row_b(l, gl_WorkGroupID.x, k);
-    else if (stage == 2) at = row_c(l, k);
-    else at = row_d(l, k);
-    ws[i] = W[at + c];
+  if (SMEM_W == 0 || (SKIP & 32u) != 0) return;
+  const uint n = rows * n8, u = gl_WorkGroupID.x;
+  const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
+  for (uint i0 = TID; i0 < n; i0 += FI * BLOCK_SIZE) {
+    uvec4 t[8];
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      const uint i = i0 + j * BLOCK_SIZE;
+      if (j < FI && i < n) t[j] = W[row_at(stage, l, u, i / n8) + i % n8];
+    }
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      const uint i = i0 + j * BLOCK_SIZE;
+      if (j < FI && i < n) ws[i] = t[j];
+    }
   }
 }
 void prefetch(uint stage, uint l) {
@@ -231,13 +254,7 @@ void products(uint stage, uint l, uint u, uint rows, uint n8) {
     const uint k = k0 + TID / lanes;
     float a = 0.0;
     if (k < rows) {
-      uint at = 0;
-      if (SMEM_W == 0) {
-        if (stage == 0) at = row_a(l, k);
-        else if (stage == 1) at = row_b(l, u, k);
-        else if (stage == 2) at = row_c(l, k);
-        else at = row_d(l, k);
-      }
+      const uint at = SMEM_W == 0 ? row_at(stage, l, u, k) : 0;
       if (SMEM_W != 0)
         for (uint c = lane; c < n8; c += lanes) a += dot8(ws[k * n8 + c], c);
       else
@@ -407,27 +424,41 @@ void block_best(inout float bv, inout uint bi) {
 }
 
 // Stage E: the LM head's rows of this workgroup, streamed (no shared-memory
-// slice: 49152 rows), four rows a cluster per pass with all loads first.
+// slice: 49152 rows): HEAD_ROWS rows a lane cluster per pass, their loads
+// issued before the first product, so that enough bytes are in flight per SM
+// to cover the memory's latency.
 void stage_e() {
   for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
   barrier();
   normalise(NORM_AT);
   const uint lanes = lanes_for(N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
+  const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
   const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  for (uint k0 = r0; k0 < r1; k0 += per_pass) {
-    const uint r = k0 + TID / lanes;
-    float a = 0.0;
-    if (r < r1)
-      for (uint c = lane; c < N8D; c += lanes) a += dot8(W[HEAD_AT + r * N8D + c], c);
-    a = cluster_add(a, lanes);
-    if (r < r1) {
-      if (lane == 0) logits[r] = a;
-      if (a > bv) { bv = a; bi = r; }
+  for (uint k0 = r0 + TID / lanes; k0 < r1; k0 += HR * per_pass) {
+    float a[8];
+    [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
+    for (uint c = lane; c < N8D; c += lanes) {
+      uvec4 w[8];
+      [[unroll]] for (uint j = 0; j < 8; j++) {
+        const uint r = k0 + j * per_pass;
+        if (j < HR && r < r1) w[j] = W[HEAD_AT + r * N8D + c];
+      }
+      [[unroll]] for (uint j = 0; j < 8; j++)
+        if (j < HR && k0 + j * per_pass < r1) a[j] += dot8(w[j], c);
+    }
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      if (j >= HR) break;
+      const uint r = k0 + j * per_pass;
+      const float v = cluster_add(a[j], lanes);
+      if (r < r1) {
+        if (lane == 0) logits[r] = v;
+        if (v > bv) { bv = v; bi = r; }
+      }
     }
   }
-   block_best(bv, bi);
+  block_best(bv, bi);
   if (TID == 0) {
     act[CAND + 2 * gl_WorkGroupID.x] = bv;
     act[CAND + 2 * gl_WorkGroupID.x + 1] = uintBitsToFloat(bi);
@@ -446,24 +477,25 @@ void main() {
   prefetch(0, 0);
   barrier();
   for (uint l = 0; l < LAYERS; l++) {
-    stage_a(l, pos, tok);
+    if ((SKIP & 1u) == 0) stage_a(l, pos, tok);
     arrive();
     prefetch(1, l);
     if (!wait_all(target += GROUPS)) return;
-    for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
+    if ((SKIP & 2u) == 0)
+      for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
     arrive();
     prefetch(2, l);
     if (!wait_all(target += GROUPS)) return;
-    stage_c(l);
+    if ((SKIP & 4u) == 0) stage_c(l);
     arrive();
     prefetch(3, l);
     if (!wait_all(target += GROUPS)) return;
-    stage_d(l);
+    if ((SKIP & 8u) == 0) stage_d(l);
     arrive();
     if (l + 1 < LAYERS) prefetch(0, l + 1);
     if (!wait_all(target += GROUPS)) return;
   }
-  stage_e();
+  if ((SKIP & 16u) == 0) stage_e();
   arrive();
   if (!wait_all(target += GROUPS)) return;
   if (gl_WorkGroupID.x != 0) {

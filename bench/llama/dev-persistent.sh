@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dev-persistent.sh — one device call's look inside examples/llama's
+# persistent step (--engine persistent) on SmolLM-135M's shape: build, make
+# the model (llama_h200.py make: random weights, seed 0, bf16), one checked
+# run whose logits are compared with transformers in float32, then --profile
+# (the step beside variants of its kernel with parts left out, GPU
+# timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
+# timing runs without timestamps for each of VARIANTS. On the GPU machine,
+# from the tree's root:
+#   source .device/on-device.sh && bench/llama/dev-persistent.sh
+# Logs go to $OUT (the device tool brings them back).
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+py=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$py" ] || py=python3
+out=${OUT:-/tmp/dev-persistent-out}
+model=/tmp/llama-smol135-random
+build=${BUILD:-/tmp/build-llama-dev}
+prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
+mkdir -p "$out"
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: ${COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -3
+} 2>&1 | tee "$out/env.txt"
+step build
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
+  > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+cmake --build "$build" -j16 --target tandem_example_llama > "$out/build.log" 2>&1 ||
+  { grep -E "error" "$out/build.log" | head -30; exit 1; }
+llama=$build/examples/llama/tandem_example_llama
+step "make the model"
+[ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||
+  { tail -20 "$out/make.txt"; exit 1; }
+rc=0
+step "checked run: logits of every position against the CPU reference and transformers"
+"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --check --engine persistent \
+  ${FIRST_OPTS:-} --logits-out "$out/tandem-logits.f32" --json "$out/tandem.json" 2>&1 |
+  tee "$out/tandem.txt" | grep -E "engine|check|speed|tokens" || rc=1
+"$py" "$root/bench/llama/llama_h200.py" compare "$model" "$out" 2>&1 | tee "$out/compare.txt" | tail -4 || rc=1
+rm -f "$out/tandem-logits.f32"
+IFS=';' read -r -a popts <<< "${PROFILE_OPTS-}"
+[ ${#popts[@]} -gt 0 ] || popts=("")
+i=0
+for v in "${popts[@]}"; do
+  i=$((i + 1))
+  step "--profile $v"
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile $v \
+    2>&1 | tee "$out/profile-$i.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
+done
+IFS=';' read -r -a variants <<< "${VARIANTS-}"
+for v in "${variants[@]}"; do
+  [ -n "$v" ] || continue
+  i=$((i + 1))
+  step "timing $v"
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+    2>&1 | tee "$out/timing-$i.txt" | grep -E "engine|speed|tokens:" || rc=1
+done
+exit $rc
