@@ -6,19 +6,26 @@
 # run whose logits are compared with transformers in float32, then --profile
 # (the step beside variants of its kernel with parts left out, GPU
 # timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
-# timing runs without timestamps for each of VARIANTS. On the GPU machine,
-# from the tree's root:
+# timing runs without timestamps for each of VARIANTS, ROUNDS times. OLD=DIR
+# (another tree of tandem, e.g. `git archive` of an earlier commit) is built
+# too: its --profile runs once, and each round times OLD_VARIANTS with it
+# right after VARIANTS with this tree, so that before and after alternate in
+# one call. On the GPU machine, from the tree's root:
 #   source .device/on-device.sh && bench/llama/dev-persistent.sh
-# Logs go to $OUT (the device tool brings them back).
+# Logs go to $OUT/dev-persistent.tgz (the device tool brings it back).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 py=${PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$py" ] || py=python3
-out=${OUT:-/tmp/dev-persistent-out}
+final=${OUT:-/tmp/dev-persistent-out}
+out=$(mktemp -d /tmp/dev-persistent.XXXXXX)
 model=/tmp/llama-smol135-random
 build=${BUILD:-/tmp/build-llama-dev}
 prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
-mkdir -p "$out"
+mkdir -p "$final"
+pack() { rm -f "$out/tandem-logits.f32"; tar czf "$final/dev-persistent.tgz" -C "$out" .; }
+trap pack EXIT
+trap 'exit 124' TERM
 step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -32,6 +39,13 @@ cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF
 cmake --build "$build" -j16 --target tandem_example_llama > "$out/build.log" 2>&1 ||
   { grep -E "error" "$out/build.log" | head -30; exit 1; }
 llama=$build/examples/llama/tandem_example_llama
+if [ -n "${OLD:-}" ]; then
+  cmake -S "$OLD" -B "$build-old" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
+    > "$out/configure-old.log" 2>&1 || { tail -30 "$out/configure-old.log"; exit 1; }
+  cmake --build "$build-old" -j16 --target tandem_example_llama > "$out/build-old.log" 2>&1 ||
+    { grep -E "error" "$out/build-old.log" | head -30; exit 1; }
+fi
+old=$build-old/examples/llama/tandem_example_llama
 step "make the model"
 [ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||
   { tail -20 "$out/make.txt"; exit 1; }
@@ -51,12 +65,28 @@ for v in "${popts[@]}"; do
   "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile $v \
     2>&1 | tee "$out/profile-$i.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
 done
+if [ -n "${OLD:-}" ]; then
+  step "--profile, the OLD tree ($OLD)"
+  "$old" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile \
+    2>&1 | tee "$out/profile-old.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
+fi
 IFS=';' read -r -a variants <<< "${VARIANTS-}"
-for v in "${variants[@]}"; do
-  [ -n "$v" ] || continue
-  i=$((i + 1))
-  step "timing $v"
-  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
-    2>&1 | tee "$out/timing-$i.txt" | grep -E "engine|speed|tokens:" || rc=1
+IFS=';' read -r -a ovariants <<< "${OLD_VARIANTS-}"
+for r in $(seq "${ROUNDS:-1}"); do
+  for v in "${variants[@]}"; do
+    [ -n "$v" ] || continue
+    i=$((i + 1))
+    step "round $r: timing $v"
+    "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+      2>&1 | tee "$out/timing-$i.txt" | grep -E "speed|tokens:" || rc=1
+  done
+  [ -n "${OLD:-}" ] || continue
+  for v in "${ovariants[@]}"; do
+    [ -n "$v" ] || continue
+    i=$((i + 1))
+    step "round $r: timing, the OLD tree: $v"
+    "$old" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+      2>&1 | tee "$out/timing-$i.txt" | grep -E "speed|tokens:" || rc=1
+  done
 done
 exit $rc
