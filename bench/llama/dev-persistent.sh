@@ -6,7 +6,8 @@
 # run whose logits are compared with transformers in float32, then --profile
 # (the step beside variants of its kernel with parts left out, GPU
 # timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
-# timing runs without timestamps for each of VARIANTS, ROUNDS times. OLD=DIR
+# timing runs without timestamps for each of VARIANTS, ROUNDS times
+# (SKIP_CHECK=1 leaves out the checked run). OLD=DIR
 # (another tree of tandem, e.g. `git archive` of an earlier commit) is built
 # too: its --profile runs once, and each round times OLD_VARIANTS with it
 # right after VARIANTS with this tree, so that before and after alternate in
@@ -50,12 +51,14 @@ step "make the model"
 [ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||
   { tail -20 "$out/make.txt"; exit 1; }
 rc=0
-step "checked run: logits of every position against the CPU reference and transformers"
-"$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --check --engine persistent \
-  ${FIRST_OPTS:-} --logits-out "$out/tandem-logits.f32" --json "$out/tandem.json" 2>&1 |
-  tee "$out/tandem.txt" | grep -E "engine|check|speed|tokens" || rc=1
-"$py" "$root/bench/llama/llama_h200.py" compare "$model" "$out" 2>&1 | tee "$out/compare.txt" | tail -4 || rc=1
-rm -f "$out/tandem-logits.f32"
+if [ "${SKIP_CHECK:-0}" = 0 ]; then
+  step "checked run: logits of every position against the CPU reference and transformers"
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --check --engine persistent \
+    ${FIRST_OPTS:-} --logits-out "$out/tandem-logits.f32" --json "$out/tandem.json" 2>&1 |
+    tee "$out/tandem.txt" | grep -E "engine|check|speed|tokens" || rc=1
+  "$py" "$root/bench/llama/llama_h200.py" compare "$model" "$out" 2>&1 | tee "$out/compare.txt" | tail -4 || rc=1
+  rm -f "$out/tandem-logits.f32"
+fi
 IFS=';' read -r -a popts <<< "${PROFILE_OPTS-}"
 [ ${#popts[@]} -gt 0 ] || popts=("")
 i=0

@@ -91,6 +91,7 @@ typedef struct options {
   int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
   bool persistent;       /* --engine persistent: the whole step as one dispatch */
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
+  uint32_t sync;         /* --sync: decoder.glsl's SYNC (0 barrier, 1 epochs, 2 gated) */
   bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -167,8 +168,12 @@ static void usage(FILE *f) {
              "                     bench/NOTES.md 2026-12-05)\n"
              "  --engine E         nodes | persistent: nodes (default): a dispatch per kernel,\n"
              "                     153 for SmolLM-135M; persistent: the whole step as one\n"
-             "                     dispatch whose workgroups meet at grid barriers\n"
+             "                     dispatch whose workgroups hand activations over (--sync)\n"
              "                     (kernels/decoder.glsl; needs vulkanMemoryModel)\n"
+             "  --sync S           gated | barrier | epochs: how the persistent step's stages\n"
+             "                     hand over (kernels/decoder.glsl): gated (default) a counter\n"
+             "                     gates reads that check each value's epoch; barrier: a grid\n"
+             "                     barrier with a memory barrier; epochs: values polled alone\n"
              "  --groups N         the persistent step's workgroups, all resident at once\n"
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
@@ -195,7 +200,7 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
-  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
+  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->sync = 2;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -264,6 +269,12 @@ static options_t *parse_options(int argc, char **argv) {
       if (v && !strcmp(v, "persistent")) o->persistent = true;
       else if (v && !strcmp(v, "nodes")) o->persistent = false;
       else die("--engine: nodes or persistent");
+      i++;
+    } else if (!strcmp(a, "--sync")) {
+      if (v && !strcmp(v, "barrier")) o->sync = 0;
+      else if (v && !strcmp(v, "epochs")) o->sync = 1;
+      else if (v && !strcmp(v, "gated")) o->sync = 2;
+      else die("--sync: barrier, epochs or gated");
       i++;
     } else if (!strcmp(a, "--groups")) {
       o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
@@ -385,7 +396,7 @@ typedef struct gpu {
    * (zeroed once), |sync_host| their copy, |sync_steps| the steps the host
    * has seen finish */
   bool persistent, dec_smem;
-  uint32_t groups, dec_block, dec_wcap, dec_shared;
+  uint32_t groups, dec_block, dec_wcap, dec_shared, dec_sync;
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *sync, *sync_host;
   uint64_t act_bytes;
@@ -446,7 +457,7 @@ static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, co
                                   size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
-  tandem_spec_constant_t all[32];
+  tandem_spec_constant_t all[TANDEM_MAX_SPEC_CONSTANTS];
   if (spec_count >= sizeof all / sizeof all[0]) die("kernel '%s': too many constants", name);
   all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
@@ -680,6 +691,8 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+static const char *const sync_names[3] = {"barrier", "epochs", "gated"};
+
 /* decoder.glsl's FILL_MODE and HEAD_ROWS for the step: a workgroup's next
  * weight slice loaded into registers at the start of a stage (2) rather than
  * after it, and the LM-head rows a lane cluster streams at once (--profile
@@ -780,6 +793,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_mode
       spec_u32(17, skip),
       spec_u32(18, fill_mode),
       spec_u32(19, head_rows),
+      spec_u32(32, g->dec_sync),
       spec_u32(20, U16(stride)),
       spec_u32(21, U16(a0->qkv)),
       spec_u32(22, U16(a0->o)),
@@ -1246,6 +1260,12 @@ static void check_sync(gpu_t *g, uint32_t steps) {
     die("--engine persistent: %u steps finished of the %u run (error word 0): a step did not "
         "finish its protocol",
         w[0] - g->sync_steps, steps);
+  /* SYNC 0 and 2: every workgroup arrived at each of the 4 x layers + 1 stages */
+  const uint32_t arrivals = (4 * g->c->layers + 1) * g->groups;
+  if (g->dec_sync != 1 && w[2] != w[0] * arrivals)
+    die("--engine persistent: the stage counter is %u after %u steps, not %u x %u: a workgroup "
+        "did not arrive at every stage",
+        w[2], w[0], w[0], arrivals);
   g->sync_steps = w[0];
 }
 
@@ -1730,6 +1750,8 @@ int main(int argc, char **argv) {
   g.pos_gpu = o->pos_gpu;
   g.persistent = o->persistent;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
+  if (o->sync != 2 && !g.persistent) die("--sync is for --engine persistent");
+  g.dec_sync = o->sync;
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1771,10 +1793,10 @@ int main(int argc, char **argv) {
   make_kernels(&g);
   if (g.persistent) {
     g.k_decoder = make_decoder(&g, 0, DEC_FILL_MODE, DEC_HEAD_ROWS);
-    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
-           "weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block,
-           g.dec_smem ? "through shared memory, loaded while the barrier waits"
+    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 hand-overs a layer "
+           "(--sync %s); weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block, sync_names[g.dec_sync],
+           g.dec_smem ? "through shared memory, loaded a stage ahead"
                       : "read from the weight buffer in each stage",
            g.dec_shared);
   }
@@ -1894,13 +1916,13 @@ int main(int argc, char **argv) {
     fprintf(
         jf,
         ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"sync\": \"%s\", \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
         ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
         ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-        g.persistent ? "persistent" : "nodes", g.groups,
+        g.persistent ? "persistent" : "nodes", g.groups, sync_names[g.dec_sync],
         g.attn_fused        ? "fused"
         : g.attn_cached     ? "cached"
         : g.attention_plain ? "plain"

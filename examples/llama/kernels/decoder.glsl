@@ -4,6 +4,17 @@
 // Here GROUPS workgroups, all resident at once, run every stage of every
 // layer, and hand the activations from stage to stage themselves.
 //
+// SYNC picks how a stage knows its inputs are there. Values a stage publishes
+// for other workgroups are always LL entries (below); with SYNC 0 the
+// workgroups also meet at a grid barrier between stages (a buffer memory
+// barrier, then one atomic add per workgroup on Sync.count; one invocation
+// polls it), so the entries are there when read; with SYNC 2 the same
+// counter without the memory barrier gates the reads, and an entry that is
+// not there yet is polled until it is; with SYNC 1 there is no counter and
+// the consumers poll the entries themselves. The counter never goes back:
+// stage k of step s waits for (s * STAGES + k + 1) * GROUPS arrivals,
+// compared modulo 2^32.
+//
 // The hand-over carries its own synchronisation (the low-latency protocol of
 // NCCL's LL transport): every value a stage publishes for other workgroups
 // is one 8-byte entry (bits, bits ^ epoch) of the LL buffer, written by one
@@ -82,6 +93,9 @@ layout(constant_id = 18) const uint FILL_MODE = 2;
 // LM-head rows a lane cluster streams at once, their loads issued before the
 // first product (at most 8).
 layout(constant_id = 19) const uint HEAD_ROWS = 4;
+// 0: grid barriers, 1: epochs only, 2: a counter without memory barriers
+// gating reads checked by their epochs (see the header)
+layout(constant_id = 32) const uint SYNC = 2;
 // weight offsets, 16-byte units: layer 0's pieces, the layer stride, the rest
 layout(constant_id = 20) const uint LAYER_STRIDE = 0;
 layout(constant_id = 21) const uint OFF_QKV = 0;
@@ -121,6 +135,7 @@ const uint RMAX = 8;                                // x entries an invocation s
 const uint RD = (DIM + BLOCK_SIZE - 1) / BLOCK_SIZE;  // x entries per invocation
 const uint NB = 16;                                 // LL loads in flight per poll
 const uint FR = 8;                                  // slice loads in flight (FILL_MODE 1, 2)
+const uint STAGES = 4 * LAYERS + 1;                 // counter arrivals a step, per workgroup
 
 layout(binding = 0) buffer Params { uint pos; uint prompt_len; } params;
 layout(binding = 1) buffer History { uint tokens[]; };  // MAX_SEQ + 1 entries
@@ -129,7 +144,7 @@ layout(binding = 3) coherent volatile buffer LL { uvec2 ll[]; };
 layout(binding = 4) buffer KeyCache { vec4 kc[]; };     // rows < pos: earlier steps'
 layout(binding = 5) buffer ValueCache { vec4 vc[]; };
 layout(binding = 6) writeonly buffer Logits { float logits[]; };
-layout(binding = 7) coherent volatile buffer Sync { uint step; uint error; uint spare[2]; } sync;
+layout(binding = 7) coherent volatile buffer Sync { uint step; uint error; uint count; uint spare; } sync;
 
 shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
 shared float gs[DIM];        // the stage's RMSNorm gain (SMEM_W)
@@ -237,6 +252,34 @@ bool get_resid(uint l, uint tok, uint c0, uint step, uint n, out float acc[RMAX]
       if (i < m) acc[(i0 + i) / per] += v[i];
   }
   return true;
+}
+
+// SYNC 0 and 2: the workgroup's arrival after stage k of the step (every
+// workgroup arrives at every stage, with work in it or not), and the wait
+// for all of them. False when the wait gave up (the error word is then set).
+void arrive() {
+  if (SYNC == 1) return;
+  if (SYNC == 0) memoryBarrierBuffer();
+  barrier();
+  if (TID == 0) atomicAdd(sync.count, 1u);
+}
+bool wait_all(uint k) {
+  if (SYNC == 1) return true;
+  if (TID == 0) {
+    const uint target = (g_step * STAGES + k + 1) * GROUPS;
+    uint n = 0;
+    while (int(sync.count - target) < 0) {
+      if (++n >= SPIN_LIMIT || ((n & 1023u) == 0 && sync.error != 0)) {
+        atomicOr(sync.error, 1u);
+        s_fail = true;
+        break;
+      }
+    }
+  }
+  if (SYNC == 0) memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  return !s_fail;
 }
 
 // The workgroup's verdict after its polls: every invocation returns the same.
@@ -635,24 +678,35 @@ void main() {
   load_slice(true, 0, 0);
   load_slice(false, 0, 0);
   barrier();
+  uint k = 0;  // the stage's number in the step
   for (uint l = 0; l < LAYERS; l++) {
     load_slice(true, 1, l);
     if (!stage_a(l, pos, tok)) return;
+    arrive();
     load_slice(false, 1, l);
+    if (!wait_all(k++)) return;
     load_slice(true, 2, l);
     for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS)
       if (!attention_unit(l, pos, u)) return;
+    arrive();
     load_slice(false, 2, l);
+    if (!wait_all(k++)) return;
     load_slice(true, 3, l);
     if (!stage_c(l, tok)) return;
+    arrive();
     load_slice(false, 3, l);
+    if (!wait_all(k++)) return;
     const uint next = l + 1 < LAYERS ? 0 : 4;
     load_slice(true, next, l + 1);
     if (!stage_d(l, tok)) return;
+    arrive();
     load_slice(false, next, l + 1);
+    if (!wait_all(k++)) return;
   }
   if (!stage_e()) return;
+  arrive();
   if (gl_WorkGroupID.x != 0) return;
+  if (!wait_all(k)) return;
   // workgroup 0: the token from the candidates
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
