@@ -91,7 +91,6 @@ typedef struct options {
   int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
   bool persistent;       /* --engine persistent: the whole step as one dispatch */
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
-  uint32_t sync;         /* --sync: decoder.glsl's SYNC (0 barrier, 1 epochs, 2 gated) */
   bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -168,12 +167,8 @@ static void usage(FILE *f) {
              "                     bench/NOTES.md 2026-12-05)\n"
              "  --engine E         nodes | persistent: nodes (default): a dispatch per kernel,\n"
              "                     153 for SmolLM-135M; persistent: the whole step as one\n"
-             "                     dispatch whose workgroups hand activations over (--sync)\n"
+             "                     dispatch whose workgroups meet at grid barriers\n"
              "                     (kernels/decoder.glsl; needs vulkanMemoryModel)\n"
-             "  --sync S           gated | barrier | epochs: how the persistent step's stages\n"
-             "                     hand over (kernels/decoder.glsl): gated (default) a counter\n"
-             "                     gates reads that check each value's epoch; barrier: a grid\n"
-             "                     barrier with a memory barrier; epochs: values polled alone\n"
              "  --groups N         the persistent step's workgroups, all resident at once\n"
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
@@ -200,7 +195,7 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
-  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->sync = 2;
+  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -269,12 +264,6 @@ static options_t *parse_options(int argc, char **argv) {
       if (v && !strcmp(v, "persistent")) o->persistent = true;
       else if (v && !strcmp(v, "nodes")) o->persistent = false;
       else die("--engine: nodes or persistent");
-      i++;
-    } else if (!strcmp(a, "--sync")) {
-      if (v && !strcmp(v, "barrier")) o->sync = 0;
-      else if (v && !strcmp(v, "epochs")) o->sync = 1;
-      else if (v && !strcmp(v, "gated")) o->sync = 2;
-      else die("--sync: barrier, epochs or gated");
       i++;
     } else if (!strcmp(a, "--groups")) {
       o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
@@ -391,16 +380,14 @@ typedef struct gpu {
   tandem_npu_program_t *npu_head;
   uint32_t chunk;
   /* --engine persistent (decoder.glsl): the step as one dispatch of |groups|
-   * workgroups of |dec_block| handing activations over through |act| (the LL
-   * entries, zeroed once); |sync| holds the steps finished and the error word
-   * (zeroed once), |sync_host| their copy, |sync_steps| the steps the host
-   * has seen finish */
+   * workgroups of |dec_block| meeting at grid barriers; |act| holds its
+   * activations, |sync| the barrier's counters and error word (zeroed once;
+   * the kernel leaves them zeroed after every step), |sync_host| their copy */
   bool persistent, dec_smem;
-  uint32_t groups, dec_block, dec_wcap, dec_shared, dec_sync;
+  uint32_t groups, dec_block, dec_wcap, dec_shared;
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *sync, *sync_host;
   uint64_t act_bytes;
-  uint32_t sync_steps;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
 } gpu_t;
@@ -457,7 +444,7 @@ static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, co
                                   size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
-  tandem_spec_constant_t all[TANDEM_MAX_SPEC_CONSTANTS];
+  tandem_spec_constant_t all[32];
   if (spec_count >= sizeof all / sizeof all[0]) die("kernel '%s': too many constants", name);
   all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
@@ -691,19 +678,16 @@ static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-static const char *const sync_names[3] = {"barrier", "epochs", "gated"};
-
-/* decoder.glsl's FILL_MODE and HEAD_ROWS for the step: a workgroup's next
- * weight slice loaded into registers at the start of a stage (2) rather than
- * after it, and the LM-head rows a lane cluster streams at once (--profile
- * times the alternatives). */
-#define DEC_FILL_MODE 2
+/* decoder.glsl's FILL_INFLIGHT and HEAD_ROWS for the step: weight loads an
+ * invocation issues before storing the first into shared memory, LM-head
+ * rows a lane cluster streams at once (--profile times the alternatives). */
+#define DEC_FILL_INFLIGHT 8
 #define DEC_HEAD_ROWS 4
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
  * whether the slices fit in shared memory, and loads the kernel. */
-static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_mode,
+static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_inflight,
                                      uint32_t head_rows) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim, HD = c->head_dim;
@@ -721,20 +705,6 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_mode
         B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
   if (G > g->info.max_workgroups[0])
     die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
-  /* Debian 12's lavapipe (Mesa 22.3.6) miscompiles the polls once workgroups
-   * wait on each other: poll() returned false without taking its only branch
-   * that does so, and the steps stopped short (bench/NOTES.md, 2026-12-05).
-   * One workgroup waits only on itself and runs right. */
-  if (g->info.is_cpu && G > 1)
-    die("--groups %u: on a CPU device (lavapipe) the persistent step runs as 1 workgroup; "
-        "several gave wrong steps there (Mesa 22.3's loops), so they are refused",
-        G);
-  /* decoder.glsl's RMAX (x entries an invocation sums), its stage D (a row an
-   * invocation) and its epochs (8 bits of layer) */
-  if (D > 8ull * B || ceil_div(D, G) > B || c->layers >= 256)
-    die("--engine persistent: hidden %llu must be at most 8 x the workgroup %u, hidden / "
-        "--groups at most the workgroup, and the layers (%u) fewer than 256",
-        (unsigned long long)D, B, c->layers);
   /* the slices, as decoder.glsl computes them */
   const uint64_t pairs = (Q + 2 * KV) / 2, per_a = ceil_div(pairs, G);
   const uint64_t osplit = G >= c->heads ? G / c->heads : 1, per_b = ceil_div(D, osplit);
@@ -747,9 +717,9 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_mode
   if (per_b > res) res = per_b;
   if (per_d > res) res = per_d;
   const uint64_t vec = F > D ? F : D;
-  /* ws, gs, vs4, res, ps, red4, att, cur, s_fail, s_best_i, common.glsl's red_f */
-  const uint64_t fixed = 4 * D + 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD +
-                         12 * HD + 4 + 2 * 4 * (B / 4 + 1);
+  /* ws, vs, res, ps, red4, att, s_fail, s_best_i, common.glsl's red_f */
+  const uint64_t fixed =
+      4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 + 2 * 4 * (B / 4 + 1);
   if (fixed + 16 > g->info.max_shared_memory_bytes)
     die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",
         (unsigned long long)(fixed + 16), g->info.max_shared_memory_bytes);
@@ -791,9 +761,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_mode
       /* polls before a barrier gives up: seconds on either kind of device */
       spec_u32(16, g->info.is_cpu ? 1u << 30 : 1u << 24),
       spec_u32(17, skip),
-      spec_u32(18, fill_mode),
+      spec_u32(18, fill_inflight),
       spec_u32(19, head_rows),
-      spec_u32(32, g->dec_sync),
       spec_u32(20, U16(stride)),
       spec_u32(21, U16(a0->qkv)),
       spec_u32(22, U16(a0->o)),
@@ -950,18 +919,15 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
-    /* decoder.glsl's LL entries (8 bytes each): q, k, v, the heads' o_proj
-     * parts, h, x in two slots, a candidate (value, index) per workgroup. Zeroed:
-     * a zero entry carries no epoch. */
-    g->act_bytes = 8ull * (g->qdim + 2ull * g->kvdim + (uint64_t)c->heads * c->dim + c->ffn +
-                           2ull * c->dim + 2ull * g->groups);
+    /* decoder.glsl's Act: x, xb, q, the heads' o_proj parts, h, a candidate per workgroup */
+    g->act_bytes =
+        4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
     g->sync = buffer(g, 16, local);
     g->sync_host = buffer(g, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
     tandem_graph_t *graph;
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
-    CHECK(tandem_graph_add_fill(graph, whole(g->act), 0, TANDEM_LANE_AUTO));
     run_once(graph);
   }
   if (g->npu_rows) {
@@ -1240,33 +1206,26 @@ static void run_steps(gpu_t *g, uint32_t from, uint32_t to, uint32_t inflight, t
     finish(ring[i % inflight], ring_pos[i % inflight], ring_n[i % inflight], t);
 }
 
-/* After steps of the persistent step: its error word (decoder.glsl sets it
- * when a poll waits past its limit: the workgroups were not all resident at
- * once) and its step count, which workgroup 0 advances as the last thing of
- * every step that ran to the end: it must have moved by |steps|. */
-static void check_sync(gpu_t *g, uint32_t steps) {
+/* After a generation with the persistent step: its barrier's error word
+ * (decoder.glsl sets it when a barrier waits past its poll limit: the
+ * workgroups were not all resident at once) and its counters, which every
+ * step that ended normally left at 0. */
+static void check_sync(gpu_t *g) {
   copy_once(g, whole(g->sync), whole(g->sync_host));
   tandem_map_t map;
   CHECK(tandem_map_read(whole(g->sync_host), &map));
   uint32_t w[4];
   memcpy(w, map.data, sizeof w);
   tandem_unmap(&map);
-  if (w[1])
-    die("--engine persistent: a workgroup gave up waiting for another's output (error word %u): "
-        "the %u workgroups were not all resident on the GPU at once, so the tokens are not "
-        "valid; run with fewer --groups, or --engine nodes",
-        w[1], g->groups);
-  if (w[0] - g->sync_steps != steps)
-    die("--engine persistent: %u steps finished of the %u run (error word 0): a step did not "
-        "finish its protocol",
-        w[0] - g->sync_steps, steps);
-  /* SYNC 0 and 2: every workgroup arrived at each of the 4 x layers + 1 stages */
-  const uint32_t arrivals = (4 * g->c->layers + 1) * g->groups;
-  if (g->dec_sync != 1 && w[2] != w[0] * arrivals)
-    die("--engine persistent: the stage counter is %u after %u steps, not %u x %u: a workgroup "
-        "did not arrive at every stage",
-        w[2], w[0], w[0], arrivals);
-  g->sync_steps = w[0];
+  if (w[2])
+    die("--engine persistent: a grid barrier gave up waiting (error word %u): the %u workgroups "
+        "were not all resident on the GPU at once, so the tokens are not valid; run with fewer "
+        "--groups, or --engine nodes",
+        w[2], g->groups);
+  if (w[0] || w[1])
+    die("--engine persistent: the barrier's counters are %u and %u after the run, not 0 (error "
+        "word %u): a step did not finish its protocol",
+        w[0], w[1], w[2]);
 }
 
 /* One generation: the prompt into the history, prefill (one step per prompt
@@ -1296,14 +1255,12 @@ static void generate(gpu_t *g, const options_t *o, run_t *run, totals_t *t) {
   CHECK(tandem_map_read(whole(g->history_host), &map));
   memcpy(run->tokens, map.data, 4ull * n_hist);
   tandem_unmap(&map);
-  if (g->persistent) check_sync(g, steps);
+  if (g->persistent) check_sync(g);
 }
 
-/* GPU time of one submission of |exec| (the best of |reps|, each submitted),
- * in ns; 0 without GPU timestamps. */
+/* GPU time of one submission of |exec| (the best of |reps|), in ns. */
 static double gpu_time(tandem_exec_t *exec, uint32_t reps) {
   double best = 0.0;
-  bool valid = true;
   for (uint32_t r = 0; r < reps; r++) {
     tandem_completion_t *c;
     CHECK(tandem_exec_submit(exec, &c));
@@ -1312,10 +1269,10 @@ static double gpu_time(tandem_exec_t *exec, uint32_t reps) {
     tandem_completion_profile_init(&p);
     CHECK(tandem_completion_profile(c, &p, NULL, 0));
     tandem_completion_release(c);
-    if (!p.gpu_times_valid) valid = false;
+    if (!p.gpu_times_valid) return 0.0;
     if (!best || (double)p.execution_ns < best) best = (double)p.execution_ns;
   }
-  return valid ? best : 0.0;
+  return best;
 }
 
 typedef struct bench {
@@ -1419,7 +1376,6 @@ static void run_bench(gpu_t *g, bench_t *b) {
   exec = make_step(g, K_STEP);
   b->step_us = gpu_time(exec, 10) * 1e-3;
   tandem_exec_release(exec);
-  if (g->persistent) check_sync(g, 10);
 
   const llama_config_t *c = g->c;
   uint64_t widest = c->ffn > c->dim ? c->ffn : c->dim;
@@ -1450,22 +1406,23 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * it (a variant whose barrier gave up would time as fast, not as right). */
 typedef struct variant {
   const char *name;
-  uint32_t skip, fill_mode, head_rows;
+  uint32_t skip, fill_inflight, head_rows;
 } variant_t;
 
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"slices loaded after each stage, 1 load at a time", 0, 0, DEC_HEAD_ROWS},
-    {"slices loaded after each stage, all at once", 0, 1, DEC_HEAD_ROWS},
-    {"with 1 LM-head row a cluster", 0, DEC_FILL_MODE, 1},
-    {"with 8 LM-head rows a cluster", 0, DEC_FILL_MODE, 8},
-    {"without stage A's math (norm, Q/K/V)", 1, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"without stage B's math (attention, o_proj)", 2, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"without stage C's math (norm, gate/up)", 4, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"without stage D's math (down)", 8, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"without the LM head's stream", 16, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"without the weight fills", 32, DEC_FILL_MODE, DEC_HEAD_ROWS},
-    {"hand-overs only (no math, no fills, no head)", 63, DEC_FILL_MODE, DEC_HEAD_ROWS},
+    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"the step before (1 fill load, 1 head row)", 0, 1, 1},
+    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS},
+    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1},
+    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
 };
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
 
@@ -1476,7 +1433,7 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   const uint32_t keep_nodes = g->node_count;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
     const variant_t *v = &profile_variants[i];
-    kern[i] = make_decoder(g, v->skip, v->fill_mode, v->head_rows);
+    kern[i] = make_decoder(g, v->skip, v->fill_inflight, v->head_rows);
     g->k_decoder = kern[i];
     exec[i] = make_step(g, K_STEP);
   }
@@ -1486,7 +1443,7 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   if (!t) die("out of memory");
   for (uint32_t r = 0; r < rounds; r++)
     for (int i = 0; i < PROFILE_VARIANTS; i++) t[i * rounds + r] = gpu_time(exec[i], 1) * 1e-3;
-  check_sync(g, rounds * PROFILE_VARIANTS);
+  check_sync(g);
   printf("profile: the persistent step's GPU time, median of %u rounds of every variant in "
          "turn (position at its last value, %u keys)\n",
          rounds, g->max_seq);
@@ -1750,8 +1707,6 @@ int main(int argc, char **argv) {
   g.pos_gpu = o->pos_gpu;
   g.persistent = o->persistent;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
-  if (o->sync != 2 && !g.persistent) die("--sync is for --engine persistent");
-  g.dec_sync = o->sync;
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1792,11 +1747,11 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    g.k_decoder = make_decoder(&g, 0, DEC_FILL_MODE, DEC_HEAD_ROWS);
-    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 hand-overs a layer "
-           "(--sync %s); weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block, sync_names[g.dec_sync],
-           g.dec_smem ? "through shared memory, loaded a stage ahead"
+    g.k_decoder = make_decoder(&g, 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS);
+    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
+           "weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block,
+           g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);
   }
@@ -1916,13 +1871,13 @@ int main(int argc, char **argv) {
     fprintf(
         jf,
         ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"sync\": \"%s\", \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
         ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
         ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-        g.persistent ? "persistent" : "nodes", g.groups, sync_names[g.dec_sync],
+        g.persistent ? "persistent" : "nodes", g.groups,
         g.attn_fused        ? "fused"
         : g.attn_cached     ? "cached"
         : g.attention_plain ? "plain"

@@ -1,64 +1,47 @@
 // decoder.glsl — the whole decode step as one dispatch (llama.c --engine
 // persistent). The step as separate nodes pays, per dependent node, the
-// driver's dependency (~1.8 µs on the H200) and the next kernel's cold start.
-// Here GROUPS workgroups, all resident at once, run every stage of every
-// layer, and hand the activations from stage to stage themselves.
-//
-// SYNC picks how a stage knows its inputs are there. Values a stage publishes
-// for other workgroups are always LL entries (below); with SYNC 0 the
-// workgroups also meet at a grid barrier between stages (a buffer memory
-// barrier, then one atomic add per workgroup on Sync.count; one invocation
-// polls it), so the entries are there when read; with SYNC 2 the same
-// counter without the memory barrier gates the reads, and an entry that is
-// not there yet is polled until it is; with SYNC 1 there is no counter and
-// the consumers poll the entries themselves. The counter never goes back:
-// stage k of step s waits for (s * STAGES + k + 1) * GROUPS arrivals,
-// compared modulo 2^32.
-//
-// The hand-over carries its own synchronisation (the low-latency protocol of
-// NCCL's LL transport): every value a stage publishes for other workgroups
-// is one 8-byte entry (bits, bits ^ epoch) of the LL buffer, written by one
-// store; a consumer polls the entries it needs (volatile loads, from L2) until
-// each carries the epoch of the write it waits for, so the data's arrival is
-// the signal: no counter, no memory barrier before it, one L2 round trip
-// after the producer's store. Epochs are unique per step, layer and stage
-// (ep()), have the top bit set (a zeroed entry never matches) and a torn read
-// of an entry (old bits, new check word or the reverse) fails its check
-// except where the two values' bits differ exactly as the epochs do. Reuse
-// of an entry is safe because every stage consumes all of the outputs of the
-// stage two before it (transitively), and the residual x alternates between
-// two slots by layer (the hazard analysis is in bench/NOTES.md, 2026-12-05).
+// driver's dependency (~1.8 µs on the H200) and the next kernel's cold start:
+// about 4 µs of a 4.4 µs Q/K/V product (bench/NOTES.md, 2026-12-05). Here
+// GROUPS workgroups, all resident at once, run every stage of every layer
+// and meet at a grid barrier between stages instead: an atomic counter in
+// the Sync buffer, each workgroup adding one after a buffer memory barrier
+// and polling (volatile loads) for the stage's total. Activations and caches
+// are coherent buffers, so their loads after the barrier come from L2, not a
+// stale L1. (Written first in the Vulkan memory model, it lost an invocation
+// after subgroup operations on Debian 12's lavapipe, Mesa 22.3.6; the GLSL
+// coherent/memoryBarrierBuffer form runs right on both.)
 //
 // The weights do not depend on the data, so each workgroup loads its slice of
-// the NEXT stage's weights into registers at the start of a stage (FILL_MODE
-// 2): the loads are in flight while the stage polls and computes, and land in
-// shared memory at its end. The stage itself reads only shared memory and a
-// few KB of activations from L2. With SMEM_W 0 (a slice too big for shared
-// memory, or fewer workgroups than heads: lavapipe's case) every product
-// reads its weights from the weight buffer directly.
+// the NEXT stage's weights into shared memory after it has arrived at the
+// barrier and before it waits (SMEM_W): the weight stream overlaps the
+// barrier, and the stage itself reads only shared memory and a few KB of
+// activations from L2. With SMEM_W 0 (a slice too big for shared memory, or
+// fewer workgroups than heads: lavapipe's case) every product reads its
+// weights from the weight buffer directly.
 //
 // Stages per layer (items split evenly over the workgroups; x the residual):
 //   A  RMSNorm(x) · W_qkv, row pairs (d, d + HEAD_DIM/2) of each head, RoPE
-//      on q and k: q, k and v published; k and v also into row pos of the
-//      layer's caches (read by later steps)
+//      on q and k, q into Act.q, k and v into row pos of the layer's caches
 //   B  per (head, slice of W_o's rows): the head's attention over the cache
-//      and this step's k, v (recomputed by each of the head's workgroups),
+//      (recomputed by each of the head's workgroups: tens of KB from L2),
 //      then part[head][rows] = W_o[rows, head's columns] · attention — the
-//      output product split by head
-//   C  xb = x + Σ_heads part, RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up
-//   D  x' = xb + W_down · h for its rows (xb recomputed for them)
-// then E: RMSNorm(x) · W_head into the logits and each workgroup's best logit
-// as a candidate; workgroup 0 picks the token from the candidates (the lowest
-// index on ties, as argmax.glsl), writes it to the history and, with ADVANCE,
-// moves the position on, and counts the step in Sync.step.
+//      output product split by head, so it needs no barrier of its own
+//   C  xb = x + Σ_heads part (every workgroup sums it; workgroup 0 stores it),
+//      RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up
+//   D  x = xb + W_down · h
+// then E: RMSNorm(x) · W_head into the logits, each workgroup's best logit
+// as a candidate, and after a last barrier workgroup 0 picks the token (the
+// lowest index on ties, as argmax.glsl), writes it to the history and, with
+// ADVANCE, moves the position on. 4 barriers per layer and one at the end.
 //
-// Co-residency is not something Vulkan promises: a poll that waits more than
-// SPIN_LIMIT rounds sets Sync.error and its workgroup returns (the others then
-// give up on its outputs the same way); the host reads Sync after the run and
-// refuses the result with a message (never a hang, never a silently wrong
-// token). Weights: one buffer, f16 row-major matrices and f32 gains at the
-// offsets of llama.c's layout_weights, given in 16-byte units by
-// specialization constants.
+// Co-residency is not something Vulkan promises: a barrier that waits more
+// than SPIN_LIMIT polls sets Sync.error and every workgroup returns; the
+// host reads Sync after the run and refuses the result with a message
+// (never a hang, never a silently wrong token). Sync.count and Sync.done go
+// back to 0 at the end of every step (workgroup 0, once all others have
+// left), so the next dispatch starts from 0. Weights: one buffer, f16
+// row-major matrices and f32 gains at the offsets of llama.c's
+// layout_weights, given in 16-byte units by specialization constants.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
 #define LLAMA_CLUSTER_ADD 1
@@ -80,22 +63,16 @@ layout(constant_id = 13) const uint ADVANCE = 0;
 layout(constant_id = 14) const uint SMEM_W = 0;     // weights through shared memory
 layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
 layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
-// llama.c --profile only: parts to leave out. Bits 0-3: the math of stages
-// A-D (their polls and publishes stay, so the hand-over chain is still
-// timed), bit 4: stage E's LM-head stream, bit 5: the weight fills. Any bit
-// set makes the step's results meaningless; the host never checks or keeps
-// them.
+// llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E,
+// bit 5: the weight fills), so that the time without them shows their cost.
+// Any bit set makes the step's results meaningless; the host never checks
+// or keeps them.
 layout(constant_id = 17) const uint SKIP = 0;
-// When a workgroup loads its next weight slice: 0 at the end of a stage, one
-// load at a time; 1 at the end of a stage, all loads issued at once; 2 issued
-// at the start of the stage before, stored into shared memory at its end.
-layout(constant_id = 18) const uint FILL_MODE = 2;
-// LM-head rows a lane cluster streams at once, their loads issued before the
-// first product (at most 8).
+// Weight loads in flight per invocation while a slice fills shared memory
+// (1: one at a time, each waited on before the next) and LM-head rows per
+// lane cluster, all their loads issued before the first product (at most 8).
+layout(constant_id = 18) const uint FILL_INFLIGHT = 8;
 layout(constant_id = 19) const uint HEAD_ROWS = 4;
-// 0: grid barriers, 1: epochs only, 2: a counter without memory barriers
-// gating reads checked by their epochs (see the header)
-layout(constant_id = 32) const uint SYNC = 2;
 // weight offsets, 16-byte units: layer 0's pieces, the layer stride, the rest
 layout(constant_id = 20) const uint LAYER_STRIDE = 0;
 layout(constant_id = 21) const uint OFF_QKV = 0;
@@ -127,164 +104,67 @@ const uint VEC = FFN > DIM ? FFN : DIM;
 const uint RES_AC = 2 * PER_A > 2 * PER_C ? 2 * PER_A : 2 * PER_C;
 const uint RES_BD = PER_B > PER_D ? PER_B : PER_D;
 const uint RES = RES_AC > RES_BD ? RES_AC : RES_BD;  // the most rows a stage gives a workgroup
-// LL: the published activations, one uvec2 entry each (the host checks that
-// RD <= RMAX and PER_D <= BLOCK_SIZE)
-const uint LQ = 0, LK = QDIM, LV = LK + KVDIM, LP = LV + KVDIM, LH = LP + HEADS * DIM,
-           LX = LH + FFN, LC = LX + 2 * DIM;
-const uint RMAX = 8;                                // x entries an invocation sums at most
-const uint RD = (DIM + BLOCK_SIZE - 1) / BLOCK_SIZE;  // x entries per invocation
-const uint NB = 16;                                 // LL loads in flight per poll
-const uint FR = 8;                                  // slice loads in flight (FILL_MODE 1, 2)
-const uint STAGES = 4 * LAYERS + 1;                 // counter arrivals a step, per workgroup
+// Act: the activations, in floats
+const uint XA = 0, XB = DIM, QV = 2 * DIM, PART = QV + QDIM, HB = PART + HEADS * DIM,
+           CAND = HB + FFN;
 
 layout(binding = 0) buffer Params { uint pos; uint prompt_len; } params;
 layout(binding = 1) buffer History { uint tokens[]; };  // MAX_SEQ + 1 entries
 layout(binding = 2) readonly buffer Weights { uvec4 W[]; };
-layout(binding = 3) coherent volatile buffer LL { uvec2 ll[]; };
-layout(binding = 4) buffer KeyCache { vec4 kc[]; };     // rows < pos: earlier steps'
-layout(binding = 5) buffer ValueCache { vec4 vc[]; };
+layout(binding = 3) coherent buffer Act { float act[]; };
+layout(binding = 4) coherent buffer KeyCache { vec4 kc[]; };
+layout(binding = 5) coherent buffer ValueCache { vec4 vc[]; };
 layout(binding = 6) writeonly buffer Logits { float logits[]; };
-layout(binding = 7) coherent volatile buffer Sync { uint step; uint error; uint count; uint spare; } sync;
+layout(binding = 7) coherent volatile buffer Sync { uint count; uint done; uint error; uint spare; } sync;
 
 shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
-shared float gs[DIM];        // the stage's RMSNorm gain (SMEM_W)
-shared vec4 vs4[VEC / 4];    // the stage's input vector (normalised)
+shared float vs[VEC];        // the stage's input vector (normalised)
 shared float res[RES + 1];   // the stage's row results
 shared float ps[MAX_SEQ];    // attention scores
 shared vec4 red4[BLOCK_SIZE];
 shared vec4 att[DV];
-shared vec4 cur[3 * DV];     // stage B: this step's q, k, v of the unit's head
 shared bool s_fail;
 shared uint s_best_i[BLOCK_SIZE / 4 + 1];
 
 #define TID gl_LocalInvocationID.x
 
-uint g_step;       // Sync.step, read once at the start
-uvec4 fr[FR];      // the next slice's loads in flight (FILL_MODE 2)
-float gr[RMAX];    // and its gain's
-
 float gain(uint at, uint c) { return uintBitsToFloat(W[at + c / 4][c % 4]); }
-float vget(uint c) { return vs4[c / 4][c % 4]; }
-void vset(uint c, float v) { vs4[c / 4][c % 4] = v; }
 
 float dot8(uvec4 w, uint c8) {
-  return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), vs4[2 * c8]) +
-         dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), vs4[2 * c8 + 1]);
+  const vec4 a = vec4(vs[8 * c8], vs[8 * c8 + 1], vs[8 * c8 + 2], vs[8 * c8 + 3]);
+  const vec4 b = vec4(vs[8 * c8 + 4], vs[8 * c8 + 5], vs[8 * c8 + 6], vs[8 * c8 + 7]);
+  return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a) +
+         dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), b);
 }
 
-// ---- the hand-over ---------------------------------------------------------
-// The epoch of stage s of layer l in this step.
-uint ep(uint l, uint s) { return 0x80000000u | ((g_step & 0x1FFFFFu) << 10) | ((l & 0xFFu) << 2) | s; }
-
-void put(uint at, float v, uint e) {
-  const uint b = floatBitsToUint(v);
-  ll[at] = uvec2(b, b ^ e);
-}
-
-// Polls the entries at[i], i < n <= NB, until each carries its epoch e[i];
-// their values into v. False when it gave up (the error word is then set).
-bool poll(uint n, uint at[NB], uint e[NB], out float v[NB]) {
-  uint pending = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1u;
-  bool ok = true;
-  uint spins = 0;
-  while (pending != 0) {
-    uvec2 w[NB];
-    [[unroll]] for (uint i = 0; i < NB; i++)
-      if ((pending & (1u << i)) != 0) w[i] = ll[at[i]];
-    [[unroll]] for (uint i = 0; i < NB; i++)
-      if ((pending & (1u << i)) != 0 && (w[i].x ^ w[i].y) == e[i]) {
-        v[i] = uintBitsToFloat(w[i].x);
-        pending &= ~(1u << i);
-      }
-    if (pending != 0 && (++spins >= SPIN_LIMIT || ((spins & 1023u) == 0 && sync.error != 0))) {
-      atomicOr(sync.error, 1u);
-      ok = false;
-      break;
-    }
-  }
-  return ok;
-}
-
-// vs[c] = the entry at base + c, c < n, published with epoch e.
-bool get_vec(uint base, uint n, uint e) {
-  for (uint c0 = TID; c0 < n; c0 += NB * BLOCK_SIZE) {
-    uint at[NB], ee[NB];
-    float v[NB];
-    const uint m = min(NB, (n - c0 + BLOCK_SIZE - 1) / BLOCK_SIZE);
-    [[unroll]] for (uint i = 0; i < NB; i++) {
-      at[i] = base + min(c0 + i * BLOCK_SIZE, n - 1);
-      ee[i] = e;
-    }
-    if (!poll(m, at, ee, v)) return false;
-    [[unroll]] for (uint i = 0; i < NB; i++)
-      if (i < m) vset(c0 + i * BLOCK_SIZE, v[i]);
-  }
-  return true;
-}
-
-// x of layer l (its input residual), element c: the token's embedding row
-// for layer 0 (read here, not published), else the LL slot D(l - 1) wrote.
-float embed(uint tok, uint c) {
-  const uvec4 e = W[EMBED_AT + tok * N8D + c / 8];
-  const uint w = e[(c % 8) / 2];
-  return unpackHalf2x16(w)[c % 2];
-}
-
-// acc[k] = x_l[c] + Σ_h part_h[c] for c = c0 + k * step, k < n <= RMAX.
-bool get_resid(uint l, uint tok, uint c0, uint step, uint n, out float acc[RMAX]) {
-  const uint per = l == 0 ? HEADS : HEADS + 1;  // entries per c
-  [[unroll]] for (uint k = 0; k < RMAX; k++)
-    acc[k] = l == 0 && k < n ? embed(tok, c0 + k * step) : 0.0;
-  const uint ex = ep(l - 1, 3), ebp = ep(l, 1);
-  for (uint i0 = 0; i0 < n * per; i0 += NB) {
-    uint at[NB], ee[NB];
-    float v[NB];
-    const uint m = min(NB, n * per - i0);
-    [[unroll]] for (uint i = 0; i < NB; i++) {
-      const uint r = min(i0 + i, n * per - 1), k = r / per, j = r % per;
-      const uint c = c0 + k * step;
-      const bool is_x = l != 0 && j == HEADS;
-      at[i] = is_x ? LX + (l % 2) * DIM + c : LP + j * DIM + c;
-      ee[i] = is_x ? ex : ebp;
-    }
-    if (!poll(m, at, ee, v)) return false;
-    [[unroll]] for (uint i = 0; i < NB; i++)
-      if (i < m) acc[(i0 + i) / per] += v[i];
-  }
-  return true;
-}
-
-// SYNC 0 and 2: the workgroup's arrival after stage k of the step (every
-// workgroup arrives at every stage, with work in it or not), and the wait
-// for all of them. False when the wait gave up (the error word is then set).
+// ---- the grid barrier ----------------------------------------------------
+// arrive(): every invocation's writes so far are ordered before one atomic
+// add per workgroup. wait_all(): one invocation polls until GROUPS * n
+// arrivals, bounded by SPIN_LIMIT; the memory and workgroup barriers after
+// it order every invocation's later loads after the poll.
 void arrive() {
-  if (SYNC == 1) return;
-  if (SYNC == 0) memoryBarrierBuffer();
+  memoryBarrierBuffer();
+  memoryBarrierShared();
   barrier();
-  if (TID == 0) atomicAdd(sync.count, 1u);
-}
-bool wait_all(uint k) {
-  if (SYNC == 1) return true;
   if (TID == 0) {
-    const uint target = (g_step * STAGES + k + 1) * GROUPS;
+    atomicAdd(sync.count, 1u);
+  }
+}
+
+bool wait_all(uint target) {
+  if (TID == 0) {
+    bool fail = false;
     uint n = 0;
-    while (int(sync.count - target) < 0) {
-      if (++n >= SPIN_LIMIT || ((n & 1023u) == 0 && sync.error != 0)) {
-        atomicOr(sync.error, 1u);
-        s_fail = true;
+    while (sync.count < target) {  // volatile: a load from L2 per poll
+      if (++n >= SPIN_LIMIT || sync.error != 0) {
+        fail = true;
         break;
       }
     }
+    if (fail) atomicOr(sync.error, 1u);
+    s_fail = fail;
   }
-  if (SYNC == 0) memoryBarrierBuffer();
-  memoryBarrierShared();
-  barrier();
-  return !s_fail;
-}
-
-// The workgroup's verdict after its polls: every invocation returns the same.
-bool all_ok(bool ok) {
-  if (!ok) s_fail = true;
+  memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
   return !s_fail;
@@ -306,7 +186,7 @@ uint row_b(uint l, uint u, uint k) {  // unit u: head u / OSPLIT, row (u % OSPLI
 }
 uint rows_b(uint u) {
   const uint r0 = (u % OSPLIT) * PER_B;
-  return u >= UNITS || r0 >= DIM ? 0 : min(DIM, r0 + PER_B) - r0;
+  return r0 >= DIM ? 0 : min(DIM, r0 + PER_B) - r0;
 }
 uint row_c(uint l, uint k) {  // item c0 + k / 2: its gate row (k even) or up row
   const uint i = gl_WorkGroupID.x * PER_C + k / 2;
@@ -323,6 +203,7 @@ uint rows_d() {
   const uint r0 = gl_WorkGroupID.x * PER_D;
   return r0 >= DIM ? 0 : min(DIM, r0 + PER_D) - r0;
 }
+
 // Local row k of a stage's slice -> its 16-byte offset (u: stage B's unit).
 uint row_at(uint stage, uint l, uint u, uint k) {
   if (stage == 0) return row_a(l, k);
@@ -330,74 +211,31 @@ uint row_at(uint stage, uint l, uint u, uint k) {
   if (stage == 2) return row_c(l, k);
   return row_d(l, k);
 }
-// This workgroup's slice of a stage: its rows, uvec4 per row, gain (0: none).
-uint slice_rows(uint stage) {
-  if (stage == 0) return rows_a();
-  if (stage == 1) return rows_b(gl_WorkGroupID.x);
-  if (stage == 2) return rows_c();
-  if (stage == 3) return rows_d();
-  return 0;  // stage E: the final gain only
-}
-uint slice_n8(uint stage) { return stage == 1 ? N8H : stage == 3 ? N8F : N8D; }
-uint slice_gain(uint stage, uint l) {
-  if (stage == 0 && slice_rows(0) != 0) return l * LAYER_STRIDE + OFF_ANORM + 1;
-  if (stage == 2 && slice_rows(2) != 0) return l * LAYER_STRIDE + OFF_MNORM + 1;
-  if (stage == 4) return NORM_AT + 1;
-  return 0;  // + 1: offset 0 is a weight, but never a gain
-}
 
-// ---- the weight slices -----------------------------------------------------
-// fetch(): the first FR * BLOCK_SIZE uvec4 of the slice and the gain into
-// registers; commit(): them into shared memory, and the rest of the slice
-// (a slice larger than FR uvec4 an invocation) loaded there directly.
-void fetch(uint stage, uint l) {
+// Loads |rows| rows of |n8| uvec4 into ws, row k from the stage's row map.
+// FILL_INFLIGHT loads are issued before the first is stored: the stream is
+// latency-bound otherwise (one HBM round trip per element an invocation).
+void fill(uint stage, uint l, uint rows, uint n8) {
   if (SMEM_W == 0 || (SKIP & 32u) != 0) return;
-  const uint n8 = slice_n8(stage), n = slice_rows(stage) * n8, u = gl_WorkGroupID.x;
-  [[unroll]] for (uint j = 0; j < FR; j++) {
-    const uint i = TID + j * BLOCK_SIZE;
-    if (i < n) fr[j] = W[row_at(stage, l, u, i / n8) + i % n8];
-  }
-  const uint g = slice_gain(stage, l);
-  [[unroll]] for (uint k = 0; k < RMAX; k++) {
-    const uint c = TID + k * BLOCK_SIZE;
-    if (g != 0 && c < DIM) gr[k] = gain(g - 1, c);
-  }
-}
-void commit(uint stage, uint l) {
-  if (SMEM_W == 0 || (SKIP & 32u) != 0) return;
-  const uint n8 = slice_n8(stage), n = slice_rows(stage) * n8, u = gl_WorkGroupID.x;
-  [[unroll]] for (uint j = 0; j < FR; j++) {
-    const uint i = TID + j * BLOCK_SIZE;
-    if (i < n) ws[i] = fr[j];
-  }
-  for (uint i = TID + FR * BLOCK_SIZE; i < n; i += BLOCK_SIZE)
-    ws[i] = W[row_at(stage, l, u, i / n8) + i % n8];
-  const uint g = slice_gain(stage, l);
-  [[unroll]] for (uint k = 0; k < RMAX; k++) {
-    const uint c = TID + k * BLOCK_SIZE;
-    if (g != 0 && c < DIM) gs[c] = gr[k];
-  }
-}
-// FILL_MODE 0: the slice straight into shared memory, a load at a time.
-void fill_serial(uint stage, uint l) {
-  if (SMEM_W == 0 || (SKIP & 32u) != 0) return;
-  const uint n8 = slice_n8(stage), n = slice_rows(stage) * n8, u = gl_WorkGroupID.x;
-  for (uint i = TID; i < n; i += BLOCK_SIZE) ws[i] = W[row_at(stage, l, u, i / n8) + i % n8];
-  const uint g = slice_gain(stage, l);
-  for (uint c = TID; g != 0 && c < DIM; c += BLOCK_SIZE) gs[c] = gain(g - 1, c);
-}
-// Where the main loop loads slices: before a stage (|early|) or after it.
-void load_slice(bool early, uint stage, uint l) {
-  if (FILL_MODE == 2) {
-    if (early) fetch(stage, l);
-    else commit(stage, l);
-  } else if (!early) {
-    if (FILL_MODE == 0) fill_serial(stage, l);
-    else {
-      fetch(stage, l);
-      commit(stage, l);
+  const uint n = rows * n8, u = gl_WorkGroupID.x;
+  const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
+  for (uint i0 = TID; i0 < n; i0 += FI * BLOCK_SIZE) {
+    uvec4 t[8];
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      const uint i = i0 + j * BLOCK_SIZE;
+      if (j < FI && i < n) t[j] = W[row_at(stage, l, u, i / n8) + i % n8];
+    }
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      const uint i = i0 + j * BLOCK_SIZE;
+      if (j < FI && i < n) ws[i] = t[j];
     }
   }
+}
+void prefetch(uint stage, uint l) {
+  if (stage == 0) fill(0, l, rows_a(), N8D);
+  else if (stage == 1) fill(1, l, gl_WorkGroupID.x < UNITS ? rows_b(gl_WorkGroupID.x) : 0, N8H);
+  else if (stage == 2) fill(2, l, rows_c(), N8D);
+  else fill(3, l, rows_d(), N8F);
 }
 
 // The cluster width for rows of |n8| uvec4: LANES, halved while wider than the row.
@@ -410,10 +248,6 @@ uint lanes_for(uint n8) {
 // res[k] = row k · vs for |rows| rows of |n8| uvec4 (ws, or the weight buffer
 // through the stage's row map). All invocations call it.
 void products(uint stage, uint l, uint u, uint rows, uint n8) {
-  if ((SKIP & (1u << stage)) != 0) {
-    barrier();
-    return;
-  }
   const uint lanes = lanes_for(n8), per_pass = BLOCK_SIZE / lanes;
   const uint lane = TID % lanes;
   for (uint k0 = 0; k0 < rows; k0 += per_pass) {
@@ -432,48 +266,56 @@ void products(uint stage, uint l, uint u, uint rows, uint n8) {
   barrier();
 }
 
-// vs = RMSNorm(v) with the gain at |gat| (gs with SMEM_W); v in vs[0, DIM).
+// vs = RMSNorm(v) with the gain at |gat|; v already in vs[0, DIM).
 void normalise(uint gat) {
   float ss = 0.0;
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE) ss += vget(c) * vget(c);
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) ss += vs[c] * vs[c];
   const float scale = inversesqrt(block_sum(ss) / float(DIM) + EPS);
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE)
-    vset(c, vget(c) * scale * (SMEM_W != 0 && (SKIP & 32u) == 0 ? gs[c] : gain(gat, c)));
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] *= scale * gain(gat, c);
   barrier();
 }
 
-bool stage_a(uint l, uint pos, uint tok) {
-  const uint rows = rows_a();
-  if (rows == 0) return true;
-  bool ok = true;
-  if (l == 0)
-    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vset(c, embed(tok, c));
-  else
-    ok = get_vec(LX + (l % 2) * DIM, DIM, ep(l - 1, 3));
-  if (!all_ok(ok)) return false;
+void stage_a(uint l, uint pos, uint tok) {
+  if (l == 0) {  // the embedding row of the token: x; workgroup 0 keeps it as the residual
+    for (uint c8 = TID; c8 < N8D; c8 += BLOCK_SIZE) {
+      const uvec4 e = W[EMBED_AT + tok * N8D + c8];
+      const vec2 v[4] = vec2[4](unpackHalf2x16(e.x), unpackHalf2x16(e.y), unpackHalf2x16(e.z),
+                                unpackHalf2x16(e.w));
+      [[unroll]] for (uint i = 0; i < 4; i++) {
+        vs[8 * c8 + 2 * i] = v[i].x;
+        vs[8 * c8 + 2 * i + 1] = v[i].y;
+        if (gl_WorkGroupID.x == 0) {
+          act[XA + 8 * c8 + 2 * i] = v[i].x;
+          act[XA + 8 * c8 + 2 * i + 1] = v[i].y;
+        }
+      }
+    }
+  } else {
+    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+  }
+  barrier();
   normalise(l * LAYER_STRIDE + OFF_ANORM);
+  const uint rows = rows_a();
   products(0, l, 0, rows, N8D);
-  const uint e = ep(l, 0);
   for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) {
     const uint j = gl_WorkGroupID.x * PER_A + k;
     const uint head = j / HALF, d = j % HALF;
     float a0 = res[2 * k], a1 = res[2 * k + 1];
     if (head < HEADS + KV_HEADS) {  // rotate-half RoPE, (cos, sin) from the host's table
-      const uint q = pos * HALF + d;
-      const uvec4 cs4 = W[ROPE_AT + q / 2];
-      const vec2 r = (q % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
+      const uint e = pos * HALF + d;
+      const uvec4 cs4 = W[ROPE_AT + e / 2];
+      const vec2 r = (e % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
       const float b0 = a0 * r.x - a1 * r.y, b1 = a1 * r.x + a0 * r.y;
       a0 = b0;
       a1 = b1;
     }
-    // q, k, v are consecutive in LL (LQ, LK, LV) as the heads are in W_qkv
-    put(LQ + head * HEAD_DIM + d, a0, e);
-    put(LQ + head * HEAD_DIM + d + HALF, a1, e);
-    if (head >= HEADS) {
-      const bool is_k = head < HEADS + KV_HEADS;
-      const uint kvh = is_k ? head - HEADS : head - HEADS - KV_HEADS;
+    if (head < HEADS) {
+      act[QV + head * HEAD_DIM + d] = a0;
+      act[QV + head * HEAD_DIM + d + HALF] = a1;
+    } else {
+      const uint kvh = head < HEADS + KV_HEADS ? head - HEADS : head - HEADS - KV_HEADS;
       const uint at = (l * MAX_SEQ + pos) * KVDIM + kvh * HEAD_DIM + d;
-      if (is_k) {
+      if (head < HEADS + KV_HEADS) {
         kc[at / 4][at % 4] = a0;
         kc[(at + HALF) / 4][(at + HALF) % 4] = a1;
       } else {
@@ -482,122 +324,85 @@ bool stage_a(uint l, uint pos, uint tok) {
       }
     }
   }
-  barrier();
-  return true;
 }
 
 // One unit of stage B: head u / OSPLIT's attention, then its W_o rows.
-bool attention_unit(uint l, uint pos, uint u) {
+void attention_unit(uint l, uint pos, uint u) {
   const uint h = u / OSPLIT, kvh = h / (HEADS / KV_HEADS);
   const uint seq = pos + 1;
   const uint base = (l * MAX_SEQ) * (KVDIM / 4) + kvh * DV;  // vec4 index of key 0's head row
-  // this step's q of head h, k and v of its KV head (published by stage A)
-  {
-    const uint e = ep(l, 0);
-    bool ok = true;
-    for (uint c0 = TID; c0 < 3 * HEAD_DIM && ok; c0 += NB * BLOCK_SIZE) {
-      uint at[NB], ee[NB];
-      float v[NB];
-      const uint m = min(NB, (3 * HEAD_DIM - c0 + BLOCK_SIZE - 1) / BLOCK_SIZE);
-      [[unroll]] for (uint i = 0; i < NB; i++) {
-        const uint c = min(c0 + i * BLOCK_SIZE, 3 * HEAD_DIM - 1), part = c / HEAD_DIM;
-        at[i] = part == 0 ? LQ + h * HEAD_DIM + c
-                          : (part == 1 ? LK : LV) + kvh * HEAD_DIM + c % HEAD_DIM;
-        ee[i] = e;
+  // scores: 4 invocations a key (DV / 4 vec4 each), BLOCK_SIZE / 4 keys a pass
+  const uint SL = 4, VPL = DV / 4;
+  const uint li = TID % SL;
+  for (uint t0 = 0; t0 < seq; t0 += BLOCK_SIZE / SL) {
+    const uint t = t0 + TID / SL;
+    float a = 0.0;
+    if (t < seq)
+      for (uint k = 0; k < VPL; k++) {
+        const uint c4 = li + k * SL;
+        const vec4 q = vec4(act[QV + h * HEAD_DIM + 4 * c4], act[QV + h * HEAD_DIM + 4 * c4 + 1],
+                            act[QV + h * HEAD_DIM + 4 * c4 + 2], act[QV + h * HEAD_DIM + 4 * c4 + 3]);
+        a += dot(q, kc[base + t * (KVDIM / 4) + c4]);
       }
-      ok = poll(m, at, ee, v);
-      [[unroll]] for (uint i = 0; i < NB; i++)
-        if (ok && i < m) {
-          const uint c = c0 + i * BLOCK_SIZE;
-          cur[c / 4][c % 4] = v[i];
-        }
-    }
-    if (!all_ok(ok)) return false;
+    a = cluster_add(a, SL);
+    if (li == 0 && t < seq) ps[t] = a * SCALE;
   }
-  if ((SKIP & 2u) == 0) {
-    // scores: 4 invocations a key (DV / 4 vec4 each), BLOCK_SIZE / 4 keys a pass
-    const uint SL = 4, VPL = DV / 4;
-    const uint li = TID % SL;
-    for (uint t0 = 0; t0 < seq; t0 += BLOCK_SIZE / SL) {
-      const uint t = t0 + TID / SL;
-      float a = 0.0;
-      if (t < seq)
-        for (uint k = 0; k < VPL; k++) {
-          const uint c4 = li + k * SL;
-          const vec4 key = t < pos ? kc[base + t * (KVDIM / 4) + c4] : cur[DV + c4];
-          a += dot(cur[c4], key);
-        }
-      a = cluster_add(a, SL);
-      if (li == 0 && t < seq) ps[t] = a * SCALE;
-    }
-    barrier();
-    float m = NEG_HUGE;
-    for (uint t = TID; t < seq; t += BLOCK_SIZE) m = max(m, ps[t]);
-    m = block_max(m);
-    float sum = 0.0;
-    for (uint t = TID; t < seq; t += BLOCK_SIZE) {
-      const float e = exp(ps[t] - m);
-      ps[t] = e;
-      sum += e;
-    }
-    sum = block_sum(sum);  // its barriers also publish ps
-    // values: invocation (phase, column), BLOCK_SIZE / DV phases over the keys
-    const uint col = TID % DV, phase = TID / DV, phases = BLOCK_SIZE / DV;
-    vec4 acc = vec4(0.0);
-    for (uint t = phase; t < seq; t += phases)
-      acc += ps[t] * (t < pos ? vc[base + t * (KVDIM / 4) + col] : cur[2 * DV + col]);
-    red4[TID] = acc;
-    barrier();
-    if (TID < DV) {
-      vec4 o = vec4(0.0);
-      for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
-      att[TID] = o / sum;
-    }
-    barrier();
-    for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vset(c, att[c / 4][c % 4]);
-    barrier();
+  barrier();
+  float m = NEG_HUGE;
+  for (uint t = TID; t < seq; t += BLOCK_SIZE) m = max(m, ps[t]);
+  m = block_max(m);
+  float sum = 0.0;
+  for (uint t = TID; t < seq; t += BLOCK_SIZE) {
+    const float e = exp(ps[t] - m);
+    ps[t] = e;
+    sum += e;
   }
+  sum = block_sum(sum);  // its barriers also publish ps
+  // values: invocation (phase, column), BLOCK_SIZE / DV phases over the keys
+  const uint col = TID % DV, phase = TID / DV, phases = BLOCK_SIZE / DV;
+  vec4 acc = vec4(0.0);
+  for (uint t = phase; t < seq; t += phases) acc += ps[t] * vc[base + t * (KVDIM / 4) + col];
+  red4[TID] = acc;
+  barrier();
+  if (TID < DV) {
+    vec4 o = vec4(0.0);
+    for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
+    att[TID] = o / sum;
+  }
+  barrier();
+  for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vs[c] = att[c / 4][c % 4];
+  barrier();
   const uint rows = rows_b(u);
   products(1, l, u, rows, N8H);
-  const uint r0 = (u % OSPLIT) * PER_B, e = ep(l, 1);
-  for (uint k = TID; k < rows; k += BLOCK_SIZE) put(LP + h * DIM + r0 + k, res[k], e);
-  barrier();  // res and cur are reused by the next unit
-  return true;
+  const uint r0 = (u % OSPLIT) * PER_B;
+  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[PART + h * DIM + r0 + k] = res[k];
+  barrier();  // res is reused by the next unit
 }
 
-bool stage_c(uint l, uint tok) {
-  const uint rows = rows_c();
-  if (rows == 0) return true;
-  float acc[RMAX];
-  const bool ok = get_resid(l, tok, TID, BLOCK_SIZE, (DIM - TID + BLOCK_SIZE - 1) / BLOCK_SIZE, acc);
-  [[unroll]] for (uint k = 0; k < RMAX; k++) {
-    const uint c = TID + k * BLOCK_SIZE;
-    if (ok && c < DIM) vset(c, acc[k]);
+void stage_c(uint l) {
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
+    float v = act[XA + c];
+    for (uint h = 0; h < HEADS; h++) v += act[PART + h * DIM + c];
+    vs[c] = v;
+    if (gl_WorkGroupID.x == 0) act[XB + c] = v;
   }
-  if (!all_ok(ok)) return false;
+  barrier();
   normalise(l * LAYER_STRIDE + OFF_MNORM);
+  const uint rows = rows_c();
   products(2, l, 0, rows, N8D);
-  const uint e = ep(l, 2);
   for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) {
-    const float g = res[2 * k], up = res[2 * k + 1];
-    put(LH + gl_WorkGroupID.x * PER_C + k, g / (1.0 + exp(-g)) * up, e);
+    const float g = res[2 * k], u = res[2 * k + 1];
+    act[HB + gl_WorkGroupID.x * PER_C + k] = g / (1.0 + exp(-g)) * u;
   }
-  barrier();
-  return true;
 }
 
-bool stage_d(uint l, uint tok) {
-  const uint rows = rows_d();
-  if (rows == 0) return true;
-  const uint r0 = gl_WorkGroupID.x * PER_D;
-  bool ok = get_vec(LH, FFN, ep(l, 2));
-  float xb[RMAX];  // invocation k < rows: row r0 + k's x + attention
-  if (ok && TID < rows) ok = get_resid(l, tok, r0 + TID, 1, 1, xb);
-  if (!all_ok(ok)) return false;
-  products(3, l, 0, rows, N8F);
-  if (TID < rows) put(LX + ((l + 1) % 2) * DIM + r0 + TID, xb[0] + res[TID], ep(l, 3));
+void stage_d(uint l) {
+  for (uint c = TID; c < FFN; c += BLOCK_SIZE) vs[c] = act[HB + c];
   barrier();
-  return true;
+  const uint rows = rows_d();
+  products(3, l, 0, rows, N8F);
+  const uint r0 = gl_WorkGroupID.x * PER_D;
+  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[XA + r0 + k] = act[XB + r0 + k] + res[k];
 }
 
 // The best (largest value, then lowest index) over the workgroup, to every
@@ -619,122 +424,106 @@ void block_best(inout float bv, inout uint bi) {
 }
 
 // Stage E: the LM head's rows of this workgroup, streamed (no shared-memory
-// slice: 49152 rows): HEAD_ROWS rows a lane cluster per pass, all of a pass's
-// loads (HEAD_ROWS x up to 4 uvec4 an invocation) issued before the first
-// product, so that enough bytes are in flight per SM to cover the memory's
-// latency. Each workgroup's best logit becomes a candidate for workgroup 0.
-bool stage_e() {
-  if (!all_ok(get_vec(LX + (LAYERS % 2) * DIM, DIM, ep(LAYERS - 1, 3)))) return false;
+// slice: 49152 rows): HEAD_ROWS rows a lane cluster per pass, their loads
+// issued before the first product, so that enough bytes are in flight per SM
+// to cover the memory's latency.
+void stage_e() {
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+  barrier();
   normalise(NORM_AT);
   const uint lanes = lanes_for(N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
   const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
   const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  if ((SKIP & 16u) == 0)
-    for (uint k0 = r0 + TID / lanes; k0 < r1; k0 += HR * per_pass) {
-      float a[8];
-      [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
-      for (uint c0 = lane; c0 < N8D; c0 += 4 * lanes) {
-        uvec4 w[8][4];
-        [[unroll]] for (uint j = 0; j < 8; j++)
-          [[unroll]] for (uint q = 0; q < 4; q++) {
-            const uint r = k0 + j * per_pass, c = c0 + q * lanes;
-            if (j < HR && r < r1 && c < N8D) w[j][q] = W[HEAD_AT + r * N8D + c];
-          }
-        [[unroll]] for (uint j = 0; j < 8; j++)
-          [[unroll]] for (uint q = 0; q < 4; q++) {
-            const uint r = k0 + j * per_pass, c = c0 + q * lanes;
-            if (j < HR && r < r1 && c < N8D) a[j] += dot8(w[j][q], c);
-          }
-      }
+  for (uint k0 = r0 + TID / lanes; k0 < r1; k0 += HR * per_pass) {
+    float a[8];
+    [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
+    for (uint c = lane; c < N8D; c += lanes) {
+      uvec4 w[8];
       [[unroll]] for (uint j = 0; j < 8; j++) {
-        if (j >= HR) break;
         const uint r = k0 + j * per_pass;
-        const float v = cluster_add(a[j], lanes);
-        if (r < r1) {
-          if (lane == 0) logits[r] = v;
-          if (v > bv) { bv = v; bi = r; }
-        }
+        if (j < HR && r < r1) w[j] = W[HEAD_AT + r * N8D + c];
+      }
+      [[unroll]] for (uint j = 0; j < 8; j++)
+        if (j < HR && k0 + j * per_pass < r1) a[j] += dot8(w[j], c);
+    }
+    [[unroll]] for (uint j = 0; j < 8; j++) {
+      if (j >= HR) break;
+      const uint r = k0 + j * per_pass;
+      const float v = cluster_add(a[j], lanes);
+      if (r < r1) {
+        if (lane == 0) logits[r] = v;
+        if (v > bv) { bv = v; bi = r; }
       }
     }
+  }
   block_best(bv, bi);
   if (TID == 0) {
-    const uint e = ep(LAYERS, 0);
-    put(LC + 2 * gl_WorkGroupID.x, bv, e);
-    put(LC + 2 * gl_WorkGroupID.x + 1, uintBitsToFloat(bi), e);
+    act[CAND + 2 * gl_WorkGroupID.x] = bv;
+    act[CAND + 2 * gl_WorkGroupID.x + 1] = uintBitsToFloat(bi);
   }
   barrier();
-  return true;
 }
 
 void main() {
-  if (TID == 0) s_fail = sync.error != 0;
-  g_step = sync.step;  // Sync.step changes only at the end of the step (workgroup 0)
+  if (TID == 0)
+    s_fail = sync.error != 0;
   barrier();
   if (s_fail) return;  // an earlier step failed: the host refuses the run
   const uint pos = min(params.pos, MAX_SEQ - 1);
   const uint tok = min(tokens[pos], VOCAB - 1);
-  load_slice(true, 0, 0);
-  load_slice(false, 0, 0);
+  uint target = 0;
+  prefetch(0, 0);
   barrier();
-  uint k = 0;  // the stage's number in the step
   for (uint l = 0; l < LAYERS; l++) {
-    load_slice(true, 1, l);
-    if (!stage_a(l, pos, tok)) return;
+    if ((SKIP & 1u) == 0) stage_a(l, pos, tok);
     arrive();
-    load_slice(false, 1, l);
-    if (!wait_all(k++)) return;
-    load_slice(true, 2, l);
-    for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS)
-      if (!attention_unit(l, pos, u)) return;
+    prefetch(1, l);
+    if (!wait_all(target += GROUPS)) return;
+    if ((SKIP & 2u) == 0)
+      for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
     arrive();
-    load_slice(false, 2, l);
-    if (!wait_all(k++)) return;
-    load_slice(true, 3, l);
-    if (!stage_c(l, tok)) return;
+    prefetch(2, l);
+    if (!wait_all(target += GROUPS)) return;
+    if ((SKIP & 4u) == 0) stage_c(l);
     arrive();
-    load_slice(false, 3, l);
-    if (!wait_all(k++)) return;
-    const uint next = l + 1 < LAYERS ? 0 : 4;
-    load_slice(true, next, l + 1);
-    if (!stage_d(l, tok)) return;
+    prefetch(3, l);
+    if (!wait_all(target += GROUPS)) return;
+    if ((SKIP & 8u) == 0) stage_d(l);
     arrive();
-    load_slice(false, next, l + 1);
-    if (!wait_all(k++)) return;
+    if (l + 1 < LAYERS) prefetch(0, l + 1);
+    if (!wait_all(target += GROUPS)) return;
   }
-  if (!stage_e()) return;
+  if ((SKIP & 16u) == 0) stage_e();
   arrive();
-  if (gl_WorkGroupID.x != 0) return;
-  if (!wait_all(k)) return;
-  // workgroup 0: the token from the candidates
+  if (!wait_all(target += GROUPS)) return;
+  if (gl_WorkGroupID.x != 0) {
+    if (TID == 0) atomicAdd(sync.done, 1u);
+    return;
+  }
+  // workgroup 0: the token from the candidates, then the counters back to 0
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  bool ok = true;
-  const uint e = ep(LAYERS, 0);
-  for (uint w0 = TID; w0 < GROUPS && ok; w0 += BLOCK_SIZE * (NB / 2)) {
-    uint at[NB], ee[NB];
-    float v[NB];
-    const uint m = min(NB / 2, (GROUPS - w0 + BLOCK_SIZE - 1) / BLOCK_SIZE);
-    [[unroll]] for (uint i = 0; i < NB; i++) {
-      at[i] = LC + 2 * min(w0 + (i / 2) * BLOCK_SIZE, GROUPS - 1) + i % 2;
-      ee[i] = e;
-    }
-    ok = poll(2 * m, at, ee, v);
-    [[unroll]] for (uint i = 0; i < NB / 2; i++) {
-      const uint idx = floatBitsToUint(v[2 * i + 1]);
-      if (ok && i < m && idx != 0xFFFFFFFFu && (v[2 * i] > bv || (v[2 * i] == bv && idx < bi))) {
-        bv = v[2 * i];
-        bi = idx;
-      }
-    }
+  for (uint w = TID; w < GROUPS; w += BLOCK_SIZE) {
+    const float v = act[CAND + 2 * w];
+    const uint i = floatBitsToUint(act[CAND + 2 * w + 1]);
+    if (i != 0xFFFFFFFFu && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
   }
-  if (!all_ok(ok)) return;
   block_best(bv, bi);
   if (TID == 0) {
+    const uint i0 = bi;
     const uint next = pos + 1;
-    if (next >= params.prompt_len) tokens[next] = min(bi, VOCAB - 1);
+    if (next >= params.prompt_len) tokens[next] = min(i0, VOCAB - 1);
     if (ADVANCE != 0) params.pos = params.pos + 1;
-    sync.step = g_step + 1;
+    uint n = 0;
+    while (sync.done < GROUPS - 1) {
+      if (++n >= SPIN_LIMIT) {
+        atomicOr(sync.error, 2u);
+        return;
+      }
+    }
+    atomicExchange(sync.done, 0u);
+    atomicExchange(sync.count, 0u);
   }
 }
