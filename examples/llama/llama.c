@@ -705,6 +705,14 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
         B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
   if (G > g->info.max_workgroups[0])
     die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
+  /* Debian 12's lavapipe (Mesa 22.3.6) miscompiles the barrier's polls once
+   * workgroups wait on each other: a poll returned false without taking its
+   * only branch that does so, and the steps gave wrong logits
+   * (bench/NOTES.md, 2026-12-05). One workgroup waits only on itself. */
+  if (g->info.is_cpu && G > 1)
+    die("--groups %u: on a CPU device (lavapipe) the persistent step runs as 1 workgroup; "
+        "several gave wrong steps there (Mesa 22.3's loops), so they are refused",
+        G);
   /* the slices, as decoder.glsl computes them */
   const uint64_t pairs = (Q + 2 * KV) / 2, per_a = ceil_div(pairs, G);
   const uint64_t osplit = G >= c->heads ? G / c->heads : 1, per_b = ceil_div(D, osplit);
