@@ -399,7 +399,9 @@ static int build_interruptible(run_state_t *st, const run_opts_t *o, bool *aband
   *job = (build_job_t){.st = st, .o = o};
   atomic_init(&job->done, false);
   /* Not to the worker: it may be inside a library call for seconds. (The
-   * driver's threads may take them; this thread looks at the flag every 2 ms.) */
+   * signal thread of run_catch_interrupt takes them; this only matters when
+   * that thread could not start and the handler runs where the kernel
+   * delivers. This thread looks at the flag every 2 ms.) */
   sigset_t block, old;
   sigemptyset(&block);
   sigaddset(&block, SIGINT);

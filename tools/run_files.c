@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -262,8 +263,8 @@ char *run_read_text(const pipeline_t *p, uint32_t index, const char *path) {
   return NULL;
 }
 
-/* Lock-free atomics: safe in a handler, and the handler may run on any
- * thread that does not block the signal (the driver's threads too). */
+/* Lock-free atomics: safe in a handler, and read by the main thread while
+ * the signal thread (or a handler) writes them. */
 static atomic_int interrupted;    /* the first signal's number, 0 before */
 static atomic_ullong first_at_ns; /* when it came (CLOCK_MONOTONIC), 0 before */
 
@@ -271,8 +272,10 @@ static atomic_ullong first_at_ns; /* when it came (CLOCK_MONOTONIC), 0 before */
  * the same request: `timeout -s INT` signals the child and then its whole
  * process group, and a shell's Ctrl-C can arrive twice. One later than that
  * is the user insisting: the default action ends the process (a trace being
- * written then is left as it was before, tandem_trace_write_json renames). */
-static void on_interrupt(int sig) {
+ * written then is left as it was before, tandem_trace_write_json renames).
+ * Async-signal-safe: it runs in the signal thread or, as a fallback, in a
+ * handler. */
+static void note_interrupt(int sig) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   unsigned long long now =
@@ -287,19 +290,58 @@ static void on_interrupt(int sig) {
    * is the same request too (unsigned, now - first would wrap to "late"). */
   if (now <= first || now - first < RUN_INTERRUPT_REPEAT_MS * 1000000ull) return;
   signal(sig, SIG_DFL);
-  raise(sig);
+  sigset_t one;
+  sigemptyset(&one);
+  sigaddset(&one, sig);
+  pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+  raise(sig); /* to this thread, where it is now unblocked: the default action */
+}
+
+static void on_interrupt(int sig) { note_interrupt(sig); }
+
+/* The signals are blocked in every thread (the driver's inherit the mask)
+ * and taken here, synchronously. A handler alone is not enough: the kernel
+ * may deliver a process-directed signal to any thread that does not block
+ * it, and a sanitizer's runtime (TSan) defers a signal that lands in a
+ * thread asleep in a raw futex call (Mesa's idle threads) until that thread
+ * next enters an intercepted call, which may be never: the run then did not
+ * stop (a CI timeout of cli_run_interrupt, 2026-12-05). */
+static void *signal_thread(void *arg) {
+  const sigset_t *set = arg;
+  for (;;) {
+    int sig;
+    if (sigwait(set, &sig) == 0) note_interrupt(sig);
+  }
+  return NULL;
 }
 
 void run_catch_interrupt(void) {
+  static sigset_t set; /* the signal thread's, for the process's life */
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  /* The handler stays the disposition: a thread that existed before the
+   * mask (none of the tool's) still turns a signal into the request, and
+   * the process shows the signals as caught (SigCgt in /proc). */
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sigaddset(&sa.sa_mask, SIGINT);
-  sigaddset(&sa.sa_mask, SIGTERM);
+  sa.sa_mask = set;
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
+  sigset_t old;
+  if (pthread_sigmask(SIG_BLOCK, &set, &old) != 0) return;
+  pthread_attr_t attr;
+  pthread_t thread;
+  bool started = pthread_attr_init(&attr) == 0;
+  if (started) {
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    started = pthread_create(&thread, &attr, signal_thread, &set) == 0;
+    pthread_attr_destroy(&attr);
+  }
+  /* No thread: the handler alone, on whichever thread the kernel picks. */
+  if (!started) pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 bool run_interrupted(void) { return atomic_load(&interrupted) != 0; }

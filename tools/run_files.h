@@ -58,7 +58,9 @@ bool run_apply_output(pipeline_t *p, const char *arg);
 /* From now on SIGINT and SIGTERM set a flag instead of ending the process;
  * more within RUN_INTERRUPT_REPEAT_MS of the first are ignored (the same
  * request, e.g. `timeout` signalling the child and then its group); one
- * after that ends the process (the default action). */
+ * after that ends the process (the default action). Call it before any other
+ * thread starts: it blocks the signals in the calling thread, every thread
+ * created later inherits that, and a thread of its own takes them. */
 void run_catch_interrupt(void);
 /* Whether one arrived. */
 bool run_interrupted(void);
