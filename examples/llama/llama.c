@@ -444,7 +444,7 @@ static tandem_kernel_t *kernel_wg(gpu_t *g, uint32_t block, const char *name, co
                                   size_t bytes, const tandem_binding_contract_t *bindings,
                                   uint32_t binding_count, const tandem_spec_constant_t *spec,
                                   uint32_t spec_count) {
-  tandem_spec_constant_t all[32];
+  tandem_spec_constant_t all[TANDEM_MAX_SPEC_CONSTANTS];
   if (spec_count >= sizeof all / sizeof all[0]) die("kernel '%s': too many constants", name);
   all[0] = spec_u32(0, block);
   for (uint32_t i = 0; i < spec_count; i++) all[1 + i] = spec[i];
@@ -683,12 +683,15 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * rows a lane cluster streams at once (--profile times the alternatives). */
 #define DEC_FILL_INFLIGHT 8
 #define DEC_HEAD_ROWS 4
+/* decoder.glsl's AHEAD: the gains, RoPE's table and stage D's residual
+ * loaded ahead of the stages that use them (0: where they are used). */
+#define DEC_AHEAD 1
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
  * whether the slices fit in shared memory, and loads the kernel. */
 static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_inflight,
-                                     uint32_t head_rows) {
+                                     uint32_t head_rows, uint32_t ahead) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim, HD = c->head_dim;
   const uint32_t sg = g->info.subgroup_size, G = g->groups, B = g->dec_block;
@@ -725,9 +728,9 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
   if (per_b > res) res = per_b;
   if (per_d > res) res = per_d;
   const uint64_t vec = F > D ? F : D;
-  /* ws, vs, res, ps, red4, att, s_fail, s_best_i, common.glsl's red_f */
-  const uint64_t fixed =
-      4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 + 2 * 4 * (B / 4 + 1);
+  /* ws, vs, res, ps, red4, att, gs4, rope_s, s_fail, s_best_i, common.glsl's red_f */
+  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 * D +
+                         8 * per_a + 4 + 2 * 4 * (B / 4 + 1);
   if (fixed + 16 > g->info.max_shared_memory_bytes)
     die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",
         (unsigned long long)(fixed + 16), g->info.max_shared_memory_bytes);
@@ -783,6 +786,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
       spec_u32(29, U16(g->head_at)),
       spec_u32(30, U16(g->norm_at)),
       spec_u32(31, U16(g->rope_at)),
+      spec_u32(32, ahead),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1414,23 +1418,23 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * it (a variant whose barrier gave up would time as fast, not as right). */
 typedef struct variant {
   const char *name;
-  uint32_t skip, fill_inflight, head_rows;
+  uint32_t skip, fill_inflight, head_rows, ahead;
 } variant_t;
 
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"the step before (1 fill load, 1 head row)", 0, 1, 1},
-    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS},
-    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1},
-    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
-    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS},
+    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"gains, RoPE, residual loaded where used", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0},
+    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1, DEC_AHEAD},
+    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8, DEC_AHEAD},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
 };
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
 
@@ -1441,7 +1445,7 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   const uint32_t keep_nodes = g->node_count;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
     const variant_t *v = &profile_variants[i];
-    kern[i] = make_decoder(g, v->skip, v->fill_inflight, v->head_rows);
+    kern[i] = make_decoder(g, v->skip, v->fill_inflight, v->head_rows, v->ahead);
     g->k_decoder = kern[i];
     exec[i] = make_step(g, K_STEP);
   }
@@ -1755,7 +1759,7 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    g.k_decoder = make_decoder(&g, 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS);
+    g.k_decoder = make_decoder(&g, 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD);
     printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
            "weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,

@@ -18,6 +18,11 @@
 // activations from L2. With SMEM_W 0 (a slice too big for shared memory, or
 // fewer workgroups than heads: lavapipe's case) every product reads its
 // weights from the weight buffer directly.
+// The other loads that do not depend on the data leave the stages too
+// (AHEAD): the next RMSNorm's gain rides with that fill, RoPE's (cos, sin)
+// are loaded once a step, stage D's residual beside its input; a stage's
+// chain of dependent round trips is then its activations, its stores and
+// the barrier.
 //
 // Stages per layer (items split evenly over the workgroups; x the residual):
 //   A  RMSNorm(x) · W_qkv, row pairs (d, d + HEAD_DIM/2) of each head, RoPE
@@ -86,6 +91,12 @@ layout(constant_id = 28) const uint EMBED_AT = 0;
 layout(constant_id = 29) const uint HEAD_AT = 0;
 layout(constant_id = 30) const uint NORM_AT = 0;
 layout(constant_id = 31) const uint ROPE_AT = 0;
+// 1: the loads that do not depend on the stage's data are issued ahead of it,
+// off the chain of dependent round trips a stage is made of: the next
+// RMSNorm's gain with the weight fill (into gs4), RoPE's (cos, sin) once a
+// step (rope_s), stage D's residual before its products. 0: each load where
+// it is used, as 7fde1e3 did (llama.c --profile times both).
+layout(constant_id = 32) const uint AHEAD = 1;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -123,6 +134,8 @@ shared float res[RES + 1];   // the stage's row results
 shared float ps[MAX_SEQ];    // attention scores
 shared vec4 red4[BLOCK_SIZE];
 shared vec4 att[DV];
+shared vec4 gs4[DIM / 4];     // the next RMSNorm's gain (AHEAD)
+shared vec2 rope_s[PER_A];    // (cos, sin) of this workgroup's stage-A pairs at pos (AHEAD)
 shared bool s_fail;
 shared uint s_best_i[BLOCK_SIZE / 4 + 1];
 
@@ -212,30 +225,42 @@ uint row_at(uint stage, uint l, uint u, uint k) {
   return row_d(l, k);
 }
 
-// Loads |rows| rows of |n8| uvec4 into ws, row k from the stage's row map.
-// FILL_INFLIGHT loads are issued before the first is stored: the stream is
-// latency-bound otherwise (one HBM round trip per element an invocation).
-void fill(uint stage, uint l, uint rows, uint n8) {
-  if (SMEM_W == 0 || (SKIP & 32u) != 0) return;
-  const uint n = rows * n8, u = gl_WorkGroupID.x;
+const uint NO_GAIN = 0xFFFFFFFFu;
+
+// Loads |rows| rows of |n8| uvec4 into ws, row k from the stage's row map,
+// and with AHEAD the gain at |gat| (unless NO_GAIN) into gs4, as elements
+// after the rows. FILL_INFLIGHT loads are issued before the first is stored:
+// the stream is latency-bound otherwise (one HBM round trip per element an
+// invocation). The gain is loaded even when SKIP leaves the weights out, so
+// that variant's norms still read a gain.
+void fill(uint stage, uint l, uint rows, uint n8, uint gat) {
+  const uint nw = SMEM_W == 0 || (SKIP & 32u) != 0 ? 0 : rows * n8;
+  const uint n = nw + (AHEAD != 0 && gat != NO_GAIN ? DIM / 4 : 0), u = gl_WorkGroupID.x;
   const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
   for (uint i0 = TID; i0 < n; i0 += FI * BLOCK_SIZE) {
     uvec4 t[8];
     [[unroll]] for (uint j = 0; j < 8; j++) {
       const uint i = i0 + j * BLOCK_SIZE;
-      if (j < FI && i < n) t[j] = W[row_at(stage, l, u, i / n8) + i % n8];
+      if (j < FI && i < n) t[j] = W[i < nw ? row_at(stage, l, u, i / n8) + i % n8 : gat + i - nw];
     }
     [[unroll]] for (uint j = 0; j < 8; j++) {
       const uint i = i0 + j * BLOCK_SIZE;
-      if (j < FI && i < n) ws[i] = t[j];
+      if (j < FI && i < n) {
+        if (i < nw) ws[i] = t[j];
+        else gs4[i - nw] = uintBitsToFloat(t[j]);
+      }
     }
   }
 }
+// The slice of stage |stage| (0..3: A..D; 4: E, the gain alone) of layer l.
 void prefetch(uint stage, uint l) {
-  if (stage == 0) fill(0, l, rows_a(), N8D);
-  else if (stage == 1) fill(1, l, gl_WorkGroupID.x < UNITS ? rows_b(gl_WorkGroupID.x) : 0, N8H);
-  else if (stage == 2) fill(2, l, rows_c(), N8D);
-  else fill(3, l, rows_d(), N8F);
+  const uint at = l * LAYER_STRIDE;
+  if (stage == 0) fill(0, l, rows_a(), N8D, at + OFF_ANORM);
+  else if (stage == 1)
+    fill(1, l, gl_WorkGroupID.x < UNITS ? rows_b(gl_WorkGroupID.x) : 0, N8H, NO_GAIN);
+  else if (stage == 2) fill(2, l, rows_c(), N8D, at + OFF_MNORM);
+  else if (stage == 3) fill(3, l, rows_d(), N8F, NO_GAIN);
+  else fill(0, l, 0, 1, NORM_AT);
 }
 
 // The cluster width for rows of |n8| uvec4: LANES, halved while wider than the row.
@@ -266,13 +291,22 @@ void products(uint stage, uint l, uint u, uint rows, uint n8) {
   barrier();
 }
 
-// vs = RMSNorm(v) with the gain at |gat|; v already in vs[0, DIM).
+// vs = RMSNorm(v) with the gain at |gat| (with AHEAD: in gs4, filled
+// before the stage); v already in vs[0, DIM).
 void normalise(uint gat) {
   float ss = 0.0;
   for (uint c = TID; c < DIM; c += BLOCK_SIZE) ss += vs[c] * vs[c];
   const float scale = inversesqrt(block_sum(ss) / float(DIM) + EPS);
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] *= scale * gain(gat, c);
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE)
+    vs[c] *= scale * (AHEAD != 0 ? gs4[c / 4][c % 4] : gain(gat, c));
   barrier();
+}
+
+// RoPE's (cos, sin) for stage-A pair |j| at |pos|, from the host's table.
+vec2 rope_cs(uint pos, uint j) {
+  const uint e = pos * HALF + j % HALF;
+  const uvec4 cs4 = W[ROPE_AT + e / 2];
+  return (e % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
 }
 
 void stage_a(uint l, uint pos, uint tok) {
@@ -301,10 +335,8 @@ void stage_a(uint l, uint pos, uint tok) {
     const uint j = gl_WorkGroupID.x * PER_A + k;
     const uint head = j / HALF, d = j % HALF;
     float a0 = res[2 * k], a1 = res[2 * k + 1];
-    if (head < HEADS + KV_HEADS) {  // rotate-half RoPE, (cos, sin) from the host's table
-      const uint e = pos * HALF + d;
-      const uvec4 cs4 = W[ROPE_AT + e / 2];
-      const vec2 r = (e % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
+    if (head < HEADS + KV_HEADS) {  // rotate-half RoPE
+      const vec2 r = AHEAD != 0 ? rope_s[k] : rope_cs(pos, j);
       const float b0 = a0 * r.x - a1 * r.y, b1 = a1 * r.x + a0 * r.y;
       a0 = b0;
       a1 = b1;
@@ -397,12 +429,16 @@ void stage_c(uint l) {
 }
 
 void stage_d(uint l) {
+  const uint rows = rows_d(), r0 = gl_WorkGroupID.x * PER_D;
+  // AHEAD: the residual of this invocation's first row, loaded beside h and
+  // used after the products
+  float xb0 = 0.0;
+  if (AHEAD != 0 && TID < rows) xb0 = act[XB + r0 + TID];
   for (uint c = TID; c < FFN; c += BLOCK_SIZE) vs[c] = act[HB + c];
   barrier();
-  const uint rows = rows_d();
   products(3, l, 0, rows, N8F);
-  const uint r0 = gl_WorkGroupID.x * PER_D;
-  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[XA + r0 + k] = act[XB + r0 + k] + res[k];
+  for (uint k = TID; k < rows; k += BLOCK_SIZE)
+    act[XA + r0 + k] = (AHEAD != 0 && k == TID ? xb0 : act[XB + r0 + k]) + res[k];
 }
 
 // The best (largest value, then lowest index) over the workgroup, to every
@@ -474,6 +510,11 @@ void main() {
   const uint pos = min(params.pos, MAX_SEQ - 1);
   const uint tok = min(tokens[pos], VOCAB - 1);
   uint target = 0;
+  if (AHEAD != 0)  // the same (cos, sin) in every layer: once a step
+    for (uint k = TID; k < PER_A; k += BLOCK_SIZE) {
+      const uint j = gl_WorkGroupID.x * PER_A + k;
+      if (j < PAIRS && j / HALF < HEADS + KV_HEADS) rope_s[k] = rope_cs(pos, j);
+    }
   prefetch(0, 0);
   barrier();
   for (uint l = 0; l < LAYERS; l++) {
@@ -492,7 +533,7 @@ void main() {
     if (!wait_all(target += GROUPS)) return;
     if ((SKIP & 8u) == 0) stage_d(l);
     arrive();
-    if (l + 1 < LAYERS) prefetch(0, l + 1);
+    prefetch(l + 1 < LAYERS ? 0 : 4, l + 1);
     if (!wait_all(target += GROUPS)) return;
   }
   if ((SKIP & 16u) == 0) stage_e();
