@@ -15,37 +15,15 @@
 #   source .device/on-device.sh && bench/llama/dev-persistent.sh
 # Logs go to $OUT/dev-persistent.tgz (the device tool brings it back).
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-py=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$py" ] || py=python3
-final=${OUT:-/tmp/dev-persistent-out}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out=$(mktemp -d /tmp/dev-persistent.XXXXXX)
-model=/tmp/llama-smol135-random
 build=${BUILD:-/tmp/build-llama-dev}
-prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
-mkdir -p "$final"
-pack() { rm -f "$out/tandem-logits.f32"; tar czf "$final/dev-persistent.tgz" -C "$out" .; }
-trap pack EXIT
-trap 'exit 124' TERM
-step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
-{
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  echo "commit: ${COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
-  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -3
-} 2>&1 | tee "$out/env.txt"
+pack_at_exit "$out" "${OUT:-/tmp/dev-persistent-out}/dev-persistent.tgz"
+machine_lines 2>&1 | tee "$out/env.txt"
 step build
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
-  > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-cmake --build "$build" -j16 --target tandem_example_llama > "$out/build.log" 2>&1 ||
-  { grep -E "error" "$out/build.log" | head -30; exit 1; }
+build_llama "$root" "$build" "$out/tandem"
 llama=$build/examples/llama/tandem_example_llama
-if [ -n "${OLD:-}" ]; then
-  cmake -S "$OLD" -B "$build-old" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
-    > "$out/configure-old.log" 2>&1 || { tail -30 "$out/configure-old.log"; exit 1; }
-  cmake --build "$build-old" -j16 --target tandem_example_llama > "$out/build-old.log" 2>&1 ||
-    { grep -E "error" "$out/build-old.log" | head -30; exit 1; }
-fi
+[ -z "${OLD:-}" ] || build_llama "$OLD" "$build-old" "$out/old"
 old=$build-old/examples/llama/tandem_example_llama
 step "make the model"
 [ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||
@@ -73,23 +51,23 @@ if [ -n "${OLD:-}" ]; then
   "$old" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile \
     2>&1 | tee "$out/profile-old.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
 fi
+# time_runs BIN WHAT OPTIONS...: a timing run of BIN (no timestamps) for each
+# non-empty option string, logs numbered on from $i
+time_runs() {
+  local bin=$1 what=$2 v
+  shift 2
+  for v in "$@"; do
+    [ -n "$v" ] || continue
+    i=$((i + 1))
+    step "round $r: timing$what $v"
+    "$bin" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+      2>&1 | tee "$out/timing-$i.txt" | grep -E "speed|tokens:" || rc=1
+  done
+}
 IFS=';' read -r -a variants <<< "${VARIANTS-}"
 IFS=';' read -r -a ovariants <<< "${OLD_VARIANTS-}"
 for r in $(seq "${ROUNDS:-1}"); do
-  for v in "${variants[@]}"; do
-    [ -n "$v" ] || continue
-    i=$((i + 1))
-    step "round $r: timing $v"
-    "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
-      2>&1 | tee "$out/timing-$i.txt" | grep -E "speed|tokens:" || rc=1
-  done
-  [ -n "${OLD:-}" ] || continue
-  for v in "${ovariants[@]}"; do
-    [ -n "$v" ] || continue
-    i=$((i + 1))
-    step "round $r: timing, the OLD tree: $v"
-    "$old" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
-      2>&1 | tee "$out/timing-$i.txt" | grep -E "speed|tokens:" || rc=1
-  done
+  time_runs "$llama" "" "${variants[@]}"
+  [ -z "${OLD:-}" ] || time_runs "$old" ", the OLD tree:" "${ovariants[@]}"
 done
 exit $rc

@@ -27,27 +27,14 @@
 # Everything lands in $OUT/llama-h200.tgz (the logits file left out: 14 MB of
 # random floats), llama.cpp's results in its llamacpp/ folder.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-py=${PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$py" ] || py=python3
-final=${OUT:-/tmp/llama-h200-out}
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 run=$(mktemp -d /tmp/llama-h200.XXXXXX)
-model=/tmp/llama-smol135-random
 build=${BUILD:-/tmp/build-llama-h200}
-prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
-mkdir -p "$final"
-pack() { rm -f "$run/tandem-logits.f32"; tar czf "$final/llama-h200.tgz" -C "$run" .; }
-trap pack EXIT
-trap 'exit 124' TERM
+pack_at_exit "$run" "${OUT:-/tmp/llama-h200-out}/llama-h200.tgz"
 export PYTHONUNBUFFERED=1
-step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
 {
-  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  machine_lines
   echo "command: bench/llama/run-h200.sh $*"
-  echo "commit: ${COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
-  echo "host: $(uname -srm)"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
-  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -3
   "$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
 } 2>&1 | tee "$run/env.txt"
 
@@ -72,10 +59,7 @@ if [ -n "${LLAMACPP:-}" ]; then
 fi
 
 step build
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
-  > "$run/configure.log" 2>&1 || { tail -30 "$run/configure.log"; exit 1; }
-cmake --build "$build" -j16 --target tandem_example_llama > "$run/build.log" 2>&1 ||
-  { grep -E "error" "$run/build.log" | head -30; exit 1; }
+build_llama "$root" "$build" "$run/tandem"
 llama=$build/examples/llama/tandem_example_llama
 
 step make the model

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: MIT
+# common.sh — what bench/llama's device scripts (run-h200.sh,
+# dev-persistent.sh) share; they source it after `set -uo pipefail`. It sets
+# root (the tree), py (a Python with torch where the device machine has
+# one), model and prompt (SmolLM-135M's shape with random weights, and
+# llama_h200.py's PROMPT: the scripts and the Python side must agree), and
+# defines:
+#   step TEXT...             a heading with the time
+#   machine_lines            date, commit (COMMIT, else the tree's git HEAD:
+#                            on the device copy that HEAD can be stale, so a
+#                            caller that knows the commit passes COMMIT),
+#                            host, GPU and Vulkan driver
+#   build_llama SRC BUILD LOGPREFIX
+#                            builds examples/llama from SRC into BUILD (logs
+#                            LOGPREFIX-configure.log and -build.log), or exits
+#   pack_at_exit DIR TGZ     packs DIR into TGZ when the script ends (the
+#                            logits file left out: 14 MB of random floats);
+#                            SIGTERM (the device tool's limit) ends it too
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+py=${PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$py" ] || py=python3
+model=/tmp/llama-smol135-random
+prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
+
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+
+machine_lines() {
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "commit: ${COMMIT:-$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)}"
+  echo "host: $(uname -srm)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | sed 's/^/gpu: /'
+  vulkaninfo --summary 2>/dev/null | grep -E "deviceName|driverInfo|apiVersion" | head -3
+}
+
+build_llama() {
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release -DTANDEM_BUILD_TESTS=OFF \
+    > "$3-configure.log" 2>&1 || { tail -30 "$3-configure.log"; exit 1; }
+  cmake --build "$2" -j16 --target tandem_example_llama > "$3-build.log" 2>&1 ||
+    { grep -E "error" "$3-build.log" | head -30; exit 1; }
+}
+
+pack_at_exit() {
+  mkdir -p "$(dirname "$2")"
+  trap "rm -f '$1/tandem-logits.f32'; tar czf '$2' -C '$1' ." EXIT
+  trap 'exit 124' TERM
+}
