@@ -168,7 +168,7 @@ static void usage(FILE *f) {
              "  --engine E         nodes | persistent: nodes (default): a dispatch per kernel,\n"
              "                     153 for SmolLM-135M; persistent: the whole step as one\n"
              "                     dispatch whose workgroups meet at grid barriers\n"
-             "                     (kernels/decoder.glsl; needs vulkanMemoryModel)\n"
+             "                     (kernels/decoder.glsl; needs subgroup shuffles)\n"
              "  --groups N         the persistent step's workgroups, all resident at once\n"
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
