@@ -683,9 +683,11 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * rows a lane cluster streams at once (--profile times the alternatives). */
 #define DEC_FILL_INFLIGHT 8
 #define DEC_HEAD_ROWS 4
-/* decoder.glsl's AHEAD: the gains, RoPE's table and stage D's residual
- * loaded ahead of the stages that use them (0: where they are used). */
-#define DEC_AHEAD 1
+/* decoder.glsl's AHEAD bits: 1 the gains, RoPE's table and stage D's
+ * residual loaded ahead of the stages that use them; 2 the gathers (stage
+ * C's sum, the attention's q and first value rows) in one wave; 4 the weight
+ * slice of two stages on touched into L2. 0: each load where it is used. */
+#define DEC_AHEAD 7
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
@@ -1423,7 +1425,12 @@ typedef struct variant {
 
 static const variant_t profile_variants[] = {
     {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"gains, RoPE, residual loaded where used", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0},
+    {"gains, RoPE, residual loaded where used", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS,
+     DEC_AHEAD & ~1u},
+    {"gathers load by load", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~2u},
+    {"no slice touched into L2 ahead", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~4u},
+    {"only gains, RoPE, residual ahead (AHEAD 1)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 1},
+    {"every load where it is used (AHEAD 0)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0},
     {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS, DEC_AHEAD},
     {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1, DEC_AHEAD},
     {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8, DEC_AHEAD},
