@@ -689,11 +689,21 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * slice of two stages on touched into L2. 0: each load where it is used. */
 #define DEC_AHEAD 7
 
+/* One build of the persistent step's kernel: decoder.glsl's SKIP,
+ * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
+ * 0: the subgroup size, at most 32). --profile times several. */
+typedef struct variant {
+  const char *name;
+  uint32_t skip, fill_inflight, head_rows, ahead, lanes;
+} variant_t;
+
+static const variant_t dec_default = {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD,
+                                      0};
+
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
  * whether the slices fit in shared memory, and loads the kernel. */
-static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_inflight,
-                                     uint32_t head_rows, uint32_t ahead) {
+static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim, HD = c->head_dim;
   const uint32_t sg = g->info.subgroup_size, G = g->groups, B = g->dec_block;
@@ -710,6 +720,9 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
         B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
   if (G > g->info.max_workgroups[0])
     die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
+  uint32_t lanes = v->lanes ? v->lanes : 32;
+  if (lanes > sg) lanes = sg;
+  if (lanes & (lanes - 1)) die("--engine persistent: %u lanes a row is not a power of two", lanes);
   /* Debian 12's lavapipe (Mesa 22.3.6) miscompiles the barrier's polls once
    * workgroups wait on each other: a poll returned false without taking its
    * only branch that does so, and the steps gave wrong logits
@@ -757,7 +770,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
 #define U16(x) ((uint32_t)((x) / 16))
   const tandem_spec_constant_t s[] = {
       spec_u32(1, G),
-      spec_u32(2, sg < 32 ? sg : 32),
+      spec_u32(2, lanes),
       spec_u32(3, c->layers),
       spec_u32(4, (uint32_t)D),
       spec_u32(5, c->heads),
@@ -773,9 +786,9 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
       spec_u32(15, g->dec_wcap),
       /* polls before a barrier gives up: seconds on either kind of device */
       spec_u32(16, g->info.is_cpu ? 1u << 30 : 1u << 24),
-      spec_u32(17, skip),
-      spec_u32(18, fill_inflight),
-      spec_u32(19, head_rows),
+      spec_u32(17, v->skip),
+      spec_u32(18, v->fill_inflight),
+      spec_u32(19, v->head_rows),
       spec_u32(20, U16(stride)),
       spec_u32(21, U16(a0->qkv)),
       spec_u32(22, U16(a0->o)),
@@ -788,7 +801,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, uint32_t skip, uint32_t fill_infl
       spec_u32(29, U16(g->head_at)),
       spec_u32(30, U16(g->norm_at)),
       spec_u32(31, U16(g->rope_at)),
-      spec_u32(32, ahead),
+      spec_u32(32, v->ahead),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1418,30 +1431,27 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * of each is printed. The left-out variants compute nothing valid: this runs
  * after the checked generations, and the barrier's words are checked after
  * it (a variant whose barrier gave up would time as fast, not as right). */
-typedef struct variant {
-  const char *name;
-  uint32_t skip, fill_inflight, head_rows, ahead;
-} variant_t;
-
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
     {"gains, RoPE, residual loaded where used", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS,
-     DEC_AHEAD & ~1u},
-    {"gathers load by load", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~2u},
-    {"no slice touched into L2 ahead", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~4u},
-    {"only gains, RoPE, residual ahead (AHEAD 1)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 1},
-    {"every load where it is used (AHEAD 0)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0},
-    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1, DEC_AHEAD},
-    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8, DEC_AHEAD},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
-    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD},
+     DEC_AHEAD & ~1u, 0},
+    {"gathers load by load", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~2u, 0},
+    {"no slice touched into L2 ahead", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~4u, 0},
+    {"only gains, RoPE, residual ahead (AHEAD 1)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 1, 0},
+    {"every load where it is used (AHEAD 0)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0, 0},
+    {"with 16 lanes a weight row", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 16},
+    {"with 8 lanes a weight row", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 8},
+    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1, DEC_AHEAD, 0},
+    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8, DEC_AHEAD, 0},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
 };
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
 
@@ -1452,7 +1462,7 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   const uint32_t keep_nodes = g->node_count;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
     const variant_t *v = &profile_variants[i];
-    kern[i] = make_decoder(g, v->skip, v->fill_inflight, v->head_rows, v->ahead);
+    kern[i] = make_decoder(g, v);
     g->k_decoder = kern[i];
     exec[i] = make_step(g, K_STEP);
   }
@@ -1766,7 +1776,7 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    g.k_decoder = make_decoder(&g, 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD);
+    g.k_decoder = make_decoder(&g, &dec_default);
     printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
            "weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
