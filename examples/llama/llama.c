@@ -686,19 +686,25 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /* decoder.glsl's AHEAD bits: 1 the gains, RoPE's table and stage D's
  * residual loaded ahead of the stages that use them; 2 the gathers (stage
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
- * slice of two stages on touched into L2. 0: each load where it is used. */
-#define DEC_AHEAD 7
+ * slice of two stages on touched into L2; 8 the fill's first wave in flight
+ * while the barrier is polled. 0: each load where it is used. */
+#define DEC_AHEAD 15
 
 /* One build of the persistent step's kernel: decoder.glsl's SKIP,
  * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
  * 0: the subgroup size, at most 32). --profile times several. */
 typedef struct variant {
   const char *name;
-  uint32_t skip, fill_inflight, head_rows, ahead, lanes;
+  uint32_t skip, fill_inflight, head_rows, ahead;
+  uint32_t lanes[5]; /* invocations a weight row in stages A..E (0: the default) */
 } variant_t;
 
+/* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
+ * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead) */
+#define DEC_LANES {8, 8, 8, 8, 8}
+
 static const variant_t dec_default = {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD,
-                                      0};
+                                      DEC_LANES};
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
@@ -720,9 +726,19 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
         B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
   if (G > g->info.max_workgroups[0])
     die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
-  uint32_t lanes = v->lanes ? v->lanes : 32;
-  if (lanes > sg) lanes = sg;
-  if (lanes & (lanes - 1)) die("--engine persistent: %u lanes a row is not a power of two", lanes);
+  /* LANES: at most the subgroup and 32; LANE_LOG: stage s's count in bits
+   * 4s..4s+3 as log2 + 1 (decoder.glsl caps each at LANES) */
+  const uint32_t lanes = sg < 32 ? sg : 32;
+  uint32_t lane_log = 0;
+  for (uint32_t s = 0; s < 5; s++) {
+    const uint32_t n = v->lanes[s];
+    if (!n) continue;
+    if (n & (n - 1) || n > 32)
+      die("--engine persistent: %u invocations a weight row: a power of two up to 32", n);
+    uint32_t lg = 0;
+    while ((1u << lg) < n) lg++;
+    lane_log |= (lg + 1) << (4 * s);
+  }
   /* Debian 12's lavapipe (Mesa 22.3.6) miscompiles the barrier's polls once
    * workgroups wait on each other: a poll returned false without taking its
    * only branch that does so, and the steps gave wrong logits
@@ -802,6 +818,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(30, U16(g->norm_at)),
       spec_u32(31, U16(g->rope_at)),
       spec_u32(32, v->ahead),
+      spec_u32(33, lane_log),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1431,28 +1448,43 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * of each is printed. The left-out variants compute nothing valid: this runs
  * after the checked generations, and the barrier's words are checked after
  * it (a variant whose barrier gave up would time as fast, not as right). */
+#define DEC_FI DEC_FILL_INFLIGHT
+#define DEC_HR DEC_HEAD_ROWS
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"gains, RoPE, residual loaded where used", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS,
-     DEC_AHEAD & ~1u, 0},
-    {"gathers load by load", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~2u, 0},
-    {"no slice touched into L2 ahead", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD & ~4u, 0},
-    {"only gains, RoPE, residual ahead (AHEAD 1)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 1, 0},
-    {"every load where it is used (AHEAD 0)", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, 0, 0},
-    {"with 16 lanes a weight row", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 16},
-    {"with 8 lanes a weight row", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 8},
-    {"with 1 fill load in flight", 0, 1, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"with 1 LM-head row a cluster", 0, DEC_FILL_INFLIGHT, 1, DEC_AHEAD, 0},
-    {"with 8 LM-head rows a cluster", 0, DEC_FILL_INFLIGHT, 8, DEC_AHEAD, 0},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without stage B (attention, o_proj)", 2, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without stage C (norm, gate/up)", 4, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without stage D (down)", 8, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without stage E (LM head, argmax)", 16, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without the weight fills", 32, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"without stages A-D", 15, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
-    {"barriers only", 63, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD, 0},
+    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, DEC_LANES},
+    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, DEC_LANES},
+    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, DEC_LANES},
+    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, DEC_LANES},
+    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, DEC_LANES},
+    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, DEC_LANES},
+    /* invocations a weight row: 8 in every stage, then one stage changed */
+    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}},
+    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}},
+    {"lanes A..E  4  4  4  4  4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 4, 4}},
+    {"lanes A..E 32  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 8, 8, 8, 8}},
+    {"lanes A..E  8  4  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 8, 8}},
+    {"lanes A..E  8  8  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 4, 8, 8}},
+    {"lanes A..E  8  8 16  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 16, 8, 8}},
+    {"lanes A..E  8  8  8 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 32, 8}},
+    {"lanes A..E  8  8  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}},
+    {"lanes A..E  8  8  8  8 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 32}},
+    {"lanes A..E  8  8  8  8  4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 4}},
+    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, DEC_LANES},
+    {"with 8 LM-head rows a cluster", 0, DEC_FI, 8, DEC_AHEAD, DEC_LANES},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
 };
+#undef DEC_FI
+#undef DEC_HR
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
 
 static void run_profile(gpu_t *g, uint32_t rounds) {

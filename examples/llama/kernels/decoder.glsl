@@ -74,7 +74,8 @@ layout(constant_id = 14) const uint SMEM_W = 0;     // weights through shared me
 layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
 layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
 // llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E,
-// bit 5: the weight fills), so that the time without them shows their cost.
+// bit 5: the weight fills), so that the time without them shows their cost;
+// bit 6: the fills read one 4 KB block (L2 hits), not the slices.
 // Any bit set makes the step's results meaningless; the host never checks
 // or keeps them.
 layout(constant_id = 17) const uint SKIP = 0;
@@ -105,7 +106,13 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //      sum, the attention's q loaded once into registers and its first
 //      VPRE value rows per invocation beside the keys
 //   4  the weight slice of two stages on touched into L2 (touch())
-layout(constant_id = 32) const uint AHEAD = 7;
+//   8  the fill's first wave in flight while the barrier is polled (fill_end())
+layout(constant_id = 32) const uint AHEAD = 15;
+// Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
+// keeps LANES, v > 0 means 2^(v-1), capped at LANES. Few rows a workgroup
+// (A, D) want wide clusters, many short rows (B, C) narrow ones: enough
+// rows at once to keep every invocation busy, fewer shuffle steps a pass.
+layout(constant_id = 33) const uint LANE_LOG = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -162,8 +169,9 @@ float dot8(uvec4 w, uint c8) {
 // ---- the grid barrier ----------------------------------------------------
 // arrive(): every invocation's writes so far are ordered before one atomic
 // add per workgroup. wait_all(): one invocation polls until GROUPS * n
-// arrivals, bounded by SPIN_LIMIT; the memory and workgroup barriers after
-// it order every invocation's later loads after the poll.
+// arrivals, bounded by SPIN_LIMIT, then every invocation ends the fill under
+// way; the memory and workgroup barriers after it order every invocation's
+// later loads after the poll, and publish the fill.
 void arrive() {
   memoryBarrierBuffer();
   memoryBarrierShared();
@@ -172,6 +180,8 @@ void arrive() {
     atomicAdd(sync.count, 1u);
   }
 }
+
+void fill_end();
 
 bool wait_all(uint target) {
   if (TID == 0) {
@@ -186,6 +196,7 @@ bool wait_all(uint target) {
     if (fail) atomicOr(sync.error, 1u);
     s_fail = fail;
   }
+  fill_end();  // the fill under way (AHEAD bit 3: its first wave was in flight during the poll)
   memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
@@ -236,30 +247,63 @@ uint row_at(uint stage, uint l, uint u, uint k) {
 
 const uint NO_GAIN = 0xFFFFFFFFu;
 
-// Loads |rows| rows of |n8| uvec4 into ws, row k from the stage's row map,
-// and with AHEAD the gain at |gat| (unless NO_GAIN) into gs4, as elements
-// after the rows. FILL_INFLIGHT loads are issued before the first is stored:
-// the stream is latency-bound otherwise (one HBM round trip per element an
-// invocation). The gain is loaded even when SKIP leaves the weights out, so
-// that variant's norms still read a gain.
-void fill(uint stage, uint l, uint rows, uint n8, uint gat) {
-  const uint nw = SMEM_W == 0 || (SKIP & 32u) != 0 ? 0 : rows * n8;
-  const uint n = nw + ((AHEAD & 1u) != 0 && gat != NO_GAIN ? DIM / 4 : 0), u = gl_WorkGroupID.x;
-  const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
-  for (uint i0 = TID; i0 < n; i0 += FI * BLOCK_SIZE) {
+// The fill: |rows| rows of |n8| uvec4 into ws, row k from the stage's row
+// map, and with AHEAD bit 0 the gain at |gat| (unless NO_GAIN) into gs4, as
+// elements after the rows. fill_begin() issues the first FILL_INFLIGHT
+// loads an invocation into registers (ft); fill_end() stores them and
+// streams the rest, FILL_INFLIGHT loads in flight before the first store
+// (the stream is latency-bound otherwise). With AHEAD bit 3, wait_all()
+// calls fill_end() after its poll, so the poll runs while the first wave is
+// in flight; without it, fill_begin() ends the fill itself, and the
+// invocation that polls starts only once its loads have landed. The gain is
+// loaded even when SKIP leaves the weights out, so that variant's norms
+// still read a gain. Every invocation calls both.
+const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
+uint f_stage, f_l, f_n8, f_gat, f_nw, f_n;  // the fill under way
+uvec4 ft[8];                                // its first wave
+
+uvec4 fill_load(uint i) {  // element i (SKIP bit 6: rows from one 4 KB block, in L2)
+  return W[i >= f_nw ? f_gat + i - f_nw
+           : (SKIP & 64u) != 0 ? i % 256
+                               : row_at(f_stage, f_l, gl_WorkGroupID.x, i / f_n8) + i % f_n8];
+}
+
+void fill_put(uint i, uvec4 t) {
+  if (i < f_nw) ws[i] = t;
+  else gs4[i - f_nw] = uintBitsToFloat(t);
+}
+
+void fill_end() {
+  [[unroll]] for (uint j = 0; j < 8; j++) {
+    const uint i = TID + j * BLOCK_SIZE;
+    if (j < FI && i < f_n) fill_put(i, ft[j]);
+  }
+  for (uint i0 = TID + FI * BLOCK_SIZE; i0 < f_n; i0 += FI * BLOCK_SIZE) {
     uvec4 t[8];
     [[unroll]] for (uint j = 0; j < 8; j++) {
       const uint i = i0 + j * BLOCK_SIZE;
-      if (j < FI && i < n) t[j] = W[i < nw ? row_at(stage, l, u, i / n8) + i % n8 : gat + i - nw];
+      if (j < FI && i < f_n) t[j] = fill_load(i);
     }
     [[unroll]] for (uint j = 0; j < 8; j++) {
       const uint i = i0 + j * BLOCK_SIZE;
-      if (j < FI && i < n) {
-        if (i < nw) ws[i] = t[j];
-        else gs4[i - nw] = uintBitsToFloat(t[j]);
-      }
+      if (j < FI && i < f_n) fill_put(i, t[j]);
     }
   }
+  f_n = 0;  // done: a second call stores nothing
+}
+
+void fill_begin(uint stage, uint l, uint rows, uint n8, uint gat) {
+  f_stage = stage;
+  f_l = l;
+  f_n8 = n8;
+  f_gat = gat;
+  f_nw = SMEM_W == 0 || (SKIP & 32u) != 0 ? 0 : rows * n8;
+  f_n = f_nw + ((AHEAD & 1u) != 0 && gat != NO_GAIN ? DIM / 4 : 0);
+  [[unroll]] for (uint j = 0; j < 8; j++) {
+    const uint i = TID + j * BLOCK_SIZE;
+    if (j < FI && i < f_n) ft[j] = fill_load(i);
+  }
+  if ((AHEAD & 8u) == 0) fill_end();
 }
 // This workgroup's slice of stage |stage| (0..3: A..D; 4: E, none): its
 // rows and their length in uvec4.
@@ -278,8 +322,8 @@ void prefetch(uint stage, uint l) {
   const uint at = l * LAYER_STRIDE;
   uint rows, n8;
   slice(stage, rows, n8);
-  fill(stage < 4 ? stage : 0, l, rows, n8,
-       stage == 0 ? at + OFF_ANORM : stage == 2 ? at + OFF_MNORM : stage == 4 ? NORM_AT : NO_GAIN);
+  fill_begin(stage < 4 ? stage : 0, l, rows, n8,
+             stage == 0 ? at + OFF_ANORM : stage == 2 ? at + OFF_MNORM : stage == 4 ? NORM_AT : NO_GAIN);
 }
 
 // ---- the slice two stages on, into L2 (AHEAD bit 2) ---------------------
@@ -314,9 +358,11 @@ void consume() {
   }
 }
 
-// The cluster width for rows of |n8| uvec4: LANES, halved while wider than the row.
-uint lanes_for(uint n8) {
-  uint n = LANES;
+// The cluster width for stage |stage|'s rows of |n8| uvec4: LANE_LOG's (or
+// LANES), halved while wider than the row.
+uint lanes_for(uint stage, uint n8) {
+  const uint v = (LANE_LOG >> (4 * stage)) & 15u;
+  uint n = v == 0 ? LANES : min(1u << (v - 1), LANES);
   while (n > n8) n /= 2;
   return n;
 }
@@ -324,7 +370,7 @@ uint lanes_for(uint n8) {
 // res[k] = row k · vs for |rows| rows of |n8| uvec4 (ws, or the weight buffer
 // through the stage's row map). All invocations call it.
 void products(uint stage, uint l, uint u, uint rows, uint n8) {
-  const uint lanes = lanes_for(n8), per_pass = BLOCK_SIZE / lanes;
+  const uint lanes = lanes_for(stage, n8), per_pass = BLOCK_SIZE / lanes;
   const uint lane = TID % lanes;
   for (uint k0 = 0; k0 < rows; k0 += per_pass) {
     const uint k = k0 + TID / lanes;
@@ -576,7 +622,7 @@ void stage_e() {
   for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
   barrier();
   normalise(NORM_AT);
-  const uint lanes = lanes_for(N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
+  const uint lanes = lanes_for(4, N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
   const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
   const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
   float bv = NEG_HUGE;
@@ -627,6 +673,7 @@ void main() {
   [[unroll]] for (uint j = 0; j < PF_N; j++) pfv[j] = 0;
   prefetch(0, 0);
   touch(1, 0);
+  fill_end();
   barrier();
   // Between stages: arrive, fold the touched words in, fill the next stage's
   // slice (from L2, touched a stage ago), touch the one after it, wait.
