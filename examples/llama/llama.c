@@ -682,7 +682,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * invocation issues before storing the first into shared memory, LM-head
  * rows a lane cluster streams at once (--profile times the alternatives). */
 #define DEC_FILL_INFLIGHT 8
-#define DEC_HEAD_ROWS 4
+#define DEC_HEAD_ROWS 8
 /* decoder.glsl's AHEAD bits: 1 the gains, RoPE's table and stage D's
  * residual loaded ahead of the stages that use them; 2 the gathers (stage
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
@@ -700,8 +700,10 @@ typedef struct variant {
 } variant_t;
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
- * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead) */
-#define DEC_LANES {8, 8, 8, 8, 8}
+ * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
+ * from 8 each, on the H200, B at 4 took 22.5 us off, C at 4 4.1 and D at 16
+ * 5.8 (bench/results/2026-12-06-h200-persistent-lanes) */
+#define DEC_LANES {8, 4, 4, 16, 8}
 
 static const variant_t dec_default = {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD,
                                       DEC_LANES};
@@ -1472,7 +1474,7 @@ static const variant_t profile_variants[] = {
     {"lanes A..E  8  8  8  8  4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 4}},
     {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, DEC_LANES},
     {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, DEC_LANES},
-    {"with 8 LM-head rows a cluster", 0, DEC_FI, 8, DEC_AHEAD, DEC_LANES},
+    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, DEC_LANES},
     {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
     {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
     {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
