@@ -697,6 +697,7 @@ typedef struct variant {
   const char *name;
   uint32_t skip, fill_inflight, head_rows, ahead;
   uint32_t lanes[5]; /* invocations a weight row in stages A..E (0: the default) */
+  uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
 } variant_t;
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
@@ -706,7 +707,7 @@ typedef struct variant {
 #define DEC_LANES {8, 4, 4, 16, 8}
 
 static const variant_t dec_default = {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD,
-                                      DEC_LANES};
+                                      DEC_LANES, 1};
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
@@ -821,6 +822,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(31, U16(g->rope_at)),
       spec_u32(32, v->ahead),
       spec_u32(33, lane_log),
+      spec_u32(34, v->att_subgroup),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1453,37 +1455,40 @@ static void run_bench(gpu_t *g, bench_t *b) {
 #define DEC_FI DEC_FILL_INFLIGHT
 #define DEC_HR DEC_HEAD_ROWS
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, DEC_LANES},
-    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, DEC_LANES},
-    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, DEC_LANES},
-    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, DEC_LANES},
-    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, DEC_LANES},
-    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, DEC_LANES},
-    /* invocations a weight row: 8 in every stage, then one stage changed */
-    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}},
-    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}},
-    {"lanes A..E  4  4  4  4  4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 4, 4}},
-    {"lanes A..E 32  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 8, 8, 8, 8}},
-    {"lanes A..E  8  4  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 8, 8}},
-    {"lanes A..E  8  8  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 4, 8, 8}},
-    {"lanes A..E  8  8 16  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 16, 8, 8}},
-    {"lanes A..E  8  8  8 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 32, 8}},
-    {"lanes A..E  8  8  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}},
-    {"lanes A..E  8  8  8  8 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 32}},
-    {"lanes A..E  8  8  8  8  4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 4}},
-    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, DEC_LANES},
-    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, DEC_LANES},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
-    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES},
+    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, DEC_LANES, 1},
+    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, DEC_LANES, 1},
+    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, DEC_LANES, 1},
+    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, DEC_LANES, 1},
+    {"touches landed before the barrier (AHEAD +16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, DEC_LANES,
+     1},
+    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 0},
+    {"lanes 8 each, 4 LM-head rows (6980f70)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0},
+    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, DEC_LANES, 1},
+    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, DEC_LANES, 1},
+    /* invocations a weight row (DEC_LANES 8 4 4 16 8): one stage changed */
+    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}, 1},
+    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}, 1},
+    {"lanes A..E 16  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1},
+    {"lanes A..E  4  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1},
+    {"lanes A..E  8  2  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1},
+    {"lanes A..E  8  4  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 16, 8}, 1},
+    {"lanes A..E  8  4  2 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1},
+    {"lanes A..E  8  4  4 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 32, 8}, 1},
+    {"lanes A..E  8  4  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 8, 8}, 1},
+    {"lanes A..E  8  4  4 16 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1},
+    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, DEC_LANES, 1},
+    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, DEC_LANES, 1},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
+    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
 };
 #undef DEC_FI
 #undef DEC_HR

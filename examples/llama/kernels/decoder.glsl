@@ -107,12 +107,19 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //      VPRE value rows per invocation beside the keys
 //   4  the weight slice of two stages on touched into L2 (touch())
 //   8  the fill's first wave in flight while the barrier is polled (fill_end())
+//  16  (--profile) the touched words folded in before the barrier they were
+//      touched at, not a stage later: every touch has reached L2 when the
+//      next stage starts, at the cost of waiting for it there
 layout(constant_id = 32) const uint AHEAD = 15;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
 // keeps LANES, v > 0 means 2^(v-1), capped at LANES. Few rows a workgroup
 // (A, D) want wide clusters, many short rows (B, C) narrow ones: enough
 // rows at once to keep every invocation busy, fewer shuffle steps a pass.
 layout(constant_id = 33) const uint LANE_LOG = 0;
+// 1: the attention's softmax per subgroup (each takes the maximum and sum
+// over all scores itself), four workgroup barriers fewer a unit than the
+// workgroup-wide max and sum (0).
+layout(constant_id = 34) const uint ATT_SUBGROUP = 1;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -273,7 +280,10 @@ void fill_put(uint i, uvec4 t) {
   else gs4[i - f_nw] = uintBitsToFloat(t);
 }
 
+void consume();
+
 void fill_end() {
+  if ((AHEAD & 16u) != 0) consume();
   [[unroll]] for (uint j = 0; j < 8; j++) {
     const uint i = TID + j * BLOCK_SIZE;
     if (j < FI && i < f_n) fill_put(i, ft[j]);
@@ -459,6 +469,10 @@ void stage_a(uint l, uint pos, uint tok) {
 // value rows an invocation loads beside the keys.
 const uint QREG = 8, VPRE = 4;
 
+// A key's softmax weight: exp(score - m) with ATT_SUBGROUP; otherwise ps
+// already holds the weight (m is 0 then) and is used as it is.
+float weight(float p, float m) { return ATT_SUBGROUP != 0 ? exp(p - m) : p; }
+
 // One unit of stage B: head u / OSPLIT's attention, then its W_o rows.
 void attention_unit(uint l, uint pos, uint u) {
   const uint h = u / OSPLIT, kvh = h / (HEADS / KV_HEADS);
@@ -503,35 +517,54 @@ void attention_unit(uint l, uint pos, uint u) {
     if (li == 0 && t < seq) ps[t] = a * SCALE;
   }
   barrier();
-  float m = NEG_HUGE;
-  for (uint t = TID; t < seq; t += BLOCK_SIZE) m = max(m, ps[t]);
-  m = block_max(m);
-  float sum = 0.0;
-  for (uint t = TID; t < seq; t += BLOCK_SIZE) {
-    const float e = exp(ps[t] - m);
-    ps[t] = e;
-    sum += e;
+  float m = NEG_HUGE, sum = 0.0;
+  if (ATT_SUBGROUP != 0) {
+    // every subgroup takes the maximum and the sum over all the scores
+    // itself, and the weights are exp(score - m) where they are used: ps is
+    // read only, so no workgroup barrier until the values are summed
+    for (uint t = gl_SubgroupInvocationID; t < seq; t += gl_SubgroupSize) m = max(m, ps[t]);
+    m = subgroupMax(m);
+    for (uint t = gl_SubgroupInvocationID; t < seq; t += gl_SubgroupSize) sum += exp(ps[t] - m);
+    sum = subgroupAdd(sum);
+  } else {
+    for (uint t = TID; t < seq; t += BLOCK_SIZE) m = max(m, ps[t]);
+    m = block_max(m);
+    for (uint t = TID; t < seq; t += BLOCK_SIZE) {
+      const float e = exp(ps[t] - m);
+      ps[t] = e;
+      sum += e;
+    }
+    sum = block_sum(sum);  // its barriers also publish ps
   }
-  sum = block_sum(sum);  // its barriers also publish ps
   vec4 acc = vec4(0.0);
   uint t1 = phase;
   if (early) {
     [[unroll]] for (uint j = 0; j < VPRE; j++) {
       const uint t = phase + j * phases;
-      if (t < seq) acc += ps[t] * vpre[j];
+      if (t < seq) acc += weight(ps[t], m) * vpre[j];
     }
     t1 += VPRE * phases;
   }
-  for (uint t = t1; t < seq; t += phases) acc += ps[t] * vc[base + t * (KVDIM / 4) + col];
+  for (uint t = t1; t < seq; t += phases) acc += weight(ps[t], m) * vc[base + t * (KVDIM / 4) + col];
   red4[TID] = acc;
   barrier();
-  if (TID < DV) {
-    vec4 o = vec4(0.0);
-    for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
-    att[TID] = o / sum;
+  if (ATT_SUBGROUP != 0) {
+    // the head's output straight into vs (its values 4 * TID .. + 3)
+    if (TID < DV) {
+      vec4 o = vec4(0.0);
+      for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
+      o /= sum;
+      [[unroll]] for (uint i = 0; i < 4; i++) vs[4 * TID + i] = o[i];
+    }
+  } else {
+    if (TID < DV) {
+      vec4 o = vec4(0.0);
+      for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
+      att[TID] = o / sum;
+    }
+    barrier();
+    for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vs[c] = att[c / 4][c % 4];
   }
-  barrier();
-  for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vs[c] = att[c / 4][c % 4];
   barrier();
   const uint rows = rows_b(u);
   products(1, l, u, rows, N8H);
