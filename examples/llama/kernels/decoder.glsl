@@ -24,10 +24,11 @@
 // stage's chain of dependent round trips is then its activations, its
 // stores and the barrier. The gathers go out in one wave (bit 1): stage C's
 // x and heads' parts, the attention's q and its first value rows beside the
-// keys. And the fill itself reads from L2 (bit 2): the slice a workgroup
-// fills two stages on is touched (one load per 32-byte sector) before the
-// wait, so HBM's latency and bandwidth are paid while a stage runs, not
-// between stages.
+// keys. And the slice a workgroup fills two stages on is touched (bit 2:
+// one load per 32-byte sector) before the wait, so that the fill could read
+// L2, not HBM: on the H200 it recovered only 7 of the 56 µs a fill from L2
+// would save (bench/NOTES.md, 2026-12-06), so most touches come too late
+// or do not last; what would make them land is the open question.
 //
 // Stages per layer (items split evenly over the workgroups; x the residual):
 //   A  RMSNorm(x) · W_qkv, row pairs (d, d + HEAD_DIM/2) of each head, RoPE
@@ -112,9 +113,10 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //      next stage starts, at the cost of waiting for it there
 layout(constant_id = 32) const uint AHEAD = 15;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
-// keeps LANES, v > 0 means 2^(v-1), capped at LANES. Few rows a workgroup
-// (A, D) want wide clusters, many short rows (B, C) narrow ones: enough
-// rows at once to keep every invocation busy, fewer shuffle steps a pass.
+// keeps LANES, v > 0 means 2^(v-1), capped at LANES. What was measured
+// (bench/NOTES.md, 2026-12-06): enough rows at once to keep every
+// invocation busy in one pass, then as few shuffle steps as that allows;
+// many short rows (B, C) want 4, D's five long rows 16.
 layout(constant_id = 33) const uint LANE_LOG = 0;
 // 1: the attention's softmax per subgroup (each takes the maximum and sum
 // over all scores itself), four workgroup barriers fewer a unit than the
