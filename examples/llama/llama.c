@@ -174,7 +174,7 @@ static void usage(FILE *f) {
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
-             "                     kernel with parts left out, on the GPU's timestamps\n"
+             "                     kernel (parts left out, loads, lanes), on GPU timestamps\n"
              "  --gpu N            Vulkan device index (default 0)\n"
              "  --no-timestamps    no GPU timestamps (no lane table)\n"
              "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
@@ -1444,10 +1444,11 @@ static void run_bench(gpu_t *g, bench_t *b) {
 }
 
 /* --profile (the persistent step): the step's GPU time beside variants of its
- * kernel: the earlier load loops (one weight load in flight per invocation,
- * one LM-head row per cluster) and the step with parts left out
- * (decoder.glsl's SKIP), whose difference to the step is what that part
- * costs on the critical path. Each variant is its own kernel and one-dispatch
+ * kernel: each of the AHEAD bits undone, other invocations a weight row by
+ * stage, the workgroup-wide softmax, the earlier load loops (one weight load
+ * in flight per invocation, other LM-head rows per cluster), and the step
+ * with parts left out (decoder.glsl's SKIP), whose difference to the step is
+ * what that part costs on the critical path. Each variant is its own kernel and one-dispatch
  * step; the variants are submitted in turn, |rounds| rounds, and the median
  * of each is printed. The left-out variants compute nothing valid: this runs
  * after the checked generations, and the barrier's words are checked after
