@@ -696,7 +696,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 typedef struct variant {
   const char *name;
   uint32_t skip, fill_inflight, head_rows, ahead;
-  uint32_t lanes[5]; /* invocations a weight row in stages A..E (0: the default) */
+  uint32_t lanes[5];     /* invocations a weight row in stages A..E (0: the default) */
   uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
 } variant_t;
 
@@ -704,10 +704,49 @@ typedef struct variant {
  * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
  * from 8 each, on the H200, B at 4 took 22.5 us off, C at 4 4.1 and D at 16
  * 5.8 (bench/results/2026-12-06-h200-persistent-lanes) */
-#define DEC_LANES {8, 4, 4, 16, 8}
+#define DEC_LANES 8, 4, 4, 16, 8
 
-static const variant_t dec_default = {"the step", 0, DEC_FILL_INFLIGHT, DEC_HEAD_ROWS, DEC_AHEAD,
-                                      DEC_LANES, 1};
+/* The variants --profile times (run_profile); the first is the step. */
+#define DEC_FI DEC_FILL_INFLIGHT
+#define DEC_HR DEC_HEAD_ROWS
+static const variant_t profile_variants[] = {
+    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, {DEC_LANES}, 1},
+    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1},
+    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, {DEC_LANES}, 1},
+    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, {DEC_LANES}, 1},
+    {"touches landed before the barrier (+16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, {DEC_LANES}, 1},
+    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0},
+    {"lanes 8 each, 4 LM-head rows (6980f70)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0},
+    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, {DEC_LANES}, 1},
+    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, {DEC_LANES}, 1},
+    /* invocations a weight row (DEC_LANES 8 4 4 16 8): one stage changed */
+    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}, 1},
+    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}, 1},
+    {"lanes A..E 16  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1},
+    {"lanes A..E  4  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1},
+    {"lanes A..E  8  2  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1},
+    {"lanes A..E  8  4  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 16, 8}, 1},
+    {"lanes A..E  8  4  2 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1},
+    {"lanes A..E  8  4  4 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 32, 8}, 1},
+    {"lanes A..E  8  4  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 8, 8}, 1},
+    {"lanes A..E  8  4  4 16 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1},
+    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, {DEC_LANES}, 1},
+    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+};
+#undef DEC_FI
+#undef DEC_HR
+static const variant_t *const dec_default = &profile_variants[0];
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
@@ -1453,46 +1492,6 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * of each is printed. The left-out variants compute nothing valid: this runs
  * after the checked generations, and the barrier's words are checked after
  * it (a variant whose barrier gave up would time as fast, not as right). */
-#define DEC_FI DEC_FILL_INFLIGHT
-#define DEC_HR DEC_HEAD_ROWS
-static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, DEC_LANES, 1},
-    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, DEC_LANES, 1},
-    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, DEC_LANES, 1},
-    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, DEC_LANES, 1},
-    {"touches landed before the barrier (AHEAD +16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, DEC_LANES,
-     1},
-    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 0},
-    {"lanes 8 each, 4 LM-head rows (6980f70)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0},
-    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, DEC_LANES, 1},
-    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, DEC_LANES, 1},
-    /* invocations a weight row (DEC_LANES 8 4 4 16 8): one stage changed */
-    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}, 1},
-    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}, 1},
-    {"lanes A..E 16  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1},
-    {"lanes A..E  4  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1},
-    {"lanes A..E  8  2  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1},
-    {"lanes A..E  8  4  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 16, 8}, 1},
-    {"lanes A..E  8  4  2 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1},
-    {"lanes A..E  8  4  4 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 32, 8}, 1},
-    {"lanes A..E  8  4  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 8, 8}, 1},
-    {"lanes A..E  8  4  4 16 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1},
-    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, DEC_LANES, 1},
-    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, DEC_LANES, 1},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, DEC_LANES, 1},
-};
-#undef DEC_FI
-#undef DEC_HR
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
 
 static void run_profile(gpu_t *g, uint32_t rounds) {
@@ -1816,7 +1815,7 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    g.k_decoder = make_decoder(&g, &dec_default);
+    g.k_decoder = make_decoder(&g, dec_default);
     printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
            "weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
