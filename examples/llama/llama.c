@@ -1487,9 +1487,9 @@ static void run_bench(gpu_t *g, bench_t *b) {
  * stage, the workgroup-wide softmax, the earlier load loops (one weight load
  * in flight per invocation, other LM-head rows per cluster), and the step
  * with parts left out (decoder.glsl's SKIP), whose difference to the step is
- * what that part costs on the critical path. Each variant is its own kernel and one-dispatch
- * step; the variants are submitted in turn, |rounds| rounds, and the median
- * of each is printed. The left-out variants compute nothing valid: this runs
+ * what that part costs on the critical path. Each variant is its own kernel
+ * and one-dispatch step; the variants are submitted in turn, |rounds|
+ * rounds, and the median of each is printed. The left-out variants compute nothing valid: this runs
  * after the checked generations, and the barrier's words are checked after
  * it (a variant whose barrier gave up would time as fast, not as right). */
 enum { PROFILE_VARIANTS = sizeof profile_variants / sizeof profile_variants[0] };
