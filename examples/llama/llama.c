@@ -801,8 +801,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (per_b > res) res = per_b;
   if (per_d > res) res = per_d;
   const uint64_t vec = F > D ? F : D;
-  /* ws, vs, res, ps, red4, att, gs4, rope_s, s_fail, s_best_i, common.glsl's red_f */
-  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * HD + 4 * D +
+  /* ws, vs, res, ps, red4, gs4, rope_s, s_fail, s_best_i, common.glsl's red_f */
+  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * D +
                          8 * per_a + 4 + 2 * 4 * (B / 4 + 1);
   if (fixed + 16 > g->info.max_shared_memory_bytes)
     die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",

@@ -120,7 +120,7 @@ layout(constant_id = 32) const uint AHEAD = 15;
 layout(constant_id = 33) const uint LANE_LOG = 0;
 // 1: the attention's softmax per subgroup (each takes the maximum and sum
 // over all scores itself), four workgroup barriers fewer a unit than the
-// workgroup-wide max and sum (0).
+// workgroup-wide max and sum (0, which writes the weights into ps).
 layout(constant_id = 34) const uint ATT_SUBGROUP = 1;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
@@ -158,7 +158,6 @@ shared float vs[VEC];        // the stage's input vector (normalised)
 shared float res[RES + 1];   // the stage's row results
 shared float ps[MAX_SEQ];    // attention scores
 shared vec4 red4[BLOCK_SIZE];
-shared vec4 att[DV];
 shared vec4 gs4[DIM / 4];     // the next RMSNorm's gain (AHEAD)
 shared vec2 rope_s[PER_A];    // (cos, sin) of this workgroup's stage-A pairs at pos (AHEAD)
 shared bool s_fail;
@@ -472,7 +471,7 @@ void stage_a(uint l, uint pos, uint tok) {
 const uint QREG = 8, VPRE = 4;
 
 // A key's softmax weight: exp(score - m) with ATT_SUBGROUP; otherwise ps
-// already holds the weight (m is 0 then) and is used as it is.
+// already holds the weight, and m is not used.
 float weight(float p, float m) { return ATT_SUBGROUP != 0 ? exp(p - m) : p; }
 
 // One unit of stage B: head u / OSPLIT's attention, then its W_o rows.
@@ -550,22 +549,11 @@ void attention_unit(uint l, uint pos, uint u) {
   for (uint t = t1; t < seq; t += phases) acc += weight(ps[t], m) * vc[base + t * (KVDIM / 4) + col];
   red4[TID] = acc;
   barrier();
-  if (ATT_SUBGROUP != 0) {
-    // the head's output straight into vs (its values 4 * TID .. + 3)
-    if (TID < DV) {
-      vec4 o = vec4(0.0);
-      for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
-      o /= sum;
-      [[unroll]] for (uint i = 0; i < 4; i++) vs[4 * TID + i] = o[i];
-    }
-  } else {
-    if (TID < DV) {
-      vec4 o = vec4(0.0);
-      for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
-      att[TID] = o / sum;
-    }
-    barrier();
-    for (uint c = TID; c < HEAD_DIM; c += BLOCK_SIZE) vs[c] = att[c / 4][c % 4];
+  if (TID < DV) {  // the head's output straight into vs (its values 4 * TID .. + 3)
+    vec4 o = vec4(0.0);
+    for (uint p = 0; p < phases; p++) o += red4[p * DV + TID];
+    o /= sum;
+    [[unroll]] for (uint i = 0; i < 4; i++) vs[4 * TID + i] = o[i];
   }
   barrier();
   const uint rows = rows_b(u);
@@ -575,37 +563,30 @@ void attention_unit(uint l, uint pos, uint u) {
   barrier();  // res is reused by the next unit
 }
 
-// AHEAD bit 1's gather: at most CG elements of x an invocation, held in registers.
-const uint CG = 4;
+// Stage C's gather, in waves of CW elements of x an invocation held in
+// registers: with AHEAD bit 1 every load of a wave (x and each head's part)
+// is issued before the first sum, and no buffer store among them orders
+// them, so a wave is one round trip to L2; without it, one element a wave.
+const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
 void stage_c(uint l) {
-  if ((AHEAD & 2u) != 0 && DIM <= CG * BLOCK_SIZE) {
-    // every load (x and each head's part of this invocation's elements)
-    // issued before the first sum, and no buffer store among them to order
-    // them: one round trip to L2, not one per element
+  for (uint c0 = TID; c0 < DIM; c0 += CW * BLOCK_SIZE) {
     float v[CG];
     [[unroll]] for (uint i = 0; i < CG; i++) {
-      const uint c = TID + i * BLOCK_SIZE;
-      v[i] = c < DIM ? act[XA + c] : 0.0;
+      const uint c = c0 + i * BLOCK_SIZE;
+      v[i] = i < CW && c < DIM ? act[XA + c] : 0.0;
     }
     for (uint h = 0; h < HEADS; h++)
       [[unroll]] for (uint i = 0; i < CG; i++) {
-        const uint c = TID + i * BLOCK_SIZE;
-        if (c < DIM) v[i] += act[PART + h * DIM + c];
+        const uint c = c0 + i * BLOCK_SIZE;
+        if (i < CW && c < DIM) v[i] += act[PART + h * DIM + c];
       }
     [[unroll]] for (uint i = 0; i < CG; i++) {
-      const uint c = TID + i * BLOCK_SIZE;
-      if (c < DIM) {
+      const uint c = c0 + i * BLOCK_SIZE;
+      if (i < CW && c < DIM) {
         vs[c] = v[i];
         if (gl_WorkGroupID.x == 0) act[XB + c] = v[i];
       }
-    }
-  } else {
-    for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
-      float v = act[XA + c];
-      for (uint h = 0; h < HEADS; h++) v += act[PART + h * DIM + c];
-      vs[c] = v;
-      if (gl_WorkGroupID.x == 0) act[XB + c] = v;
     }
   }
   barrier();
