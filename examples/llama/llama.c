@@ -319,6 +319,7 @@ static void on_validation(void *user, tandem_validation_severity_t severity, con
 /* Where one layer's weights live in the weight buffer (byte offsets). */
 typedef struct layer_at {
   uint64_t qkv, o, gate, up, down, attn_norm, mlp_norm;
+  uint64_t down_t; /* --engine persistent: W_down transposed (FFN x hidden), else unused */
 } layer_at_t;
 
 /* The kinds of node a step records; --bench records them one kind at a time. */
@@ -381,13 +382,14 @@ typedef struct gpu {
   uint32_t chunk;
   /* --engine persistent (decoder.glsl): the step as one dispatch of |groups|
    * workgroups of |dec_block| meeting at grid barriers; |act| holds its
-   * activations, |sync| the barrier's counters and error word (zeroed once;
+   * activations, |acc| its down products (int64, zeroed once, and by the
+   * kernel after every step), |sync| the barrier's counters and error word (zeroed once;
    * the kernel leaves them zeroed after every step), |sync_host| their copy */
   bool persistent, dec_smem;
   uint32_t groups, dec_block, dec_wcap, dec_shared;
   tandem_kernel_t *k_decoder;
-  tandem_buffer_t *act, *sync, *sync_host;
-  uint64_t act_bytes;
+  tandem_buffer_t *act, *acc, *sync, *sync_host;
+  uint64_t act_bytes, acc_bytes;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
 } gpu_t;
@@ -698,6 +700,7 @@ typedef struct variant {
   uint32_t skip, fill_inflight, head_rows, ahead;
   uint32_t lanes[5];     /* invocations a weight row in stages A..E (0: the default) */
   uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
+  uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
 } variant_t;
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
@@ -710,39 +713,33 @@ typedef struct variant {
 #define DEC_FI DEC_FILL_INFLIGHT
 #define DEC_HR DEC_HEAD_ROWS
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"gains, RoPE, residual loaded where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, {DEC_LANES}, 1},
-    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1},
-    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, {DEC_LANES}, 1},
-    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, {DEC_LANES}, 1},
-    {"touches landed before the barrier (+16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, {DEC_LANES}, 1},
-    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0},
-    {"lanes 8 each, 4 LM-head rows (6980f70)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0},
-    {"neither (AHEAD 3)", 0, DEC_FI, DEC_HR, 3, {DEC_LANES}, 1},
-    {"every load where it is used (AHEAD 0)", 0, DEC_FI, DEC_HR, 0, {DEC_LANES}, 1},
-    /* invocations a weight row (DEC_LANES 8 4 4 16 8): one stage changed */
-    {"lanes A..E 32 32 32 32 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {32, 32, 32, 32, 32}, 1},
-    {"lanes A..E  8  8  8  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 8, 8}, 1},
-    {"lanes A..E 16  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1},
-    {"lanes A..E  4  4  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1},
-    {"lanes A..E  8  2  4 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1},
-    {"lanes A..E  8  4  8 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 8, 16, 8}, 1},
-    {"lanes A..E  8  4  2 16  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1},
-    {"lanes A..E  8  4  4 32  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 32, 8}, 1},
-    {"lanes A..E  8  4  4  8  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 8, 8}, 1},
-    {"lanes A..E  8  4  4 16 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1},
-    {"with 1 fill load in flight", 0, 1, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"with 1 LM-head row a cluster", 0, DEC_FI, 1, DEC_AHEAD, {DEC_LANES}, 1},
-    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stage C (norm, gate/up)", 4, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stage D (down)", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
-    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1},
+    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"the down product as stage D (04fee19)", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1},
+    {"without the down product", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"gains, RoPE, residual where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, {DEC_LANES}, 1, 0},
+    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1, 0},
+    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, {DEC_LANES}, 1, 0},
+    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, {DEC_LANES}, 1, 0},
+    {"touches landed before barriers (+16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, {DEC_LANES}, 1, 0},
+    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0, 0},
+    {"6980f70's step (stage D, lanes 8, ...)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0, 1},
+    /* invocations a weight row (DEC_LANES 8 4 4 - 8; D's is stage D's): one stage changed */
+    {"lanes A..E  8  8  8  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}, 1, 0},
+    {"lanes A..E  4  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1, 0},
+    {"lanes A..E 16  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1, 0},
+    {"lanes A..E  8  2  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1, 0},
+    {"lanes A..E  8  4  2  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1, 0},
+    {"lanes A..E  8  4  4  - 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1, 0},
+    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without stage C (norm, gate/up, down)", 4, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
+    {"barriers only, stage D's too", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1},
 };
 #undef DEC_FI
 #undef DEC_HR
@@ -768,6 +765,15 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
         B, sg, (unsigned long long)(HD / 4), g->info.max_local_invocations);
   if (G > g->info.max_workgroups[0])
     die("--groups %u: more than the device's %u workgroups", G, g->info.max_workgroups[0]);
+  /* DOWN_SPLIT: every workgroup adds its part of the down product into an
+   * int64 fixed-point sum (decoder.glsl's acc), each part within +-2^20 at
+   * 2^32 a unit: fewer than 2048 such parts cannot overflow */
+  const uint32_t need = TANDEM_SHADER_INT64 | TANDEM_SHADER_INT64_ATOMICS;
+  if ((g->info.shader_features & need) != need)
+    die("--engine persistent: the device lacks shaderInt64 or shaderBufferInt64Atomics (the "
+        "down product's sum over workgroups); use --engine nodes");
+  if (!v->stage_d && G >= 2048)
+    die("--groups %u: the down product's fixed-point sum takes at most 2047 workgroups", G);
   /* LANES: at most the subgroup and 32; LANE_LOG: stage s's count in bits
    * 4s..4s+3 as log2 + 1 (decoder.glsl caps each at LANES) */
   const uint32_t lanes = sg < 32 ? sg : 32;
@@ -796,7 +802,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   uint64_t wcap = 2 * per_a * (D / 8);
   if (per_b * (HD / 8) > wcap) wcap = per_b * (HD / 8);
   if (2 * per_c * (D / 8) > wcap) wcap = 2 * per_c * (D / 8);
-  if (per_d * (F / 8) > wcap) wcap = per_d * (F / 8);
+  if (v->stage_d && per_d * (F / 8) > wcap) wcap = per_d * (F / 8);
   uint64_t res = 2 * per_a > 2 * per_c ? 2 * per_a : 2 * per_c;
   if (per_b > res) res = per_b;
   if (per_d > res) res = per_d;
@@ -818,7 +824,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
     const uint64_t d = l * stride;
     if (a->qkv != a0->qkv + d || a->o != a0->o + d || a->gate != a0->gate + d ||
         a->up != a0->up + d || a->down != a0->down + d || a->attn_norm != a0->attn_norm + d ||
-        a->mlp_norm != a0->mlp_norm + d)
+        a->mlp_norm != a0->mlp_norm + d || a->down_t != a0->down_t + d)
       die("--engine persistent: layer %u's weights are not at layer 0's offsets + %u x %llu", l, l,
           (unsigned long long)stride);
   }
@@ -862,22 +868,26 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(32, v->ahead),
       spec_u32(33, lane_log),
       spec_u32(34, v->att_subgroup),
+      spec_u32(35, v->stage_d ? 0 : 1),
+      spec_u32(36, U16(a0->down_t)),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
-  const tandem_binding_contract_t b[8] = {updates(8),
+  const tandem_binding_contract_t b[9] = {updates(8),
                                           updates(4ull * (g->max_seq + 1)),
                                           reads(g->w_bytes),
                                           updates(g->act_bytes),
                                           updates(cache),
                                           updates(cache),
                                           writes(4ull * c->vocab),
-                                          updates(16)};
-  return kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 8, s, sizeof s / sizeof s[0]);
+                                          updates(16),
+                                          updates(g->acc_bytes)};
+  return kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 9, s, sizeof s / sizeof s[0]);
 }
 
 /* Lays the weights out in one buffer: per layer Q|K|V (one matrix), O,
- * gate, up, down, the two gains; then the embedding, the head (untied), the
+ * gate, up, down (and for the persistent step down transposed: decoder.glsl
+ * reads a column of W_down as a row), the two gains; then the embedding, the head (untied), the
  * final gain and the RoPE table. */
 static void layout_weights(gpu_t *g) {
   const llama_config_t *c = g->c;
@@ -893,6 +903,7 @@ static void layout_weights(gpu_t *g) {
     PLACE(a->gate, 2 * F * D);
     PLACE(a->up, 2 * F * D);
     PLACE(a->down, 2 * D * F);
+    if (g->persistent) PLACE(a->down_t, 2 * F * D);
     PLACE(a->attn_norm, 4 * D);
     PLACE(a->mlp_norm, 4 * D);
     mv += 2 * ((g->qdim + 2 * g->kvdim) * D + D * g->qdim + 3 * F * D);
@@ -915,6 +926,7 @@ typedef struct piece {
   bool gain;               /* f32 gains rather than f16 weights */
   const float *raw;
   uint64_t count;
+  uint64_t cols; /* > 0: the tensor's (count / cols) x cols matrix, transposed */
 } piece_t;
 
 static void fill_piece(const piece_t *p, uint64_t from, uint64_t to, uint8_t *dst) {
@@ -928,7 +940,8 @@ static void fill_piece(const piece_t *p, uint64_t from, uint64_t to, uint8_t *ds
       const float f = llama_gain_f32(p->t, i);
       memcpy(dst + (b - from), &f, 4);
     } else {
-      const uint16_t h = llama_weight_f16(p->t, i);
+      const uint64_t rows = p->cols ? p->count / p->cols : 0; /* element i of the transpose */
+      const uint16_t h = llama_weight_f16(p->t, p->cols ? (i % rows) * p->cols + i / rows : i);
       memcpy(dst + (b - from), &h, 2);
     }
   }
@@ -938,7 +951,7 @@ static void fill_piece(const piece_t *p, uint64_t from, uint64_t to, uint8_t *ds
  * HOST_VISIBLE staging buffer and a copy node on the upload lane. */
 static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
   const llama_config_t *c = g->c;
-  const uint32_t n = c->layers * 9 + 4;
+  const uint32_t n = c->layers * 10 + 4;
   piece_t *pieces = calloc(n, sizeof *pieces);
   if (!pieces) die("out of memory");
   uint32_t k = 0;
@@ -946,21 +959,24 @@ static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
   for (uint32_t l = 0; l < c->layers; l++) {
     const llama_layer_t *L = &m->layer[l];
     const layer_at_t *a = &g->at[l];
-    pieces[k++] = (piece_t){a->qkv, &L->q, false, NULL, g->qdim * D};
-    pieces[k++] = (piece_t){a->qkv + 2 * g->qdim * D, &L->k, false, NULL, g->kvdim * D};
+    pieces[k++] = (piece_t){a->qkv, &L->q, false, NULL, g->qdim * D, 0};
+    pieces[k++] = (piece_t){a->qkv + 2 * g->qdim * D, &L->k, false, NULL, g->kvdim * D, 0};
     pieces[k++] =
-        (piece_t){a->qkv + 2 * (g->qdim + g->kvdim) * D, &L->v, false, NULL, g->kvdim * D};
-    pieces[k++] = (piece_t){a->o, &L->o, false, NULL, D * g->qdim};
-    pieces[k++] = (piece_t){a->gate, &L->gate, false, NULL, (uint64_t)c->ffn * D};
-    pieces[k++] = (piece_t){a->up, &L->up, false, NULL, (uint64_t)c->ffn * D};
-    pieces[k++] = (piece_t){a->down, &L->down, false, NULL, (uint64_t)c->ffn * D};
-    pieces[k++] = (piece_t){a->attn_norm, &L->attn_norm, true, NULL, D};
-    pieces[k++] = (piece_t){a->mlp_norm, &L->mlp_norm, true, NULL, D};
+        (piece_t){a->qkv + 2 * (g->qdim + g->kvdim) * D, &L->v, false, NULL, g->kvdim * D, 0};
+    pieces[k++] = (piece_t){a->o, &L->o, false, NULL, D * g->qdim, 0};
+    pieces[k++] = (piece_t){a->gate, &L->gate, false, NULL, (uint64_t)c->ffn * D, 0};
+    pieces[k++] = (piece_t){a->up, &L->up, false, NULL, (uint64_t)c->ffn * D, 0};
+    pieces[k++] = (piece_t){a->down, &L->down, false, NULL, (uint64_t)c->ffn * D, 0};
+    if (g->persistent)
+      pieces[k++] = (piece_t){a->down_t, &L->down, false, NULL, (uint64_t)c->ffn * D, c->ffn};
+    pieces[k++] = (piece_t){a->attn_norm, &L->attn_norm, true, NULL, D, 0};
+    pieces[k++] = (piece_t){a->mlp_norm, &L->mlp_norm, true, NULL, D, 0};
   }
-  pieces[k++] = (piece_t){g->embed_at, &m->embed, false, NULL, (uint64_t)c->vocab * D};
-  if (!c->tied) pieces[k++] = (piece_t){g->head_at, &m->head, false, NULL, (uint64_t)c->vocab * D};
-  pieces[k++] = (piece_t){g->norm_at, &m->norm, true, NULL, D};
-  pieces[k++] = (piece_t){g->rope_at, NULL, false, rope, (uint64_t)g->max_seq * c->head_dim};
+  pieces[k++] = (piece_t){g->embed_at, &m->embed, false, NULL, (uint64_t)c->vocab * D, 0};
+  if (!c->tied)
+    pieces[k++] = (piece_t){g->head_at, &m->head, false, NULL, (uint64_t)c->vocab * D, 0};
+  pieces[k++] = (piece_t){g->norm_at, &m->norm, true, NULL, D, 0};
+  pieces[k++] = (piece_t){g->rope_at, NULL, false, rope, (uint64_t)g->max_seq * c->head_dim, 0};
 
   const uint64_t chunk = g->w_bytes < (64ull << 20) ? g->w_bytes : (64ull << 20);
   tandem_buffer_t *staging = buffer(g, chunk, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -1010,11 +1026,14 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->act_bytes =
         4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
+    g->acc_bytes = 8ull * c->layers * c->dim; /* the down product's sums: 0 between steps */
+    g->acc = buffer(g, g->acc_bytes, local);
     g->sync = buffer(g, 16, local);
     g->sync_host = buffer(g, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
     tandem_graph_t *graph;
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
+    CHECK(tandem_graph_add_fill(graph, whole(g->acc), 0, TANDEM_LANE_AUTO));
     run_once(graph);
   }
   if (g->npu_rows) {
@@ -1069,10 +1088,10 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   const tandem_view_t params = view(g->params, 0, 8);
   if (g->persistent && (kinds & K_STEP) == K_STEP) {
     const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
-    tandem_view_t v[8] = {params,           whole(g->history),     whole(g->w),
+    tandem_view_t v[9] = {params,           whole(g->history),     whole(g->w),
                           whole(g->act),    view(g->kc, 0, cache), view(g->vc, 0, cache),
-                          whole(g->logits), whole(g->sync)};
-    dispatch(graph, g->k_decoder, v, 8, g->groups);
+                          whole(g->logits), whole(g->sync),        whole(g->acc)};
+    dispatch(graph, g->k_decoder, v, 9, g->groups);
     if (kinds & K_LOGITS) {
       *logit_node = tandem_graph_node_count(graph);
       CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
@@ -1304,6 +1323,11 @@ static void check_sync(gpu_t *g) {
   uint32_t w[4];
   memcpy(w, map.data, sizeof w);
   tandem_unmap(&map);
+  if (w[2] & 4)
+    die("--engine persistent: a part of the down product was outside +-2^20 or not a number "
+        "(error word %u), beyond its fixed-point sum's range, so the tokens are not valid; "
+        "run with --engine nodes",
+        w[2]);
   if (w[2])
     die("--engine persistent: a grid barrier gave up waiting (error word %u): the %u workgroups "
         "were not all resident on the GPU at once, so the tokens are not valid; run with fewer "
@@ -1540,10 +1564,10 @@ static void gpu_release(gpu_t *g) {
   tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn,   g->k_o,      g->k_gateup,
                            g->k_down,  g->k_head, g->k_argmax, g->k_decoder};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
-  tandem_buffer_t *bs[] = {g->w,    g->params,   g->pos_table,   g->history, g->history_host,
-                           g->x,    g->qkv,      g->attn,        g->h,       g->logits,
-                           g->kc,   g->vc,       g->logits_host, g->sink,    g->act,
-                           g->sync, g->sync_host};
+  tandem_buffer_t *bs[] = {g->w,    g->params,    g->pos_table,   g->history, g->history_host,
+                           g->x,    g->qkv,       g->attn,        g->h,       g->logits,
+                           g->kc,   g->vc,        g->logits_host, g->sink,    g->act,
+                           g->sync, g->sync_host, g->acc};
   for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++) tandem_buffer_release(bs[i]);
   free(g->at);
 }
@@ -1743,6 +1767,7 @@ int main(int argc, char **argv) {
          "embeddings, rope_theta %g%s\n",
          o->model, c->layers, c->dim, c->heads, c->kv_heads, c->head_dim, c->ffn, c->vocab,
          c->tied ? "tied" : "untied", c->rope_theta, c->rope_llama3 ? " (llama3 scaling)" : "");
+  g.persistent = o->persistent; /* layout_weights places W_down transposed for it */
   layout_weights(&g);
   /* --prefetch: sizes of what each prefetching node reads ahead, and the
    * trailing workgroups (four 16-byte loads an invocation) that read it */
@@ -1773,7 +1798,6 @@ int main(int argc, char **argv) {
          (double)g.matvec_bytes * 1e-6);
   g.pos_lane = o->pos_lane;
   g.pos_gpu = o->pos_gpu;
-  g.persistent = o->persistent;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "

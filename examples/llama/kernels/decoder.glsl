@@ -38,12 +38,17 @@
 //      then part[head][rows] = W_o[rows, head's columns] · attention — the
 //      output product split by head, so it needs no barrier of its own
 //   C  xb = x + Σ_heads part (every workgroup sums it; workgroup 0 stores it),
-//      RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up
-//   D  x = xb + W_down · h
+//      RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up; with DOWN_SPLIT the
+//      workgroup's items of h times their columns of W_down, added over the
+//      workgroups into acc[l] (int64 fixed point: exact, so the sum does not
+//      depend on the order the workgroups add in), and the next stage A
+//      (or E) reads x = xb + acc[l]: the down product needs no stage
+//   D  (DOWN_SPLIT 0) x = xb + W_down · h, rows split over the workgroups
 // then E: RMSNorm(x) · W_head into the logits, each workgroup's best logit
 // as a candidate, and after a last barrier workgroup 0 picks the token (the
 // lowest index on ties, as argmax.glsl), writes it to the history and, with
-// ADVANCE, moves the position on. 4 barriers per layer and one at the end.
+// ADVANCE, moves the position on. 3 barriers per layer (4 without
+// DOWN_SPLIT) and one at the end.
 //
 // Co-residency is not something Vulkan promises: a barrier that waits more
 // than SPIN_LIMIT polls sets Sync.error and every workgroup returns; the
@@ -55,6 +60,8 @@
 // layout_weights, given in 16-byte units by specialization constants.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
 #define LLAMA_CLUSTER_ADD 1
 #include "common.glsl"
 
@@ -74,8 +81,8 @@ layout(constant_id = 13) const uint ADVANCE = 0;
 layout(constant_id = 14) const uint SMEM_W = 0;     // weights through shared memory
 layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
 layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
-// llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E,
-// bit 5: the weight fills), so that the time without them shows their cost;
+// llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E;
+// bit 3 with DOWN_SPLIT: stage C's down product; bit 5: the weight fills), so that the time without them shows their cost;
 // bit 6: the fills read one 4 KB block (L2 hits), not the slices.
 // Any bit set makes the step's results meaningless; the host never checks
 // or keeps them.
@@ -122,6 +129,10 @@ layout(constant_id = 33) const uint LANE_LOG = 0;
 // over all scores itself), four workgroup barriers fewer a unit than the
 // workgroup-wide max and sum (0, which writes the weights into ps).
 layout(constant_id = 34) const uint ATT_SUBGROUP = 1;
+// 1: the down product split by stage C's items (see above), W_down
+// transposed at OFF_DOWN_T (row i: W_down's column i); 0: stage D.
+layout(constant_id = 35) const uint DOWN_SPLIT = 1;
+layout(constant_id = 36) const uint OFF_DOWN_T = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -152,6 +163,10 @@ layout(binding = 4) coherent buffer KeyCache { vec4 kc[]; };
 layout(binding = 5) coherent buffer ValueCache { vec4 vc[]; };
 layout(binding = 6) writeonly buffer Logits { float logits[]; };
 layout(binding = 7) coherent volatile buffer Sync { uint count; uint done; uint error; uint sink; } sync;
+// DOWN_SPLIT: per layer, W_down · h in fixed point (ACC_ONE a unit), DIM
+// entries; 0 at the start of every step (entries of layer l go back to 0 in
+// stage C of layer l + 1, the last layer's after the last barrier)
+layout(binding = 8) coherent buffer Acc { int64_t acc[]; };
 
 shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
 shared float vs[VEC];        // the stage's input vector (normalised)
@@ -417,6 +432,89 @@ vec2 rope_cs(uint pos, uint j) {
   return (e % 2) == 0 ? uintBitsToFloat(cs4.xy) : uintBitsToFloat(cs4.zw);
 }
 
+// ---- the down product split by stage C's items (DOWN_SPLIT) -------------
+// Invocation (c8, kq) = (TID / KQ, TID % KQ) takes column group c8 (8 of the
+// DIM outputs) over items kq, kq + KQ, ... of the workgroup's PER_C; the KQ
+// partial sums of a group meet by shuffles (KQ a power of two, at most LANES,
+// so a cluster lies in one subgroup). Its first DREG rows are loaded into wd
+// before stage C's barrier (down_load), so HBM's latency hides behind the
+// barrier and the stage's own products.
+const uint KQ0 = BLOCK_SIZE / N8D;
+const uint KQ1 = KQ0 >= 16 ? 16 : KQ0 >= 8 ? 8 : KQ0 >= 4 ? 4 : KQ0 >= 2 ? 2 : 1;
+const uint KQ = KQ1 > LANES ? LANES : KQ1;
+const uint DREG = 8;
+// Fixed point: ACC_ONE a unit. A partial sum outside ±ACC_MAX (or NaN) sets
+// error bit 4 and the host refuses the run: fewer than 2048 workgroups (the
+// host checks) of such partials cannot overflow int64.
+const float ACC_ONE = 4294967296.0, ACC_MAX = 1048576.0;
+uvec4 wd[DREG];
+
+uint row_dt(uint l, uint k) {  // W_down's column for stage C's item c0 + k, as a row
+  return l * LAYER_STRIDE + OFF_DOWN_T + (gl_WorkGroupID.x * PER_C + k) * N8D;
+}
+
+void down_load(uint l) {
+  if (DOWN_SPLIT == 0) return;
+  const uint c8 = TID / KQ, kq = TID % KQ, n = rows_c() / 2;
+  [[unroll]] for (uint j = 0; j < DREG; j++) {
+    const uint k = kq + j * KQ;
+    if (c8 < N8D && k < n) wd[j] = W[row_dt(l, k) + c8];
+  }
+}
+
+float swiglu(uint k) {  // item k of h, from stage C's products
+  const float g = res[2 * k], u = res[2 * k + 1];
+  return g / (1.0 + exp(-g)) * u;
+}
+
+void add8(inout float a[8], uvec4 w, float h) {
+  const vec2 p[4] = vec2[4](unpackHalf2x16(w.x), unpackHalf2x16(w.y), unpackHalf2x16(w.z),
+                            unpackHalf2x16(w.w));
+  [[unroll]] for (uint i = 0; i < 4; i++) {
+    a[2 * i] += h * p[i].x;
+    a[2 * i + 1] += h * p[i].y;
+  }
+}
+
+// acc[l] += W_down[:, items] · h[items], after stage C's products (vs is
+// free again: products() ended with a barrier).
+void down_partial(uint l) {
+  const uint n = rows_c() / 2, kq = TID % KQ;
+  for (uint c0 = 0; c0 < N8D; c0 += BLOCK_SIZE / KQ) {
+    const uint c8 = c0 + TID / KQ;
+    float a[8];
+    [[unroll]] for (uint e = 0; e < 8; e++) a[e] = 0.0;
+    if (c8 < N8D) {
+      [[unroll]] for (uint j = 0; j < DREG; j++) {
+        const uint k = kq + j * KQ;
+        if (k < n) add8(a, c0 == 0 ? wd[j] : W[row_dt(l, k) + c8], swiglu(k));
+      }
+      for (uint k = kq + DREG * KQ; k < n; k += KQ) add8(a, W[row_dt(l, k) + c8], swiglu(k));
+    }
+    [[unroll]] for (uint e = 0; e < 8; e++) a[e] = cluster_add(a[e], KQ);
+    if (kq == 0 && c8 < N8D)
+      [[unroll]] for (uint e = 0; e < 8; e++) vs[8 * c8 + e] = a[e];
+  }
+  barrier();
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
+    const float p = vs[c];
+    if (!(abs(p) < ACC_MAX)) atomicOr(sync.error, 4u);
+    atomicAdd(acc[l * DIM + c], int64_t(roundEven(p * ACC_ONE)));
+  }
+}
+
+// Element c of x after layer l: stage D's store, or xb + acc[l].
+float x_after(uint l, uint c) {
+  return DOWN_SPLIT == 0 ? act[XA + c] : act[XB + c] + float(acc[l * DIM + c]) * (1.0 / ACC_ONE);
+}
+
+// acc[l] back to 0, this workgroup's share, once no stage reads it again.
+void acc_clear(uint l) {
+  if (DOWN_SPLIT == 0) return;
+  const uint r0 = gl_WorkGroupID.x * PER_D, r1 = min(DIM, r0 + PER_D);
+  for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) acc[l * DIM + c] = 0;
+}
+
 void stage_a(uint l, uint pos, uint tok) {
   if (l == 0) {  // the embedding row of the token: x; workgroup 0 keeps it as the residual
     for (uint c8 = TID; c8 < N8D; c8 += BLOCK_SIZE) {
@@ -433,7 +531,11 @@ void stage_a(uint l, uint pos, uint tok) {
       }
     }
   } else {
-    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+    for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
+      const float x = x_after(l - 1, c);
+      vs[c] = x;
+      if (DOWN_SPLIT != 0 && gl_WorkGroupID.x == 0) act[XA + c] = x;  // stage C's residual
+    }
   }
   barrier();
   normalise(l * LAYER_STRIDE + OFF_ANORM);
@@ -570,6 +672,7 @@ void attention_unit(uint l, uint pos, uint u) {
 const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
 void stage_c(uint l) {
+  if (l > 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
   for (uint c0 = TID; c0 < DIM; c0 += CW * BLOCK_SIZE) {
     float v[CG];
     [[unroll]] for (uint i = 0; i < CG; i++) {
@@ -593,9 +696,10 @@ void stage_c(uint l) {
   normalise(l * LAYER_STRIDE + OFF_MNORM);
   const uint rows = rows_c();
   products(2, l, 0, rows, N8D);
-  for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) {
-    const float g = res[2 * k], u = res[2 * k + 1];
-    act[HB + gl_WorkGroupID.x * PER_C + k] = g / (1.0 + exp(-g)) * u;
+  if (DOWN_SPLIT != 0) {
+    if ((SKIP & 8u) == 0) down_partial(l);
+  } else {
+    for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) act[HB + gl_WorkGroupID.x * PER_C + k] = swiglu(k);
   }
 }
 
@@ -635,7 +739,7 @@ void block_best(inout float bv, inout uint bi) {
 // issued before the first product, so that enough bytes are in flight per SM
 // to cover the memory's latency.
 void stage_e() {
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = act[XA + c];
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = x_after(LAYERS - 1, c);
   barrier();
   normalise(NORM_AT);
   const uint lanes = lanes_for(4, N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
@@ -705,17 +809,21 @@ void main() {
     arrive();
     consume();
     prefetch(2, l);
-    touch(3, l);
+    down_load(l);
+    if (DOWN_SPLIT != 0) touch(0, l + 1);
+    else touch(3, l);
     if (!wait_all(target += GROUPS)) return;
     if ((SKIP & 4u) == 0) stage_c(l);
     arrive();
     consume();
-    prefetch(3, l);
-    touch(0, l + 1);
-    if (!wait_all(target += GROUPS)) return;
-    if ((SKIP & 8u) == 0) stage_d(l);
-    arrive();
-    consume();
+    if (DOWN_SPLIT == 0) {
+      prefetch(3, l);
+      touch(0, l + 1);
+      if (!wait_all(target += GROUPS)) return;
+      if ((SKIP & 8u) == 0) stage_d(l);
+      arrive();
+      consume();
+    }
     prefetch(l + 1 < LAYERS ? 0 : 4, l + 1);
     touch(1, l + 1);
     if (!wait_all(target += GROUPS)) return;
@@ -725,6 +833,7 @@ void main() {
   if ((SKIP & 16u) == 0) stage_e();
   arrive();
   if (!wait_all(target += GROUPS)) return;
+  acc_clear(LAYERS - 1);  // stage E read it before the last barrier
   if (gl_WorkGroupID.x != 0) {
     if (TID == 0) atomicAdd(sync.done, 1u);
     return;
