@@ -91,6 +91,7 @@ typedef struct options {
   int prefetch;          /* --prefetch: 1 on, 0 off (the default) */
   bool persistent;       /* --engine persistent: the whole step as one dispatch */
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
+  uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
   bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -171,6 +172,8 @@ static void usage(FILE *f) {
              "                     (kernels/decoder.glsl; needs subgroup shuffles)\n"
              "  --groups N         the persistent step's workgroups, all resident at once\n"
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
+             "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
+             "                     (1 to 32 and at most the subgroup size)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -267,6 +270,8 @@ static options_t *parse_options(int argc, char **argv) {
       i++;
     } else if (!strcmp(a, "--groups")) {
       o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
+    } else if (!strcmp(a, "--barrier-counters")) {
+      o->counters = (uint32_t)parse_uint(a, v, 1, 32), i++;
     } else if (!strcmp(a, "--lanes")) {
       o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
       if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
@@ -701,6 +706,7 @@ typedef struct variant {
   uint32_t lanes[5];     /* invocations a weight row in stages A..E (0: the default) */
   uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
   uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
+  uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
 } variant_t;
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
@@ -709,37 +715,152 @@ typedef struct variant {
  * 5.8 (bench/results/2026-12-06-h200-persistent-lanes) */
 #define DEC_LANES 8, 4, 4, 16, 8
 
+/* BARRIER_SPREAD: the grid barrier's arrival counters (at most 32 and the
+ * subgroup size; SYNC_BYTES holds 32) */
+#define DEC_SPREAD 1
+#define SYNC_BYTES (256u * 32u)
+
 /* The variants --profile times (run_profile); the first is the step. */
 #define DEC_FI DEC_FILL_INFLIGHT
 #define DEC_HR DEC_HEAD_ROWS
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"the down product as stage D (04fee19)", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1},
-    {"without the down product", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"gains, RoPE, residual where used", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~1u, {DEC_LANES}, 1, 0},
-    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1, 0},
-    {"no slice touched into L2 ahead", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~4u, {DEC_LANES}, 1, 0},
-    {"the fill stored before the poll", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~8u, {DEC_LANES}, 1, 0},
-    {"touches landed before barriers (+16)", 0, DEC_FI, DEC_HR, DEC_AHEAD | 16u, {DEC_LANES}, 1, 0},
-    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0, 0},
-    {"6980f70's step (stage D, lanes 8, ...)", 0, DEC_FI, 4, DEC_AHEAD, {8, 8, 8, 8, 8}, 0, 1},
+    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"the down product as stage D (04fee19)",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     1,
+     DEC_SPREAD},
+    {"without the down product", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"gains, RoPE, residual where used",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD & ~1u,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"no slice touched into L2 ahead",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD & ~4u,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"the fill stored before the poll",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD & ~8u,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"touches landed before barriers (+16)",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD | 16u,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0, 0, DEC_SPREAD},
+    {"6980f70's step (stage D, lanes 8, ...)",
+     0,
+     DEC_FI,
+     4,
+     DEC_AHEAD,
+     {8, 8, 8, 8, 8},
+     0,
+     1,
+     DEC_SPREAD},
     /* invocations a weight row (DEC_LANES 8 4 4 - 8; D's is stage D's): one stage changed */
-    {"lanes A..E  8  8  8  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}, 1, 0},
-    {"lanes A..E  4  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1, 0},
-    {"lanes A..E 16  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {16, 4, 4, 16, 8}, 1, 0},
-    {"lanes A..E  8  2  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1, 0},
-    {"lanes A..E  8  4  2  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1, 0},
-    {"lanes A..E  8  4  4  - 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 4, 16, 16}, 1, 0},
-    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without stage A (norm, Q/K/V, RoPE)", 1, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without stage B (attention, o_proj)", 2, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without stage C (norm, gate/up, down)", 4, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without stage E (LM head, argmax)", 16, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"fills from one 4 KB block (L2 hits)", 64, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0},
-    {"barriers only, stage D's too", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1},
+    {"lanes A..E  8  8  8  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}, 1, 0, DEC_SPREAD},
+    {"lanes A..E  4  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1, 0, DEC_SPREAD},
+    {"lanes A..E 16  4  4  -  8",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {16, 4, 4, 16, 8},
+     1,
+     0,
+     DEC_SPREAD},
+    {"lanes A..E  8  2  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1, 0, DEC_SPREAD},
+    {"lanes A..E  8  4  2  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1, 0, DEC_SPREAD},
+    {"lanes A..E  8  4  4  - 16",
+     0,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {8, 4, 4, 16, 16},
+     1,
+     0,
+     DEC_SPREAD},
+    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"barrier counters 1", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 1},
+    {"barrier counters 4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 4},
+    {"barrier counters 8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 8},
+    {"barrier counters 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 16},
+    {"barrier counters 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 32},
+    {"barriers only, 16 counters", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 16},
+    {"without stage A (norm, Q/K/V, RoPE)",
+     1,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"without stage B (attention, o_proj)",
+     2,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"without stage C (norm, gate/up, down)",
+     4,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"without stage E (LM head, argmax)",
+     16,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"fills from one 4 KB block (L2 hits)",
+     64,
+     DEC_FI,
+     DEC_HR,
+     DEC_AHEAD,
+     {DEC_LANES},
+     1,
+     0,
+     DEC_SPREAD},
+    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
+    {"barriers only, stage D's too", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1, DEC_SPREAD},
 };
 #undef DEC_FI
 #undef DEC_HR
@@ -772,6 +893,9 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if ((g->info.shader_features & need) != need)
     die("--engine persistent: the device lacks shaderInt64 or shaderBufferInt64Atomics (the "
         "down product's sum over workgroups); use --engine nodes");
+  if (v->spread < 1 || v->spread > 32 || v->spread > sg)
+    die("--engine persistent: %u barrier counters: 1 to 32, and at most the subgroup size %u",
+        v->spread, sg);
   if (!v->stage_d && G >= 2048)
     die("--groups %u: the down product's fixed-point sum takes at most 2047 workgroups", G);
   /* LANES: at most the subgroup and 32; LANE_LOG: stage s's count in bits
@@ -870,6 +994,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(34, v->att_subgroup),
       spec_u32(35, v->stage_d ? 0 : 1),
       spec_u32(36, U16(a0->down_t)),
+      spec_u32(37, v->spread),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -880,7 +1005,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
                                           updates(cache),
                                           updates(cache),
                                           writes(4ull * c->vocab),
-                                          updates(16),
+                                          updates(SYNC_BYTES),
                                           updates(g->acc_bytes)};
   return kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 9, s, sizeof s / sizeof s[0]);
 }
@@ -1028,8 +1153,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->act = buffer(g, g->act_bytes, local);
     g->acc_bytes = 8ull * c->layers * c->dim; /* the down product's sums: 0 between steps */
     g->acc = buffer(g, g->acc_bytes, local);
-    g->sync = buffer(g, 16, local);
-    g->sync_host = buffer(g, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
+    g->sync = buffer(g, SYNC_BYTES, local);
+    g->sync_host = buffer(g, SYNC_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
     tandem_graph_t *graph;
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
@@ -1320,8 +1445,13 @@ static void check_sync(gpu_t *g) {
   copy_once(g, whole(g->sync), whole(g->sync_host));
   tandem_map_t map;
   CHECK(tandem_map_read(whole(g->sync_host), &map));
-  uint32_t w[4];
+  uint32_t w[4], spread = 0; /* spread: the other arrival counters, or'ed */
   memcpy(w, map.data, sizeof w);
+  for (uint32_t i = 1; i < 32; i++) {
+    uint32_t v;
+    memcpy(&v, (const uint8_t *)map.data + 256u * i, sizeof v);
+    spread |= v;
+  }
   tandem_unmap(&map);
   if (w[2] & 4)
     die("--engine persistent: a part of the down product was outside +-2^20 or not a number "
@@ -1333,10 +1463,10 @@ static void check_sync(gpu_t *g) {
         "were not all resident on the GPU at once, so the tokens are not valid; run with fewer "
         "--groups, or --engine nodes",
         w[2], g->groups);
-  if (w[0] || w[1])
-    die("--engine persistent: the barrier's counters are %u and %u after the run, not 0 (error "
-        "word %u): a step did not finish its protocol",
-        w[0], w[1], w[2]);
+  if (w[0] || w[1] || spread)
+    die("--engine persistent: the barrier's counters are %u, %u and %u after the run, not 0 "
+        "(error word %u): a step did not finish its protocol",
+        w[0], w[1], spread, w[2]);
 }
 
 /* One generation: the prompt into the history, prefill (one step per prompt
@@ -1525,6 +1655,8 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   const uint32_t keep_nodes = g->node_count;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
     const variant_t *v = &profile_variants[i];
+    kern[i] = NULL, exec[i] = NULL;
+    if (v->spread > g->info.subgroup_size) continue; /* printed as not run */
     kern[i] = make_decoder(g, v);
     g->k_decoder = kern[i];
     exec[i] = make_step(g, K_STEP);
@@ -1534,13 +1666,19 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   double *t = calloc((size_t)rounds * PROFILE_VARIANTS, sizeof *t);
   if (!t) die("out of memory");
   for (uint32_t r = 0; r < rounds; r++)
-    for (int i = 0; i < PROFILE_VARIANTS; i++) t[i * rounds + r] = gpu_time(exec[i], 1) * 1e-3;
+    for (int i = 0; i < PROFILE_VARIANTS; i++)
+      if (exec[i]) t[i * rounds + r] = gpu_time(exec[i], 1) * 1e-3;
   check_sync(g);
   printf("profile: the persistent step's GPU time, median of %u rounds of every variant in "
          "turn (position at its last value, %u keys)\n",
          rounds, g->max_seq);
   double step = 0.0;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
+    if (!exec[i]) {
+      printf("  %-44s not run: %u barrier counters, subgroup %u\n", profile_variants[i].name,
+             profile_variants[i].spread, g->info.subgroup_size);
+      continue;
+    }
     qsort(&t[i * rounds], rounds, sizeof *t, compare_double);
     const double m = t[i * rounds + rounds / 2];
     if (i == 0) step = m;
@@ -1799,6 +1937,7 @@ int main(int argc, char **argv) {
   g.pos_lane = o->pos_lane;
   g.pos_gpu = o->pos_gpu;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
+  if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1839,10 +1978,12 @@ int main(int argc, char **argv) {
   const double load_ms = (double)(now_ns() - load0) * 1e-6;
   make_kernels(&g);
   if (g.persistent) {
-    g.k_decoder = make_decoder(&g, dec_default);
-    printf("engine:  persistent: one dispatch of %u workgroups of %u, 4 grid barriers a layer; "
-           "weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block,
+    variant_t step = *dec_default;
+    if (o->counters) step.spread = o->counters;
+    g.k_decoder = make_decoder(&g, &step);
+    printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
+           "(%u arrival counters); weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block, step.stage_d ? 4 : 3, step.spread,
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);

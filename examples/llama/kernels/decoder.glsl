@@ -59,6 +59,7 @@
 // row-major matrices and f32 gains at the offsets of llama.c's
 // layout_weights, given in 16-byte units by specialization constants.
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_vote : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_atomic_int64 : require
@@ -133,6 +134,11 @@ layout(constant_id = 34) const uint ATT_SUBGROUP = 1;
 // transposed at OFF_DOWN_T (row i: W_down's column i); 0: stage D.
 layout(constant_id = 35) const uint DOWN_SPLIT = 1;
 layout(constant_id = 36) const uint OFF_DOWN_T = 0;
+// The grid barrier's arrival counters (1..32): workgroup w adds at counter
+// w % BARRIER_SPREAD, 256 bytes apart, and the poll sums them (subgroup 0,
+// one load a counter, all in one round trip), so that no one L2 line takes
+// every workgroup's atomic in turn.
+layout(constant_id = 37) const uint BARRIER_SPREAD = 1;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -162,7 +168,14 @@ layout(binding = 3) coherent buffer Act { float act[]; };
 layout(binding = 4) coherent buffer KeyCache { vec4 kc[]; };
 layout(binding = 5) coherent buffer ValueCache { vec4 vc[]; };
 layout(binding = 6) writeonly buffer Logits { float logits[]; };
-layout(binding = 7) coherent volatile buffer Sync { uint count; uint done; uint error; uint sink; } sync;
+// Sync: counter 0 is count; counter i > 0 is uint 64 * i of the buffer
+layout(binding = 7) coherent volatile buffer Sync {
+  uint count;
+  uint done;
+  uint error;
+  uint sink;
+  uint spread[];
+} sync;
 // DOWN_SPLIT: per layer, W_down · h in fixed point (ACC_ONE a unit), DIM
 // entries; 0 at the start of every step (entries of layer l go back to 0 in
 // stage C of layer l + 1, the last layer's after the last barrier)
@@ -191,23 +204,28 @@ float dot8(uvec4 w, uint c8) {
 
 // ---- the grid barrier ----------------------------------------------------
 // arrive(): every invocation's writes so far are ordered before one atomic
-// add per workgroup. wait_all(): one invocation polls until GROUPS * n
-// arrivals, bounded by SPIN_LIMIT, then every invocation ends the fill under
-// way; the memory and workgroup barriers after it order every invocation's
-// later loads after the poll, and publish the fill.
+// add per workgroup. wait_all(): one invocation (a subgroup with
+// BARRIER_SPREAD > 1) polls until GROUPS * n arrivals, bounded by
+// SPIN_LIMIT, then every invocation ends the fill under way; the memory and
+// workgroup barriers after it order every invocation's later loads after the
+// poll, and publish the fill.
+const uint SPREAD = BARRIER_SPREAD < 1 ? 1 : BARRIER_SPREAD > 32 ? 32 : BARRIER_SPREAD;
+
 void arrive() {
   memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
   if (TID == 0) {
-    atomicAdd(sync.count, 1u);
+    const uint i = gl_WorkGroupID.x % SPREAD;
+    if (i == 0) atomicAdd(sync.count, 1u);
+    else atomicAdd(sync.spread[64 * i - 4], 1u);
   }
 }
 
 void fill_end();
 
 bool wait_all(uint target) {
-  if (TID == 0) {
+  if (SPREAD == 1 && TID == 0) {
     bool fail = false;
     uint n = 0;
     while (sync.count < target) {  // volatile: a load from L2 per poll
@@ -218,6 +236,22 @@ bool wait_all(uint target) {
     }
     if (fail) atomicOr(sync.error, 1u);
     s_fail = fail;
+  } else if (SPREAD > 1 && gl_SubgroupID == 0) {  // SPREAD <= the subgroup (the host checks)
+    const uint lane = gl_SubgroupInvocationID;
+    bool fail = false;
+    uint n = 0;
+    for (;;) {
+      const uint v = lane == 0 ? sync.count : lane < SPREAD ? sync.spread[64 * lane - 4] : 0;
+      if (subgroupAdd(v) >= target) break;
+      if (subgroupAny(++n >= SPIN_LIMIT || (lane == 0 && sync.error != 0))) {
+        fail = true;
+        break;
+      }
+    }
+    if (subgroupElect()) {
+      if (fail) atomicOr(sync.error, 1u);
+      s_fail = fail;
+    }
   }
   fill_end();  // the fill under way (AHEAD bit 3: its first wave was in flight during the poll)
   memoryBarrierBuffer();
@@ -861,5 +895,6 @@ void main() {
     }
     atomicExchange(sync.done, 0u);
     atomicExchange(sync.count, 0u);
+    for (uint i = 1; i < SPREAD; i++) atomicExchange(sync.spread[64 * i - 4], 0u);
   }
 }
