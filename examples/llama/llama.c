@@ -694,8 +694,10 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * residual loaded ahead of the stages that use them; 2 the gathers (stage
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
  * slice of two stages on touched into L2; 8 the fill's first wave in flight
- * while the barrier is polled. 0: each load where it is used. */
-#define DEC_AHEAD 15
+ * while the barrier is polled. 0: each load where it is used. Bit 4 is off:
+ * with the down product split (3 stages a layer) the step took 11.4 us
+ * less without it on an H100 (bench/results/2026-12-06-h100-down-split). */
+#define DEC_AHEAD 11
 
 /* One build of the persistent step's kernel: decoder.glsl's SKIP,
  * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
@@ -712,158 +714,63 @@ typedef struct variant {
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
  * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
  * from 8 each, on the H200, B at 4 took 22.5 us off, C at 4 4.1 and D at 16
- * 5.8 (bench/results/2026-12-06-h200-persistent-lanes) */
-#define DEC_LANES 8, 4, 4, 16, 8
+ * 5.8 (bench/results/2026-12-06-h200-persistent-lanes); from 8 4 4 16 8, B
+ * at 2 took 3.4 us off on an H100 (bench/results/2026-12-06-h100-down-split) */
+#define DEC_LANES 8, 2, 4, 16, 8
 
 /* BARRIER_SPREAD: the grid barrier's arrival counters (at most 32 and the
- * subgroup size; SYNC_BYTES holds 32) */
+ * subgroup size; SYNC_BYTES holds 32). More than 1 made the step slower on
+ * GPU timestamps (16: +21.4 us on an H100, bench/results/
+ * 2026-12-06-h100-down-split): the poll's loads cost more than one line's
+ * atomics. */
 #define DEC_SPREAD 1
 #define SYNC_BYTES (256u * 32u)
 
-/* The variants --profile times (run_profile); the first is the step. */
-#define DEC_FI DEC_FILL_INFLIGHT
-#define DEC_HR DEC_HEAD_ROWS
+/* The variants --profile times (run_profile); the first is the step. DV:
+ * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
+ * then the invocations a weight row of stages A..E. */
+#define DV(name, skip, hr, ahead, att, stage_d, spread, ...) \
+  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread }
+#define HR DEC_HEAD_ROWS
+#define AH DEC_AHEAD
+#define SP DEC_SPREAD
 static const variant_t profile_variants[] = {
-    {"the step", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"the down product as stage D (04fee19)",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     1,
-     DEC_SPREAD},
-    {"without the down product", 8, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"gains, RoPE, residual where used",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD & ~1u,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"gathers load by load", 0, DEC_FI, DEC_HR, DEC_AHEAD & ~2u, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"no slice touched into L2 ahead",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD & ~4u,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"the fill stored before the poll",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD & ~8u,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"touches landed before barriers (+16)",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD | 16u,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"softmax over the workgroup", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 0, 0, DEC_SPREAD},
-    {"6980f70's step (stage D, lanes 8, ...)",
-     0,
-     DEC_FI,
-     4,
-     DEC_AHEAD,
-     {8, 8, 8, 8, 8},
-     0,
-     1,
-     DEC_SPREAD},
-    /* invocations a weight row (DEC_LANES 8 4 4 - 8; D's is stage D's): one stage changed */
-    {"lanes A..E  8  8  8  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 8, 8, 16, 8}, 1, 0, DEC_SPREAD},
-    {"lanes A..E  4  4  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {4, 4, 4, 16, 8}, 1, 0, DEC_SPREAD},
-    {"lanes A..E 16  4  4  -  8",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {16, 4, 4, 16, 8},
-     1,
-     0,
-     DEC_SPREAD},
-    {"lanes A..E  8  2  4  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 2, 4, 16, 8}, 1, 0, DEC_SPREAD},
-    {"lanes A..E  8  4  2  -  8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {8, 4, 2, 16, 8}, 1, 0, DEC_SPREAD},
-    {"lanes A..E  8  4  4  - 16",
-     0,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {8, 4, 4, 16, 16},
-     1,
-     0,
-     DEC_SPREAD},
-    {"with 4 LM-head rows a cluster", 0, DEC_FI, 4, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"barrier counters 1", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 1},
-    {"barrier counters 4", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 4},
-    {"barrier counters 8", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 8},
-    {"barrier counters 16", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 16},
-    {"barrier counters 32", 0, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 32},
-    {"barriers only, 16 counters", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, 16},
-    {"without stage A (norm, Q/K/V, RoPE)",
-     1,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"without stage B (attention, o_proj)",
-     2,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"without stage C (norm, gate/up, down)",
-     4,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"without stage E (LM head, argmax)",
-     16,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"fills from one 4 KB block (L2 hits)",
-     64,
-     DEC_FI,
-     DEC_HR,
-     DEC_AHEAD,
-     {DEC_LANES},
-     1,
-     0,
-     DEC_SPREAD},
-    {"without the weight fills", 32, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"without stages A-D", 15, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"barriers only", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 0, DEC_SPREAD},
-    {"barriers only, stage D's too", 63, DEC_FI, DEC_HR, DEC_AHEAD, {DEC_LANES}, 1, 1, DEC_SPREAD},
+    DV("the step", 0, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("the down product as stage D", 0, HR, AH, 1, 1, SP, DEC_LANES),
+    DV("without the down product", 8, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, DEC_LANES),
+    DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, DEC_LANES),
+    DV("slices touched into L2 ahead (+4)", 0, HR, AH | 4u, 1, 0, SP, DEC_LANES),
+    DV("the fill stored before the poll", 0, HR, AH & ~8u, 1, 0, SP, DEC_LANES),
+    DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, DEC_LANES),
+    DV("c94422f's step (AHEAD 15, B 4 lanes)", 0, HR, 15, 1, 0, 1, 8, 4, 4, 16, 8),
+    DV("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 8, 8, 8, 8, 8),
+    /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
+    DV("lanes A..E  8  4  4  -  8", 0, HR, AH, 1, 0, SP, 8, 4, 4, 16, 8),
+    DV("lanes A..E  8  1  4  -  8", 0, HR, AH, 1, 0, SP, 8, 1, 4, 16, 8),
+    DV("lanes A..E  4  2  4  -  8", 0, HR, AH, 1, 0, SP, 4, 2, 4, 16, 8),
+    DV("lanes A..E 16  2  4  -  8", 0, HR, AH, 1, 0, SP, 16, 2, 4, 16, 8),
+    DV("lanes A..E  8  2  2  -  8", 0, HR, AH, 1, 0, SP, 8, 2, 2, 16, 8),
+    DV("lanes A..E  8  2  8  -  8", 0, HR, AH, 1, 0, SP, 8, 2, 8, 16, 8),
+    DV("lanes A..E  8  2  4  - 16", 0, HR, AH, 1, 0, SP, 8, 2, 4, 16, 16),
+    DV("with 4 LM-head rows a cluster", 0, 4, AH, 1, 0, SP, DEC_LANES),
+    DV("barrier counters 1", 0, HR, AH, 1, 0, 1, DEC_LANES),
+    DV("barrier counters 16", 0, HR, AH, 1, 0, 16, DEC_LANES),
+    DV("without stage A (norm, Q/K/V, RoPE)", 1, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("without stage B (attention, o_proj)", 2, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("without stage C (norm, gate/up, down)", 4, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("without stage E (LM head, argmax)", 16, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("fills from one 4 KB block (L2 hits)", 64, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("without the weight fills", 32, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("without stages A-D", 15, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("barriers only", 63, HR, AH, 1, 0, SP, DEC_LANES),
+    DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, DEC_LANES),
+    DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, DEC_LANES),
 };
-#undef DEC_FI
-#undef DEC_HR
+#undef DV
+#undef HR
+#undef AH
+#undef SP
 static const variant_t *const dec_default = &profile_variants[0];
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the

@@ -28,7 +28,8 @@
 // one load per 32-byte sector) before the wait, so that the fill could read
 // L2, not HBM: on the H200 it recovered only 7 of the 56 µs a fill from L2
 // would save (bench/NOTES.md, 2026-12-06), so most touches come too late
-// or do not last; what would make them land is the open question.
+// or do not last; with the down product split it cost 11 µs on an H100, and
+// it is off by default (AHEAD 11).
 //
 // Stages per layer (items split evenly over the workgroups; x the residual):
 //   A  RMSNorm(x) · W_qkv, row pairs (d, d + HEAD_DIM/2) of each head, RoPE
@@ -119,7 +120,7 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //  16  (--profile) the touched words folded in before the barrier they were
 //      touched at, not a stage later: every touch has reached L2 when the
 //      next stage starts, at the cost of waiting for it there
-layout(constant_id = 32) const uint AHEAD = 15;
+layout(constant_id = 32) const uint AHEAD = 11;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
 // keeps LANES, v > 0 means 2^(v-1), capped at LANES. What was measured
 // (bench/NOTES.md, 2026-12-06): enough rows at once to keep every
