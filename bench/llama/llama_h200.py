@@ -470,7 +470,10 @@ def cmd_summary(run):
     before = load("tandem-before")
 
     def label(name, j):
-        engine = (f"persistent ({j.get('groups')} workgroups)" if j.get("engine") == "persistent"
+        counters = j.get("barrier_counters", 1)
+        engine = (f"persistent ({j.get('groups')} workgroups"
+                  + (f", {counters} barrier counters" if counters > 1 else "") + ")"
+                  if j.get("engine") == "persistent"
                   else f"nodes: matvec {j.get('matvec', 'old')}, attention {j.get('attention', 'plain')}")
         return (f"{name}: {engine}, position {j.get('pos_lane', 'compute')}, inflight {j['inflight']}, "
                 f"chunk {j.get('chunk', 1)}")

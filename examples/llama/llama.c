@@ -391,7 +391,7 @@ typedef struct gpu {
    * kernel after every step), |sync| the barrier's counters and error word (zeroed once;
    * the kernel leaves them zeroed after every step), |sync_host| their copy */
   bool persistent, dec_smem;
-  uint32_t groups, dec_block, dec_wcap, dec_shared;
+  uint32_t groups, dec_block, dec_wcap, dec_shared, dec_counters;
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *acc, *sync, *sync_host;
   uint64_t act_bytes, acc_bytes;
@@ -1888,6 +1888,7 @@ int main(int argc, char **argv) {
     variant_t step = *dec_default;
     if (o->counters) step.spread = o->counters;
     g.k_decoder = make_decoder(&g, &step);
+    g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
            "(%u arrival counters); weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block, step.stage_d ? 4 : 3, step.spread,
@@ -2011,13 +2012,13 @@ int main(int argc, char **argv) {
     fprintf(
         jf,
         ", \"layers\": %u, \"hidden\": %u, \"heads\": %u, \"kv_heads\": %u, \"vocab\": %u"
-        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
+        ", \"workgroup\": %u, \"engine\": \"%s\", \"groups\": %u, \"barrier_counters\": %u, \"attention\": \"%s\", \"matvec\": \"%s\", \"inflight\": %u, \"chunk\": %u, \"npu_rows\": %u, \"pos_lane\": \"%s\", \"prompt_len\": %u"
         ", \"tokens\": %u, \"repeat\": %u, \"decode_tokens_per_s\": %.3f"
         ", \"decode_us_per_token\": %.3f, \"prefill_us_per_token\": %.3f"
         ", \"prepare_ms\": %.3f, \"step_nodes\": %u, \"matvec_bytes_per_token\": %llu"
         ", \"check\": \"%s\", \"max_rel_err\": %.3e",
         c->layers, c->dim, c->heads, c->kv_heads, c->vocab, g.block,
-        g.persistent ? "persistent" : "nodes", g.groups,
+        g.persistent ? "persistent" : "nodes", g.groups, g.dec_counters,
         g.attn_fused        ? "fused"
         : g.attn_cached     ? "cached"
         : g.attention_plain ? "plain"
