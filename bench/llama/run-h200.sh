@@ -51,8 +51,15 @@ lc() {
 }
 if [ -n "${LLAMACPP:-}" ]; then
   step "llama.cpp builds in the background ($LLAMACPP/.llama)"
-  # LC_BENCH=0: build only; the benchmarks run below, after tandem's
-  lc OUT="$run/llamacpp-build" LC_BENCH=0 LC_JOBS=${LC_JOBS:-12} LC_BUILD_CAP=${LC_BUILD_CAP:-440} \
+  # (llama.cpp's script has no build-only mode: this pass benchmarks what it
+  # built too, into llamacpp-build/, while tandem's part before the timing
+  # waits for it; the figures reported are the second pass's, below.)
+  # LC_VULKAN=0: the Vulkan half sources .device/on-device.sh, which unpacks
+  # its packages again into / and /opt/tandem-deps; beside tandem's build and
+  # runs that rewrote a library tandem was linking against (2026-12-06: "file
+  # too short"), so the Vulkan build waits for the benchmark pass below, when
+  # nothing else runs.
+  lc OUT="$run/llamacpp-build" LC_VULKAN=0 LC_JOBS=${LC_JOBS:-12} LC_BUILD_CAP=${LC_BUILD_CAP:-440} \
     LC_BUDGET=${LC_BUILD_BUDGET:-530} bash .llama/run-h200.sh \
     > "$run/llamacpp-build.log" 2>&1 &
   lc_pid=$!
