@@ -32,6 +32,9 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=["f16", "bf16", "f32", "mixed"])
     ap.add_argument("--untied", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    # scales the MLP's RMSNorm gains: 4096 makes the down product's parts
+    # ~1e7, beyond the persistent step's fixed-point range (its refusal test)
+    ap.add_argument("--mlp-gain", type=float, default=1.0)
     args = ap.parse_args()
 
     hidden, heads, kv_heads, head_dim, ffn, vocab = 64, 4, 2, 16, 160, 256
@@ -71,7 +74,8 @@ def main():
         w(p + "mlp.up_proj.weight", (ffn, hidden), hidden ** -0.5, "mlp")
         w(p + "mlp.down_proj.weight", (hidden, ffn), ffn ** -0.5, "mlp")
         tensors[p + "input_layernorm.weight"] = (1.0 + 0.1 * rng.standard_normal(hidden).astype(np.float32), "norm")
-        tensors[p + "post_attention_layernorm.weight"] = (1.0 + 0.1 * rng.standard_normal(hidden).astype(np.float32), "norm")
+        tensors[p + "post_attention_layernorm.weight"] = (
+            args.mlp_gain * (1.0 + 0.1 * rng.standard_normal(hidden).astype(np.float32)), "norm")
     tensors["model.norm.weight"] = (1.0 + 0.1 * rng.standard_normal(hidden).astype(np.float32), "norm")
     if args.untied:
         w("lm_head.weight", (vocab, hidden), hidden ** -0.5 * 4.0, "embed")
