@@ -92,6 +92,7 @@ typedef struct options {
   bool persistent;       /* --engine persistent: the whole step as one dispatch */
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
   uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
+  int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -174,6 +175,8 @@ static void usage(FILE *f) {
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
              "                     (1 to 32 and at most the subgroup size)\n"
+             "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 63;\n"
+             "                     default 11), for experiments: --profile times each bit\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -198,7 +201,7 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
-  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true;
+  o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -272,6 +275,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
     } else if (!strcmp(a, "--barrier-counters")) {
       o->counters = (uint32_t)parse_uint(a, v, 1, 32), i++;
+    } else if (!strcmp(a, "--ahead")) {
+      o->ahead = (int64_t)parse_uint(a, v, 0, 63), i++;
     } else if (!strcmp(a, "--lanes")) {
       o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
       if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
@@ -694,7 +699,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * residual loaded ahead of the stages that use them; 2 the gathers (stage
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
  * slice of two stages on touched into L2; 8 the fill's first wave in flight
- * while the barrier is polled. 0: each load where it is used. Bit 4 is off:
+ * while the barrier is polled; 32 stage C's weights loaded before stage B,
+ * into registers (not yet measured: --profile times it). 0: each load where
+ * it is used. Bit 4 is off:
  * with the down product split (3 stages a layer) the step took 11.4 us
  * less without it on an H100 (bench/results/2026-12-06-h100-down-split). */
 #define DEC_AHEAD 11
@@ -742,6 +749,8 @@ static const variant_t profile_variants[] = {
     DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, DEC_LANES),
     DV("slices touched into L2 ahead (+4)", 0, HR, AH | 4u, 1, 0, SP, DEC_LANES),
     DV("the fill stored before the poll", 0, HR, AH & ~8u, 1, 0, SP, DEC_LANES),
+    DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, DEC_LANES),
+    DV("C early, the fill stored before the poll", 0, HR, (AH | 32u) & ~8u, 1, 0, SP, DEC_LANES),
     DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, DEC_LANES),
     DV("c94422f's step (AHEAD 15, B 4 lanes)", 0, HR, 15, 1, 0, 1, 8, 4, 4, 16, 8),
     DV("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 8, 8, 8, 8, 8),
@@ -1845,6 +1854,7 @@ int main(int argc, char **argv) {
   g.pos_gpu = o->pos_gpu;
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
   if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
+  if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1887,6 +1897,7 @@ int main(int argc, char **argv) {
   if (g.persistent) {
     variant_t step = *dec_default;
     if (o->counters) step.spread = o->counters;
+    if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "

@@ -120,6 +120,7 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //  16  (--profile) the touched words folded in before the barrier they were
 //      touched at, not a stage later: every touch has reached L2 when the
 //      next stage starts, at the cost of waiting for it there
+//  32  stage C's weights loaded a stage early, into registers (early_c)
 layout(constant_id = 32) const uint AHEAD = 11;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
 // keeps LANES, v > 0 means 2^(v-1), capped at LANES. What was measured
@@ -320,11 +321,21 @@ const uint FI = FILL_INFLIGHT < 1 ? 1 : FILL_INFLIGHT > 8 ? 8 : FILL_INFLIGHT;
 uint f_stage, f_l, f_n8, f_gat, f_nw, f_n;  // the fill under way
 uvec4 ft[8];                                // its first wave
 
-uvec4 fill_load(uint i) {  // element i (SKIP bit 6: rows from one 4 KB block, in L2)
-  return W[i >= f_nw ? f_gat + i - f_nw
+// Element i of stage |stage|'s fill: |nw| weight elements (rows of |n8|),
+// then the gain at |gat| (SKIP bit 6: rows from one 4 KB block, in L2).
+uvec4 slice_load(uint stage, uint l, uint nw, uint n8, uint gat, uint i) {
+  return W[i >= nw ? gat + i - nw
            : (SKIP & 64u) != 0 ? i % 256
-                               : row_at(f_stage, f_l, gl_WorkGroupID.x, i / f_n8) + i % f_n8];
+                               : row_at(stage, l, gl_WorkGroupID.x, i / n8) + i % n8];
 }
+uint fill_nw(uint rows, uint n8) { return SMEM_W == 0 || (SKIP & 32u) != 0 ? 0 : rows * n8; }
+uint fill_n(uint nw, uint gat) {
+  return nw + ((AHEAD & 1u) != 0 && gat != NO_GAIN ? DIM / 4 : 0);
+}
+uvec4 fill_load(uint i) { return slice_load(f_stage, f_l, f_nw, f_n8, f_gat, i); }
+
+// AHEAD bit 32: stage C's first wave, loaded before stage B (early_c)
+uvec4 fc[8];
 
 void fill_put(uint i, uvec4 t) {
   if (i < f_nw) ws[i] = t;
@@ -358,11 +369,11 @@ void fill_begin(uint stage, uint l, uint rows, uint n8, uint gat) {
   f_l = l;
   f_n8 = n8;
   f_gat = gat;
-  f_nw = SMEM_W == 0 || (SKIP & 32u) != 0 ? 0 : rows * n8;
-  f_n = f_nw + ((AHEAD & 1u) != 0 && gat != NO_GAIN ? DIM / 4 : 0);
+  f_nw = fill_nw(rows, n8);
+  f_n = fill_n(f_nw, gat);
   [[unroll]] for (uint j = 0; j < 8; j++) {
     const uint i = TID + j * BLOCK_SIZE;
-    if (j < FI && i < f_n) ft[j] = fill_load(i);
+    if (j < FI && i < f_n) ft[j] = (AHEAD & 32u) != 0 && stage == 2 ? fc[j] : fill_load(i);
   }
   if ((AHEAD & 8u) == 0) fill_end();
 }
@@ -812,6 +823,25 @@ void stage_e() {
   barrier();
 }
 
+// AHEAD bit 32: stage C's weights a stage early. Before stage B, the first
+// wave of stage C's fill (all of it when the slice fits FI loads an
+// invocation: gate and up rows and the gain) goes into fc and the down
+// product's columns into wd, so that HBM has stage B and its barrier to
+// deliver them, not stage C's barrier alone; fill_begin() then takes fc
+// where it would load.
+void early_c(uint l) {
+  if ((AHEAD & 32u) == 0) return;
+  uint rows, n8;
+  slice(2, rows, n8);
+  const uint gat = l * LAYER_STRIDE + OFF_MNORM;
+  const uint nw = fill_nw(rows, n8), n = fill_n(nw, gat);
+  [[unroll]] for (uint j = 0; j < 8; j++) {
+    const uint i = TID + j * BLOCK_SIZE;
+    if (j < FI && i < n) fc[j] = slice_load(2, l, nw, n8, gat, i);
+  }
+  down_load(l);
+}
+
 void main() {
   if (TID == 0)
     s_fail = sync.error != 0;
@@ -837,6 +867,7 @@ void main() {
     arrive();
     consume();
     prefetch(1, l);
+    early_c(l);
     touch(2, l);
     if (!wait_all(target += GROUPS)) return;
     if ((SKIP & 2u) == 0)
@@ -844,7 +875,7 @@ void main() {
     arrive();
     consume();
     prefetch(2, l);
-    down_load(l);
+    if ((AHEAD & 32u) == 0) down_load(l);
     if (DOWN_SPLIT != 0) touch(0, l + 1);
     else touch(3, l);
     if (!wait_all(target += GROUPS)) return;
