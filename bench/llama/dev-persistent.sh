@@ -7,7 +7,10 @@
 # (the step beside variants of its kernel with parts left out, GPU
 # timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
 # timing runs without timestamps for each of VARIANTS, ROUNDS times
-# (SKIP_CHECK=1 leaves out the checked run). OLD=DIR
+# (SKIP_CHECK=1 leaves out the checked run). GPU_CTEST=1 also runs the
+# example's CTests (example_llama_*: tiny models against the CPU reference,
+# validation layer on) on the GPU, where the persistent step runs 128
+# workgroups with its slices in shared memory, which lavapipe cannot. OLD=DIR
 # (another tree of tandem, e.g. `git archive` of an earlier commit) is built
 # too: its --profile runs once, and each round times OLD_VARIANTS with it
 # right after VARIANTS with this tree, so that before and after alternate in
@@ -25,6 +28,13 @@ build_llama "$root" "$build" "$out/tandem"
 llama=$build/examples/llama/tandem_example_llama
 [ -z "${OLD:-}" ] || build_llama "$OLD" "$build-old" "$out/old"
 old=$build-old/examples/llama/tandem_example_llama
+if [ "${GPU_CTEST:-0}" = 1 ]; then
+  step "the example's CTests on the GPU"
+  cmake -S "$root" -B "$build-ctest" -DCMAKE_BUILD_TYPE=Release > "$out/ctest-configure.log" 2>&1 &&
+    cmake --build "$build-ctest" -j16 --target tandem_example_llama > "$out/ctest-build.log" 2>&1 &&
+    ctest --test-dir "$build-ctest" -R '^example_llama' -j4 --output-on-failure > "$out/ctest.txt" 2>&1
+  echo "ctest exit $?"; grep -E "tests passed|Failed|Not Run" "$out/ctest.txt" | head -20
+fi
 step "make the model"
 [ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||
   { tail -20 "$out/make.txt"; exit 1; }
