@@ -93,6 +93,7 @@ typedef struct options {
   uint32_t groups;       /* --groups: its workgroups; 0: 128 on a GPU, 1 on a CPU device */
   uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
+  int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
   bool check, bench, profile, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -176,7 +177,9 @@ static void usage(FILE *f) {
              "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
              "                     (1 to 32 and at most the subgroup size)\n"
              "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 63;\n"
-             "                     default 11), for experiments: --profile times each bit\n"
+             "                     default 3), for experiments: --profile times each bit\n"
+             "  --head-flags on|off  on (default): stage B waits only for the workgroups that\n"
+             "                     wrote its KV group in stage A; off: a grid barrier there\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -202,6 +205,7 @@ static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
+  o->head_flags = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -275,6 +279,11 @@ static options_t *parse_options(int argc, char **argv) {
       o->groups = (uint32_t)parse_uint(a, v, 1, 65535), i++;
     } else if (!strcmp(a, "--barrier-counters")) {
       o->counters = (uint32_t)parse_uint(a, v, 1, 32), i++;
+    } else if (!strcmp(a, "--head-flags")) {
+      if (v && !strcmp(v, "on")) o->head_flags = 1;
+      else if (v && !strcmp(v, "off")) o->head_flags = 0;
+      else die("--head-flags: on or off");
+      i++;
     } else if (!strcmp(a, "--ahead")) {
       o->ahead = (int64_t)parse_uint(a, v, 0, 63), i++;
     } else if (!strcmp(a, "--lanes")) {
@@ -700,11 +709,12 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
  * slice of two stages on touched into L2; 8 the fill's first wave in flight
  * while the barrier is polled; 32 stage C's weights loaded before stage B,
- * into registers (not yet measured: --profile times it). 0: each load where
- * it is used. Bit 4 is off:
- * with the down product split (3 stages a layer) the step took 11.4 us
- * less without it on an H100 (bench/results/2026-12-06-h100-down-split). */
-#define DEC_AHEAD 11
+ * into registers. 0: each load where it is used. Bit 4 is off: with the
+ * down product split (3 stages a layer) the step took 11.4 us less without
+ * it on an H100 (bench/results/2026-12-06-h100-down-split); bits 8 and 32
+ * are off: on an H100 the step took 12.3 us less without 8 and 24.1 us more
+ * with 32 (bench/results/2026-12-06-h100-ahead32). */
+#define DEC_AHEAD 3
 
 /* One build of the persistent step's kernel: decoder.glsl's SKIP,
  * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
@@ -716,14 +726,16 @@ typedef struct variant {
   uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
   uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
   uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
+  uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
 } variant_t;
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
  * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
  * from 8 each, on the H200, B at 4 took 22.5 us off, C at 4 4.1 and D at 16
  * 5.8 (bench/results/2026-12-06-h200-persistent-lanes); from 8 4 4 16 8, B
- * at 2 took 3.4 us off on an H100 (bench/results/2026-12-06-h100-down-split) */
-#define DEC_LANES 8, 2, 4, 16, 8
+ * at 2 took 3.4 us off on an H100 (bench/results/2026-12-06-h100-down-split),
+ * and from 8 2 4 16 8, B at 1 another 6.7 us (bench/results/2026-12-06-h100-ahead32) */
+#define DEC_LANES 8, 1, 4, 16, 8
 
 /* BARRIER_SPREAD: the grid barrier's arrival counters (at most 32 and the
  * subgroup size; SYNC_BYTES holds 32). More than 1 made the step slower on
@@ -731,55 +743,66 @@ typedef struct variant {
  * 2026-12-06-h100-down-split): the poll's loads cost more than one line's
  * atomics. */
 #define DEC_SPREAD 1
-#define SYNC_BYTES (256u * 32u)
+/* HEAD_FLAGS: stage B's units wait only for the stage-A workgroups that
+ * wrote their KV group (Sync slots 32 + g), not for all of them: one grid
+ * barrier a layer fewer (--head-flags; --profile times both). */
+#define DEC_FLAGS 1
+/* Sync: counters and error word, the arrival counters (slots 1..31) and the
+ * KV groups' flags (slots 32..63), a slot 256 bytes */
+#define SYNC_SLOTS 64u
+#define SYNC_BYTES (256u * SYNC_SLOTS)
 
 /* The variants --profile times (run_profile); the first is the step. DV:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * then the invocations a weight row of stages A..E. */
-#define DV(name, skip, hr, ahead, att, stage_d, spread, ...) \
-  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread }
+ * HEAD_FLAGS, then the invocations a weight row of stages A..E. */
+#define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
+  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags }
 #define HR DEC_HEAD_ROWS
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
+#define FL DEC_FLAGS
 static const variant_t profile_variants[] = {
-    DV("the step", 0, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("the down product as stage D", 0, HR, AH, 1, 1, SP, DEC_LANES),
-    DV("without the down product", 8, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, DEC_LANES),
-    DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, DEC_LANES),
-    DV("slices touched into L2 ahead (+4)", 0, HR, AH | 4u, 1, 0, SP, DEC_LANES),
-    DV("the fill stored before the poll", 0, HR, AH & ~8u, 1, 0, SP, DEC_LANES),
-    DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, DEC_LANES),
-    DV("C early, the fill stored before the poll", 0, HR, (AH | 32u) & ~8u, 1, 0, SP, DEC_LANES),
-    DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, DEC_LANES),
-    DV("c94422f's step (AHEAD 15, B 4 lanes)", 0, HR, 15, 1, 0, 1, 8, 4, 4, 16, 8),
-    DV("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 8, 8, 8, 8, 8),
+    DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("stage A -> B as a grid barrier", 0, HR, AH, 1, 0, SP, 0, DEC_LANES),
+    DV("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, DEC_LANES),
+    DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
+    DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, FL, DEC_LANES),
+    DV("slices touched into L2 ahead (+4)", 0, HR, AH | 4u, 1, 0, SP, FL, DEC_LANES),
+    DV("the fill's first wave in flight while polled (+8)", 0, HR, AH | 8u, 1, 0, SP, FL,
+       DEC_LANES),
+    DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, FL, DEC_LANES),
+    DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, FL, DEC_LANES),
+    DV("424015a's step (AHEAD 11, B 2 lanes, A -> B barrier)", 0, HR, 11, 1, 0, 1, 0, 8, 2, 4, 16,
+       8),
+    DV("c94422f's step (AHEAD 15, B 4 lanes)", 0, HR, 15, 1, 0, 1, 0, 8, 4, 4, 16, 8),
+    DV("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 8, 8, 8, 8, 8),
     /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
-    DV("lanes A..E  8  4  4  -  8", 0, HR, AH, 1, 0, SP, 8, 4, 4, 16, 8),
-    DV("lanes A..E  8  1  4  -  8", 0, HR, AH, 1, 0, SP, 8, 1, 4, 16, 8),
-    DV("lanes A..E  4  2  4  -  8", 0, HR, AH, 1, 0, SP, 4, 2, 4, 16, 8),
-    DV("lanes A..E 16  2  4  -  8", 0, HR, AH, 1, 0, SP, 16, 2, 4, 16, 8),
-    DV("lanes A..E  8  2  2  -  8", 0, HR, AH, 1, 0, SP, 8, 2, 2, 16, 8),
-    DV("lanes A..E  8  2  8  -  8", 0, HR, AH, 1, 0, SP, 8, 2, 8, 16, 8),
-    DV("lanes A..E  8  2  4  - 16", 0, HR, AH, 1, 0, SP, 8, 2, 4, 16, 16),
-    DV("with 4 LM-head rows a cluster", 0, 4, AH, 1, 0, SP, DEC_LANES),
-    DV("barrier counters 1", 0, HR, AH, 1, 0, 1, DEC_LANES),
-    DV("barrier counters 16", 0, HR, AH, 1, 0, 16, DEC_LANES),
-    DV("without stage A (norm, Q/K/V, RoPE)", 1, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("without stage B (attention, o_proj)", 2, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("without stage C (norm, gate/up, down)", 4, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("without stage E (LM head, argmax)", 16, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("fills from one 4 KB block (L2 hits)", 64, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("without the weight fills", 32, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("without stages A-D", 15, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("barriers only", 63, HR, AH, 1, 0, SP, DEC_LANES),
-    DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, DEC_LANES),
-    DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, DEC_LANES),
+    DV("lanes A..E  8  2  4  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 2, 4, 16, 8),
+    DV("lanes A..E  4  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 4, 1, 4, 16, 8),
+    DV("lanes A..E 16  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 16, 1, 4, 16, 8),
+    DV("lanes A..E  8  1  2  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 1, 2, 16, 8),
+    DV("lanes A..E  8  1  8  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 1, 8, 16, 8),
+    DV("lanes A..E  8  1  4  - 16", 0, HR, AH, 1, 0, SP, FL, 8, 1, 4, 16, 16),
+    DV("with 4 LM-head rows a cluster", 0, 4, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("barrier counters 16", 0, HR, AH, 1, 0, 16, FL, DEC_LANES),
+    DV("without stage A (norm, Q/K/V, RoPE)", 1, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without stage B (attention, o_proj)", 2, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without stage C (norm, gate/up, down)", 4, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without stage E (LM head, argmax)", 16, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("fills from one 4 KB block (L2 hits)", 64, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without the weight fills", 32, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("barriers only, A -> B a grid barrier", 63, HR, AH, 1, 0, SP, 0, DEC_LANES),
+    DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, FL, DEC_LANES),
+    DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, DEC_LANES),
 };
 #undef DV
 #undef HR
 #undef AH
 #undef SP
+#undef FL
 static const variant_t *const dec_default = &profile_variants[0];
 
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
@@ -812,6 +835,10 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->spread < 1 || v->spread > 32 || v->spread > sg)
     die("--engine persistent: %u barrier counters: 1 to 32, and at most the subgroup size %u",
         v->spread, sg);
+  /* HEAD_FLAGS: a flag a KV group, in Sync slots 32..63 */
+  if (v->flags && c->kv_heads > SYNC_SLOTS - 32)
+    die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
+        c->kv_heads, SYNC_SLOTS - 32);
   if (!v->stage_d && G >= 2048)
     die("--groups %u: the down product's fixed-point sum takes at most 2047 workgroups", G);
   /* LANES: at most the subgroup and 32; LANE_LOG: stage s's count in bits
@@ -911,6 +938,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(35, v->stage_d ? 0 : 1),
       spec_u32(36, U16(a0->down_t)),
       spec_u32(37, v->spread),
+      spec_u32(38, v->flags ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1361,9 +1389,9 @@ static void check_sync(gpu_t *g) {
   copy_once(g, whole(g->sync), whole(g->sync_host));
   tandem_map_t map;
   CHECK(tandem_map_read(whole(g->sync_host), &map));
-  uint32_t w[4], spread = 0; /* spread: the other arrival counters, or'ed */
+  uint32_t w[4], spread = 0; /* spread: the other arrival counters and the flags, or'ed */
   memcpy(w, map.data, sizeof w);
-  for (uint32_t i = 1; i < 32; i++) {
+  for (uint32_t i = 1; i < SYNC_SLOTS; i++) {
     uint32_t v;
     memcpy(&v, (const uint8_t *)map.data + 256u * i, sizeof v);
     spread |= v;
@@ -1855,6 +1883,7 @@ int main(int argc, char **argv) {
   if (o->groups && !g.persistent) die("--groups is for --engine persistent");
   if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
+  if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1898,11 +1927,13 @@ int main(int argc, char **argv) {
     variant_t step = *dec_default;
     if (o->counters) step.spread = o->counters;
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
+    if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters); weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block, step.stage_d ? 4 : 3, step.spread,
+           "(%u arrival counters)%s; weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block, (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0), step.spread,
+           step.flags ? " and flags per KV group between stages A and B" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);

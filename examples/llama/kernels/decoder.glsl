@@ -141,6 +141,12 @@ layout(constant_id = 36) const uint OFF_DOWN_T = 0;
 // one load a counter, all in one round trip), so that no one L2 line takes
 // every workgroup's atomic in turn.
 layout(constant_id = 37) const uint BARRIER_SPREAD = 1;
+// 1: no grid barrier between stages A and B. Each workgroup that wrote part
+// of KV group g's heads in stage A (q of the heads that share KV head g, k
+// and v of g) adds one to flag counter g (Sync slot FLAG_SLOT + g), and a
+// stage-B unit waits only for its group's writers: (l + 1) x their number.
+// 0: the grid barrier (all workgroups) between A and B.
+layout(constant_id = 38) const uint HEAD_FLAGS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -256,6 +262,85 @@ bool wait_all(uint target) {
     }
   }
   fill_end();  // the fill under way (AHEAD bit 3: its first wave was in flight during the poll)
+  memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  return !s_fail;
+}
+
+// ---- stage A -> B by KV group (HEAD_FLAGS) --------------------------------
+// Stage A's pair j belongs to head j / HALF: q heads first, then k, then v;
+// head -> its KV group. The flags live in Sync slots FLAG_SLOT.. (256 bytes
+// apart, like the arrival counters; the host sizes Sync and checks them).
+const uint FLAG_SLOT = 32;
+const uint GROUP_HEADS = HEADS / KV_HEADS;  // q heads a KV head serves
+
+uint kv_group(uint head) {
+  return head < HEADS ? head / GROUP_HEADS : head < HEADS + KV_HEADS ? head - HEADS : head - HEADS - KV_HEADS;
+}
+
+uint flag_at(uint g) { return 64 * (FLAG_SLOT + g) - 4; }  // index in sync.spread
+
+// The workgroups whose stage-A pairs meet head range [h0, h1), as an
+// inclusive range [first, last] (first > last: none).
+uvec2 writers(uint h0, uint h1) {
+  return uvec2(h0 * HALF / PER_A, min(GROUPS, (h1 * HALF + PER_A - 1) / PER_A) - 1);
+}
+
+// How many workgroups add to group g's flag in a layer: the union of the
+// writers of its q heads, its k head and its v head (three ranges, in order).
+uint flag_writers(uint g) {
+  const uvec2 r[3] = uvec2[3](writers(g * GROUP_HEADS, (g + 1) * GROUP_HEADS),
+                              writers(HEADS + g, HEADS + g + 1),
+                              writers(HEADS + KV_HEADS + g, HEADS + KV_HEADS + g + 1));
+  uint n = 0, end = 0;
+  bool any = false;
+  [[unroll]] for (uint i = 0; i < 3; i++) {
+    if (r[i].x > r[i].y) continue;
+    const uint a = any ? max(r[i].x, end + 1) : r[i].x;
+    if (r[i].y >= a) n += r[i].y - a + 1;
+    end = any ? max(end, r[i].y) : r[i].y;
+    any = true;
+  }
+  return n;
+}
+
+// After stage A: this workgroup's writes ordered before one add to the flag
+// of every KV group it wrote a pair of (TID 0).
+void flag_arrive() {
+  memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  if (TID == 0) {
+    const uint a0 = gl_WorkGroupID.x * PER_A, a1 = min(PAIRS, a0 + PER_A);
+    uint mask = 0;  // KV groups written (the host checks KV_HEADS <= 32)
+    for (uint j = a0; j < a1; j += HALF - j % HALF) mask |= 1u << kv_group(j / HALF);
+    for (uint g = 0; g < KV_HEADS; g++)
+      if ((mask & (1u << g)) != 0) atomicAdd(sync.spread[flag_at(g)], 1u);
+  }
+}
+
+// Before stage B of layer l: TID 0 polls the flag of each of this
+// workgroup's units' KV groups until all its writers of layers 0..l have
+// added, bounded by SPIN_LIMIT as wait_all(); then the fill under way ends
+// and the barriers publish it, as there.
+bool wait_flags(uint l) {
+  if (TID == 0) {
+    bool fail = false;
+    for (uint u = gl_WorkGroupID.x; u < UNITS && !fail; u += GROUPS) {
+      const uint g = (u / OSPLIT) / GROUP_HEADS, target = (l + 1) * flag_writers(g);
+      uint n = 0;
+      while (sync.spread[flag_at(g)] < target) {
+        if (++n >= SPIN_LIMIT || sync.error != 0) {
+          fail = true;
+          break;
+        }
+      }
+    }
+    if (fail) atomicOr(sync.error, 1u);
+    s_fail = fail;
+  }
+  fill_end();
   memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
@@ -864,12 +949,13 @@ void main() {
   // slice (from L2, touched a stage ago), touch the one after it, wait.
   for (uint l = 0; l < LAYERS; l++) {
     if ((SKIP & 1u) == 0) stage_a(l, pos, tok);
-    arrive();
+    if (HEAD_FLAGS != 0) flag_arrive();
+    else arrive();
     consume();
     prefetch(1, l);
     early_c(l);
     touch(2, l);
-    if (!wait_all(target += GROUPS)) return;
+    if (HEAD_FLAGS != 0 ? !wait_flags(l) : !wait_all(target += GROUPS)) return;
     if ((SKIP & 2u) == 0)
       for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
     arrive();
@@ -928,5 +1014,7 @@ void main() {
     atomicExchange(sync.done, 0u);
     atomicExchange(sync.count, 0u);
     for (uint i = 1; i < SPREAD; i++) atomicExchange(sync.spread[64 * i - 4], 0u);
+    if (HEAD_FLAGS != 0)
+      for (uint g = 0; g < KV_HEADS; g++) atomicExchange(sync.spread[flag_at(g)], 0u);
   }
 }
