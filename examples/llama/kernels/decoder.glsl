@@ -203,11 +203,19 @@ shared uint s_best_i[BLOCK_SIZE / 4 + 1];
 
 float gain(uint at, uint c) { return uintBitsToFloat(W[at + c / 4][c % 4]); }
 
+// The 8 halves of a 16-byte weight load, in order: elements 0..3 and 4..7.
+void halves(uvec4 w, out vec4 lo, out vec4 hi) {
+  lo = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+  hi = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+}
+
+// The 8 weights of w times vs[8 c8 .. 8 c8 + 7].
 float dot8(uvec4 w, uint c8) {
+  vec4 lo, hi;
+  halves(w, lo, hi);
   const vec4 a = vec4(vs[8 * c8], vs[8 * c8 + 1], vs[8 * c8 + 2], vs[8 * c8 + 3]);
   const vec4 b = vec4(vs[8 * c8 + 4], vs[8 * c8 + 5], vs[8 * c8 + 6], vs[8 * c8 + 7]);
-  return dot(vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)), a) +
-         dot(vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w)), b);
+  return dot(lo, a) + dot(hi, b);
 }
 
 // ---- the grid barrier ----------------------------------------------------
@@ -599,11 +607,11 @@ float swiglu(uint k) {  // item k of h, from stage C's products
 }
 
 void add8(inout float a[8], uvec4 w, float h) {
-  const vec2 p[4] = vec2[4](unpackHalf2x16(w.x), unpackHalf2x16(w.y), unpackHalf2x16(w.z),
-                            unpackHalf2x16(w.w));
+  vec4 lo, hi;
+  halves(w, lo, hi);
   [[unroll]] for (uint i = 0; i < 4; i++) {
-    a[2 * i] += h * p[i].x;
-    a[2 * i + 1] += h * p[i].y;
+    a[i] += h * lo[i];
+    a[4 + i] += h * hi[i];
   }
 }
 
@@ -649,16 +657,11 @@ void acc_clear(uint l) {
 void stage_a(uint l, uint pos, uint tok) {
   if (l == 0) {  // the embedding row of the token: x; workgroup 0 keeps it as the residual
     for (uint c8 = TID; c8 < N8D; c8 += BLOCK_SIZE) {
-      const uvec4 e = W[EMBED_AT + tok * N8D + c8];
-      const vec2 v[4] = vec2[4](unpackHalf2x16(e.x), unpackHalf2x16(e.y), unpackHalf2x16(e.z),
-                                unpackHalf2x16(e.w));
-      [[unroll]] for (uint i = 0; i < 4; i++) {
-        vs[8 * c8 + 2 * i] = v[i].x;
-        vs[8 * c8 + 2 * i + 1] = v[i].y;
-        if (gl_WorkGroupID.x == 0) {
-          act[XA + 8 * c8 + 2 * i] = v[i].x;
-          act[XA + 8 * c8 + 2 * i + 1] = v[i].y;
-        }
+      vec4 v[2];
+      halves(W[EMBED_AT + tok * N8D + c8], v[0], v[1]);
+      [[unroll]] for (uint i = 0; i < 8; i++) {
+        vs[8 * c8 + i] = v[i / 4][i % 4];
+        if (gl_WorkGroupID.x == 0) act[XA + 8 * c8 + i] = v[i / 4][i % 4];
       }
     }
   } else {
