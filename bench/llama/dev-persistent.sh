@@ -7,7 +7,7 @@
 # (the step beside variants of its kernel with parts left out, GPU
 # timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
 # timing runs without timestamps for each of VARIANTS, ROUNDS times
-# (SKIP_CHECK=1 leaves out the checked run). GPU_CTEST=1 also runs the
+# (SKIP_CHECK=1 leaves out the checked run; PROFILE_OPTS=none, the profile). GPU_CTEST=1 also runs the
 # example's CTests (example_llama_*: tiny models against the CPU reference,
 # validation layer on) on the GPU, where the persistent step runs 128
 # workgroups with its slices in shared memory, which lavapipe cannot. OLD=DIR
@@ -49,6 +49,7 @@ if [ "${SKIP_CHECK:-0}" = 0 ]; then
 fi
 IFS=';' read -r -a popts <<< "${PROFILE_OPTS-}"
 [ ${#popts[@]} -gt 0 ] || popts=("")
+[ "${PROFILE_OPTS-}" != none ] || popts=()
 i=0
 for v in "${popts[@]}"; do
   i=$((i + 1))
