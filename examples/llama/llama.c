@@ -178,8 +178,8 @@ static void usage(FILE *f) {
              "                     (1 to 32 and at most the subgroup size)\n"
              "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 63;\n"
              "                     default 3), for experiments: --profile times each bit\n"
-             "  --head-flags on|off  on (default): stage B waits only for the workgroups that\n"
-             "                     wrote its KV group in stage A; off: a grid barrier there\n"
+             "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
+             "                     KV group in stage A; off (default): a grid barrier there\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -713,7 +713,8 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * down product split (3 stages a layer) the step took 11.4 us less without
  * it on an H100 (bench/results/2026-12-06-h100-down-split); bits 8 and 32
  * are off: on an H100 the step took 12.3 us less without 8 and 24.1 us more
- * with 32 (bench/results/2026-12-06-h100-ahead32). */
+ * with 32 (bench/results/2026-12-06-h100-ahead32), and in timing runs 13.7 us
+ * less without 8 (bench/results/2026-12-06-h100-flags). */
 #define DEC_AHEAD 3
 
 /* One build of the persistent step's kernel: decoder.glsl's SKIP,
@@ -745,8 +746,11 @@ typedef struct variant {
 #define DEC_SPREAD 1
 /* HEAD_FLAGS: stage B's units wait only for the stage-A workgroups that
  * wrote their KV group (Sync slots 32 + g), not for all of them: one grid
- * barrier a layer fewer (--head-flags; --profile times both). */
-#define DEC_FLAGS 1
+ * barrier a layer fewer (--head-flags; --profile times both). Off: on an
+ * H100 the step took 10.3 us more with the flags (timing runs, 4 rounds
+ * alternated, bench/results/2026-12-06-h100-flags), though the barriers
+ * alone took the same; why is not known. */
+#define DEC_FLAGS 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
@@ -763,7 +767,7 @@ typedef struct variant {
 #define FL DEC_FLAGS
 static const variant_t profile_variants[] = {
     DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    DV("stage A -> B as a grid barrier", 0, HR, AH, 1, 0, SP, 0, DEC_LANES),
+    DV("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, DEC_LANES),
     DV("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, DEC_LANES),
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
@@ -794,7 +798,7 @@ static const variant_t profile_variants[] = {
     DV("without the weight fills", 32, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    DV("barriers only, A -> B a grid barrier", 63, HR, AH, 1, 0, SP, 0, DEC_LANES),
+    DV("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, DEC_LANES),
     DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, FL, DEC_LANES),
     DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, DEC_LANES),
 };

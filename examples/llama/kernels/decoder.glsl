@@ -145,7 +145,8 @@ layout(constant_id = 37) const uint BARRIER_SPREAD = 1;
 // of KV group g's heads in stage A (q of the heads that share KV head g, k
 // and v of g) adds one to flag counter g (Sync slot FLAG_SLOT + g), and a
 // stage-B unit waits only for its group's writers: (l + 1) x their number.
-// 0: the grid barrier (all workgroups) between A and B.
+// 0: the grid barrier (all workgroups) between A and B, the default: with
+// the flags the step took 10.3 us more on an H100 (bench/NOTES.md, 2026-12-06).
 layout(constant_id = 38) const uint HEAD_FLAGS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
