@@ -603,11 +603,19 @@ static tandem_status_t tandem__device_check(const tandem__gpu_t *gpu, const char
   if (missing & gpu->shader_features_not_enabled) {
     char list[512];
     tandem__feature_list(missing & gpu->shader_features_not_enabled, list, sizeof list);
+    /* The clocks' struct and extension are outside the core chain. */
+    bool clock = missing & gpu->shader_features_not_enabled &
+                 (TANDEM_SHADER_SUBGROUP_CLOCK | TANDEM_SHADER_DEVICE_CLOCK);
     return TANDEM_FAIL(TANDEM_ERROR_UNSUPPORTED,
                        "kernel '%s' needs %s, which GPU '%s' has but the application's "
                        "VkDevice was created without: enable it in the feature chain given to "
-                       "vkCreateDevice and pass the same chain as tandem_vulkan_device_t.features",
-                       name, list, info->name);
+                       "vkCreateDevice and pass the same chain as tandem_vulkan_device_t.features"
+                       "%s",
+                       name, list, info->name,
+                       clock ? " (a clock: in VkPhysicalDeviceShaderClockFeaturesKHR, with "
+                               "VK_KHR_shader_clock among the extensions enabled and named in "
+                               "tandem_vulkan_device_t.extensions)"
+                             : "");
   }
   if (missing) {
     char list[512];

@@ -54,6 +54,8 @@ static const th_unsupported_t th__unsupported[] = {
     {"host", "test_specialize", NULL,
      "its shaders need twins that honour specialization constants, subgroups, f16 and shared "
      "memory: not written yet"},
+    {"host", "test_shader_clock", NULL,
+     "it tests a Vulkan extension's shader features (VK_KHR_shader_clock) the host GPU lacks"},
     {"host", "test_gpus", NULL,
      "it chooses each case's backends itself (two host GPUs always, a host GPU beside Vulkan)"},
     {"host", "test_hostile", NULL,

@@ -229,8 +229,10 @@ typedef struct th_vk_device th_vk_device_t;
  * synchronization validation (messages counted by the harness), and a
  * VkDevice on physical device 0 with the features and extensions tandem uses
  * that it has and queues as tandem would pick them; |drop| leaves one off:
- * "synchronization2", "timelineSemaphore", "16bit" (16-bit storage), or
- * NULL. Exits 77 (skip) without a Vulkan 1.3 device. */
+ * "synchronization2", "timelineSemaphore", "16bit" (16-bit storage),
+ * "shaderDeviceClock" (VK_KHR_shader_clock with shaderSubgroupClock only),
+ * "shaderClock" (no VK_KHR_shader_clock), or NULL. Exits 77 (skip) without
+ * a Vulkan 1.3 device. */
 th_vk_device_t *th_vk_device_create(const char *drop);
 /* The description for runtime option vulkan_device (valid while |d| lives). */
 const tandem_vulkan_device_t *th_vk_device_desc(th_vk_device_t *d);

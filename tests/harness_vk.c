@@ -34,6 +34,7 @@ struct th_vk_device {
   VkPhysicalDeviceVulkan11Features f11;
   VkPhysicalDeviceVulkan12Features f12;
   VkPhysicalDeviceVulkan13Features f13;
+  VkPhysicalDeviceShaderClockFeaturesKHR clock; /* chained after f13 with its extension */
   const char *extensions[8];
   uint32_t extension_count;
   tandem_vulkan_device_t desc;
@@ -197,6 +198,21 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
     for (uint32_t i = 0; i < en; i++)
       if (strcmp(exts[i].extensionName, wanted[w]) == 0)
         d->extensions[d->extension_count++] = wanted[w];
+  /* VK_KHR_shader_clock with the clocks the device has, its struct chained
+   * after the 1.3 features (unless |drop| leaves it or its device clock off). */
+  bool clock = !(drop && strcmp(drop, "shaderClock") == 0);
+  for (uint32_t i = 0; i < en && clock; i++)
+    if (strcmp(exts[i].extensionName, VK_KHR_SHADER_CLOCK_EXTENSION_NAME) == 0) {
+      d->clock.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR;
+      VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                      .pNext = &d->clock};
+      GetPhysicalDeviceFeatures2(d->physical, &f2);
+      if (drop && strcmp(drop, "shaderDeviceClock") == 0) d->clock.shaderDeviceClock = VK_FALSE;
+      d->clock.pNext = NULL;
+      d->f13.pNext = &d->clock;
+      d->extensions[d->extension_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+    }
+  assert_true(d->extension_count <= sizeof d->extensions / sizeof d->extensions[0]);
   free(exts);
 
   /* Queues as tandem picks them: compute lane on the first compute family,

@@ -5,7 +5,8 @@
  * tandem_shader_feature_t bits), every scalar specialization constant with its
  * SpecId, type and default, the workgroup size (WorkgroupSize built-in,
  * LocalSizeId or LocalSize of the chosen entry point) and which SpecIds set
- * it, and subgroup operations on 8/16/64-bit types.
+ * it, subgroup operations on 8/16/64-bit types, and the scope of each clock
+ * read (OpReadClockKHR: which of the two clock features it needs).
  *
  * It runs after spirv-val accepted the module and before SPIRV-Cross sees it;
  * even so it trusts nothing: every operand it reads is bounds-checked, and a
@@ -43,6 +44,10 @@ enum {
   OP_GROUP_NON_UNIFORM_FIRST = 333, /* OpGroupNonUniformElect */
   OP_GROUP_NON_UNIFORM_LAST = 366,  /* OpGroupNonUniformQuadSwap */
   OP_EXECUTION_MODE_ID = 331,
+  OP_READ_CLOCK_KHR = 5056,
+  CAPABILITY_SHADER_CLOCK_KHR = 5055,
+  SCOPE_DEVICE = 1,
+  SCOPE_SUBGROUP = 3,
   MODE_LOCAL_SIZE = 17,
   MODE_LOCAL_SIZE_ID = 38,
   DECORATION_SPEC_ID = 1,
@@ -115,6 +120,9 @@ static int64_t tandem__capability_feature(uint32_t cap, const char **out_what) {
     case 4448: return TANDEM_SHADER_STORAGE_BUFFER_8BIT;
     case 4449: return TANDEM_SHADER_UNIFORM_AND_STORAGE_BUFFER_8BIT;
     case 4450: return TANDEM_SHADER_PUSH_CONSTANT_8BIT;
+    /* Which clock depends on each OpReadClockKHR's scope: the scan's pass
+     * 3 decides (tandem__clock_feature). */
+    case CAPABILITY_SHADER_CLOCK_KHR: return 0;
     case 5345: return TANDEM_SHADER_VULKAN_MEMORY_MODEL;
     case 5346: return TANDEM_SHADER_VULKAN_MEMORY_MODEL_DEVICE_SCOPE;
     case 6016: /* DotProductInputAll */
@@ -135,6 +143,31 @@ static uint32_t tandem__type_width(const tandem__spv_scan_t *sc, uint32_t type_i
   if (!t) return 0;
   if (t->opcode == OP_TYPE_INT || t->opcode == OP_TYPE_FLOAT) return t->a;
   return 0;
+}
+
+/* The clock feature OpReadClockKHR at word |at| needs, from its scope
+ * operand (result type, result id, scope id): Device needs shaderDeviceClock,
+ * Subgroup shaderSubgroupClock (VUID-RuntimeSpirv-shaderDeviceClock-06268,
+ * -shaderSubgroupClock-06267). A scope that is not a 32-bit OpConstant
+ * (spirv-val wants one where the Shader capability is) or is neither of the
+ * two is INVALID_KERNEL: the scan does not guess which clock. */
+static tandem_status_t tandem__clock_feature(const tandem__spv_scan_t *sc, size_t at,
+                                             uint32_t *out_bit) {
+  const uint32_t *o = &sc->w[at + 1];
+  uint32_t oc = (sc->w[at] >> 16) - 1;
+  const tandem__spv_def_t *c = oc >= 3 ? tandem__def(sc, o[2]) : NULL;
+  if (!c || c->opcode != OP_CONSTANT || tandem__type_width(sc, c->type) != 32)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                       "kernel '%s': OpReadClockKHR at word %zu: its scope %%%u is not a "
+                       "32-bit integer OpConstant; tandem cannot tell which clock it reads",
+                       sc->name, at, oc >= 3 ? o[2] : 0);
+  if (c->a != SCOPE_DEVICE && c->a != SCOPE_SUBGROUP)
+    return TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                       "kernel '%s': OpReadClockKHR at word %zu reads at scope %u; Vulkan "
+                       "allows Device (1) and Subgroup (3) only",
+                       sc->name, at, c->a);
+  *out_bit = c->a == SCOPE_DEVICE ? TANDEM_SHADER_DEVICE_CLOCK : TANDEM_SHADER_SUBGROUP_CLOCK;
+  return TANDEM_OK;
 }
 
 /* The value of constant |id| as used for a workgroup size component: a
@@ -443,6 +476,7 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
   uint32_t entry_id = 0, builtin_size_id = 0;
   bool entry_found = false;
   uint32_t features = 0;
+  bool clock_capability = false;
   /* Pass 2: definitions, decorations, capabilities, the entry point. */
   for (size_t i = 5; i < n && s == TANDEM_OK;) {
     uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
@@ -474,6 +508,7 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
                         "how to enable (see spirv.h's SpvCapability for its name)",
                         name, o[0]);
       else features |= (uint32_t)bit;
+      if (o[0] == CAPABILITY_SHADER_CLOCK_KHR) clock_capability = true;
     } else if (op == OP_ENTRY_POINT && oc >= 3 && !entry_found) {
       /* The name is a nul-terminated string in words o[2..]. */
       size_t max = (size_t)(oc - 2) * 4;
@@ -519,7 +554,8 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
   if (s == TANDEM_OK) qsort(sc.defs, sc.def_count, sizeof *sc.defs, tandem__def_cmp);
 
   /* Pass 3: execution modes of the entry point, subgroup operand types,
-   * the Workgroup variables' sizes (in module order). */
+   * the clock reads' scopes, the Workgroup variables' sizes (in module
+   * order). */
   bool have_local_size = false;
   out->workgroup.known = true;
   out->workgroup.count = 0;
@@ -550,11 +586,20 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
     } else if (op >= OP_GROUP_NON_UNIFORM_FIRST && op <= OP_GROUP_NON_UNIFORM_LAST && oc >= 1) {
       uint32_t width = tandem__type_width(&sc, o[0]);
       if (width && width != 32) features |= TANDEM_SHADER_SUBGROUP_EXTENDED_TYPES;
+    } else if (op == OP_READ_CLOCK_KHR) {
+      uint32_t bit = 0;
+      s = tandem__clock_feature(&sc, i, &bit);
+      features |= bit;
     } else if (op == OP_VARIABLE && oc >= 3 && o[2] == STORAGE_WORKGROUP && out->workgroup.known) {
       out->workgroup.known = tandem__wg_variable(&wg, &w[i], &wg_total);
     }
     i += count;
   }
+  /* The capability without a clock read still needs VK_KHR_shader_clock
+   * enabled: shaderSubgroupClock, which comes with it everywhere (vk.xml
+   * requires it of the extension), says so. */
+  if (clock_capability && !(features & (TANDEM_SHADER_SUBGROUP_CLOCK | TANDEM_SHADER_DEVICE_CLOCK)))
+    features |= TANDEM_SHADER_SUBGROUP_CLOCK;
   /* The total is the last node: a constant one, or the last addition. */
   if (s == TANDEM_OK && out->workgroup.known) tandem__wg_index(&wg, wg_total);
   if (s == TANDEM_OK && out->workgroup.known && wg.full)

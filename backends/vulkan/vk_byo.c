@@ -121,9 +121,15 @@ tandem_status_t tandem_vk_byo_check(tandem_vk_gpu_t *g, const tandem_vulkan_devi
   VkPhysicalDeviceProperties2 props = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
                                        .pNext = &p13};
   vkGetPhysicalDeviceProperties2(g->physical, &props);
-  info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13);
-  g->base.shader_features_not_enabled =
-      tandem_vk_shader_features(&have, &p11, &p13) & ~info->shader_features;
+  /* Shader features: what the application enabled of what the device
+   * offers (tandem_vk_describe's bits, which unlike |have| hold
+   * VK_KHR_shader_clock's), an extension's only where the application
+   * enabled the extension too. */
+  uint32_t offered = info->shader_features;
+  info->shader_features = tandem_vk_shader_features(enabled, &p11, &p13) & offered &
+                          (~tandem_vk_extension_shader_feature_bits() |
+                           tandem_vk_extension_shader_features(tandem_vk_byo_enabled, d));
+  g->base.shader_features_not_enabled = offered & ~info->shader_features;
   if (!enabled->f12.bufferDeviceAddress)
     info->features &= ~(uint32_t)TANDEM_GPU_BUFFER_DEVICE_ADDRESS;
   /* Extensions: the ones tandem uses count only when the application

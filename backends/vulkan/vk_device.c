@@ -370,7 +370,7 @@ tandem_status_t tandem_vk_device_open(const tandem_vk_tables_t *tables,
    * pointers); enabling the extensions costs nothing. */
   tandem_vk_interop_decide(g, options);
   tandem_vk_descriptors_decide(g);
-  const char *dev_ext[8];
+  const char *dev_ext[12];
   uint32_t dev_ext_count = 0;
   bool calibrate = g->timestamps && (info->features & TANDEM_GPU_CALIBRATED_TIMESTAMPS);
   if (calibrate) dev_ext[dev_ext_count++] = VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME;
@@ -393,6 +393,18 @@ tandem_status_t tandem_vk_device_open(const tandem_vk_tables_t *tables,
     dev_ext[dev_ext_count++] = VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME;
     chain.f13.pNext = &robustness;
   }
+  /* The shader clocks: VK_KHR_shader_clock enabled where offered, with the
+   * features the device has (the bits tandem_vk_describe read from them). */
+  VkPhysicalDeviceShaderClockFeaturesKHR clock = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR,
+      .shaderSubgroupClock = (info->shader_features & TANDEM_SHADER_SUBGROUP_CLOCK) != 0,
+      .shaderDeviceClock = (info->shader_features & TANDEM_SHADER_DEVICE_CLOCK) != 0};
+  if (clock.shaderSubgroupClock || clock.shaderDeviceClock) {
+    dev_ext[dev_ext_count++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+    clock.pNext = chain.f13.pNext;
+    chain.f13.pNext = &clock;
+  }
+  assert(dev_ext_count <= sizeof dev_ext / sizeof dev_ext[0]);
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = &chain.f,
                             .queueCreateInfoCount = qci_count,

@@ -174,6 +174,10 @@ typedef struct tandem_vk_feature_chain {
   /* Not in the chain: VkPhysicalDevicePipelineRobustnessFeaturesEXT's one
    * feature, as read from an application's vkCreateDevice chain. */
   VkBool32 pipeline_robustness;
+  /* Not in the chain either: VkPhysicalDeviceShaderClockFeaturesKHR's two
+   * (VK_KHR_shader_clock), queried only where the device has the extension
+   * (tandem_vk_describe) or read from an application's chain. */
+  VkBool32 shader_subgroup_clock, shader_device_clock;
 } tandem_vk_feature_chain_t;
 
 /* vk_physical.c: what a physical device offers, and the lanes' queues on it. */
@@ -192,6 +196,13 @@ uint32_t tandem_vk_extension_features(bool (*ext_present)(const void *ctx, const
                                       const void *ctx);
 /* Every bit tandem_vk_extension_features can give. */
 uint32_t tandem_vk_extension_feature_bits(void);
+/* The tandem_shader_feature_t bits that come with device extensions tandem
+ * uses (VK_KHR_shader_clock's clocks), of the extensions |ext_present|
+ * says are there: the most they may give; their features decide. */
+uint32_t tandem_vk_extension_shader_features(bool (*ext_present)(const void *ctx, const char *name),
+                                             const void *ctx);
+/* Every bit tandem_vk_extension_shader_features can give. */
+uint32_t tandem_vk_extension_shader_feature_bits(void);
 /* Keeps in |c| only the optional features tandem enables. */
 void tandem_vk_feature_chain_select(tandem_vk_feature_chain_t *c);
 /* ORs the features of |s| (one struct of a vkCreateDevice chain: a core

@@ -144,6 +144,17 @@ static const tandem_vk_feature_t tandem_vk_features[] = {
     {"pipelineRobustness", TANDEM_VK_AT(pipeline_robustness), 0, 0, false, false,
      TANDEM_VK_FROM(VkPhysicalDevicePipelineRobustnessFeaturesEXT,
                     PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT, pipelineRobustness)},
+    /* Outside the chain too (VK_KHR_shader_clock): tandem_vk_describe
+     * queries them only where the device has the extension, vk_device.c
+     * enables them from the bits they gave. */
+    {"shaderSubgroupClock", TANDEM_VK_AT(shader_subgroup_clock), TANDEM_SHADER_SUBGROUP_CLOCK, 0,
+     false, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderClockFeaturesKHR,
+                    PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR, shaderSubgroupClock)},
+    {"shaderDeviceClock", TANDEM_VK_AT(shader_device_clock), TANDEM_SHADER_DEVICE_CLOCK, 0, false,
+     false,
+     TANDEM_VK_FROM(VkPhysicalDeviceShaderClockFeaturesKHR,
+                    PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR, shaderDeviceClock)},
 };
 
 /* The core feature structs of the chain, each read or combined whole: the
@@ -278,18 +289,22 @@ void tandem_vk_feature_chain_and(tandem_vk_feature_chain_t *c,
 
 /* Fails (OUT_OF_MEMORY, or the enumeration's own error) rather than describe
  * a device without the extensions it has: sharing would silently degrade. */
-/* The device extensions tandem uses and the TANDEM_GPU_* bit each gives. */
+/* The device extensions tandem uses and the TANDEM_GPU_* bit each gives,
+ * or the shader feature bits it may give (its features decide which). */
 static const struct {
   const char *name;
   uint32_t bit;
+  uint32_t shader_bits;
 } tandem_vk_extension_bits[] = {
-    {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD},
-    {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF},
-    {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST},
-    {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD},
-    {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS},
-    {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS},
-    {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS},
+    {VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_FD, 0},
+    {VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_DMA_BUF, 0},
+    {VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_MEMORY_HOST, 0},
+    {VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, TANDEM_GPU_EXTERNAL_SEMAPHORE_FD, 0},
+    {VK_EXT_CALIBRATED_TIMESTAMPS_EXTENSION_NAME, TANDEM_GPU_CALIBRATED_TIMESTAMPS, 0},
+    {VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME, TANDEM_GPU_PUSH_DESCRIPTORS, 0},
+    {VK_EXT_PIPELINE_ROBUSTNESS_EXTENSION_NAME, TANDEM_GPU_PIPELINE_ROBUSTNESS, 0},
+    {VK_KHR_SHADER_CLOCK_EXTENSION_NAME, 0,
+     TANDEM_SHADER_SUBGROUP_CLOCK | TANDEM_SHADER_DEVICE_CLOCK},
 };
 #define TANDEM_VK_EXTENSION_BITS \
   (sizeof tandem_vk_extension_bits / sizeof tandem_vk_extension_bits[0])
@@ -305,6 +320,23 @@ uint32_t tandem_vk_extension_features(bool (*ext_present)(const void *ctx, const
 uint32_t tandem_vk_extension_feature_bits(void) {
   uint32_t bits = 0;
   for (size_t k = 0; k < TANDEM_VK_EXTENSION_BITS; k++) bits |= tandem_vk_extension_bits[k].bit;
+  return bits;
+}
+
+uint32_t tandem_vk_extension_shader_features(bool (*ext_present)(const void *ctx, const char *name),
+                                             const void *ctx) {
+  uint32_t bits = 0;
+  for (size_t k = 0; k < TANDEM_VK_EXTENSION_BITS; k++)
+    if (tandem_vk_extension_bits[k].shader_bits &&
+        ext_present(ctx, tandem_vk_extension_bits[k].name))
+      bits |= tandem_vk_extension_bits[k].shader_bits;
+  return bits;
+}
+
+uint32_t tandem_vk_extension_shader_feature_bits(void) {
+  uint32_t bits = 0;
+  for (size_t k = 0; k < TANDEM_VK_EXTENSION_BITS; k++)
+    bits |= tandem_vk_extension_bits[k].shader_bits;
   return bits;
 }
 
@@ -355,12 +387,11 @@ tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
   }
   info->max_local_invocations = lim->maxComputeWorkGroupInvocations;
   info->max_shared_memory_bytes = lim->maxComputeSharedMemorySize;
+  tandem_vk_feature_chain_t c;
+  tandem_vk_feature_chain_init(&c);
   if (props.properties.apiVersion >= VK_API_VERSION_1_3) {
-    tandem_vk_feature_chain_t c;
-    tandem_vk_feature_chain_init(&c);
     vkGetPhysicalDeviceFeatures2(pd, &c.f);
     info->features |= tandem_vk_gpu_features(&c);
-    info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
     info->subgroup_size = p11.subgroupSize;
     _Static_assert(sizeof info->device_uuid == VK_UUID_SIZE, "deviceUUID fits the info");
     memcpy(info->device_uuid, p11.deviceUUID, sizeof info->device_uuid);
@@ -390,6 +421,20 @@ tandem_status_t tandem_vk_describe(VkPhysicalDevice pd, uint32_t index,
     vkGetPhysicalDeviceFeatures2(pd, &f2);
     if (!pr.pipelineRobustness) info->features &= ~(uint32_t)TANDEM_GPU_PIPELINE_ROBUSTNESS;
   }
+  /* The shader clocks count only with their features: VK_KHR_shader_clock's
+   * struct, outside the core chain, is queried only where the extension is,
+   * into the chain's own members (the feature table's rows give the bits). */
+  if (tandem_vk_extension_shader_features(tandem_vk_described_has, &have) &
+      (TANDEM_SHADER_SUBGROUP_CLOCK | TANDEM_SHADER_DEVICE_CLOCK)) {
+    VkPhysicalDeviceShaderClockFeaturesKHR clock = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &clock};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    tandem_vk_feature_chain_or(&c, (const VkBaseInStructure *)&clock);
+  }
+  if (props.properties.apiVersion >= VK_API_VERSION_1_3)
+    info->shader_features = tandem_vk_shader_features(&c, &p11, &p13);
   /* Push descriptors count only with room for every binding a kernel may
    * have (VkPhysicalDevicePushDescriptorPropertiesKHR.maxPushDescriptors). */
   if (info->features & TANDEM_GPU_PUSH_DESCRIPTORS) {

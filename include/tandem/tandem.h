@@ -462,7 +462,18 @@ typedef enum tandem_gpu_feature {
 /* Optional shader capabilities, as the device reports them. Every one the
  * device supports is enabled when tandem opens it; a kernel whose SPIR-V needs
  * one the device lacks is refused with UNSUPPORTED naming it. One list makes
- * the enum and tandem_shader_feature_name(). */
+ * the enum and tandem_shader_feature_name().
+ *
+ * The two clocks come with VK_KHR_shader_clock (enabled where the device
+ * offers it) and its features; a kernel declaring SPIR-V capability
+ * ShaderClockKHR needs the clock of each OpReadClockKHR it makes, by scope:
+ * SUBGROUP_CLOCK for Subgroup (GLSL GL_ARB_shader_clock's clockARB,
+ * clock2x32ARB), DEVICE_CLOCK for Device (GL_EXT_shader_realtime_clock's
+ * clockRealtimeEXT, clockRealtime2x32EXT); one that reads neither needs
+ * SUBGROUP_CLOCK, which every device with the extension has. The counters
+ * tick in no stated unit: only differences mean anything, and a subgroup
+ * clock's only between reads of the same subgroup (the device clock's
+ * across the device). */
 #define TANDEM_SHADER_FEATURE_LIST(X)                                          \
   X(FLOAT16, 0, "float16") /* shaderFloat16 (Float16) */                       \
   X(INT8, 1, "int8")       /* shaderInt8 (Int8) */                             \
@@ -489,7 +500,9 @@ typedef enum tandem_gpu_feature {
   X(VULKAN_MEMORY_MODEL, 22, "vulkanMemoryModel")                              \
   X(VULKAN_MEMORY_MODEL_DEVICE_SCOPE, 23, "vulkanMemoryModelDeviceScope")      \
   X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")                        \
-  X(FULL_SUBGROUPS, 25, "computeFullSubgroups")
+  X(FULL_SUBGROUPS, 25, "computeFullSubgroups")                                \
+  X(SUBGROUP_CLOCK, 26, "shaderSubgroupClock") /* OpReadClockKHR, Subgroup */  \
+  X(DEVICE_CLOCK, 27, "shaderDeviceClock")     /* OpReadClockKHR, Device */
 
 typedef enum tandem_shader_feature {
 #define TANDEM__SHADER_FEATURE_ENUM(name, bit, text) TANDEM_SHADER_##name = 1u << (bit),

@@ -126,7 +126,9 @@ TANDEM_API void tandem_runtime_queue_unlock(tandem_runtime_t *runtime, int lane)
  * storage, subgroupSizeControl, shaderIntegerDotProduct, vulkanMemoryModel,
  * ...: a kernel that needs one not enabled is UNSUPPORTED, naming it and
  * saying the device was created without it when the GPU has it, and
- * tandem_device_info_t.shader_features lists only enabled ones),
+ * tandem_device_info_t.shader_features lists only enabled ones; the shader
+ * clocks need VK_KHR_shader_clock among the extensions too, with
+ * VkPhysicalDeviceShaderClockFeaturesKHR in the chain),
  * hostQueryReset (with the gpu_timestamps option),
  * VK_EXT_calibrated_timestamps, VK_KHR_external_memory_fd,
  * VK_EXT_external_memory_dma_buf, VK_EXT_external_memory_host and
