@@ -7,7 +7,9 @@
 # (the step beside variants of its kernel with parts left out, GPU
 # timestamps) for each of PROFILE_OPTS (';'-separated option strings), then
 # timing runs without timestamps for each of VARIANTS, ROUNDS times
-# (SKIP_CHECK=1 leaves out the checked run; PROFILE_OPTS=none, the profile). GPU_CTEST=1 also runs the
+# (SKIP_CHECK=1 leaves out the checked run; PROFILE_OPTS=none, the profile).
+# CLOCK_OPTS (';'-separated option strings) runs --clocks with each: every
+# stage's and barrier's share of the step, from the device clock. GPU_CTEST=1 also runs the
 # example's CTests (example_llama_*: tiny models against the CPU reference,
 # validation layer on) on the GPU, where the persistent step runs 128
 # workgroups with its slices in shared memory, which lavapipe cannot. OLD=DIR
@@ -56,6 +58,13 @@ for v in "${popts[@]}"; do
   step "--profile $v"
   "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile $v \
     2>&1 | tee "$out/profile-$i.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
+done
+IFS=';' read -r -a copts <<< "${CLOCK_OPTS-}"
+for v in "${copts[@]}"; do
+  i=$((i + 1))
+  step "--clocks $v"
+  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --clocks $v \
+    2>&1 | tee "$out/clocks-$i.txt" | grep -E "engine|speed|clocks|^  [a-zA-Z]" || rc=1
 done
 if [ -n "${OLD:-}" ]; then
   step "--profile, the OLD tree ($OLD)"

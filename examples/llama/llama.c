@@ -94,7 +94,7 @@ typedef struct options {
   uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
-  bool check, bench, profile, timestamps, validation, verbose;
+  bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
 
@@ -114,6 +114,11 @@ static void check(tandem_status_t s, const char *what) {
   exit(s == TANDEM_ERROR_NO_DEVICE ? 77 : 1);
 }
 #define CHECK(expr) check((expr), #expr)
+
+static int compare_u64(const void *a, const void *b) {
+  const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
 
 static int compare_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
@@ -184,6 +189,10 @@ static void usage(FILE *f) {
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
              "                     kernel (parts left out, loads, lanes), on GPU timestamps\n"
+             "  --clocks           (--engine persistent) the step with the device's clock read at\n"
+             "                     every stage's start and barrier arrival, in every workgroup:\n"
+             "                     each stage's and barrier's share of the step (needs\n"
+             "                     VK_KHR_shader_clock)\n"
              "  --gpu N            Vulkan device index (default 0)\n"
              "  --no-timestamps    no GPU timestamps (no lane table)\n"
              "  --validation       Khronos validation layer on (also TANDEM_VALIDATION=1)\n"
@@ -301,6 +310,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->bench = true;
     } else if (!strcmp(a, "--profile")) {
       o->profile = true;
+    } else if (!strcmp(a, "--clocks")) {
+      o->clocks = true;
     } else if (!strcmp(a, "--no-timestamps")) {
       o->timestamps = false;
     } else if (!strcmp(a, "--validation")) {
@@ -357,6 +368,20 @@ enum {
   K_MATVEC = K_QKV | K_O | K_GATEUP | K_DOWN | K_HEAD,
 };
 
+/* One build of the persistent step's kernel: decoder.glsl's SKIP,
+ * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
+ * 0: the subgroup size, at most 32). --profile times several. */
+typedef struct variant {
+  const char *name;
+  uint32_t skip, fill_inflight, head_rows, ahead;
+  uint32_t lanes[5];     /* invocations a weight row in stages A..E (0: the default) */
+  uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
+  uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
+  uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
+  uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
+  uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
+} variant_t;
+
 typedef struct gpu {
   tandem_runtime_t *rt;
   tandem_device_info_t info;
@@ -408,6 +433,10 @@ typedef struct gpu {
   uint32_t groups, dec_block, dec_wcap, dec_shared, dec_counters;
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *acc, *sync, *sync_host;
+  /* --clocks: decoder.glsl's Clocks binding while run_clocks records a step
+   * (NULL otherwise: the step has 9 bindings), and the step's variant */
+  tandem_buffer_t *clocks;
+  variant_t dec_step;
   uint64_t act_bytes, acc_bytes;
   uint32_t node_pos, node_logits, node_count; /* changed per token */
   uint32_t chunk_logits[64];                  /* the logits copies of chunk_step */
@@ -717,19 +746,6 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * less without 8 (bench/results/2026-12-06-h100-flags). */
 #define DEC_AHEAD 3
 
-/* One build of the persistent step's kernel: decoder.glsl's SKIP,
- * FILL_INFLIGHT, HEAD_ROWS and AHEAD, and LANES (invocations a weight row;
- * 0: the subgroup size, at most 32). --profile times several. */
-typedef struct variant {
-  const char *name;
-  uint32_t skip, fill_inflight, head_rows, ahead;
-  uint32_t lanes[5];     /* invocations a weight row in stages A..E (0: the default) */
-  uint32_t att_subgroup; /* ATT_SUBGROUP: the softmax per subgroup (1) or workgroup */
-  uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
-  uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
-  uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
-} variant_t;
-
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
  * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
  * from 8 each, on the H200, B at 4 took 22.5 us off, C at 4 4.1 and D at 16
@@ -760,7 +776,7 @@ typedef struct variant {
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
  * HEAD_FLAGS, then the invocations a weight row of stages A..E. */
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
-  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags }
+  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, 0 }
 #define HR DEC_HEAD_ROWS
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
@@ -809,6 +825,11 @@ static const variant_t profile_variants[] = {
 #undef FL
 static const variant_t *const dec_default = &profile_variants[0];
 
+/* decoder.glsl's clock events a workgroup (NEV: 6 a layer, 3 for stage E
+ * and the end) and the Clocks binding's size, 16 bytes an event */
+static uint32_t clock_events(const gpu_t *g) { return 6 * g->c->layers + 3; }
+static uint64_t clock_bytes(const gpu_t *g) { return 16ull * g->groups * clock_events(g); }
+
 /* The persistent step (decoder.glsl): checks what the kernel assumes of the
  * model and the device, sizes each workgroup's slice of every stage, decides
  * whether the slices fit in shared memory, and loads the kernel. */
@@ -843,6 +864,13 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->flags && c->kv_heads > SYNC_SLOTS - 32)
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
+  /* --clocks: both of VK_KHR_shader_clock's clocks, the down product split */
+  const uint32_t clk = TANDEM_SHADER_DEVICE_CLOCK | TANDEM_SHADER_SUBGROUP_CLOCK;
+  if (v->clocks && (g->info.shader_features & clk) != clk)
+    die("--clocks: the device lacks VK_KHR_shader_clock's shaderDeviceClock or "
+        "shaderSubgroupClock; run without --clocks");
+  if (v->clocks && v->stage_d)
+    die("--clocks stamps the step with the down product split, not with stage D");
   if (!v->stage_d && G >= 2048)
     die("--groups %u: the down product's fixed-point sum takes at most 2047 workgroups", G);
   /* LANES: at most the subgroup and 32; LANE_LOG: stage s's count in bits
@@ -946,15 +974,18 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
-  const tandem_binding_contract_t b[9] = {updates(8),
-                                          updates(4ull * (g->max_seq + 1)),
-                                          reads(g->w_bytes),
-                                          updates(g->act_bytes),
-                                          updates(cache),
-                                          updates(cache),
-                                          writes(4ull * c->vocab),
-                                          updates(SYNC_BYTES),
-                                          updates(g->acc_bytes)};
+  const tandem_binding_contract_t b[10] = {updates(8),
+                                           updates(4ull * (g->max_seq + 1)),
+                                           reads(g->w_bytes),
+                                           updates(g->act_bytes),
+                                           updates(cache),
+                                           updates(cache),
+                                           writes(4ull * c->vocab),
+                                           updates(SYNC_BYTES),
+                                           updates(g->acc_bytes),
+                                           writes(clock_bytes(g))};
+  if (v->clocks)
+    return kernel_wg(g, B, "decoder", SPV(llama_decoder_clocks), b, 10, s, sizeof s / sizeof s[0]);
   return kernel_wg(g, B, "decoder", SPV(llama_decoder), b, 9, s, sizeof s / sizeof s[0]);
 }
 
@@ -1164,7 +1195,14 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
     tandem_view_t v[9] = {params,           whole(g->history),     whole(g->w),
                           whole(g->act),    view(g->kc, 0, cache), view(g->vc, 0, cache),
                           whole(g->logits), whole(g->sync),        whole(g->acc)};
-    dispatch(graph, g->k_decoder, v, 9, g->groups);
+    if (g->clocks) {
+      tandem_view_t vc[10];
+      memcpy(vc, v, sizeof v);
+      vc[9] = whole(g->clocks);
+      dispatch(graph, g->k_decoder, vc, 10, g->groups);
+    } else {
+      dispatch(graph, g->k_decoder, v, 9, g->groups);
+    }
     if (kinds & K_LOGITS) {
       *logit_node = tandem_graph_node_count(graph);
       CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
@@ -1639,6 +1677,137 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   free(t);
 }
 
+/* --clocks: the step (its own variant, with LLAMA_CLOCKS) |rounds| times at
+ * the last position. Invocation 0 of every workgroup reads the device clock
+ * when a stage starts (its barrier released it) and when the workgroup
+ * arrives at the next barrier (decoder.glsl's events). Per stage and
+ * layer: "span", from the median workgroup's release to the last arrival
+ * (what the stage adds to the critical path), "own", the median
+ * workgroup's release to its own arrival, and then the barrier's "latency",
+ * from that last arrival to the median workgroup's release. Summed over the
+ * layers, medians over the rounds. Spans and latencies add up to the step
+ * but for the time before stage A's first release; the device clock's
+ * unit is taken as 1 ns (NVIDIA's and Mesa's), checked against the GPU
+ * timestamps on the first line. The subgroup clock (cycles of the
+ * workgroup's SM) over the same "own" intervals gives the SM's clock rate. */
+enum { CLOCK_KINDS = 4 }; /* stages A, B, C, E */
+
+static uint64_t clock_at(const uint32_t *w, uint32_t sub) {
+  return (uint64_t)w[2 * sub] | (uint64_t)w[2 * sub + 1] << 32;
+}
+
+static double median_u64(uint64_t *v, uint32_t n) {
+  qsort(v, n, sizeof *v, compare_u64);
+  return n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+}
+
+static void run_clocks(gpu_t *g, uint32_t rounds) {
+  const uint32_t G = g->groups, L = g->c->layers, nev = clock_events(g);
+  const uint64_t bytes = clock_bytes(g);
+  tandem_kernel_t *const keep = g->k_decoder;
+  const uint32_t keep_nodes = g->node_count;
+  variant_t v = g->dec_step;
+  v.clocks = 1;
+  tandem_buffer_t *host = buffer(g, bytes, TANDEM_PLACEMENT_HOST_VISIBLE);
+  g->clocks =
+      buffer(g, bytes, g->info.is_cpu ? TANDEM_PLACEMENT_HOST_VISIBLE : TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_kernel_t *k = make_decoder(g, &v);
+  g->k_decoder = k;
+  tandem_exec_t *exec = make_step(g, K_STEP);
+  g->k_decoder = keep;
+  g->node_count = keep_nodes;
+  /* per round: span, own, latency by stage kind; the step's clock span and
+   * GPU time; own intervals in both clocks (for the SM's rate) */
+  double *r_span = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
+  double *r_own = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
+  double *r_lat = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
+  double *r_total = calloc(rounds, sizeof(double)), *r_gpu = calloc(rounds, sizeof(double));
+  double *r_mhz = calloc(rounds, sizeof(double));
+  uint64_t *tmp = calloc(G, sizeof(uint64_t)), *tmp2 = calloc(G, sizeof(uint64_t));
+  if (!r_span || !r_own || !r_lat || !r_total || !r_gpu || !r_mhz || !tmp || !tmp2)
+    die("out of memory");
+  for (uint32_t r = 0; r < rounds; r++) {
+    r_gpu[r] = gpu_time(exec, 1);
+    copy_once(g, whole(g->clocks), whole(host));
+    tandem_map_t map;
+    CHECK(tandem_map_read(whole(host), &map));
+    const uint32_t *w = map.data; /* event e of workgroup i: w + 4 * (i * nev + e) */
+#define EV(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 0)
+#define SM(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 1)
+    uint64_t first = UINT64_MAX, last = 0;
+    for (uint32_t i = 0; i < G; i++) {
+      if (EV(i, 0) < first) first = EV(i, 0);
+      if (EV(i, nev - 1) > last) last = EV(i, nev - 1);
+    }
+    r_total[r] = last > first ? (double)(last - first) : 0.0;
+    double own_ev = 0.0, own_sm = 0.0;
+    /* stage instances: (release event, arrival event, kind) */
+    for (uint32_t l = 0; l <= L; l++)
+      for (uint32_t st = 0; st < (l < L ? 3u : 1u); st++) {
+        const uint32_t rel = 6 * l + 2 * st, arr = rel + 1, kind = l < L ? st : 3;
+        const uint32_t next = arr + 1; /* the release after its barrier */
+        uint64_t last_arr = 0;
+        for (uint32_t i = 0; i < G; i++) {
+          if (EV(i, arr) > last_arr) last_arr = EV(i, arr);
+          tmp[i] = EV(i, rel);
+        }
+        const double med_rel = median_u64(tmp, G);
+        for (uint32_t i = 0; i < G; i++) tmp[i] = EV(i, arr) - EV(i, rel);
+        for (uint32_t i = 0; i < G; i++) tmp2[i] = SM(i, arr) - SM(i, rel);
+        const double own = median_u64(tmp, G), own_c = median_u64(tmp2, G);
+        for (uint32_t i = 0; i < G; i++) tmp[i] = EV(i, next);
+        const double med_next = median_u64(tmp, G);
+        r_span[r * CLOCK_KINDS + kind] += (double)last_arr - med_rel;
+        r_own[r * CLOCK_KINDS + kind] += own;
+        r_lat[r * CLOCK_KINDS + kind] += med_next - (double)last_arr;
+        own_ev += own, own_sm += own_c;
+      }
+#undef EV
+#undef SM
+    tandem_unmap(&map);
+    r_mhz[r] = own_ev > 0 ? own_sm / own_ev * 1e3 : 0.0;
+  }
+  check_sync(g);
+  static const char *const kinds[CLOCK_KINDS] = {"A (norm, Q/K/V, RoPE)", "B (attention, o_proj)",
+                                                 "C (norm, gate/up, down)", "E (LM head)"};
+  static const char *const bars[CLOCK_KINDS] = {"A -> B", "B -> C", "C -> next A", "E -> end"};
+  qsort(r_total, rounds, sizeof(double), compare_double);
+  qsort(r_gpu, rounds, sizeof(double), compare_double);
+  qsort(r_mhz, rounds, sizeof(double), compare_double);
+  printf("clocks: the persistent step with every workgroup's device clock read at each stage's "
+         "release and barrier arrival, median of %u steps at the last position (%u keys)\n",
+         rounds, g->max_seq);
+  printf("  the clocks span %.1f us of the step's %.1f us on GPU timestamps (%s clock); the SM "
+         "ran at %.0f MHz (subgroup clock over device clock)\n",
+         r_total[rounds / 2] * 1e-3, r_gpu[rounds / 2] * 1e-3, "1 ns a tick of the device",
+         r_mhz[rounds / 2]);
+  printf("  %-26s %10s %10s   %-12s %10s %10s\n", "stage (summed over layers)", "span us", "own us",
+         "barrier", "latency us", "a barrier");
+  double sum = 0.0;
+  for (uint32_t s = 0; s < CLOCK_KINDS; s++) {
+    double sp[1024], ow[1024], la[1024];
+    const uint32_t n = rounds < 1024 ? rounds : 1024;
+    for (uint32_t r = 0; r < n; r++)
+      sp[r] = r_span[r * CLOCK_KINDS + s], ow[r] = r_own[r * CLOCK_KINDS + s],
+      la[r] = r_lat[r * CLOCK_KINDS + s];
+    qsort(sp, n, sizeof(double), compare_double);
+    qsort(ow, n, sizeof(double), compare_double);
+    qsort(la, n, sizeof(double), compare_double);
+    const uint32_t count = s < 3 ? L : 1;
+    printf("  %-26s %10.1f %10.1f   %-12s %10.1f %10.2f\n", kinds[s], sp[n / 2] * 1e-3,
+           ow[n / 2] * 1e-3, bars[s], la[n / 2] * 1e-3, la[n / 2] * 1e-3 / count);
+    sum += sp[n / 2] + la[n / 2];
+  }
+  printf("  spans and latencies add up to %.1f us\n", sum * 1e-3);
+  free(r_span), free(r_own), free(r_lat), free(r_total), free(r_gpu), free(r_mhz);
+  free(tmp), free(tmp2);
+  tandem_exec_release(exec);
+  tandem_kernel_release(k);
+  tandem_buffer_release(g->clocks);
+  g->clocks = NULL;
+  tandem_buffer_release(host);
+}
+
 static void gpu_release(gpu_t *g) {
   tandem_exec_release(g->step);
   tandem_exec_release(g->chunk_step);
@@ -1888,6 +2057,9 @@ int main(int argc, char **argv) {
   if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
+  if (o->clocks && (!g.persistent || !o->timestamps))
+    die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
+        "--engine persistent and no --no-timestamps");
   if (o->profile && (!g.persistent || !o->timestamps))
     die("--profile times the persistent step on GPU timestamps: it needs --engine persistent "
         "and no --no-timestamps");
@@ -1933,6 +2105,7 @@ int main(int argc, char **argv) {
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
     g.k_decoder = make_decoder(&g, &step);
+    g.dec_step = step;
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
            "(%u arrival counters)%s; weights %s (%u bytes of shared memory a workgroup)\n",
@@ -2043,6 +2216,7 @@ int main(int argc, char **argv) {
   }
 
   if (o->profile) run_profile(&g, 41);
+  if (o->clocks) run_clocks(&g, 41);
 
   const uint64_t messages = atomic_load(&validation_count);
   if (o->validation) printf("validation: %llu messages\n", (unsigned long long)messages);

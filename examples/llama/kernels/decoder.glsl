@@ -64,6 +64,12 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_atomic_int64 : require
+#ifdef LLAMA_CLOCKS
+// llama.c --clocks (llama_decoder_clocks.comp): both clocks at every stage's
+// release and arrival (stamp()); needs VK_KHR_shader_clock's two features
+#extension GL_EXT_shader_realtime_clock : require
+#extension GL_ARB_shader_clock : require
+#endif
 #define LLAMA_CLUSTER_ADD 1
 #include "common.glsl"
 
@@ -189,6 +195,11 @@ layout(binding = 7) coherent volatile buffer Sync {
 // entries; 0 at the start of every step (entries of layer l go back to 0 in
 // stage C of layer l + 1, the last layer's after the last barrier)
 layout(binding = 8) coherent buffer Acc { int64_t acc[]; };
+#ifdef LLAMA_CLOCKS
+// Clocks: NEV events a workgroup (stamp()), each (device clock, subgroup
+// clock), 2 x 32 bits each
+layout(binding = 9) writeonly buffer Clocks { uvec4 clk[]; };
+#endif
 
 shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
 shared float vs[VEC];        // the stage's input vector (normalised)
@@ -201,6 +212,22 @@ shared bool s_fail;
 shared uint s_best_i[BLOCK_SIZE / 4 + 1];
 
 #define TID gl_LocalInvocationID.x
+
+// ---- clocks (LLAMA_CLOCKS) ------------------------------------------------
+// Event 6 l + k of layer l: k = 0 stage A starts, 1 A arrives at its
+// barrier, 2 B is released, 3 B arrives, 4 C released, 5 C arrives (the
+// C -> A barrier's release is layer l + 1's event 0); then 6 LAYERS: stage E
+// starts, + 1 E arrives, + 2 the last barrier's release. An arrival is
+// stamped after the workgroup's own barrier (every invocation done), before
+// its atomic; a release after the poll and the barriers that follow it.
+// Invocation 0 stamps; NO_EV stamps nothing (stage D's barrier).
+const uint NEV = 6 * LAYERS + 3, NO_EV = 0xFFFFFFFFu;
+
+void stamp(uint ev) {
+#ifdef LLAMA_CLOCKS
+  if (TID == 0 && ev < NEV) clk[gl_WorkGroupID.x * NEV + ev] = uvec4(clockRealtime2x32EXT(), clock2x32ARB());
+#endif
+}
 
 float gain(uint at, uint c) { return uintBitsToFloat(W[at + c / 4][c % 4]); }
 
@@ -228,10 +255,11 @@ float dot8(uvec4 w, uint c8) {
 // poll, and publish the fill.
 const uint SPREAD = BARRIER_SPREAD < 1 ? 1 : BARRIER_SPREAD > 32 ? 32 : BARRIER_SPREAD;
 
-void arrive() {
+void arrive(uint ev) {
   memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
+  stamp(ev);
   if (TID == 0) {
     const uint i = gl_WorkGroupID.x % SPREAD;
     if (i == 0) atomicAdd(sync.count, 1u);
@@ -316,10 +344,11 @@ uint flag_writers(uint g) {
 
 // After stage A: this workgroup's writes ordered before one add to the flag
 // of every KV group it wrote a pair of (TID 0).
-void flag_arrive() {
+void flag_arrive(uint ev) {
   memoryBarrierBuffer();
   memoryBarrierShared();
   barrier();
+  stamp(ev);
   if (TID == 0) {
     const uint a0 = gl_WorkGroupID.x * PER_A, a1 = min(PAIRS, a0 + PER_A);
     uint mask = 0;  // KV groups written (the host checks KV_HEADS <= 32)
@@ -952,43 +981,48 @@ void main() {
   // Between stages: arrive, fold the touched words in, fill the next stage's
   // slice (from L2, touched a stage ago), touch the one after it, wait.
   for (uint l = 0; l < LAYERS; l++) {
+    stamp(6 * l);
     if ((SKIP & 1u) == 0) stage_a(l, pos, tok);
-    if (HEAD_FLAGS != 0) flag_arrive();
-    else arrive();
+    if (HEAD_FLAGS != 0) flag_arrive(6 * l + 1);
+    else arrive(6 * l + 1);
     consume();
     prefetch(1, l);
     early_c(l);
     touch(2, l);
     if (HEAD_FLAGS != 0 ? !wait_flags(l) : !wait_all(target += GROUPS)) return;
+    stamp(6 * l + 2);
     if ((SKIP & 2u) == 0)
       for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
-    arrive();
+    arrive(6 * l + 3);
     consume();
     prefetch(2, l);
     if ((AHEAD & 32u) == 0) down_load(l);
     if (DOWN_SPLIT != 0) touch(0, l + 1);
     else touch(3, l);
     if (!wait_all(target += GROUPS)) return;
+    stamp(6 * l + 4);
     if ((SKIP & 4u) == 0) stage_c(l);
-    arrive();
+    arrive(6 * l + 5);
     consume();
     if (DOWN_SPLIT == 0) {
       prefetch(3, l);
       touch(0, l + 1);
       if (!wait_all(target += GROUPS)) return;
       if ((SKIP & 8u) == 0) stage_d(l);
-      arrive();
+      arrive(NO_EV);
       consume();
     }
     prefetch(l + 1 < LAYERS ? 0 : 4, l + 1);
     touch(1, l + 1);
     if (!wait_all(target += GROUPS)) return;
   }
+  stamp(6 * LAYERS);
   consume();
   if (pf_x == 0x5bd1e995u) atomicOr(sync.sink, 1u);
   if ((SKIP & 16u) == 0) stage_e();
-  arrive();
+  arrive(6 * LAYERS + 1);
   if (!wait_all(target += GROUPS)) return;
+  stamp(6 * LAYERS + 2);
   acc_clear(LAYERS - 1);  // stage E read it before the last barrier
   if (gl_WorkGroupID.x != 0) {
     if (TID == 0) atomicAdd(sync.done, 1u);
