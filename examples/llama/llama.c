@@ -1683,7 +1683,8 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
  * arrives at the next barrier (decoder.glsl's events). Per stage and
  * layer: "span", from the median workgroup's release to the last arrival
  * (what the stage adds to the critical path), "own", the median
- * workgroup's release to its own arrival, and then the barrier's "latency",
+ * workgroup's release to its own arrival ("slowest": the slowest
+ * workgroup's), and then the barrier's "latency",
  * from that last arrival to the median workgroup's release. Summed over the
  * layers, medians over the rounds. Spans and latencies add up to the step
  * but for the time before stage A's first release; the device clock's
@@ -1699,6 +1700,15 @@ static uint64_t clock_at(const uint32_t *w, uint32_t sub) {
 static double median_u64(uint64_t *v, uint32_t n) {
   qsort(v, n, sizeof *v, compare_u64);
   return n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
+}
+
+/* The median over |rounds| of kind |k|'s entries of |per_round| (rounds x
+ * CLOCK_KINDS), through |scratch| (|rounds| doubles). */
+static double median_by_round(const double *per_round, uint32_t k, uint32_t rounds,
+                              double *scratch) {
+  for (uint32_t r = 0; r < rounds; r++) scratch[r] = per_round[r * CLOCK_KINDS + k];
+  qsort(scratch, rounds, sizeof *scratch, compare_double);
+  return scratch[rounds / 2];
 }
 
 static void run_clocks(gpu_t *g, uint32_t rounds) {
@@ -1726,14 +1736,34 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
   uint64_t *tmp = calloc(G, sizeof(uint64_t)), *tmp2 = calloc(G, sizeof(uint64_t));
   if (!r_span || !r_own || !r_lat || !r_total || !r_gpu || !r_mhz || !tmp || !tmp2)
     die("out of memory");
+  uint32_t *last_count = calloc((size_t)CLOCK_KINDS * G, sizeof(uint32_t));
+  double *r_slow = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
+  double *by_round = calloc(rounds, sizeof(double));
+  if (!last_count || !r_slow || !by_round) die("out of memory");
   for (uint32_t r = 0; r < rounds; r++) {
+    /* zeros first, so that an event the kernel did not stamp shows */
+    tandem_map_t map;
+    CHECK(tandem_map_write(whole(host), &map));
+    memset(map.data, 0, bytes);
+    tandem_unmap(&map);
+    copy_once(g, whole(host), whole(g->clocks));
     r_gpu[r] = gpu_time(exec, 1);
     copy_once(g, whole(g->clocks), whole(host));
-    tandem_map_t map;
     CHECK(tandem_map_read(whole(host), &map));
     const uint32_t *w = map.data; /* event e of workgroup i: w + 4 * (i * nev + e) */
 #define EV(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 0)
 #define SM(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 1)
+    /* every event stamped, each clock never behind its last reading in the
+     * same workgroup (one invocation reads both, on one SM) */
+    for (uint32_t i = 0; i < G; i++)
+      for (uint32_t e = 0; e < nev; e++)
+        if (!EV(i, e) || (e && (EV(i, e) < EV(i, e - 1) || SM(i, e) < SM(i, e - 1))))
+          die("--clocks: workgroup %u's event %u reads device clock %llu, subgroup clock %llu "
+              "(the event before: %llu, %llu): not stamped, or a clock went back; the step's "
+              "clocks cannot be read on this device",
+              i, e, (unsigned long long)EV(i, e), (unsigned long long)SM(i, e),
+              (unsigned long long)(e ? EV(i, e - 1) : 0),
+              (unsigned long long)(e ? SM(i, e - 1) : 0));
     uint64_t first = UINT64_MAX, last = 0;
     for (uint32_t i = 0; i < G; i++) {
       if (EV(i, 0) < first) first = EV(i, 0);
@@ -1746,11 +1776,15 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
       for (uint32_t st = 0; st < (l < L ? 3u : 1u); st++) {
         const uint32_t rel = 6 * l + 2 * st, arr = rel + 1, kind = l < L ? st : 3;
         const uint32_t next = arr + 1; /* the release after its barrier */
-        uint64_t last_arr = 0;
+        uint64_t last_arr = 0, slow = 0;
+        uint32_t last_wg = 0;
         for (uint32_t i = 0; i < G; i++) {
-          if (EV(i, arr) > last_arr) last_arr = EV(i, arr);
+          if (EV(i, arr) > last_arr) last_arr = EV(i, arr), last_wg = i;
+          if (EV(i, arr) - EV(i, rel) > slow) slow = EV(i, arr) - EV(i, rel);
           tmp[i] = EV(i, rel);
         }
+        last_count[kind * G + last_wg]++;
+        r_slow[r * CLOCK_KINDS + kind] += (double)slow;
         const double med_rel = median_u64(tmp, G);
         for (uint32_t i = 0; i < G; i++) tmp[i] = EV(i, arr) - EV(i, rel);
         for (uint32_t i = 0; i < G; i++) tmp2[i] = SM(i, arr) - SM(i, rel);
@@ -1781,25 +1815,26 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
          "ran at %.0f MHz (subgroup clock over device clock)\n",
          r_total[rounds / 2] * 1e-3, r_gpu[rounds / 2] * 1e-3, "1 ns a tick of the device",
          r_mhz[rounds / 2]);
-  printf("  %-26s %10s %10s   %-12s %10s %10s\n", "stage (summed over layers)", "span us", "own us",
-         "barrier", "latency us", "a barrier");
+  printf("  %-26s %8s %8s %8s   %-12s %10s %9s   %s\n", "stage (summed over layers)", "span us",
+         "own us", "slowest", "barrier", "latency us", "a barrier", "last to arrive, most often");
   double sum = 0.0;
   for (uint32_t s = 0; s < CLOCK_KINDS; s++) {
-    double sp[1024], ow[1024], la[1024];
-    const uint32_t n = rounds < 1024 ? rounds : 1024;
-    for (uint32_t r = 0; r < n; r++)
-      sp[r] = r_span[r * CLOCK_KINDS + s], ow[r] = r_own[r * CLOCK_KINDS + s],
-      la[r] = r_lat[r * CLOCK_KINDS + s];
-    qsort(sp, n, sizeof(double), compare_double);
-    qsort(ow, n, sizeof(double), compare_double);
-    qsort(la, n, sizeof(double), compare_double);
+    const double sp = median_by_round(r_span, s, rounds, by_round);
+    const double ow = median_by_round(r_own, s, rounds, by_round);
+    const double sl = median_by_round(r_slow, s, rounds, by_round);
+    const double la = median_by_round(r_lat, s, rounds, by_round);
     const uint32_t count = s < 3 ? L : 1;
-    printf("  %-26s %10.1f %10.1f   %-12s %10.1f %10.2f\n", kinds[s], sp[n / 2] * 1e-3,
-           ow[n / 2] * 1e-3, bars[s], la[n / 2] * 1e-3, la[n / 2] * 1e-3 / count);
-    sum += sp[n / 2] + la[n / 2];
+    uint32_t often = 0;
+    for (uint32_t i = 1; i < G; i++)
+      if (last_count[s * G + i] > last_count[s * G + often]) often = i;
+    printf("  %-26s %8.1f %8.1f %8.1f   %-12s %10.1f %9.2f   workgroup %u (%u of %u)\n", kinds[s],
+           sp * 1e-3, ow * 1e-3, sl * 1e-3, bars[s], la * 1e-3, la * 1e-3 / count, often,
+           last_count[s * G + often], count * rounds);
+    sum += sp + la;
   }
   printf("  spans and latencies add up to %.1f us\n", sum * 1e-3);
   free(r_span), free(r_own), free(r_lat), free(r_total), free(r_gpu), free(r_mhz);
+  free(r_slow), free(last_count), free(by_round);
   free(tmp), free(tmp2);
   tandem_exec_release(exec);
   tandem_kernel_release(k);
