@@ -241,6 +241,11 @@ const tandem_vulkan_device_t *th_vk_device_desc(th_vk_device_t *d);
 tandem_vulkan_handles_t th_vk_device_handles(th_vk_device_t *d);
 /* Waits for the device and destroys device, messenger and instance. */
 void th_vk_device_destroy(th_vk_device_t *d);
+/* A runtime on the application's device |desc| (a th_vk_device_desc; its
+ * messenger counts the validation messages: vulkan_device leaves validation
+ * to the application), with |budget| (NULL: none). Fails the test if it
+ * cannot be made; th_runtime_destroy ends it. */
+tandem_runtime_t *th_runtime_on_device(const tandem_vulkan_device_t *desc, tandem_budget_t *budget);
 
 typedef struct th_vk_buffer {
   void *device, *buffer, *memory;

@@ -275,6 +275,18 @@ th_vk_device_t *th_vk_device_create(const char *drop) {
 
 const tandem_vulkan_device_t *th_vk_device_desc(th_vk_device_t *d) { return &d->desc; }
 
+tandem_runtime_t *th_runtime_on_device(const tandem_vulkan_device_t *desc,
+                                       tandem_budget_t *budget) {
+  tandem_runtime_options_t o;
+  tandem_runtime_options_init(&o);
+  o.vulkan_device = desc;
+  o.budget = budget;
+  tandem_runtime_t *rt = NULL;
+  TH_ASSERT_OK(tandem_runtime_create(&o, &rt));
+  assert_non_null(rt);
+  return rt;
+}
+
 tandem_vulkan_handles_t th_vk_device_handles(th_vk_device_t *d) {
   tandem_vulkan_handles_t h;
   tandem_vulkan_handles_init(&h);

@@ -121,23 +121,13 @@ static void test_clock_scopes(void **state) {
  * The application's device: the clocks count only where it enabled them
  *---------------------------------------------------------------------------*/
 
-static tandem_runtime_t *own_runtime(const tandem_vulkan_device_t *desc) {
-  tandem_runtime_options_t o;
-  tandem_runtime_options_init(&o);
-  o.vulkan_device = desc;
-  tandem_runtime_t *rt = NULL;
-  TH_ASSERT_OK(tandem_runtime_create(&o, &rt));
-  assert_non_null(rt);
-  return rt;
-}
-
 static void test_clock_own_device(void **state) {
   (void)state;
   th_validation_reset();
   /* Everything the GPU has, enabled (the harness enables VK_KHR_shader_clock
    * and its features where the device has them). */
   th_vk_device_t *dev = th_vk_device_create(NULL);
-  tandem_runtime_t *rt = own_runtime(th_vk_device_desc(dev));
+  tandem_runtime_t *rt = th_runtime_on_device(th_vk_device_desc(dev), NULL);
   uint32_t have = device_info(rt).shader_features;
   tandem_kernel_desc_t realtime = realtime_desc(), subgroup = subgroup_desc();
   expect_clock(rt, have, &realtime, TANDEM_SHADER_DEVICE_CLOCK, "shaderDeviceClock");
@@ -152,7 +142,7 @@ static void test_clock_own_device(void **state) {
                         "VK_KHR_shader_clock"); /* the harness's last */
     unnamed.extension_count--;
   }
-  rt = own_runtime(&unnamed);
+  rt = th_runtime_on_device(&unnamed, NULL);
   TH_ASSERT_U64_EQ(device_info(rt).shader_features & CLOCKS, 0);
   tandem_kernel_t *k = NULL;
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &realtime, &k), TANDEM_ERROR_UNSUPPORTED,
@@ -165,7 +155,7 @@ static void test_clock_own_device(void **state) {
   /* The device clock left off (the subgroup clock on): only the device
    * clock's kernel is refused, saying the device was created without it. */
   dev = th_vk_device_create("shaderDeviceClock");
-  rt = own_runtime(th_vk_device_desc(dev));
+  rt = th_runtime_on_device(th_vk_device_desc(dev), NULL);
   uint32_t on = device_info(rt).shader_features;
   assert_false(on & TANDEM_SHADER_DEVICE_CLOCK);
   TH_ASSERT_U64_EQ(on & TANDEM_SHADER_SUBGROUP_CLOCK, have & TANDEM_SHADER_SUBGROUP_CLOCK);
@@ -180,7 +170,7 @@ static void test_clock_own_device(void **state) {
 
   /* No VK_KHR_shader_clock at all: both refused, the fix named. */
   dev = th_vk_device_create("shaderClock");
-  rt = own_runtime(th_vk_device_desc(dev));
+  rt = th_runtime_on_device(th_vk_device_desc(dev), NULL);
   TH_ASSERT_U64_EQ(device_info(rt).shader_features & CLOCKS, 0);
   TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &realtime, &k), TANDEM_ERROR_UNSUPPORTED,
                        "shaderDeviceClock");

@@ -23,17 +23,9 @@
 #include "tandem/tandem_vulkan.h"
 #include "tandem_test_shaders.h"
 
-/* A runtime on |dev| (the harness's counting of its messages is the
- * device's messenger: vulkan_device leaves validation to the application). */
+/* A runtime on |dev|, whose messenger counts its messages. */
 static tandem_runtime_t *own_runtime(th_vk_device_t *dev, tandem_budget_t *budget) {
-  tandem_runtime_options_t o;
-  tandem_runtime_options_init(&o);
-  o.vulkan_device = th_vk_device_desc(dev);
-  o.budget = budget;
-  tandem_runtime_t *rt = NULL;
-  TH_ASSERT_OK(tandem_runtime_create(&o, &rt));
-  assert_non_null(rt);
-  return rt;
+  return th_runtime_on_device(th_vk_device_desc(dev), budget);
 }
 
 /* v[i] += 1 on the GPU over a HOST_VISIBLE buffer of random uints: the
