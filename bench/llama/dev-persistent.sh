@@ -49,23 +49,25 @@ if [ "${SKIP_CHECK:-0}" = 0 ]; then
   "$py" "$root/bench/llama/llama_h200.py" compare "$model" "$out" 2>&1 | tee "$out/compare.txt" | tail -4 || rc=1
   rm -f "$out/tandem-logits.f32"
 fi
+# opt_runs FLAG OPTIONS...: a run of the step with --FLAG (profile or
+# clocks, with GPU timestamps) for each option string, logs numbered on from $i
+opt_runs() {
+  local flag=$1 v
+  shift
+  for v in "$@"; do
+    i=$((i + 1))
+    step "--$flag $v"
+    "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --$flag $v \
+      2>&1 | tee "$out/$flag-$i.txt" | grep -E "engine|speed|$flag|^  [a-zA-Z]" || rc=1
+  done
+}
 IFS=';' read -r -a popts <<< "${PROFILE_OPTS-}"
 [ ${#popts[@]} -gt 0 ] || popts=("")
 [ "${PROFILE_OPTS-}" != none ] || popts=()
-i=0
-for v in "${popts[@]}"; do
-  i=$((i + 1))
-  step "--profile $v"
-  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile $v \
-    2>&1 | tee "$out/profile-$i.txt" | grep -E "engine|speed|profile|^  [a-zA-Z]" || rc=1
-done
 IFS=';' read -r -a copts <<< "${CLOCK_OPTS-}"
-for v in "${copts[@]}"; do
-  i=$((i + 1))
-  step "--clocks $v"
-  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --clocks $v \
-    2>&1 | tee "$out/clocks-$i.txt" | grep -E "engine|speed|clocks|^  [a-zA-Z]" || rc=1
-done
+i=0
+opt_runs profile "${popts[@]}"
+opt_runs clocks "${copts[@]}"
 if [ -n "${OLD:-}" ]; then
   step "--profile, the OLD tree ($OLD)"
   "$old" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --engine persistent --profile \
