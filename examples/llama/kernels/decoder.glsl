@@ -269,24 +269,46 @@ void arrive(uint ev) {
 
 void fill_end();
 
+// Sync slot i's word: the count (0), or the uint 256 bytes a slot in
+// (volatile: a load from L2 each time).
+uint slot_word(uint i) {
+  if (i == 0) return sync.count;
+  return sync.spread[64 * i - 4];
+}
+
+// One invocation polls slot i until it reaches |target|; false after
+// SPIN_LIMIT polls or once another workgroup has set the error word (the
+// error is then set here too).
+bool poll_slot(uint i, uint target) {
+  uint n = 0;
+  while (slot_word(i) < target)
+    if (++n >= SPIN_LIMIT || sync.error != 0) {
+      atomicOr(sync.error, 1u);
+      return false;
+    }
+  return true;
+}
+
+// After the poll, every invocation: the fill under way ends (AHEAD bit 3:
+// its first wave was in flight during the poll), and the barriers order the
+// later loads after the poll and publish the fill.
+bool released() {
+  fill_end();
+  memoryBarrierBuffer();
+  memoryBarrierShared();
+  barrier();
+  return !s_fail;
+}
+
 bool wait_all(uint target) {
   if (SPREAD == 1 && TID == 0) {
-    bool fail = false;
-    uint n = 0;
-    while (sync.count < target) {  // volatile: a load from L2 per poll
-      if (++n >= SPIN_LIMIT || sync.error != 0) {
-        fail = true;
-        break;
-      }
-    }
-    if (fail) atomicOr(sync.error, 1u);
-    s_fail = fail;
+    s_fail = !poll_slot(0, target);
   } else if (SPREAD > 1 && gl_SubgroupID == 0) {  // SPREAD <= the subgroup (the host checks)
     const uint lane = gl_SubgroupInvocationID;
     bool fail = false;
     uint n = 0;
     for (;;) {
-      const uint v = lane == 0 ? sync.count : lane < SPREAD ? sync.spread[64 * lane - 4] : 0;
+      const uint v = lane < SPREAD ? slot_word(lane) : 0;
       if (subgroupAdd(v) >= target) break;
       if (subgroupAny(++n >= SPIN_LIMIT || (lane == 0 && sync.error != 0))) {
         fail = true;
@@ -298,11 +320,7 @@ bool wait_all(uint target) {
       s_fail = fail;
     }
   }
-  fill_end();  // the fill under way (AHEAD bit 3: its first wave was in flight during the poll)
-  memoryBarrierBuffer();
-  memoryBarrierShared();
-  barrier();
-  return !s_fail;
+  return released();
 }
 
 // ---- stage A -> B by KV group (HEAD_FLAGS) --------------------------------
@@ -316,7 +334,6 @@ uint kv_group(uint head) {
   return head < HEADS ? head / GROUP_HEADS : head < HEADS + KV_HEADS ? head - HEADS : head - HEADS - KV_HEADS;
 }
 
-uint flag_at(uint g) { return 64 * (FLAG_SLOT + g) - 4; }  // index in sync.spread
 
 // The workgroups whose stage-A pairs meet head range [h0, h1), as an
 // inclusive range [first, last] (first > last: none).
@@ -354,7 +371,7 @@ void flag_arrive(uint ev) {
     uint mask = 0;  // KV groups written (the host checks KV_HEADS <= 32)
     for (uint j = a0; j < a1; j += HALF - j % HALF) mask |= 1u << kv_group(j / HALF);
     for (uint g = 0; g < KV_HEADS; g++)
-      if ((mask & (1u << g)) != 0) atomicAdd(sync.spread[flag_at(g)], 1u);
+      if ((mask & (1u << g)) != 0) atomicAdd(sync.spread[64 * (FLAG_SLOT + g) - 4], 1u);
   }
 }
 
@@ -364,25 +381,14 @@ void flag_arrive(uint ev) {
 // and the barriers publish it, as there.
 bool wait_flags(uint l) {
   if (TID == 0) {
-    bool fail = false;
-    for (uint u = gl_WorkGroupID.x; u < UNITS && !fail; u += GROUPS) {
-      const uint g = (u / OSPLIT) / GROUP_HEADS, target = (l + 1) * flag_writers(g);
-      uint n = 0;
-      while (sync.spread[flag_at(g)] < target) {
-        if (++n >= SPIN_LIMIT || sync.error != 0) {
-          fail = true;
-          break;
-        }
-      }
+    bool ok = true;
+    for (uint u = gl_WorkGroupID.x; u < UNITS && ok; u += GROUPS) {
+      const uint g = (u / OSPLIT) / GROUP_HEADS;
+      ok = poll_slot(FLAG_SLOT + g, (l + 1) * flag_writers(g));
     }
-    if (fail) atomicOr(sync.error, 1u);
-    s_fail = fail;
+    s_fail = !ok;
   }
-  fill_end();
-  memoryBarrierBuffer();
-  memoryBarrierShared();
-  barrier();
-  return !s_fail;
+  return released();
 }
 
 // ---- each stage's weight rows: local row k of this workgroup -> 16-byte offset
@@ -1053,6 +1059,6 @@ void main() {
     atomicExchange(sync.count, 0u);
     for (uint i = 1; i < SPREAD; i++) atomicExchange(sync.spread[64 * i - 4], 0u);
     if (HEAD_FLAGS != 0)
-      for (uint g = 0; g < KV_HEADS; g++) atomicExchange(sync.spread[flag_at(g)], 0u);
+      for (uint g = 0; g < KV_HEADS; g++) atomicExchange(sync.spread[64 * (FLAG_SLOT + g) - 4], 0u);
   }
 }
