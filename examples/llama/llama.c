@@ -181,7 +181,7 @@ static void usage(FILE *f) {
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
              "                     (1 to 32 and at most the subgroup size)\n"
-             "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 63;\n"
+             "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 127;\n"
              "                     default 3), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
              "                     KV group in stage A; off (default): a grid barrier there\n"
@@ -294,7 +294,7 @@ static options_t *parse_options(int argc, char **argv) {
       else die("--head-flags: on or off");
       i++;
     } else if (!strcmp(a, "--ahead")) {
-      o->ahead = (int64_t)parse_uint(a, v, 0, 63), i++;
+      o->ahead = (int64_t)parse_uint(a, v, 0, 127), i++;
     } else if (!strcmp(a, "--lanes")) {
       o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
       if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
@@ -738,7 +738,8 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * C's sum, the attention's q and first value rows) in one wave; 4 the weight
  * slice of two stages on touched into L2; 8 the fill's first wave in flight
  * while the barrier is polled; 32 stage C's weights loaded before stage B,
- * into registers. 0: each load where it is used. Bit 4 is off: with the
+ * into registers; 64 stage B's keys and values of past positions loaded
+ * before the A -> B barrier's poll. 0: each load where it is used. Bit 4 is off: with the
  * down product split (3 stages a layer) the step took 11.4 us less without
  * it on an H100 (bench/results/2026-12-06-h100-down-split); bits 8 and 32
  * are off: on an H100 the step took 12.3 us less without 8 and 24.1 us more
@@ -792,6 +793,7 @@ static const variant_t profile_variants[] = {
     DV("the fill's first wave in flight while polled (+8)", 0, HR, AH | 8u, 1, 0, SP, FL,
        DEC_LANES),
     DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, FL, DEC_LANES),
+    DV("past keys and values before the poll (+64)", 0, HR, AH | 64u, 1, 0, SP, FL, DEC_LANES),
     DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, FL, DEC_LANES),
     DV("424015a's step (AHEAD 11, B 2 lanes, A -> B barrier)", 0, HR, 11, 1, 0, 1, 0, 8, 2, 4, 16,
        8),

@@ -127,6 +127,10 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //      touched at, not a stage later: every touch has reached L2 when the
 //      next stage starts, at the cost of waiting for it there
 //  32  stage C's weights loaded a stage early, into registers (early_c)
+//  64  stage B's key and value rows of the positions before pos (written by
+//      earlier steps; the weight stream has evicted them from L2 since)
+//      loaded into registers before the A -> B barrier's poll (kv_early):
+//      only the new row, q and the rest wait for the release
 layout(constant_id = 32) const uint AHEAD = 11;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
 // keeps LANES, v > 0 means 2^(v-1), capped at LANES. What was measured
@@ -741,6 +745,36 @@ void stage_a(uint l, uint pos, uint tok) {
 // AHEAD bit 1: q's vec4 an invocation held in registers (at most), and the
 // value rows an invocation loads beside the keys.
 const uint QREG = 8, VPRE = 4;
+// The attention's split: 4 invocations a key (VPL vec4 each), KP keys a
+// pass; values by invocation (phase, column), PHASES phases over the keys.
+const uint SL = 4, VPL = DV / 4, KP = BLOCK_SIZE / SL, PHASES = BLOCK_SIZE / DV;
+// AHEAD bit 64: the first KPASS passes of keys and the VPRE value rows of
+// this workgroup's first unit, for positions before pos (kv_early)
+const uint KPASS = 2;
+const bool KV_EARLY = (AHEAD & 66u) == 66u && VPL <= QREG;
+vec4 vpre[VPRE], kpre0[QREG], kpre1[QREG];
+
+// Vec4 index of layer l's key (or value) row 0 of KV head kvh.
+uint kv_base(uint l, uint kvh) { return (l * MAX_SEQ) * (KVDIM / 4) + kvh * DV; }
+
+// AHEAD bit 64, before the A -> B barrier's poll: the rows of positions
+// t < pos this workgroup's first stage-B unit reads (those before it are not
+// written in this step; row pos is, by stage A, and is loaded after the
+// release). Every invocation calls it; zeros where t >= pos.
+void kv_early(uint l, uint pos) {
+  if (!KV_EARLY || gl_WorkGroupID.x >= UNITS || (SKIP & 2u) != 0) return;
+  const uint h = gl_WorkGroupID.x / OSPLIT, base = kv_base(l, h / (HEADS / KV_HEADS));
+  const uint li = TID % SL, col = TID % DV, phase = TID / DV;
+  [[unroll]] for (uint j = 0; j < VPRE; j++) {
+    const uint t = phase + j * PHASES;
+    vpre[j] = t < pos ? vc[base + t * (KVDIM / 4) + col] : vec4(0.0);
+  }
+  [[unroll]] for (uint k = 0; k < QREG; k++) {
+    const uint t0 = TID / SL, t1 = t0 + KP, c = li + k * SL;
+    kpre0[k] = k < VPL && t0 < pos ? kc[base + t0 * (KVDIM / 4) + c] : vec4(0.0);
+    kpre1[k] = KPASS > 1 && k < VPL && t1 < pos ? kc[base + t1 * (KVDIM / 4) + c] : vec4(0.0);
+  }
+}
 
 // A key's softmax weight: exp(score - m) with ATT_SUBGROUP; otherwise ps
 // already holds the weight, and m is not used.
@@ -750,33 +784,34 @@ float weight(float p, float m) { return ATT_SUBGROUP != 0 ? exp(p - m) : p; }
 void attention_unit(uint l, uint pos, uint u) {
   const uint h = u / OSPLIT, kvh = h / (HEADS / KV_HEADS);
   const uint seq = pos + 1;
-  const uint base = (l * MAX_SEQ) * (KVDIM / 4) + kvh * DV;  // vec4 index of key 0's head row
-  // scores: 4 invocations a key (DV / 4 vec4 each), BLOCK_SIZE / 4 keys a pass
-  const uint SL = 4, VPL = DV / 4;
+  const uint base = kv_base(l, kvh);  // vec4 index of key 0's head row
   const uint li = TID % SL;
-  // values: invocation (phase, column), BLOCK_SIZE / DV phases over the keys
-  const uint col = TID % DV, phase = TID / DV, phases = BLOCK_SIZE / DV;
+  const uint col = TID % DV, phase = TID / DV, phases = PHASES;
   // AHEAD bit 1: q once into registers, and the first VPRE value rows of
   // this invocation loaded now, beside the keys, not after the softmax
+  // (bit 64: those before pos, and the first keys, are loaded already)
   const bool early = (AHEAD & 2u) != 0 && VPL <= QREG;
-  vec4 qr[QREG], vpre[VPRE];
+  const bool pre = KV_EARLY && u == gl_WorkGroupID.x;
+  vec4 qr[QREG];
   if (early) {
     [[unroll]] for (uint j = 0; j < VPRE; j++) {
       const uint t = phase + j * phases;
-      vpre[j] = t < seq ? vc[base + t * (KVDIM / 4) + col] : vec4(0.0);
+      if (!pre || t == pos) vpre[j] = t < seq ? vc[base + t * (KVDIM / 4) + col] : vec4(0.0);
     }
     [[unroll]] for (uint k = 0; k < QREG; k++) {
       const uint c = QV + h * HEAD_DIM + 4 * (li + k * SL);
       if (k < VPL) qr[k] = vec4(act[c], act[c + 1], act[c + 2], act[c + 3]);
     }
   }
-  for (uint t0 = 0; t0 < seq; t0 += BLOCK_SIZE / SL) {
+  for (uint t0 = 0; t0 < seq; t0 += KP) {
     const uint t = t0 + TID / SL;
     float a = 0.0;
     if (t < seq) {
       if (early) {
+        const bool have = pre && t < pos && t0 < KPASS * KP;
         [[unroll]] for (uint k = 0; k < QREG; k++)
-          if (k < VPL) a += dot(qr[k], kc[base + t * (KVDIM / 4) + li + k * SL]);
+          if (k < VPL)
+            a += dot(qr[k], have ? (t0 == 0 ? kpre0[k] : kpre1[k]) : kc[base + t * (KVDIM / 4) + li + k * SL]);
       } else {
         for (uint k = 0; k < VPL; k++) {
           const uint c4 = li + k * SL;
@@ -994,6 +1029,7 @@ void main() {
     consume();
     prefetch(1, l);
     early_c(l);
+    kv_early(l, pos);
     touch(2, l);
     if (HEAD_FLAGS != 0 ? !wait_flags(l) : !wait_all(target += GROUPS)) return;
     stamp(6 * l + 2);
