@@ -94,10 +94,12 @@ typedef struct options {
   uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
+  int part_tags;         /* --part-tags: 1 on, 0 off, -1 DEC_TAGS */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
 
+static void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -185,6 +187,8 @@ static void usage(FILE *f) {
              "                     default 3), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
              "                     KV group in stage A; off (default): a grid barrier there\n"
+             "  --part-tags on|off  on: stage C polls stage B's tagged parts, no grid barrier\n"
+             "                     between them; off (default): a grid barrier there\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -210,11 +214,18 @@ static uint64_t parse_uint(const char *flag, const char *text, uint64_t lo, uint
   return v;
 }
 
+static int parse_on_off(const char *flag, const char *text) {
+  if (text && !strcmp(text, "on")) return 1;
+  if (text && !strcmp(text, "off")) return 0;
+  die("%s: on or off", flag);
+}
+
 static options_t *parse_options(int argc, char **argv) {
   options_t *o = calloc(1, sizeof *o);
   if (!o) die("out of memory");
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
   o->head_flags = -1;
+  o->part_tags = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -289,10 +300,9 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--barrier-counters")) {
       o->counters = (uint32_t)parse_uint(a, v, 1, 32), i++;
     } else if (!strcmp(a, "--head-flags")) {
-      if (v && !strcmp(v, "on")) o->head_flags = 1;
-      else if (v && !strcmp(v, "off")) o->head_flags = 0;
-      else die("--head-flags: on or off");
-      i++;
+      o->head_flags = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--part-tags")) {
+      o->part_tags = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
       o->ahead = (int64_t)parse_uint(a, v, 0, 127), i++;
     } else if (!strcmp(a, "--lanes")) {
@@ -379,6 +389,7 @@ typedef struct variant {
   uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
   uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
   uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
+  uint32_t tags;         /* PART_TAGS: stage C polls stage B's tagged parts, no grid barrier */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
 } variant_t;
 
@@ -768,16 +779,23 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * alternated, bench/results/2026-12-06-h100-flags), though the barriers
  * alone took the same; why is not known. */
 #define DEC_FLAGS 0
+/* PART_TAGS: stage B stores its parts with a tag (the step's epoch, the
+ * layer) and stage C polls them, no grid barrier between B and C
+ * (--part-tags). Off until timed. */
+#define DEC_TAGS 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
 #define SYNC_BYTES (256u * SYNC_SLOTS)
 
-/* The variants --profile times (run_profile); the first is the step. DV:
+/* The variants --profile times (run_profile); the first is the step. DVT:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * HEAD_FLAGS, then the invocations a weight row of stages A..E. */
+ * HEAD_FLAGS, PART_TAGS, then the invocations a weight row of stages A..E;
+ * DV: the same with DEC_TAGS. */
+#define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, tags, ...) \
+  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, tags, 0 }
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
-  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, 0 }
+  DVT(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_TAGS, __VA_ARGS__)
 #define HR DEC_HEAD_ROWS
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
@@ -785,6 +803,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static const variant_t profile_variants[] = {
     DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, DEC_LANES),
+    DVT("stage B -> C by tagged parts", 0, HR, AH, 1, 0, SP, FL, !DEC_TAGS, DEC_LANES),
     DV("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, DEC_LANES),
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
@@ -817,10 +836,13 @@ static const variant_t profile_variants[] = {
     DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, DEC_LANES),
+    DVT("barriers only, none B -> C (tags; B left out)", 63, HR, AH, 1, 0, SP, FL, !DEC_TAGS,
+        DEC_LANES),
     DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, FL, DEC_LANES),
     DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, DEC_LANES),
 };
 #undef DV
+#undef DVT
 #undef HR
 #undef AH
 #undef SP
@@ -866,6 +888,13 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->flags && c->kv_heads > SYNC_SLOTS - 32)
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
+  /* PART_TAGS: an invocation's gather tracks its parts in a 64-bit mask,
+   * 4 elements a head; the parts live after the down product's sums */
+  if (v->tags && c->heads > 16)
+    die("--part-tags on: %u heads, but stage C's poll tracks at most 16; use --part-tags off",
+        c->heads);
+  if (v->tags && v->stage_d)
+    die("--part-tags on polls parts beside the down product split, not with stage D");
   /* --clocks: both of VK_KHR_shader_clock's clocks, the down product split */
   const uint32_t clk = TANDEM_SHADER_DEVICE_CLOCK | TANDEM_SHADER_SUBGROUP_CLOCK;
   if (v->clocks && (g->info.shader_features & clk) != clk)
@@ -973,6 +1002,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(36, U16(a0->down_t)),
       spec_u32(37, v->spread),
       spec_u32(38, v->flags ? 1 : 0),
+      spec_u32(39, v->tags ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1132,7 +1162,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->act_bytes =
         4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
-    g->acc_bytes = 8ull * c->layers * c->dim; /* the down product's sums: 0 between steps */
+    /* the down product's sums (0 between steps), then PART_TAGS's parts */
+    g->acc_bytes = 8ull * c->layers * c->dim + 8ull * c->heads * c->dim;
     g->acc = buffer(g, g->acc_bytes, local);
     g->sync = buffer(g, SYNC_BYTES, local);
     g->sync_host = buffer(g, SYNC_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -2094,6 +2125,7 @@ int main(int argc, char **argv) {
   if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
+  if (o->part_tags >= 0 && !g.persistent) die("--part-tags is for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
         "--engine persistent and no --no-timestamps");
@@ -2141,13 +2173,16 @@ int main(int argc, char **argv) {
     if (o->counters) step.spread = o->counters;
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
+    if (o->part_tags >= 0) step.tags = (uint32_t)o->part_tags;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters)%s; weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block, (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0), step.spread,
+           "(%u arrival counters)%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
+           g.groups, g.dec_block,
+           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.tags ? 1 : 0), step.spread,
            step.flags ? " and flags per KV group between stages A and B" : "",
+           step.tags ? ", tagged parts between stages B and C" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);

@@ -49,7 +49,8 @@
 // as a candidate, and after a last barrier workgroup 0 picks the token (the
 // lowest index on ties, as argmax.glsl), writes it to the history and, with
 // ADVANCE, moves the position on. 3 barriers per layer (4 without
-// DOWN_SPLIT) and one at the end.
+// DOWN_SPLIT; one fewer each with HEAD_FLAGS or PART_TAGS) and one at the
+// end.
 //
 // Co-residency is not something Vulkan promises: a barrier that waits more
 // than SPIN_LIMIT polls sets Sync.error and every workgroup returns; the
@@ -64,6 +65,7 @@
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 #extension GL_EXT_shader_atomic_int64 : require
+#extension GL_KHR_memory_scope_semantics : require
 #ifdef LLAMA_CLOCKS
 // llama.c --clocks (llama_decoder_clocks.comp): both clocks at every stage's
 // release and arrival (stamp()); needs VK_KHR_shader_clock's two features
@@ -158,6 +160,14 @@ layout(constant_id = 37) const uint BARRIER_SPREAD = 1;
 // 0: the grid barrier (all workgroups) between A and B, the default: with
 // the flags the step took 10.3 us more on an H100 (bench/NOTES.md, 2026-12-06).
 layout(constant_id = 38) const uint HEAD_FLAGS = 0;
+// 1: no grid barrier between stages B and C. Stage B stores each element of
+// its part with a tag, the step's epoch and the layer (tag()), in one 64-bit
+// atomic store into Acc's parts (after the layers' sums), and stage C's
+// gather polls the parts it reads until each carries the layer's tag: it
+// waits only for the data it uses, not for a counter behind a fence. Safe
+// to reuse: between stage C of layer l and stage B of layer l + 1 stands
+// the A -> B grid barrier (with HEAD_FLAGS, the C -> A one).
+layout(constant_id = 39) const uint PART_TAGS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -193,12 +203,15 @@ layout(binding = 7) coherent volatile buffer Sync {
   uint done;
   uint error;
   uint sink;
-  uint spread[];
+  uint spread[];  // spread[0]: the step's epoch (PART_TAGS), one more each step
 } sync;
 // DOWN_SPLIT: per layer, W_down · h in fixed point (ACC_ONE a unit), DIM
 // entries; 0 at the start of every step (entries of layer l go back to 0 in
-// stage C of layer l + 1, the last layer's after the last barrier)
+// stage C of layer l + 1, the last layer's after the last barrier). Then,
+// from ACC_PARTS, PART_TAGS's tagged parts (HEADS x DIM; 0 until the first
+// step writes them, whose tags are 1..LAYERS).
 layout(binding = 8) coherent buffer Acc { int64_t acc[]; };
+const uint ACC_PARTS = LAYERS * DIM;
 #ifdef LLAMA_CLOCKS
 // Clocks: NEV events a workgroup (stamp()), each (device clock, subgroup
 // clock), 2 x 32 bits each
@@ -687,6 +700,22 @@ float x_after(uint l, uint c) {
   return DOWN_SPLIT == 0 ? act[XA + c] : act[XB + c] + float(acc[l * DIM + c]) * (1.0 / ACC_ONE);
 }
 
+// ---- stage B -> C by tagged parts (PART_TAGS) ----------------------------
+// Layer l's tag in this step (epoch: Sync's, read once at the start): part
+// words are (tag << 32) | the float's bits, stored and loaded as one atomic.
+// Consecutive layers, and the step before, never share a tag.
+uint epoch;
+uint tag(uint l) { return epoch * LAYERS + l + 1; }
+void part_store(uint l, uint i, float v) {
+  atomicStore(acc[ACC_PARTS + i], int64_t((uint64_t(tag(l)) << 32) | uint64_t(floatBitsToUint(v))),
+              gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+int64_t part_word(uint i) {
+  return atomicLoad(acc[ACC_PARTS + i], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+}
+bool part_ready(int64_t w, uint l) { return uint(uint64_t(w) >> 32) == tag(l); }
+float part_value(int64_t w) { return uintBitsToFloat(uint(uint64_t(w) & 0xFFFFFFFFul)); }
+
 // acc[l] back to 0, this workgroup's share, once no stage reads it again.
 void acc_clear(uint l) {
   if (DOWN_SPLIT == 0) return;
@@ -866,7 +895,9 @@ void attention_unit(uint l, uint pos, uint u) {
   const uint rows = rows_b(u);
   products(1, l, u, rows, N8H);
   const uint r0 = (u % OSPLIT) * PER_B;
-  for (uint k = TID; k < rows; k += BLOCK_SIZE) act[PART + h * DIM + r0 + k] = res[k];
+  for (uint k = TID; k < rows; k += BLOCK_SIZE)
+    if (PART_TAGS != 0) part_store(l, h * DIM + r0 + k, res[k]);
+    else act[PART + h * DIM + r0 + k] = res[k];
   barrier();  // res is reused by the next unit
 }
 
@@ -876,19 +907,58 @@ void attention_unit(uint l, uint pos, uint u) {
 // them, so a wave is one round trip to L2; without it, one element a wave.
 const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
-void stage_c(uint l) {
+// PART_TAGS: stage C's gather with the parts' tags polled. An invocation
+// loads every part it sums (CW elements x HEADS) in one wave, keeps those
+// that carry layer l's tag and loads the rest again, SPIN_LIMIT waves at
+// most; on giving up it sets the error word and the workgroup returns after
+// the barrier. (SKIP bit 1 leaves stage B out: nothing to wait for.)
+// The mask holds HEADS x CG bits: the host refuses PART_TAGS beyond 64.
+bool gather_tagged(uint l, uint c0, inout float v[CG]) {
+  uint64_t missing = 0;
+  for (uint h = 0; h < HEADS; h++)
+    [[unroll]] for (uint i = 0; i < CG; i++)
+      if (i < CW && c0 + i * BLOCK_SIZE < DIM) missing |= 1ul << (h * CG + i);
+  uint n = 0;
+  while (missing != 0 && (SKIP & 2u) == 0) {
+    for (uint h = 0; h < HEADS; h++)
+      [[unroll]] for (uint i = 0; i < CG; i++) {
+        const uint64_t bit = 1ul << (h * CG + i);
+        if ((missing & bit) != 0) {
+          const int64_t w = part_word(h * DIM + c0 + i * BLOCK_SIZE);
+          if (part_ready(w, l)) {
+            v[i] += part_value(w);
+            missing &= ~bit;
+          }
+        }
+      }
+    if (missing != 0 && (++n >= SPIN_LIMIT || sync.error != 0)) {
+      atomicOr(sync.error, 1u);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Stage C; false if PART_TAGS's poll gave up (every invocation returns it).
+bool stage_c(uint l) {
   if (l > 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
+  // s_fail is false here: the last wait (wait_all, wait_flags) returned true
+  bool ok = true;
   for (uint c0 = TID; c0 < DIM; c0 += CW * BLOCK_SIZE) {
     float v[CG];
     [[unroll]] for (uint i = 0; i < CG; i++) {
       const uint c = c0 + i * BLOCK_SIZE;
       v[i] = i < CW && c < DIM ? act[XA + c] : 0.0;
     }
-    for (uint h = 0; h < HEADS; h++)
-      [[unroll]] for (uint i = 0; i < CG; i++) {
-        const uint c = c0 + i * BLOCK_SIZE;
-        if (i < CW && c < DIM) v[i] += act[PART + h * DIM + c];
-      }
+    if (PART_TAGS != 0) {
+      if (ok && !gather_tagged(l, c0, v)) ok = false;
+    } else {
+      for (uint h = 0; h < HEADS; h++)
+        [[unroll]] for (uint i = 0; i < CG; i++) {
+          const uint c = c0 + i * BLOCK_SIZE;
+          if (i < CW && c < DIM) v[i] += act[PART + h * DIM + c];
+        }
+    }
     [[unroll]] for (uint i = 0; i < CG; i++) {
       const uint c = c0 + i * BLOCK_SIZE;
       if (i < CW && c < DIM) {
@@ -896,6 +966,12 @@ void stage_c(uint l) {
         if (gl_WorkGroupID.x == 0) act[XB + c] = v[i];
       }
     }
+  }
+  if (PART_TAGS != 0) {
+    if (!ok) s_fail = true;
+    barrier();
+    if (s_fail) return false;
+    stamp(6 * l + 4);
   }
   barrier();
   normalise(l * LAYER_STRIDE + OFF_MNORM);
@@ -906,6 +982,7 @@ void stage_c(uint l) {
   } else {
     for (uint k = TID; k < rows / 2; k += BLOCK_SIZE) act[HB + gl_WorkGroupID.x * PER_C + k] = swiglu(k);
   }
+  return true;
 }
 
 void stage_d(uint l) {
@@ -1008,6 +1085,7 @@ void main() {
   if (s_fail) return;  // an earlier step failed: the host refuses the run
   const uint pos = min(params.pos, MAX_SEQ - 1);
   const uint tok = min(tokens[pos], VOCAB - 1);
+  epoch = sync.spread[0];
   uint target = 0;
   if ((AHEAD & 1u) != 0)  // the same (cos, sin) in every layer: once a step
     for (uint k = TID; k < PER_A; k += BLOCK_SIZE) {
@@ -1035,15 +1113,25 @@ void main() {
     stamp(6 * l + 2);
     if ((SKIP & 2u) == 0)
       for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
-    arrive(6 * l + 3);
+    if (PART_TAGS != 0) {  // no grid barrier: stage C polls the parts' tags
+      barrier();
+      stamp(6 * l + 3);
+    } else {
+      arrive(6 * l + 3);
+    }
     consume();
     prefetch(2, l);
     if ((AHEAD & 32u) == 0) down_load(l);
     if (DOWN_SPLIT != 0) touch(0, l + 1);
     else touch(3, l);
-    if (!wait_all(target += GROUPS)) return;
-    stamp(6 * l + 4);
-    if ((SKIP & 4u) == 0) stage_c(l);
+    if (PART_TAGS != 0) {
+      fill_end();
+      barrier();  // the fill is in ws before stage C's products
+    } else if (!wait_all(target += GROUPS)) {
+      return;
+    }
+    if (PART_TAGS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its parts
+    if ((SKIP & 4u) == 0 && !stage_c(l)) return;
     arrive(6 * l + 5);
     consume();
     if (DOWN_SPLIT == 0) {
@@ -1093,6 +1181,7 @@ void main() {
     }
     atomicExchange(sync.done, 0u);
     atomicExchange(sync.count, 0u);
+    atomicAdd(sync.spread[0], 1u);  // the next step's epoch
     for (uint i = 1; i < SPREAD; i++) atomicExchange(sync.spread[64 * i - 4], 0u);
     if (HEAD_FLAGS != 0)
       for (uint g = 0; g < KV_HEADS; g++) atomicExchange(sync.spread[64 * (FLAG_SLOT + g) - 4], 0u);
