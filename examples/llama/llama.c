@@ -95,6 +95,7 @@ typedef struct options {
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
   int part_tags;         /* --part-tags: 1 on, 0 off, -1 DEC_TAGS */
+  int down_counts;       /* --down-counts: 1 on, 0 off, -1 DEC_COUNTS */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -189,6 +190,8 @@ static void usage(FILE *f) {
              "                     KV group in stage A; off (default): a grid barrier there\n"
              "  --part-tags on|off  on: stage C polls stage B's tagged parts, no grid barrier\n"
              "                     between them; off (default): a grid barrier there\n"
+             "  --down-counts on|off  on: stage A polls the down product's sums, each add\n"
+             "                     counted, no grid barrier after stage C; off (default)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -226,6 +229,7 @@ static options_t *parse_options(int argc, char **argv) {
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
   o->head_flags = -1;
   o->part_tags = -1;
+  o->down_counts = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -303,6 +307,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->head_flags = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--part-tags")) {
       o->part_tags = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--down-counts")) {
+      o->down_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
       o->ahead = (int64_t)parse_uint(a, v, 0, 127), i++;
     } else if (!strcmp(a, "--lanes")) {
@@ -390,6 +396,7 @@ typedef struct variant {
   uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
   uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
   uint32_t tags;         /* PART_TAGS: stage C polls stage B's tagged parts, no grid barrier */
+  uint32_t counts;       /* DOWN_COUNTS: stage A polls the down product's counted sums */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
 } variant_t;
 
@@ -783,6 +790,10 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * layer) and stage C polls them, no grid barrier between B and C
  * (--part-tags). Off until timed. */
 #define DEC_TAGS 0
+/* DOWN_COUNTS: every add into the down product's sums carries a count, and
+ * the next stage A polls them, no grid barrier after stage C
+ * (--down-counts). Off until timed. */
+#define DEC_COUNTS 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
@@ -790,10 +801,15 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* The variants --profile times (run_profile); the first is the step. DVT:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * HEAD_FLAGS, PART_TAGS, then the invocations a weight row of stages A..E;
- * DV: the same with DEC_TAGS. */
+ * HEAD_FLAGS, PART_TAGS, DOWN_COUNTS, then the invocations a weight row of
+ * stages A..E; DVT: DEC_COUNTS; DV: DEC_TAGS and DEC_COUNTS. */
+#define DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, tags, counts, ...)             \
+  {                                                                                             \
+    name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, tags, \
+        counts, 0                                                                               \
+  }
 #define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, tags, ...) \
-  { name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, tags, 0 }
+  DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, tags, DEC_COUNTS, __VA_ARGS__)
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
   DVT(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_TAGS, __VA_ARGS__)
 #define HR DEC_HEAD_ROWS
@@ -804,6 +820,8 @@ static const variant_t profile_variants[] = {
     DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, DEC_LANES),
     DVT("stage B -> C by tagged parts", 0, HR, AH, 1, 0, SP, FL, !DEC_TAGS, DEC_LANES),
+    DVTC("stage C -> A by counted sums", 0, HR, AH, 1, 0, SP, FL, DEC_TAGS, !DEC_COUNTS, DEC_LANES),
+    DVTC("tagged parts and counted sums", 0, HR, AH, 1, 0, SP, FL, 1, 1, DEC_LANES),
     DV("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, DEC_LANES),
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
@@ -843,6 +861,7 @@ static const variant_t profile_variants[] = {
 };
 #undef DV
 #undef DVT
+#undef DVTC
 #undef HR
 #undef AH
 #undef SP
@@ -895,6 +914,13 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
         c->heads);
   if (v->tags && v->stage_d)
     die("--part-tags on polls parts beside the down product split, not with stage D");
+  /* DOWN_COUNTS: counts in bits 55..62 of each sum, 2^26 a unit; an
+   * invocation's poll tracks its elements in a 32-bit mask */
+  if (v->counts && (v->stage_d || v->flags || G > 255 || D > 32ull * B))
+    die("--down-counts on: needs the down product split (not stage D), no --head-flags on "
+        "(its stage C -> B reuse needs the A -> B barrier), at most 255 --groups (not %u) and a "
+        "hidden size of at most 32 x the workgroup (%llu, workgroup %u)",
+        G, (unsigned long long)D, B);
   /* --clocks: both of VK_KHR_shader_clock's clocks, the down product split */
   const uint32_t clk = TANDEM_SHADER_DEVICE_CLOCK | TANDEM_SHADER_SUBGROUP_CLOCK;
   if (v->clocks && (g->info.shader_features & clk) != clk)
@@ -937,8 +963,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (per_b > res) res = per_b;
   if (per_d > res) res = per_d;
   const uint64_t vec = F > D ? F : D;
-  /* ws, vs, res, ps, red4, gs4, rope_s, s_fail, s_best_i, common.glsl's red_f */
-  const uint64_t fixed = 4 * vec + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * D +
+  /* ws, vs, xr, res, ps, red4, gs4, rope_s, s_fail, s_best_i, common.glsl's red_f */
+  const uint64_t fixed = 4 * vec + 4 * D + 4 * (res + 1) + 4ull * g->max_seq + 16ull * B + 4 * D +
                          8 * per_a + 4 + 2 * 4 * (B / 4 + 1);
   if (fixed + 16 > g->info.max_shared_memory_bytes)
     die("--engine persistent: %llu bytes of shared memory a workgroup; the device has %u",
@@ -1003,6 +1029,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(37, v->spread),
       spec_u32(38, v->flags ? 1 : 0),
       spec_u32(39, v->tags ? 1 : 0),
+      spec_u32(40, v->counts ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -2126,6 +2153,7 @@ int main(int argc, char **argv) {
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
   if (o->part_tags >= 0 && !g.persistent) die("--part-tags is for --engine persistent");
+  if (o->down_counts >= 0 && !g.persistent) die("--down-counts is for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
         "--engine persistent and no --no-timestamps");
@@ -2174,15 +2202,18 @@ int main(int argc, char **argv) {
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
     if (o->part_tags >= 0) step.tags = (uint32_t)o->part_tags;
+    if (o->down_counts >= 0) step.counts = (uint32_t)o->down_counts;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters)%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
+           "(%u arrival counters)%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
-           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.tags ? 1 : 0), step.spread,
-           step.flags ? " and flags per KV group between stages A and B" : "",
+           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.tags ? 1 : 0) -
+               (step.counts ? 1 : 0),
+           step.spread, step.flags ? " and flags per KV group between stages A and B" : "",
            step.tags ? ", tagged parts between stages B and C" : "",
+           step.counts ? ", counted sums between stage C and the next" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);

@@ -168,6 +168,17 @@ layout(constant_id = 38) const uint HEAD_FLAGS = 0;
 // to reuse: between stage C of layer l and stage B of layer l + 1 stands
 // the A -> B grid barrier (with HEAD_FLAGS, the C -> A one).
 layout(constant_id = 39) const uint PART_TAGS = 0;
+// 1: no grid barrier between stage C and the next stage A (or E). Every
+// workgroup's add into acc[l] carries one count (COUNT_ONE, bits 55..62), and
+// the gather that opens stage A polls acc[l] until each entry counts GROUPS
+// adds: the sum is then whole. Fixed point at 2^26 a unit, not 2^32, and at
+// most 255 workgroups (the host checks), so that the counts and sums fit.
+// Each workgroup keeps the residual (x from stage A, xb from stage C) in
+// shared memory (xr), not in Act. Safe to reuse: stage A of layer l + 1
+// starts only once every workgroup has added, i.e. finished stage B of l;
+// acc[l - 1] is cleared in stage C of l, after the A -> B grid barrier
+// (so HEAD_FLAGS, which removes it, is refused beside this).
+layout(constant_id = 40) const uint DOWN_COUNTS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -220,6 +231,7 @@ layout(binding = 9) writeonly buffer Clocks { uvec4 clk[]; };
 
 shared uvec4 ws[WCAP];       // this workgroup's rows of the stage's weights
 shared float vs[VEC];        // the stage's input vector (normalised)
+shared float xr[DIM];        // DOWN_COUNTS: the residual, x (stage A to C) or xb (C to A)
 shared float res[RES + 1];   // the stage's row results
 shared float ps[MAX_SEQ];    // attention scores
 shared vec4 red4[BLOCK_SIZE];
@@ -638,7 +650,8 @@ const uint DREG = 8;
 // Fixed point: ACC_ONE a unit. A partial sum outside ±ACC_MAX (or NaN) sets
 // error bit 4 and the host refuses the run: fewer than 2048 workgroups (the
 // host checks) of such partials cannot overflow int64.
-const float ACC_ONE = 4294967296.0, ACC_MAX = 1048576.0;
+const float ACC_ONE = DOWN_COUNTS != 0 ? 67108864.0 : 4294967296.0, ACC_MAX = 1048576.0;
+const int64_t COUNT_ONE = DOWN_COUNTS != 0 ? int64_t(1) << 55 : int64_t(0);
 uvec4 wd[DREG];
 
 uint row_dt(uint l, uint k) {  // W_down's column for stage C's item c0 + k, as a row
@@ -691,7 +704,7 @@ void down_partial(uint l) {
   for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
     const float p = vs[c];
     if (!(abs(p) < ACC_MAX)) atomicOr(sync.error, 4u);
-    atomicAdd(acc[l * DIM + c], int64_t(roundEven(p * ACC_ONE)));
+    atomicAdd(acc[l * DIM + c], int64_t(roundEven(p * ACC_ONE)) + COUNT_ONE);
   }
 }
 
@@ -716,6 +729,50 @@ int64_t part_word(uint i) {
 bool part_ready(int64_t w, uint l) { return uint(uint64_t(w) >> 32) == tag(l); }
 float part_value(int64_t w) { return uintBitsToFloat(uint(uint64_t(w) & 0xFFFFFFFFul)); }
 
+// x after layer l into vs (and, with DOWN_COUNTS, xr), for every element:
+// with DOWN_COUNTS each invocation polls its elements' acc[l] entries (one
+// wave of loads, then again those not yet at GROUPS adds), SPIN_LIMIT waves
+// at most; false once it gave up (the error word is set).
+const uint XJ = (DIM + BLOCK_SIZE - 1) / BLOCK_SIZE;  // elements an invocation (<= 32: the host checks)
+bool gather_x(uint l) {
+  if (DOWN_COUNTS == 0 || (SKIP & 12u) != 0) {  // (SKIP: no adds to wait for)
+    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = x_after(l, c);
+    return true;
+  }
+  uint missing = 0;
+  for (uint j = 0; j < XJ; j++)
+    if (TID + j * BLOCK_SIZE < DIM) missing |= 1u << j;
+  uint n = 0;
+  while (missing != 0) {
+    for (uint j = 0; j < XJ; j++) {
+      const uint c = TID + j * BLOCK_SIZE;
+      if ((missing & (1u << j)) == 0) continue;
+      const int64_t w = atomicLoad(acc[l * DIM + c], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+      const int64_t k = (w + (COUNT_ONE >> 1)) >> 55;  // the adds so far
+      if (k == int64_t(GROUPS)) {
+        const float x = xr[c] + float(w - k * COUNT_ONE) * (1.0 / ACC_ONE);
+        xr[c] = x;
+        vs[c] = x;
+        missing &= ~(1u << j);
+      }
+    }
+    if (missing != 0 && (++n >= SPIN_LIMIT || sync.error != 0)) {
+      atomicOr(sync.error, 1u);
+      return false;
+    }
+  }
+  return true;
+}
+
+// After a gather that may have failed (|ok| false in some invocations):
+// true in every invocation if none did. s_fail is false on entry (the last
+// wait returned true), and stays set once a gather failed.
+bool gathered(bool ok) {
+  if (!ok) s_fail = true;
+  barrier();
+  return !s_fail;
+}
+
 // acc[l] back to 0, this workgroup's share, once no stage reads it again.
 void acc_clear(uint l) {
   if (DOWN_SPLIT == 0) return;
@@ -723,16 +780,21 @@ void acc_clear(uint l) {
   for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) acc[l * DIM + c] = 0;
 }
 
-void stage_a(uint l, uint pos, uint tok) {
+// Stage A; false if DOWN_COUNTS's poll gave up (every invocation returns it).
+bool stage_a(uint l, uint pos, uint tok) {
   if (l == 0) {  // the embedding row of the token: x; workgroup 0 keeps it as the residual
     for (uint c8 = TID; c8 < N8D; c8 += BLOCK_SIZE) {
       vec4 v[2];
       halves(W[EMBED_AT + tok * N8D + c8], v[0], v[1]);
       [[unroll]] for (uint i = 0; i < 8; i++) {
         vs[8 * c8 + i] = v[i / 4][i % 4];
-        if (gl_WorkGroupID.x == 0) act[XA + 8 * c8 + i] = v[i / 4][i % 4];
+        if (DOWN_COUNTS != 0) xr[8 * c8 + i] = v[i / 4][i % 4];
+        else if (gl_WorkGroupID.x == 0) act[XA + 8 * c8 + i] = v[i / 4][i % 4];
       }
     }
+  } else if (DOWN_COUNTS != 0) {
+    if (!gathered(gather_x(l - 1))) return false;
+    stamp(6 * l);  // the release: every sum whole
   } else {
     for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
       const float x = x_after(l - 1, c);
@@ -769,6 +831,7 @@ void stage_a(uint l, uint pos, uint tok) {
       }
     }
   }
+  return true;
 }
 
 // AHEAD bit 1: q's vec4 an invocation held in registers (at most), and the
@@ -948,7 +1011,7 @@ bool stage_c(uint l) {
     float v[CG];
     [[unroll]] for (uint i = 0; i < CG; i++) {
       const uint c = c0 + i * BLOCK_SIZE;
-      v[i] = i < CW && c < DIM ? act[XA + c] : 0.0;
+      v[i] = i < CW && c < DIM ? (DOWN_COUNTS != 0 ? xr[c] : act[XA + c]) : 0.0;
     }
     if (PART_TAGS != 0) {
       if (ok && !gather_tagged(l, c0, v)) ok = false;
@@ -963,14 +1026,13 @@ bool stage_c(uint l) {
       const uint c = c0 + i * BLOCK_SIZE;
       if (i < CW && c < DIM) {
         vs[c] = v[i];
-        if (gl_WorkGroupID.x == 0) act[XB + c] = v[i];
+        if (DOWN_COUNTS != 0) xr[c] = v[i];
+        else if (gl_WorkGroupID.x == 0) act[XB + c] = v[i];
       }
     }
   }
   if (PART_TAGS != 0) {
-    if (!ok) s_fail = true;
-    barrier();
-    if (s_fail) return false;
+    if (!gathered(ok)) return false;
     stamp(6 * l + 4);
   }
   barrier();
@@ -1020,9 +1082,10 @@ void block_best(inout float bv, inout uint bi) {
 // slice: 49152 rows): HEAD_ROWS rows a lane cluster per pass, their loads
 // issued before the first product, so that enough bytes are in flight per SM
 // to cover the memory's latency.
-void stage_e() {
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = x_after(LAYERS - 1, c);
-  barrier();
+// Stage E; false if DOWN_COUNTS's poll gave up (every invocation returns it).
+bool stage_e() {
+  if (!gathered(gather_x(LAYERS - 1))) return false;
+  if (DOWN_COUNTS != 0) stamp(6 * LAYERS);
   normalise(NORM_AT);
   const uint lanes = lanes_for(4, N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
   const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
@@ -1057,6 +1120,7 @@ void stage_e() {
     act[CAND + 2 * gl_WorkGroupID.x + 1] = uintBitsToFloat(bi);
   }
   barrier();
+  return true;
 }
 
 // AHEAD bit 32: stage C's weights a stage early. Before stage B, the first
@@ -1100,8 +1164,9 @@ void main() {
   // Between stages: arrive, fold the touched words in, fill the next stage's
   // slice (from L2, touched a stage ago), touch the one after it, wait.
   for (uint l = 0; l < LAYERS; l++) {
-    stamp(6 * l);
-    if ((SKIP & 1u) == 0) stage_a(l, pos, tok);
+    // with DOWN_COUNTS stage A's gather is the release, and stamps it
+    if (DOWN_COUNTS == 0 || l == 0 || (SKIP & 1u) != 0) stamp(6 * l);
+    if ((SKIP & 1u) == 0 && !stage_a(l, pos, tok)) return;
     if (HEAD_FLAGS != 0) flag_arrive(6 * l + 1);
     else arrive(6 * l + 1);
     consume();
@@ -1132,7 +1197,12 @@ void main() {
     }
     if (PART_TAGS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its parts
     if ((SKIP & 4u) == 0 && !stage_c(l)) return;
-    arrive(6 * l + 5);
+    if (DOWN_COUNTS != 0) {  // no grid barrier: the next stage A polls acc[l]'s counts
+      barrier();
+      stamp(6 * l + 5);
+    } else {
+      arrive(6 * l + 5);
+    }
     consume();
     if (DOWN_SPLIT == 0) {
       prefetch(3, l);
@@ -1144,12 +1214,17 @@ void main() {
     }
     prefetch(l + 1 < LAYERS ? 0 : 4, l + 1);
     touch(1, l + 1);
-    if (!wait_all(target += GROUPS)) return;
+    if (DOWN_COUNTS != 0) {
+      fill_end();
+      barrier();  // the fill is in ws before stage A's products
+    } else if (!wait_all(target += GROUPS)) {
+      return;
+    }
   }
-  stamp(6 * LAYERS);
+  if (DOWN_COUNTS == 0 || (SKIP & 16u) != 0) stamp(6 * LAYERS);
   consume();
   if (pf_x == 0x5bd1e995u) atomicOr(sync.sink, 1u);
-  if ((SKIP & 16u) == 0) stage_e();
+  if ((SKIP & 16u) == 0 && !stage_e()) return;
   arrive(6 * LAYERS + 1);
   if (!wait_all(target += GROUPS)) return;
   stamp(6 * LAYERS + 2);
