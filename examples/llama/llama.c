@@ -94,7 +94,7 @@ typedef struct options {
   uint32_t counters;     /* --barrier-counters: its grid barrier's (0: DEC_SPREAD) */
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
-  int part_tags;         /* --part-tags: 1 on, 0 off, -1 DEC_TAGS */
+  int part_counts;       /* --part-counts: 1 on, 0 off, -1 DEC_PART_COUNTS */
   int down_counts;       /* --down-counts: 1 on, 0 off, -1 DEC_COUNTS */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
@@ -188,10 +188,10 @@ static void usage(FILE *f) {
              "                     default 3), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
              "                     KV group in stage A; off (default): a grid barrier there\n"
-             "  --part-tags on|off  on: stage C polls stage B's tagged parts, no grid barrier\n"
-             "                     between them; off (default): a grid barrier there\n"
-             "  --down-counts on|off  on: stage A polls the down product's sums, each add\n"
-             "                     counted, no grid barrier after stage C; off (default)\n"
+             "  --part-counts on|off  on (with --down-counts on): stage C polls stage B's\n"
+             "                     counted o_proj sums, no grid barrier between them\n"
+             "  --down-counts on|off  on (default): stage A polls the down product's sums,\n"
+             "                     each add counted, no grid barrier after stage C\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -228,7 +228,7 @@ static options_t *parse_options(int argc, char **argv) {
   if (!o) die("out of memory");
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
   o->head_flags = -1;
-  o->part_tags = -1;
+  o->part_counts = -1;
   o->down_counts = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
@@ -305,8 +305,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->counters = (uint32_t)parse_uint(a, v, 1, 32), i++;
     } else if (!strcmp(a, "--head-flags")) {
       o->head_flags = parse_on_off(a, v), i++;
-    } else if (!strcmp(a, "--part-tags")) {
-      o->part_tags = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--part-counts")) {
+      o->part_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--down-counts")) {
       o->down_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
@@ -395,7 +395,7 @@ typedef struct variant {
   uint32_t stage_d;      /* 1: the down product as stage D (DOWN_SPLIT 0), 0: split in stage C */
   uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
   uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
-  uint32_t tags;         /* PART_TAGS: stage C polls stage B's tagged parts, no grid barrier */
+  uint32_t pcounts;      /* PART_COUNTS: stage C polls stage B's counted o_proj sums */
   uint32_t counts;       /* DOWN_COUNTS: stage A polls the down product's counted sums */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
 } variant_t;
@@ -786,14 +786,16 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * alternated, bench/results/2026-12-06-h100-flags), though the barriers
  * alone took the same; why is not known. */
 #define DEC_FLAGS 0
-/* PART_TAGS: stage B stores its parts with a tag (the step's epoch, the
- * layer) and stage C polls them, no grid barrier between B and C
- * (--part-tags). Off until timed. */
-#define DEC_TAGS 0
 /* DOWN_COUNTS: every add into the down product's sums carries a count, and
  * the next stage A polls them, no grid barrier after stage C
- * (--down-counts). Off until timed. */
-#define DEC_COUNTS 0
+ * (--down-counts). On: on an H100 the step took 34 us less (timing runs, 3
+ * rounds alternated, bench/results/2026-12-06-h100-counts). PART_COUNTS
+ * (with it): stage B's o_proj products summed and counted alike, polled by
+ * stage C, no grid barrier between B and C (--part-counts); off until timed.
+ * (Stage B's parts stored with a tag each and polled element by element,
+ * 5 184 words a workgroup, took 120 us more: the same results.) */
+#define DEC_COUNTS 1
+#define DEC_PART_COUNTS 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
@@ -801,28 +803,28 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* The variants --profile times (run_profile); the first is the step. DVT:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * HEAD_FLAGS, PART_TAGS, DOWN_COUNTS, then the invocations a weight row of
- * stages A..E; DVT: DEC_COUNTS; DV: DEC_TAGS and DEC_COUNTS. */
-#define DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, tags, counts, ...)             \
-  {                                                                                             \
-    name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, tags, \
-        counts, 0                                                                               \
+ * HEAD_FLAGS, PART_COUNTS, DOWN_COUNTS, then the invocations a weight row
+ * of stages A..E; DVT: DEC_COUNTS; DV: DEC_PART_COUNTS and DEC_COUNTS. */
+#define DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, counts, ...)             \
+  {                                                                                                \
+    name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
+        counts, 0                                                                                  \
   }
-#define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, tags, ...) \
-  DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, tags, DEC_COUNTS, __VA_ARGS__)
+#define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, ...) \
+  DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, DEC_COUNTS, __VA_ARGS__)
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
-  DVT(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_TAGS, __VA_ARGS__)
+  DVT(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_PART_COUNTS, __VA_ARGS__)
 #define HR DEC_HEAD_ROWS
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
 #define FL DEC_FLAGS
 static const variant_t profile_variants[] = {
     DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    DV("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, DEC_LANES),
-    DVT("stage B -> C by tagged parts", 0, HR, AH, 1, 0, SP, FL, !DEC_TAGS, DEC_LANES),
-    DVTC("stage C -> A by counted sums", 0, HR, AH, 1, 0, SP, FL, DEC_TAGS, !DEC_COUNTS, DEC_LANES),
-    DVTC("tagged parts and counted sums", 0, HR, AH, 1, 0, SP, FL, 1, 1, DEC_LANES),
-    DV("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, DEC_LANES),
+    /* (HEAD_FLAGS and stage D only without the counts) */
+    DVTC("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, 0, 0, DEC_LANES),
+    DVTC("stage B -> C by counted o_proj sums", 0, HR, AH, 1, 0, SP, FL, 1, 1, DEC_LANES),
+    DVTC("grid barriers, no counted sums", 0, HR, AH, 1, 0, SP, FL, 0, 0, DEC_LANES),
+    DVTC("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, 0, 0, DEC_LANES),
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
     DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, FL, DEC_LANES),
@@ -832,10 +834,9 @@ static const variant_t profile_variants[] = {
     DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, FL, DEC_LANES),
     DV("past keys and values before the poll (+64)", 0, HR, AH | 64u, 1, 0, SP, FL, DEC_LANES),
     DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, FL, DEC_LANES),
-    DV("424015a's step (AHEAD 11, B 2 lanes, A -> B barrier)", 0, HR, 11, 1, 0, 1, 0, 8, 2, 4, 16,
-       8),
-    DV("c94422f's step (AHEAD 15, B 4 lanes)", 0, HR, 15, 1, 0, 1, 0, 8, 4, 4, 16, 8),
-    DV("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 8, 8, 8, 8, 8),
+    DVTC("fca38a1's step (grid barriers)", 0, HR, 3, 1, 0, 1, 0, 0, 0, 8, 1, 4, 16, 8),
+    DVTC("424015a's step (AHEAD 11, B 2 lanes)", 0, HR, 11, 1, 0, 1, 0, 0, 0, 8, 2, 4, 16, 8),
+    DVTC("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 0, 0, 8, 8, 8, 8, 8),
     /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
     DV("lanes A..E  8  2  4  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 2, 4, 16, 8),
     DV("lanes A..E  4  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 4, 1, 4, 16, 8),
@@ -853,11 +854,10 @@ static const variant_t profile_variants[] = {
     DV("without the weight fills", 32, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    DV("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, DEC_LANES),
-    DVT("barriers only, none B -> C (tags; B left out)", 63, HR, AH, 1, 0, SP, FL, !DEC_TAGS,
-        DEC_LANES),
+    DVTC("barriers only, all grid barriers", 63, HR, AH, 1, 0, SP, FL, 0, 0, DEC_LANES),
+    DVTC("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, 0, 0, DEC_LANES),
     DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, FL, DEC_LANES),
-    DV("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, DEC_LANES),
+    DVTC("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, 0, 0, DEC_LANES),
 };
 #undef DV
 #undef DVT
@@ -907,19 +907,18 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->flags && c->kv_heads > SYNC_SLOTS - 32)
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
-  /* PART_TAGS: an invocation's gather tracks its parts in a 64-bit mask,
-   * 4 elements a head; the parts live after the down product's sums */
-  if (v->tags && c->heads > 16)
-    die("--part-tags on: %u heads, but stage C's poll tracks at most 16; use --part-tags off",
-        c->heads);
-  if (v->tags && v->stage_d)
-    die("--part-tags on polls parts beside the down product split, not with stage D");
+  /* PART_COUNTS: the o_proj sums beside the down product's, counted alike */
+  if (v->pcounts && !v->counts)
+    die("--part-counts on needs --down-counts on (the residual in each workgroup)");
   /* DOWN_COUNTS: counts in bits 55..62 of each sum, 2^26 a unit; an
    * invocation's poll tracks its elements in a 32-bit mask */
-  if (v->counts && (v->stage_d || v->flags || G > 255 || D > 32ull * B))
-    die("--down-counts on: needs the down product split (not stage D), no --head-flags on "
-        "(its stage C -> B reuse needs the A -> B barrier), at most 255 --groups (not %u) and a "
-        "hidden size of at most 32 x the workgroup (%llu, workgroup %u)",
+  if (v->counts && v->flags)
+    die("--head-flags on needs --down-counts off: without the grid barrier between stages A "
+        "and B, nothing keeps stage B's parts of one layer from the next's");
+  if (v->counts && (v->stage_d || G > 255 || D > 32ull * B))
+    die("--down-counts on: needs the down product split (not stage D), at most 255 --groups "
+        "(not %u) and a hidden size of at most 32 x the workgroup (%llu, workgroup %u); use "
+        "--down-counts off",
         G, (unsigned long long)D, B);
   /* --clocks: both of VK_KHR_shader_clock's clocks, the down product split */
   const uint32_t clk = TANDEM_SHADER_DEVICE_CLOCK | TANDEM_SHADER_SUBGROUP_CLOCK;
@@ -1028,7 +1027,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(36, U16(a0->down_t)),
       spec_u32(37, v->spread),
       spec_u32(38, v->flags ? 1 : 0),
-      spec_u32(39, v->tags ? 1 : 0),
+      spec_u32(39, v->pcounts ? 1 : 0),
       spec_u32(40, v->counts ? 1 : 0),
   };
 #undef U16
@@ -1189,8 +1188,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->act_bytes =
         4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
-    /* the down product's sums (0 between steps), then PART_TAGS's parts */
-    g->acc_bytes = 8ull * c->layers * c->dim + 8ull * c->heads * c->dim;
+    /* the down product's sums, then PART_COUNTS's o_proj sums: 0 between steps */
+    g->acc_bytes = 2 * 8ull * c->layers * c->dim;
     g->acc = buffer(g, g->acc_bytes, local);
     g->sync = buffer(g, SYNC_BYTES, local);
     g->sync_host = buffer(g, SYNC_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -1500,7 +1499,8 @@ static void check_sync(gpu_t *g) {
   }
   tandem_unmap(&map);
   if (w[2] & 4)
-    die("--engine persistent: a part of the down product was outside +-2^20 or not a number "
+    die("--engine persistent: a part of a sum over workgroups (the down product's, or "
+        "o_proj's with --part-counts) was outside +-2^20 or not a number "
         "(error word %u), beyond its fixed-point sum's range, so the tokens are not valid; "
         "run with --engine nodes",
         w[2]);
@@ -2152,7 +2152,7 @@ int main(int argc, char **argv) {
   if (o->counters && !g.persistent) die("--barrier-counters is for --engine persistent");
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
-  if (o->part_tags >= 0 && !g.persistent) die("--part-tags is for --engine persistent");
+  if (o->part_counts >= 0 && !g.persistent) die("--part-counts is for --engine persistent");
   if (o->down_counts >= 0 && !g.persistent) die("--down-counts is for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
@@ -2201,7 +2201,7 @@ int main(int argc, char **argv) {
     if (o->counters) step.spread = o->counters;
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
-    if (o->part_tags >= 0) step.tags = (uint32_t)o->part_tags;
+    if (o->part_counts >= 0) step.pcounts = (uint32_t)o->part_counts;
     if (o->down_counts >= 0) step.counts = (uint32_t)o->down_counts;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
@@ -2209,10 +2209,10 @@ int main(int argc, char **argv) {
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
            "(%u arrival counters)%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
-           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.tags ? 1 : 0) -
+           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.pcounts ? 1 : 0) -
                (step.counts ? 1 : 0),
            step.spread, step.flags ? " and flags per KV group between stages A and B" : "",
-           step.tags ? ", tagged parts between stages B and C" : "",
+           step.pcounts ? ", counted o_proj sums between stages B and C" : "",
            step.counts ? ", counted sums between stage C and the next" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",

@@ -49,7 +49,7 @@
 // as a candidate, and after a last barrier workgroup 0 picks the token (the
 // lowest index on ties, as argmax.glsl), writes it to the history and, with
 // ADVANCE, moves the position on. 3 barriers per layer (4 without
-// DOWN_SPLIT; one fewer each with HEAD_FLAGS or PART_TAGS) and one at the
+// DOWN_SPLIT; one fewer each with HEAD_FLAGS, DOWN_COUNTS or PART_COUNTS) and one at the
 // end.
 //
 // Co-residency is not something Vulkan promises: a barrier that waits more
@@ -160,14 +160,6 @@ layout(constant_id = 37) const uint BARRIER_SPREAD = 1;
 // 0: the grid barrier (all workgroups) between A and B, the default: with
 // the flags the step took 10.3 us more on an H100 (bench/NOTES.md, 2026-12-06).
 layout(constant_id = 38) const uint HEAD_FLAGS = 0;
-// 1: no grid barrier between stages B and C. Stage B stores each element of
-// its part with a tag, the step's epoch and the layer (tag()), in one 64-bit
-// atomic store into Acc's parts (after the layers' sums), and stage C's
-// gather polls the parts it reads until each carries the layer's tag: it
-// waits only for the data it uses, not for a counter behind a fence. Safe
-// to reuse: between stage C of layer l and stage B of layer l + 1 stands
-// the A -> B grid barrier (with HEAD_FLAGS, the C -> A one).
-layout(constant_id = 39) const uint PART_TAGS = 0;
 // 1: no grid barrier between stage C and the next stage A (or E). Every
 // workgroup's add into acc[l] carries one count (COUNT_ONE, bits 55..62), and
 // the gather that opens stage A polls acc[l] until each entry counts GROUPS
@@ -179,6 +171,14 @@ layout(constant_id = 39) const uint PART_TAGS = 0;
 // acc[l - 1] is cleared in stage C of l, after the A -> B grid barrier
 // (so HEAD_FLAGS, which removes it, is refused beside this).
 layout(constant_id = 40) const uint DOWN_COUNTS = 0;
+// 1 (with DOWN_COUNTS: the host checks): no grid barrier between stages B
+// and C either. Each stage-B unit adds its W_o rows' products into layer l's
+// o_proj sums (acc[ACC_PARTS + l * DIM ..], counted like the down
+// product's), and stage C's gather polls them until each counts HEADS adds,
+// one a head. Safe to reuse: stage C of layer l clears layer l - 1's sums,
+// after the A -> B grid barrier of l that every workgroup reaches only once
+// it has finished stage C of l - 1.
+layout(constant_id = 39) const uint PART_COUNTS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -214,13 +214,12 @@ layout(binding = 7) coherent volatile buffer Sync {
   uint done;
   uint error;
   uint sink;
-  uint spread[];  // spread[0]: the step's epoch (PART_TAGS), one more each step
+  uint spread[];
 } sync;
 // DOWN_SPLIT: per layer, W_down · h in fixed point (ACC_ONE a unit), DIM
 // entries; 0 at the start of every step (entries of layer l go back to 0 in
 // stage C of layer l + 1, the last layer's after the last barrier). Then,
-// from ACC_PARTS, PART_TAGS's tagged parts (HEADS x DIM; 0 until the first
-// step writes them, whose tags are 1..LAYERS).
+// from ACC_PARTS, PART_COUNTS's o_proj sums, per layer, cleared alike.
 layout(binding = 8) coherent buffer Acc { int64_t acc[]; };
 const uint ACC_PARTS = LAYERS * DIM;
 #ifdef LLAMA_CLOCKS
@@ -651,8 +650,16 @@ const uint DREG = 8;
 // error bit 4 and the host refuses the run: fewer than 2048 workgroups (the
 // host checks) of such partials cannot overflow int64.
 const float ACC_ONE = DOWN_COUNTS != 0 ? 67108864.0 : 4294967296.0, ACC_MAX = 1048576.0;
+// DOWN_COUNTS: one add's count; an entry's count k is (w + COUNT_ONE / 2) >> 55
 const int64_t COUNT_ONE = DOWN_COUNTS != 0 ? int64_t(1) << 55 : int64_t(0);
 uvec4 wd[DREG];
+
+// acc[i] += p in fixed point (and, with DOWN_COUNTS, one count); a p outside
+// +-ACC_MAX (or NaN) sets error bit 4.
+void sum_add(uint i, float p) {
+  if (!(abs(p) < ACC_MAX)) atomicOr(sync.error, 4u);
+  atomicAdd(acc[i], int64_t(roundEven(p * ACC_ONE)) + COUNT_ONE);
+}
 
 uint row_dt(uint l, uint k) {  // W_down's column for stage C's item c0 + k, as a row
   return l * LAYER_STRIDE + OFF_DOWN_T + (gl_WorkGroupID.x * PER_C + k) * N8D;
@@ -701,11 +708,7 @@ void down_partial(uint l) {
       [[unroll]] for (uint e = 0; e < 8; e++) vs[8 * c8 + e] = a[e];
   }
   barrier();
-  for (uint c = TID; c < DIM; c += BLOCK_SIZE) {
-    const float p = vs[c];
-    if (!(abs(p) < ACC_MAX)) atomicOr(sync.error, 4u);
-    atomicAdd(acc[l * DIM + c], int64_t(roundEven(p * ACC_ONE)) + COUNT_ONE);
-  }
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) sum_add(l * DIM + c, vs[c]);
 }
 
 // Element c of x after layer l: stage D's store, or xb + acc[l].
@@ -713,32 +716,14 @@ float x_after(uint l, uint c) {
   return DOWN_SPLIT == 0 ? act[XA + c] : act[XB + c] + float(acc[l * DIM + c]) * (1.0 / ACC_ONE);
 }
 
-// ---- stage B -> C by tagged parts (PART_TAGS) ----------------------------
-// Layer l's tag in this step (epoch: Sync's, read once at the start): part
-// words are (tag << 32) | the float's bits, stored and loaded as one atomic.
-// Consecutive layers, and the step before, never share a tag.
-uint epoch;
-uint tag(uint l) { return epoch * LAYERS + l + 1; }
-void part_store(uint l, uint i, float v) {
-  atomicStore(acc[ACC_PARTS + i], int64_t((uint64_t(tag(l)) << 32) | uint64_t(floatBitsToUint(v))),
-              gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-}
-int64_t part_word(uint i) {
-  return atomicLoad(acc[ACC_PARTS + i], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-}
-bool part_ready(int64_t w, uint l) { return uint(uint64_t(w) >> 32) == tag(l); }
-float part_value(int64_t w) { return uintBitsToFloat(uint(uint64_t(w) & 0xFFFFFFFFul)); }
-
-// x after layer l into vs (and, with DOWN_COUNTS, xr), for every element:
-// with DOWN_COUNTS each invocation polls its elements' acc[l] entries (one
-// wave of loads, then again those not yet at GROUPS adds), SPIN_LIMIT waves
-// at most; false once it gave up (the error word is set).
+// With DOWN_COUNTS the residual lives in xr. gather_counted(): for every
+// element c, xr[c] += the counted sum acc[at + c] and vs[c] = xr[c], each
+// invocation polling its elements (one wave of loads, then again those not
+// yet at |want| adds), SPIN_LIMIT waves at most; false once it gave up (the
+// error word is set). With |wait| false (SKIP left the adds out) it takes
+// the entries as they are.
 const uint XJ = (DIM + BLOCK_SIZE - 1) / BLOCK_SIZE;  // elements an invocation (<= 32: the host checks)
-bool gather_x(uint l) {
-  if (DOWN_COUNTS == 0 || (SKIP & 12u) != 0) {  // (SKIP: no adds to wait for)
-    for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = x_after(l, c);
-    return true;
-  }
+bool gather_counted(uint at, uint want, bool wait) {
   uint missing = 0;
   for (uint j = 0; j < XJ; j++)
     if (TID + j * BLOCK_SIZE < DIM) missing |= 1u << j;
@@ -747,12 +732,11 @@ bool gather_x(uint l) {
     for (uint j = 0; j < XJ; j++) {
       const uint c = TID + j * BLOCK_SIZE;
       if ((missing & (1u << j)) == 0) continue;
-      const int64_t w = atomicLoad(acc[l * DIM + c], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+      const int64_t w = atomicLoad(acc[at + c], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
       const int64_t k = (w + (COUNT_ONE >> 1)) >> 55;  // the adds so far
-      if (k == int64_t(GROUPS)) {
-        const float x = xr[c] + float(w - k * COUNT_ONE) * (1.0 / ACC_ONE);
-        xr[c] = x;
-        vs[c] = x;
+      if (k == int64_t(want) || !wait) {
+        xr[c] += float(w - k * COUNT_ONE) * (1.0 / ACC_ONE);
+        vs[c] = xr[c];
         missing &= ~(1u << j);
       }
     }
@@ -761,6 +745,14 @@ bool gather_x(uint l) {
       return false;
     }
   }
+  return true;
+}
+
+// x after layer l into vs (with DOWN_COUNTS, into xr too, once the sums
+// are whole); false as gather_counted().
+bool gather_x(uint l) {
+  if (DOWN_COUNTS != 0) return gather_counted(l * DIM, GROUPS, (SKIP & 12u) == 0);
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) vs[c] = x_after(l, c);
   return true;
 }
 
@@ -777,7 +769,10 @@ bool gathered(bool ok) {
 void acc_clear(uint l) {
   if (DOWN_SPLIT == 0) return;
   const uint r0 = gl_WorkGroupID.x * PER_D, r1 = min(DIM, r0 + PER_D);
-  for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) acc[l * DIM + c] = 0;
+  for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) {
+    acc[l * DIM + c] = 0;
+    if (PART_COUNTS != 0) acc[ACC_PARTS + l * DIM + c] = 0;
+  }
 }
 
 // Stage A; false if DOWN_COUNTS's poll gave up (every invocation returns it).
@@ -959,7 +954,7 @@ void attention_unit(uint l, uint pos, uint u) {
   products(1, l, u, rows, N8H);
   const uint r0 = (u % OSPLIT) * PER_B;
   for (uint k = TID; k < rows; k += BLOCK_SIZE)
-    if (PART_TAGS != 0) part_store(l, h * DIM + r0 + k, res[k]);
+    if (PART_COUNTS != 0) sum_add(ACC_PARTS + l * DIM + r0 + k, res[k]);
     else act[PART + h * DIM + r0 + k] = res[k];
   barrier();  // res is reused by the next unit
 }
@@ -970,58 +965,24 @@ void attention_unit(uint l, uint pos, uint u) {
 // them, so a wave is one round trip to L2; without it, one element a wave.
 const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
-// PART_TAGS: stage C's gather with the parts' tags polled. An invocation
-// loads every part it sums (CW elements x HEADS) in one wave, keeps those
-// that carry layer l's tag and loads the rest again, SPIN_LIMIT waves at
-// most; on giving up it sets the error word and the workgroup returns after
-// the barrier. (SKIP bit 1 leaves stage B out: nothing to wait for.)
-// The mask holds HEADS x CG bits: the host refuses PART_TAGS beyond 64.
-bool gather_tagged(uint l, uint c0, inout float v[CG]) {
-  uint64_t missing = 0;
-  for (uint h = 0; h < HEADS; h++)
-    [[unroll]] for (uint i = 0; i < CG; i++)
-      if (i < CW && c0 + i * BLOCK_SIZE < DIM) missing |= 1ul << (h * CG + i);
-  uint n = 0;
-  while (missing != 0 && (SKIP & 2u) == 0) {
-    for (uint h = 0; h < HEADS; h++)
-      [[unroll]] for (uint i = 0; i < CG; i++) {
-        const uint64_t bit = 1ul << (h * CG + i);
-        if ((missing & bit) != 0) {
-          const int64_t w = part_word(h * DIM + c0 + i * BLOCK_SIZE);
-          if (part_ready(w, l)) {
-            v[i] += part_value(w);
-            missing &= ~bit;
-          }
-        }
-      }
-    if (missing != 0 && (++n >= SPIN_LIMIT || sync.error != 0)) {
-      atomicOr(sync.error, 1u);
-      return false;
-    }
-  }
-  return true;
-}
-
-// Stage C; false if PART_TAGS's poll gave up (every invocation returns it).
+// Stage C; false if PART_COUNTS's poll gave up (every invocation returns it).
 bool stage_c(uint l) {
   if (l > 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
-  // s_fail is false here: the last wait (wait_all, wait_flags) returned true
-  bool ok = true;
-  for (uint c0 = TID; c0 < DIM; c0 += CW * BLOCK_SIZE) {
+  if (PART_COUNTS != 0) {  // xb = x + the o_proj sums, once each counts HEADS adds
+    if (!gathered(gather_counted(ACC_PARTS + l * DIM, HEADS, (SKIP & 2u) == 0))) return false;
+    stamp(6 * l + 4);
+  }
+  for (uint c0 = TID; c0 < DIM && PART_COUNTS == 0; c0 += CW * BLOCK_SIZE) {
     float v[CG];
     [[unroll]] for (uint i = 0; i < CG; i++) {
       const uint c = c0 + i * BLOCK_SIZE;
       v[i] = i < CW && c < DIM ? (DOWN_COUNTS != 0 ? xr[c] : act[XA + c]) : 0.0;
     }
-    if (PART_TAGS != 0) {
-      if (ok && !gather_tagged(l, c0, v)) ok = false;
-    } else {
-      for (uint h = 0; h < HEADS; h++)
-        [[unroll]] for (uint i = 0; i < CG; i++) {
-          const uint c = c0 + i * BLOCK_SIZE;
-          if (i < CW && c < DIM) v[i] += act[PART + h * DIM + c];
-        }
-    }
+    for (uint h = 0; h < HEADS; h++)
+      [[unroll]] for (uint i = 0; i < CG; i++) {
+        const uint c = c0 + i * BLOCK_SIZE;
+        if (i < CW && c < DIM) v[i] += act[PART + h * DIM + c];
+      }
     [[unroll]] for (uint i = 0; i < CG; i++) {
       const uint c = c0 + i * BLOCK_SIZE;
       if (i < CW && c < DIM) {
@@ -1030,10 +991,6 @@ bool stage_c(uint l) {
         else if (gl_WorkGroupID.x == 0) act[XB + c] = v[i];
       }
     }
-  }
-  if (PART_TAGS != 0) {
-    if (!gathered(ok)) return false;
-    stamp(6 * l + 4);
   }
   barrier();
   normalise(l * LAYER_STRIDE + OFF_MNORM);
@@ -1149,7 +1106,6 @@ void main() {
   if (s_fail) return;  // an earlier step failed: the host refuses the run
   const uint pos = min(params.pos, MAX_SEQ - 1);
   const uint tok = min(tokens[pos], VOCAB - 1);
-  epoch = sync.spread[0];
   uint target = 0;
   if ((AHEAD & 1u) != 0)  // the same (cos, sin) in every layer: once a step
     for (uint k = TID; k < PER_A; k += BLOCK_SIZE) {
@@ -1178,7 +1134,7 @@ void main() {
     stamp(6 * l + 2);
     if ((SKIP & 2u) == 0)
       for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
-    if (PART_TAGS != 0) {  // no grid barrier: stage C polls the parts' tags
+    if (PART_COUNTS != 0) {  // no grid barrier: stage C polls the o_proj sums
       barrier();
       stamp(6 * l + 3);
     } else {
@@ -1189,13 +1145,13 @@ void main() {
     if ((AHEAD & 32u) == 0) down_load(l);
     if (DOWN_SPLIT != 0) touch(0, l + 1);
     else touch(3, l);
-    if (PART_TAGS != 0) {
+    if (PART_COUNTS != 0) {
       fill_end();
       barrier();  // the fill is in ws before stage C's products
     } else if (!wait_all(target += GROUPS)) {
       return;
     }
-    if (PART_TAGS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its parts
+    if (PART_COUNTS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its sums
     if ((SKIP & 4u) == 0 && !stage_c(l)) return;
     if (DOWN_COUNTS != 0) {  // no grid barrier: the next stage A polls acc[l]'s counts
       barrier();
@@ -1256,7 +1212,6 @@ void main() {
     }
     atomicExchange(sync.done, 0u);
     atomicExchange(sync.count, 0u);
-    atomicAdd(sync.spread[0], 1u);  // the next step's epoch
     for (uint i = 1; i < SPREAD; i++) atomicExchange(sync.spread[64 * i - 4], 0u);
     if (HEAD_FLAGS != 0)
       for (uint g = 0; g < KV_HEADS; g++) atomicExchange(sync.spread[64 * (FLAG_SLOT + g) - 4], 0u);
