@@ -1757,6 +1757,26 @@ static uint64_t clock_at(const uint32_t *w, uint32_t sub) {
   return (uint64_t)w[2 * sub] | (uint64_t)w[2 * sub + 1] << 32;
 }
 
+/* The |n| events' clocks at |w| (per event: the device clock's two words,
+ * the subgroup clock's) into |out| (2 per event), unwrapped where a device's
+ * clocks read only 32 bits (every high word 0, as Debian 12's lavapipe's):
+ * such a clock wraps every 2^32 ticks, so each reading is taken as the one
+ * nearest the first event's, 2^32 on, which holds while the step lasts
+ * under 2^31 ticks. A 0 (not stamped) stays 0. */
+static void clocks_read(const uint32_t *w, uint64_t n, uint64_t *out) {
+  bool wide = false;
+  for (uint64_t i = 0; i < 2 * n; i++) wide |= w[2 * i + 1] != 0;
+  for (uint64_t i = 0; i < 2 * n; i++) out[i] = clock_at(w + 2 * i, 0);
+  if (wide) return;
+  for (uint32_t sub = 0; sub < 2; sub++) {
+    const uint32_t ref = w[2 * sub];
+    for (uint64_t e = 0; e < n; e++) {
+      const uint32_t lo = w[4 * e + 2 * sub];
+      if (lo) out[2 * e + sub] = (1ull << 32) + ref + (int64_t)(int32_t)(lo - ref);
+    }
+  }
+}
+
 static double median_u64(uint64_t *v, uint32_t n) {
   qsort(v, n, sizeof *v, compare_u64);
   return n % 2 ? (double)v[n / 2] : 0.5 * ((double)v[n / 2 - 1] + (double)v[n / 2]);
@@ -1799,7 +1819,8 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
   uint32_t *last_count = calloc((size_t)CLOCK_KINDS * G, sizeof(uint32_t));
   double *r_slow = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
   double *by_round = calloc(rounds, sizeof(double));
-  if (!last_count || !r_slow || !by_round) die("out of memory");
+  uint64_t *ck = calloc(2ull * G * nev, sizeof(uint64_t));
+  if (!last_count || !r_slow || !by_round || !ck) die("out of memory");
   for (uint32_t r = 0; r < rounds; r++) {
     /* zeros first, so that an event the kernel did not stamp shows */
     tandem_map_t map;
@@ -1810,9 +1831,10 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
     r_gpu[r] = gpu_time(exec, 1);
     copy_once(g, whole(g->clocks), whole(host));
     CHECK(tandem_map_read(whole(host), &map));
-    const uint32_t *w = map.data; /* event e of workgroup i: w + 4 * (i * nev + e) */
-#define EV(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 0)
-#define SM(i, e) clock_at(w + 4ull * ((uint64_t)(i)*nev + (e)), 1)
+    clocks_read(map.data, (uint64_t)G * nev, ck);
+    /* event e of workgroup i: the device clock, the subgroup clock */
+#define EV(i, e) ck[2 * ((uint64_t)(i)*nev + (e))]
+#define SM(i, e) ck[2 * ((uint64_t)(i)*nev + (e)) + 1]
     /* every event stamped, each clock never behind its last reading in the
      * same workgroup (one invocation reads both, on one SM) */
     for (uint32_t i = 0; i < G; i++)
@@ -1894,7 +1916,7 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
   }
   printf("  spans and latencies add up to %.1f us\n", sum * 1e-3);
   free(r_span), free(r_own), free(r_lat), free(r_total), free(r_gpu), free(r_mhz);
-  free(r_slow), free(last_count), free(by_round);
+  free(r_slow), free(last_count), free(by_round), free(ck);
   free(tmp), free(tmp2);
   tandem_exec_release(exec);
   tandem_kernel_release(k);
