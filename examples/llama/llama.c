@@ -95,6 +95,7 @@ typedef struct options {
   int64_t ahead;         /* --ahead: decoder.glsl's AHEAD bits (-1: DEC_AHEAD) */
   int head_flags;        /* --head-flags: 1 on, 0 off, -1 DEC_FLAGS */
   int part_counts;       /* --part-counts: 1 on, 0 off, -1 DEC_PART_COUNTS */
+  int qkv_counts;        /* --qkv-counts: 1 on, 0 off, -1 DEC_QKV_COUNTS */
   int down_counts;       /* --down-counts: 1 on, 0 off, -1 DEC_COUNTS */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
@@ -190,6 +191,8 @@ static void usage(FILE *f) {
              "                     KV group in stage A; off (default): a grid barrier there\n"
              "  --part-counts on|off  on (with --down-counts on): stage C polls stage B's\n"
              "                     counted o_proj sums, no grid barrier between them\n"
+             "  --qkv-counts on|off  on (with --down-counts on): stage B polls stage A's\n"
+             "                     counted q, k and v, no grid barrier between them\n"
              "  --down-counts on|off  on (default): stage A polls the down product's sums,\n"
              "                     each add counted, no grid barrier after stage C\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
@@ -229,6 +232,7 @@ static options_t *parse_options(int argc, char **argv) {
   o->tokens = 16, o->repeat = 1, o->inflight = 2, o->timestamps = true, o->ahead = -1;
   o->head_flags = -1;
   o->part_counts = -1;
+  o->qkv_counts = -1;
   o->down_counts = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
@@ -307,6 +311,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->head_flags = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--part-counts")) {
       o->part_counts = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--qkv-counts")) {
+      o->qkv_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--down-counts")) {
       o->down_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
@@ -396,6 +402,7 @@ typedef struct variant {
   uint32_t spread;       /* BARRIER_SPREAD: the grid barrier's arrival counters */
   uint32_t flags;        /* HEAD_FLAGS: stage B waits per KV group, not for the grid */
   uint32_t pcounts;      /* PART_COUNTS: stage C polls stage B's counted o_proj sums */
+  uint32_t qcounts;      /* QKV_COUNTS: stage B polls stage A's counted q, k, v */
   uint32_t counts;       /* DOWN_COUNTS: stage A polls the down product's counted sums */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
 } variant_t;
@@ -796,6 +803,10 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * 5 184 words a workgroup, took 120 us more: the same results.) */
 #define DEC_COUNTS 1
 #define DEC_PART_COUNTS 0
+/* QKV_COUNTS (with DOWN_COUNTS): stage A's q, k, v each stored with a count
+ * and polled by stage B, no grid barrier between A and B (--qkv-counts);
+ * off until timed. */
+#define DEC_QKV_COUNTS 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
@@ -808,7 +819,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, counts, ...)             \
   {                                                                                                \
     name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
-        counts, 0                                                                                  \
+        DEC_QKV_COUNTS, counts, 0                                                                  \
   }
 #define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, ...) \
   DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, DEC_COUNTS, __VA_ARGS__)
@@ -908,8 +919,14 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
   /* PART_COUNTS: the o_proj sums beside the down product's, counted alike */
-  if (v->pcounts && !v->counts)
-    die("--part-counts on needs --down-counts on (the residual in each workgroup)");
+  if ((v->pcounts || v->qcounts) && !v->counts)
+    die("--%s-counts on needs --down-counts on (the residual in each workgroup)",
+        v->pcounts ? "part" : "qkv");
+  /* QKV_COUNTS: one invocation polls each of q, k and v's HEAD_DIM entries */
+  if (v->qcounts && 3 * HD > B)
+    die("--qkv-counts on: 3 x head_dim = %llu entries to poll, more than the workgroup's %u; use "
+        "--qkv-counts off",
+        (unsigned long long)(3 * HD), B);
   /* DOWN_COUNTS: counts in bits 55..62 of each sum, 2^26 a unit; an
    * invocation's poll tracks its elements in a 32-bit mask */
   if (v->counts && v->flags)
@@ -1029,6 +1046,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(38, v->flags ? 1 : 0),
       spec_u32(39, v->pcounts ? 1 : 0),
       spec_u32(40, v->counts ? 1 : 0),
+      spec_u32(41, v->qcounts ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1188,8 +1206,9 @@ static void make_buffers(gpu_t *g, bool logits_host) {
     g->act_bytes =
         4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
     g->act = buffer(g, g->act_bytes, local);
-    /* the down product's sums, then PART_COUNTS's o_proj sums: 0 between steps */
-    g->acc_bytes = 2 * 8ull * c->layers * c->dim;
+    /* the down product's sums, PART_COUNTS's o_proj sums, QKV_COUNTS's
+     * staging of q, k, v: 0 between steps */
+    g->acc_bytes = 2 * 8ull * c->layers * c->dim + 8ull * c->layers * (g->qdim + 2 * g->kvdim);
     g->acc = buffer(g, g->acc_bytes, local);
     g->sync = buffer(g, SYNC_BYTES, local);
     g->sync_host = buffer(g, SYNC_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
@@ -2175,6 +2194,7 @@ int main(int argc, char **argv) {
   if (o->ahead >= 0 && !g.persistent) die("--ahead is for --engine persistent");
   if (o->head_flags >= 0 && !g.persistent) die("--head-flags is for --engine persistent");
   if (o->part_counts >= 0 && !g.persistent) die("--part-counts is for --engine persistent");
+  if (o->qkv_counts >= 0 && !g.persistent) die("--qkv-counts is for --engine persistent");
   if (o->down_counts >= 0 && !g.persistent) die("--down-counts is for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
@@ -2224,17 +2244,19 @@ int main(int argc, char **argv) {
     if (o->ahead >= 0) step.ahead = (uint32_t)o->ahead;
     if (o->head_flags >= 0) step.flags = (uint32_t)o->head_flags;
     if (o->part_counts >= 0) step.pcounts = (uint32_t)o->part_counts;
+    if (o->qkv_counts >= 0) step.qcounts = (uint32_t)o->qkv_counts;
     if (o->down_counts >= 0) step.counts = (uint32_t)o->down_counts;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters)%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
+           "(%u arrival counters)%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block,
            (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.pcounts ? 1 : 0) -
-               (step.counts ? 1 : 0),
+               (step.qcounts ? 1 : 0) - (step.counts ? 1 : 0),
            step.spread, step.flags ? " and flags per KV group between stages A and B" : "",
            step.pcounts ? ", counted o_proj sums between stages B and C" : "",
+           step.qcounts ? ", counted q, k, v between stages A and B" : "",
            step.counts ? ", counted sums between stage C and the next" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",

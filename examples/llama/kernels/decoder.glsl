@@ -179,6 +179,20 @@ layout(constant_id = 40) const uint DOWN_COUNTS = 0;
 // after the A -> B grid barrier of l that every workgroup reaches only once
 // it has finished stage C of l - 1.
 layout(constant_id = 39) const uint PART_COUNTS = 0;
+// 1 (with DOWN_COUNTS: the host checks): no grid barrier between stages A
+// and B either, so none inside a layer. Stage A adds each q, k and v value
+// of the new position, with one count, into layer l's zeroed staging
+// entries (acc[ACC_QKV + l * QKVN ..]: q, then k, then v; the count over
+// the float's bits, so the value is exact), and a stage-B unit polls its
+// head's q and its KV head's k and v until each counts one add. The key
+// and value caches still get row pos, for later steps. Clearing, with no
+// grid barrier in a layer: layer l's staging in stage C of l + 1 (every
+// stage-B unit has finished stage B of l + 1, which the o_proj sums or the
+// B -> C barrier wait for); the down sums of layer l in stage C of l + 2,
+// not l + 1: a workgroup without a stage-A row or a stage-B unit can still
+// be reading them in stage A of l + 1 until every workgroup's adds of l + 1
+// are in, which stage A of l + 2 waits for.
+layout(constant_id = 41) const uint QKV_COUNTS = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -222,6 +236,7 @@ layout(binding = 7) coherent volatile buffer Sync {
 // from ACC_PARTS, PART_COUNTS's o_proj sums, per layer, cleared alike.
 layout(binding = 8) coherent buffer Acc { int64_t acc[]; };
 const uint ACC_PARTS = LAYERS * DIM;
+const uint QKVN = QDIM + 2 * KVDIM, ACC_QKV = 2 * LAYERS * DIM;  // QKV_COUNTS's staging
 #ifdef LLAMA_CLOCKS
 // Clocks: NEV events a workgroup (stamp()), each (device clock, subgroup
 // clock), 2 x 32 bits each
@@ -765,14 +780,27 @@ bool gathered(bool ok) {
   return !s_fail;
 }
 
-// acc[l] back to 0, this workgroup's share, once no stage reads it again.
+// acc[at .. at + n) back to 0, this workgroup's share.
+void clear_share(uint at, uint n) {
+  const uint per = (n + GROUPS - 1) / GROUPS, r0 = gl_WorkGroupID.x * per, r1 = min(n, r0 + per);
+  for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) acc[at + c] = 0;
+}
+
+// Layer l's down sums back to 0, once no stage reads them again.
 void acc_clear(uint l) {
-  if (DOWN_SPLIT == 0) return;
-  const uint r0 = gl_WorkGroupID.x * PER_D, r1 = min(DIM, r0 + PER_D);
-  for (uint c = r0 + TID; c < r1; c += BLOCK_SIZE) {
-    acc[l * DIM + c] = 0;
-    if (PART_COUNTS != 0) acc[ACC_PARTS + l * DIM + c] = 0;
-  }
+  if (DOWN_SPLIT != 0) clear_share(l * DIM, DIM);
+}
+
+// Layer l's o_proj sums and q, k, v staging back to 0 (PART_COUNTS,
+// QKV_COUNTS), once no stage reads them again.
+void stage_clear(uint l) {
+  if (PART_COUNTS != 0) clear_share(ACC_PARTS + l * DIM, DIM);
+  if (QKV_COUNTS != 0) clear_share(ACC_QKV + l * QKVN, QKVN);
+}
+
+// QKV_COUNTS: entry i of layer l's staging := v, with one count (on a 0).
+void stage_put(uint l, uint i, float v) {
+  atomicAdd(acc[ACC_QKV + l * QKVN + i], COUNT_ONE + int64_t(floatBitsToUint(v)));
 }
 
 // Stage A; false if DOWN_COUNTS's poll gave up (every invocation returns it).
@@ -811,9 +839,15 @@ bool stage_a(uint l, uint pos, uint tok) {
       a0 = b0;
       a1 = b1;
     }
+    if (QKV_COUNTS != 0) {  // q, k, v in order, as the heads are
+      stage_put(l, head * HEAD_DIM + d, a0);
+      stage_put(l, head * HEAD_DIM + d + HALF, a1);
+    }
     if (head < HEADS) {
-      act[QV + head * HEAD_DIM + d] = a0;
-      act[QV + head * HEAD_DIM + d + HALF] = a1;
+      if (QKV_COUNTS == 0) {
+        act[QV + head * HEAD_DIM + d] = a0;
+        act[QV + head * HEAD_DIM + d + HALF] = a1;
+      }
     } else {
       const uint kvh = head < HEADS + KV_HEADS ? head - HEADS : head - HEADS - KV_HEADS;
       const uint at = (l * MAX_SEQ + pos) * KVDIM + kvh * HEAD_DIM + d;
@@ -867,10 +901,60 @@ void kv_early(uint l, uint pos) {
 // already holds the weight, and m is not used.
 float weight(float p, float m) { return ATT_SUBGROUP != 0 ? exp(p - m) : p; }
 
-// One unit of stage B: head u / OSPLIT's attention, then its W_o rows.
-void attention_unit(uint l, uint pos, uint u) {
+// QKV_COUNTS: head h's q into vs[0, HEAD_DIM), KV head kvh's k and v of
+// the new row into vs[HEAD_DIM, 3 HEAD_DIM), from layer l's staging, each
+// entry polled by one invocation until it counts one add (3 HEAD_DIM <=
+// BLOCK_SIZE: the host checks); false as gather_counted().
+bool qkv_gather(uint l, uint h, uint kvh) {
+  bool ok = true;
+  if (TID < 3 * HEAD_DIM) {
+    const uint part = TID / HEAD_DIM, d = TID % HEAD_DIM;
+    const uint i = part == 0 ? h * HEAD_DIM + d : QDIM + (part - 1) * KVDIM + kvh * HEAD_DIM + d;
+    uint n = 0;
+    for (;;) {
+      const int64_t w = atomicLoad(acc[ACC_QKV + l * QKVN + i], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
+      if ((w >> 55) == 1 || (SKIP & 1u) != 0) {  // (SKIP: stage A left out, nothing to wait for)
+        vs[TID] = uintBitsToFloat(uint(w & 0xFFFFFFFFl));
+        break;
+      }
+      if (++n >= SPIN_LIMIT || sync.error != 0) {
+        atomicOr(sync.error, 1u);
+        ok = false;
+        break;
+      }
+    }
+  }
+  return gathered(ok);
+}
+
+// Elements 4 c4 .. 4 c4 + 3 of head h's q; of key row t (vec4 c4 of the
+// head row at |base|); of value row t: row pos from the staging in vs with
+// QKV_COUNTS, else from Act and the caches.
+vec4 q4(uint h, uint c4) {
+  if (QKV_COUNTS != 0) return vec4(vs[4 * c4], vs[4 * c4 + 1], vs[4 * c4 + 2], vs[4 * c4 + 3]);
+  const uint c = QV + h * HEAD_DIM + 4 * c4;
+  return vec4(act[c], act[c + 1], act[c + 2], act[c + 3]);
+}
+vec4 key4(uint base, uint t, uint c4, uint pos) {
+  const uint i = HEAD_DIM + 4 * c4;
+  if (QKV_COUNTS != 0 && t == pos) return vec4(vs[i], vs[i + 1], vs[i + 2], vs[i + 3]);
+  return kc[base + t * (KVDIM / 4) + c4];
+}
+vec4 val4(uint base, uint t, uint c4, uint pos) {
+  const uint i = 2 * HEAD_DIM + 4 * c4;
+  if (QKV_COUNTS != 0 && t == pos) return vec4(vs[i], vs[i + 1], vs[i + 2], vs[i + 3]);
+  return vc[base + t * (KVDIM / 4) + c4];
+}
+
+// One unit of stage B: head u / OSPLIT's attention, then its W_o rows;
+// false if QKV_COUNTS's poll gave up (every invocation returns it).
+bool attention_unit(uint l, uint pos, uint u) {
   const uint h = u / OSPLIT, kvh = h / (HEADS / KV_HEADS);
   const uint seq = pos + 1;
+  if (QKV_COUNTS != 0) {
+    if (!qkv_gather(l, h, kvh)) return false;
+    if (u == gl_WorkGroupID.x) stamp(6 * l + 2);  // the release: q, k, v in
+  }
   const uint base = kv_base(l, kvh);  // vec4 index of key 0's head row
   const uint li = TID % SL;
   const uint col = TID % DV, phase = TID / DV, phases = PHASES;
@@ -883,12 +967,10 @@ void attention_unit(uint l, uint pos, uint u) {
   if (early) {
     [[unroll]] for (uint j = 0; j < VPRE; j++) {
       const uint t = phase + j * phases;
-      if (!pre || t == pos) vpre[j] = t < seq ? vc[base + t * (KVDIM / 4) + col] : vec4(0.0);
+      if (!pre || t == pos) vpre[j] = t < seq ? val4(base, t, col, pos) : vec4(0.0);
     }
-    [[unroll]] for (uint k = 0; k < QREG; k++) {
-      const uint c = QV + h * HEAD_DIM + 4 * (li + k * SL);
-      if (k < VPL) qr[k] = vec4(act[c], act[c + 1], act[c + 2], act[c + 3]);
-    }
+    [[unroll]] for (uint k = 0; k < QREG; k++)
+      if (k < VPL) qr[k] = q4(h, li + k * SL);
   }
   for (uint t0 = 0; t0 < seq; t0 += KP) {
     const uint t = t0 + TID / SL;
@@ -898,13 +980,11 @@ void attention_unit(uint l, uint pos, uint u) {
         const bool have = pre && t < pos && t0 < KPASS * KP;
         [[unroll]] for (uint k = 0; k < QREG; k++)
           if (k < VPL)
-            a += dot(qr[k], have ? (t0 == 0 ? kpre0[k] : kpre1[k]) : kc[base + t * (KVDIM / 4) + li + k * SL]);
+            a += dot(qr[k], have ? (t0 == 0 ? kpre0[k] : kpre1[k]) : key4(base, t, li + k * SL, pos));
       } else {
         for (uint k = 0; k < VPL; k++) {
           const uint c4 = li + k * SL;
-          const vec4 q = vec4(act[QV + h * HEAD_DIM + 4 * c4], act[QV + h * HEAD_DIM + 4 * c4 + 1],
-                              act[QV + h * HEAD_DIM + 4 * c4 + 2], act[QV + h * HEAD_DIM + 4 * c4 + 3]);
-          a += dot(q, kc[base + t * (KVDIM / 4) + c4]);
+          a += dot(q4(h, c4), key4(base, t, c4, pos));
         }
       }
     }
@@ -940,7 +1020,7 @@ void attention_unit(uint l, uint pos, uint u) {
     }
     t1 += VPRE * phases;
   }
-  for (uint t = t1; t < seq; t += phases) acc += weight(ps[t], m) * vc[base + t * (KVDIM / 4) + col];
+  for (uint t = t1; t < seq; t += phases) acc += weight(ps[t], m) * val4(base, t, col, pos);
   red4[TID] = acc;
   barrier();
   if (TID < DV) {  // the head's output straight into vs (its values 4 * TID .. + 3)
@@ -957,6 +1037,7 @@ void attention_unit(uint l, uint pos, uint u) {
     if (PART_COUNTS != 0) sum_add(ACC_PARTS + l * DIM + r0 + k, res[k]);
     else act[PART + h * DIM + r0 + k] = res[k];
   barrier();  // res is reused by the next unit
+  return true;
 }
 
 // Stage C's gather, in waves of CW elements of x an invocation held in
@@ -967,7 +1048,10 @@ const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
 // Stage C; false if PART_COUNTS's poll gave up (every invocation returns it).
 bool stage_c(uint l) {
-  if (l > 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
+  // what no stage reads again (see QKV_COUNTS for why l - 2 there)
+  if (l > 0) stage_clear(l - 1);
+  if (l > 0 && QKV_COUNTS == 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
+  if (l > 1 && QKV_COUNTS != 0) acc_clear(l - 2);
   if (PART_COUNTS != 0) {  // xb = x + the o_proj sums, once each counts HEADS adds
     if (!gathered(gather_counted(ACC_PARTS + l * DIM, HEADS, (SKIP & 2u) == 0))) return false;
     stamp(6 * l + 4);
@@ -1123,17 +1207,30 @@ void main() {
     // with DOWN_COUNTS stage A's gather is the release, and stamps it
     if (DOWN_COUNTS == 0 || l == 0 || (SKIP & 1u) != 0) stamp(6 * l);
     if ((SKIP & 1u) == 0 && !stage_a(l, pos, tok)) return;
-    if (HEAD_FLAGS != 0) flag_arrive(6 * l + 1);
-    else arrive(6 * l + 1);
+    if (HEAD_FLAGS != 0) {
+      flag_arrive(6 * l + 1);
+    } else if (QKV_COUNTS != 0) {  // no grid barrier: stage B polls q, k and v
+      barrier();
+      stamp(6 * l + 1);
+    } else {
+      arrive(6 * l + 1);
+    }
     consume();
     prefetch(1, l);
     early_c(l);
     kv_early(l, pos);
     touch(2, l);
-    if (HEAD_FLAGS != 0 ? !wait_flags(l) : !wait_all(target += GROUPS)) return;
-    stamp(6 * l + 2);
+    if (QKV_COUNTS != 0) {
+      fill_end();
+      barrier();  // the fill is in ws before stage B's products
+    } else if (HEAD_FLAGS != 0 ? !wait_flags(l) : !wait_all(target += GROUPS)) {
+      return;
+    }
+    // with QKV_COUNTS a unit's poll is the release, and stamps it
+    if (QKV_COUNTS == 0 || gl_WorkGroupID.x >= UNITS || (SKIP & 2u) != 0) stamp(6 * l + 2);
     if ((SKIP & 2u) == 0)
-      for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS) attention_unit(l, pos, u);
+      for (uint u = gl_WorkGroupID.x; u < UNITS; u += GROUPS)
+        if (!attention_unit(l, pos, u)) return;
     if (PART_COUNTS != 0) {  // no grid barrier: stage C polls the o_proj sums
       barrier();
       stamp(6 * l + 3);
@@ -1185,6 +1282,8 @@ void main() {
   if (!wait_all(target += GROUPS)) return;
   stamp(6 * LAYERS + 2);
   acc_clear(LAYERS - 1);  // stage E read it before the last barrier
+  stage_clear(LAYERS - 1);
+  if (QKV_COUNTS != 0 && LAYERS > 1) acc_clear(LAYERS - 2);
   if (gl_WorkGroupID.x != 0) {
     if (TID == 0) atomicAdd(sync.done, 1u);
     return;
