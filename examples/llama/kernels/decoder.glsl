@@ -798,6 +798,15 @@ void stage_clear(uint l) {
   if (QKV_COUNTS != 0) clear_share(ACC_QKV + l * QKVN, QKVN);
 }
 
+// Before stage C of layer l: what no stage reads again (QKV_COUNTS says why
+// l - 2 there). Outside stage C, so that it runs whatever SKIP leaves out:
+// counted sums must start each step at 0.
+void clear_before_c(uint l) {
+  if (l > 0) stage_clear(l - 1);
+  if (l > 0 && QKV_COUNTS == 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
+  if (l > 1 && QKV_COUNTS != 0) acc_clear(l - 2);
+}
+
 // QKV_COUNTS: entry i of layer l's staging := v, with one count (on a 0).
 void stage_put(uint l, uint i, float v) {
   atomicAdd(acc[ACC_QKV + l * QKVN + i], COUNT_ONE + int64_t(floatBitsToUint(v)));
@@ -1048,10 +1057,6 @@ const uint CG = 4, CW = (AHEAD & 2u) != 0 ? CG : 1;
 
 // Stage C; false if PART_COUNTS's poll gave up (every invocation returns it).
 bool stage_c(uint l) {
-  // what no stage reads again (see QKV_COUNTS for why l - 2 there)
-  if (l > 0) stage_clear(l - 1);
-  if (l > 0 && QKV_COUNTS == 0) acc_clear(l - 1);  // read by stage A of layer l, two barriers ago
-  if (l > 1 && QKV_COUNTS != 0) acc_clear(l - 2);
   if (PART_COUNTS != 0) {  // xb = x + the o_proj sums, once each counts HEADS adds
     if (!gathered(gather_counted(ACC_PARTS + l * DIM, HEADS, (SKIP & 2u) == 0))) return false;
     stamp(6 * l + 4);
@@ -1249,6 +1254,7 @@ void main() {
       return;
     }
     if (PART_COUNTS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its sums
+    clear_before_c(l);
     if ((SKIP & 4u) == 0 && !stage_c(l)) return;
     if (DOWN_COUNTS != 0) {  // no grid barrier: the next stage A polls acc[l]'s counts
       barrier();
