@@ -38,7 +38,8 @@
 //      (recomputed by each of the head's workgroups: tens of KB from L2),
 //      then part[head][rows] = W_o[rows, head's columns] · attention — the
 //      output product split by head, so it needs no barrier of its own
-//   C  xb = x + Σ_heads part (every workgroup sums it; workgroup 0 stores it),
+//   C  xb = x + Σ_heads part (every workgroup sums it; workgroup 0 stores it,
+//      or with DOWN_COUNTS each keeps it, and x, in shared memory),
 //      RMSNorm(xb) · W_gate, W_up, h = silu(gate) · up; with DOWN_SPLIT the
 //      workgroup's items of h times their columns of W_down, added over the
 //      workgroups into acc[l] (int64 fixed point: exact, so the sum does not
@@ -48,9 +49,10 @@
 // then E: RMSNorm(x) · W_head into the logits, each workgroup's best logit
 // as a candidate, and after a last barrier workgroup 0 picks the token (the
 // lowest index on ties, as argmax.glsl), writes it to the history and, with
-// ADVANCE, moves the position on. 3 barriers per layer (4 without
-// DOWN_SPLIT; one fewer each with HEAD_FLAGS, DOWN_COUNTS or PART_COUNTS) and one at the
-// end.
+// ADVANCE, moves the position on. 3 grid barriers per layer (4 without
+// DOWN_SPLIT; one fewer each with HEAD_FLAGS, DOWN_COUNTS, PART_COUNTS or
+// QKV_COUNTS, where the stage after waits for its data's counts instead) and
+// one at the end.
 //
 // Co-residency is not something Vulkan promises: a barrier that waits more
 // than SPIN_LIMIT polls sets Sync.error and every workgroup returns; the
