@@ -919,6 +919,10 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
   /* PART_COUNTS: the o_proj sums beside the down product's, counted alike */
+  /* PART_COUNTS: HEADS adds an entry, counted in the same 8 bits */
+  if (v->pcounts && c->heads > 255)
+    die("--part-counts on: %u heads, more adds than an entry counts (255); use --part-counts off",
+        c->heads);
   if ((v->pcounts || v->qcounts) && !v->counts)
     die("--%s-counts on needs --down-counts on (the residual in each workgroup)",
         v->pcounts ? "part" : "qkv");

@@ -667,8 +667,9 @@ const uint DREG = 8;
 // error bit 4 and the host refuses the run: fewer than 2048 workgroups (the
 // host checks) of such partials cannot overflow int64.
 const float ACC_ONE = DOWN_COUNTS != 0 ? 67108864.0 : 4294967296.0, ACC_MAX = 1048576.0;
-// DOWN_COUNTS: one add's count; an entry's count k is (w + COUNT_ONE / 2) >> 55
-const int64_t COUNT_ONE = DOWN_COUNTS != 0 ? int64_t(1) << 55 : int64_t(0);
+// DOWN_COUNTS: one add's count; an entry's count k is (w + COUNT_ONE / 2) >> COUNT_SHIFT
+const uint COUNT_SHIFT = 55;
+const int64_t COUNT_ONE = DOWN_COUNTS != 0 ? int64_t(1) << COUNT_SHIFT : int64_t(0);
 uvec4 wd[DREG];
 
 // acc[i] += p in fixed point (and, with DOWN_COUNTS, one count); a p outside
@@ -750,7 +751,7 @@ bool gather_counted(uint at, uint want, bool wait) {
       const uint c = TID + j * BLOCK_SIZE;
       if ((missing & (1u << j)) == 0) continue;
       const int64_t w = atomicLoad(acc[at + c], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-      const int64_t k = (w + (COUNT_ONE >> 1)) >> 55;  // the adds so far
+      const int64_t k = (w + (COUNT_ONE >> 1)) >> COUNT_SHIFT;  // the adds so far
       if (k == int64_t(want) || !wait) {
         xr[c] += float(w - k * COUNT_ONE) * (1.0 / ACC_ONE);
         vs[c] = xr[c];
@@ -924,7 +925,7 @@ bool qkv_gather(uint l, uint h, uint kvh) {
     uint n = 0;
     for (;;) {
       const int64_t w = atomicLoad(acc[ACC_QKV + l * QKVN + i], gl_ScopeDevice, gl_StorageSemanticsBuffer, gl_SemanticsRelaxed);
-      if ((w >> 55) == 1 || (SKIP & 1u) != 0) {  // (SKIP: stage A left out, nothing to wait for)
+      if ((w >> COUNT_SHIFT) == 1 || (SKIP & 1u) != 0) {  // (SKIP: stage A left out, nothing to wait for)
         vs[TID] = uintBitsToFloat(uint(w & 0xFFFFFFFFl));
         break;
       }
