@@ -2176,8 +2176,10 @@ static tandem_status_t tpy_wait(tandem_completion_t *c, uint64_t timeout_ns) {
     s = tandem_completion_wait_timeout(c, left);
     Py_END_ALLOW_THREADS
     if (s != TANDEM_ERROR_TIMEOUT) return s;
-    /* TIMEOUT is also the result of an NPU run past its watchdog. */
-    if (tandem_completion_is_complete(c)) return s;
+    /* Finished between the slice's end and here (or TIMEOUT is its result:
+     * an NPU run past its watchdog): answer with its own result, which a
+     * zero wait reads, never with the slice's TIMEOUT. */
+    if (tandem_completion_is_complete(c)) return tandem_completion_wait_timeout(c, 0);
     if (timeout_ns != UINT64_MAX && tpy_now_ns() - start >= timeout_ns) return TANDEM_ERROR_TIMEOUT;
     if (PyErr_CheckSignals() < 0) return TPY_INTERRUPTED;
   }
