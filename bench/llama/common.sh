@@ -13,6 +13,13 @@
 #   build_llama SRC BUILD LOGPREFIX
 #                            builds examples/llama from SRC into BUILD (logs
 #                            LOGPREFIX-configure.log and -build.log), or exits
+#   llama_ctest SRC BUILD DIR
+#                            builds SRC with its tests into BUILD and runs
+#                            the example's CTests (example_llama_*: tiny
+#                            models against the CPU reference, validation
+#                            on) on the GPU, where the persistent step runs
+#                            128 workgroups, which lavapipe cannot; logs in
+#                            DIR/ctest*.txt|log; returns ctest's status
 #   pack_at_exit DIR TGZ     packs DIR into TGZ when the script ends (the
 #                            logits file left out: 14 MB of random floats);
 #                            SIGTERM (the device tool's limit) ends it too
@@ -37,6 +44,17 @@ build_llama() {
     > "$3-configure.log" 2>&1 || { tail -30 "$3-configure.log"; exit 1; }
   cmake --build "$2" -j16 --target tandem_example_llama > "$3-build.log" 2>&1 ||
     { grep -E "error" "$3-build.log" | head -30; exit 1; }
+}
+
+llama_ctest() {
+  local s
+  cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release > "$3/ctest-configure.log" 2>&1 &&
+    cmake --build "$2" -j16 --target tandem_example_llama > "$3/ctest-build.log" 2>&1 &&
+    ctest --test-dir "$2" -R '^example_llama' -j4 --output-on-failure > "$3/ctest.txt" 2>&1
+  s=$?
+  echo "ctest exit $s"
+  grep -E "tests passed|Failed|Not Run" "$3/ctest.txt" 2>/dev/null | head -20
+  return $s
 }
 
 pack_at_exit() {

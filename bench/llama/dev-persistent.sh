@@ -32,10 +32,7 @@ llama=$build/examples/llama/tandem_example_llama
 old=$build-old/examples/llama/tandem_example_llama
 if [ "${GPU_CTEST:-0}" = 1 ]; then
   step "the example's CTests on the GPU"
-  cmake -S "$root" -B "$build-ctest" -DCMAKE_BUILD_TYPE=Release > "$out/ctest-configure.log" 2>&1 &&
-    cmake --build "$build-ctest" -j16 --target tandem_example_llama > "$out/ctest-build.log" 2>&1 &&
-    ctest --test-dir "$build-ctest" -R '^example_llama' -j4 --output-on-failure > "$out/ctest.txt" 2>&1
-  echo "ctest exit $?"; grep -E "tests passed|Failed|Not Run" "$out/ctest.txt" | head -20
+  llama_ctest "$root" "$build-ctest" "$out"
 fi
 step "make the model"
 [ -f "$model/config.json" ] || "$py" "$root/bench/llama/llama_h200.py" make "$model" > "$out/make.txt" 2>&1 ||

@@ -19,7 +19,9 @@
 # BENCH_VARIANTS (tandem runs with --bench, GPU timestamps; each a string of
 # options, separated by ';') and VARIANTS (timing runs, no timestamps, ';'
 # separated) replace the default lists; FIRST_OPTS are added to the first run
-# (the one whose logits are compared). LLAMACPP=DIR (a checkout root holding
+# (the one whose logits are compared); ROUNDS=N times VARIANTS N times,
+# alternated (default 1). GPU_CTEST=1 also builds the tests and runs the
+# example's CTests on the GPU (common.sh's llama_ctest). LLAMACPP=DIR (a checkout root holding
 # .llama/, see ../shared/bench/llamacpp) also runs llama.cpp's CUDA and Vulkan
 # llama-bench on the same model shape in the same call: its builds start in the
 # background first (LC_JOBS cores) and its benchmarks run after tandem's and
@@ -74,6 +76,10 @@ step make the model
 cp "$model/config.json" "$run/config.json"
 
 rc=0
+if [ "${GPU_CTEST:-0}" = 1 ]; then
+  step "the example's CTests on the GPU"
+  llama_ctest "$root" "$build-ctest" "$run" || rc=1
+fi
 step "tandem: logits of every position, GPU timestamps, --bench"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench ${FIRST_OPTS:-} \
   --logits-out "$run/tandem-logits.f32" --json "$run/tandem.json" 2>&1 | tee "$run/tandem.txt" || rc=1
@@ -113,11 +119,14 @@ step "tandem: timing (no timestamps), the defaults and variants"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps \
   --json "$run/tandem-notimestamps.json" 2>&1 | tee "$run/tandem-notimestamps.txt" || rc=1
 IFS=';' read -r -a variants <<< "${VARIANTS---matvec old --attention spread;--inflight 1;--chunk 63 --inflight 1;--attention fused;--prefetch on}"
-for v in "${variants[@]}"; do
-  [ -n "$v" ] || continue
-  name=v$(echo "$v" | tr -d ' -')
-  "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
-    --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
+for r in $(seq "${ROUNDS:-1}"); do
+  for v in "${variants[@]}"; do
+    [ -n "$v" ] || continue
+    name=v$(echo "$v" | tr -d ' -')
+    [ "$r" = 1 ] || name=$name-r$r
+    "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
+      --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
+  done
 done
 # every variant generates the same tokens
 "$py" - "$run" <<'PY' || rc=1
