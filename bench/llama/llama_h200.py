@@ -471,8 +471,13 @@ def cmd_summary(run):
 
     def label(name, j):
         counters = j.get("barrier_counters", 1)
+        st = j.get("step") or {}
+        counted = [k for k in ("qkv", "part", "down") if st.get(k + "_counts")]
         engine = (f"persistent ({j.get('groups')} workgroups"
-                  + (f", {counters} barrier counters" if counters > 1 else "") + ")"
+                  + (f", {counters} barrier counters" if counters > 1 else "")
+                  + (f", {st['grid_barriers_per_layer']} grid barriers a layer" if st else "")
+                  + (f", counted {'/'.join(counted)}" if counted else "")
+                  + (f", ahead {st['ahead']}" if st.get("ahead") else "") + ")"
                   if j.get("engine") == "persistent"
                   else f"nodes: matvec {j.get('matvec', 'old')}, attention {j.get('attention', 'plain')}")
         return (f"{name}: {engine}, position {j.get('pos_lane', 'compute')}, inflight {j['inflight']}, "

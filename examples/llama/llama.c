@@ -407,6 +407,14 @@ typedef struct variant {
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
 } variant_t;
 
+/* The grid barriers in a layer of |v|'s step: one a stage hand-over (A -> B,
+ * B -> C, C -> A, and C -> D -> A with stage D), less those a variant
+ * replaces by flags or counted sums. */
+static uint32_t dec_barriers_per_layer(const variant_t *v) {
+  return (v->stage_d ? 4 : 3) - (v->flags ? 1 : 0) - (v->pcounts ? 1 : 0) - (v->qcounts ? 1 : 0) -
+         (v->counts ? 1 : 0);
+}
+
 typedef struct gpu {
   tandem_runtime_t *rt;
   tandem_device_info_t info;
@@ -918,8 +926,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->flags && c->kv_heads > SYNC_SLOTS - 32)
     die("--head-flags on: %u KV heads, but Sync holds flags for %u; use --head-flags off",
         c->kv_heads, SYNC_SLOTS - 32);
-  /* PART_COUNTS: the o_proj sums beside the down product's, counted alike */
-  /* PART_COUNTS: HEADS adds an entry, counted in the same 8 bits */
+  /* PART_COUNTS: the o_proj sums beside the down product's, counted alike:
+   * HEADS adds an entry, counted in the same 8 bits */
   if (v->pcounts && c->heads > 255)
     die("--part-counts on: %u heads, more adds than an entry counts (255); use --part-counts off",
         c->heads);
@@ -2255,10 +2263,8 @@ int main(int argc, char **argv) {
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
            "(%u arrival counters)%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block,
-           (step.stage_d ? 4 : 3) - (step.flags ? 1 : 0) - (step.pcounts ? 1 : 0) -
-               (step.qcounts ? 1 : 0) - (step.counts ? 1 : 0),
-           step.spread, step.flags ? " and flags per KV group between stages A and B" : "",
+           g.groups, g.dec_block, dec_barriers_per_layer(&step), step.spread,
+           step.flags ? " and flags per KV group between stages A and B" : "",
            step.pcounts ? ", counted o_proj sums between stages B and C" : "",
            step.qcounts ? ", counted q, k, v between stages A and B" : "",
            step.counts ? ", counted sums between stage C and the next" : "",
@@ -2399,6 +2405,15 @@ int main(int argc, char **argv) {
         median, median > 0 ? 1e6 / median : 0.0, prefill * 1e6 / o->prompt_len, prepare_ms,
         g.node_count, (unsigned long long)g.matvec_bytes,
         o->check ? (bad ? "failed" : "ok") : "none", worst);
+    if (g.persistent) {
+      const variant_t *v = &g.dec_step;
+      fprintf(jf,
+              ", \"step\": {\"ahead\": %u, \"head_flags\": %u, \"part_counts\": %u"
+              ", \"qkv_counts\": %u, \"down_counts\": %u, \"stage_d\": %u, \"clocks\": %u"
+              ", \"grid_barriers_per_layer\": %u}",
+              v->ahead, v->flags, v->pcounts, v->qcounts, v->counts, v->stage_d, v->clocks,
+              dec_barriers_per_layer(v));
+    }
     if (totals.steps_timed) {
       fprintf(jf, ", \"span_us_per_step\": %.3f, \"lanes_us_per_step\": {",
               (double)totals.span_ns * 1e-3 / (double)totals.steps_timed);
