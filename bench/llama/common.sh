@@ -22,14 +22,23 @@
 #                            DIR/ctest*.txt|log; returns ctest's status
 #   pack_at_exit DIR TGZ     packs DIR into TGZ when the script ends (the
 #                            logits file left out: 14 MB of random floats);
-#                            SIGTERM (the device tool's limit) ends it too
+#                            SIGTERM (the device tool's limit) ends it too.
+#                            From then on, every step and mark is written
+#                            with its time into DIR/marks.txt, and the GPU's
+#                            clocks are sampled every 200 ms into
+#                            DIR/gpu-clocks.csv (nvidia-smi, where there is
+#                            one), so that `llama_h200.py clocks DIR` gives
+#                            the SM clock each step and run ran at
+#   mark TEXT                a mark in DIR/marks.txt (a timing run's start)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 py=${PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$py" ] || py=python3
 model=/tmp/llama-smol135-random
 prompt=1,450,4996,17354,1119,3453,975,278 # llama_h200.py's PROMPT
 
-step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; }
+marks=""
+mark() { [ -z "$marks" ] || echo "$(date +%s.%N) $*" >> "$marks"; }
+step() { echo; echo "== $* ($(date -u +%H:%M:%S))"; mark "$*"; }
 
 machine_lines() {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -59,6 +68,15 @@ llama_ctest() {
 
 pack_at_exit() {
   mkdir -p "$(dirname "$2")"
-  trap "rm -f '$1/tandem-logits.f32'; tar czf '$2' -C '$1' ." EXIT
+  marks=$1/marks.txt
+  local sampler=""
+  # The SM clock beside each run: with GPU timestamps on, an H100 was seen
+  # at 510 MHz (bench/NOTES.md, 2026-12-06, fourth session).
+  if command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate \
+      --format=csv,noheader,nounits -lms 200 > "$1/gpu-clocks.csv" 2>&1 &
+    sampler=$!
+  fi
+  trap "${sampler:+kill $sampler 2>/dev/null; }rm -f '$1/tandem-logits.f32'; tar czf '$2' -C '$1' ." EXIT
   trap 'exit 124' TERM
 }

@@ -89,4 +89,6 @@ for r in $(seq "${ROUNDS:-1}"); do
   time_runs "$llama" "" "${variants[@]}"
   [ -z "${OLD:-}" ] || time_runs "$old" ", the OLD tree:" "${ovariants[@]}"
 done
+step "the SM clock of each step and run"
+"$py" "$root/bench/llama/llama_h200.py" clocks "$out" 2>&1 | tee "$out/clocks.txt"
 exit $rc

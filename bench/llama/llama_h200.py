@@ -27,6 +27,10 @@ examples/llama (run-h200.sh drives it; see bench/NOTES.md):
                       no CUDA graphs of its own), then also captured by hand
                       in a CUDA graph.
   summary RUN         the table of everything above (RUN/*.json).
+  clocks RUN          the GPU's SM and memory clocks during each step and
+                      timing run of the scripts (RUN/marks.txt, each mark
+                      until the next, against RUN/gpu-clocks.csv: nvidia-smi
+                      samples every 200 ms): median, lowest and highest.
 
 Everything it measures goes to RUN/<what>.json; the tables to stdout.
 """
@@ -529,6 +533,37 @@ def cmd_summary(run):
         print("transformers static cache:", tt["hf_static_error"])
 
 
+def cmd_clocks(run):
+    marks_at, samples_at = os.path.join(run, "marks.txt"), os.path.join(run, "gpu-clocks.csv")
+    if not os.path.exists(samples_at):
+        print("clocks: no samples (no nvidia-smi on this machine)")
+        return
+    marks = []
+    for line in open(marks_at):
+        t, _, text = line.rstrip("\n").partition(" ")
+        marks.append((float(t), text))
+    samples = []  # (time, SM MHz, memory MHz); nvidia-smi's time is local, as date +%s
+    for line in open(samples_at):
+        f = [x.strip() for x in line.split(",")]
+        try:
+            day, frac = f[0].split(".") if "." in f[0] else (f[0], "0")
+            t = time.mktime(time.strptime(day, "%Y/%m/%d %H:%M:%S")) + float("0." + frac)
+            samples.append((t, float(f[1]), float(f[2])))
+        except (ValueError, IndexError):
+            continue  # a line nvidia-smi wrote that is not a sample
+    print(f"{'step or run (from its mark to the next)':70s} {'s':>6s} {'n':>4s} "
+          f"{'SM MHz med':>10s} {'min':>5s} {'max':>5s} {'mem MHz':>8s}")
+    for i, (t0, text) in enumerate(marks):
+        t1 = marks[i + 1][0] if i + 1 < len(marks) else (samples[-1][0] if samples else t0)
+        inside = [s for s in samples if t0 <= s[0] < t1]
+        if not inside:
+            print(f"{text[:70]:70s} {t1 - t0:6.1f} {0:4d}")
+            continue
+        sm = [s[1] for s in inside]
+        print(f"{text[:70]:70s} {t1 - t0:6.1f} {len(inside):4d} {statistics.median(sm):10.0f} "
+              f"{min(sm):5.0f} {max(sm):5.0f} {statistics.median(s[2] for s in inside):8.0f}")
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__)
@@ -544,6 +579,8 @@ def main():
         cmd_compile(*args)
     elif what == "summary":
         cmd_summary(*args)
+    elif what == "clocks":
+        cmd_clocks(*args)
     else:
         print(__doc__)
         return 2

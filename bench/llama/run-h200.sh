@@ -124,6 +124,7 @@ for r in $(seq "${ROUNDS:-1}"); do
     [ -n "$v" ] || continue
     name=v$(echo "$v" | tr -d ' -')
     [ "$r" = 1 ] || name=$name-r$r
+    mark "timing $v (round $r)"
     "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 7 --no-timestamps $v \
       --json "$run/tandem-$name.json" 2>&1 | tee "$run/tandem-$name.txt" || rc=1
   done
@@ -156,4 +157,5 @@ fi
 
 step summary
 "$py" "$root/bench/llama/llama_h200.py" summary "$run" 2>&1 | tee "$run/summary.txt"
+"$py" "$root/bench/llama/llama_h200.py" clocks "$run" 2>&1 | tee "$run/clocks.txt"
 exit $rc
