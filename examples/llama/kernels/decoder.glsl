@@ -177,9 +177,11 @@ layout(constant_id = 40) const uint DOWN_COUNTS = 0;
 // and C either. Each stage-B unit adds its W_o rows' products into layer l's
 // o_proj sums (acc[ACC_PARTS + l * DIM ..], counted like the down
 // product's), and stage C's gather polls them until each counts HEADS adds,
-// one a head. Safe to reuse: stage C of layer l clears layer l - 1's sums,
-// after the A -> B grid barrier of l that every workgroup reaches only once
-// it has finished stage C of l - 1.
+// one a head. Safe to reuse: stage C of layer l clears layer l - 1's sums
+// (clear_before_c, before its own poll), after stage A of l polled the down
+// sums of l - 1 whole: every workgroup adds those only once it has read its
+// o_proj sums of l - 1, in stage C of l - 1. (With the A -> B grid barrier,
+// that barrier orders it too.)
 layout(constant_id = 39) const uint PART_COUNTS = 0;
 // 1 (with DOWN_COUNTS: the host checks): no grid barrier between stages A
 // and B either, so none inside a layer. Stage A adds each q, k and v value
@@ -188,9 +190,10 @@ layout(constant_id = 39) const uint PART_COUNTS = 0;
 // the float's bits, so the value is exact), and a stage-B unit polls its
 // head's q and its KV head's k and v until each counts one add. The key
 // and value caches still get row pos, for later steps. Clearing, with no
-// grid barrier in a layer: layer l's staging in stage C of l + 1 (every
-// stage-B unit has finished stage B of l + 1, which the o_proj sums or the
-// B -> C barrier wait for); the down sums of layer l in stage C of l + 2,
+// grid barrier in a layer: layer l's staging in stage C of l + 1, before
+// that stage's poll (every workgroup has finished its stage-B units of l,
+// since stage A of l + 1 polled the down sums of l whole, which each
+// workgroup adds after its units); the down sums of layer l in stage C of l + 2,
 // not l + 1: a workgroup without a stage-A row or a stage-B unit can still
 // be reading them in stage A of l + 1 until every workgroup's adds of l + 1
 // are in, which stage A of l + 2 waits for.
