@@ -76,10 +76,6 @@ step make the model
 cp "$model/config.json" "$run/config.json"
 
 rc=0
-if [ "${GPU_CTEST:-0}" = 1 ]; then
-  step "the example's CTests on the GPU"
-  llama_ctest "$root" "$build-ctest" "$run" || rc=1
-fi
 step "tandem: logits of every position, GPU timestamps, --bench"
 "$llama" --model "$model" --prompt $prompt --tokens 64 --repeat 3 --bench ${FIRST_OPTS:-} \
   --logits-out "$run/tandem-logits.f32" --json "$run/tandem.json" 2>&1 | tee "$run/tandem.txt" || rc=1
@@ -113,6 +109,12 @@ if [ -n "${LLAMACPP:-}" ]; then
   step "llama.cpp: waiting for its builds"
   wait "$lc_pid"
   grep -E "^BUILD|both builds" "$run/llamacpp-build.log"
+fi
+# (after llama.cpp's builds: its own build would slow theirs, capped at
+# LC_BUILD_CAP; a build of its own: tests on, which the timed one is not)
+if [ "${GPU_CTEST:-0}" = 1 ]; then
+  step "the example's CTests on the GPU"
+  llama_ctest "$root" "$build-ctest" "$run" || rc=1
 fi
 
 step "tandem: timing (no timestamps), the defaults and variants"
