@@ -93,6 +93,26 @@ static bool tandem__is_def(uint32_t op) {
          op == OP_SPEC_CONSTANT_COMPOSITE || op == OP_SPEC_CONSTANT_OP;
 }
 
+static bool tandem__is_type_op(uint32_t op) {
+  return op == OP_TYPE_BOOL || op == OP_TYPE_INT || op == OP_TYPE_FLOAT || op == OP_TYPE_VECTOR;
+}
+
+/* The name of constant opcode |op| (tandem__is_def, not a type). */
+static const char *tandem__constant_op_name(uint32_t op) {
+  switch (op) {
+    case OP_CONSTANT_TRUE: return "OpConstantTrue";
+    case OP_CONSTANT_FALSE: return "OpConstantFalse";
+    case OP_CONSTANT: return "OpConstant";
+    case OP_CONSTANT_COMPOSITE: return "OpConstantComposite";
+    case OP_SPEC_CONSTANT_TRUE: return "OpSpecConstantTrue";
+    case OP_SPEC_CONSTANT_FALSE: return "OpSpecConstantFalse";
+    case OP_SPEC_CONSTANT: return "OpSpecConstant";
+    case OP_SPEC_CONSTANT_COMPOSITE: return "OpSpecConstantComposite";
+    case OP_SPEC_CONSTANT_OP: return "OpSpecConstantOp";
+    default: return "a constant";
+  }
+}
+
 /* Capability → the feature bit it needs; 0 for capabilities that need none;
  * -1 for ones tandem refuses or does not know. */
 static int64_t tandem__capability_feature(uint32_t cap, const char **out_what) {
@@ -218,6 +238,16 @@ enum {
   OP_VARIABLE = 59,
   STORAGE_WORKGROUP = 4,
 };
+
+/* Whether |id| is a type a constant can have: a scalar, vector or composite
+ * (|def_at|: the word index of each id's defining instruction, 0 none). */
+static bool tandem__is_data_type(const uint32_t *w, const uint32_t *def_at, uint32_t bound,
+                                 uint32_t id) {
+  if (id >= bound || !def_at[id]) return false;
+  uint32_t op = w[def_at[id]] & 0xFFFFu;
+  return op == OP_TYPE_BOOL || op == OP_TYPE_INT || op == OP_TYPE_FLOAT || op == OP_TYPE_VECTOR ||
+         op == OP_TYPE_MATRIX || op == OP_TYPE_ARRAY || op == OP_TYPE_STRUCT;
+}
 
 /* A size or value while the terms are built: the constant |value| when
  * |node| < 0, else node |node| of the terms. */
@@ -592,6 +622,15 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
       features |= bit;
     } else if (op == OP_VARIABLE && oc >= 3 && o[2] == STORAGE_WORKGROUP && out->workgroup.known) {
       out->workgroup.known = tandem__wg_variable(&wg, &w[i], &wg_total);
+    } else if (tandem__is_def(op) && !tandem__is_type_op(op) && oc >= 2 &&
+               !tandem__is_data_type(w, def_at, bound, o[0])) {
+      /* Debian 12's spirv-val passes `OpSpecConstantOp %void IAdd ..`, and
+       * lavapipe crashed compiling it (fuzz/regressions/fuzz_kernel/
+       * spec_constant_op_void_type). */
+      s = TANDEM_FAIL(TANDEM_ERROR_INVALID_KERNEL,
+                      "kernel '%s': %s %%%u at word %zu has result type %%%u, which is not a "
+                      "scalar, vector or composite type; no driver can compile it",
+                      name, tandem__constant_op_name(op), o[1], i, o[0]);
     }
     i += count;
   }

@@ -48,6 +48,29 @@ static void test_local_size_id_spec_op_refused(void **state) {
   free(seed);
 }
 
+/* A fuzz_kernel finding (fuzz/regressions/fuzz_kernel/
+ * spec_constant_op_void_type): `OpSpecConstantOp %void IAdd %4 %uint_1`
+ * passes Debian 12's spirv-val (vulkan1.3), and lavapipe dereferenced the
+ * void type's NULL (SIGSEGV) while creating the pipeline. A constant's
+ * result type must be a scalar, vector or composite type: refused with
+ * INVALID_KERNEL naming the instruction. */
+static void test_spec_constant_op_void_type_refused(void **state) {
+  tandem_runtime_t *rt = *state;
+  size_t size;
+  uint8_t *input =
+      read_all(TANDEM_TEST_FUZZ_REGRESSIONS "/fuzz_kernel/spec_constant_op_void_type", &size);
+  assert_true(size > 16);
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = "void_op",
+                            .spirv = input + 16,
+                            .spirv_size = size - 16};
+  tandem_kernel_t *k = (tandem_kernel_t *)1;
+  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL,
+                       "OpSpecConstantOp %18");
+  assert_null(k);
+  free(input);
+}
+
 /* Issue 11, item 2: a FIFO as spirv_path blocked forever in fopen (waiting
  * for a writer). It must be refused at once with IO, as a directory is. */
 static void test_spirv_path_fifo_and_directory(void **state) {
@@ -261,6 +284,8 @@ static void test_stale_completion_refused(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_local_size_id_spec_op_refused, th_setup_gpu,
+                                      th_teardown_gpu),
+      cmocka_unit_test_setup_teardown(test_spec_constant_op_void_type_refused, th_setup_gpu,
                                       th_teardown_gpu),
       cmocka_unit_test_setup_teardown(test_spirv_path_fifo_and_directory, th_setup_gpu,
                                       th_teardown_gpu),
