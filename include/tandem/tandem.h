@@ -473,7 +473,11 @@ typedef enum tandem_gpu_feature {
  * SUBGROUP_CLOCK, which every device with the extension has. The counters
  * tick in no stated unit: only differences mean anything, and a subgroup
  * clock's only between reads of the same subgroup (the device clock's
- * across the device). */
+ * across the device).
+ *
+ * LOCAL_SIZE_ID is Vulkan 1.3's maintenance4, which a module whose entry
+ * point takes its workgroup size from the LocalSizeId execution mode
+ * (glslang's local_size_x_id for SPIR-V 1.6) needs. */
 #define TANDEM_SHADER_FEATURE_LIST(X)                                          \
   X(FLOAT16, 0, "float16") /* shaderFloat16 (Float16) */                       \
   X(INT8, 1, "int8")       /* shaderInt8 (Int8) */                             \
@@ -502,7 +506,8 @@ typedef enum tandem_gpu_feature {
   X(INTEGER_DOT_PRODUCT, 24, "shaderIntegerDotProduct")                        \
   X(FULL_SUBGROUPS, 25, "computeFullSubgroups")                                \
   X(SUBGROUP_CLOCK, 26, "shaderSubgroupClock") /* OpReadClockKHR, Subgroup */  \
-  X(DEVICE_CLOCK, 27, "shaderDeviceClock")     /* OpReadClockKHR, Device */
+  X(DEVICE_CLOCK, 27, "shaderDeviceClock")     /* OpReadClockKHR, Device */    \
+  X(LOCAL_SIZE_ID, 28, "maintenance4")         /* the LocalSizeId mode */
 
 typedef enum tandem_shader_feature {
 #define TANDEM__SHADER_FEATURE_ENUM(name, bit, text) TANDEM_SHADER_##name = 1u << (bit),
