@@ -139,6 +139,10 @@ static const tandem_vk_feature_t tandem_vk_features[] = {
      TANDEM_SHADER_INTEGER_DOT_PRODUCT, 0, true, false,
      TANDEM_VK_FROM(VkPhysicalDeviceShaderIntegerDotProductFeatures,
                     PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES, shaderIntegerDotProduct)},
+    /* LocalSizeId (VUID-RuntimeSpirv-LocalSizeId-06434) */
+    {"maintenance4", TANDEM_VK_AT(f13.maintenance4), TANDEM_SHADER_LOCAL_SIZE_ID, 0, true, false,
+     TANDEM_VK_FROM(VkPhysicalDeviceMaintenance4Features, PHYSICAL_DEVICE_MAINTENANCE_4_FEATURES,
+                    maintenance4)},
     /* Outside the chain (tandem_vk_feature_chain_t): only as read from an
      * application's chain; tandem_vk_describe queries it on its own. */
     {"pipelineRobustness", TANDEM_VK_AT(pipeline_robustness), 0, 0, false, false,
