@@ -5,12 +5,14 @@
  * tandem_shader_feature_t bits), every scalar specialization constant with its
  * SpecId, type and default, the workgroup size (WorkgroupSize built-in,
  * LocalSizeId or LocalSize of the chosen entry point) and which SpecIds set
- * it, subgroup operations on 8/16/64-bit types, and the scope of each clock
- * read (OpReadClockKHR: which of the two clock features it needs).
+ * it (LocalSizeId: maintenance4), subgroup operations on 8/16/64-bit
+ * types, and the scope of each clock read (OpReadClockKHR: which of the two
+ * clock features it needs).
  *
  * It runs after spirv-val accepted the module and before SPIRV-Cross sees it;
  * even so it trusts nothing: every operand it reads is bounds-checked, and a
- * shape it cannot interpret is INVALID_KERNEL, never a guess. It allocates one
+ * shape it cannot interpret is INVALID_KERNEL, never a guess (nor is a
+ * constant whose type is not a data type, which spirv-val lets through). It allocates one
  * table (types and constants, sorted by id) and frees it before returning.
  */
 #include <assert.h>
@@ -599,6 +601,10 @@ tandem_status_t tandem_spirv_scan(const uint32_t *w, size_t n, const char *entry
     uint32_t count = w[i] >> 16, op = w[i] & 0xFFFFu;
     const uint32_t *o = &w[i + 1];
     uint32_t oc = count - 1;
+    /* LocalSizeId on any entry point: the module needs maintenance4
+     * (VUID-RuntimeSpirv-LocalSizeId-06434). */
+    if (op == OP_EXECUTION_MODE_ID && oc >= 2 && o[1] == MODE_LOCAL_SIZE_ID)
+      features |= TANDEM_SHADER_LOCAL_SIZE_ID;
     if ((op == OP_EXECUTION_MODE || op == OP_EXECUTION_MODE_ID) && oc >= 5 && o[0] == entry_id &&
         entry_found) {
       if (op == OP_EXECUTION_MODE && o[1] == MODE_LOCAL_SIZE) {
