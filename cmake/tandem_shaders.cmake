@@ -2,8 +2,11 @@
 # tandem_shaders.cmake — compile GLSL compute shaders to SPIR-V at build time and
 # embed the words in C, so the library and tests carry their kernels inside them.
 #
-#   tandem_add_shaders(<target> <file.comp>... [STRIPPED <file.comp>...])
+#   tandem_add_shaders(<target> <file.comp>... [STRIPPED <file.comp>...]
+#                      [TARGET_ENV <env>])
 #
+# TARGET_ENV is glslang's and spirv-val's --target-env (default vulkan1.2;
+# vulkan1.3 makes SPIR-V 1.6, where local_size_x_id becomes LocalSizeId).
 # Shaders listed after STRIPPED also go through `spirv-opt --eliminate-dead-const`
 # after glslang, as optimised builds (glslc -O) strip unused specialization
 # constants.
@@ -17,7 +20,11 @@ if(NOT CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
   include_guard(GLOBAL)
 
   function(tandem_add_shaders target)
-    cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "STRIPPED")
+    cmake_parse_arguments(PARSE_ARGV 1 arg "" "TARGET_ENV" "STRIPPED")
+    set(env vulkan1.2)
+    if(arg_TARGET_ENV)
+      set(env ${arg_TARGET_ENV})
+    endif()
     set(plain ${arg_UNPARSED_ARGUMENTS})
     set(stripped ${arg_STRIPPED})
     if(NOT plain AND NOT stripped)
@@ -70,7 +77,7 @@ if(NOT CMAKE_SCRIPT_MODE_FILE STREQUAL CMAKE_CURRENT_LIST_FILE)
       endif()
       add_custom_command(
         OUTPUT "${spv}"
-        COMMAND Vulkan::glslangValidator -V --target-env vulkan1.2 -S comp --quiet
+        COMMAND Vulkan::glslangValidator -V --target-env ${env} -S comp --quiet
                 --depfile "${spv}.d" -o "${spv}" "${src}"
         ${strip_step}
         DEPENDS "${src}"
@@ -125,7 +132,7 @@ ${decls}
       foreach(stem spv IN ZIP_LISTS stems spvs)
         set(test_name "spirv_val_${target}_${stem}")
         add_test(NAME "${test_name}"
-                 COMMAND "${TANDEM_SPIRV_VAL}" --target-env vulkan1.2 "${spv}")
+                 COMMAND "${TANDEM_SPIRV_VAL}" --target-env ${env} "${spv}")
         set_tests_properties("${test_name}" PROPERTIES LABELS "shaders")
       endforeach()
     endif()
