@@ -231,7 +231,7 @@ typedef struct th_vk_device th_vk_device_t;
  * that it has and queues as tandem would pick them; |drop| leaves one off:
  * "synchronization2", "timelineSemaphore", "16bit" (16-bit storage),
  * "shaderDeviceClock" (VK_KHR_shader_clock with shaderSubgroupClock only),
- * "shaderClock" (no VK_KHR_shader_clock), or NULL. Exits 77 (skip) without
+ * "shaderClock" (no VK_KHR_shader_clock), "maintenance4", or NULL. Exits 77 (skip) without
  * a Vulkan 1.3 device. */
 th_vk_device_t *th_vk_device_create(const char *drop);
 /* The description for runtime option vulkan_device (valid while |d| lives). */

@@ -99,6 +99,8 @@ static void th_vk_select(th_vk_device_t *d, const char *drop) {
   d->f13.subgroupSizeControl = h13.subgroupSizeControl;
   d->f13.computeFullSubgroups = h13.computeFullSubgroups;
   d->f13.synchronization2 = h13.synchronization2;
+  d->f13.maintenance4 = h13.maintenance4;
+  if (drop && strcmp(drop, "maintenance4") == 0) d->f13.maintenance4 = VK_FALSE;
   if (drop && strcmp(drop, "synchronization2") == 0) d->f13.synchronization2 = VK_FALSE;
   if (drop && strcmp(drop, "timelineSemaphore") == 0) d->f12.timelineSemaphore = VK_FALSE;
   if (drop && strcmp(drop, "16bit") == 0) {
