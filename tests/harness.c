@@ -393,6 +393,24 @@ void th_run_graph(tandem_graph_t *graph, int times) {
   tandem_exec_release(exec);
 }
 
+void th_run_dispatch(tandem_runtime_t *runtime, tandem_kernel_t *k, const tandem_view_t *views,
+                     uint32_t count, const void *push, uint32_t push_bytes, uint32_t gx,
+                     uint32_t gy) {
+  tandem_graph_t *g = th_graph(runtime);
+  tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
+                               .kernel = k,
+                               .views = views,
+                               .view_count = count,
+                               .push_constants = push,
+                               .push_constant_bytes = push_bytes,
+                               .workgroups = {gx, gy, 1}};
+  uint32_t node = 99;
+  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &dd, &node));
+  TH_ASSERT_U64_EQ(node, 0);
+  th_run_graph(g, 1);
+  tandem_graph_release(g);
+}
+
 tandem_kernel_desc_t th_kernel_desc(const char *name, const uint32_t *spirv, size_t size,
                                     const tandem_binding_contract_t *bindings, uint32_t count,
                                     uint32_t push) {

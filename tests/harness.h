@@ -172,6 +172,11 @@ void th_write(tandem_buffer_t *buffer, uint64_t offset, const void *data, uint64
 void th_read(tandem_buffer_t *buffer, uint64_t offset, void *data, uint64_t bytes);
 /* prepare + submit + wait (must be OK) + release, |times| times on one exec. */
 void th_run_graph(tandem_graph_t *graph, int times);
+/* One dispatch of |k| over |views| (|count|) with |push_bytes| of |push|
+ * and |gx| x |gy| x 1 workgroups, in a graph of its own, run once. */
+void th_run_dispatch(tandem_runtime_t *runtime, tandem_kernel_t *k, const tandem_view_t *views,
+                     uint32_t count, const void *push, uint32_t push_bytes, uint32_t gx,
+                     uint32_t gy);
 
 /* Test entry point boilerplate: th_init(), then the group, less what
  * tests/backends_unsupported.c lists for this program on this backend (each

@@ -69,18 +69,7 @@ static void run_width(tandem_runtime_t *rt, uint32_t width, uint32_t scale) {
   th_write(in, 0, x, sizeof x);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(out)};
   const uint32_t n = N;
-  tandem_graph_t *g = th_graph(rt);
-  tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
-                               .kernel = k,
-                               .views = v,
-                               .view_count = 2,
-                               .push_constants = &n,
-                               .push_constant_bytes = 4,
-                               .workgroups = {(N + width - 1) / width, 1, 1}};
-  uint32_t node = 99;
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &dd, &node));
-  th_run_graph(g, 1);
-  tandem_graph_release(g);
+  th_run_dispatch(rt, k, v, 2, &n, 4, (N + width - 1) / width, 1);
   th_read(out, 0, y, sizeof y);
   for (uint32_t i = 0; i < N; i++) want[i] = x[i] * (scale ? scale : 3) + width;
   TH_ASSERT_U32_ARRAY(y, want, N, "local_size_id: x * SCALE + the workgroup width");

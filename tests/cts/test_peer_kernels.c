@@ -29,22 +29,6 @@ static tandem_kernel_info_t kernel_info(const tandem_kernel_t *k) {
   return info;
 }
 
-/* One dispatch of |k| with |groups| x 1 x 1 workgroups, run once. */
-static void run_once(tandem_runtime_t *rt, tandem_kernel_t *k, const tandem_view_t *views,
-                     uint32_t count, const void *push, uint32_t push_bytes, uint32_t groups) {
-  tandem_graph_t *g = th_graph(rt);
-  tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
-                               .kernel = k,
-                               .views = views,
-                               .view_count = count,
-                               .push_constants = push,
-                               .push_constant_bytes = push_bytes,
-                               .workgroups = {groups, 1, 1}};
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &dd, NULL));
-  th_run_graph(g, 1);
-  tandem_graph_release(g);
-}
-
 static void set_size(tandem_kernel_desc_t *d, uint32_t x) {
   d->local_size[0] = x, d->local_size[1] = 1, d->local_size[2] = 1;
 }
@@ -71,7 +55,7 @@ static void run_reverse(tandem_runtime_t *rt, tandem_kernel_t *k, const uint32_t
   for (uint32_t i = 0; i < NLS; i++) y[i] = SENTINEL;
   th_write(out, 0, y, NLS * 4);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(out)};
-  run_once(rt, k, v, 2, NULL, 0, BLOCKS);
+  th_run_dispatch(rt, k, v, 2, NULL, 0, BLOCKS, 1);
   th_read(out, 0, y, NLS * 4);
   tandem_buffer_release(in);
   tandem_buffer_release(out);
@@ -165,7 +149,7 @@ static void check_stripped(tandem_runtime_t *rt, tandem_kernel_t *k, uint32_t a,
                            uint32_t flag, float f) {
   tandem_buffer_t *out = th_buffer(rt, 16, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_view_t v = tandem_buffer_whole(out);
-  run_once(rt, k, &v, 1, NULL, 0, 1);
+  th_run_dispatch(rt, k, &v, 1, NULL, 0, 1, 1);
   uint32_t o[4], want[4] = {a, b, flag, 0};
   memcpy(&want[3], &f, 4);
   th_read(out, 0, o, sizeof o);
@@ -396,7 +380,7 @@ static void test_full_subgroups(void **state) {
   TH_ASSERT_U64_EQ(kernel_info(k).flags, TANDEM_KERNEL_REQUIRE_FULL_SUBGROUPS);
   tandem_buffer_t *out = th_buffer(rt, (uint64_t)n * 8, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_view_t v = tandem_buffer_whole(out);
-  run_once(rt, k, &v, 1, NULL, 0, GROUPS);
+  th_run_dispatch(rt, k, &v, 1, NULL, 0, GROUPS, 1);
   uint32_t *o = malloc((size_t)n * 8), *want = malloc((size_t)n * 8);
   th_read(out, 0, o, (uint64_t)n * 8);
   /* A SPIR-V 1.5 module without a required size runs at subgroupSize, and
@@ -409,7 +393,7 @@ static void test_full_subgroups(void **state) {
     d.required_subgroup_size = dev.min_subgroup_size;
     set_size(&d, dev.min_subgroup_size * 2);
     TH_ASSERT_OK(tandem_kernel_create(rt, &d, &k));
-    run_once(rt, k, &v, 1, NULL, 0, 1);
+    th_run_dispatch(rt, k, &v, 1, NULL, 0, 1, 1);
     th_read(out, 0, o, (uint64_t)dev.min_subgroup_size * 2 * 8);
     for (uint32_t i = 0; i < dev.min_subgroup_size * 2; i++)
       want[2 * i] = want[2 * i + 1] = dev.min_subgroup_size;

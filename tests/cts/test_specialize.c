@@ -37,26 +37,6 @@ static tandem_device_info_t device_info(tandem_runtime_t *rt) {
   return info;
 }
 
-/* One dispatch of |k| over |views| with |groups| x 1 x 1 workgroups (or 2-D
- * |gx| x |gy|), run once. */
-static void run_once(tandem_runtime_t *rt, tandem_kernel_t *k, const tandem_view_t *views,
-                     uint32_t count, const void *push, uint32_t push_bytes, uint32_t gx,
-                     uint32_t gy) {
-  tandem_graph_t *g = th_graph(rt);
-  tandem_dispatch_desc_t dd = {.struct_size = sizeof(tandem_dispatch_desc_t),
-                               .kernel = k,
-                               .views = views,
-                               .view_count = count,
-                               .push_constants = push,
-                               .push_constant_bytes = push_bytes,
-                               .workgroups = {gx, gy, 1}};
-  uint32_t node = 99;
-  TH_ASSERT_OK(tandem_graph_add_dispatch_node(g, &dd, &node));
-  TH_ASSERT_U64_EQ(node, 0);
-  th_run_graph(g, 1);
-  tandem_graph_release(g);
-}
-
 /*---------------------------------------------------------------------------
  * spec_block: workgroup size and BLOCK_SIZE share SpecId 0
  *---------------------------------------------------------------------------*/
@@ -81,7 +61,7 @@ static void check_block_kernel(tandem_runtime_t *rt, tandem_kernel_t *k, uint32_
   th_fill_random_float(&rng, x, N);
   th_write(in, 0, x, N * 4);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(out)};
-  run_once(rt, k, v, 2, NULL, 0, N / block, 1);
+  th_run_dispatch(rt, k, v, 2, NULL, 0, N / block, 1);
   th_read(out, 0, y, N * 4);
   for (uint32_t i = 0; i < N; i++) {
     uint32_t b = i / block, l = i % block;
@@ -235,7 +215,7 @@ static void test_local_size_given_at_creation(void **state) {
   th_write(in, 0, x, sizeof x);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(out)};
   uint32_t width = W;
-  run_once(rt, k, v, 2, &width, 4, W / 8, H / 4);
+  th_run_dispatch(rt, k, v, 2, &width, 4, W / 8, H / 4);
   th_read(out, 0, y, sizeof y);
   uint32_t want[N];
   for (uint32_t i = 0; i < N; i++) want[i] = x[i] * 2 + 8;
@@ -316,7 +296,7 @@ static void test_spec_constant_types(void **state) {
   assert_true(info.shader_features & TANDEM_SHADER_FLOAT64);
   tandem_buffer_t *out = th_buffer(rt, 40, TANDEM_PLACEMENT_HOST_VISIBLE);
   tandem_view_t v = tandem_buffer_whole(out);
-  run_once(rt, k, &v, 1, NULL, 0, 1, 1);
+  th_run_dispatch(rt, k, &v, 1, NULL, 0, 1, 1);
   uint32_t o[10];
   th_read(out, 0, o, sizeof o);
   uint32_t want[10];
@@ -408,7 +388,7 @@ static void test_f16_storage(void **state) {
   tandem_view_t v[4] = {tandem_buffer_whole(bw), tandem_buffer_whole(bx), th_view(bb, 0, 4),
                         tandem_buffer_whole(by)};
   uint32_t n = N;
-  run_once(rt, k, v, 4, &n, 4, (N + 63) / 64, 1);
+  th_run_dispatch(rt, k, v, 4, &n, 4, (N + 63) / 64, 1);
   th_read(by, 0, y, N * 4);
   for (uint32_t i = 0; i < N; i++) {
     float want = w[i] * x[i] + bias[i % 2];
@@ -456,7 +436,7 @@ static void test_subgroup_reduction(void **state) {
   for (uint32_t i = 0; i < N; i++) want[i / BLOCK] += x[i];
   th_write(in, 0, x, N * 4);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(out)};
-  run_once(rt, k, v, 2, NULL, 0, GROUPS, 1);
+  th_run_dispatch(rt, k, v, 2, NULL, 0, GROUPS, 1);
   th_read(out, 0, sums, sizeof sums);
   TH_ASSERT_U32_ARRAY(sums, want, GROUPS, "subgroup block sums");
   tandem_kernel_release(k);
@@ -470,7 +450,7 @@ static void test_subgroup_reduction(void **state) {
     TH_ASSERT_U64_EQ(info.required_subgroup_size, dev.min_subgroup_size);
     memset(sums, 0, sizeof sums);
     th_write(out, 0, sums, sizeof sums);
-    run_once(rt, k, v, 2, NULL, 0, GROUPS, 1);
+    th_run_dispatch(rt, k, v, 2, NULL, 0, GROUPS, 1);
     th_read(out, 0, sums, sizeof sums);
     TH_ASSERT_U32_ARRAY(sums, want, GROUPS, "subgroup block sums, required subgroup size");
     tandem_kernel_release(k);
@@ -545,7 +525,7 @@ static void check_matmul(tandem_runtime_t *rt, tandem_kernel_t *k, uint32_t tile
   th_write(bb, 0, bm, sizeof bm);
   tandem_view_t v[3] = {tandem_buffer_whole(ba), tandem_buffer_whole(bb), tandem_buffer_whole(bc)};
   uint32_t push[3] = {M, N, K};
-  run_once(rt, k, v, 3, push, sizeof push, (N + tile - 1) / tile, (M + tile - 1) / tile);
+  th_run_dispatch(rt, k, v, 3, push, sizeof push, (N + tile - 1) / tile, (M + tile - 1) / tile);
   th_read(bc, 0, c, sizeof c);
   for (uint32_t i = 0; i < M; i++)
     for (uint32_t j = 0; j < N; j++) {
@@ -690,7 +670,7 @@ static void test_shared_memory_after_specialization(void **state) {
   tandem_buffer_t *ob = th_buffer(rt, sizeof out, TANDEM_PLACEMENT_HOST_VISIBLE);
   th_write(in, 0, x, N * 4);
   tandem_view_t v[2] = {tandem_buffer_whole(in), tandem_buffer_whole(ob)};
-  run_once(rt, k, v, 2, NULL, 0, GROUPS, 1);
+  th_run_dispatch(rt, k, v, 2, NULL, 0, GROUPS, 1);
   th_read(ob, 0, out, sizeof out);
   for (uint32_t r = 0; r < GROUPS * ROWS; r++) {
     float want = 0;
