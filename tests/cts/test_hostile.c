@@ -27,25 +27,32 @@ static void *read_all(const char *path, size_t *out_size) {
   return data;
 }
 
+/* tandem_kernel_create on a fuzz_kernel input at |path| (its SPIR-V, after
+ * the 16-byte header; no contract) named |name|: expects |status| with
+ * |message| in the error, and no kernel. */
+static void expect_refused(tandem_runtime_t *rt, const char *path, const char *name,
+                           tandem_status_t status, const char *message) {
+  size_t size;
+  uint8_t *input = read_all(path, &size);
+  assert_true(size > 16);
+  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
+                            .name = name,
+                            .spirv = input + 16,
+                            .spirv_size = size - 16};
+  tandem_kernel_t *k = (tandem_kernel_t *)1;
+  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), status, message);
+  assert_null(k);
+  free(input);
+}
+
 /* Issue 11, item 1: a module whose LocalSizeId x operand is an
  * OpSpecConstantOp passes spirv-val (vulkan1.3) but made SPIRV-Cross throw
  * "Bad cast" from C code that cannot catch it: SIGABRT. It must be refused
  * with INVALID_KERNEL naming the operand. The module is the fuzz seed
  * (fuzz/seeds/local_size_id_spec_op.spvasm), after its 16-byte header. */
 static void test_local_size_id_spec_op_refused(void **state) {
-  tandem_runtime_t *rt = *state;
-  size_t size;
-  uint8_t *seed = read_all(TANDEM_TEST_FUZZ_CORPUS "/fuzz_kernel/local_size_id_spec_op", &size);
-  assert_true(size > 16);
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "lsid",
-                            .spirv = seed + 16,
-                            .spirv_size = size - 16};
-  tandem_kernel_t *k = (tandem_kernel_t *)1;
-  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL,
-                       "LocalSizeId x");
-  assert_null(k);
-  free(seed);
+  expect_refused(*state, TANDEM_TEST_FUZZ_CORPUS "/fuzz_kernel/local_size_id_spec_op", "lsid",
+                 TANDEM_ERROR_INVALID_KERNEL, "LocalSizeId x");
 }
 
 /* A fuzz_kernel finding (fuzz/regressions/fuzz_kernel/
@@ -55,20 +62,8 @@ static void test_local_size_id_spec_op_refused(void **state) {
  * result type must be a scalar, vector or composite type: refused with
  * INVALID_KERNEL naming the instruction. */
 static void test_spec_constant_op_void_type_refused(void **state) {
-  tandem_runtime_t *rt = *state;
-  size_t size;
-  uint8_t *input =
-      read_all(TANDEM_TEST_FUZZ_REGRESSIONS "/fuzz_kernel/spec_constant_op_void_type", &size);
-  assert_true(size > 16);
-  tandem_kernel_desc_t d = {.struct_size = sizeof(tandem_kernel_desc_t),
-                            .name = "void_op",
-                            .spirv = input + 16,
-                            .spirv_size = size - 16};
-  tandem_kernel_t *k = (tandem_kernel_t *)1;
-  TH_ASSERT_STATUS_MSG(tandem_kernel_create(rt, &d, &k), TANDEM_ERROR_INVALID_KERNEL,
-                       "OpSpecConstantOp %18");
-  assert_null(k);
-  free(input);
+  expect_refused(*state, TANDEM_TEST_FUZZ_REGRESSIONS "/fuzz_kernel/spec_constant_op_void_type",
+                 "void_op", TANDEM_ERROR_INVALID_KERNEL, "OpSpecConstantOp %18");
 }
 
 /* Issue 11, item 2: a FIFO as spirv_path blocked forever in fopen (waiting
