@@ -19,7 +19,10 @@
 #                            models against the CPU reference, validation
 #                            on) on the GPU, where the persistent step runs
 #                            128 workgroups, which lavapipe cannot; logs in
-#                            DIR/ctest*.txt|log; returns ctest's status
+#                            DIR/ctest*.txt|log; returns ctest's status.
+#                            CTEST_ARGS replaces the selection (default
+#                            -R ^example_llama; -L vulkan: every Vulkan
+#                            test, with every target built)
 #   pack_at_exit DIR TGZ     packs DIR into TGZ when the script ends (the
 #                            logits file left out: 14 MB of random floats);
 #                            SIGTERM (the device tool's limit) ends it too.
@@ -58,8 +61,12 @@ build_llama() {
 llama_ctest() {
   local s
   cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release > "$3/ctest-configure.log" 2>&1 &&
-    cmake --build "$2" -j16 --target tandem_example_llama > "$3/ctest-build.log" 2>&1 &&
-    ctest --test-dir "$2" -R '^example_llama' -j4 --output-on-failure > "$3/ctest.txt" 2>&1
+    if [ -n "${CTEST_ARGS:-}" ]; then
+      cmake --build "$2" -j16 > "$3/ctest-build.log" 2>&1
+    else
+      cmake --build "$2" -j16 --target tandem_example_llama > "$3/ctest-build.log" 2>&1
+    fi &&
+    ctest --test-dir "$2" ${CTEST_ARGS:--R ^example_llama} -j4 --output-on-failure > "$3/ctest.txt" 2>&1
   s=$?
   echo "ctest exit $s"
   grep -E "tests passed|Failed|Not Run" "$3/ctest.txt" 2>/dev/null | head -20
