@@ -188,11 +188,12 @@ static void usage(FILE *f) {
              "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 127;\n"
              "                     default 3), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
-             "                     KV group in stage A; off (default): a grid barrier there\n"
-             "  --part-counts on|off  on (with --down-counts on): stage C polls stage B's\n"
-             "                     counted o_proj sums, no grid barrier between them\n"
-             "  --qkv-counts on|off  on (with --down-counts on): stage B polls stage A's\n"
-             "                     counted q, k and v, no grid barrier between them\n"
+             "                     KV group in stage A (then the counts are off unless\n"
+             "                     asked for); off (default)\n"
+             "  --part-counts on|off  on (default; needs --down-counts on): stage C polls\n"
+             "                     stage B's counted o_proj sums, no grid barrier between\n"
+             "  --qkv-counts on|off  on (default; needs --down-counts on): stage B polls\n"
+             "                     stage A's counted q, k and v, no grid barrier between\n"
              "  --down-counts on|off  on (default): stage A polls the down product's sums,\n"
              "                     each add counted, no grid barrier after stage C\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
@@ -806,44 +807,49 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * (--down-counts). On: on an H100 the step took 34 us less (timing runs, 3
  * rounds alternated, bench/results/2026-12-06-h100-counts). PART_COUNTS
  * (with it): stage B's o_proj products summed and counted alike, polled by
- * stage C, no grid barrier between B and C (--part-counts); off until timed.
- * (Stage B's parts stored with a tag each and polled element by element,
- * 5 184 words a workgroup, took 120 us more: the same results.) */
+ * stage C, no grid barrier between B and C (--part-counts). (Stage B's
+ * parts stored with a tag each and polled element by element, 5 184 words
+ * a workgroup, took 120 us more: the same results.) QKV_COUNTS (with
+ * DOWN_COUNTS): stage A's q, k, v each stored with a count and polled by
+ * stage B, no grid barrier between A and B (--qkv-counts). Both on: on an
+ * H100, 2 290 tokens/s against 2 114 with neither (-36 us a token; qkv
+ * alone -21, part alone -6; timing runs, 2 rounds alternated,
+ * bench/results/2026-12-07-h100-all-counts). With all three, no grid
+ * barrier is left inside a layer. */
 #define DEC_COUNTS 1
-#define DEC_PART_COUNTS 0
-/* QKV_COUNTS (with DOWN_COUNTS): stage A's q, k, v each stored with a count
- * and polled by stage B, no grid barrier between A and B (--qkv-counts);
- * off until timed. */
-#define DEC_QKV_COUNTS 0
+#define DEC_PART_COUNTS 1
+#define DEC_QKV_COUNTS 1
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
 #define SYNC_BYTES (256u * SYNC_SLOTS)
 
-/* The variants --profile times (run_profile); the first is the step. DVT:
+/* The variants --profile times (run_profile); the first is the step. DVQ:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * HEAD_FLAGS, PART_COUNTS, DOWN_COUNTS, then the invocations a weight row
- * of stages A..E; DVT: DEC_COUNTS; DV: DEC_PART_COUNTS and DEC_COUNTS. */
-#define DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, counts, ...)             \
+ * HEAD_FLAGS, QKV_COUNTS, PART_COUNTS, DOWN_COUNTS, then the invocations a
+ * weight row of stages A..E; DV: the three counts as DEC_*. */
+#define DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ...)     \
   {                                                                                                \
     name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
-        DEC_QKV_COUNTS, counts, 0                                                                  \
+        qcounts, counts, 0                                                                         \
   }
-#define DVT(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, ...) \
-  DVTC(name, skip, hr, ahead, att, stage_d, spread, flags, pcounts, DEC_COUNTS, __VA_ARGS__)
-#define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...) \
-  DVT(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_PART_COUNTS, __VA_ARGS__)
+#define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...)                        \
+  DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_QKV_COUNTS, DEC_PART_COUNTS, \
+      DEC_COUNTS, __VA_ARGS__)
 #define HR DEC_HEAD_ROWS
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
 #define FL DEC_FLAGS
 static const variant_t profile_variants[] = {
     DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    /* (HEAD_FLAGS and stage D only without the counts) */
-    DVTC("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, 0, 0, DEC_LANES),
-    DVTC("stage B -> C by counted o_proj sums", 0, HR, AH, 1, 0, SP, FL, 1, 1, DEC_LANES),
-    DVTC("grid barriers, no counted sums", 0, HR, AH, 1, 0, SP, FL, 0, 0, DEC_LANES),
-    DVTC("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, 0, 0, DEC_LANES),
+    /* a grid barrier back in place of each counted hand-over; HEAD_FLAGS
+     * and stage D only without any counts */
+    DVQ("stage A -> B by a grid barrier", 0, HR, AH, 1, 0, SP, FL, 0, 1, 1, DEC_LANES),
+    DVQ("stage B -> C by a grid barrier", 0, HR, AH, 1, 0, SP, FL, 1, 0, 1, DEC_LANES),
+    DVQ("only the down sums counted", 0, HR, AH, 1, 0, SP, FL, 0, 0, 1, DEC_LANES),
+    DVQ("stage A -> B by KV groups' flags", 0, HR, AH, 1, 0, SP, 1, 0, 0, 0, DEC_LANES),
+    DVQ("grid barriers, no counted sums", 0, HR, AH, 1, 0, SP, FL, 0, 0, 0, DEC_LANES),
+    DVQ("the down product as stage D", 0, HR, AH, 1, 1, SP, FL, 0, 0, 0, DEC_LANES),
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
     DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, FL, DEC_LANES),
@@ -853,9 +859,10 @@ static const variant_t profile_variants[] = {
     DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, FL, DEC_LANES),
     DV("past keys and values before the poll (+64)", 0, HR, AH | 64u, 1, 0, SP, FL, DEC_LANES),
     DV("softmax over the workgroup", 0, HR, AH, 0, 0, SP, FL, DEC_LANES),
-    DVTC("fca38a1's step (grid barriers)", 0, HR, 3, 1, 0, 1, 0, 0, 0, 8, 1, 4, 16, 8),
-    DVTC("424015a's step (AHEAD 11, B 2 lanes)", 0, HR, 11, 1, 0, 1, 0, 0, 0, 8, 2, 4, 16, 8),
-    DVTC("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 0, 0, 8, 8, 8, 8, 8),
+    DVQ("fca38a1's step (grid barriers)", 0, HR, 3, 1, 0, 1, 0, 0, 0, 0, 8, 1, 4, 16, 8),
+    DVQ("424015a's step (AHEAD 11, B 2 lanes)", 0, HR, 11, 1, 0, 1, 0, 0, 0, 0, 8, 2, 4, 16, 8),
+    DVQ("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 0, 0, 0, 8, 8, 8, 8, 8),
+    DVQ("bedfa4e's step (only the down sums counted)", 0, HR, AH, 1, 0, SP, FL, 0, 0, 1, DEC_LANES),
     /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
     DV("lanes A..E  8  2  4  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 2, 4, 16, 8),
     DV("lanes A..E  4  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 4, 1, 4, 16, 8),
@@ -873,14 +880,13 @@ static const variant_t profile_variants[] = {
     DV("without the weight fills", 32, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
-    DVTC("barriers only, all grid barriers", 63, HR, AH, 1, 0, SP, FL, 0, 0, DEC_LANES),
-    DVTC("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, 0, 0, DEC_LANES),
+    DVQ("barriers only, all grid barriers", 63, HR, AH, 1, 0, SP, FL, 0, 0, 0, DEC_LANES),
+    DVQ("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, 0, 0, 0, DEC_LANES),
     DV("barriers only, 16 counters", 63, HR, AH, 1, 0, 16, FL, DEC_LANES),
-    DVTC("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, 0, 0, DEC_LANES),
+    DVQ("barriers only, stage D's too", 63, HR, AH, 1, 1, SP, FL, 0, 0, 0, DEC_LANES),
 };
 #undef DV
-#undef DVT
-#undef DVTC
+#undef DVQ
 #undef HR
 #undef AH
 #undef SP
@@ -2258,6 +2264,15 @@ int main(int argc, char **argv) {
     if (o->part_counts >= 0) step.pcounts = (uint32_t)o->part_counts;
     if (o->qkv_counts >= 0) step.qcounts = (uint32_t)o->qkv_counts;
     if (o->down_counts >= 0) step.counts = (uint32_t)o->down_counts;
+    /* the counted q, k, v and o_proj sums need the counted down sums, and
+     * HEAD_FLAGS needs none: an explicit --down-counts off or --head-flags
+     * on turns off the counts not also asked for (an explicit pair that
+     * cannot run together is refused by make_decoder) */
+    if (!step.counts || step.flags) {
+      if (o->part_counts < 0) step.pcounts = 0;
+      if (o->qkv_counts < 0) step.qcounts = 0;
+    }
+    if (step.flags && o->down_counts < 0) step.counts = 0;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
     g.dec_counters = step.spread;
