@@ -494,7 +494,8 @@ def cmd_summary(run):
     print(f"\n{'path (decode, ' + str(NEW_TOKENS) + ' tokens, prompt ' + str(len(PROMPT)) + ')':92s} "
           f"{'tokens/s':>9s} {'ms/token':>9s} {'x eager':>8s}")
     for name, tps, ms in rows:
-        print(f"{name:92s} {tps:9.1f} {ms:9.3f} {tps / eager if eager else 0:8.1f}")
+        # no transformers eager run (TORCH_PARTS without "eager"): no ratio
+        print(f"{name:92s} {tps:9.1f} {ms:9.3f} " + (f"{tps / eager:8.1f}" if eager else f"{'-':>8s}"))
     for name, j in (("2026-12-02 kernels", before), ("now", tj)):
         if j.get("bench"):
             kinds = ", ".join(f"{k} {v:.1f}" for k, v in j["bench"]["kind_us"].items())
