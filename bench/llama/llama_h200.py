@@ -481,6 +481,7 @@ def cmd_summary(run):
                   + (f", {counters} barrier counters" if counters > 1 else "")
                   + (f", {st['grid_barriers_per_layer']} grid barriers a layer" if st else "")
                   + (f", counted {'/'.join(counted)}" if counted else "")
+                  + (", a grid barrier before E" if st.get("e_barrier") else "")
                   + (f", ahead {st['ahead']}" if st.get("ahead") else "") + ")"
                   if j.get("engine") == "persistent"
                   else f"nodes: matvec {j.get('matvec', 'old')}, attention {j.get('attention', 'plain')}")

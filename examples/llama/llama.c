@@ -97,6 +97,7 @@ typedef struct options {
   int part_counts;       /* --part-counts: 1 on, 0 off, -1 DEC_PART_COUNTS */
   int qkv_counts;        /* --qkv-counts: 1 on, 0 off, -1 DEC_QKV_COUNTS */
   int down_counts;       /* --down-counts: 1 on, 0 off, -1 DEC_COUNTS */
+  int e_barrier;         /* --e-barrier: 1 on, 0 off, -1 DEC_E_BARRIER */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -196,6 +197,8 @@ static void usage(FILE *f) {
              "                     stage A's counted q, k and v, no grid barrier between\n"
              "  --down-counts on|off  on (default): stage A polls the down product's sums,\n"
              "                     each add counted, no grid barrier after stage C\n"
+             "  --e-barrier on|off  on (needs --down-counts on): a grid barrier before the\n"
+             "                     LM head (stage E) instead of its poll; off (default)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -235,6 +238,7 @@ static options_t *parse_options(int argc, char **argv) {
   o->part_counts = -1;
   o->qkv_counts = -1;
   o->down_counts = -1;
+  o->e_barrier = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -316,6 +320,8 @@ static options_t *parse_options(int argc, char **argv) {
       o->qkv_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--down-counts")) {
       o->down_counts = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--e-barrier")) {
+      o->e_barrier = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
       o->ahead = (int64_t)parse_uint(a, v, 0, 127), i++;
     } else if (!strcmp(a, "--lanes")) {
@@ -406,6 +412,7 @@ typedef struct variant {
   uint32_t qcounts;      /* QKV_COUNTS: stage B polls stage A's counted q, k, v */
   uint32_t counts;       /* DOWN_COUNTS: stage A polls the down product's counted sums */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
+  uint32_t e_barrier;    /* E_BARRIER: a grid barrier before stage E (with DOWN_COUNTS) */
 } variant_t;
 
 /* The grid barriers in a layer of |v|'s step: one a stage hand-over (A -> B,
@@ -819,6 +826,11 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define DEC_COUNTS 1
 #define DEC_PART_COUNTS 1
 #define DEC_QKV_COUNTS 1
+/* E_BARRIER (with DOWN_COUNTS): stage E starts after a grid barrier, not
+ * after polling the last layer's down sums, so that no workgroup streams the
+ * LM head's 57 MB from HBM while others still run their last stage C
+ * (--e-barrier). Off until timed. */
+#define DEC_E_BARRIER 0
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
@@ -831,7 +843,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ...)     \
   {                                                                                                \
     name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
-        qcounts, counts, 0                                                                         \
+        qcounts, counts, 0, (counts) ? DEC_E_BARRIER : 0                                           \
   }
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...)                        \
   DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_QKV_COUNTS, DEC_PART_COUNTS, \
@@ -863,6 +875,36 @@ static const variant_t profile_variants[] = {
     DVQ("424015a's step (AHEAD 11, B 2 lanes)", 0, HR, 11, 1, 0, 1, 0, 0, 0, 0, 8, 2, 4, 16, 8),
     DVQ("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 0, 0, 0, 8, 8, 8, 8, 8),
     DVQ("bedfa4e's step (only the down sums counted)", 0, HR, AH, 1, 0, SP, FL, 0, 0, 1, DEC_LANES),
+    {"stage E behind a grid barrier",
+     0,
+     DEC_FILL_INFLIGHT,
+     HR,
+     AH,
+     {DEC_LANES},
+     1,
+     0,
+     SP,
+     FL,
+     DEC_PART_COUNTS,
+     DEC_QKV_COUNTS,
+     DEC_COUNTS,
+     0,
+     1},
+    {"stage E polls the down sums",
+     0,
+     DEC_FILL_INFLIGHT,
+     HR,
+     AH,
+     {DEC_LANES},
+     1,
+     0,
+     SP,
+     FL,
+     DEC_PART_COUNTS,
+     DEC_QKV_COUNTS,
+     DEC_COUNTS,
+     0,
+     0},
     /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
     DV("lanes A..E  8  2  4  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 2, 4, 16, 8),
     DV("lanes A..E  4  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 4, 1, 4, 16, 8),
@@ -940,6 +982,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if ((v->pcounts || v->qcounts) && !v->counts)
     die("--%s-counts on needs --down-counts on (the residual in each workgroup)",
         v->pcounts ? "part" : "qkv");
+  if (v->e_barrier && !v->counts)
+    die("--e-barrier on needs --down-counts on (without it a grid barrier precedes stage E)");
   /* QKV_COUNTS: one invocation polls each of q, k and v's HEAD_DIM entries */
   if (v->qcounts && 3 * HD > B)
     die("--qkv-counts on: 3 x head_dim = %llu entries to poll, more than the workgroup's %u; use "
@@ -1065,6 +1109,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(39, v->pcounts ? 1 : 0),
       spec_u32(40, v->counts ? 1 : 0),
       spec_u32(41, v->qcounts ? 1 : 0),
+      spec_u32(42, v->e_barrier ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -2214,6 +2259,7 @@ int main(int argc, char **argv) {
   if (o->part_counts >= 0 && !g.persistent) die("--part-counts is for --engine persistent");
   if (o->qkv_counts >= 0 && !g.persistent) die("--qkv-counts is for --engine persistent");
   if (o->down_counts >= 0 && !g.persistent) die("--down-counts is for --engine persistent");
+  if (o->e_barrier >= 0 && !g.persistent) die("--e-barrier is for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
         "--engine persistent and no --no-timestamps");
@@ -2273,16 +2319,19 @@ int main(int argc, char **argv) {
       if (o->qkv_counts < 0) step.qcounts = 0;
     }
     if (step.flags && o->down_counts < 0) step.counts = 0;
+    if (o->e_barrier >= 0) step.e_barrier = (uint32_t)o->e_barrier;
+    if (!step.counts && o->e_barrier < 0) step.e_barrier = 0;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters)%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
+           "(%u arrival counters)%s%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
            g.groups, g.dec_block, dec_barriers_per_layer(&step), step.spread,
            step.flags ? " and flags per KV group between stages A and B" : "",
            step.pcounts ? ", counted o_proj sums between stages B and C" : "",
            step.qcounts ? ", counted q, k, v between stages A and B" : "",
            step.counts ? ", counted sums between stage C and the next" : "",
+           step.e_barrier ? ", a grid barrier before stage E" : "",
            g.dec_smem ? "through shared memory, loaded while the barrier waits"
                       : "read from the weight buffer in each stage",
            g.dec_shared);
@@ -2425,9 +2474,9 @@ int main(int argc, char **argv) {
       fprintf(jf,
               ", \"step\": {\"ahead\": %u, \"head_flags\": %u, \"part_counts\": %u"
               ", \"qkv_counts\": %u, \"down_counts\": %u, \"stage_d\": %u, \"clocks\": %u"
-              ", \"grid_barriers_per_layer\": %u}",
+              ", \"e_barrier\": %u, \"grid_barriers_per_layer\": %u}",
               v->ahead, v->flags, v->pcounts, v->qcounts, v->counts, v->stage_d, v->clocks,
-              dec_barriers_per_layer(v));
+              v->e_barrier, dec_barriers_per_layer(v));
     }
     if (totals.steps_timed) {
       fprintf(jf, ", \"span_us_per_step\": %.3f, \"lanes_us_per_step\": {",

@@ -198,6 +198,12 @@ layout(constant_id = 39) const uint PART_COUNTS = 0;
 // be reading them in stage A of l + 1 until every workgroup's adds of l + 1
 // are in, which stage A of l + 2 waits for.
 layout(constant_id = 41) const uint QKV_COUNTS = 0;
+// 1 (with DOWN_COUNTS: the host checks): the last layer's stage C ends with
+// a grid barrier, as without DOWN_COUNTS, so that stage E (the LM head's
+// rows, streamed from HBM) starts in no workgroup while another still runs
+// its stage C; stage E's poll of the down sums then finds them whole. Only
+// adds ordering: every reuse argument above still holds.
+layout(constant_id = 42) const uint E_BARRIER = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -1262,7 +1268,9 @@ void main() {
     if (PART_COUNTS == 0 || (SKIP & 4u) != 0) stamp(6 * l + 4);  // else once stage C's gather has its sums
     clear_before_c(l);
     if ((SKIP & 4u) == 0 && !stage_c(l)) return;
-    if (DOWN_COUNTS != 0) {  // no grid barrier: the next stage A polls acc[l]'s counts
+    // with E_BARRIER, the last layer's stage C ends with a grid barrier
+    const bool counted_c = DOWN_COUNTS != 0 && (E_BARRIER == 0 || l + 1 < LAYERS);
+    if (counted_c) {  // no grid barrier: the next stage A (or E) polls acc[l]'s counts
       barrier();
       stamp(6 * l + 5);
     } else {
@@ -1279,7 +1287,7 @@ void main() {
     }
     prefetch(l + 1 < LAYERS ? 0 : 4, l + 1);
     touch(1, l + 1);
-    if (DOWN_COUNTS != 0) {
+    if (counted_c) {
       fill_end();
       barrier();  // the fill is in ws before stage A's products
     } else if (!wait_all(target += GROUPS)) {
