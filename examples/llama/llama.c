@@ -1902,7 +1902,12 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
   double *r_slow = calloc((size_t)rounds * CLOCK_KINDS, sizeof(double));
   double *by_round = calloc(rounds, sizeof(double));
   uint64_t *ck = calloc(2ull * G * nev, sizeof(uint64_t));
-  if (!last_count || !r_slow || !by_round || !ck) die("out of memory");
+  /* per round: the last layer's stage-C span and the median layer's (does
+   * stage E, starting early in some workgroups, slow the last stage C?) */
+  double *r_lastc = calloc(rounds, sizeof(double)), *r_medc = calloc(rounds, sizeof(double));
+  double *c_span = calloc(L, sizeof(double));
+  if (!last_count || !r_slow || !by_round || !ck || !r_lastc || !r_medc || !c_span)
+    die("out of memory");
   for (uint32_t r = 0; r < rounds; r++) {
     /* zeros first, so that an event the kernel did not stamp shows */
     tandem_map_t map;
@@ -1956,6 +1961,7 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
         for (uint32_t i = 0; i < G; i++) tmp[i] = EV(i, next);
         const double med_next = median_u64(tmp, G);
         r_span[r * CLOCK_KINDS + kind] += (double)last_arr - med_rel;
+        if (kind == 2) c_span[l] = (double)last_arr - med_rel;
         r_own[r * CLOCK_KINDS + kind] += own;
         r_lat[r * CLOCK_KINDS + kind] += med_next - (double)last_arr;
         own_ev += own, own_sm += own_c;
@@ -1963,6 +1969,9 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
 #undef EV
 #undef SM
     tandem_unmap(&map);
+    r_lastc[r] = c_span[L - 1];
+    qsort(c_span, L, sizeof(double), compare_double);
+    r_medc[r] = c_span[L / 2];
     r_mhz[r] = own_ev > 0 ? own_sm / own_ev * 1e3 : 0.0;
   }
   check_sync(g);
@@ -1997,6 +2006,14 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
     sum += sp + la;
   }
   printf("  spans and latencies add up to %.1f us\n", sum * 1e-3);
+  qsort(r_lastc, rounds, sizeof(double), compare_double);
+  qsort(r_medc, rounds, sizeof(double), compare_double);
+  printf("  the last layer's stage C spans %.2f us, the median layer's %.2f (%s)\n",
+         r_lastc[rounds / 2] * 1e-3, r_medc[rounds / 2] * 1e-3,
+         v.e_barrier ? "a grid barrier before stage E"
+         : v.counts  ? "stage E starts in each workgroup once its poll has the down sums"
+                     : "a grid barrier before stage E");
+  free(r_lastc), free(r_medc), free(c_span);
   free(r_span), free(r_own), free(r_lat), free(r_total), free(r_gpu), free(r_mhz);
   free(r_slow), free(last_count), free(by_round), free(ck);
   free(tmp), free(tmp2);
