@@ -533,6 +533,27 @@ def cmd_summary(run):
               f"{cmp_['greedy_near_tie']} near-ties, {cmp_['greedy_mismatch']} mismatches")
     if "hf_static_error" in tt:
         print("transformers static cache:", tt["hf_static_error"])
+    # llama.cpp's llama-bench in the same call (run-h200.sh with LLAMACPP;
+    # `-o json` files in llamacpp/): its best backend beside tandem's best
+    # timing run (no timestamps), the comparison issue 32 asks for
+    lc, lcdir = [], os.path.join(run, "llamacpp")
+    for f in sorted(os.listdir(lcdir)) if os.path.isdir(lcdir) else []:
+        if not f.endswith(".json"):
+            continue
+        try:
+            entries = json.load(open(os.path.join(lcdir, f)))
+        except ValueError as e:
+            print(f"llama.cpp: {f} does not parse ({e}): left out")
+            continue
+        lc += [(e["avg_ts"], e["backends"], e["model_type"], e["flash_attn"], e["gpu_info"])
+               for e in entries]
+    timed = [r for r in rows if r[0].startswith("tandem: ")]
+    if lc and timed:
+        ts, backend, model, fa, gpu = max(lc)
+        best = max(timed, key=lambda r: r[1])
+        print(f"beside llama.cpp (same call, {gpu}): tandem's best timing run {best[1]:.1f} tokens/s "
+              f"({best[2] * 1e3:.1f} us/token) against llama.cpp's best, {backend} ({model}, flash "
+              f"attention {'on' if fa else 'off'}) {ts:.1f} tokens/s: {best[1] / ts:.2f}x")
 
 
 def cmd_clocks(run):
