@@ -979,6 +979,14 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
   if (v->pcounts && c->heads > 255)
     die("--part-counts on: %u heads, more adds than an entry counts (255); use --part-counts off",
         c->heads);
+  /* HEAD_FLAGS runs with no counted sum: without the grid barrier between
+   * stages A and B, nothing keeps stage B's parts of one layer from the
+   * next's (decoder.glsl's DOWN_COUNTS). Named first, so that the answer to
+   * a refusal is not refused in turn. */
+  if (v->flags && (v->counts || v->pcounts || v->qcounts))
+    die("--head-flags on runs without counted sums: add%s%s%s",
+        v->counts ? " --down-counts off" : "", v->qcounts ? " --qkv-counts off" : "",
+        v->pcounts ? " --part-counts off" : "");
   if ((v->pcounts || v->qcounts) && !v->counts)
     die("--%s-counts on needs --down-counts on (the residual in each workgroup)",
         v->pcounts ? "part" : "qkv");
@@ -991,9 +999,6 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
         (unsigned long long)(3 * HD), B);
   /* DOWN_COUNTS: counts in bits 55..62 of each sum, 2^26 a unit; an
    * invocation's poll tracks its elements in a 32-bit mask */
-  if (v->counts && v->flags)
-    die("--head-flags on needs --down-counts off: without the grid barrier between stages A "
-        "and B, nothing keeps stage B's parts of one layer from the next's");
   if (v->counts && (v->stage_d || G > 255 || D > 32ull * B))
     die("--down-counts on: needs the down product split (not stage D), at most 255 --groups "
         "(not %u) and a hidden size of at most 32 x the workgroup (%llu, workgroup %u); use "
