@@ -836,15 +836,20 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define SYNC_SLOTS 64u
 #define SYNC_BYTES (256u * SYNC_SLOTS)
 
-/* The variants --profile times (run_profile); the first is the step. DVQ:
+/* The variants --profile times (run_profile); the first is the step. DVX:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
- * HEAD_FLAGS, QKV_COUNTS, PART_COUNTS, DOWN_COUNTS, then the invocations a
- * weight row of stages A..E; DV: the three counts as DEC_*. */
-#define DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ...)     \
+ * HEAD_FLAGS, QKV_COUNTS, PART_COUNTS, DOWN_COUNTS, E_BARRIER, then the
+ * invocations a weight row of stages A..E; DVQ: E_BARRIER as DEC_E_BARRIER
+ * where the down sums are counted; DV: the three counts as DEC_* too. */
+#define DVX(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ebar,    \
+            ...)                                                                                   \
   {                                                                                                \
     name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
-        qcounts, counts, 0, (counts) ? DEC_E_BARRIER : 0                                           \
+        qcounts, counts, 0, ebar                                                                   \
   }
+#define DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ...) \
+  DVX(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts,            \
+      (counts) ? DEC_E_BARRIER : 0, __VA_ARGS__)
 #define DV(name, skip, hr, ahead, att, stage_d, spread, flags, ...)                        \
   DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, DEC_QKV_COUNTS, DEC_PART_COUNTS, \
       DEC_COUNTS, __VA_ARGS__)
@@ -875,36 +880,10 @@ static const variant_t profile_variants[] = {
     DVQ("424015a's step (AHEAD 11, B 2 lanes)", 0, HR, 11, 1, 0, 1, 0, 0, 0, 0, 8, 2, 4, 16, 8),
     DVQ("6980f70's step (stage D, lanes 8, ...)", 0, 4, 15, 0, 1, 1, 0, 0, 0, 0, 8, 8, 8, 8, 8),
     DVQ("bedfa4e's step (only the down sums counted)", 0, HR, AH, 1, 0, SP, FL, 0, 0, 1, DEC_LANES),
-    {"stage E behind a grid barrier",
-     0,
-     DEC_FILL_INFLIGHT,
-     HR,
-     AH,
-     {DEC_LANES},
-     1,
-     0,
-     SP,
-     FL,
-     DEC_PART_COUNTS,
-     DEC_QKV_COUNTS,
-     DEC_COUNTS,
-     0,
-     1},
-    {"stage E polls the down sums",
-     0,
-     DEC_FILL_INFLIGHT,
-     HR,
-     AH,
-     {DEC_LANES},
-     1,
-     0,
-     SP,
-     FL,
-     DEC_PART_COUNTS,
-     DEC_QKV_COUNTS,
-     DEC_COUNTS,
-     0,
-     0},
+    DVX("stage E behind a grid barrier", 0, HR, AH, 1, 0, SP, FL, DEC_QKV_COUNTS, DEC_PART_COUNTS,
+        DEC_COUNTS, 1, DEC_LANES),
+    DVX("stage E polls the down sums", 0, HR, AH, 1, 0, SP, FL, DEC_QKV_COUNTS, DEC_PART_COUNTS,
+        DEC_COUNTS, 0, DEC_LANES),
     /* invocations a weight row (DEC_LANES, D's only stage D's): one stage changed */
     DV("lanes A..E  8  2  4  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 2, 4, 16, 8),
     DV("lanes A..E  4  1  4  -  8", 0, HR, AH, 1, 0, SP, FL, 4, 1, 4, 16, 8),
@@ -929,6 +908,7 @@ static const variant_t profile_variants[] = {
 };
 #undef DV
 #undef DVQ
+#undef DVX
 #undef HR
 #undef AH
 #undef SP
