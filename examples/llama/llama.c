@@ -1995,9 +1995,9 @@ static void run_clocks(gpu_t *g, uint32_t rounds) {
   qsort(r_medc, rounds, sizeof(double), compare_double);
   printf("  the last layer's stage C spans %.2f us, the median layer's %.2f (%s)\n",
          r_lastc[rounds / 2] * 1e-3, r_medc[rounds / 2] * 1e-3,
-         v.e_barrier ? "a grid barrier before stage E"
-         : v.counts  ? "stage E starts in each workgroup once its poll has the down sums"
-                     : "a grid barrier before stage E");
+         v.counts && !v.e_barrier
+             ? "stage E starts in each workgroup once its poll has the down sums"
+             : "a grid barrier before stage E");
   free(r_lastc), free(r_medc), free(c_span);
   free(r_span), free(r_own), free(r_lat), free(r_total), free(r_gpu), free(r_mhz);
   free(r_slow), free(last_count), free(by_round), free(ck);
