@@ -186,7 +186,7 @@ static void usage(FILE *f) {
              "                     (default 128 on a GPU, 1 on a CPU device)\n"
              "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
              "                     (1 to 32 and at most the subgroup size)\n"
-             "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 127;\n"
+             "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 511;\n"
              "                     default 3), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
              "                     KV group in stage A (then the counts are off unless\n"
@@ -323,7 +323,7 @@ static options_t *parse_options(int argc, char **argv) {
     } else if (!strcmp(a, "--e-barrier")) {
       o->e_barrier = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--ahead")) {
-      o->ahead = (int64_t)parse_uint(a, v, 0, 127), i++;
+      o->ahead = (int64_t)parse_uint(a, v, 0, 511), i++;
     } else if (!strcmp(a, "--lanes")) {
       o->lanes = (uint32_t)parse_uint(a, v, 1, 128), i++;
       if (o->lanes & (o->lanes - 1)) die("--lanes: %u is not a power of two", o->lanes);
@@ -892,14 +892,21 @@ static const variant_t profile_variants[] = {
     DV("lanes A..E  8  1  8  -  8", 0, HR, AH, 1, 0, SP, FL, 8, 1, 8, 16, 8),
     DV("lanes A..E  8  1  4  - 16", 0, HR, AH, 1, 0, SP, FL, 8, 1, 4, 16, 16),
     DV("with 4 LM-head rows a cluster", 0, 4, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("with 1 LM-head row a cluster", 0, 1, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("stage E's next wave before its products (+128)", 0, HR, AH | 128u, 1, 0, SP, FL, DEC_LANES),
+    DV("... and its first before the poll (+384)", 0, HR, AH | 384u, 1, 0, SP, FL, DEC_LANES),
+    DV("... +128 with 4 LM-head rows a cluster", 0, 4, AH | 128u, 1, 0, SP, FL, DEC_LANES),
     DV("barrier counters 16", 0, HR, AH, 1, 0, 16, FL, DEC_LANES),
     DV("without stage A (norm, Q/K/V, RoPE)", 1, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stage B (attention, o_proj)", 2, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stage C (norm, gate/up, down)", 4, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stage E (LM head, argmax)", 16, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("stage E left out at run time, its code kept", 128, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("stage E's rows from one 4 KB block (L2 hits)", 256, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("fills from one 4 KB block (L2 hits)", 64, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without the weight fills", 32, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stages A-D", 15, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DV("without stages A-E", 31, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("barriers only", 63, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DVQ("barriers only, all grid barriers", 63, HR, AH, 1, 0, SP, FL, 0, 0, 0, DEC_LANES),
     DVQ("barriers only, A -> B by flags", 63, HR, AH, 1, 0, SP, 1, 0, 0, 0, DEC_LANES),

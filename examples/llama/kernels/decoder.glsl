@@ -95,7 +95,9 @@ layout(constant_id = 15) const uint WCAP = 1;       // its size, uvec4
 layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
 // llama.c --profile only: stage bodies to leave out (bit 0..4: stages A..E;
 // bit 3 with DOWN_SPLIT: stage C's down product; bit 5: the weight fills), so that the time without them shows their cost;
-// bit 6: the fills read one 4 KB block (L2 hits), not the slices.
+// bit 6: the fills read one 4 KB block (L2 hits), not the slices; bit 7:
+// stage E left out at run time, its code kept; bit 8: stage E reads one 4 KB
+// block.
 // Any bit set makes the step's results meaningless; the host never checks
 // or keeps them.
 layout(constant_id = 17) const uint SKIP = 0;
@@ -135,6 +137,9 @@ layout(constant_id = 31) const uint ROPE_AT = 0;
 //      earlier steps; the weight stream has evicted them from L2 since)
 //      loaded into registers before the A -> B barrier's poll (kv_early):
 //      only the new row, q and the rest wait for the release
+// 128  stage E's next wave of LM-head loads issued before this wave's
+//      products (stage_e())
+// 256  (with 128) stage E's first wave issued before its poll for the down sums
 layout(constant_id = 32) const uint AHEAD = 11;
 // Invocations a weight row, by stage: 4 bits each for A..E (A lowest); 0
 // keeps LANES, v > 0 means 2^(v-1), capped at LANES. What was measured
@@ -1139,33 +1144,63 @@ void block_best(inout float bv, inout uint bi) {
 // Stage E: the LM head's rows of this workgroup, streamed (no shared-memory
 // slice: 49152 rows): HEAD_ROWS rows a lane cluster per pass, their loads
 // issued before the first product, so that enough bytes are in flight per SM
-// to cover the memory's latency.
+// to cover the memory's latency. The passes and each lane's uvec4 of a row
+// run as one sequence of waves t (pass t / E_ITERS, column wave t % E_ITERS);
+// with AHEAD bit 128 wave t + 1's loads go out before wave t's products
+// (across passes too), and with bit 256 wave 0's before the poll for the
+// down sums (the LM head does not depend on the data).
+// SKIP bit 7 leaves stage E out at run time, its code compiled in (beside
+// bit 4, which compiles it out); bit 8 reads its rows from one 4 KB block.
+const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
+
+// Wave t's loads of this invocation into w (rows past r1, columns past the
+// row left alone).
+void e_wave(uint t, uint r0, uint r1, uint lanes, uvec4 w[8], out uvec4 o[8]) {
+  o = w;
+  const uint iters = (N8D + lanes - 1) / lanes, per_pass = BLOCK_SIZE / lanes;
+  const uint k0 = r0 + TID / lanes + (t / iters) * HR * per_pass;
+  const uint c = TID % lanes + (t % iters) * lanes;
+  if (c >= N8D) return;
+  [[unroll]] for (uint j = 0; j < 8; j++) {
+    const uint r = k0 + j * per_pass;
+    if (j < HR && r < r1) o[j] = W[(SKIP & 256u) != 0 ? (r * N8D + c) % 256 : HEAD_AT + r * N8D + c];
+  }
+}
+
 // Stage E; false if DOWN_COUNTS's poll gave up (every invocation returns it).
 bool stage_e() {
+  const uint lanes = lanes_for(4, N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
+  const uint iters = (N8D + lanes - 1) / lanes, rows_pass = HR * per_pass;
+  const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
+  const uint waves = r1 > r0 ? (r1 - r0 + rows_pass - 1) / rows_pass * iters : 0;
+  const bool pipe = (AHEAD & 128u) != 0;
+  uvec4 w[8];
+  [[unroll]] for (uint j = 0; j < 8; j++) w[j] = uvec4(0);
+  if (pipe && (AHEAD & 256u) != 0 && waves > 0) e_wave(0, r0, r1, lanes, w, w);
   if (!gathered(gather_x(LAYERS - 1))) return false;
   if (DOWN_COUNTS != 0) stamp(6 * LAYERS);
   normalise(NORM_AT);
-  const uint lanes = lanes_for(4, N8D), per_pass = BLOCK_SIZE / lanes, lane = TID % lanes;
-  const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
-  const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
+  if (pipe && (AHEAD & 256u) == 0 && waves > 0) e_wave(0, r0, r1, lanes, w, w);
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  for (uint k0 = r0 + TID / lanes; k0 < r1; k0 += HR * per_pass) {
-    float a[8];
-    [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
-    for (uint c = lane; c < N8D; c += lanes) {
-      uvec4 w[8];
-      [[unroll]] for (uint j = 0; j < 8; j++) {
-        const uint r = k0 + j * per_pass;
-        if (j < HR && r < r1) w[j] = W[HEAD_AT + r * N8D + c];
-      }
+  float a[8];
+  [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
+  for (uint t = 0; t < waves; t++) {
+    uvec4 wn[8];
+    if (!pipe) e_wave(t, r0, r1, lanes, w, w);
+    else if (t + 1 < waves) e_wave(t + 1, r0, r1, lanes, w, wn);
+    const uint k0 = r0 + TID / lanes + (t / iters) * rows_pass, c = lane + (t % iters) * lanes;
+    if (c < N8D)
       [[unroll]] for (uint j = 0; j < 8; j++)
         if (j < HR && k0 + j * per_pass < r1) a[j] += dot8(w[j], c);
-    }
+    if (pipe && t + 1 < waves) w = wn;
+    if (t % iters != iters - 1) continue;
+    // the pass's last wave: its rows' sums (t is the same in every invocation)
     [[unroll]] for (uint j = 0; j < 8; j++) {
       if (j >= HR) break;
       const uint r = k0 + j * per_pass;
       const float v = cluster_add(a[j], lanes);
+      a[j] = 0.0;
       if (r < r1) {
         if (lane == 0) logits[r] = v;
         if (v > bv) { bv = v; bi = r; }
@@ -1297,7 +1332,9 @@ void main() {
   if (DOWN_COUNTS == 0 || (SKIP & 16u) != 0) stamp(6 * LAYERS);
   consume();
   if (pf_x == 0x5bd1e995u) atomicOr(sync.sink, 1u);
-  if ((SKIP & 16u) == 0 && !stage_e()) return;
+  // (SKIP bit 7: prompt_len is never 0xFFFFFFFF, but the compiler cannot know)
+  const bool e_run = (SKIP & 128u) == 0 || params.prompt_len == 0xFFFFFFFFu;
+  if ((SKIP & 16u) == 0 && e_run && !stage_e()) return;
   arrive(6 * LAYERS + 1);
   if (!wait_all(target += GROUPS)) return;
   stamp(6 * LAYERS + 2);
