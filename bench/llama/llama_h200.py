@@ -503,8 +503,13 @@ def cmd_summary(run):
             print(f"GPU us per step by kind, alone ({name}): {kinds}; whole step "
                   f"{j['bench']['step_gpu_us']:.1f}")
             if j["bench"].get("alone"):
+                # (marginal: what one more dispatch adds in a stream of them,
+                # without the stream's start and drain; absent before 2026-12-07)
                 print("  each layer matrix alone (independent dispatches): " + ", ".join(
-                    f"{k} {v['us']:.2f} us {v['gb_s']:.0f} GB/s" for k, v in j["bench"]["alone"].items()) +
+                    f"{k} {v['us']:.2f} us {v['gb_s']:.0f} GB/s" +
+                    (f" (one more {v['marginal_us']:.2f} us {v['marginal_gb_s']:.0f} GB/s)"
+                     if v.get("marginal_gb_s") else "")
+                    for k, v in j["bench"]["alone"].items()) +
                     f"; device copy {j['bench']['copy_gb_s']:.0f} GB/s")
     wb = tj.get("matvec_bytes_per_token")
     # The floor reads the weights at the fastest rate this run measured on
@@ -514,7 +519,8 @@ def cmd_summary(run):
     bj = tj.get("bench", {})
     rates = {"torch's device copy": tt.get("copy_gb_s", 0), "tandem's Vulkan copy": bj.get("copy_gb_s", 0),
              "tandem's LM head alone": bj.get("lm_head_gb_s", 0)}
-    rates.update({f"tandem's {k} alone": v["gb_s"] for k, v in (bj.get("alone") or {}).items()})
+    rates.update({f"tandem's {k} alone": max(v["gb_s"], v.get("marginal_gb_s", 0))
+                  for k, v in (bj.get("alone") or {}).items()})
     source, copy = max(rates.items(), key=lambda kv: kv[1])
     if wb and copy:
         best = min((r for r in rows if r[0].startswith("tandem")), key=lambda r: r[2], default=None)

@@ -55,6 +55,7 @@
  * Exit status: 0 the run (and the check, if asked) passed with no validation
  * message, 1 otherwise, 77 no usable device.
  */
+#include <assert.h>
 #include <dlfcn.h>
 #include <jansson.h>
 #include <math.h>
@@ -484,6 +485,9 @@ typedef struct gpu {
 } gpu_t;
 
 enum { SINK_STRIDE = 256 }; /* one slice of the sink per node: no hazard between nodes */
+/* --bench times each layer matrix alone in 1 and in ALONE_PASSES passes over
+ * the layers (run_bench); the sink has a slice for every dispatch of them */
+enum { ALONE_PASSES = 3 };
 
 static tandem_buffer_t *buffer(gpu_t *g, uint64_t bytes, tandem_placement_t placement) {
   tandem_buffer_t *b = NULL;
@@ -1253,7 +1257,7 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->logits = buffer(g, 4ull * c->vocab, local);
   g->kc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
-  g->sink = buffer(g, (5ull * c->layers + 1) * SINK_STRIDE, local);
+  g->sink = buffer(g, (5ull * c->layers * ALONE_PASSES + 1) * SINK_STRIDE, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
@@ -1640,58 +1644,65 @@ typedef struct bench {
   double copy_gbs, matvec_gbs, head_gbs, step_us;
   double kind_us[10]; /* per node kind, per step */
   /* each layer matrix alone: the layers' dispatches of one product with no
-   * dependency between them (distinct outputs), GPU time per dispatch */
-  double alone_us[4], alone_gbs[4];
+   * dependency between them (distinct outputs), GPU time per dispatch; and
+   * the time one more dispatch adds in a stream of them: (ALONE_PASSES
+   * passes - 1 pass) / the dispatches between, without the stream's start
+   * and drain (0: not measured, the difference was not positive) */
+  double alone_us[4], alone_gbs[4], marginal_us[4], marginal_gbs[4];
 } bench_t;
 
 static const char *const matrix_names[4] = {"qkv", "o_proj", "gate_up", "down"};
 
-/* The per-layer dispatches of one mat-vec product (|m|: 0 qkv, 1 o_proj, 2
- * gate_up, 3 down) with nothing between them that depends on another: each
- * writes its own slice of |scratch| (the Q/K/V product with RoPE also its own
- * layer's cache rows), so the GPU may overlap them and the time over the
- * bytes is the kernel's own bandwidth, not the dependency's cost. Returns the
- * bytes one dispatch reads. */
-static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, tandem_buffer_t *scratch,
-                             uint64_t slice) {
+/* |passes| passes of the per-layer dispatches of one mat-vec product (|m|:
+ * 0 qkv, 1 o_proj, 2 gate_up, 3 down) with nothing between them that depends
+ * on another: each writes its own slice of |scratch| (the Q/K/V product with
+ * RoPE also its own rows of the scratch caches |kc|, |vc|) and of the sink,
+ * so the GPU may overlap them and the time over the bytes is the kernel's
+ * own bandwidth, not the dependency's cost. Returns the bytes one dispatch
+ * reads. */
+static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, uint32_t passes,
+                             tandem_buffer_t *scratch, uint64_t slice, tandem_buffer_t *kc,
+                             tandem_buffer_t *vc) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim;
   const uint64_t cache = 4ull * g->max_seq * KV;
   const tandem_view_t params = view(g->params, 0, 8);
   uint64_t bytes = 0;
-  for (uint32_t l = 0; l < c->layers; l++) {
+  assert(passes <= ALONE_PASSES);
+  for (uint32_t n = 0; n < passes * c->layers; n++) {
+    const uint32_t l = n % c->layers; /* n: the dispatch's scratch slice and sink slot */
     const layer_at_t *a = &g->at[l];
     if (m == 0) {
       const uint64_t rows = Q + 2 * KV;
       tandem_view_t v[10] = {wv(g, a->qkv, 2 * rows * D),
                              whole(g->x),
                              wv(g, a->attn_norm, 4 * D),
-                             view(scratch, l * slice, 4 * rows),
+                             view(scratch, n * slice, 4 * rows),
                              params,
                              wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
-                             view(g->kc, l * cache, cache),
-                             view(g->vc, l * cache, cache)};
+                             view(kc, n * cache, cache),
+                             view(vc, n * cache, cache)};
       dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
                   matvec_groups(g->attn_cached ? rows / 2 : rows, g->per_wg_qkv),
-                  wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16), 0, 5 * l);
+                  wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16), 0, 5 * n);
       bytes = 2 * rows * D;
     } else if (m == 1) {
       tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn),
-                            view(scratch, l * slice, 4 * D)};
+                            view(scratch, n * slice, 4 * D)};
       dispatch_pf(g, graph, g->k_o, v, 3, matvec_groups(D, g->per_wg_o),
-                  wv(g, a->down, g->pf_o ? g->pf_o : 16), 0, 5 * l + 2);
+                  wv(g, a->down, g->pf_o ? g->pf_o : 16), 0, 5 * n + 2);
       bytes = 2 * D * Q;
     } else if (m == 2) {
       tandem_view_t v[7] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
-                            wv(g, a->mlp_norm, 4 * D), view(scratch, l * slice, 4 * F)};
+                            wv(g, a->mlp_norm, 4 * D), view(scratch, n * slice, 4 * F)};
       dispatch_pf(g, graph, g->k_gateup, v, 5, matvec_groups(F, g->per_wg_gu),
-                  wv(g, a->qkv, g->pf_gu ? g->pf_gu : 16), 0, 5 * l + 3);
+                  wv(g, a->qkv, g->pf_gu ? g->pf_gu : 16), 0, 5 * n + 3);
       bytes = 4 * F * D;
     } else {
       tandem_view_t v[5] = {wv(g, a->down, 2 * D * F), whole(g->h),
-                            view(scratch, l * slice, 4 * D)};
+                            view(scratch, n * slice, 4 * D)};
       dispatch_pf(g, graph, g->k_down, v, 3, matvec_groups(D, g->per_wg_down), wv(g, a->down, 16),
-                  0, 5 * l + 4);
+                  0, 5 * n + 4);
       bytes = 2 * D * F;
     }
   }
@@ -1742,18 +1753,32 @@ static void run_bench(gpu_t *g, bench_t *b) {
   uint64_t widest = c->ffn > c->dim ? c->ffn : c->dim;
   if (g->qdim + 2 * g->kvdim > widest) widest = g->qdim + 2 * g->kvdim;
   const uint64_t slice = align_up(4 * widest, 256);
-  tandem_buffer_t *scratch = buffer(g, slice * c->layers, TANDEM_PLACEMENT_GPU_LOCAL);
+  const uint64_t n_alone = (uint64_t)ALONE_PASSES * c->layers;
+  const uint64_t cache = 4ull * g->max_seq * g->kvdim;
+  tandem_buffer_t *scratch = buffer(g, slice * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *kc = buffer(g, cache * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *vc = buffer(g, cache * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
   for (int m = 0; m < 4; m++) {
-    CHECK(tandem_graph_create(g->rt, &graph));
-    const uint64_t bytes = record_alone(g, graph, m, scratch, slice);
-    CHECK(tandem_graph_prepare(graph, &exec));
-    tandem_graph_release(graph);
-    const double ns = gpu_time(exec, 10) / c->layers;
-    tandem_exec_release(exec);
-    b->alone_us[m] = ns * 1e-3;
-    b->alone_gbs[m] = ns > 0 ? (double)bytes / ns : 0.0;
+    double ns[2] = {0.0, 0.0}; /* 1 pass, ALONE_PASSES passes */
+    uint64_t bytes = 0;
+    for (int i = 0; i < 2; i++) {
+      CHECK(tandem_graph_create(g->rt, &graph));
+      bytes = record_alone(g, graph, m, i ? ALONE_PASSES : 1, scratch, slice, kc, vc);
+      CHECK(tandem_graph_prepare(graph, &exec));
+      tandem_graph_release(graph);
+      ns[i] = gpu_time(exec, 10);
+      tandem_exec_release(exec);
+    }
+    const double each = ns[0] / c->layers;
+    const double more = (ns[1] - ns[0]) / ((ALONE_PASSES - 1) * c->layers);
+    b->alone_us[m] = each * 1e-3;
+    b->alone_gbs[m] = each > 0 ? (double)bytes / each : 0.0;
+    b->marginal_us[m] = more > 0 ? more * 1e-3 : 0.0;
+    b->marginal_gbs[m] = more > 0 ? (double)bytes / more : 0.0;
   }
   tandem_buffer_release(scratch);
+  tandem_buffer_release(kc);
+  tandem_buffer_release(vc);
 }
 
 /* --profile (the persistent step): the step's GPU time beside variants of its
@@ -2437,12 +2462,16 @@ int main(int argc, char **argv) {
     printf("  GPU time per step of each kind of node, alone (all layers, each dispatch after "
            "the one before):\n");
     for (int k = 1; k < 9; k++) printf("  %-10s %9.1f us\n", kind_names[k], b.kind_us[k]);
-    printf("  each layer matrix alone (%u dispatches with no dependency between them), beside "
-           "the device copy's %.1f GB/s:\n",
-           c->layers, b.copy_gbs);
-    for (int i = 0; i < 4; i++)
-      printf("  %-10s %9.2f us a dispatch, %8.1f GB/s\n", matrix_names[i], b.alone_us[i],
+    printf("  each layer matrix alone (%u dispatches with no dependency between them; then what "
+           "one more adds in %u passes of them), beside the device copy's %.1f GB/s:\n",
+           c->layers, ALONE_PASSES, b.copy_gbs);
+    for (int i = 0; i < 4; i++) {
+      printf("  %-10s %9.2f us a dispatch, %8.1f GB/s", matrix_names[i], b.alone_us[i],
              b.alone_gbs[i]);
+      if (b.marginal_us[i] > 0)
+        printf("; one more %5.2f us, %8.1f GB/s\n", b.marginal_us[i], b.marginal_gbs[i]);
+      else printf("; one more: not measured (no time added)\n");
+    }
   }
 
   if (o->profile) run_profile(&g, 41);
@@ -2508,8 +2537,11 @@ int main(int argc, char **argv) {
         fprintf(jf, "%s\"%s\": %.3f", k > 1 ? ", " : "", kind_names[k], b.kind_us[k]);
       fprintf(jf, "}, \"alone\": {");
       for (int i = 0; i < 4; i++)
-        fprintf(jf, "%s\"%s\": {\"us\": %.3f, \"gb_s\": %.3f}", i ? ", " : "", matrix_names[i],
-                b.alone_us[i], b.alone_gbs[i]);
+        fprintf(jf,
+                "%s\"%s\": {\"us\": %.3f, \"gb_s\": %.3f, \"marginal_us\": %.3f, "
+                "\"marginal_gb_s\": %.3f}",
+                i ? ", " : "", matrix_names[i], b.alone_us[i], b.alone_gbs[i], b.marginal_us[i],
+                b.marginal_gbs[i]);
       fprintf(jf, "}}");
     }
     fprintf(jf, ", \"generated\": [");
