@@ -103,7 +103,8 @@ layout(constant_id = 16) const uint SPIN_LIMIT = 1u << 24;
 layout(constant_id = 17) const uint SKIP = 0;
 // Weight loads in flight per invocation while a slice fills shared memory
 // (1: one at a time, each waited on before the next) and LM-head rows per
-// lane cluster, all their loads issued before the first product (at most 8).
+// lane cluster, all their loads issued before the first product (at most 8
+// and 16).
 layout(constant_id = 18) const uint FILL_INFLIGHT = 8;
 layout(constant_id = 19) const uint HEAD_ROWS = 4;
 // weight offsets, 16-byte units: layer 0's pieces, the layer stride, the rest
@@ -1151,17 +1152,17 @@ void block_best(inout float bv, inout uint bi) {
 // down sums (the LM head does not depend on the data).
 // SKIP bit 7 leaves stage E out at run time, its code compiled in (beside
 // bit 4, which compiles it out); bit 8 reads its rows from one 4 KB block.
-const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 8 ? 8 : HEAD_ROWS;
+const uint HR = HEAD_ROWS < 1 ? 1 : HEAD_ROWS > 16 ? 16 : HEAD_ROWS;
 
 // Wave t's loads of this invocation into w (rows past r1, columns past the
 // row left alone).
-void e_wave(uint t, uint r0, uint r1, uint lanes, uvec4 w[8], out uvec4 o[8]) {
+void e_wave(uint t, uint r0, uint r1, uint lanes, uvec4 w[16], out uvec4 o[16]) {
   o = w;
   const uint iters = (N8D + lanes - 1) / lanes, per_pass = BLOCK_SIZE / lanes;
   const uint k0 = r0 + TID / lanes + (t / iters) * HR * per_pass;
   const uint c = TID % lanes + (t % iters) * lanes;
   if (c >= N8D) return;
-  [[unroll]] for (uint j = 0; j < 8; j++) {
+  [[unroll]] for (uint j = 0; j < 16; j++) {
     const uint r = k0 + j * per_pass;
     if (j < HR && r < r1) o[j] = W[(SKIP & 256u) != 0 ? (r * N8D + c) % 256 : HEAD_AT + r * N8D + c];
   }
@@ -1174,8 +1175,8 @@ bool stage_e() {
   const uint r0 = gl_WorkGroupID.x * PER_E, r1 = min(VOCAB, r0 + PER_E);
   const uint waves = r1 > r0 ? (r1 - r0 + rows_pass - 1) / rows_pass * iters : 0;
   const bool pipe = (AHEAD & 128u) != 0;
-  uvec4 w[8];
-  [[unroll]] for (uint j = 0; j < 8; j++) w[j] = uvec4(0);
+  uvec4 w[16];
+  [[unroll]] for (uint j = 0; j < 16; j++) w[j] = uvec4(0);
   if (pipe && (AHEAD & 256u) != 0 && waves > 0) e_wave(0, r0, r1, lanes, w, w);
   if (!gathered(gather_x(LAYERS - 1))) return false;
   if (DOWN_COUNTS != 0) stamp(6 * LAYERS);
@@ -1183,20 +1184,20 @@ bool stage_e() {
   if (pipe && (AHEAD & 256u) == 0 && waves > 0) e_wave(0, r0, r1, lanes, w, w);
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  float a[8];
-  [[unroll]] for (uint j = 0; j < 8; j++) a[j] = 0.0;
+  float a[16];
+  [[unroll]] for (uint j = 0; j < 16; j++) a[j] = 0.0;
   for (uint t = 0; t < waves; t++) {
-    uvec4 wn[8];
+    uvec4 wn[16];
     if (!pipe) e_wave(t, r0, r1, lanes, w, w);
     else if (t + 1 < waves) e_wave(t + 1, r0, r1, lanes, w, wn);
     const uint k0 = r0 + TID / lanes + (t / iters) * rows_pass, c = lane + (t % iters) * lanes;
     if (c < N8D)
-      [[unroll]] for (uint j = 0; j < 8; j++)
+      [[unroll]] for (uint j = 0; j < 16; j++)
         if (j < HR && k0 + j * per_pass < r1) a[j] += dot8(w[j], c);
     if (pipe && t + 1 < waves) w = wn;
     if (t % iters != iters - 1) continue;
     // the pass's last wave: its rows' sums (t is the same in every invocation)
-    [[unroll]] for (uint j = 0; j < 8; j++) {
+    [[unroll]] for (uint j = 0; j < 16; j++) {
       if (j >= HR) break;
       const uint r = k0 + j * per_pass;
       const float v = cluster_add(a[j], lanes);
