@@ -902,6 +902,8 @@ static const variant_t profile_variants[] = {
     DV("... +128 with 4 LM-head rows a cluster", 0, 4, AH | 128u, 1, 0, SP, FL, DEC_LANES),
     DV("with 16 LM-head rows a cluster", 0, 16, AH, 1, 0, SP, FL, DEC_LANES),
     DV("... +384 with 16 LM-head rows a cluster", 0, 16, AH | 384u, 1, 0, SP, FL, DEC_LANES),
+    DV("... +384, E's rows over 4 lanes", 0, HR, AH | 384u, 1, 0, SP, FL, 8, 1, 4, 16, 4),
+    DV("... +384, 16 rows, E's over 16 lanes", 0, 16, AH | 384u, 1, 0, SP, FL, 8, 1, 4, 16, 16),
     DV("barrier counters 16", 0, HR, AH, 1, 0, 16, FL, DEC_LANES),
     DV("without stage A (norm, Q/K/V, RoPE)", 1, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("without stage B (attention, o_proj)", 2, HR, AH, 1, 0, SP, FL, DEC_LANES),
