@@ -99,6 +99,8 @@ typedef struct options {
   int qkv_counts;        /* --qkv-counts: 1 on, 0 off, -1 DEC_QKV_COUNTS */
   int down_counts;       /* --down-counts: 1 on, 0 off, -1 DEC_COUNTS */
   int e_barrier;         /* --e-barrier: 1 on, 0 off, -1 DEC_E_BARRIER */
+  int head_node;         /* --head-node: 1 on, 0 off, -1 DEC_E_NODE */
+  uint32_t head_block;   /* --head-block: head_best.glsl's workgroup (0: HEAD_BLOCK) */
   bool check, bench, profile, clocks, timestamps, validation, verbose;
   const char *logits_out, *json;
 } options_t;
@@ -200,6 +202,11 @@ static void usage(FILE *f) {
              "                     each add counted, no grid barrier after stage C\n"
              "  --e-barrier on|off  on (needs --down-counts on): a grid barrier before the\n"
              "                     LM head (stage E) instead of its poll; off (default)\n"
+             "  --head-node on|off  on: the LM head and the token as a node of their own after\n"
+             "                     the persistent step's layers (head_best.glsl), not as its\n"
+             "                     stage E\n"
+             "  --head-block N     that node's workgroup (a multiple of the subgroup size;\n"
+             "                     default 256 on a GPU)\n"
              "  --bench            also time the mat-vec products and a device copy (GPU\n"
              "                     timestamps) and report their bandwidth\n"
              "  --profile          (--engine persistent) time the step beside variants of its\n"
@@ -240,6 +247,7 @@ static options_t *parse_options(int argc, char **argv) {
   o->qkv_counts = -1;
   o->down_counts = -1;
   o->e_barrier = -1;
+  o->head_node = -1;
   o->pos_lane = TANDEM_LANE_COMPUTE, o->pos_gpu = true, o->chunk = 1;
   o->prompt[0] = 1, o->prompt_len = 1, o->prefetch = 0;
   for (int i = 1; i < argc; i++) {
@@ -323,6 +331,10 @@ static options_t *parse_options(int argc, char **argv) {
       o->down_counts = parse_on_off(a, v), i++;
     } else if (!strcmp(a, "--e-barrier")) {
       o->e_barrier = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--head-node")) {
+      o->head_node = parse_on_off(a, v), i++;
+    } else if (!strcmp(a, "--head-block")) {
+      o->head_block = (uint32_t)parse_uint(a, v, 1, 1024), i++;
     } else if (!strcmp(a, "--ahead")) {
       o->ahead = (int64_t)parse_uint(a, v, 0, 511), i++;
     } else if (!strcmp(a, "--lanes")) {
@@ -414,6 +426,7 @@ typedef struct variant {
   uint32_t counts;       /* DOWN_COUNTS: stage A polls the down product's counted sums */
   uint32_t clocks;       /* llama_decoder_clocks: stamps into a 10th binding (--clocks) */
   uint32_t e_barrier;    /* E_BARRIER: a grid barrier before stage E (with DOWN_COUNTS) */
+  uint32_t e_node;       /* E_NODE: no stage E; the LM head is head_best.glsl's node */
 } variant_t;
 
 /* The grid barriers in a layer of |v|'s step: one a stage hand-over (A -> B,
@@ -475,6 +488,12 @@ typedef struct gpu {
   uint32_t groups, dec_block, dec_wcap, dec_shared, dec_counters;
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *acc, *sync, *sync_host;
+  /* E_NODE: whether k_decoder leaves the LM head to k_head_best's node
+   * (head_best.glsl), that node's workgroup, invocations a row and rows a
+   * workgroup; its Best words are Sync's last slot (BEST_AT) */
+  bool dec_head_node;
+  tandem_kernel_t *k_head_best;
+  uint32_t head_block, head_lanes, head_per_wg;
   /* --clocks: decoder.glsl's Clocks binding while run_clocks records a step
    * (NULL otherwise: the step has 9 bindings), and the step's variant */
   tandem_buffer_t *clocks;
@@ -835,10 +854,25 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * LM head's 57 MB from HBM while others still run their last stage C
  * (--e-barrier). Off until timed. */
 #define DEC_E_BARRIER 0
+/* E_NODE: no stage E in the step; workgroup 0 stores x after the last
+ * layer, and the LM head, the argmax and the position's advance are one node
+ * after it (head_best.glsl: a wide mat-vec whose workgroups fold their best
+ * logit into one 64-bit atomic maximum, the last of them writing the token)
+ * (--head-node). On the H200 stage E cost the step 76.9 us on GPU timestamps,
+ * the LM head as a node 29.6 (bench/results/2026-12-07-h200-e-barrier). Off
+ * until timed. */
+#define DEC_E_NODE 0
+/* head_best.glsl's workgroup on a GPU (--head-block): rows a workgroup are
+ * this over the invocations a row */
+#define HEAD_BLOCK 256
 /* Sync: counters and error word, the arrival counters (slots 1..31) and the
  * KV groups' flags (slots 32..63), a slot 256 bytes */
 #define SYNC_SLOTS 64u
 #define SYNC_BYTES (256u * SYNC_SLOTS)
+/* head_best.glsl's Best words (a 64-bit key, a counter 128 bytes on): one
+ * more slot after the decoder's, 0 between steps as they are */
+#define BEST_AT SYNC_BYTES
+#define BEST_BYTES 256u
 
 /* The variants --profile times (run_profile); the first is the step. DVX:
  * name, SKIP, LM-head rows, AHEAD, ATT_SUBGROUP, stage D, barrier counters,
@@ -849,7 +883,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
             ...)                                                                                   \
   {                                                                                                \
     name, skip, DEC_FILL_INFLIGHT, hr, ahead, {__VA_ARGS__}, att, stage_d, spread, flags, pcounts, \
-        qcounts, counts, 0, ebar                                                                   \
+        qcounts, counts, 0, ebar, 0                                                                \
   }
 #define DVQ(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts, ...) \
   DVX(name, skip, hr, ahead, att, stage_d, spread, flags, qcounts, pcounts, counts,            \
@@ -861,8 +895,19 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 #define AH DEC_AHEAD
 #define SP DEC_SPREAD
 #define FL DEC_FLAGS
+/* the step with its LM head as DEC_E_NODE says, or the other way */
+#define DVN(name, e_node)                                                           \
+  {                                                                                 \
+    name, 0, DEC_FILL_INFLIGHT, HR, AH, {DEC_LANES}, 1, 0, SP, FL, DEC_PART_COUNTS, \
+        DEC_QKV_COUNTS, DEC_COUNTS, 0, DEC_COUNTS ? DEC_E_BARRIER : 0, e_node       \
+  }
 static const variant_t profile_variants[] = {
-    DV("the step", 0, HR, AH, 1, 0, SP, FL, DEC_LANES),
+    DVN("the step", DEC_E_NODE),
+#if DEC_E_NODE
+    DVN("the LM head as stage E (--head-node off)", 0),
+#else
+    DVN("the LM head as a node (--head-node on)", 1),
+#endif
     /* a grid barrier back in place of each counted hand-over; HEAD_FLAGS
      * and stage D only without any counts */
     DVQ("stage A -> B by a grid barrier", 0, HR, AH, 1, 0, SP, FL, 0, 1, 1, DEC_LANES),
@@ -924,11 +969,46 @@ static const variant_t profile_variants[] = {
 #undef DV
 #undef DVQ
 #undef DVX
+#undef DVN
 #undef HR
 #undef AH
 #undef SP
 #undef FL
 static const variant_t *const dec_default = &profile_variants[0];
+
+/* E_NODE's LM-head node (head_best.glsl) with workgroups of |block|, its
+ * rows a workgroup into |per_wg|. */
+static tandem_kernel_t *make_head_best(gpu_t *g, uint32_t block, uint32_t *per_wg) {
+  const llama_config_t *c = g->c;
+  const uint32_t sg = g->info.subgroup_size, need = TANDEM_SHADER_INT64 |
+                                                    TANDEM_SHADER_INT64_ATOMICS |
+                                                    TANDEM_SHADER_SUBGROUP_SHUFFLE;
+  if ((g->info.shader_features & need) != need)
+    die("--head-node on: the device lacks shaderInt64, shaderBufferInt64Atomics or subgroup "
+        "shuffles (the token's 64-bit atomic maximum); use --head-node off");
+  /* the invocations a row as the wide mat-vecs take them, at most the subgroup */
+  uint32_t lanes = g->lanes ? g->lanes : g->info.is_cpu ? 1 : (sg < 32 ? sg : 32);
+  if (g->info.is_cpu && !g->lanes)
+    while (lanes < sg && (c->dim / 8 + lanes - 1) / lanes > 8) lanes *= 2;
+  if (block % sg || block > g->info.max_local_invocations || lanes > sg || block % lanes)
+    die("--head-block %u: a multiple of the subgroup size %u, at most %u, divisible by the %u "
+        "invocations a row",
+        block, sg, g->info.max_local_invocations, lanes);
+  if (c->dim % 8) die("--head-node on: hidden size %u is not a multiple of 8", c->dim);
+  g->head_lanes = lanes;
+  *per_wg = block / lanes;
+  const tandem_spec_constant_t s[6] = {spec_u32(1, c->vocab),   spec_u32(2, c->dim),
+                                       spec_f32(3, c->eps),     spec_u32(4, lanes),
+                                       spec_u32(5, g->max_seq), spec_u32(6, g->pos_gpu ? 1 : 0)};
+  const tandem_binding_contract_t b[7] = {reads(2ull * c->vocab * c->dim),
+                                          reads(4ull * c->dim),
+                                          reads(4ull * c->dim),
+                                          writes(4ull * c->vocab),
+                                          updates(8),
+                                          updates(4ull * (g->max_seq + 1)),
+                                          updates(BEST_BYTES)};
+  return kernel_wg(g, block, "lm_head+argmax", SPV(llama_head_best), b, 7, s, 6);
+}
 
 /* decoder.glsl's clock events a workgroup (NEV: 6 a layer, 3 for stage E
  * and the end) and the Clocks binding's size, 16 bytes an event */
@@ -1079,7 +1159,8 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(10, g->max_seq),
       spec_f32(11, c->eps),
       spec_f32(12, 1.0f / sqrtf((float)HD)),
-      spec_u32(13, g->pos_gpu ? 1 : 0),
+      /* with E_NODE the LM-head node moves the position on */
+      spec_u32(13, g->pos_gpu && !v->e_node ? 1 : 0),
       spec_u32(14, g->dec_smem ? 1 : 0),
       spec_u32(15, g->dec_wcap),
       /* polls before a barrier gives up: seconds on either kind of device */
@@ -1110,6 +1191,7 @@ static tandem_kernel_t *make_decoder(gpu_t *g, const variant_t *v) {
       spec_u32(40, v->counts ? 1 : 0),
       spec_u32(41, v->qcounts ? 1 : 0),
       spec_u32(42, v->e_barrier ? 1 : 0),
+      spec_u32(43, v->e_node ? 1 : 0),
   };
 #undef U16
   const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
@@ -1246,6 +1328,15 @@ static void upload_weights(gpu_t *g, const llama_model_t *m, float *rope) {
   free(pieces);
 }
 
+/* decoder.glsl's Act: x, xb, q, the heads' o_proj parts, h, a candidate
+ * per workgroup, then xe (E_NODE: x for the LM-head node), at this offset
+ * (16-byte aligned, as a view must be) */
+static uint64_t act_xe(const gpu_t *g) {
+  const llama_config_t *c = g->c;
+  return align_up(
+      4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups), 16);
+}
+
 static void make_buffers(gpu_t *g, bool logits_host) {
   const llama_config_t *c = g->c;
   const tandem_placement_t local = TANDEM_PLACEMENT_GPU_LOCAL;
@@ -1265,16 +1356,14 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
-    /* decoder.glsl's Act: x, xb, q, the heads' o_proj parts, h, a candidate per workgroup */
-    g->act_bytes =
-        4ull * (2 * c->dim + g->qdim + (uint64_t)c->heads * c->dim + c->ffn + 2ull * g->groups);
+    g->act_bytes = act_xe(g) + 4ull * c->dim;
     g->act = buffer(g, g->act_bytes, local);
     /* the down product's sums, PART_COUNTS's o_proj sums, QKV_COUNTS's
      * staging of q, k, v: 0 between steps */
     g->acc_bytes = 2 * 8ull * c->layers * c->dim + 8ull * c->layers * (g->qdim + 2 * g->kvdim);
     g->acc = buffer(g, g->acc_bytes, local);
-    g->sync = buffer(g, SYNC_BYTES, local);
-    g->sync_host = buffer(g, SYNC_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
+    g->sync = buffer(g, SYNC_BYTES + BEST_BYTES, local);
+    g->sync_host = buffer(g, SYNC_BYTES + BEST_BYTES, TANDEM_PLACEMENT_HOST_VISIBLE);
     tandem_graph_t *graph;
     CHECK(tandem_graph_create(g->rt, &graph));
     CHECK(tandem_graph_add_fill(graph, whole(g->sync), 0, TANDEM_LANE_AUTO));
@@ -1321,6 +1410,22 @@ static void dispatch_pf(gpu_t *g, tandem_graph_t *graph, tandem_kernel_t *k, tan
   dispatch(graph, k, views, view_count, groups + pf_groups);
 }
 
+/* E_NODE: the LM head and the token after the persistent step's layers,
+ * |k| (head_best.glsl) at |per_wg| rows a workgroup; x is decoder.glsl's
+ * Act.xe. */
+static void record_head_best(gpu_t *g, tandem_graph_t *graph, tandem_kernel_t *k, uint32_t per_wg) {
+  const llama_config_t *c = g->c;
+  const uint64_t D = c->dim;
+  tandem_view_t v[7] = {wv(g, g->head_at, 2ull * c->vocab * D),
+                        view(g->act, act_xe(g), 4 * D),
+                        wv(g, g->norm_at, 4 * D),
+                        whole(g->logits),
+                        view(g->params, 0, 8),
+                        whole(g->history),
+                        view(g->sync, BEST_AT, BEST_BYTES)};
+  dispatch(graph, k, v, 7, matvec_groups(c->vocab, per_wg));
+}
+
 /* Records the nodes of one step whose kinds are in |kinds| into |graph|; the
  * logits copy's node number (K_LOGITS) into |logit_node|. */
 static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_t *logit_node) {
@@ -1333,9 +1438,15 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
   const tandem_view_t params = view(g->params, 0, 8);
   if (g->persistent && (kinds & K_STEP) == K_STEP) {
     const uint64_t cache = 4ull * c->layers * g->max_seq * KV;
-    tandem_view_t v[9] = {params,           whole(g->history),     whole(g->w),
-                          whole(g->act),    view(g->kc, 0, cache), view(g->vc, 0, cache),
-                          whole(g->logits), whole(g->sync),        whole(g->acc)};
+    tandem_view_t v[9] = {params,
+                          whole(g->history),
+                          whole(g->w),
+                          whole(g->act),
+                          view(g->kc, 0, cache),
+                          view(g->vc, 0, cache),
+                          whole(g->logits),
+                          view(g->sync, 0, SYNC_BYTES),
+                          whole(g->acc)};
     if (g->clocks) {
       tandem_view_t vc[10];
       memcpy(vc, v, sizeof v);
@@ -1344,6 +1455,7 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
     } else {
       dispatch(graph, g->k_decoder, v, 9, g->groups);
     }
+    if (g->dec_head_node) record_head_best(g, graph, g->k_head_best, g->head_per_wg);
     if (kinds & K_LOGITS) {
       *logit_node = tandem_graph_node_count(graph);
       CHECK(tandem_graph_add_copy(graph, whole(g->logits), view(g->logits_host, 0, 4ull * c->vocab),
@@ -1579,6 +1691,10 @@ static void check_sync(gpu_t *g) {
     memcpy(&v, (const uint8_t *)map.data + 256u * i, sizeof v);
     spread |= v;
   }
+  uint64_t best_key; /* head_best.glsl's words */
+  uint32_t best_count;
+  memcpy(&best_key, (const uint8_t *)map.data + BEST_AT, sizeof best_key);
+  memcpy(&best_count, (const uint8_t *)map.data + BEST_AT + 128, sizeof best_count);
   tandem_unmap(&map);
   if (w[2] & 4)
     die("--engine persistent: a part of a sum over workgroups (the down product's, or "
@@ -1595,6 +1711,10 @@ static void check_sync(gpu_t *g) {
     die("--engine persistent: the barrier's counters are %u, %u and %u after the run, not 0 "
         "(error word %u): a step did not finish its protocol",
         w[0], w[1], spread, w[2]);
+  if (best_key || best_count)
+    die("--head-node on: the LM-head node's key and counter are %#llx and %u after the run, not "
+        "0: a step's last workgroup did not take the token, so the tokens are not valid",
+        (unsigned long long)best_key, best_count);
 }
 
 /* One generation: the prompt into the history, prefill (one step per prompt
@@ -1653,7 +1773,12 @@ typedef struct bench {
    * passes - 1 pass) / the dispatches between, without the stream's start
    * and drain (0: not measured, the difference was not positive) */
   double alone_us[4], alone_gbs[4], marginal_us[4], marginal_gbs[4];
+  /* --engine persistent: the LM-head node (head_best.glsl) alone, by its
+   * workgroup size (HEAD_BLOCKS; 0: not run, too large for the device) */
+  double head_node_us[4];
 } bench_t;
+
+static const uint32_t head_blocks[4] = {128, 256, 512, 1024};
 
 static const char *const matrix_names[4] = {"qkv", "o_proj", "gate_up", "down"};
 
@@ -1783,6 +1908,23 @@ static void run_bench(gpu_t *g, bench_t *b) {
   tandem_buffer_release(scratch);
   tandem_buffer_release(kc);
   tandem_buffer_release(vc);
+
+  /* the LM-head node alone: it moves the position on and writes the
+   * history's next token, as in a step */
+  for (int i = 0; g->persistent && !g->info.is_cpu && i < 4; i++) {
+    if (head_blocks[i] > g->info.max_local_invocations) continue;
+    uint32_t per_wg;
+    const uint32_t keep_lanes = g->head_lanes;
+    tandem_kernel_t *k = make_head_best(g, head_blocks[i], &per_wg);
+    g->head_lanes = keep_lanes;
+    CHECK(tandem_graph_create(g->rt, &graph));
+    record_head_best(g, graph, k, per_wg);
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    b->head_node_us[i] = gpu_time(exec, 10) * 1e-3;
+    tandem_exec_release(exec);
+    tandem_kernel_release(k);
+  }
 }
 
 /* --profile (the persistent step): the step's GPU time beside variants of its
@@ -1808,9 +1950,11 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
     if (v->spread > g->info.subgroup_size) continue; /* printed as not run */
     kern[i] = make_decoder(g, v);
     g->k_decoder = kern[i];
+    g->dec_head_node = v->e_node;
     exec[i] = make_step(g, K_STEP);
   }
   g->k_decoder = keep;
+  g->dec_head_node = g->dec_step.e_node;
   g->node_count = keep_nodes;
   double *t = calloc((size_t)rounds * PROFILE_VARIANTS, sizeof *t);
   if (!t) die("out of memory");
@@ -2053,8 +2197,8 @@ static void gpu_release(gpu_t *g) {
   tandem_buffer_release(g->xn);
   tandem_buffer_release(g->head_t);
   tandem_buffer_release(g->npu_logits);
-  tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn,   g->k_o,      g->k_gateup,
-                           g->k_down,  g->k_head, g->k_argmax, g->k_decoder};
+  tandem_kernel_t *ks[] = {g->k_embed, g->k_qkv,  g->k_attn,   g->k_o,       g->k_gateup,
+                           g->k_down,  g->k_head, g->k_argmax, g->k_decoder, g->k_head_best};
   for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) tandem_kernel_release(ks[i]);
   tandem_buffer_t *bs[] = {g->w,    g->params,    g->pos_table,   g->history, g->history_host,
                            g->x,    g->qkv,       g->attn,        g->h,       g->logits,
@@ -2298,6 +2442,8 @@ int main(int argc, char **argv) {
   if (o->qkv_counts >= 0 && !g.persistent) die("--qkv-counts is for --engine persistent");
   if (o->down_counts >= 0 && !g.persistent) die("--down-counts is for --engine persistent");
   if (o->e_barrier >= 0 && !g.persistent) die("--e-barrier is for --engine persistent");
+  if ((o->head_node >= 0 || o->head_block) && !g.persistent)
+    die("--head-node and --head-block are for --engine persistent");
   if (o->clocks && (!g.persistent || !o->timestamps))
     die("--clocks reads the persistent step's clocks beside its GPU timestamps: it needs "
         "--engine persistent and no --no-timestamps");
@@ -2359,20 +2505,27 @@ int main(int argc, char **argv) {
     if (step.flags && o->down_counts < 0) step.counts = 0;
     if (o->e_barrier >= 0) step.e_barrier = (uint32_t)o->e_barrier;
     if (!step.counts && o->e_barrier < 0) step.e_barrier = 0;
+    if (o->head_node >= 0) step.e_node = (uint32_t)o->head_node;
     g.k_decoder = make_decoder(&g, &step);
+    g.dec_head_node = step.e_node;
+    /* made with either setting: --profile times the step both ways */
+    g.head_block = o->head_block ? o->head_block : g.info.is_cpu ? g.block : HEAD_BLOCK;
+    g.k_head_best = make_head_best(&g, g.head_block, &g.head_per_wg);
     g.dec_step = step;
     g.dec_counters = step.spread;
-    printf("engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
-           "(%u arrival counters)%s%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
-           g.groups, g.dec_block, dec_barriers_per_layer(&step), step.spread,
-           step.flags ? " and flags per KV group between stages A and B" : "",
-           step.pcounts ? ", counted o_proj sums between stages B and C" : "",
-           step.qcounts ? ", counted q, k, v between stages A and B" : "",
-           step.counts ? ", counted sums between stage C and the next" : "",
-           step.e_barrier ? ", a grid barrier before stage E" : "",
-           g.dec_smem ? "through shared memory, loaded while the barrier waits"
-                      : "read from the weight buffer in each stage",
-           g.dec_shared);
+    printf(
+        "engine:  persistent: one dispatch of %u workgroups of %u, %u grid barriers a layer "
+        "(%u arrival counters)%s%s%s%s%s%s; weights %s (%u bytes of shared memory a workgroup)\n",
+        g.groups, g.dec_block, dec_barriers_per_layer(&step), step.spread,
+        step.flags ? " and flags per KV group between stages A and B" : "",
+        step.pcounts ? ", counted o_proj sums between stages B and C" : "",
+        step.qcounts ? ", counted q, k, v between stages A and B" : "",
+        step.counts ? ", counted sums between stage C and the next" : "",
+        step.e_barrier ? ", a grid barrier before stage E" : "",
+        step.e_node ? "; the LM head and the token as a node after it" : "",
+        g.dec_smem ? "through shared memory, loaded while the barrier waits"
+                   : "read from the weight buffer in each stage",
+        g.dec_shared);
   }
   const uint64_t prep0 = now_ns();
   g.step = make_step(&g, K_STEP | (g.logits_host ? K_LOGITS : 0));
@@ -2476,6 +2629,14 @@ int main(int argc, char **argv) {
         printf("; one more %5.2f us, %8.1f GB/s\n", b.marginal_us[i], b.marginal_gbs[i]);
       else printf("; one more: not measured (no time added)\n");
     }
+    if (b.head_node_us[0] > 0) {
+      printf("  the LM head and the token as one node (--head-node on), by its workgroup:");
+      for (int i = 0; i < 4; i++)
+        if (b.head_node_us[i] > 0)
+          printf(" %u: %.1f us (%.0f GB/s)", head_blocks[i], b.head_node_us[i],
+                 2.0 * c->vocab * c->dim / (b.head_node_us[i] * 1e3));
+      printf("\n");
+    }
   }
 
   if (o->profile) run_profile(&g, 41);
@@ -2516,9 +2677,9 @@ int main(int argc, char **argv) {
       fprintf(jf,
               ", \"step\": {\"ahead\": %u, \"head_flags\": %u, \"part_counts\": %u"
               ", \"qkv_counts\": %u, \"down_counts\": %u, \"stage_d\": %u, \"clocks\": %u"
-              ", \"e_barrier\": %u, \"grid_barriers_per_layer\": %u}",
+              ", \"e_barrier\": %u, \"head_node\": %u, \"grid_barriers_per_layer\": %u}",
               v->ahead, v->flags, v->pcounts, v->qcounts, v->counts, v->stage_d, v->clocks,
-              v->e_barrier, dec_barriers_per_layer(v));
+              v->e_barrier, v->e_node, dec_barriers_per_layer(v));
     }
     if (totals.steps_timed) {
       fprintf(jf, ", \"span_us_per_step\": %.3f, \"lanes_us_per_step\": {",
@@ -2546,6 +2707,10 @@ int main(int argc, char **argv) {
                 "\"marginal_gb_s\": %.3f}",
                 i ? ", " : "", matrix_names[i], b.alone_us[i], b.alone_gbs[i], b.marginal_us[i],
                 b.marginal_gbs[i]);
+      fprintf(jf, "}, \"head_node_us\": {");
+      for (int i = 0, n = 0; i < 4; i++)
+        if (b.head_node_us[i] > 0)
+          fprintf(jf, "%s\"%u\": %.3f", n++ ? ", " : "", head_blocks[i], b.head_node_us[i]);
       fprintf(jf, "}}");
     }
     fprintf(jf, ", \"generated\": [");

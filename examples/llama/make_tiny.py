@@ -6,10 +6,11 @@ only, for the example's CI check. The safetensors file is written here by
 hand (8-byte little-endian header length, JSON header, data), independently
 of the C reader it tests. Weights are seeded random numbers; --dtype picks
 how the weights are stored (f16, bf16, f32, or mixed: a different type per
-tensor kind), --untied adds lm_head.weight.
+tensor kind), --untied adds lm_head.weight (--head-ties: its second half
+repeats its first, so that every logit is tied).
 
 usage: make_tiny.py OUT_DIR [--layers N] [--dtype f16|bf16|f32|mixed]
-                            [--untied] [--seed N]
+                            [--untied [--head-ties]] [--seed N] [--mlp-gain G]
 """
 import argparse
 import json
@@ -35,7 +36,12 @@ def main():
     # scales the MLP's RMSNorm gains: 4096 makes the down product's parts
     # ~1e7, beyond the persistent step's fixed-point range (its refusal test)
     ap.add_argument("--mlp-gain", type=float, default=1.0)
+    # (with --untied) LM-head rows vocab/2.. repeat rows 0..: every logit
+    # comes twice, and greedy decoding must take the lower index (the ties test)
+    ap.add_argument("--head-ties", action="store_true")
     args = ap.parse_args()
+    if args.head_ties and not args.untied:
+        ap.error("--head-ties needs --untied")
 
     hidden, heads, kv_heads, head_dim, ffn, vocab = 64, 4, 2, 16, 160, 256
     cfg = {
@@ -79,6 +85,9 @@ def main():
     tensors["model.norm.weight"] = (1.0 + 0.1 * rng.standard_normal(hidden).astype(np.float32), "norm")
     if args.untied:
         w("lm_head.weight", (vocab, hidden), hidden ** -0.5 * 4.0, "embed")
+        if args.head_ties:
+            head = tensors["lm_head.weight"][0]
+            head[vocab // 2:] = head[: vocab // 2]
 
     mixed = {"embed": "f16", "attn": "bf16", "mlp": "f32", "norm": "f32"}
     header, blobs, at = {}, [], 0

@@ -49,7 +49,8 @@
 // then E: RMSNorm(x) · W_head into the logits, each workgroup's best logit
 // as a candidate, and after a last barrier workgroup 0 picks the token (the
 // lowest index on ties, as argmax.glsl), writes it to the history and, with
-// ADVANCE, moves the position on. 3 grid barriers per layer (4 without
+// ADVANCE, moves the position on (with E_NODE none of stage E runs here:
+// workgroup 0 stores x for head_best.glsl's node). 3 grid barriers per layer (4 without
 // DOWN_SPLIT; one fewer each with HEAD_FLAGS, DOWN_COUNTS, PART_COUNTS or
 // QKV_COUNTS, where the stage after waits for its data's counts instead) and
 // one at the end.
@@ -210,6 +211,11 @@ layout(constant_id = 41) const uint QKV_COUNTS = 0;
 // its stage C; stage E's poll of the down sums then finds them whole. Only
 // adds ordering: every reuse argument above still holds.
 layout(constant_id = 42) const uint E_BARRIER = 0;
+// 1: no stage E here. Workgroup 0 gathers x after the last layer into
+// Act.xe, and the LM head and the token are the next node's
+// (head_best.glsl: llama.c --head-node on); the logits binding goes unused
+// and the host sets ADVANCE to 0 (that node moves the position on).
+layout(constant_id = 43) const uint E_NODE = 0;
 
 const uint QDIM = HEADS * HEAD_DIM, KVDIM = KV_HEADS * HEAD_DIM;
 const uint HALF = HEAD_DIM / 2;
@@ -230,7 +236,7 @@ const uint RES_BD = PER_B > PER_D ? PER_B : PER_D;
 const uint RES = RES_AC > RES_BD ? RES_AC : RES_BD;  // the most rows a stage gives a workgroup
 // Act: the activations, in floats
 const uint XA = 0, XB = DIM, QV = 2 * DIM, PART = QV + QDIM, HB = PART + HEADS * DIM,
-           CAND = HB + FFN;
+           CAND = HB + FFN, XE = (CAND + 2 * GROUPS + 3) / 4 * 4;  // xe 16-byte aligned
 
 layout(binding = 0) buffer Params { uint pos; uint prompt_len; } params;
 layout(binding = 1) buffer History { uint tokens[]; };  // MAX_SEQ + 1 entries
@@ -1217,6 +1223,16 @@ bool stage_e() {
   return true;
 }
 
+// E_NODE: x after the last layer, from workgroup 0, for the LM-head node;
+// false as gather_counted() (in every invocation of workgroup 0).
+bool x_out() {
+  if (DOWN_COUNTS != 0) stamp(6 * LAYERS);  // (as stage E would)
+  if (gl_WorkGroupID.x != 0) return true;
+  if (!gathered(gather_x(LAYERS - 1))) return false;
+  for (uint c = TID; c < DIM; c += BLOCK_SIZE) act[XE + c] = vs[c];
+  return true;
+}
+
 // AHEAD bit 32: stage C's weights a stage early. Before stage B, the first
 // wave of stage C's fill (all of it when the slice fits FI loads an
 // invocation: gate and up rows and the gain) goes into fc and the down
@@ -1335,7 +1351,11 @@ void main() {
   if (pf_x == 0x5bd1e995u) atomicOr(sync.sink, 1u);
   // (SKIP bit 7: prompt_len is never 0xFFFFFFFF, but the compiler cannot know)
   const bool e_run = (SKIP & 128u) == 0 || params.prompt_len == 0xFFFFFFFFu;
-  if ((SKIP & 16u) == 0 && e_run && !stage_e()) return;
+  if (E_NODE != 0) {
+    if (!x_out()) return;
+  } else if ((SKIP & 16u) == 0 && e_run && !stage_e()) {
+    return;
+  }
   arrive(6 * LAYERS + 1);
   if (!wait_all(target += GROUPS)) return;
   stamp(6 * LAYERS + 2);
@@ -1346,19 +1366,21 @@ void main() {
     if (TID == 0) atomicAdd(sync.done, 1u);
     return;
   }
-  // workgroup 0: the token from the candidates, then the counters back to 0
+  // workgroup 0: the token from the candidates (not with E_NODE: the next
+  // node's), then the counters back to 0
   float bv = NEG_HUGE;
   uint bi = 0xFFFFFFFFu;
-  for (uint w = TID; w < GROUPS; w += BLOCK_SIZE) {
-    const float v = act[CAND + 2 * w];
-    const uint i = floatBitsToUint(act[CAND + 2 * w + 1]);
-    if (i != 0xFFFFFFFFu && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
+  if (E_NODE == 0) {
+    for (uint w = TID; w < GROUPS; w += BLOCK_SIZE) {
+      const float v = act[CAND + 2 * w];
+      const uint i = floatBitsToUint(act[CAND + 2 * w + 1]);
+      if (i != 0xFFFFFFFFu && (v > bv || (v == bv && i < bi))) { bv = v; bi = i; }
+    }
+    block_best(bv, bi);
   }
-  block_best(bv, bi);
   if (TID == 0) {
-    const uint i0 = bi;
     const uint next = pos + 1;
-    if (next >= params.prompt_len) tokens[next] = min(i0, VOCAB - 1);
+    if (E_NODE == 0 && next >= params.prompt_len) tokens[next] = min(bi, VOCAB - 1);
     if (ADVANCE != 0) params.pos = params.pos + 1;
     uint n = 0;
     while (sync.done < GROUPS - 1) {
