@@ -482,6 +482,7 @@ def cmd_summary(run):
                   + (f", {st['grid_barriers_per_layer']} grid barriers a layer" if st else "")
                   + (f", counted {'/'.join(counted)}" if counted else "")
                   + (", a grid barrier before E" if st.get("e_barrier") else "")
+                  + (", LM head as a node" if st.get("head_node") else "")
                   + (f", ahead {st['ahead']}" if st.get("ahead") else "") + ")"
                   if j.get("engine") == "persistent"
                   else f"nodes: matvec {j.get('matvec', 'old')}, attention {j.get('attention', 'plain')}")
@@ -503,23 +504,27 @@ def cmd_summary(run):
             print(f"GPU us per step by kind, alone ({name}): {kinds}; whole step "
                   f"{j['bench']['step_gpu_us']:.1f}")
             if j["bench"].get("alone"):
-                # (marginal: what one more dispatch adds in a stream of them,
-                # without the stream's start and drain; absent before 2026-12-07)
-                print("  each layer matrix alone (independent dispatches): " + ", ".join(
+                # (stream: the dispatches over copies of the weights, more
+                # than the L2 cache holds; absent before 2026-12-07's second
+                # H100 call, whose "marginal" figures re-read cached weights)
+                print("  each layer matrix alone (independent dispatches, own weights): " + ", ".join(
                     f"{k} {v['us']:.2f} us {v['gb_s']:.0f} GB/s" +
-                    (f" (one more {v['marginal_us']:.2f} us {v['marginal_gb_s']:.0f} GB/s)"
-                     if v.get("marginal_gb_s") else "")
+                    (f" (stream of {v['stream_dispatches']} over {v['stream_mb']:.0f} MB: "
+                     f"{v['stream_us']:.2f} us {v['stream_gb_s']:.0f} GB/s)"
+                     if v.get("stream_gb_s") else "")
                     for k, v in j["bench"]["alone"].items()) +
                     f"; device copy {j['bench']['copy_gb_s']:.0f} GB/s")
     wb = tj.get("matvec_bytes_per_token")
-    # The floor reads the weights at the fastest rate this run measured on
-    # the GPU: a device copy (torch's, tandem's Vulkan copy node: on NVIDIA
-    # the latter measured 850 GB/s, far below the memory) or one of tandem's
-    # own mat-vecs alone, which read at least that fast.
+    # The floor reads the weights at the fastest rate this run measured
+    # from the GPU's memory: a device copy (torch's, tandem's Vulkan copy
+    # node: on NVIDIA the latter measured 850 GB/s, far below the memory),
+    # the LM head alone (57 MB, more than the L2 holds) or one of tandem's
+    # mat-vecs in a stream over copies of its weights. The mat-vecs over
+    # their own weights are left out: the L2 may hold a product's layers.
     bj = tj.get("bench", {})
     rates = {"torch's device copy": tt.get("copy_gb_s", 0), "tandem's Vulkan copy": bj.get("copy_gb_s", 0),
              "tandem's LM head alone": bj.get("lm_head_gb_s", 0)}
-    rates.update({f"tandem's {k} alone": max(v["gb_s"], v.get("marginal_gb_s", 0))
+    rates.update({f"tandem's {k} alone, stream": v.get("stream_gb_s", 0)
                   for k, v in (bj.get("alone") or {}).items()})
     source, copy = max(rates.items(), key=lambda kv: kv[1])
     if wb and copy:

@@ -504,9 +504,13 @@ typedef struct gpu {
 } gpu_t;
 
 enum { SINK_STRIDE = 256 }; /* one slice of the sink per node: no hazard between nodes */
-/* --bench times each layer matrix alone in 1 and in ALONE_PASSES passes over
- * the layers (run_bench); the sink has a slice for every dispatch of them */
-enum { ALONE_PASSES = 3 };
+/* --bench times each layer matrix alone: one pass over the layers' own
+ * weights, and a stream of passes over copies of them (run_bench), at most
+ * ALONE_MAX dispatches; the sink has a slice for every one. ALONE_BYTES: the
+ * copies' bytes at least on a GPU, ten times the 50 MB L2 of an H100 or
+ * H200, so that no pass finds its weights in the cache. */
+enum { ALONE_MAX = 1024 };
+#define ALONE_BYTES (512ull << 20)
 
 static tandem_buffer_t *buffer(gpu_t *g, uint64_t bytes, tandem_placement_t placement) {
   tandem_buffer_t *b = NULL;
@@ -1352,7 +1356,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->logits = buffer(g, 4ull * c->vocab, local);
   g->kc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
-  g->sink = buffer(g, (5ull * c->layers * ALONE_PASSES + 1) * SINK_STRIDE, local);
+  g->sink = buffer(g, (5ull * (ALONE_MAX > c->layers ? ALONE_MAX : c->layers) + 1) * SINK_STRIDE,
+                   local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
@@ -1768,11 +1773,13 @@ typedef struct bench {
   double copy_gbs, matvec_gbs, head_gbs, step_us;
   double kind_us[10]; /* per node kind, per step */
   /* each layer matrix alone: the layers' dispatches of one product with no
-   * dependency between them (distinct outputs), GPU time per dispatch; and
-   * the time one more dispatch adds in a stream of them: (ALONE_PASSES
-   * passes - 1 pass) / the dispatches between, without the stream's start
-   * and drain (0: not measured, the difference was not positive) */
-  double alone_us[4], alone_gbs[4], marginal_us[4], marginal_gbs[4];
+   * dependency between them (distinct outputs), GPU time per dispatch (the
+   * best of 10 submissions: a product whose layers fit in the L2 cache may
+   * find them there); and the same in a stream of stream_n dispatches over
+   * copies of the weights (stream_mb MB of them: on a GPU more than an L2
+   * holds), each read from the memory */
+  double alone_us[4], alone_gbs[4], stream_us[4], stream_gbs[4], stream_mb[4];
+  uint32_t stream_n[4];
   /* --engine persistent: the LM-head node (head_best.glsl) alone, by its
    * workgroup size (HEAD_BLOCKS; 0: not run, too large for the device) */
   double head_node_us[4];
@@ -1782,57 +1789,59 @@ static const uint32_t head_blocks[4] = {128, 256, 512, 1024};
 
 static const char *const matrix_names[4] = {"qkv", "o_proj", "gate_up", "down"};
 
-/* |passes| passes of the per-layer dispatches of one mat-vec product (|m|:
- * 0 qkv, 1 o_proj, 2 gate_up, 3 down) with nothing between them that depends
+/* The per-layer dispatches of one mat-vec product (|m|: 0 qkv, 1 o_proj,
+ * 2 gate_up, 3 down), |n| of them, with nothing between them that depends
  * on another: each writes its own slice of |scratch| (the Q/K/V product with
  * RoPE also its own rows of the scratch caches |kc|, |vc|) and of the sink,
  * so the GPU may overlap them and the time over the bytes is the kernel's
- * own bandwidth, not the dependency's cost. Returns the bytes one dispatch
- * reads. */
-static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, uint32_t passes,
-                             tandem_buffer_t *scratch, uint64_t slice, tandem_buffer_t *kc,
-                             tandem_buffer_t *vc) {
+ * own bandwidth, not the dependency's cost. Dispatch i is layer i % layers;
+ * with |wc| NULL it reads that layer's weights, else copy i in |wc| (at i x
+ * |wstride|; gate_up's up matrix |wstride| / 2 after its gate). Returns the
+ * weight bytes one dispatch reads. */
+static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, uint32_t n,
+                             tandem_buffer_t *wc, uint64_t wstride, tandem_buffer_t *scratch,
+                             uint64_t slice, tandem_buffer_t *kc, tandem_buffer_t *vc) {
   const llama_config_t *c = g->c;
   const uint64_t D = c->dim, F = c->ffn, Q = g->qdim, KV = g->kvdim;
   const uint64_t cache = 4ull * g->max_seq * KV;
   const tandem_view_t params = view(g->params, 0, 8);
-  uint64_t bytes = 0;
-  assert(passes <= ALONE_PASSES);
-  for (uint32_t n = 0; n < passes * c->layers; n++) {
-    const uint32_t l = n % c->layers; /* n: the dispatch's scratch slice and sink slot */
-    const layer_at_t *a = &g->at[l];
+  const uint64_t rows = Q + 2 * KV;
+  const uint64_t bytes = m == 0 ? 2 * rows * D : m == 1 ? 2 * D * Q : m == 2 ? 4 * F * D : 2 * D * F;
+  assert(n <= ALONE_MAX);
+  assert(!wc || wstride >= (m == 2 ? 2 * align_up(bytes / 2, 256) : bytes));
+  for (uint32_t i = 0; i < n; i++) {
+    const layer_at_t *a = &g->at[i % c->layers];
+    const uint64_t own = m == 0 ? a->qkv : m == 1 ? a->o : m == 2 ? a->gate : a->down;
+    /* the weights: the layer's, or copy i (gate_up: gate, then up) */
+    const tandem_view_t w0 = wc ? view(wc, i * wstride, m == 2 ? bytes / 2 : bytes)
+                                : wv(g, own, m == 2 ? bytes / 2 : bytes);
     if (m == 0) {
-      const uint64_t rows = Q + 2 * KV;
-      tandem_view_t v[10] = {wv(g, a->qkv, 2 * rows * D),
+      tandem_view_t v[10] = {w0,
                              whole(g->x),
                              wv(g, a->attn_norm, 4 * D),
-                             view(scratch, n * slice, 4 * rows),
+                             view(scratch, i * slice, 4 * rows),
                              params,
                              wv(g, g->rope_at, 4ull * g->max_seq * c->head_dim),
-                             view(kc, n * cache, cache),
-                             view(vc, n * cache, cache)};
+                             view(kc, i * cache, cache),
+                             view(vc, i * cache, cache)};
       dispatch_pf(g, graph, g->k_qkv, v, g->attn_cached ? 8 : 4,
                   matvec_groups(g->attn_cached ? rows / 2 : rows, g->per_wg_qkv),
-                  wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16), 0, 5 * n);
-      bytes = 2 * rows * D;
+                  wv(g, a->o, g->pf_qkv ? g->pf_qkv : 16), 0, 5 * i);
     } else if (m == 1) {
-      tandem_view_t v[5] = {wv(g, a->o, 2 * D * Q), whole(g->attn),
-                            view(scratch, n * slice, 4 * D)};
+      tandem_view_t v[5] = {w0, whole(g->attn), view(scratch, i * slice, 4 * D)};
       dispatch_pf(g, graph, g->k_o, v, 3, matvec_groups(D, g->per_wg_o),
-                  wv(g, a->down, g->pf_o ? g->pf_o : 16), 0, 5 * n + 2);
-      bytes = 2 * D * Q;
+                  wv(g, a->down, g->pf_o ? g->pf_o : 16), 0, 5 * i + 2);
     } else if (m == 2) {
-      tandem_view_t v[7] = {wv(g, a->gate, 2 * F * D), wv(g, a->up, 2 * F * D), whole(g->x),
-                            wv(g, a->mlp_norm, 4 * D), view(scratch, n * slice, 4 * F)};
+      const tandem_view_t up =
+          wc ? view(wc, i * wstride + wstride / 2, bytes / 2) : wv(g, a->up, bytes / 2);
+      tandem_view_t v[7] = {w0, up, whole(g->x), wv(g, a->mlp_norm, 4 * D),
+                            view(scratch, i * slice, 4 * F)};
       dispatch_pf(g, graph, g->k_gateup, v, 5, matvec_groups(F, g->per_wg_gu),
-                  wv(g, a->qkv, g->pf_gu ? g->pf_gu : 16), 0, 5 * n + 3);
-      bytes = 4 * F * D;
+                  wv(g, a->qkv, g->pf_gu ? g->pf_gu : 16), 0, 5 * i + 3);
     } else {
-      tandem_view_t v[5] = {wv(g, a->down, 2 * D * F), whole(g->h),
-                            view(scratch, n * slice, 4 * D)};
+      tandem_view_t v[5] = {w0, whole(g->h), view(scratch, i * slice, 4 * D)};
       dispatch_pf(g, graph, g->k_down, v, 3, matvec_groups(D, g->per_wg_down), wv(g, a->down, 16),
-                  0, 5 * n + 4);
-      bytes = 2 * D * F;
+                  0, 5 * i + 4);
     }
   }
   return bytes;
@@ -1882,28 +1891,41 @@ static void run_bench(gpu_t *g, bench_t *b) {
   uint64_t widest = c->ffn > c->dim ? c->ffn : c->dim;
   if (g->qdim + 2 * g->kvdim > widest) widest = g->qdim + 2 * g->kvdim;
   const uint64_t slice = align_up(4 * widest, 256);
-  const uint64_t n_alone = (uint64_t)ALONE_PASSES * c->layers;
   const uint64_t cache = 4ull * g->max_seq * g->kvdim;
-  tandem_buffer_t *scratch = buffer(g, slice * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_buffer_t *kc = buffer(g, cache * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
-  tandem_buffer_t *vc = buffer(g, cache * n_alone, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *scratch = buffer(g, slice * ALONE_MAX, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *kc = buffer(g, cache * ALONE_MAX, TANDEM_PLACEMENT_GPU_LOCAL);
+  tandem_buffer_t *vc = buffer(g, cache * ALONE_MAX, TANDEM_PLACEMENT_GPU_LOCAL);
   for (int m = 0; m < 4; m++) {
-    double ns[2] = {0.0, 0.0}; /* 1 pass, ALONE_PASSES passes */
-    uint64_t bytes = 0;
-    for (int i = 0; i < 2; i++) {
-      CHECK(tandem_graph_create(g->rt, &graph));
-      bytes = record_alone(g, graph, m, i ? ALONE_PASSES : 1, scratch, slice, kc, vc);
-      CHECK(tandem_graph_prepare(graph, &exec));
-      tandem_graph_release(graph);
-      ns[i] = gpu_time(exec, 10);
-      tandem_exec_release(exec);
-    }
-    const double each = ns[0] / c->layers;
-    const double more = (ns[1] - ns[0]) / ((ALONE_PASSES - 1) * c->layers);
+    /* one pass over the layers' own weights */
+    CHECK(tandem_graph_create(g->rt, &graph));
+    const uint64_t bytes = record_alone(g, graph, m, c->layers, NULL, 0, scratch, slice, kc, vc);
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    const double each = gpu_time(exec, 10) / c->layers;
+    tandem_exec_release(exec);
     b->alone_us[m] = each * 1e-3;
     b->alone_gbs[m] = each > 0 ? (double)bytes / each : 0.0;
-    b->marginal_us[m] = more > 0 ? more * 1e-3 : 0.0;
-    b->marginal_gbs[m] = more > 0 ? (double)bytes / more : 0.0;
+    /* the stream: a copy of the weights for every dispatch, ALONE_BYTES of
+     * them on a GPU (two passes' worth on a CPU device), filled once */
+    const uint64_t wstride = m == 2 ? 2 * align_up(bytes / 2, 256) : align_up(bytes, 256);
+    uint64_t n = g->info.is_cpu ? 2ull * c->layers : (ALONE_BYTES + wstride - 1) / wstride;
+    if (n < 2ull * c->layers) n = 2ull * c->layers;
+    if (n > ALONE_MAX) n = ALONE_MAX;
+    tandem_buffer_t *wc = buffer(g, n * wstride, TANDEM_PLACEMENT_GPU_LOCAL);
+    CHECK(tandem_graph_create(g->rt, &graph));
+    CHECK(tandem_graph_add_fill(graph, whole(wc), 0x2c002c00u, TANDEM_LANE_AUTO)); /* f16 1/16 */
+    run_once(graph);
+    CHECK(tandem_graph_create(g->rt, &graph));
+    record_alone(g, graph, m, (uint32_t)n, wc, wstride, scratch, slice, kc, vc);
+    CHECK(tandem_graph_prepare(graph, &exec));
+    tandem_graph_release(graph);
+    const double per = gpu_time(exec, 10) / (double)n;
+    tandem_exec_release(exec);
+    tandem_buffer_release(wc);
+    b->stream_n[m] = (uint32_t)n;
+    b->stream_mb[m] = (double)(n * bytes) * 1e-6;
+    b->stream_us[m] = per * 1e-3;
+    b->stream_gbs[m] = per > 0 ? (double)bytes / per : 0.0;
   }
   tandem_buffer_release(scratch);
   tandem_buffer_release(kc);
@@ -2619,16 +2641,15 @@ int main(int argc, char **argv) {
     printf("  GPU time per step of each kind of node, alone (all layers, each dispatch after "
            "the one before):\n");
     for (int k = 1; k < 9; k++) printf("  %-10s %9.1f us\n", kind_names[k], b.kind_us[k]);
-    printf("  each layer matrix alone (%u dispatches with no dependency between them; then what "
-           "one more adds in %u passes of them), beside the device copy's %.1f GB/s:\n",
-           c->layers, ALONE_PASSES, b.copy_gbs);
-    for (int i = 0; i < 4; i++) {
-      printf("  %-10s %9.2f us a dispatch, %8.1f GB/s", matrix_names[i], b.alone_us[i],
-             b.alone_gbs[i]);
-      if (b.marginal_us[i] > 0)
-        printf("; one more %5.2f us, %8.1f GB/s\n", b.marginal_us[i], b.marginal_gbs[i]);
-      else printf("; one more: not measured (no time added)\n");
-    }
+    printf("  each layer matrix alone, dispatches with no dependency between them: the %u "
+           "layers' own weights (the L2 cache may hold them), and a stream over copies of them "
+           "(read from the memory), beside the device copy's %.1f GB/s:\n",
+           c->layers, b.copy_gbs);
+    for (int i = 0; i < 4; i++)
+      printf("  %-10s %6.2f us a dispatch, %7.1f GB/s; stream of %4u over %6.1f MB: %6.2f us, "
+             "%7.1f GB/s\n",
+             matrix_names[i], b.alone_us[i], b.alone_gbs[i], b.stream_n[i], b.stream_mb[i],
+             b.stream_us[i], b.stream_gbs[i]);
     if (b.head_node_us[0] > 0) {
       printf("  the LM head and the token as one node (--head-node on), by its workgroup:");
       for (int i = 0; i < 4; i++)
@@ -2703,10 +2724,10 @@ int main(int argc, char **argv) {
       fprintf(jf, "}, \"alone\": {");
       for (int i = 0; i < 4; i++)
         fprintf(jf,
-                "%s\"%s\": {\"us\": %.3f, \"gb_s\": %.3f, \"marginal_us\": %.3f, "
-                "\"marginal_gb_s\": %.3f}",
-                i ? ", " : "", matrix_names[i], b.alone_us[i], b.alone_gbs[i], b.marginal_us[i],
-                b.marginal_gbs[i]);
+                "%s\"%s\": {\"us\": %.3f, \"gb_s\": %.3f, \"stream_us\": %.3f, "
+                "\"stream_gb_s\": %.3f, \"stream_dispatches\": %u, \"stream_mb\": %.1f}",
+                i ? ", " : "", matrix_names[i], b.alone_us[i], b.alone_gbs[i], b.stream_us[i],
+                b.stream_gbs[i], b.stream_n[i], b.stream_mb[i]);
       fprintf(jf, "}, \"head_node_us\": {");
       for (int i = 0, n = 0; i < 4; i++)
         if (b.head_node_us[i] > 0)
