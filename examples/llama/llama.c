@@ -1356,8 +1356,8 @@ static void make_buffers(gpu_t *g, bool logits_host) {
   g->logits = buffer(g, 4ull * c->vocab, local);
   g->kc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
   g->vc = buffer(g, 4ull * c->layers * g->max_seq * g->kvdim, local);
-  g->sink = buffer(g, (5ull * (ALONE_MAX > c->layers ? ALONE_MAX : c->layers) + 1) * SINK_STRIDE,
-                   local);
+  g->sink =
+      buffer(g, (5ull * (ALONE_MAX > c->layers ? ALONE_MAX : c->layers) + 1) * SINK_STRIDE, local);
   if (logits_host)
     g->logits_host = buffer(g, 4ull * c->vocab * g->max_seq, TANDEM_PLACEMENT_HOST_VISIBLE);
   if (g->persistent) {
@@ -1806,7 +1806,10 @@ static uint64_t record_alone(gpu_t *g, tandem_graph_t *graph, int m, uint32_t n,
   const uint64_t cache = 4ull * g->max_seq * KV;
   const tandem_view_t params = view(g->params, 0, 8);
   const uint64_t rows = Q + 2 * KV;
-  const uint64_t bytes = m == 0 ? 2 * rows * D : m == 1 ? 2 * D * Q : m == 2 ? 4 * F * D : 2 * D * F;
+  const uint64_t bytes = m == 0   ? 2 * rows * D
+                         : m == 1 ? 2 * D * Q
+                         : m == 2 ? 4 * F * D
+                                  : 2 * D * F;
   assert(n <= ALONE_MAX);
   assert(!wc || wstride >= (m == 2 ? 2 * align_up(bytes / 2, 256) : bytes));
   for (uint32_t i = 0; i < n; i++) {
