@@ -190,7 +190,7 @@ static void usage(FILE *f) {
              "  --barrier-counters N  its grid barrier's arrival counters, summed by the poll\n"
              "                     (1 to 32 and at most the subgroup size)\n"
              "  --ahead BITS       its loads issued ahead (decoder.glsl's AHEAD, 0 to 511;\n"
-             "                     default 3), for experiments: --profile times each bit\n"
+             "                     default 7), for experiments: --profile times each bit\n"
              "  --head-flags on|off  on: stage B waits only for the workgroups that wrote its\n"
              "                     KV group in stage A (then the counts are off unless\n"
              "                     asked for); off (default)\n"
@@ -807,13 +807,17 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
  * slice of two stages on touched into L2; 8 the fill's first wave in flight
  * while the barrier is polled; 32 stage C's weights loaded before stage B,
  * into registers; 64 stage B's keys and values of past positions loaded
- * before the A -> B barrier's poll. 0: each load where it is used. Bit 4 is off: with the
- * down product split (3 stages a layer) the step took 11.4 us less without
- * it on an H100 (bench/results/2026-12-06-h100-down-split); bits 8 and 32
- * are off: on an H100 the step took 12.3 us less without 8 and 24.1 us more
- * with 32 (bench/results/2026-12-06-h100-ahead32), and in timing runs 13.7 us
- * less without 8 (bench/results/2026-12-06-h100-flags). */
-#define DEC_AHEAD 3
+ * before the A -> B barrier's poll; 128 and 256 stage E's LM-head loads a
+ * wave ahead. 0: each load where it is used. Bit 4 is on: with every
+ * hand-over counted and stage E in waves, the step took 3.2 and 6.6 us
+ * less with it on an H100 (timing runs, 2 rounds alternated,
+ * bench/results/2026-12-07-h100-stream), where with the down product split
+ * and grid barriers it had cost 11.4 us (bench/results/2026-12-06-h100-down-split).
+ * Bit 64 cost 4.9 and 4.8 us in the same runs (though the profile said
+ * -10.7); bits 8 and 32 are off: on an H100 the step took 12.3 us less
+ * without 8 and 24.1 us more with 32 (bench/results/2026-12-06-h100-ahead32),
+ * and in timing runs 13.7 us less without 8 (bench/results/2026-12-06-h100-flags). */
+#define DEC_AHEAD 7
 
 /* LANE_LOG's invocations a weight row by stage (A, B, C, D, E): 8 each took 95 us
  * off 32 each on an H100 (bench/results/2026-12-06-h100-persistent-ahead);
@@ -923,7 +927,7 @@ static const variant_t profile_variants[] = {
     DV("without the down product", 8, HR, AH, 1, 0, SP, FL, DEC_LANES),
     DV("gains, RoPE, residual where used", 0, HR, AH & ~1u, 1, 0, SP, FL, DEC_LANES),
     DV("gathers load by load", 0, HR, AH & ~2u, 1, 0, SP, FL, DEC_LANES),
-    DV("slices touched into L2 ahead (+4)", 0, HR, AH | 4u, 1, 0, SP, FL, DEC_LANES),
+    DV("slices not touched into L2 ahead (-4)", 0, HR, AH & ~4u, 1, 0, SP, FL, DEC_LANES),
     DV("the fill's first wave in flight while polled (+8)", 0, HR, AH | 8u, 1, 0, SP, FL,
        DEC_LANES),
     DV("stage C's weights a stage early (+32)", 0, HR, AH | 32u, 1, 0, SP, FL, DEC_LANES),
