@@ -1005,6 +1005,11 @@ static tandem_kernel_t *make_head_best(gpu_t *g, uint32_t block, uint32_t *per_w
   if (c->dim % 8) die("--head-node on: hidden size %u is not a multiple of 8", c->dim);
   g->head_lanes = lanes;
   *per_wg = block / lanes;
+  /* one dispatch: the last workgroup is the one that counts to all of them */
+  if (matvec_groups(c->vocab, *per_wg) > g->info.max_workgroups[0])
+    die("--head-node on: %u workgroups for %u LM-head rows at %u a workgroup, more than the "
+        "device's %u; use a larger --head-block",
+        matvec_groups(c->vocab, *per_wg), c->vocab, *per_wg, g->info.max_workgroups[0]);
   const tandem_spec_constant_t s[6] = {spec_u32(1, c->vocab),   spec_u32(2, c->dim),
                                        spec_f32(3, c->eps),     spec_u32(4, lanes),
                                        spec_u32(5, g->max_seq), spec_u32(6, g->pos_gpu ? 1 : 0)};
