@@ -489,11 +489,11 @@ typedef struct gpu {
   tandem_kernel_t *k_decoder;
   tandem_buffer_t *act, *acc, *sync, *sync_host;
   /* E_NODE: whether k_decoder leaves the LM head to k_head_best's node
-   * (head_best.glsl), that node's workgroup, invocations a row and rows a
-   * workgroup; its Best words are Sync's last slot (BEST_AT) */
+   * (head_best.glsl), and that node's rows a workgroup; its Best words are
+   * Sync's last slot (BEST_AT) */
   bool dec_head_node;
   tandem_kernel_t *k_head_best;
-  uint32_t head_block, head_lanes, head_per_wg;
+  uint32_t head_per_wg;
   /* --clocks: decoder.glsl's Clocks binding while run_clocks records a step
    * (NULL otherwise: the step has 9 bindings), and the step's variant */
   tandem_buffer_t *clocks;
@@ -599,16 +599,17 @@ static uint32_t matvec_groups(uint64_t items, uint32_t per_wg) {
  * GPU the whole subgroup (the H200, 2026-12-05: a dependent dispatch's time
  * grows with the loads each invocation issues — 32 per row beat 16, and 8 was
  * far slower — so the fewest loads per invocation win); on a CPU device the
- * fewest invocations (a power of two) that leave each at most 8 loads. */
-static uint32_t matvec_lanes(const gpu_t *g, uint32_t cols) {
+ * fewest invocations (a power of two) that leave each at most 8 loads.
+ * They must divide the kernel's workgroup, |block|. */
+static uint32_t matvec_lanes(const gpu_t *g, uint32_t cols, uint32_t block) {
   const uint32_t sg = g->info.subgroup_size, n8 = cols / 8;
   uint32_t lanes = g->lanes;
   if (!lanes && !g->info.is_cpu) lanes = sg;
   if (!lanes)
     for (lanes = 1; lanes < sg && (n8 + lanes - 1) / lanes > 8;) lanes *= 2;
-  if (lanes > sg || g->mv_block % lanes)
+  if (lanes > sg || block % lanes)
     die("--lanes %u: must be at most the subgroup size %u and divide the workgroup %u", lanes, sg,
-        g->mv_block);
+        block);
   return lanes;
 }
 
@@ -639,7 +640,7 @@ static tandem_kernel_t *matvec_kernel(gpu_t *g, const char *name, int variant, u
     return kernel(g, name, SPV(llama_matvec_residual), b, 3, spec, 3);
   }
   const llama_config_t *c = g->c;
-  *lanes = matvec_lanes(g, cols);
+  *lanes = matvec_lanes(g, cols, g->mv_block);
   *per_wg = g->mv_block / *lanes;
   const bool rope = variant == K_QKV && g->attn_cached;
   const uint64_t items = rope ? rows / 2 : rows;
@@ -994,16 +995,12 @@ static tandem_kernel_t *make_head_best(gpu_t *g, uint32_t block, uint32_t *per_w
   if ((g->info.shader_features & need) != need)
     die("--head-node on: the device lacks shaderInt64, shaderBufferInt64Atomics or subgroup "
         "shuffles (the token's 64-bit atomic maximum); use --head-node off");
-  /* the invocations a row as the wide mat-vecs take them, at most the subgroup */
-  uint32_t lanes = g->lanes ? g->lanes : g->info.is_cpu ? 1 : (sg < 32 ? sg : 32);
-  if (g->info.is_cpu && !g->lanes)
-    while (lanes < sg && (c->dim / 8 + lanes - 1) / lanes > 8) lanes *= 2;
-  if (block % sg || block > g->info.max_local_invocations || lanes > sg || block % lanes)
-    die("--head-block %u: a multiple of the subgroup size %u, at most %u, divisible by the %u "
-        "invocations a row",
-        block, sg, g->info.max_local_invocations, lanes);
+  if (block % sg || block > g->info.max_local_invocations)
+    die("--head-block %u: a multiple of the subgroup size %u, at most %u", block, sg,
+        g->info.max_local_invocations);
   if (c->dim % 8) die("--head-node on: hidden size %u is not a multiple of 8", c->dim);
-  g->head_lanes = lanes;
+  /* the invocations a row as the wide mat-vecs take them */
+  const uint32_t lanes = matvec_lanes(g, c->dim, block);
   *per_wg = block / lanes;
   /* one dispatch: the last workgroup is the one that counts to all of them */
   if (matvec_groups(c->vocab, *per_wg) > g->info.max_workgroups[0])
@@ -1948,9 +1945,7 @@ static void run_bench(gpu_t *g, bench_t *b) {
   for (int i = 0; g->persistent && !g->info.is_cpu && i < 4; i++) {
     if (head_blocks[i] > g->info.max_local_invocations) continue;
     uint32_t per_wg;
-    const uint32_t keep_lanes = g->head_lanes;
     tandem_kernel_t *k = make_head_best(g, head_blocks[i], &per_wg);
-    g->head_lanes = keep_lanes;
     CHECK(tandem_graph_create(g->rt, &graph));
     record_head_best(g, graph, k, per_wg);
     CHECK(tandem_graph_prepare(graph, &exec));
@@ -2543,8 +2538,10 @@ int main(int argc, char **argv) {
     g.k_decoder = make_decoder(&g, &step);
     g.dec_head_node = step.e_node;
     /* made with either setting: --profile times the step both ways */
-    g.head_block = o->head_block ? o->head_block : g.info.is_cpu ? g.block : HEAD_BLOCK;
-    g.k_head_best = make_head_best(&g, g.head_block, &g.head_per_wg);
+    const uint32_t head_block = o->head_block   ? o->head_block
+                                : g.info.is_cpu ? g.block
+                                                : HEAD_BLOCK;
+    g.k_head_best = make_head_best(&g, head_block, &g.head_per_wg);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf(
