@@ -985,14 +985,21 @@ static const variant_t profile_variants[] = {
 #undef FL
 static const variant_t *const dec_default = &profile_variants[0];
 
+/* Whether the device has what head_best.glsl needs: the token's 64-bit
+ * atomic maximum and subgroup shuffles. The default step does not, so a
+ * device without them runs it and only --head-node on is refused. */
+static bool head_best_supported(const gpu_t *g) {
+  const uint32_t need =
+      TANDEM_SHADER_INT64 | TANDEM_SHADER_INT64_ATOMICS | TANDEM_SHADER_SUBGROUP_SHUFFLE;
+  return (g->info.shader_features & need) == need;
+}
+
 /* E_NODE's LM-head node (head_best.glsl) with workgroups of |block|, its
  * rows a workgroup into |per_wg|. */
 static tandem_kernel_t *make_head_best(gpu_t *g, uint32_t block, uint32_t *per_wg) {
   const llama_config_t *c = g->c;
-  const uint32_t sg = g->info.subgroup_size, need = TANDEM_SHADER_INT64 |
-                                                    TANDEM_SHADER_INT64_ATOMICS |
-                                                    TANDEM_SHADER_SUBGROUP_SHUFFLE;
-  if ((g->info.shader_features & need) != need)
+  const uint32_t sg = g->info.subgroup_size;
+  if (!head_best_supported(g))
     die("--head-node on: the device lacks shaderInt64, shaderBufferInt64Atomics or subgroup "
         "shuffles (the token's 64-bit atomic maximum); use --head-node off");
   if (block % sg || block > g->info.max_local_invocations)
@@ -1466,6 +1473,8 @@ static void record_step(gpu_t *g, tandem_graph_t *graph, uint32_t kinds, uint32_
     } else {
       dispatch(graph, g->k_decoder, v, 9, g->groups);
     }
+    /* main makes the node's kernel when the step or --profile uses it */
+    assert(!g->dec_head_node || g->k_head_best);
     if (g->dec_head_node) record_head_best(g, graph, g->k_head_best, g->head_per_wg);
     if (kinds & K_LOGITS) {
       *logit_node = tandem_graph_node_count(graph);
@@ -1942,7 +1951,7 @@ static void run_bench(gpu_t *g, bench_t *b) {
 
   /* the LM-head node alone: it moves the position on and writes the
    * history's next token, as in a step */
-  for (int i = 0; g->persistent && !g->info.is_cpu && i < 4; i++) {
+  for (int i = 0; g->persistent && !g->info.is_cpu && head_best_supported(g) && i < 4; i++) {
     if (head_blocks[i] > g->info.max_local_invocations) continue;
     uint32_t per_wg;
     tandem_kernel_t *k = make_head_best(g, head_blocks[i], &per_wg);
@@ -1977,6 +1986,7 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
     const variant_t *v = &profile_variants[i];
     kern[i] = NULL, exec[i] = NULL;
     if (v->spread > g->info.subgroup_size) continue; /* printed as not run */
+    if (v->e_node && !g->k_head_best) continue;      /* likewise */
     kern[i] = make_decoder(g, v);
     g->k_decoder = kern[i];
     g->dec_head_node = v->e_node;
@@ -1997,8 +2007,12 @@ static void run_profile(gpu_t *g, uint32_t rounds) {
   double step = 0.0;
   for (int i = 0; i < PROFILE_VARIANTS; i++) {
     if (!exec[i]) {
-      printf("  %-44s not run: %u barrier counters, subgroup %u\n", profile_variants[i].name,
-             profile_variants[i].spread, g->info.subgroup_size);
+      if (profile_variants[i].e_node)
+        printf("  %-44s not run: no 64-bit atomics or subgroup shuffles\n",
+               profile_variants[i].name);
+      else
+        printf("  %-44s not run: %u barrier counters, subgroup %u\n", profile_variants[i].name,
+               profile_variants[i].spread, g->info.subgroup_size);
       continue;
     }
     qsort(&t[i * rounds], rounds, sizeof *t, compare_double);
@@ -2537,11 +2551,13 @@ int main(int argc, char **argv) {
     if (o->head_node >= 0) step.e_node = (uint32_t)o->head_node;
     g.k_decoder = make_decoder(&g, &step);
     g.dec_head_node = step.e_node;
-    /* made with either setting: --profile times the step both ways */
+    /* made for the step's node, and for --profile, which times the step
+     * both ways where the device can run the node */
     const uint32_t head_block = o->head_block   ? o->head_block
                                 : g.info.is_cpu ? g.block
                                                 : HEAD_BLOCK;
-    g.k_head_best = make_head_best(&g, head_block, &g.head_per_wg);
+    if (step.e_node || o->head_block || (o->profile && head_best_supported(&g)))
+      g.k_head_best = make_head_best(&g, head_block, &g.head_per_wg);
     g.dec_step = step;
     g.dec_counters = step.spread;
     printf(
